@@ -1,0 +1,42 @@
+"""The storage contract: names, keys, ID rules, statuses and the models of what is stored.
+
+The only place the layout is spelled (see `layout`); importable without boto3 or Pulumi.
+"""
+
+from jobs.contract import layout
+from jobs.contract.invoice import (
+    DocumentFormat,
+    DocumentType,
+    ExtractionOutcome,
+    FailureCode,
+    Invoice,
+    LineItem,
+    ValidationResult,
+)
+from jobs.contract.item import ITEM_ATTRIBUTES, DocumentItem, ResultDocument, SourceObject
+from jobs.contract.schema import BucketSpec, LifecycleSpec, TableSpec, bucket_specs, table_spec
+from jobs.contract.status import TERMINAL, Status, can_transition, check_transition
+
+__all__ = [
+    "ITEM_ATTRIBUTES",
+    "TERMINAL",
+    "BucketSpec",
+    "DocumentFormat",
+    "DocumentItem",
+    "DocumentType",
+    "ExtractionOutcome",
+    "FailureCode",
+    "Invoice",
+    "LifecycleSpec",
+    "LineItem",
+    "ResultDocument",
+    "SourceObject",
+    "Status",
+    "TableSpec",
+    "ValidationResult",
+    "bucket_specs",
+    "can_transition",
+    "check_transition",
+    "layout",
+    "table_spec",
+]

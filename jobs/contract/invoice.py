@@ -1,0 +1,93 @@
+"""The normalized invoice, the validation result and the extraction outcome (pure pydantic models).
+
+Every extractor (Textract, UBL, CII, Factur-X, normalized JSON) produces these; the ingest job
+writes them into result.json and summarises them on the DynamoDB item.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jobs.contract.status import Status
+
+
+class DocumentFormat(StrEnum):
+    TEXTRACT_EXPENSE = "TEXTRACT_EXPENSE"
+    UBL = "UBL"
+    CII = "CII"
+    FACTURX_PDF = "FACTURX_PDF"
+    NORMALIZED_JSON = "NORMALIZED_JSON"
+    PDF = "PDF"  # a PDF without an embedded e-invoice
+    IMAGE = "IMAGE"
+    UNKNOWN = "UNKNOWN"
+
+
+class DocumentType(StrEnum):
+    INVOICE = "INVOICE"
+    CREDIT_NOTE = "CREDIT_NOTE"
+
+
+class FailureCode(StrEnum):
+    MALFORMED = "MALFORMED"
+    UNSUPPORTED_FORMAT = "UNSUPPORTED_FORMAT"
+    NEEDS_OCR = "NEEDS_OCR"
+    TOO_LARGE = "TOO_LARGE"
+    UNSAFE_XML = "UNSAFE_XML"
+    ENCRYPTED = "ENCRYPTED"
+    EMPTY = "EMPTY"
+    INTERNAL = "INTERNAL"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LineItem(_Model):
+    lineNumber: int
+    description: str | None = None
+    quantity: Decimal | None = None
+    unitPrice: Decimal | None = None
+    amount: Decimal | None = None
+    taxRate: Decimal | None = None
+
+
+class Invoice(_Model):
+    documentType: DocumentType = DocumentType.INVOICE
+    invoiceNumber: str | None = None
+    invoiceDate: date | None = None
+    dueDate: date | None = None
+    vendorName: str | None = None
+    vendorTaxId: str | None = None
+    buyerName: str | None = None
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    subtotal: Decimal | None = None
+    allowanceTotal: Decimal | None = None
+    chargeTotal: Decimal | None = None
+    tax: Decimal | None = None
+    totalAmount: Decimal | None = None
+    prepaidAmount: Decimal | None = None
+    amountDue: Decimal | None = None
+    lineItems: list[LineItem] = Field(default_factory=list)
+    confidence: dict[str, float] = Field(default_factory=dict)
+
+
+class ValidationResult(_Model):
+    status: Status
+    reasons: list[str] = Field(default_factory=list)
+    errorCode: FailureCode | None = None
+    errorMessage: str | None = None
+
+
+class ExtractionOutcome(_Model):
+    """What the extraction library returns for one document: never an exception."""
+
+    format: DocumentFormat
+    engine: str
+    raw: Any = None  # JSON-compatible raw extraction output, kept verbatim in result.json
+    invoice: Invoice | None = None
+    validation: ValidationResult

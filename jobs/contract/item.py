@@ -1,0 +1,182 @@
+"""The DynamoDB summary item of one document and the result.json written beside it.
+
+The item is small and bounded (dashboard fields only, far under DynamoDB's 400 KB); everything
+unbounded (raw extraction output, line items) lives in result.json on S3.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from jobs.contract import layout
+from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
+from jobs.contract.status import Status
+
+MAX_TEXT = 512
+MAX_MESSAGE = 1024
+MAX_REASONS = 20
+RESULT_SCHEMA_VERSION = "1.0"
+
+
+def _clip(value: str | None, limit: int) -> str | None:
+    return value if value is None or len(value) <= limit else value[: limit - 1] + "…"
+
+
+class DocumentItem(BaseModel):
+    """One document's summary item. Keys are derived from the ids, never set by hand."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    userId: str
+    documentId: str
+    status: Status
+    createdAt: datetime
+    updatedAt: datetime
+    rawS3Uri: str
+    rawEtag: str
+    attempts: int = 0
+    version: int = 1
+    entityType: str = layout.ENTITY_DOCUMENT
+    sourceFormat: DocumentFormat | None = None
+    vendorName: str | None = None
+    invoiceNumber: str | None = None
+    invoiceDate: date | None = None
+    totalAmount: Decimal | None = None
+    currency: str | None = None
+    resultS3Uri: str | None = None
+    failureCode: str | None = None
+    failureMessage: str | None = None
+    reviewReasons: list[str] = Field(default_factory=list)
+    leaseOwner: str | None = None
+    leaseExpiresAt: datetime | None = None
+
+    @field_validator("userId")
+    @classmethod
+    def _user(cls, v: str) -> str:
+        return layout.validate_id(v, "userId")
+
+    @field_validator("documentId")
+    @classmethod
+    def _doc(cls, v: str) -> str:
+        return layout.validate_id(v, "documentId")
+
+    @field_validator("vendorName", "invoiceNumber")
+    @classmethod
+    def _short(cls, v: str | None) -> str | None:
+        return _clip(v, MAX_TEXT)
+
+    @field_validator("failureMessage")
+    @classmethod
+    def _message(cls, v: str | None) -> str | None:
+        return _clip(v, MAX_MESSAGE)
+
+    @field_validator("reviewReasons")
+    @classmethod
+    def _reasons(cls, v: list[str]) -> list[str]:
+        return [r[:200] for r in v[:MAX_REASONS]]
+
+    @field_validator("totalAmount", mode="before")
+    @classmethod
+    def _no_float(cls, v: Any) -> Any:
+        if isinstance(v, float):
+            raise ValueError("totalAmount must be a Decimal or a string, never a float")
+        return v
+
+    @field_validator("createdAt", "updatedAt", "leaseExpiresAt")
+    @classmethod
+    def _utc_millis(cls, v: datetime | None) -> datetime | None:
+        # Stored times have millisecond precision; truncating here keeps round trips exact.
+        if v is None:
+            return None
+        if v.tzinfo is None:
+            raise ValueError("times must be timezone-aware UTC")
+        return v.astimezone(UTC).replace(microsecond=v.microsecond // 1000 * 1000)
+
+    @property
+    def pk(self) -> str:
+        return layout.user_pk(self.userId)
+
+    @property
+    def sk(self) -> str:
+        return layout.document_sk(self.documentId)
+
+    def key(self) -> dict[str, str]:
+        return {layout.PK_ATTR: self.pk, layout.SK_ATTR: self.sk}
+
+    def to_item(self) -> dict[str, Any]:
+        """Plain attributes for boto3's TypeSerializer: str, int, Decimal, lists; None dropped."""
+        item: dict[str, Any] = {
+            layout.PK_ATTR: self.pk,
+            layout.SK_ATTR: self.sk,
+            layout.GSI1_PK_ATTR: layout.status_pk(self.status),
+            layout.GSI1_SK_ATTR: layout.format_ts(self.createdAt),
+        }
+        for name, value in self:
+            if value is None or value == []:
+                continue
+            if isinstance(value, datetime):
+                value = layout.format_ts(value)
+            elif isinstance(value, date):
+                value = value.isoformat()
+            elif isinstance(value, Status | DocumentFormat):
+                value = value.value
+            item[name] = value
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> DocumentItem:
+        """Inverse of to_item; derived key attributes are dropped (reconcile checks them)."""
+        data = {k: v for k, v in item.items() if k not in _KEY_ATTRS}
+        for name in ("createdAt", "updatedAt", "leaseExpiresAt"):
+            if isinstance(data.get(name), str):
+                data[name] = layout.parse_ts(data[name])
+        for name in ("attempts", "version"):
+            if isinstance(data.get(name), Decimal):
+                data[name] = int(data[name])
+        return cls.model_validate(data)
+
+
+_KEY_ATTRS = frozenset(
+    {layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR, layout.TTL_ATTR}
+)
+ITEM_ATTRIBUTES = frozenset(DocumentItem.model_fields) | _KEY_ATTRS
+
+
+class SourceObject(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bucket: str
+    key: str
+    etag: str
+    size: int
+    lastModified: datetime
+    format: DocumentFormat
+
+
+class ResultDocument(BaseModel):
+    """processed/{userId}/{documentId}/result.json: everything the frontend shows of a document."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schemaVersion: str = RESULT_SCHEMA_VERSION
+    userId: str
+    documentId: str
+    source: SourceObject
+    engine: str
+    extraction: Any = None
+    invoice: Invoice | None = None
+    validation: ValidationResult
+    createdAt: datetime
+    processedAt: datetime
+    pipelineVersion: str
+
+    def to_json_bytes(self) -> bytes:
+        return self.model_dump_json(indent=None).encode()
+
+    @classmethod
+    def from_json_bytes(cls, data: bytes) -> ResultDocument:
+        return cls.model_validate_json(data)

@@ -1,0 +1,223 @@
+"""The storage layout: every name, key format and S3 prefix of DocuFlow, spelled once.
+
+Pulumi components, the batch jobs and the local bootstrap all build names and keys here, so
+that a change of layout is one edit. Importable without boto3 or Pulumi.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from jobs.errors import InvalidIdError, InvalidKeyError
+
+APP = "docuflow"
+
+# --- DynamoDB ------------------------------------------------------------------------------
+PK_ATTR = "PK"
+SK_ATTR = "SK"
+GSI1_PK_ATTR = "GSI1PK"
+GSI1_SK_ATTR = "GSI1SK"
+TTL_ATTR = "expiresAt"
+ENTITY_DOCUMENT = "DOCUMENT"
+
+_USER_PREFIX = "USER#"
+_DOC_PREFIX = "DOC#"
+_STATUS_PREFIX = "STATUS#"
+
+# --- S3 ------------------------------------------------------------------------------------
+RAW_PREFIX = "raw/"
+PROCESSED_PREFIX = "processed/"
+RESULT_FILENAME = "result.json"
+INGEST_RUNS_PREFIX = "runs/ingest/"
+RECONCILIATION_PREFIX = "reconciliation/"
+COMPLIANCE_TAG = ("retention", "compliance")
+
+MAX_ID_LENGTH = 128
+MAX_FILENAME_LENGTH = 255
+
+
+def table_name(stage: str) -> str:
+    return f"{APP}-{stage}-documents-table"
+
+
+def status_index_name(stage: str) -> str:
+    return f"{APP}-{stage}-documents-status-createdAt-index"
+
+
+def bucket_name(stage: str, purpose: str) -> str:
+    """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs")."""
+    return f"{APP}-{stage}-{purpose}"
+
+
+# --- identifiers ---------------------------------------------------------------------------
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value)
+
+
+def validate_id(value: str, kind: str = "id") -> str:
+    """Return `value` if it is a safe userId/documentId, else raise InvalidIdError naming it."""
+    if not isinstance(value, str) or not value:
+        raise InvalidIdError(f"{kind} must be a non-empty string, got {value!r}")
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidIdError(f"{kind} {value[:40]!r}… is {len(value)} characters (max {MAX_ID_LENGTH})")
+    for bad in ("#", "/", "\\"):
+        if bad in value:
+            raise InvalidIdError(f"{kind} {value!r} contains {bad!r}")
+    if ".." in value or value in (".",):
+        raise InvalidIdError(f"{kind} {value!r} contains a path traversal ('..' or '.')")
+    if _has_control(value):
+        raise InvalidIdError(f"{kind} {value!r} contains a control or format character")
+    if value != value.strip():
+        raise InvalidIdError(f"{kind} {value!r} has leading or trailing whitespace")
+    return value
+
+
+def validate_filename(value: str) -> str:
+    if not value or value in (".", ".."):
+        raise InvalidIdError(f"filename {value!r} is empty or a path component")
+    if len(value.encode()) > MAX_FILENAME_LENGTH:
+        raise InvalidIdError(f"filename {value[:40]!r}… is longer than {MAX_FILENAME_LENGTH} bytes")
+    if "/" in value or "\\" in value or _has_control(value):
+        raise InvalidIdError(f"filename {value!r} contains a separator or control character")
+    return value
+
+
+# --- table keys ----------------------------------------------------------------------------
+def user_pk(user_id: str) -> str:
+    return _USER_PREFIX + validate_id(user_id, "userId")
+
+
+def document_sk(document_id: str) -> str:
+    return _DOC_PREFIX + validate_id(document_id, "documentId")
+
+
+def status_pk(status: str) -> str:
+    return _STATUS_PREFIX + status
+
+
+def _strip(prefix: str, value: str, what: str) -> str:
+    if not value.startswith(prefix):
+        raise InvalidKeyError(f"{what} {value!r} does not start with {prefix!r}")
+    return value[len(prefix) :]
+
+
+def parse_user_pk(pk: str) -> str:
+    return validate_id(_strip(_USER_PREFIX, pk, "PK"), "userId")
+
+
+def parse_document_sk(sk: str) -> str:
+    return validate_id(_strip(_DOC_PREFIX, sk, "SK"), "documentId")
+
+
+def parse_status_pk(gsi1pk: str) -> str:
+    return _strip(_STATUS_PREFIX, gsi1pk, "GSI1PK")
+
+
+def user_prefix() -> str:
+    """The PK prefix, for readers that must recognise document items (reconcile)."""
+    return _USER_PREFIX
+
+
+# --- timestamps ----------------------------------------------------------------------------
+_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+
+
+def format_ts(moment: datetime) -> str:
+    """ISO-8601 UTC with millisecond precision and a `Z`: sorts lexicographically in time order."""
+    if moment.tzinfo is None:
+        raise ValueError(f"naive datetime {moment!r}: DocuFlow times are timezone-aware UTC")
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_ts(value: str) -> datetime:
+    if not _TS_RE.match(value):
+        raise ValueError(f"timestamp {value!r} is not ISO-8601 UTC with milliseconds and Z")
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def ttl_epoch(moment: datetime, keep: timedelta) -> int:
+    return int((moment + keep).timestamp())
+
+
+# --- S3 keys -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RawKey:
+    user_id: str
+    document_id: str
+    filename: str
+
+    @property
+    def key(self) -> str:
+        return raw_key(self.user_id, self.document_id, self.filename)
+
+
+def raw_key(user_id: str, document_id: str, filename: str) -> str:
+    return (
+        f"{RAW_PREFIX}{validate_id(user_id, 'userId')}/"
+        f"{validate_id(document_id, 'documentId')}/{validate_filename(filename)}"
+    )
+
+
+def parse_raw_key(key: str) -> RawKey:
+    """Split `raw/{userId}/{documentId}/{filename}`; InvalidKeyError for anything else."""
+    rest = _strip(RAW_PREFIX, key, "raw key")
+    parts = rest.split("/")
+    if len(parts) != 3:
+        raise InvalidKeyError(f"raw key {key!r} is not raw/{{userId}}/{{documentId}}/{{filename}}")
+    try:
+        return RawKey(
+            validate_id(parts[0], "userId"),
+            validate_id(parts[1], "documentId"),
+            validate_filename(parts[2]),
+        )
+    except InvalidIdError as exc:
+        raise InvalidKeyError(f"raw key {key!r}: {exc}") from exc
+
+
+def result_key(user_id: str, document_id: str) -> str:
+    return (
+        f"{PROCESSED_PREFIX}{validate_id(user_id, 'userId')}/"
+        f"{validate_id(document_id, 'documentId')}/{RESULT_FILENAME}"
+    )
+
+
+def parse_result_key(key: str) -> tuple[str, str]:
+    """Split `processed/{userId}/{documentId}/result.json` into (userId, documentId)."""
+    rest = _strip(PROCESSED_PREFIX, key, "result key")
+    parts = rest.split("/")
+    if len(parts) != 3 or parts[2] != RESULT_FILENAME:
+        raise InvalidKeyError(
+            f"result key {key!r} is not processed/{{userId}}/{{documentId}}/{RESULT_FILENAME}"
+        )
+    try:
+        return validate_id(parts[0], "userId"), validate_id(parts[1], "documentId")
+    except InvalidIdError as exc:
+        raise InvalidKeyError(f"result key {key!r}: {exc}") from exc
+
+
+def s3_uri(bucket: str, key: str) -> str:
+    return f"s3://{bucket}/{key}"
+
+
+def parse_s3_uri(uri: str) -> tuple[str, str]:
+    rest = _strip("s3://", uri, "S3 URI")
+    bucket, _, key = rest.partition("/")
+    if not bucket or not key:
+        raise InvalidKeyError(f"S3 URI {uri!r} has no bucket or key")
+    return bucket, key
+
+
+def ingest_run_key(run_date: str, run_id: str) -> str:
+    return f"{INGEST_RUNS_PREFIX}{run_date}/{run_id}.json"
+
+
+def reconciliation_prefix(run_date: str, run_id: str) -> str:
+    return f"{RECONCILIATION_PREFIX}{run_date}/{run_id}/"

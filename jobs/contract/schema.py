@@ -1,0 +1,116 @@
+"""Table and bucket definitions shared by the Pulumi components and the local bootstrap.
+
+Pure data: the Pulumi components translate it into pulumi-aws arguments, the local stack into
+boto3 calls, so the emulated table and buckets are the ones AWS gets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jobs.contract import layout
+
+
+class TableSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    hash_key: str = layout.PK_ATTR
+    range_key: str = layout.SK_ATTR
+    index_name: str
+    index_hash_key: str = layout.GSI1_PK_ATTR
+    index_range_key: str = layout.GSI1_SK_ATTR
+    index_projection: str = "ALL"
+    stream_view_type: str = "NEW_AND_OLD_IMAGES"
+    ttl_attribute: str = layout.TTL_ATTR
+
+    @property
+    def string_attributes(self) -> tuple[str, ...]:
+        return (self.hash_key, self.range_key, self.index_hash_key, self.index_range_key)
+
+
+def table_spec(stage: str) -> TableSpec:
+    return TableSpec(name=layout.table_name(stage), index_name=layout.status_index_name(stage))
+
+
+class LifecycleSpec(BaseModel):
+    """Storage tiers and retention. Days count from object creation (or from noncurrency)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    infrequent_access_after_days: int = Field(default=30, ge=30)
+    glacier_after_days: int = Field(default=365, ge=1)
+    standard_retention_days: int = Field(default=5 * 365, ge=1)
+    compliance_retention_days: int = Field(default=10 * 365, ge=1)
+    noncurrent_expiration_days: int = Field(default=90, ge=1)
+    abort_multipart_days: int = Field(default=7, ge=1)
+
+    def rules(self, prefix: str = "") -> list[dict[str, Any]]:
+        """S3 lifecycle rules in the API's own shape (PutBucketLifecycleConfiguration).
+
+        S3 applies the earliest expiration when rules overlap and cannot exclude a tag, so the
+        5-year expiry targets objects tagged `retention=standard` and the 10-year expiry those
+        tagged `retention=compliance`; an untagged object is tiered but never expired, which
+        errs on the side of keeping evidence.
+        """
+        tag_key, compliance = layout.COMPLIANCE_TAG
+        base = {"Prefix": prefix} if prefix else {}
+
+        def tagged(value: str) -> dict[str, Any]:
+            tag = {"Key": tag_key, "Value": value}
+            return {"And": {**base, "Tags": [tag]}} if prefix else {"Tag": tag}
+
+        return [
+            {
+                "ID": "tiering",
+                "Status": "Enabled",
+                "Filter": base,
+                "Transitions": [
+                    {"Days": self.infrequent_access_after_days, "StorageClass": "STANDARD_IA"},
+                    {"Days": self.glacier_after_days, "StorageClass": "GLACIER"},
+                ],
+                "NoncurrentVersionExpiration": {"NoncurrentDays": self.noncurrent_expiration_days},
+                "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": self.abort_multipart_days},
+            },
+            {
+                "ID": "expire-standard",
+                "Status": "Enabled",
+                "Filter": tagged(STANDARD_RETENTION),
+                "Expiration": {"Days": self.standard_retention_days},
+            },
+            {
+                "ID": "expire-compliance",
+                "Status": "Enabled",
+                "Filter": tagged(compliance),
+                "Expiration": {"Days": self.compliance_retention_days},
+            },
+        ]
+
+
+STANDARD_RETENTION = "standard"
+
+
+class BucketSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    purpose: str
+    name: str
+    prefix: str
+    object_lock: bool = False
+    lifecycle: LifecycleSpec = LifecycleSpec()
+
+
+def bucket_specs(stage: str, names: dict[str, str] | None = None) -> list[BucketSpec]:
+    """The three data buckets; `names` overrides the default name per purpose."""
+    names = names or {}
+
+    def name(purpose: str) -> str:
+        return names.get(purpose) or layout.bucket_name(stage, purpose)
+
+    return [
+        BucketSpec(purpose="raw", name=name("raw"), prefix=layout.RAW_PREFIX),
+        BucketSpec(purpose="processed", name=name("processed"), prefix=layout.PROCESSED_PREFIX),
+        BucketSpec(purpose="reports", name=name("reports"), prefix="", object_lock=True),
+    ]
