@@ -1,0 +1,1 @@
+"""DocuFlow batch jobs: ingest, reconcile, extraction and the local stack."""

@@ -1,0 +1,110 @@
+"""JobSettings: what every job reads from the environment, validated once; the botocore Config factory.
+
+The jobs reach AWS only through boto3's standard configuration: endpoints come from
+AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 when set (local stack), so no code path differs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from botocore.config import Config
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from jobs.contract import layout
+from jobs.errors import SettingsError
+
+ENV_STAGE = "DOCUFLOW_STAGE"
+ENV_TABLE = "DOCUFLOW_TABLE_NAME"
+ENV_INDEX = "DOCUFLOW_STATUS_INDEX_NAME"
+ENV_RAW_BUCKET = "DOCUFLOW_RAW_BUCKET"
+ENV_PROCESSED_BUCKET = "DOCUFLOW_PROCESSED_BUCKET"
+ENV_REPORTS_BUCKET = "DOCUFLOW_REPORTS_BUCKET"
+ENV_MAX_ATTEMPTS = "DOCUFLOW_MAX_ATTEMPTS"
+ENV_LEASE_SECONDS = "DOCUFLOW_LEASE_SECONDS"
+ENV_IO_THREADS = "DOCUFLOW_IO_THREADS"
+ENV_WORKERS = "DOCUFLOW_EXTRACT_WORKERS"
+ENV_RETRY_MODE = "DOCUFLOW_RETRY_MODE"
+ENV_RETRY_ATTEMPTS = "DOCUFLOW_RETRY_ATTEMPTS"
+ENV_CONFIDENCE = "DOCUFLOW_CONFIDENCE_THRESHOLD"
+ENV_LOG_FORMAT = "DOCUFLOW_LOG_FORMAT"
+ENV_SHARD_INDEX = "SHARD_INDEX"
+ENV_SHARD_COUNT = "SHARD_COUNT"
+
+# The settings the ECS task definitions pass and `local up` exports, in one list.
+JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET)
+
+
+class JobSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: str = Field(default="dev", pattern=r"^[a-z][a-z0-9-]{0,20}$")
+    table_name: str = ""
+    index_name: str = ""
+    raw_bucket: str = ""
+    processed_bucket: str = ""
+    reports_bucket: str = ""
+    max_attempts: int = Field(default=3, ge=1, le=20)
+    lease_seconds: int = Field(default=900, ge=10)
+    io_threads: int = Field(default=16, ge=1, le=256)
+    extract_workers: int = Field(default=0, ge=0, le=64)  # 0: one per core
+    retry_mode: str = Field(default="standard", pattern=r"^(standard|adaptive|legacy)$")
+    retry_attempts: int = Field(default=8, ge=1, le=20)
+    confidence_threshold: float = Field(default=80.0, ge=0, le=100)
+
+    @model_validator(mode="after")
+    def _defaults_from_stage(self) -> JobSettings:
+        defaults = {
+            "table_name": layout.table_name(self.stage),
+            "index_name": layout.status_index_name(self.stage),
+            "raw_bucket": layout.bucket_name(self.stage, "raw"),
+            "processed_bucket": layout.bucket_name(self.stage, "processed"),
+            "reports_bucket": layout.bucket_name(self.stage, "reports"),
+        }
+        for name, value in defaults.items():
+            if not getattr(self, name):
+                object.__setattr__(self, name, value)
+        return self
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> JobSettings:
+        env = os.environ if environ is None else environ
+        mapping = {
+            "stage": ENV_STAGE,
+            "table_name": ENV_TABLE,
+            "index_name": ENV_INDEX,
+            "raw_bucket": ENV_RAW_BUCKET,
+            "processed_bucket": ENV_PROCESSED_BUCKET,
+            "reports_bucket": ENV_REPORTS_BUCKET,
+            "max_attempts": ENV_MAX_ATTEMPTS,
+            "lease_seconds": ENV_LEASE_SECONDS,
+            "io_threads": ENV_IO_THREADS,
+            "extract_workers": ENV_WORKERS,
+            "retry_mode": ENV_RETRY_MODE,
+            "retry_attempts": ENV_RETRY_ATTEMPTS,
+            "confidence_threshold": ENV_CONFIDENCE,
+        }
+        data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{mapping[str(e['loc'][0])] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()
+            )
+            raise SettingsError(f"invalid job settings: {problems}") from exc
+
+    @property
+    def workers(self) -> int:
+        return self.extract_workers or (os.cpu_count() or 1)
+
+    def botocore_config(self, pool: int | None = None) -> Config:
+        """One Config for every client: bounded retries with backoff, a pool sized to the threads."""
+        return Config(
+            retries={"mode": self.retry_mode, "total_max_attempts": self.retry_attempts},
+            max_pool_connections=pool or max(10, self.io_threads * 2),
+            connect_timeout=5,
+            read_timeout=30,
+            s3={"addressing_style": "path"} if os.environ.get("AWS_ENDPOINT_URL_S3") else None,
+        )
