@@ -108,3 +108,21 @@ class JobSettings(BaseModel):
             read_timeout=30,
             s3={"addressing_style": "path"} if os.environ.get("AWS_ENDPOINT_URL_S3") else None,
         )
+
+    def bucket_names(self) -> dict[str, str]:
+        """Bucket name per purpose, as jobs.contract.bucket_specs expects them."""
+        return {
+            "raw": self.raw_bucket,
+            "processed": self.processed_bucket,
+            "reports": self.reports_bucket,
+        }
+
+    def env(self) -> dict[str, str]:
+        """The settings as the environment variables the jobs read (exports, task definitions)."""
+        return {
+            ENV_STAGE: self.stage,
+            ENV_TABLE: self.table_name,
+            ENV_RAW_BUCKET: self.raw_bucket,
+            ENV_PROCESSED_BUCKET: self.processed_bucket,
+            ENV_REPORTS_BUCKET: self.reports_bucket,
+        }

@@ -1,0 +1,126 @@
+"""`local up | down | status`: run the emulators, bootstrap them, and describe how to reach them.
+
+State (pids, ports) lives in `.local/stack.json` so `down` stops only what `up` started.
+DynamoDB data is kept in `.local/dynamodb/` and survives restarts; moto's S3 lives in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+
+from jobs.contract import bucket_specs, table_spec
+from jobs.local import servers
+from jobs.local.bootstrap import bootstrap
+from jobs.settings import JobSettings
+
+REGION = "us-east-1"
+DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
+ENV_LOCAL_DIR = "DOCUFLOW_LOCAL_DIR"
+ENV_DYNAMODB_PORT = "DOCUFLOW_DYNAMODB_PORT"
+ENV_S3_PORT = "DOCUFLOW_S3_PORT"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    dynamodb: str
+    s3: str
+
+    def aws_env(self) -> dict[str, str]:
+        return {
+            "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb,
+            "AWS_ENDPOINT_URL_S3": self.s3,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            **DUMMY_CREDENTIALS,
+        }
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get(ENV_LOCAL_DIR) or servers.REPO_ROOT / ".local")
+
+
+def _state_file() -> Path:
+    return state_dir() / "stack.json"
+
+
+def _read_state() -> dict[str, dict[str, int]]:
+    path = _state_file()
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> dict[str, bool]:
+    session = boto3.session.Session(
+        aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
+    )
+    config = settings.botocore_config()
+    ddb = session.client("dynamodb", endpoint_url=endpoints.dynamodb, config=config)
+    s3 = session.client("s3", endpoint_url=endpoints.s3, config=config)
+    return bootstrap(
+        ddb,
+        s3,
+        table_spec(settings.stage),
+        bucket_specs(settings.stage, settings.bucket_names()),
+        REGION,
+    )
+
+
+def up(settings: JobSettings) -> tuple[Endpoints, dict[str, object]]:
+    """Start what is not running, wait for both servers, bootstrap; returns endpoints and timings."""
+    started = time.monotonic()
+    state = _read_state()
+    specs = {
+        "dynamodb": lambda port: servers.dynamodb_spec(port, state_dir() / "dynamodb", state_dir()),
+        "s3": lambda port: servers.s3_spec(port, state_dir()),
+    }
+    defaults = {"dynamodb": ENV_DYNAMODB_PORT, "s3": ENV_S3_PORT}
+    fallback = {"dynamodb": 18000, "s3": 15000}
+    endpoints: dict[str, str] = {}
+    for name, make in specs.items():
+        known = state.get(name)
+        if known and servers.answers(f"http://127.0.0.1:{known['port']}"):
+            endpoints[name] = f"http://127.0.0.1:{known['port']}"
+            continue
+        port = int(os.environ.get(defaults[name]) or fallback[name])
+        if servers.answers(f"http://127.0.0.1:{port}"):
+            raise servers.LocalStackError(
+                f"port {port} is taken by another program: set {defaults[name]} to a free port"
+            )
+        spec = make(port)
+        (state_dir() / "dynamodb").mkdir(parents=True, exist_ok=True)
+        process = servers.start(spec)
+        servers.wait_until_ready(spec, process)
+        state[name] = {"pid": process.pid, "port": port}
+        endpoints[name] = spec.endpoint
+    _state_file().write_text(json.dumps(state, indent=2))
+    ready = Endpoints(**endpoints)
+    created = bootstrap_endpoints(ready, settings)
+    return ready, {"seconds": round(time.monotonic() - started, 2), "created": created}
+
+
+def down() -> list[str]:
+    state = _read_state()
+    stopped = []
+    for name, info in state.items():
+        servers.stop_pid(info["pid"])
+        stopped.append(f"{name} (pid {info['pid']})")
+    _state_file().unlink(missing_ok=True)
+    return stopped
+
+
+def status() -> dict[str, dict[str, object]]:
+    return {
+        name: {**info, "answers": servers.answers(f"http://127.0.0.1:{info['port']}")}
+        for name, info in _read_state().items()
+    }
+
+
+def exports(endpoints: Endpoints, settings: JobSettings) -> str:
+    env = {**endpoints.aws_env(), **settings.env()}
+    return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())

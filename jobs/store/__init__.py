@@ -1,0 +1,1 @@
+"""The only modules that call AWS: S3 and DynamoDB adapters behind domain-level functions."""
