@@ -1,0 +1,253 @@
+"""StackSettings: every value a stack is configured with, validated once before any resource exists.
+
+`__main__.py` is the only reader of `pulumi.Config`; it hands the raw strings to `from_config`, and
+the components receive typed values. A wrong value fails the whole program with a message naming
+the config key (`docuflow:shardCount`), not a pydantic field path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from jobs.contract import BucketSpec, LifecycleSpec, TableSpec, bucket_specs, layout, table_spec
+
+NAMESPACE = "docuflow"
+REGION_KEY = "aws:region"
+
+# The only retention periods CloudWatch Logs accepts from one year up.
+LOG_RETENTION_DAYS = (365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
+# Fargate CPU units and the memory (MiB) range each allows.
+FARGATE_MEMORY = {256: (512, 2048), 512: (1024, 4096), 1024: (2048, 8192), 2048: (4096, 16384),
+                  4096: (8192, 30720), 8192: (16384, 61440), 16384: (32768, 122880)}
+
+_CRON = re.compile(r"^cron\(\S+ \S+ \S+ \S+ \S+ \S+\)$")
+_SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+_SG = re.compile(r"^sg-[0-9a-f]{8,17}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_ORIGIN = re.compile(r"^(https://[a-z0-9.-]+(:\d+)?|http://localhost(:\d+)?)$")
+_TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
+_IMAGE_URI = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$")
+_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+
+
+class StackSettingsError(ValueError):
+    """A stack config value is missing or wrong; the message names the `docuflow:` key."""
+
+
+class StackSettings(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    stage: str = Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")
+    region: str = Field(alias=REGION_KEY, pattern=_REGION.pattern)
+
+    # Storage lifecycle: days from creation (LifecycleSpec enforces S3's own minimums).
+    infrequent_access_after_days: int = Field(default=30, ge=30)
+    glacier_after_days: int = Field(default=365, ge=1)
+    retention_days: int = Field(default=5 * 365, ge=1)
+    compliance_retention_days: int = Field(default=10 * 365, ge=1)
+    noncurrent_expiration_days: int = Field(default=90, ge=1)
+    abort_multipart_days: int = Field(default=7, ge=1)
+    access_log_retention_days: int = Field(default=365, ge=1)
+    bucket_names: dict[str, str] = Field(default_factory=dict)
+
+    # Reports are audit evidence: Object Lock keeps them immutable for this long.
+    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
+    object_lock_days: int = Field(default=365, ge=1, le=36500)
+    cors_origins: list[str] = Field(default_factory=list)
+
+    # Batch jobs.
+    image_uri: str | None = None
+    image_tag: str | None = Field(default=None, pattern=r"^[\w][\w.-]{0,127}$")
+    ingest_schedule: str = "cron(0 2 * * ? *)"
+    reconcile_schedule: str = "cron(0 5 * * ? *)"
+    schedule_timezone: str = "UTC"
+    shard_count: int = Field(default=4, ge=1, le=64)
+    schedule_retry_attempts: int = Field(default=2, ge=0, le=185)
+    schedule_max_event_age_seconds: int = Field(default=3600, ge=60, le=86400)
+    subnet_ids: list[str] = Field(min_length=1, max_length=16)
+    security_group_ids: list[str] = Field(min_length=1, max_length=5)
+    assign_public_ip: bool = False
+    fargate_spot: bool = False
+    ingest_cpu: int = 1024
+    ingest_memory: int = 2048
+    reconcile_cpu: int = 1024
+    reconcile_memory: int = 4096
+    log_retention_days: int = 365
+
+    # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
+    alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)
+    alarm_email: str | None = Field(default=None, pattern=_EMAIL.pattern)
+
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("bucket_names", "cors_origins", "subnet_ids", "security_group_ids", "tags",
+                     mode="before")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        # pulumi.Config.get returns structured YAML values as JSON text.
+        return json.loads(value) if isinstance(value, str) else value
+
+    @field_validator("ingest_schedule", "reconcile_schedule")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        if not _CRON.match(value):
+            raise ValueError(f"{value!r} is not an EventBridge Scheduler cron(m h dom mon dow y)")
+        return value
+
+    @field_validator("schedule_timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"{value!r} is not an IANA time zone") from exc
+        return value
+
+    @field_validator("subnet_ids")
+    @classmethod
+    def _subnets(cls, value: list[str]) -> list[str]:
+        return _each(value, _SUBNET, "subnet id")
+
+    @field_validator("security_group_ids")
+    @classmethod
+    def _sgs(cls, value: list[str]) -> list[str]:
+        return _each(value, _SG, "security group id")
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        return _each(value, _ORIGIN, "https origin")
+
+    @field_validator("image_uri")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        if value is not None and not _IMAGE_URI.match(value):
+            raise ValueError(f"{value!r} is not registry/repository:tag or @sha256:digest")
+        return value
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _log_retention(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(f"{value} is not a CloudWatch Logs retention of a year or more "
+                             f"{LOG_RETENTION_DAYS}")
+        return value
+
+    @field_validator("bucket_names")
+    @classmethod
+    def _purposes(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = set(value) - {"raw", "processed", "reports", "access-logs"}
+        if unknown:
+            raise ValueError(f"unknown bucket purpose(s) {sorted(unknown)}")
+        return value
+
+    @model_validator(mode="after")
+    def _cross_field(self) -> StackSettings:
+        for job in ("ingest", "reconcile"):
+            cpu, memory = getattr(self, f"{job}_cpu"), getattr(self, f"{job}_memory")
+            low, high = FARGATE_MEMORY.get(cpu, (0, -1))
+            if not low <= memory <= high:
+                raise ValueError(
+                    f"{NAMESPACE}:{job}Cpu={cpu} / {NAMESPACE}:{job}Memory={memory} "
+                    "is not a Fargate task size"
+                )
+        if self.image_uri is None and self.image_tag is None:
+            raise ValueError(
+                f"{NAMESPACE}:imageTag is required when {NAMESPACE}:imageUri is not set "
+                "(the tag pushed to the stack's ECR repository)"
+            )
+        if self.alarm_topic_arn and self.alarm_email:
+            raise ValueError(f"set {NAMESPACE}:alarmTopicArn or {NAMESPACE}:alarmEmail, not both")
+        # S3 keeps an object in STANDARD_IA at least 30 days before a later transition.
+        if self.glacier_after_days < self.infrequent_access_after_days + 30:
+            raise ValueError(
+                f"{NAMESPACE}:glacierAfterDays must be at least "
+                f"{NAMESPACE}:infrequentAccessAfterDays + 30"
+            )
+        return self
+
+    # --- derived values the components take -----------------------------------------------
+    @property
+    def protect(self) -> bool:
+        """Only dev may be torn down by `pulumi destroy`; every other stage keeps its data."""
+        return self.stage != "dev"
+
+    def lifecycle(self) -> LifecycleSpec:
+        return LifecycleSpec(
+            infrequent_access_after_days=self.infrequent_access_after_days,
+            glacier_after_days=self.glacier_after_days,
+            standard_retention_days=self.retention_days,
+            compliance_retention_days=self.compliance_retention_days,
+            noncurrent_expiration_days=self.noncurrent_expiration_days,
+            abort_multipart_days=self.abort_multipart_days,
+        )
+
+    def table(self) -> TableSpec:
+        return table_spec(self.stage)
+
+    def buckets(self) -> list[BucketSpec]:
+        lifecycle = self.lifecycle()
+        return [
+            spec.model_copy(update={"lifecycle": lifecycle})
+            for spec in bucket_specs(self.stage, self.bucket_names)
+        ]
+
+    def access_log_bucket_name(self) -> str:
+        return self.bucket_names.get("access-logs") or layout.bucket_name(self.stage, "access-logs")
+
+    def resource_tags(self) -> dict[str, str]:
+        return {"app": layout.APP, "stage": self.stage, **self.tags}
+
+    # --- loading ----------------------------------------------------------------------------
+    @classmethod
+    def keys(cls) -> dict[str, str]:
+        """Field name → the config key that sets it (`docuflow:shardCount`, `aws:region`)."""
+        return {
+            name: field.alias if ":" in (field.alias or "") else f"{NAMESPACE}:{field.alias}"
+            for name, field in cls.model_fields.items()
+        }
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> StackSettings:
+        """Build from fully-qualified config keys, as in a `Pulumi.<stack>.yaml` `config:` block."""
+        keys = cls.keys()
+        unknown = sorted(
+            k for k in values if k.startswith(f"{NAMESPACE}:") and k not in keys.values()
+        )
+        if unknown:
+            raise StackSettingsError(f"unknown config key(s): {', '.join(unknown)}")
+        data = {name: values[key] for name, key in keys.items() if values.get(key) is not None}
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise StackSettingsError(_describe(exc, keys)) from exc
+
+    @classmethod
+    def from_config(cls, get: Callable[[str], str | None]) -> StackSettings:
+        """Build from a getter of fully-qualified keys (in `__main__`, backed by pulumi.Config)."""
+        return cls.from_mapping({key: get(key) for key in cls.keys().values()})
+
+
+def _each(values: list[str], pattern: re.Pattern[str], what: str) -> list[str]:
+    for value in values:
+        if not pattern.match(value):
+            raise ValueError(f"{value!r} is not a {what}")
+    return values
+
+
+def _describe(exc: ValidationError, keys: Mapping[str, str]) -> str:
+    problems = []
+    for error in exc.errors():
+        loc = error["loc"]
+        key = keys.get(str(loc[0]), str(loc[0])) if loc else "(stack settings)"
+        problems.append(f"{key}: {error['msg']}")
+    return "invalid stack config: " + "; ".join(problems)

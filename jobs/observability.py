@@ -1,0 +1,105 @@
+"""Structured logging, per-call metrics and progress display for the jobs.
+
+Logs are JSON lines when stderr is not a terminal (containers, CloudWatch) and readable text
+otherwise. `CallMetrics` times every AWS call and keeps conditional-check failures apart from
+real errors: a lost claim is an expected outcome, not an outage.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+CONDITIONAL_FAILURES = frozenset({"ConditionalCheckFailedException", "PreconditionFailed"})
+_STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        payload: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        payload.update({k: v for k, v in vars(record).items() if k not in _STANDARD_ATTRS})
+        if record.exc_info:
+            payload["exception"] = self.formatException(record.exc_info)
+        return json.dumps(payload, default=str)
+
+
+def interactive() -> bool:
+    return sys.stderr.isatty() and os.environ.get("DOCUFLOW_LOG_FORMAT", "") != "json"
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if interactive():
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    else:
+        handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for noisy in ("botocore", "urllib3", "boto3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class CallMetrics:
+    """Thread-safe counts and latencies per AWS operation."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: dict[str, list[float]] = defaultdict(list)
+        self._errors: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self._conditional: dict[str, int] = defaultdict(int)
+
+    @contextmanager
+    def call(self, operation: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "Unknown")
+            with self._lock:
+                if code in CONDITIONAL_FAILURES:
+                    self._conditional[operation] += 1
+                else:
+                    self._errors[operation][code] += 1
+            raise
+        except Exception as exc:
+            with self._lock:
+                self._errors[operation][type(exc).__name__] += 1
+            raise
+        finally:
+            with self._lock:
+                self._calls[operation].append(time.perf_counter() - started)
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            out: dict[str, dict[str, Any]] = {}
+            for op, latencies in sorted(self._calls.items()):
+                ordered = sorted(latencies)
+                out[op] = {
+                    "calls": len(ordered),
+                    "p50_ms": round(ordered[len(ordered) // 2] * 1000, 2),
+                    "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2),
+                    "conditional_check_failures": self._conditional.get(op, 0),
+                    "errors": dict(self._errors.get(op, {})),
+                }
+            return out
+
+    def total_calls(self, prefix: str = "") -> int:
+        with self._lock:
+            return sum(len(v) for k, v in self._calls.items() if k.startswith(prefix))

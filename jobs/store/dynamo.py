@@ -1,0 +1,218 @@
+"""DynamoDB adapter: the document table through domain-level calls.
+
+Writes are whole-item puts guarded by the item's `version` (optimistic concurrency): a claim
+succeeds only against the version it read, a finish only while its lease and version still hold.
+A lost condition becomes `False`/`None` for the caller; every other ClientError propagates.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from jobs.contract import DocumentItem, Status, layout
+from jobs.errors import InvalidKeyError
+from jobs.observability import CallMetrics
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+BATCH_GET_LIMIT = 100
+
+
+def to_wire(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in item.items()}
+
+
+def from_wire(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def encode_token(key: dict[str, Any] | None) -> str | None:
+    """An opaque pagination token for the dashboard (the LastEvaluatedKey, url-safe base64)."""
+    if not key:
+        return None
+    return base64.urlsafe_b64encode(json.dumps(key, sort_keys=True).encode()).decode()
+
+
+def decode_token(token: str | None) -> dict[str, Any] | None:
+    if not token:
+        return None
+    try:
+        key = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise InvalidKeyError(f"next-token {token[:40]!r} is not a token this API issued") from exc
+    if not isinstance(key, dict):
+        raise InvalidKeyError(f"next-token {token[:40]!r} is not a token this API issued")
+    return key
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[DocumentItem]
+    next_token: str | None
+
+
+class DocumentTable:
+    def __init__(self, client: DynamoDBClient, table_name: str, index_name: str, metrics: CallMetrics) -> None:
+        self._client = client
+        self.table_name = table_name
+        self.index_name = index_name
+        self._metrics = metrics
+
+    # --- reads ------------------------------------------------------------------------------
+    def get(self, user_id: str, document_id: str) -> DocumentItem | None:
+        key = {layout.PK_ATTR: layout.user_pk(user_id), layout.SK_ATTR: layout.document_sk(document_id)}
+        with self._metrics.call("dynamodb.GetItem"):
+            response = self._client.get_item(TableName=self.table_name, Key=to_wire(key), ConsistentRead=True)
+        item = response.get("Item")
+        return DocumentItem.from_item(from_wire(item)) if item else None
+
+    def get_many(self, ids: Iterable[tuple[str, str]]) -> dict[tuple[str, str], DocumentItem]:
+        """Batch reads (100 keys a request), resending UnprocessedKeys; missing ids are absent."""
+        wanted = list(dict.fromkeys(ids))
+        found: dict[tuple[str, str], DocumentItem] = {}
+        for start in range(0, len(wanted), BATCH_GET_LIMIT):
+            keys = [
+                to_wire({layout.PK_ATTR: layout.user_pk(u), layout.SK_ATTR: layout.document_sk(d)})
+                for u, d in wanted[start : start + BATCH_GET_LIMIT]
+            ]
+            request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
+            while request:
+                with self._metrics.call("dynamodb.BatchGetItem"):
+                    response = self._client.batch_get_item(RequestItems=request)
+                for raw in response.get("Responses", {}).get(self.table_name, []):
+                    item = DocumentItem.from_item(from_wire(raw))
+                    found[(item.userId, item.documentId)] = item
+                request = response.get("UnprocessedKeys") or {}
+        return found
+
+    def query_user(self, user_id: str, status: Status | None, limit: int, token: str | None) -> Page:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": {"#pk": layout.PK_ATTR},
+            "ExpressionAttributeValues": {":pk": {"S": layout.user_pk(user_id)}},
+            "Limit": limit,
+        }
+        if status is not None:
+            # A filter, not a key condition: a user's documents are few, one partition holds them.
+            kwargs["FilterExpression"] = "#st = :st"
+            kwargs["ExpressionAttributeNames"]["#st"] = "status"
+            kwargs["ExpressionAttributeValues"][":st"] = {"S": status.value}
+        return self._query(kwargs, token, "dynamodb.Query")
+
+    def query_status(self, status: Status, limit: int, token: str | None) -> Page:
+        """The cross-user queue of one status through the index, newest first."""
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "IndexName": self.index_name,
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": {"#pk": layout.GSI1_PK_ATTR},
+            "ExpressionAttributeValues": {":pk": {"S": layout.status_pk(status)}},
+            "Limit": limit,
+            "ScanIndexForward": False,
+        }
+        return self._query(kwargs, token, "dynamodb.Query.index")
+
+    def _query(self, kwargs: dict[str, Any], token: str | None, operation: str) -> Page:
+        """Gather up to Limit items across pages (a filter may thin a page out).
+
+        The token is the key of the last item returned, so a page never skips what a filter or
+        the limit held back.
+        """
+        limit = kwargs["Limit"]
+        start = decode_token(token)
+        items: list[DocumentItem] = []
+        last_raw: dict[str, Any] | None = None
+        held_back = False
+        while True:
+            if start:
+                kwargs["ExclusiveStartKey"] = to_wire(start)
+            with self._metrics.call(operation):
+                response = self._client.query(**kwargs)
+            page = response.get("Items", [])
+            taken = page[: limit - len(items)]
+            held_back = len(taken) < len(page)
+            for raw in taken:
+                last_raw = from_wire(raw)
+                items.append(DocumentItem.from_item(last_raw))
+            start = response.get("LastEvaluatedKey") and from_wire(response["LastEvaluatedKey"])
+            if len(items) == limit or not start:
+                break
+        if not (held_back or start) or last_raw is None:
+            return Page(items, None)
+        key_names = [layout.PK_ATTR, layout.SK_ATTR]
+        if "IndexName" in kwargs:
+            key_names += [layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR]
+        return Page(items, encode_token({k: last_raw[k] for k in key_names}))
+
+    def scan(self, segment: int, total_segments: int) -> Iterator[dict[str, Any]]:
+        """One segment of a parallel Scan, page by page, as plain attribute dicts."""
+        paginator = self._client.get_paginator("scan")
+        pages = paginator.paginate(
+            TableName=self.table_name, Segment=segment, TotalSegments=total_segments
+        )
+        iterator = iter(pages)
+        while True:
+            with self._metrics.call("dynamodb.Scan"):
+                page = next(iterator, None)
+            if page is None:
+                return
+            for raw in page.get("Items", []):
+                yield from_wire(raw)
+
+    # --- writes -----------------------------------------------------------------------------
+    def put_if_version(self, item: DocumentItem, expected_version: int | None) -> bool:
+        """Put `item` if the stored version is `expected_version` (None: only if absent)."""
+        if expected_version is None:
+            condition = "attribute_not_exists(#pk)"
+            names = {"#pk": layout.PK_ATTR}
+            values: dict[str, Any] = {}
+        else:
+            condition = "#v = :v"
+            names = {"#v": "version"}
+            values = {":v": {"N": str(expected_version)}}
+        return self._conditional_put(item, condition, names, values, "dynamodb.PutItem.claim")
+
+    def put_if_lease(self, item: DocumentItem, owner: str, expected_version: int) -> bool:
+        """Put the finished item only while `owner` still holds the claim it made."""
+        return self._conditional_put(
+            item,
+            "#v = :v AND #owner = :owner AND #st = :processing",
+            {"#v": "version", "#owner": "leaseOwner", "#st": "status"},
+            {
+                ":v": {"N": str(expected_version)},
+                ":owner": {"S": owner},
+                ":processing": {"S": Status.PROCESSING.value},
+            },
+            "dynamodb.PutItem.finish",
+        )
+
+    def _conditional_put(
+        self, item: DocumentItem, condition: str, names: dict[str, str], values: dict[str, Any], operation: str
+    ) -> bool:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Item": to_wire(item.to_item()),
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+        }
+        if values:
+            kwargs["ExpressionAttributeValues"] = values
+        try:
+            with self._metrics.call(operation):
+                self._client.put_item(**kwargs)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True

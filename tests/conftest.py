@@ -1,0 +1,94 @@
+"""Fixtures for tests against the live local stack.
+
+Each pytest session starts its own DynamoDB Local (in memory) and moto S3 server on free loopback
+ports: a fresh engine per session, because DynamoDB Local slows down on new stream-enabled tables
+once one process has accumulated many stream records. Each test that asks for `stack` gets its own
+stage (its own table and buckets), so tests never see each other's data.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+import pytest
+
+from jobs.local import servers
+from jobs.local.stack import Endpoints, bootstrap_endpoints
+from jobs.settings import JobSettings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+
+
+@dataclass
+class LocalServers:
+    endpoints: Endpoints
+    dynamodb: servers.ServerSpec
+    dynamodb_process: object
+
+
+@dataclass
+class Stack:
+    """One isolated stage on the session's servers, with clients configured like the jobs'."""
+
+    settings: JobSettings
+    endpoints: Endpoints
+
+    def s3(self):  # noqa: ANN201 - boto3 client types are stubs-only
+        return boto3.client("s3", config=self.settings.botocore_config())
+
+    def dynamodb(self):  # noqa: ANN201
+        return boto3.client("dynamodb", config=self.settings.botocore_config())
+
+    def table(self):  # noqa: ANN201
+        return boto3.resource("dynamodb").Table(self.settings.table_name)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.fail(f"acceptance corpus not found at {CORPUS} (shared/ must sit beside the repo)")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def local_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServers]:
+    log_dir = tmp_path_factory.mktemp("local-stack")
+    ddb = servers.dynamodb_spec(servers.free_port(), None, log_dir)
+    s3 = servers.s3_spec(servers.free_port(), log_dir)
+    processes = [servers.start(ddb), servers.start(s3)]
+    try:
+        servers.wait_until_ready(ddb, processes[0])
+        servers.wait_until_ready(s3, processes[1])
+        endpoints = Endpoints(dynamodb=ddb.endpoint, s3=s3.endpoint)
+        with pytest.MonkeyPatch.context() as patch:
+            for key, value in endpoints.aws_env().items():
+                patch.setenv(key, value)
+            yield LocalServers(endpoints, ddb, processes[0])
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+_stage_numbers = itertools.count(1)
+
+
+@pytest.fixture
+def stack(local_servers: LocalServers, monkeypatch: pytest.MonkeyPatch) -> Stack:
+    """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it."""
+    settings = JobSettings(stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}")
+    bootstrap_endpoints(local_servers.endpoints, settings)
+    for key, value in settings.env().items():
+        monkeypatch.setenv(key, value)
+    return Stack(settings=settings, endpoints=local_servers.endpoints)
