@@ -158,7 +158,7 @@ class SourceObject(BaseModel):
 
 
 class ResultDocument(BaseModel):
-    """processed/{userId}/{documentId}/result.json: everything the frontend shows of a document."""
+    """The result.json beside each document (see layout.result_key): all the frontend shows."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -65,13 +65,15 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
     kwargs: dict[str, object] = {"Bucket": spec.name, "ObjectLockEnabledForBucket": spec.object_lock}
     if region != "us-east-1":
         kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
+    # us-east-1 answers 200 to a repeated CreateBucket, so ask first rather than read the error.
     try:
+        client.head_bucket(Bucket=spec.name)
+        created = False
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] not in ("404", "NoSuchBucket", "NotFound"):
+            raise
         client.create_bucket(**kwargs)  # type: ignore[arg-type]
         created = True
-    except ClientError as exc:
-        if exc.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
-            raise
-        created = False
     client.put_bucket_versioning(Bucket=spec.name, VersioningConfiguration={"Status": "Enabled"})
     client.put_public_access_block(
         Bucket=spec.name,
