@@ -68,6 +68,7 @@ class Invoice(_Model):
     subtotal: Decimal | None = None
     allowanceTotal: Decimal | None = None
     chargeTotal: Decimal | None = None
+    taxExclusiveAmount: Decimal | None = None  # EN 16931 BT-109, checked by BR-CO-13/15
     tax: Decimal | None = None
     totalAmount: Decimal | None = None
     prepaidAmount: Decimal | None = None

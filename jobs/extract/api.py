@@ -1,0 +1,110 @@
+"""extract_document: bytes in, ExtractionOutcome out, never an exception.
+
+Sniffs the content, hands it to one reader, pads money to its currency's minor unit so every
+form of an invoice serializes the same, and validates. Module-level and free of state so a
+ProcessPoolExecutor can pickle it.
+"""
+
+from __future__ import annotations
+
+import logging
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from jobs.contract.invoice import DocumentFormat, ExtractionOutcome, FailureCode, Invoice
+from jobs.extract.detect import Kind, sniff
+from jobs.extract.facturx import extract_facturx
+from jobs.extract.normalized_json import extract_normalized, is_normalized
+from jobs.extract.result import DocumentRejectedError, Extraction
+from jobs.extract.settings import ExtractionSettings
+from jobs.extract.textract import extract_textract, is_textract
+from jobs.extract.validate import failed, validate
+from jobs.extract.xml_invoice import extract_xml
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_SETTINGS = ExtractionSettings()
+_MONEY_FIELDS = ("subtotal", "allowanceTotal", "chargeTotal", "taxExclusiveAmount", "tax", "totalAmount",
+                 "prepaidAmount", "amountDue")
+# ISO 4217 minor units that differ from 2.
+_MINOR_UNITS = {"JPY": 0, "KRW": 0, "ISK": 0, "CLP": 0, "VND": 0, "BHD": 3, "JOD": 3, "KWD": 3, "OMR": 3, "TND": 3}
+
+
+def extract_document(data: bytes, filename: str, settings: ExtractionSettings | None = None) -> ExtractionOutcome:
+    """Extract and validate one document. `filename` is for messages only: formats are sniffed."""
+    settings = settings or _DEFAULT_SETTINGS
+    kind = Kind.UNKNOWN
+    try:
+        if len(data) > settings.max_input_bytes:
+            raise DocumentRejectedError(
+                FailureCode.TOO_LARGE, f"{len(data)} bytes exceeds the limit of {settings.max_input_bytes}"
+            )
+        kind = sniff(data)
+        extraction = _extract(kind, data, settings)
+        invoice = _pad_money(extraction.invoice)
+        return ExtractionOutcome(
+            format=extraction.format,
+            engine=extraction.engine,
+            raw=extraction.raw,
+            invoice=invoice,
+            validation=validate(invoice, extraction.reasons, settings),
+        )
+    except DocumentRejectedError as exc:
+        return _failure(exc.format, kind, exc.code, exc.message)
+    except Exception as exc:  # a reader bug must not take down the batch: report it as INTERNAL
+        logger.exception("extraction of %s failed unexpectedly", filename)
+        return _failure(DocumentFormat.UNKNOWN, kind, FailureCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+
+
+def _failure(fmt: DocumentFormat, kind: Kind, code: FailureCode, message: str) -> ExtractionOutcome:
+    if fmt is DocumentFormat.UNKNOWN:
+        fmt = {Kind.PDF: DocumentFormat.PDF, Kind.IMAGE: DocumentFormat.IMAGE}.get(kind, DocumentFormat.UNKNOWN)
+    return ExtractionOutcome(format=fmt, engine="none", validation=failed(code, message))
+
+
+def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extraction:
+    if kind is Kind.EMPTY:
+        raise DocumentRejectedError(FailureCode.EMPTY, "document is empty")
+    if kind is Kind.IMAGE:
+        raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
+    if kind is Kind.PDF:
+        return extract_facturx(data, settings)
+    if kind is Kind.XML:
+        return extract_xml(data, settings)
+    if kind is Kind.JSON:
+        return _extract_json(data, settings)
+    raise DocumentRejectedError(FailureCode.UNSUPPORTED_FORMAT, "neither PDF, image, XML nor JSON")
+
+
+def _extract_json(data: bytes, settings: ExtractionSettings) -> Extraction:
+    try:
+        # orjson refuses nesting deeper than 1024 and invalid UTF-8 with a JSONDecodeError.
+        payload: Any = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise DocumentRejectedError(FailureCode.MALFORMED, f"malformed JSON: {exc}") from exc
+    if is_textract(payload):
+        return extract_textract(payload, settings)
+    if is_normalized(payload):
+        return extract_normalized(data, payload)
+    raise DocumentRejectedError(
+        FailureCode.UNSUPPORTED_FORMAT, "JSON is neither a Textract expense response nor a normalized invoice"
+    )
+
+
+def _pad_money(invoice: Invoice) -> Invoice:
+    """`473` and `473.00` are the same amount; print both as `473.00`. Extra precision is kept."""
+    exponent = Decimal(1).scaleb(-_MINOR_UNITS.get(invoice.currency or "", 2))
+    updates: dict[str, Any] = {}
+    for name in _MONEY_FIELDS:
+        value = getattr(invoice, name)
+        if value is not None and value.as_tuple().exponent > exponent.as_tuple().exponent:  # type: ignore[operator]
+            updates[name] = value.quantize(exponent)
+    lines = []
+    for line in invoice.lineItems:
+        if line.amount is not None and line.amount.as_tuple().exponent > exponent.as_tuple().exponent:  # type: ignore[operator]
+            line = line.model_copy(update={"amount": line.amount.quantize(exponent)})
+        lines.append(line)
+    updates["lineItems"] = lines
+    return invoice.model_copy(update=updates)

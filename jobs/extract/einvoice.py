@@ -1,0 +1,130 @@
+"""Shared reading of EN 16931 XML (UBL and CII): typed field access that records bad values.
+
+A `FieldReader` turns XPath results into Decimal/date/str and collects `INVALID_VALUE:<field>`
+reasons instead of raising, so one garbled amount sends the invoice to review, not to FAILED.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from datetime import date
+from decimal import Decimal
+
+from lxml import etree
+
+from jobs.contract.invoice import DocumentType
+from jobs.extract.parsing import AmbiguousDate, parse_date, plain_decimal
+
+# UNTDID 1001 codes EN 16931 allows for credit notes. 389 ("Gutschrift" in German) is a
+# self-billed *invoice*, not a credit note, despite the name.
+CREDIT_NOTE_CODES = frozenset({"81", "83", "381", "396", "532"})
+
+
+def document_type(type_code: str | None) -> DocumentType:
+    return DocumentType.CREDIT_NOTE if (type_code or "").strip() in CREDIT_NOTE_CODES else DocumentType.INVOICE
+
+
+def clean(text: str | None) -> str | None:
+    """Collapse whitespace (the corpus has tabs and trailing blanks in names); empty → None."""
+    if text is None:
+        return None
+    collapsed = " ".join(text.split())
+    return collapsed or None
+
+
+class Dialect:
+    """The namespaces of one XML syntax and its compiled XPath expressions (compiled once per thread)."""
+
+    def __init__(self, namespaces: dict[str, str]) -> None:
+        self.namespaces = namespaces
+        self._local = threading.local()
+
+    def xpath(self, path: str) -> etree.XPath:
+        cache: dict[str, etree.XPath] | None = getattr(self._local, "cache", None)
+        if cache is None:
+            cache = self._local.cache = {}
+        compiled = cache.get(path)
+        if compiled is None:
+            compiled = cache[path] = etree.XPath(path, namespaces=self.namespaces)
+        return compiled
+
+
+class FieldReader:
+    """XPath access relative to one element, with the reasons for values that do not parse."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._xpath = dialect.xpath
+        self.reasons: list[str] = []
+
+    def nodes(self, node: etree._Element, path: str) -> list[etree._Element]:
+        return self._xpath(path)(node)  # type: ignore[return-value]
+
+    def text(self, node: etree._Element, path: str) -> str | None:
+        for found in self._xpath(path)(node):  # type: ignore[union-attr]
+            value = clean(found.text if isinstance(found, etree._Element) else str(found))
+            if value:
+                return value
+        return None
+
+    def decimal(self, node: etree._Element, path: str, field: str) -> Decimal | None:
+        raw = self.text(node, path)
+        if raw is None:
+            return None
+        try:
+            return plain_decimal(raw)
+        except ValueError:
+            self.reasons.append(f"INVALID_VALUE:{field}")
+            return None
+
+    def date(self, node: etree._Element, path: str, field: str) -> date | None:
+        raw = self.text(node, path)
+        if raw is None:
+            return None
+        try:
+            parsed = parse_date(raw)
+        except ValueError:
+            self.reasons.append(f"INVALID_VALUE:{field}")
+            return None
+        if isinstance(parsed, AmbiguousDate):
+            self.reasons.append("AMBIGUOUS_DATE")
+            return None
+        return parsed.value
+
+    def currency(self, node: etree._Element, path: str) -> str | None:
+        raw = self.text(node, path)
+        if raw is None:
+            return None
+        code = raw.upper()
+        if len(code) != 3 or not code.isalpha() or not code.isascii():
+            self.reasons.append("INVALID_VALUE:currency")
+            return None
+        return code
+
+
+    def amounts(self, node: etree._Element, nodes_path: str, amount_path: str, field: str) -> list[Decimal]:
+        values = (self.decimal(found, amount_path, field) for found in self.nodes(node, nodes_path))
+        return [value for value in values if value is not None]
+
+
+def settle_total(
+    stated: Decimal | None, parts: Iterable[Decimal], tolerance: Decimal, reasons: list[str]
+) -> Decimal | None:
+    """The document-level allowance (or charge) total: the stated BT-107/108, else the sum of the
+    individual ones; a stated total that disagrees with the sum breaks BR-CO-11/12."""
+    values = list(parts)
+    if not values:
+        return stated
+    computed = sum(values, Decimal(0))
+    if stated is None:
+        return computed
+    if abs(computed - stated) > tolerance:
+        reasons.append("TOTALS_MISMATCH")
+    return stated
+
+
+def unit_price(price: Decimal | None, base_quantity: Decimal | None) -> Decimal | None:
+    """BT-146 is the price per BT-149 units; LineItem.unitPrice is per one unit."""
+    if price is None or base_quantity is None or base_quantity in (0, 1):
+        return price
+    return price / base_quantity

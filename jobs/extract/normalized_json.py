@@ -1,0 +1,35 @@
+"""JSON uploads already in the normalized Invoice shape (a re-upload, or another system's export)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from pydantic import ValidationError
+
+from jobs.contract.invoice import DocumentFormat, FailureCode, Invoice
+from jobs.extract.result import DocumentRejectedError, Extraction
+
+_FIELDS = frozenset(Invoice.model_fields)
+# A JSON object counts as a normalized invoice only if it names at least one of these.
+_SIGNATURE = frozenset({"invoiceNumber", "totalAmount", "lineItems", "vendorName", "invoiceDate"})
+
+
+def is_normalized(payload: Any) -> bool:
+    return isinstance(payload, dict) and bool(payload) and payload.keys() <= _FIELDS and bool(payload.keys() & _SIGNATURE)
+
+
+def extract_normalized(data: bytes, payload: dict[str, Any]) -> Extraction:
+    # Re-read with Decimal so "12.10" as a JSON number never passes through a binary float.
+    exact = json.loads(data, parse_float=Decimal)
+    try:
+        invoice = Invoice.model_validate(exact)
+    except ValidationError as exc:
+        errors = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()[:5]
+        )
+        raise DocumentRejectedError(
+            FailureCode.MALFORMED, f"not a valid normalized invoice: {errors}", DocumentFormat.NORMALIZED_JSON
+        ) from exc
+    return Extraction(DocumentFormat.NORMALIZED_JSON, "normalized-json", payload, invoice, [])

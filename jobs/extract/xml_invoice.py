@@ -1,0 +1,27 @@
+"""XML e-invoices: safe parse, then dispatch on the root element to the UBL or CII reader."""
+
+from __future__ import annotations
+
+from jobs.contract.invoice import DocumentFormat, FailureCode
+from jobs.extract import cii, ubl
+from jobs.extract.result import DocumentRejectedError, Extraction
+from jobs.extract.settings import ExtractionSettings
+from jobs.extract.xml_safety import parse_xml, xml_text
+
+
+def extract_xml(data: bytes, settings: ExtractionSettings) -> Extraction:
+    root = parse_xml(data)
+    if root.tag in ubl.ROOT_TAGS:
+        document_format, engine = DocumentFormat.UBL, "ubl"
+        invoice, reasons = ubl.read_ubl(root, settings.totals_tolerance)
+    elif root.tag in cii.ROOT_TAGS:
+        document_format, engine = DocumentFormat.CII, "cii"
+        invoice, reasons = cii.read_cii(root, settings.totals_tolerance)
+    else:
+        raise DocumentRejectedError(
+            FailureCode.UNSUPPORTED_FORMAT, f"XML root {root.tag} is neither UBL 2.1 nor CII", DocumentFormat.UNKNOWN
+        )
+    raw: dict[str, object] = {"root": root.tag, "bytes": len(data)}
+    if len(data) <= settings.max_raw_xml_bytes:
+        raw["xml"] = xml_text(data, root)
+    return Extraction(document_format, engine, raw, invoice, reasons)
