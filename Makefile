@@ -1,0 +1,59 @@
+# DocuFlow developer entry points. Every target installs what it needs first (idempotent).
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP_QUIET := --quiet --progress-bar off --disable-pip-version-check
+# pip here warns about every local index folder it skips; keep the output readable.
+PIP_FILTER := grep -v "^WARNING: Location" || true
+
+.PHONY: help setup java demo test test-slow bench local-up local-down clean
+
+help:
+	@echo "make demo       local stack up, seed demo invoices, ingest, reconcile, dashboard queries"
+	@echo "make test       install everything, start fresh local servers, run the test suite"
+	@echo "make test-slow  the full reliability suite (crash seeds, outages)"
+	@echo "make bench      benchmarks (results in bench/results/)"
+	@echo "make local-up / local-down   the embedded stack for your own shell"
+
+$(VENV)/.installed: requirements.txt requirements-jobs.txt requirements-dev.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install $(PIP_QUIET) -r requirements-dev.txt 2>&1 | $(PIP_FILTER)
+	$(PY) -c "import boto3, moto, pydantic, polars, pulumi, pytest"
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# DynamoDB Local needs Java >= 17; install Debian's headless JRE when the machine has none.
+java:
+	@if ! java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then \
+		echo "installing a headless JRE (DynamoDB Local needs Java >= 17)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	fi
+
+setup: $(VENV)/.installed node_modules/.installed java
+
+test: setup
+	$(PY) -m pytest -m "not slow" -q
+
+test-slow: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) -m bench
+
+demo: setup
+	$(PY) -m jobs.demo.run
+
+local-up: setup
+	@$(PY) -m jobs local up
+
+local-down:
+	@$(PY) -m jobs local down
+
+clean: local-down
+	rm -rf .local

@@ -1,0 +1,163 @@
+"""One document through the pipeline: claim → read → extract → result.json → finish.
+
+result.json is written before the summary item, and the item only under the condition that our
+claim still holds, so DynamoDB never points at a missing result and a taken-over document is
+never written twice. Bad documents end FAILED with a reason; infrastructure errors propagate.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import datetime
+
+from botocore.exceptions import ClientError
+
+from jobs.contract import (
+    DocumentFormat,
+    DocumentItem,
+    ExtractionOutcome,
+    FailureCode,
+    ResultDocument,
+    SourceObject,
+    Status,
+    ValidationResult,
+    layout,
+)
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets, ObjectInfo
+
+logger = logging.getLogger(__name__)
+
+PIPELINE_VERSION = "docuflow-ingest/1"
+
+# Submits one extraction (bytes, filename) to the process pool.
+Extractor = Callable[[bytes, str], "Future[ExtractionOutcome]"]
+
+
+@dataclass(frozen=True)
+class DocumentResult:
+    user_id: str
+    document_id: str
+    key: str
+    status: Status | None  # None: the claim was lost to another worker
+    format: DocumentFormat | None = None
+    failure_code: str | None = None
+    failure_message: str | None = None
+
+
+def failed(code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat.UNKNOWN) -> ExtractionOutcome:
+    return ExtractionOutcome(
+        format=fmt,
+        engine="ingest",
+        validation=ValidationResult(status=Status.FAILED, errorCode=code, errorMessage=message),
+    )
+
+
+def finished_item(claim: DocumentItem, outcome: ExtractionOutcome, result_uri: str, now: datetime) -> DocumentItem:
+    invoice = outcome.invoice
+    validation = outcome.validation
+    return claim.model_copy(
+        update={
+            "status": validation.status,
+            "updatedAt": now,
+            "version": claim.version + 1,
+            "sourceFormat": outcome.format,
+            "vendorName": invoice.vendorName if invoice else None,
+            "invoiceNumber": invoice.invoiceNumber if invoice else None,
+            "invoiceDate": invoice.invoiceDate if invoice else None,
+            "totalAmount": invoice.totalAmount if invoice else None,
+            "currency": invoice.currency if invoice else None,
+            "resultS3Uri": result_uri,
+            "failureCode": validation.errorCode.value if validation.errorCode else None,
+            "failureMessage": validation.errorMessage,
+            "reviewReasons": list(validation.reasons),
+            "leaseOwner": None,
+            "leaseExpiresAt": None,
+        }
+    )
+
+
+class DocumentProcessor:
+    def __init__(
+        self,
+        table: DocumentTable,
+        buckets: Buckets,
+        processed_bucket: str,
+        extract: Extractor,
+        max_input_bytes: int,
+        extract_timeout: float,
+        clock: Callable[[], datetime] = layout.utc_now,
+    ) -> None:
+        self._table = table
+        self._buckets = buckets
+        self._processed_bucket = processed_bucket
+        self._extract = extract
+        self._max_input_bytes = max_input_bytes
+        self._extract_timeout = extract_timeout
+        self._clock = clock
+
+    def run(self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, expected_version: int | None) -> DocumentResult:
+        lost = DocumentResult(raw.user_id, raw.document_id, obj.key, None)
+        if not self._table.put_if_version(claim, expected_version):
+            return lost
+        outcome = self._outcome(raw, obj)
+        now = self._clock()
+        result = ResultDocument(
+            userId=raw.user_id,
+            documentId=raw.document_id,
+            source=SourceObject(
+                bucket=obj.bucket,
+                key=obj.key,
+                etag=obj.etag,
+                size=obj.size,
+                lastModified=obj.last_modified,
+                format=outcome.format,
+            ),
+            engine=outcome.engine,
+            extraction=outcome.raw,
+            invoice=outcome.invoice,
+            validation=outcome.validation,
+            createdAt=claim.createdAt,
+            processedAt=now,
+            pipelineVersion=PIPELINE_VERSION,
+        )
+        key = layout.result_key(raw.user_id, raw.document_id)
+        self._buckets.put_json(self._processed_bucket, key, result.to_json_bytes())
+        final = finished_item(claim, outcome, layout.s3_uri(self._processed_bucket, key), now)
+        if not self._table.put_if_lease(final, claim.leaseOwner or "", claim.version):
+            # Our lease expired and another worker took the document over; its write wins.
+            logger.warning("claim lost before finish", extra={"key": obj.key})
+            return lost
+        validation = outcome.validation
+        return DocumentResult(
+            raw.user_id,
+            raw.document_id,
+            obj.key,
+            validation.status,
+            outcome.format,
+            validation.errorCode.value if validation.errorCode else None,
+            validation.errorMessage,
+        )
+
+    def _outcome(self, raw: layout.RawKey, obj: ObjectInfo) -> ExtractionOutcome:
+        if obj.size > self._max_input_bytes:
+            return failed(FailureCode.TOO_LARGE, f"{obj.size} bytes exceeds the {self._max_input_bytes}-byte limit")
+        try:
+            data = self._buckets.get_bytes(obj.bucket, obj.key, etag=obj.etag)
+        except ClientError as exc:
+            code = exc.response["Error"]["Code"]
+            if code not in ("PreconditionFailed", "NoSuchKey"):
+                raise
+            # Replaced or deleted since the listing: fail this claim retryably; a new upload
+            # carries a new ETag and is claimed afresh by the next run.
+            return failed(FailureCode.INTERNAL, f"raw object changed during the run ({code})")
+        try:
+            return self._extract(data, raw.filename).result(timeout=self._extract_timeout)
+        except TimeoutError:
+            return failed(FailureCode.INTERNAL, f"extraction took longer than {self._extract_timeout:.0f}s")
+        except Exception as exc:  # noqa: BLE001 - a dead worker process fails this document only
+            logger.exception("extraction worker failed", extra={"key": obj.key})
+            return failed(FailureCode.INTERNAL, f"extraction worker failed: {type(exc).__name__}: {exc}")

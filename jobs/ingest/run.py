@@ -1,0 +1,212 @@
+"""Orchestration of one ingest run: sweep page by page, decide with batched reads, process in pools.
+
+I/O (S3, DynamoDB) runs on a thread pool; extraction on a process pool sized to the cores. The
+number of documents in flight is bounded, so memory stays flat however many objects raw/ holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+from multiprocessing import get_context
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.contract import DocumentItem, layout
+from jobs.errors import InfrastructureError, InvalidKeyError
+from jobs.extract import ExtractionSettings, extract_document
+from jobs.ingest.plan import Action, decide, shard_of
+from jobs.ingest.process import DocumentProcessor, DocumentResult
+from jobs.ingest.summary import RunSummary, SummaryRecorder
+from jobs.observability import CallMetrics
+from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo
+
+logger = logging.getLogger(__name__)
+
+EXTRACT_TIMEOUT_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    shard_index: int = 0
+    shard_count: int = 1
+    max_docs: int | None = None
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.shard_index < self.shard_count:
+            raise ValueError(f"shard {self.shard_index}/{self.shard_count}: need 0 <= index < count")
+
+
+def new_run_id() -> str:
+    return f"{layout.utc_now():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+def _documents(pages: Iterator[list[ObjectInfo]], recorder: SummaryRecorder, options: IngestOptions) -> Iterator[list[tuple[layout.RawKey, ObjectInfo]]]:
+    """Valid raw objects of this shard, a listing page at a time; anything else is reported."""
+    for page in pages:
+        chosen: dict[tuple[str, str], tuple[layout.RawKey, ObjectInfo]] = {}
+        for obj in page:
+            try:
+                raw = layout.parse_raw_key(obj.key)
+            except InvalidKeyError as exc:
+                recorder.invalid_key(obj.key, str(exc))
+                continue
+            if shard_of(raw.user_id, raw.document_id, options.shard_count) != options.shard_index:
+                continue
+            ident = (raw.user_id, raw.document_id)
+            previous = chosen.get(ident)
+            if previous is not None:
+                # Two files under one documentId: the newest upload is the document.
+                older, newer = sorted((previous, (raw, obj)), key=lambda p: (p[1].last_modified, p[1].key))
+                recorder.invalid_key(older[1].key, f"superseded by {newer[1].key} (one file per documentId)")
+                chosen[ident] = newer
+            else:
+                chosen[ident] = (raw, obj)
+        recorder.listed(len(page), len(chosen))
+        yield list(chosen.values())
+
+
+class IngestRun:
+    def __init__(
+        self,
+        settings: JobSettings,
+        options: IngestOptions,
+        *,
+        metrics: CallMetrics | None = None,
+        on_document: Callable[[DocumentResult | None], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.options = options
+        self.metrics = metrics or CallMetrics()
+        self.run_id = new_run_id()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{self.run_id}"
+        self._on_document = on_document or (lambda _result: None)
+        self._table = DocumentTable(
+            dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics
+        )
+        self._buckets = Buckets(s3_client(settings), self.metrics)
+        self._extraction = ExtractionSettings(confidence_threshold=settings.confidence_threshold)
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+
+    def execute(self) -> RunSummary:
+        started = layout.utc_now()
+        recorder = SummaryRecorder(
+            RunSummary(
+                runId=self.run_id,
+                shard=f"{self.options.shard_index}/{self.options.shard_count}",
+                dryRun=self.options.dry_run,
+                startedAt=started,
+            )
+        )
+        logger.info("ingest started", extra={"runId": self.run_id, "shard": recorder.summary.shard})
+        try:
+            self._sweep(recorder)
+        except (BotoCoreError, ClientError) as exc:
+            self._error = exc
+        summary = recorder.finish(
+            layout.utc_now(),
+            "aborted" if self._error else "completed",
+            self.metrics.summary(),
+            f"{type(self._error).__name__}: {self._error}" if self._error else None,
+        )
+        if not self.options.dry_run:
+            self._write_summary(summary)
+        if self._error is not None:
+            raise InfrastructureError(f"ingest aborted: {summary.error}") from self._error
+        return summary
+
+    def _sweep(self, recorder: SummaryRecorder) -> None:
+        s = self.settings
+        in_flight = threading.BoundedSemaphore(s.io_threads * 2)
+        submitted = 0
+        context = get_context("forkserver")
+        with ProcessPoolExecutor(s.workers, mp_context=context) as pool, ThreadPoolExecutor(s.io_threads) as threads:
+            processor = DocumentProcessor(
+                self._table,
+                self._buckets,
+                s.processed_bucket,
+                lambda data, name: pool.submit(extract_document, data, name, self._extraction),
+                self._extraction.max_input_bytes,
+                EXTRACT_TIMEOUT_SECONDS,
+            )
+            pages = self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX)
+            for batch in _documents(pages, recorder, self.options):
+                if self._stop.is_set():
+                    break
+                existing = self._table.get_many((r.user_id, r.document_id) for r, _ in batch)
+                now = layout.utc_now()
+                for raw, obj in batch:
+                    if self.options.max_docs is not None and submitted >= self.options.max_docs:
+                        break
+                    decision = decide(
+                        raw,
+                        obj,
+                        existing.get((raw.user_id, raw.document_id)),
+                        now=now,
+                        owner=self.owner,
+                        lease=timedelta(seconds=s.lease_seconds),
+                        max_attempts=s.max_attempts,
+                    )
+                    previous = existing.get((raw.user_id, raw.document_id))
+                    recorder.decision(decision.action, obj.key, _dead_letter_reason(previous))
+                    if decision.action != Action.CLAIM or self.options.dry_run:
+                        continue
+                    assert decision.claim is not None
+                    submitted += 1
+                    in_flight.acquire()
+                    future = threads.submit(self._process, processor, raw, obj, decision.claim, decision.expected_version)
+                    future.add_done_callback(lambda f: self._done(f, recorder, in_flight))
+                if self.options.max_docs is not None and submitted >= self.options.max_docs:
+                    break
+
+    def _process(self, processor: DocumentProcessor, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, version: int | None) -> DocumentResult | None:
+        if self._stop.is_set():
+            return None
+        return processor.run(raw, obj, claim, version)
+
+    def _done(self, future: Future[DocumentResult | None], recorder: SummaryRecorder, in_flight: threading.BoundedSemaphore) -> None:
+        in_flight.release()
+        error = future.exception()
+        if error is not None:
+            if self._error is None:
+                self._error = error
+                logger.error("infrastructure error, stopping the run", exc_info=error)
+            self._stop.set()
+            return
+        result = future.result()
+        if result is not None:
+            recorder.document(result)
+        self._on_document(result)
+
+    def _write_summary(self, summary: RunSummary) -> None:
+        key = layout.ingest_run_key(f"{summary.startedAt:%Y-%m-%d}", summary.runId)
+        try:
+            self._buckets.put_once(
+                self.settings.reports_bucket, key, summary.model_dump_json(indent=2).encode(), "application/json"
+            )
+        except (BotoCoreError, ClientError, ObjectAlreadyExistsError) as exc:
+            logger.error("could not write the run summary", extra={"key": key, "error": str(exc)})
+
+
+def _dead_letter_reason(item: DocumentItem | None) -> str:
+    if item is None:
+        return ""
+    return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
+
+
+def run_ingest(settings: JobSettings, options: IngestOptions, **kwargs: Any) -> RunSummary:
+    return IngestRun(settings, options, **kwargs).execute()
+

@@ -1,0 +1,103 @@
+"""The run summary: counts per status and format, dead letters, failures, timings, AWS call stats."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from jobs.ingest.plan import Action
+from jobs.ingest.process import DocumentResult
+
+MAX_LISTED = 1000  # keep the summary bounded however large the backlog
+
+
+class ListedDocument(BaseModel):
+    key: str
+    reason: str
+
+
+class RunSummary(BaseModel):
+    runId: str
+    shard: str
+    dryRun: bool
+    startedAt: datetime
+    finishedAt: datetime | None = None
+    outcome: str = "running"  # completed | aborted
+    error: str | None = None
+    seconds: float = 0.0
+    listed: int = 0
+    inShard: int = 0
+    decisions: dict[str, int] = Field(default_factory=dict)
+    statuses: dict[str, int] = Field(default_factory=dict)
+    formats: dict[str, int] = Field(default_factory=dict)
+    lostClaims: int = 0
+    processed: int = 0
+    documentsPerSecond: float = 0.0
+    invalidKeys: list[ListedDocument] = Field(default_factory=list)
+    invalidKeyCount: int = 0
+    deadLetters: list[ListedDocument] = Field(default_factory=list)
+    deadLetterCount: int = 0
+    failures: list[ListedDocument] = Field(default_factory=list)
+    calls: dict[str, Any] = Field(default_factory=dict)
+
+
+class SummaryRecorder:
+    """Collects outcomes from many worker threads into one RunSummary."""
+
+    def __init__(self, summary: RunSummary) -> None:
+        self.summary = summary
+        self._lock = threading.Lock()
+        self._decisions: Counter[str] = Counter()
+        self._statuses: Counter[str] = Counter()
+        self._formats: Counter[str] = Counter()
+
+    def listed(self, count: int, in_shard: int) -> None:
+        with self._lock:
+            self.summary.listed += count
+            self.summary.inShard += in_shard
+
+    def invalid_key(self, key: str, reason: str) -> None:
+        with self._lock:
+            self.summary.invalidKeyCount += 1
+            if len(self.summary.invalidKeys) < MAX_LISTED:
+                self.summary.invalidKeys.append(ListedDocument(key=key, reason=f"INVALID_KEY: {reason}"))
+
+    def decision(self, action: Action, key: str, reason: str = "") -> None:
+        with self._lock:
+            self._decisions[action.value] += 1
+            if action == Action.DEAD_LETTER:
+                self.summary.deadLetterCount += 1
+                if len(self.summary.deadLetters) < MAX_LISTED:
+                    self.summary.deadLetters.append(ListedDocument(key=key, reason=reason))
+
+    def document(self, result: DocumentResult) -> None:
+        with self._lock:
+            if result.status is None:
+                self.summary.lostClaims += 1
+                return
+            self.summary.processed += 1
+            self._statuses[result.status.value] += 1
+            if result.format is not None:
+                self._formats[result.format.value] += 1
+            if result.failure_code and len(self.summary.failures) < MAX_LISTED:
+                self.summary.failures.append(
+                    ListedDocument(key=result.key, reason=f"{result.failure_code}: {result.failure_message or ''}")
+                )
+
+    def finish(self, finished_at: datetime, outcome: str, calls: dict[str, Any], error: str | None = None) -> RunSummary:
+        with self._lock:
+            s = self.summary
+            s.finishedAt = finished_at
+            s.outcome = outcome
+            s.error = error
+            s.seconds = round((finished_at - s.startedAt).total_seconds(), 3)
+            s.documentsPerSecond = round(s.processed / s.seconds, 2) if s.seconds else 0.0
+            s.decisions = dict(sorted(self._decisions.items()))
+            s.statuses = dict(sorted(self._statuses.items()))
+            s.formats = dict(sorted(self._formats.items()))
+            s.calls = calls
+            return s
