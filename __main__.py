@@ -1,0 +1,159 @@
+"""The DocuFlow Pulumi program: stack settings → components → exports.
+
+The only reader of pulumi.Config. `build()` is importable so the unit tests run the very same
+program under Pulumi's mocks.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.alerts import Alerts, AlertsArgs
+from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
+from components.document_buckets import DocumentBuckets, DocumentBucketsArgs
+from components.document_store import DocumentStore, DocumentStoreArgs
+from components.encryption import DataKey, DataKeyArgs
+from components.settings import StackSettings
+from components.status_events import StatusEvents, StatusEventsArgs
+from jobs.contract import layout
+from jobs.settings import JobSettings
+
+
+def load_settings() -> StackSettings:
+    def get(key: str) -> str | None:
+        namespace, _, name = key.partition(":")
+        return pulumi.Config(namespace).get(name)
+
+    return StackSettings.from_config(get)
+
+
+def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
+    """Create every component for `settings`; returns the stack outputs."""
+    tags = settings.resource_tags()
+    prefix = f"{layout.APP}-{settings.stage}"
+    account_id = aws.get_caller_identity_output().account_id
+
+    key = DataKey(
+        prefix,
+        DataKeyArgs(
+            account_id=account_id,
+            region=settings.region,
+            alias=f"{prefix}-data",
+            protect=settings.protect,
+            tags=tags,
+        ),
+    )
+    table = settings.table()
+    store = DocumentStore(
+        prefix,
+        DocumentStoreArgs(spec=table, kms_key_arn=key.key_arn, protect=settings.protect, tags=tags),
+    )
+    specs = settings.buckets()
+    buckets = DocumentBuckets(
+        prefix,
+        DocumentBucketsArgs(
+            specs=specs,
+            access_log_bucket_name=settings.access_log_bucket_name(),
+            kms_key_arn=key.key_arn,
+            account_id=account_id,
+            cors_origins=settings.cors_origins,
+            object_lock_mode=settings.object_lock_mode,
+            object_lock_days=settings.object_lock_days,
+            access_log_retention_days=settings.access_log_retention_days,
+            noncurrent_expiration_days=settings.noncurrent_expiration_days,
+            abort_multipart_days=settings.abort_multipart_days,
+            protect=settings.protect,
+            tags=tags,
+        ),
+    )
+    alerts = Alerts(
+        prefix,
+        AlertsArgs(
+            account_id=account_id,
+            kms_key_arn=key.key_arn,
+            existing_topic_arn=settings.alarm_topic_arn,
+            email=settings.alarm_email,
+            tags=tags,
+        ),
+    )
+    events = StatusEvents(
+        f"{prefix}-status",
+        StatusEventsArgs(
+            stream_arn=store.stream_arn,
+            kms_key_arn=key.key_arn,
+            account_id=account_id,
+            alarm_topic_arn=alerts.topic_arn,
+            tags=tags,
+        ),
+    )
+    names = {spec.purpose: spec.name for spec in specs}
+    job_env = JobSettings(
+        stage=settings.stage,
+        table_name=table.name,
+        index_name=table.index_name,
+        raw_bucket=names["raw"],
+        processed_bucket=names["processed"],
+        reports_bucket=names["reports"],
+    ).env()
+    jobs = BatchJobs(
+        prefix,
+        BatchJobsArgs(
+            stage=settings.stage,
+            region=settings.region,
+            account_id=account_id,
+            kms_key_arn=key.key_arn,
+            table_arn=store.table_arn,
+            index_arn=store.index_arn,
+            bucket_arns=buckets.bucket_arns,
+            job_environment=job_env,
+            subnet_ids=settings.subnet_ids,
+            security_group_ids=settings.security_group_ids,
+            assign_public_ip=settings.assign_public_ip,
+            alarm_topic_arn=alerts.topic_arn,
+            image_uri=settings.image_uri,
+            image_tag=settings.image_tag,
+            fargate_spot=settings.fargate_spot,
+            shard_count=settings.shard_count,
+            ingest_schedule=settings.ingest_schedule,
+            reconcile_schedule=settings.reconcile_schedule,
+            schedule_timezone=settings.schedule_timezone,
+            retry_attempts=settings.schedule_retry_attempts,
+            max_event_age_seconds=settings.schedule_max_event_age_seconds,
+            sizes={
+                "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
+                "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+            },
+            log_retention_days=settings.log_retention_days,
+            tags=tags,
+        ),
+    )
+    return {
+        "tableName": store.table_name,
+        "tableArn": store.table_arn,
+        "tableStreamArn": store.stream_arn,
+        "statusIndexName": store.index_name,
+        "rawBucketName": buckets.bucket_names["raw"],
+        "processedBucketName": buckets.bucket_names["processed"],
+        "reportsBucketName": buckets.bucket_names["reports"],
+        "accessLogBucketName": buckets.access_log_bucket_name,
+        "dataKeyArn": key.key_arn,
+        "alarmTopicArn": alerts.topic_arn,
+        "clusterArn": jobs.cluster_arn,
+        "ingestTaskDefinitionArn": jobs.task_definition_arns["ingest"],
+        "reconcileTaskDefinitionArn": jobs.task_definition_arns["reconcile"],
+        "jobRepositoryUrl": jobs.repository_url,
+        "scheduleNames": jobs.schedule_names,
+        "statusEventsQueueUrl": events.queue_url,
+        "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
+        "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
+    }
+
+
+def main() -> None:
+    for name, value in build(load_settings()).items():
+        pulumi.export(name, value)
+
+
+if __name__ == "__main__":
+    main()

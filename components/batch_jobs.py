@@ -1,0 +1,447 @@
+"""BatchJobs: the ECS cluster, the ingest and reconcile Fargate tasks and their nightly schedules.
+
+EventBridge Scheduler starts N ingest shards (each with SHARD_INDEX/SHARD_COUNT overrides) and,
+later, one reconcile task. Task and execution roles get policies from components.policies; the
+containers run as a non-root user on a read-only root filesystem with a scratch volume at /tmp
+and receive only non-secret names (jobs.settings.JOB_ENV_VARS) in their environment. Failed
+tasks and undeliverable schedule invocations alarm to the alert topic.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components import policies
+from components._pulumi import child, json_document
+from components.alerts import encrypted_queue, queue_depth_alarm
+from jobs.contract import layout
+from jobs.settings import ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
+
+CONTAINER_NAME = "job"
+SCRATCH_VOLUME = "scratch"
+SCRATCH_PATH = "/tmp"
+# Numeric, so ECS can check it is not root without reading the image's /etc/passwd.
+JOB_USER = "10001:10001"
+ENTRYPOINT = ["python", "-m", "jobs"]
+JOBS = ("ingest", "reconcile")
+
+
+@dataclass
+class JobSize:
+    cpu: int = 1024
+    memory: int = 2048
+
+
+@dataclass
+class BatchJobsArgs:
+    stage: str
+    region: str
+    account_id: pulumi.Input[str]
+    kms_key_arn: pulumi.Input[str]
+    table_arn: pulumi.Input[str]
+    index_arn: pulumi.Input[str]
+    bucket_arns: Mapping[str, pulumi.Input[str]]
+    job_environment: Mapping[str, str]
+    subnet_ids: Sequence[str]
+    security_group_ids: Sequence[str]
+    alarm_topic_arn: pulumi.Input[str]
+    image_uri: str | None = None
+    image_tag: str | None = None
+    assign_public_ip: bool = False
+    fargate_spot: bool = False
+    shard_count: int = 1
+    ingest_schedule: str = "cron(0 2 * * ? *)"
+    reconcile_schedule: str = "cron(0 5 * * ? *)"
+    schedule_timezone: str = "UTC"
+    retry_attempts: int = 2
+    max_event_age_seconds: int = 3600
+    sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
+    log_retention_days: int = 365
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
+    """The container environment: exactly JOB_ENV_VARS (names, never secrets), in their order."""
+    missing = set(JOB_ENV_VARS) - set(values)
+    extra = set(values) - set(JOB_ENV_VARS)
+    if missing or extra:
+        raise ValueError(f"job environment must be JOB_ENV_VARS: missing {missing}, extra {extra}")
+    return [{"name": name, "value": values[name]} for name in JOB_ENV_VARS]
+
+
+def container_definition(
+    *, job: str, image: str, log_group: str, region: str, environment: Mapping[str, str]
+) -> dict[str, Any]:
+    """One job container, hardened: non-root, read-only root fs, no privileges, awslogs."""
+    return {
+        "name": CONTAINER_NAME,
+        "image": image,
+        "essential": True,
+        "entryPoint": ENTRYPOINT,
+        "command": [job],
+        "user": JOB_USER,
+        "readonlyRootFilesystem": True,
+        "privileged": False,
+        "linuxParameters": {"initProcessEnabled": True, "capabilities": {"drop": ["ALL"]}},
+        # Extraction and polars spill to /tmp: a task-local volume, since the root fs is read-only.
+        "mountPoints": [
+            {"sourceVolume": SCRATCH_VOLUME, "containerPath": SCRATCH_PATH, "readOnly": False}
+        ],
+        "environment": job_environment(environment),
+        "logConfiguration": {
+            "logDriver": "awslogs",
+            "options": {
+                "awslogs-group": log_group,
+                "awslogs-region": region,
+                "awslogs-stream-prefix": job,
+                "mode": "non-blocking",
+                "max-buffer-size": "4m",
+            },
+        },
+    }
+
+
+def shard_overrides(index: int, count: int) -> dict[str, Any]:
+    """RunTask overrides for one ingest shard (Scheduler passes `input` as the overrides)."""
+    return {
+        "containerOverrides": [
+            {
+                "name": CONTAINER_NAME,
+                "environment": [
+                    {"name": ENV_SHARD_INDEX, "value": str(index)},
+                    {"name": ENV_SHARD_COUNT, "value": str(count)},
+                ],
+            }
+        ]
+    }
+
+
+def failed_task_pattern(cluster_arn: str, task_definition_arns: Sequence[str]) -> dict[str, Any]:
+    """A job task stopped with a non-zero exit code, or never started (image pull, capacity)."""
+    return {
+        "source": ["aws.ecs"],
+        "detail-type": ["ECS Task State Change"],
+        "detail": {
+            "clusterArn": [cluster_arn],
+            "taskDefinitionArn": list(task_definition_arns),
+            "lastStatus": ["STOPPED"],
+            "$or": [
+                {"containers": {"exitCode": [{"anything-but": 0}]}},
+                {"stopCode": ["TaskFailedToStart"]},
+            ],
+        },
+    }
+
+
+class BatchJobs(pulumi.ComponentResource):
+    cluster_arn: pulumi.Output[str]
+    cluster_name: pulumi.Output[str]
+    task_definition_arns: dict[str, pulumi.Output[str]]
+    task_role_arns: dict[str, pulumi.Output[str]]
+    execution_role_arn: pulumi.Output[str]
+    repository_url: pulumi.Output[str] | None
+    schedule_names: list[pulumi.Output[str]]
+    dead_letter_queue_url: pulumi.Output[str]
+
+    def __init__(self, name: str, args: BatchJobsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("docuflow:batch_jobs:BatchJobs", name, None, opts)
+        self._name = name
+        self._args = args
+        tags = args.tags
+        prefix = f"{layout.APP}-{args.stage}"
+
+        image, repository_arn = self._image()
+        cluster = aws.ecs.Cluster(
+            f"{name}-cluster",
+            name=f"{prefix}-jobs",
+            settings=[aws.ecs.ClusterSettingArgs(name="containerInsights", value="enabled")],
+            tags=tags,
+            opts=child(self),
+        )
+        capacity = aws.ecs.ClusterCapacityProviders(
+            f"{name}-capacity",
+            cluster_name=cluster.name,
+            capacity_providers=["FARGATE", "FARGATE_SPOT"],
+            default_capacity_provider_strategies=[
+                aws.ecs.ClusterCapacityProvidersDefaultCapacityProviderStrategyArgs(
+                    capacity_provider=self._capacity_provider(), weight=1, base=0
+                )
+            ],
+            opts=child(self),
+        )
+
+        log_groups = {
+            job: aws.cloudwatch.LogGroup(
+                f"{name}-{job}-logs",
+                name=f"/{layout.APP}/{args.stage}/{job}",
+                retention_in_days=args.log_retention_days,
+                kms_key_id=args.kms_key_arn,
+                tags=tags,
+                opts=child(self),
+            )
+            for job in JOBS
+        }
+
+        execution_role = self._role("execution", "ecs-tasks.amazonaws.com")
+        aws.iam.RolePolicy(
+            f"{name}-execution-policy",
+            role=execution_role.id,
+            policy=json_document(
+                policies.execution_role_policy,
+                log_group_arns=[g.arn for g in log_groups.values()],
+                key_arn=args.kms_key_arn,
+                repository_arn=repository_arn,
+            ),
+            opts=child(self),
+        )
+
+        task_policy_inputs = dict(
+            table_arn=args.table_arn,
+            index_arn=args.index_arn,
+            raw_bucket_arn=args.bucket_arns["raw"],
+            processed_bucket_arn=args.bucket_arns["processed"],
+            reports_bucket_arn=args.bucket_arns["reports"],
+            key_arn=args.kms_key_arn,
+        )
+        builders = {
+            "ingest": policies.ingest_task_policy,
+            "reconcile": policies.reconcile_task_policy,
+        }
+        task_roles: dict[str, aws.iam.Role] = {}
+        task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
+        for job in JOBS:
+            role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
+            aws.iam.RolePolicy(
+                f"{name}-{job}-task-policy",
+                role=role.id,
+                policy=json_document(builders[job], **task_policy_inputs),
+                opts=child(self),
+            )
+            task_roles[job] = role
+            size = args.sizes[job]
+            task_definitions[job] = aws.ecs.TaskDefinition(
+                f"{name}-{job}",
+                family=f"{prefix}-{job}",
+                requires_compatibilities=["FARGATE"],
+                network_mode="awsvpc",
+                cpu=str(size.cpu),
+                memory=str(size.memory),
+                runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
+                    operating_system_family="LINUX", cpu_architecture="X86_64"
+                ),
+                execution_role_arn=execution_role.arn,
+                task_role_arn=role.arn,
+                volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
+                container_definitions=pulumi.Output.all(
+                    image=image, log_group=log_groups[job].name
+                ).apply(
+                    lambda v, job=job: json.dumps(
+                        [
+                            container_definition(
+                                job=job,
+                                image=v["image"],
+                                log_group=v["log_group"],
+                                region=args.region,
+                                environment=args.job_environment,
+                            )
+                        ]
+                    )
+                ),
+                tags=tags,
+                opts=child(self),
+            )
+
+        # --- schedules -------------------------------------------------------------------
+        dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, tags)
+        scheduler_role = self._role("scheduler", "scheduler.amazonaws.com")
+        scheduler_policy = aws.iam.RolePolicy(
+            f"{name}-scheduler-policy",
+            role=scheduler_role.id,
+            policy=json_document(
+                policies.scheduler_role_policy,
+                cluster_arn=cluster.arn,
+                task_definition_arns=[td.arn for td in task_definitions.values()],
+                pass_role_arns=[execution_role.arn, *(r.arn for r in task_roles.values())],
+                dead_letter_queue_arn=dlq.arn,
+                key_arn=args.kms_key_arn,
+            ),
+            opts=child(self),
+        )
+        group = aws.scheduler.ScheduleGroup(
+            f"{name}-schedules", name=f"{prefix}-jobs", tags=tags, opts=child(self)
+        )
+        schedules = [
+            self._schedule(
+                f"ingest-shard-{i}",
+                f"{prefix}-ingest-{i}",
+                args.ingest_schedule,
+                group,
+                cluster,
+                task_definitions["ingest"],
+                scheduler_role,
+                dlq,
+                overrides=shard_overrides(i, args.shard_count),
+                depends_on=[scheduler_policy, capacity],
+            )
+            for i in range(args.shard_count)
+        ]
+        schedules.append(
+            self._schedule(
+                "reconcile",
+                f"{prefix}-reconcile",
+                args.reconcile_schedule,
+                group,
+                cluster,
+                task_definitions["reconcile"],
+                scheduler_role,
+                dlq,
+                overrides=None,
+                depends_on=[scheduler_policy, capacity],
+            )
+        )
+
+        # --- alarms ----------------------------------------------------------------------
+        queue_depth_alarm(
+            self, f"{name}-schedule-dlq-alarm", dlq.name, args.alarm_topic_arn, "job schedule", tags
+        )
+        rule = aws.cloudwatch.EventRule(
+            f"{name}-failed-tasks",
+            description="DocuFlow job task stopped with a non-zero exit code or failed to start",
+            event_pattern=json_document(
+                failed_task_pattern,
+                cluster_arn=cluster.arn,
+                task_definition_arns=[td.arn for td in task_definitions.values()],
+            ),
+            tags=tags,
+            opts=child(self),
+        )
+        aws.cloudwatch.EventTarget(
+            f"{name}-failed-tasks-alert",
+            rule=rule.name,
+            arn=args.alarm_topic_arn,
+            opts=child(self),
+        )
+
+        self.cluster_arn = cluster.arn
+        self.cluster_name = cluster.name
+        self.task_definition_arns = {job: td.arn for job, td in task_definitions.items()}
+        self.task_role_arns = {job: r.arn for job, r in task_roles.items()}
+        self.execution_role_arn = execution_role.arn
+        self.schedule_names = [s.name for s in schedules]
+        self.dead_letter_queue_url = dlq.url
+        self.register_outputs(
+            {
+                "cluster_arn": self.cluster_arn,
+                "task_definition_arns": self.task_definition_arns,
+                "task_role_arns": self.task_role_arns,
+                "execution_role_arn": self.execution_role_arn,
+                "repository_url": self.repository_url,
+                "schedule_names": self.schedule_names,
+                "dead_letter_queue_url": self.dead_letter_queue_url,
+            }
+        )
+
+    # --- helpers ---------------------------------------------------------------------------
+    def _image(self) -> tuple[pulumi.Output[str], pulumi.Input[str] | None]:
+        """The job image: a configured URI, else the stack's own ECR repository at image_tag."""
+        args = self._args
+        if args.image_uri:
+            self.repository_url = None
+            return pulumi.Output.from_input(args.image_uri), policies.ecr_repository_arn(
+                args.image_uri
+            )
+        repository = aws.ecr.Repository(
+            f"{self._name}-repository",
+            name=f"{layout.APP}-{args.stage}-jobs",
+            image_tag_mutability="IMMUTABLE",
+            image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(
+                scan_on_push=True
+            ),
+            encryption_configurations=[
+                aws.ecr.RepositoryEncryptionConfigurationArgs(
+                    encryption_type="KMS", kms_key=args.kms_key_arn
+                )
+            ],
+            tags=args.tags,
+            opts=child(self),
+        )
+        self.repository_url = repository.repository_url
+        return repository.repository_url.apply(lambda url: f"{url}:{args.image_tag}"), repository.arn
+
+    def _role(self, purpose: str, service: str) -> aws.iam.Role:
+        return aws.iam.Role(
+            f"{self._name}-{purpose}-role",
+            assume_role_policy=json_document(
+                policies.assume_role_policy, service=service, account_id=self._args.account_id
+            ),
+            tags=self._args.tags,
+            opts=child(self),
+        )
+
+    def _capacity_provider(self) -> str:
+        # Spot is interruptible: a stopped shard is picked up by the next night's sweep, which
+        # is idempotent, so the saving is worth it where the stack opts in.
+        return "FARGATE_SPOT" if self._args.fargate_spot else "FARGATE"
+
+    def _schedule(
+        self,
+        suffix: str,
+        schedule_name: str,
+        expression: str,
+        group: aws.scheduler.ScheduleGroup,
+        cluster: aws.ecs.Cluster,
+        task_definition: aws.ecs.TaskDefinition,
+        role: aws.iam.Role,
+        dlq: aws.sqs.Queue,
+        *,
+        overrides: dict[str, Any] | None,
+        depends_on: list[pulumi.Resource],
+    ) -> aws.scheduler.Schedule:
+        args = self._args
+        placement: dict[str, Any] = (
+            {
+                "capacity_provider_strategies": [
+                    aws.scheduler.ScheduleTargetEcsParametersCapacityProviderStrategyArgs(
+                        capacity_provider=self._capacity_provider(), weight=1, base=0
+                    )
+                ]
+            }
+            if args.fargate_spot
+            else {"launch_type": "FARGATE"}
+        )
+        return aws.scheduler.Schedule(
+            f"{self._name}-{suffix}",
+            name=schedule_name,
+            group_name=group.name,
+            schedule_expression=expression,
+            schedule_expression_timezone=args.schedule_timezone,
+            flexible_time_window=aws.scheduler.ScheduleFlexibleTimeWindowArgs(mode="OFF"),
+            target=aws.scheduler.ScheduleTargetArgs(
+                arn=cluster.arn,
+                role_arn=role.arn,
+                input=json.dumps(overrides) if overrides else None,
+                ecs_parameters=aws.scheduler.ScheduleTargetEcsParametersArgs(
+                    task_definition_arn=task_definition.arn,
+                    task_count=1,
+                    platform_version="LATEST",
+                    network_configuration=aws.scheduler.ScheduleTargetEcsParametersNetworkConfigurationArgs(
+                        subnets=list(args.subnet_ids),
+                        security_groups=list(args.security_group_ids),
+                        assign_public_ip=args.assign_public_ip,
+                    ),
+                    **placement,
+                ),
+                retry_policy=aws.scheduler.ScheduleTargetRetryPolicyArgs(
+                    maximum_retry_attempts=args.retry_attempts,
+                    maximum_event_age_in_seconds=args.max_event_age_seconds,
+                ),
+                dead_letter_config=aws.scheduler.ScheduleTargetDeadLetterConfigArgs(arn=dlq.arn),
+            ),
+            opts=child(self, depends_on=depends_on),
+        )

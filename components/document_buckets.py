@@ -1,0 +1,279 @@
+"""DocumentBuckets: the raw, processed and reports buckets and the access-log bucket they log to.
+
+Every bucket gets the same hardening from one helper (public access blocked, owner-enforced
+ownership, versioning, default encryption, a TLS-only policy, one lifecycle configuration);
+the lifecycle rules come from jobs.contract.LifecycleSpec in S3's API shape and are translated
+here, so the local stack and AWS tier and expire objects identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pulumi
+import pulumi_aws as aws
+
+from components import policies
+from components._pulumi import child, json_document
+from jobs.contract import BucketSpec
+
+ACCESS_LOGS = "access-logs"
+
+
+@dataclass
+class DocumentBucketsArgs:
+    specs: Sequence[BucketSpec]
+    access_log_bucket_name: str
+    kms_key_arn: pulumi.Input[str]
+    account_id: pulumi.Input[str]
+    cors_origins: Sequence[str] = ()
+    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
+    object_lock_days: int = 365
+    access_log_retention_days: int = 365
+    noncurrent_expiration_days: int = 90
+    abort_multipart_days: int = 7
+    protect: bool = True
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+def bucket_arn(bucket_name: str) -> str:
+    return f"arn:aws:s3:::{bucket_name}"
+
+
+def lifecycle_rule_args(rule: Mapping[str, Any]) -> aws.s3.BucketLifecycleConfigurationRuleArgs:
+    """One PutBucketLifecycleConfiguration rule (API shape) as pulumi-aws v7 arguments."""
+    lc = aws.s3
+    flt = rule.get("Filter", {})
+    if "And" in flt:
+        both = flt["And"]
+        filter_args = lc.BucketLifecycleConfigurationRuleFilterArgs(
+            and_=lc.BucketLifecycleConfigurationRuleFilterAndArgs(
+                prefix=both.get("Prefix"), tags={t["Key"]: t["Value"] for t in both["Tags"]}
+            )
+        )
+    elif "Tag" in flt:
+        filter_args = lc.BucketLifecycleConfigurationRuleFilterArgs(
+            tag=lc.BucketLifecycleConfigurationRuleFilterTagArgs(
+                key=flt["Tag"]["Key"], value=flt["Tag"]["Value"]
+            )
+        )
+    else:
+        # An empty filter applies the rule to every object (or to the prefix when one is set).
+        filter_args = lc.BucketLifecycleConfigurationRuleFilterArgs(prefix=flt.get("Prefix"))
+    expiration = rule.get("Expiration")
+    noncurrent = rule.get("NoncurrentVersionExpiration")
+    abort = rule.get("AbortIncompleteMultipartUpload")
+    return lc.BucketLifecycleConfigurationRuleArgs(
+        id=rule["ID"],
+        status=rule["Status"],
+        filter=filter_args,
+        transitions=[
+            lc.BucketLifecycleConfigurationRuleTransitionArgs(
+                days=t["Days"], storage_class=t["StorageClass"]
+            )
+            for t in rule.get("Transitions", [])
+        ]
+        or None,
+        expiration=lc.BucketLifecycleConfigurationRuleExpirationArgs(days=expiration["Days"])
+        if expiration
+        else None,
+        noncurrent_version_expiration=lc.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+            noncurrent_days=noncurrent["NoncurrentDays"]
+        )
+        if noncurrent
+        else None,
+        abort_incomplete_multipart_upload=lc.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+            days_after_initiation=abort["DaysAfterInitiation"]
+        )
+        if abort
+        else None,
+    )
+
+
+def access_log_rules(retention_days: int, noncurrent_days: int, abort_days: int) -> list[dict[str, Any]]:
+    """The log bucket's own lifecycle, in the same API shape as LifecycleSpec.rules()."""
+    return [
+        {
+            "ID": "expire-access-logs",
+            "Status": "Enabled",
+            "Filter": {},
+            "Expiration": {"Days": retention_days},
+            "NoncurrentVersionExpiration": {"NoncurrentDays": noncurrent_days},
+            "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": abort_days},
+        }
+    ]
+
+
+class DocumentBuckets(pulumi.ComponentResource):
+    bucket_names: dict[str, pulumi.Output[str]]
+    bucket_arns: dict[str, pulumi.Output[str]]
+    access_log_bucket_name: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: DocumentBucketsArgs, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("docuflow:document_buckets:DocumentBuckets", name, None, opts)
+        self._name = name
+        self._args = args
+
+        # S3 server access logging delivers only to SSE-S3 buckets, hence AES256 here.
+        log_bucket = self._bucket(
+            ACCESS_LOGS,
+            args.access_log_bucket_name,
+            sse=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                sse_algorithm="AES256"
+            ),
+            bucket_key=False,
+            rules=access_log_rules(
+                args.access_log_retention_days,
+                args.noncurrent_expiration_days,
+                args.abort_multipart_days,
+            ),
+            policy=lambda arn: json_document(
+                policies.access_log_bucket_policy,
+                log_bucket_arn=arn,
+                source_bucket_arns=[bucket_arn(s.name) for s in args.specs],
+                account_id=args.account_id,
+            ),
+        )
+
+        self.bucket_names = {}
+        self.bucket_arns = {}
+        for spec in args.specs:
+            bucket = self._bucket(
+                spec.purpose,
+                spec.name,
+                sse=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                    sse_algorithm="aws:kms", kms_master_key_id=args.kms_key_arn
+                ),
+                # A bucket key cuts KMS requests (and cost) by reusing a data key per bucket.
+                bucket_key=True,
+                rules=spec.lifecycle.rules(spec.prefix),
+                policy=lambda arn: json_document(policies.tls_only_bucket_policy, bucket_arn=arn),
+                object_lock=spec.object_lock,
+            )
+            aws.s3.BucketLogging(
+                f"{name}-{spec.purpose}-logging",
+                bucket=bucket.id,
+                target_bucket=log_bucket.id,
+                target_prefix=f"{spec.purpose}/",
+                target_object_key_format=aws.s3.BucketLoggingTargetObjectKeyFormatArgs(
+                    partitioned_prefix=aws.s3.BucketLoggingTargetObjectKeyFormatPartitionedPrefixArgs(
+                        partition_date_source="EventTime"
+                    )
+                ),
+                opts=child(self),
+            )
+            if spec.object_lock:
+                aws.s3.BucketObjectLockConfiguration(
+                    f"{name}-{spec.purpose}-object-lock",
+                    bucket=bucket.id,
+                    object_lock_enabled="Enabled",
+                    rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
+                        default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
+                            mode=args.object_lock_mode, days=args.object_lock_days
+                        )
+                    ),
+                    opts=child(self),
+                )
+            if spec.purpose == "processed" and args.cors_origins:
+                # The frontend fetches result.json straight from S3 with a presigned GET.
+                aws.s3.BucketCorsConfiguration(
+                    f"{name}-{spec.purpose}-cors",
+                    bucket=bucket.id,
+                    cors_rules=[
+                        aws.s3.BucketCorsConfigurationCorsRuleArgs(
+                            id="frontend-get-results",
+                            allowed_methods=["GET", "HEAD"],
+                            allowed_origins=list(args.cors_origins),
+                            allowed_headers=["*"],
+                            expose_headers=["ETag", "Content-Length", "Content-Type"],
+                            max_age_seconds=3600,
+                        )
+                    ],
+                    opts=child(self),
+                )
+            self.bucket_names[spec.purpose] = bucket.bucket
+            self.bucket_arns[spec.purpose] = bucket.arn
+
+        self.access_log_bucket_name = log_bucket.bucket
+        self.register_outputs(
+            {
+                **{f"{p}_bucket_name": n for p, n in self.bucket_names.items()},
+                **{f"{p}_bucket_arn": a for p, a in self.bucket_arns.items()},
+                "access_log_bucket_name": self.access_log_bucket_name,
+            }
+        )
+
+    def _bucket(
+        self,
+        purpose: str,
+        bucket_name: str,
+        *,
+        sse: aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs,
+        bucket_key: bool,
+        rules: Sequence[Mapping[str, Any]],
+        policy: Callable[[pulumi.Output[str]], pulumi.Output[str]],
+        object_lock: bool = False,
+    ) -> aws.s3.Bucket:
+        """One bucket with the hardening every DocuFlow bucket shares."""
+        prefix = f"{self._name}-{purpose}"
+        args = self._args
+        bucket = aws.s3.Bucket(
+            prefix,
+            bucket=bucket_name,
+            # Object Lock can only be switched on when the bucket is created.
+            object_lock_enabled=True if object_lock else None,
+            tags={**args.tags, "purpose": purpose},
+            opts=child(self, protect=args.protect),
+        )
+        public_access = aws.s3.BucketPublicAccessBlock(
+            f"{prefix}-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=child(self),
+        )
+        aws.s3.BucketOwnershipControls(
+            f"{prefix}-ownership",
+            bucket=bucket.id,
+            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
+            opts=child(self),
+        )
+        versioning = aws.s3.BucketVersioning(
+            f"{prefix}-versioning",
+            bucket=bucket.id,
+            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(
+                status="Enabled"
+            ),
+            opts=child(self),
+        )
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{prefix}-encryption",
+            bucket=bucket.id,
+            rules=[
+                aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                    apply_server_side_encryption_by_default=sse, bucket_key_enabled=bucket_key
+                )
+            ],
+            opts=child(self),
+        )
+        aws.s3.BucketPolicy(
+            f"{prefix}-policy",
+            bucket=bucket.id,
+            policy=policy(bucket.arn),
+            # Putting a policy while the public access block is still being applied can race.
+            opts=child(self, depends_on=[public_access]),
+        )
+        # The single lifecycle owner of this bucket; noncurrent-version rules need versioning on.
+        aws.s3.BucketLifecycleConfiguration(
+            f"{prefix}-lifecycle",
+            bucket=bucket.id,
+            rules=[lifecycle_rule_args(rule) for rule in rules],
+            opts=child(self, depends_on=[versioning]),
+        )
+        return bucket

@@ -1,0 +1,355 @@
+"""Pure policy builders: IAM role, trust, key, bucket and topic policies as plain dicts.
+
+Every function takes concrete ARNs (already resolved from Outputs by the caller) and returns a
+policy document, so least privilege is tested without Pulumi. No Allow statement uses a wildcard
+action; `*` appears as a resource only for actions that have no resource type (ecr
+GetAuthorizationToken) and in key policies, where it means "this key".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jobs.contract import layout
+
+Policy = dict[str, Any]
+Statement = dict[str, Any]
+
+VERSION = "2012-10-17"
+
+S3_READ = ("s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectTagging")
+S3_WRITE = ("s3:PutObject", "s3:PutObjectTagging")
+TABLE_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:DescribeTable")
+TABLE_WRITE = (
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+)
+KMS_USE = ("kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+KMS_ENCRYPT = ("kms:Decrypt", "kms:GenerateDataKey")
+# The key's administrators and, by delegation to the account, the IAM policies below. Listed
+# explicitly rather than kms:* so the key policy passes the same no-wildcard-action check.
+KMS_ACCOUNT_ACTIONS = (
+    "kms:CancelKeyDeletion",
+    "kms:CreateAlias",
+    "kms:CreateGrant",
+    "kms:Decrypt",
+    "kms:DeleteAlias",
+    "kms:DescribeKey",
+    "kms:DisableKey",
+    "kms:DisableKeyRotation",
+    "kms:EnableKey",
+    "kms:EnableKeyRotation",
+    "kms:Encrypt",
+    "kms:GenerateDataKey",
+    "kms:GenerateDataKeyWithoutPlaintext",
+    "kms:GetKeyPolicy",
+    "kms:GetKeyRotationStatus",
+    "kms:ListGrants",
+    "kms:ListKeyPolicies",
+    "kms:ListKeyRotations",
+    "kms:ListResourceTags",
+    "kms:PutKeyPolicy",
+    "kms:ReEncryptFrom",
+    "kms:ReEncryptTo",
+    "kms:RetireGrant",
+    "kms:RevokeGrant",
+    "kms:RotateKeyOnDemand",
+    "kms:ScheduleKeyDeletion",
+    "kms:TagResource",
+    "kms:UntagResource",
+    "kms:UpdateAlias",
+    "kms:UpdateKeyDescription",
+)
+KMS_LOGS_ACTIONS = (
+    "kms:Encrypt",
+    "kms:Decrypt",
+    "kms:ReEncryptFrom",
+    "kms:ReEncryptTo",
+    "kms:GenerateDataKey",
+    "kms:GenerateDataKeyWithoutPlaintext",
+    "kms:DescribeKey",
+)
+
+_ECR_IMAGE = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com/(?P<repo>[a-z0-9._/-]+?)"
+    r"(:[\w.-]+|@sha256:[0-9a-f]{64})$"
+)
+
+
+# --- building blocks ---------------------------------------------------------------------------
+def statement(
+    sid: str,
+    actions: Sequence[str],
+    resources: Sequence[str] | str,
+    *,
+    effect: str = "Allow",
+    condition: Mapping[str, Any] | None = None,
+    principal: Mapping[str, Any] | str | None = None,
+) -> Statement:
+    stmt: Statement = {"Sid": sid, "Effect": effect, "Action": sorted(set(actions))}
+    if principal is not None:
+        stmt["Principal"] = principal
+    stmt["Resource"] = resources if isinstance(resources, str) else list(resources)
+    if condition:
+        stmt["Condition"] = dict(condition)
+    return stmt
+
+
+def document(*statements: Statement) -> Policy:
+    return {"Version": VERSION, "Statement": list(statements)}
+
+
+def objects(bucket_arn: str, prefix: str = "") -> str:
+    """The object ARN pattern under `prefix` (a layout prefix such as RAW_PREFIX)."""
+    return f"{bucket_arn}/{prefix}*"
+
+
+def _list_prefixes(sid: str, bucket_arn: str, prefixes: Sequence[str]) -> Statement:
+    # ListBucket is a bucket-level action: the prefix condition keeps listing inside the prefix.
+    return statement(
+        sid,
+        ["s3:ListBucket"],
+        [bucket_arn],
+        condition={"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}},
+    )
+
+
+def assume_role_policy(service: str, account_id: str) -> Policy:
+    """Trust `service`, only on behalf of this account (confused-deputy guard)."""
+    return document(
+        {
+            "Sid": "TrustService",
+            "Effect": "Allow",
+            "Principal": {"Service": service},
+            "Action": "sts:AssumeRole",
+            "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+        }
+    )
+
+
+# --- KMS -----------------------------------------------------------------------------------
+def data_key_policy(account_id: str, region: str) -> Policy:
+    """The stack's data key: the account administers it; services that encrypt for us may use it.
+
+    CloudWatch Logs encrypts log groups itself (scoped by encryption context to this account's
+    groups); CloudWatch alarms and EventBridge publish to the KMS-encrypted alarm topic.
+    """
+    root = {"AWS": f"arn:aws:iam::{account_id}:root"}
+    source = {"StringEquals": {"aws:SourceAccount": account_id}}
+    return document(
+        statement("AccountAdministersAndDelegates", KMS_ACCOUNT_ACTIONS, "*", principal=root),
+        statement(
+            "CloudWatchLogsEncryptsLogGroups",
+            KMS_LOGS_ACTIONS,
+            "*",
+            principal={"Service": f"logs.{region}.amazonaws.com"},
+            condition={
+                "ArnLike": {
+                    "kms:EncryptionContext:aws:logs:arn": (
+                        f"arn:aws:logs:{region}:{account_id}:log-group:*"
+                    )
+                }
+            },
+        ),
+        statement(
+            "AlarmsAndRulesPublishToEncryptedTopic",
+            KMS_ENCRYPT,
+            "*",
+            principal={"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
+            condition=source,
+        ),
+    )
+
+
+# --- S3 ------------------------------------------------------------------------------------
+def _deny_insecure_transport(bucket_arn: str) -> Statement:
+    # A Deny may be broad: s3:* here only ever removes access.
+    return statement(
+        "DenyInsecureTransport",
+        ["s3:*"],
+        [bucket_arn, objects(bucket_arn)],
+        effect="Deny",
+        principal="*",
+        condition={"Bool": {"aws:SecureTransport": "false"}},
+    )
+
+
+def tls_only_bucket_policy(bucket_arn: str) -> Policy:
+    return document(_deny_insecure_transport(bucket_arn))
+
+
+def access_log_bucket_policy(
+    log_bucket_arn: str, source_bucket_arns: Sequence[str], account_id: str
+) -> Policy:
+    """TLS only, and the S3 logging service may write logs for our buckets only."""
+    return document(
+        _deny_insecure_transport(log_bucket_arn),
+        statement(
+            "S3ServerAccessLogsDelivery",
+            ["s3:PutObject"],
+            [objects(log_bucket_arn)],
+            principal={"Service": "logging.s3.amazonaws.com"},
+            condition={
+                "ArnLike": {"aws:SourceArn": list(source_bucket_arns)},
+                "StringEquals": {"aws:SourceAccount": account_id},
+            },
+        ),
+    )
+
+
+# --- batch jobs ----------------------------------------------------------------------------
+def ingest_task_policy(
+    *,
+    table_arn: str,
+    index_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    reports_bucket_arn: str,
+    key_arn: str,
+) -> Policy:
+    """Read raw/, write processed/ and the table (query the status index), record the run."""
+    return document(
+        _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
+        statement("ReadRaw", S3_READ, [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
+        statement(
+            "WriteProcessed",
+            (*S3_WRITE, "s3:GetObject"),
+            [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)],
+        ),
+        statement(
+            "WriteIngestRunSummary",
+            ["s3:PutObject"],
+            [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
+        ),
+        statement("ReadWriteTable", (*TABLE_READ, *TABLE_WRITE), [table_arn]),
+        statement("QueryStatusIndex", ["dynamodb:Query"], [index_arn]),
+        statement("UseDataKey", KMS_USE, [key_arn]),
+    )
+
+
+def reconcile_task_policy(
+    *,
+    table_arn: str,
+    index_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    reports_bucket_arn: str,
+    key_arn: str,
+) -> Policy:
+    """Read both data buckets and the table; write only reports (reconciliation/ and runs/)."""
+    report_prefixes = [layout.RECONCILIATION_PREFIX, layout.INGEST_RUNS_PREFIX]
+    return document(
+        _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
+        _list_prefixes("ListProcessed", processed_bucket_arn, [layout.PROCESSED_PREFIX]),
+        _list_prefixes("ListReports", reports_bucket_arn, report_prefixes),
+        statement(
+            "ReadDocuments",
+            S3_READ,
+            [
+                objects(raw_bucket_arn, layout.RAW_PREFIX),
+                objects(processed_bucket_arn, layout.PROCESSED_PREFIX),
+            ],
+        ),
+        statement(
+            "WriteReports",
+            ("s3:PutObject", "s3:GetObject"),
+            [objects(reports_bucket_arn, p) for p in report_prefixes],
+        ),
+        statement("ReadTable", (*TABLE_READ, "dynamodb:Scan"), [table_arn, index_arn]),
+        statement("UseDataKey", KMS_USE, [key_arn]),
+    )
+
+
+def ecr_repository_arn(image_uri: str) -> str | None:
+    """The repository ARN of an ECR image URI; None for images from other registries."""
+    match = _ECR_IMAGE.match(image_uri)
+    if not match:
+        return None
+    return f"arn:aws:ecr:{match['region']}:{match['account']}:repository/{match['repo']}"
+
+
+def execution_role_policy(
+    *, log_group_arns: Sequence[str], key_arn: str, repository_arn: str | None
+) -> Policy:
+    """What ECS itself needs to start a job task: pull the image, write its log streams."""
+    statements = [
+        statement(
+            "WriteJobLogs",
+            ["logs:CreateLogStream", "logs:PutLogEvents"],
+            [f"{arn}:log-stream:*" for arn in log_group_arns],
+        ),
+    ]
+    if repository_arn is not None:
+        statements += [
+            # GetAuthorizationToken has no resource type: `*` is the only valid resource.
+            statement("EcrLogin", ["ecr:GetAuthorizationToken"], "*"),
+            statement(
+                "PullJobImage",
+                ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+                [repository_arn],
+            ),
+            statement("DecryptImageLayers", ["kms:Decrypt"], [key_arn]),
+        ]
+    return document(*statements)
+
+
+def scheduler_role_policy(
+    *,
+    cluster_arn: str,
+    task_definition_arns: Sequence[str],
+    pass_role_arns: Sequence[str],
+    dead_letter_queue_arn: str,
+    key_arn: str,
+) -> Policy:
+    """EventBridge Scheduler starts the job tasks on our cluster and parks failures in its DLQ."""
+    return document(
+        statement(
+            "RunJobTasks",
+            ["ecs:RunTask"],
+            list(task_definition_arns),
+            condition={"ArnEquals": {"ecs:cluster": cluster_arn}},
+        ),
+        statement(
+            "PassJobRoles",
+            ["iam:PassRole"],
+            list(pass_role_arns),
+            condition={"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
+        ),
+        statement("DeadLetter", ["sqs:SendMessage"], [dead_letter_queue_arn]),
+        statement("EncryptDeadLetters", KMS_ENCRYPT, [key_arn]),
+    )
+
+
+# --- status events -------------------------------------------------------------------------
+def pipe_role_policy(
+    *, stream_arn: str, queue_arn: str, dead_letter_queue_arn: str, key_arn: str
+) -> Policy:
+    """Read the table stream, deliver to the queue, park poison batches in the DLQ."""
+    return document(
+        statement(
+            "ReadTableStream",
+            ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+            [stream_arn],
+        ),
+        statement("DeliverEvents", ["sqs:SendMessage"], [queue_arn, dead_letter_queue_arn]),
+        statement("UseDataKey", KMS_USE, [key_arn]),
+    )
+
+
+# --- alerts --------------------------------------------------------------------------------
+def alarm_topic_policy(topic_arn: str, account_id: str) -> Policy:
+    return document(
+        statement(
+            "AlarmsAndRulesPublish",
+            ["sns:Publish"],
+            [topic_arn],
+            principal={"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
+            condition={"StringEquals": {"aws:SourceAccount": account_id}},
+        ),
+
+    )
