@@ -1,0 +1,1 @@
+"""Demo data and the `make demo` flow on the embedded local stack."""

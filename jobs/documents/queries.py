@@ -1,0 +1,35 @@
+"""The two dashboard reads, on top of the table adapter; pages carry an opaque next-token."""
+
+from __future__ import annotations
+
+from jobs.contract import Status
+from jobs.observability import CallMetrics
+from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client
+from jobs.store.dynamo import DocumentTable, Page
+
+MAX_LIMIT = 1000
+
+
+def _table(settings: JobSettings) -> DocumentTable:
+    return DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, CallMetrics())
+
+
+def list_documents(
+    settings: JobSettings,
+    *,
+    user_id: str | None,
+    status: Status | None,
+    limit: int = 25,
+    next_token: str | None = None,
+    table: DocumentTable | None = None,
+) -> Page:
+    """A user's documents (optionally one status), or with only `status` the queue, newest first."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit {limit} is outside 1..{MAX_LIMIT}")
+    table = table or _table(settings)
+    if user_id is not None:
+        return table.query_user(user_id, status, limit, next_token)
+    if status is None:
+        raise ValueError("give --user, --status, or both")
+    return table.query_status(status, limit, next_token)
