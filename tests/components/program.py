@@ -1,0 +1,233 @@
+"""Pulumi unit-test mocks for the DocuFlow program and the recorded-graph helpers.
+
+Imported first by conftest.py (so the mocks are set before any component is imported) and by
+the tests under one module name, so there is exactly one mocks instance.
+
+A recording Mocks class stores every registered resource (type, name, inputs, URN) and answers
+with plausible ids, ARNs, names and URLs. The program itself (`__main__.py`, loaded with runpy)
+is run once per stack file under the mocks; tests assert on the recorded graph and on outputs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import runpy
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime.mocks import MockMonitor
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = REPO_ROOT / "__main__.py"
+ACCOUNT = "123456789012"
+REGION = "eu-west-1"
+
+
+@dataclass
+class Recorded:
+    typ: str
+    name: str
+    inputs: dict[str, Any]
+    custom: bool
+    urn: str = ""
+    parent: str = ""
+    protect: bool = False
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    def __init__(self) -> None:
+        self.resources: list[Recorded] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.resources.append(Recorded(args.typ, args.name, dict(args.inputs), bool(args.custom)))
+        return _plausible(args.typ, args.name, dict(args.inputs))
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "accountId": ACCOUNT,
+                "arn": f"arn:aws:iam::{ACCOUNT}:user/ci",
+                "userId": "AIDAEXAMPLE",
+                "id": ACCOUNT,
+            }
+        raise NotImplementedError(f"unmocked call {args.token}")
+
+
+def _arn(service: str, resource: str, region: str = REGION) -> str:
+    return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
+
+
+def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The id and the computed outputs AWS would return for `typ`."""
+    out = dict(inputs)
+    physical = inputs.get("name") or f"{name}-1a2b3c"
+    rid = f"{name}-id"
+    if typ == "aws:s3/bucket:Bucket":
+        bucket = inputs.get("bucket") or f"{name}-1a2b3c"
+        rid = bucket
+        out.update(bucket=bucket, arn=f"arn:aws:s3:::{bucket}")
+    elif typ == "aws:dynamodb/table:Table":
+        rid = physical
+        arn = _arn("dynamodb", f"table/{physical}")
+        out.update(name=physical, arn=arn, streamArn=f"{arn}/stream/2026-11-29T00:00:00.000")
+    elif typ == "aws:kms/key:Key":
+        rid = "1234abcd-12ab-34cd-56ef-1234567890ab"
+        out.update(keyId=rid, arn=_arn("kms", f"key/{rid}"))
+    elif typ == "aws:sqs/queue:Queue":
+        out.update(
+            name=physical,
+            arn=_arn("sqs", physical),
+            url=f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{physical}",
+        )
+        rid = out["url"]
+    elif typ == "aws:iam/role:Role":
+        rid = physical
+        out.update(name=physical, arn=f"arn:aws:iam::{ACCOUNT}:role/{physical}")
+    elif typ == "aws:ecs/cluster:Cluster":
+        out.update(name=physical, arn=_arn("ecs", f"cluster/{physical}"))
+        rid = out["arn"]
+    elif typ == "aws:ecs/taskDefinition:TaskDefinition":
+        out.update(arn=_arn("ecs", f"task-definition/{inputs['family']}:1"), revision=1)
+        rid = inputs["family"]
+    elif typ == "aws:ecr/repository:Repository":
+        out.update(
+            name=physical,
+            arn=_arn("ecr", f"repository/{physical}"),
+            repositoryUrl=f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/{physical}",
+        )
+    elif typ == "aws:cloudwatch/logGroup:LogGroup":
+        out.update(name=physical, arn=_arn("logs", f"log-group:{physical}"))
+    elif typ == "aws:sns/topic:Topic":
+        out.update(name=physical, arn=_arn("sns", physical))
+        rid = out["arn"]
+    elif typ == "aws:pipes/pipe:Pipe":
+        out.update(name=physical, arn=_arn("pipes", f"pipe/{physical}"))
+    elif typ == "aws:cloudwatch/eventRule:EventRule":
+        out.update(name=physical, arn=_arn("events", f"rule/{physical}"))
+    elif typ.startswith("aws:scheduler/"):
+        out.update(name=physical, arn=_arn("scheduler", f"schedule/{physical}"))
+    elif typ == "aws:kms/alias:Alias":
+        out.update(arn=_arn("kms", physical))
+    return rid, out
+
+
+class RecordingMonitor(MockMonitor):
+    """Adds what only the registration request carries: URN, parent URN and `protect`."""
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
+        response = super().RegisterResource(request)
+        with self._lock:
+            for rec in reversed(MOCKS.resources):
+                if rec.typ == request.type and rec.name == request.name and not rec.urn:
+                    rec.urn, rec.parent = response.urn, request.parent
+                    rec.protect = bool(request.protect)
+                    break
+        return response
+
+    _lock = threading.Lock()
+
+
+with warnings.catch_warnings():
+    # pulumi_aws's deprecated *V2 modules warn when they are loaded, which the SDK's resource
+    # registry does lazily whether or not they are used; load them once here, quietly (the
+    # program uses none of them: test_policy_rules checks the recorded types).
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import pulumi_aws.s3
+
+    for _module in pkgutil.iter_modules(pulumi_aws.s3.__path__):
+        importlib.import_module(f"pulumi_aws.s3.{_module.name}")
+
+MOCKS = RecordingMocks()
+MONITOR = RecordingMonitor(MOCKS)
+pulumi.runtime.set_mocks(MOCKS, project="docuflow", stack="dev", preview=False, monitor=MONITOR)
+
+
+def stack_config(stack: str) -> dict[str, str]:
+    """A Pulumi.<stack>.yaml config block as the engine hands it to the program: strings."""
+    raw = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
+
+
+def stack_files() -> list[str]:
+    return sorted(p.name.split(".")[1] for p in REPO_ROOT.glob("Pulumi.*.yaml"))
+
+
+@dataclass
+class ProgramRun:
+    stack: str
+    resources: list[Recorded]
+    outputs: dict[str, Any]
+    namespace: dict[str, Any]
+
+    def of_type(self, typ: str) -> list[Recorded]:
+        return [r for r in self.resources if r.typ == typ]
+
+    def one(self, typ: str) -> Recorded:
+        found = self.of_type(typ)
+        assert len(found) == 1, f"expected one {typ}, found {[r.name for r in found]}"
+        return found[0]
+
+    def named(self, name: str) -> Recorded:
+        found = [r for r in self.resources if r.name == name]
+        assert len(found) == 1, f"expected one resource named {name}"
+        return found[0]
+
+    @property
+    def custom(self) -> list[Recorded]:
+        return [r for r in self.resources if r.custom]
+
+
+def run_program(stack: str) -> ProgramRun:
+    """Run __main__.py's build() for Pulumi.<stack>.yaml under the mocks; record what it made."""
+    pulumi.runtime.set_all_config(stack_config(stack))
+    start = len(MOCKS.resources)
+    namespace = runpy.run_path(str(PROGRAM), run_name="docuflow_program")
+    holder: dict[str, Any] = {}
+
+    @pulumi.runtime.test
+    def run() -> pulumi.Output[Any]:
+        holder["outputs"] = namespace["build"](namespace["load_settings"]())
+        return pulumi.Output.all(*holder["outputs"].values())
+
+    run()
+    return ProgramRun(stack, MOCKS.resources[start:], holder["outputs"], namespace)
+
+
+_RUNS: dict[str, ProgramRun] = {}
+
+
+def program_run(stack: str) -> ProgramRun:
+    if stack not in _RUNS:
+        _RUNS[stack] = run_program(stack)
+    return _RUNS[stack]
+
+
+def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
+    """Every JSON policy in the graph: role inline policies, trust, bucket, key, topic policies."""
+    docs: list[tuple[str, dict[str, Any]]] = []
+    fields: dict[str, tuple[str, ...]] = {
+        "aws:iam/rolePolicy:RolePolicy": ("policy",),
+        "aws:iam/role:Role": ("assumeRolePolicy",),
+        "aws:s3/bucketPolicy:BucketPolicy": ("policy",),
+        "aws:kms/key:Key": ("policy",),
+        "aws:sns/topicPolicy:TopicPolicy": ("policy",),
+    }
+    for rec in run.resources:
+        for field_name in fields.get(rec.typ, ()):
+            docs.append((f"{rec.name}.{field_name}", json.loads(rec.inputs[field_name])))
+    return docs
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+Check = Callable[[list[Any]], None]

@@ -1,0 +1,182 @@
+"""components.policies: pure builders, tested without Pulumi; every action exists in IAM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from policy_sentry.querying.actions import get_action_data, get_actions_for_service
+
+from components import policies
+from jobs.contract import layout
+from tests.components.program import as_list, policy_documents, program_run
+
+ACCOUNT = "123456789012"
+TABLE = f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/t"
+INDEX = f"{TABLE}/index/i"
+KEY = f"arn:aws:kms:eu-west-1:{ACCOUNT}:key/k"
+RAW, PROCESSED, REPORTS = (f"arn:aws:s3:::b-{p}" for p in ("raw", "processed", "reports"))
+ARNS = dict(
+    table_arn=TABLE,
+    index_arn=INDEX,
+    raw_bucket_arn=RAW,
+    processed_bucket_arn=PROCESSED,
+    reports_bucket_arn=REPORTS,
+    key_arn=KEY,
+)
+
+
+def _allowed(policy: dict[str, Any], action: str) -> set[str]:
+    """The resources `action` is allowed on."""
+    return {
+        res
+        for stmt in policy["Statement"]
+        if stmt["Effect"] == "Allow" and action in as_list(stmt["Action"])
+        for res in as_list(stmt["Resource"])
+    }
+
+
+def _actions(policy: dict[str, Any]) -> set[str]:
+    return {a for s in policy["Statement"] if s["Effect"] == "Allow" for a in as_list(s["Action"])}
+
+
+def test_ingest_reads_raw_writes_processed_and_the_table() -> None:
+    p = policies.ingest_task_policy(**ARNS)
+    assert _allowed(p, "s3:GetObject") == {
+        f"{RAW}/{layout.RAW_PREFIX}*",
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
+    }
+    assert _allowed(p, "s3:PutObject") == {
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
+        f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
+    }
+    assert _allowed(p, "s3:ListBucket") == {RAW}
+    assert _allowed(p, "dynamodb:PutItem") == {TABLE}
+    assert _allowed(p, "dynamodb:UpdateItem") == {TABLE}
+    assert _allowed(p, "dynamodb:Query") == {TABLE, INDEX}
+    assert _allowed(p, "kms:GenerateDataKey") == {KEY}
+    assert not any(a.startswith("s3:Delete") for a in _actions(p))
+    assert "dynamodb:Scan" not in _actions(p)
+
+
+def test_reconcile_reads_everything_and_writes_only_reports() -> None:
+    p = policies.reconcile_task_policy(**ARNS)
+    assert _allowed(p, "s3:PutObject") == {
+        f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*",
+        f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
+    }
+    assert {f"{RAW}/{layout.RAW_PREFIX}*", f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"} <= _allowed(
+        p, "s3:GetObject"
+    )
+    assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED, REPORTS}
+    assert _allowed(p, "dynamodb:Scan") == {TABLE, INDEX}
+    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
+    assert not writes & _actions(p)
+
+
+def test_list_bucket_is_confined_to_the_layout_prefixes() -> None:
+    p = policies.ingest_task_policy(**ARNS)
+    (stmt,) = [s for s in p["Statement"] if "s3:ListBucket" in s["Action"]]
+    assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RAW_PREFIX}*"]}}
+
+
+def test_scheduler_runs_only_our_tasks_on_our_cluster_and_passes_both_roles() -> None:
+    p = policies.scheduler_role_policy(
+        cluster_arn="cluster",
+        task_definition_arns=["td-ingest", "td-reconcile"],
+        pass_role_arns=["exec", "task-ingest", "task-reconcile"],
+        dead_letter_queue_arn="dlq",
+        key_arn=KEY,
+    )
+    assert _allowed(p, "ecs:RunTask") == {"td-ingest", "td-reconcile"}
+    assert _allowed(p, "iam:PassRole") == {"exec", "task-ingest", "task-reconcile"}
+    assert _allowed(p, "sqs:SendMessage") == {"dlq"}
+    (run,) = [s for s in p["Statement"] if s["Action"] == ["ecs:RunTask"]]
+    assert run["Condition"] == {"ArnEquals": {"ecs:cluster": "cluster"}}
+
+
+def test_execution_role_pulls_only_from_its_repository() -> None:
+    repo = f"arn:aws:ecr:eu-west-1:{ACCOUNT}:repository/docuflow-dev-jobs"
+    p = policies.execution_role_policy(log_group_arns=["lg"], key_arn=KEY, repository_arn=repo)
+    assert _allowed(p, "ecr:BatchGetImage") == {repo}
+    assert _allowed(p, "ecr:GetAuthorizationToken") == {"*"}
+    assert _allowed(p, "logs:PutLogEvents") == {"lg:log-stream:*"}
+    other = policies.execution_role_policy(log_group_arns=["lg"], key_arn=KEY, repository_arn=None)
+    assert not any(a.startswith("ecr:") for a in _actions(other))
+
+
+@pytest.mark.parametrize(
+    ("uri", "arn"),
+    [
+        (
+            f"{ACCOUNT}.dkr.ecr.eu-west-1.amazonaws.com/team/docuflow-jobs:1.2.3",
+            f"arn:aws:ecr:eu-west-1:{ACCOUNT}:repository/team/docuflow-jobs",
+        ),
+        (f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/jobs@sha256:{'a' * 64}",
+         f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/jobs"),
+        ("ghcr.io/docuflow/jobs:1.0", None),
+    ],
+)
+def test_ecr_repository_arn(uri: str, arn: str | None) -> None:
+    assert policies.ecr_repository_arn(uri) == arn
+
+
+def test_bucket_policy_denies_plain_http() -> None:
+    (stmt,) = policies.tls_only_bucket_policy(RAW)["Statement"]
+    assert stmt["Effect"] == "Deny" and stmt["Principal"] == "*"
+    assert stmt["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert set(stmt["Resource"]) == {RAW, f"{RAW}/*"}
+
+
+def test_access_log_delivery_is_scoped_to_our_buckets_and_account() -> None:
+    p = policies.access_log_bucket_policy("arn:aws:s3:::logs", [RAW, PROCESSED], ACCOUNT)
+    (deliver,) = [s for s in p["Statement"] if s["Effect"] == "Allow"]
+    assert deliver["Principal"] == {"Service": "logging.s3.amazonaws.com"}
+    assert deliver["Condition"]["ArnLike"]["aws:SourceArn"] == [RAW, PROCESSED]
+    assert deliver["Condition"]["StringEquals"]["aws:SourceAccount"] == ACCOUNT
+
+
+def test_trust_policies_guard_against_confused_deputies() -> None:
+    (stmt,) = policies.assume_role_policy("pipes.amazonaws.com", ACCOUNT)["Statement"]
+    assert stmt["Principal"] == {"Service": "pipes.amazonaws.com"}
+    assert stmt["Condition"] == {"StringEquals": {"aws:SourceAccount": ACCOUNT}}
+
+
+# --- every action is a real IAM action (policy_sentry's bundled, offline database) ----------
+def _known(action: str) -> bool:
+    service, _, _name = action.partition(":")
+    return action.lower() in {a.lower() for a in get_actions_for_service(service)}
+
+
+def _all_actions() -> set[str]:
+    actions: set[str] = set()
+    pure = [
+        policies.ingest_task_policy(**ARNS),
+        policies.reconcile_task_policy(**ARNS),
+        policies.data_key_policy(ACCOUNT, "eu-west-1"),
+        policies.alarm_topic_policy("t", ACCOUNT),
+        policies.pipe_role_policy(stream_arn="s", queue_arn="q", dead_letter_queue_arn="d", key_arn=KEY),
+        policies.execution_role_policy(log_group_arns=["lg"], key_arn=KEY, repository_arn="r"),
+    ]
+    docs = pure + [doc for _, doc in policy_documents(program_run("dev"))]
+    docs += [doc for _, doc in policy_documents(program_run("prod"))]
+    for doc in docs:
+        for stmt in doc["Statement"]:
+            actions.update(as_list(stmt["Action"]))
+    return actions
+
+
+def test_policy_sentry_database_is_available_offline() -> None:
+    assert "s3:GetObject" in get_actions_for_service("s3")
+    assert get_action_data("s3", "NoSuchAction") == {}
+
+
+def test_every_iam_action_exists() -> None:
+    actions = _all_actions()
+    assert len(actions) > 40
+    # `s3:*` appears only in Deny statements; a service wildcard is checked as a service.
+    unknown = sorted(
+        a for a in actions
+        if not (_known(a) or (a.endswith(":*") and get_actions_for_service(a[:-2])))
+    )
+    assert unknown == []

@@ -1,0 +1,284 @@
+"""Policy-as-code over the whole recorded resource graph of every stack file.
+
+Each rule walks every resource of its kind the program registered under the mocks; each first
+asserts that it found the resources it is about, so no rule passes on an empty graph.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from typing import Any
+
+from policy_sentry.querying.actions import get_action_data
+
+from jobs.settings import JOB_ENV_VARS
+from tests.components.program import ProgramRun, Recorded, as_list, policy_documents
+
+T = {
+    "table": "aws:dynamodb/table:Table",
+    "bucket": "aws:s3/bucket:Bucket",
+    "pab": "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+    "ownership": "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+    "versioning": "aws:s3/bucketVersioning:BucketVersioning",
+    "sse": "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+    "policy": "aws:s3/bucketPolicy:BucketPolicy",
+    "logging": "aws:s3/bucketLogging:BucketLogging",
+    "lifecycle": "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+    "lock": "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration",
+    "taskdef": "aws:ecs/taskDefinition:TaskDefinition",
+    "cluster": "aws:ecs/cluster:Cluster",
+    "key": "aws:kms/key:Key",
+    "loggroup": "aws:cloudwatch/logGroup:LogGroup",
+    "queue": "aws:sqs/queue:Queue",
+    "topic": "aws:sns/topic:Topic",
+    "role": "aws:iam/role:Role",
+    "rolepolicy": "aws:iam/rolePolicy:RolePolicy",
+}
+SECRETISH = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_KEY", re.I)
+
+
+def _by_bucket(run: ProgramRun, kind: str) -> dict[str, list[Recorded]]:
+    found: dict[str, list[Recorded]] = {}
+    for rec in run.of_type(T[kind]):
+        found.setdefault(rec.inputs["bucket"], []).append(rec)
+    return found
+
+
+def _buckets(run: ProgramRun) -> list[str]:
+    names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
+    assert len(names) == 4, names
+    return names
+
+
+def _log_bucket(run: ProgramRun) -> str:
+    (name,) = [n for n in _buckets(run) if n.endswith("access-logs")]
+    return name
+
+
+# --- DynamoDB ------------------------------------------------------------------------------
+def test_dynamodb_pitr_deletion_protection_and_kms(every_stack: ProgramRun) -> None:
+    tables = every_stack.of_type(T["table"])
+    assert len(tables) == 1
+    for table in tables:
+        assert table.inputs["pointInTimeRecovery"]["enabled"] is True
+        assert table.inputs["deletionProtectionEnabled"] is True
+        sse = table.inputs["serverSideEncryption"]
+        assert sse["enabled"] is True and sse["kmsKeyArn"].startswith("arn:aws:kms:")
+
+
+# --- S3 ------------------------------------------------------------------------------------
+def test_s3_public_access_fully_blocked(every_stack: ProgramRun) -> None:
+    pabs = _by_bucket(every_stack, "pab")
+    assert set(pabs) == set(_buckets(every_stack))
+    for name, (pab,) in pabs.items():
+        flags = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+        assert all(pab.inputs[f] is True for f in flags), name
+
+
+def test_s3_bucket_owner_enforced(every_stack: ProgramRun) -> None:
+    owners = _by_bucket(every_stack, "ownership")
+    assert set(owners) == set(_buckets(every_stack))
+    for (rec,) in owners.values():
+        assert rec.inputs["rule"]["objectOwnership"] == "BucketOwnerEnforced"
+
+
+def test_s3_tls_only_policy(every_stack: ProgramRun) -> None:
+    bucket_policies = _by_bucket(every_stack, "policy")
+    assert set(bucket_policies) == set(_buckets(every_stack))
+    for name, (rec,) in bucket_policies.items():
+        denies = [
+            s for s in json.loads(rec.inputs["policy"])["Statement"]
+            if s["Effect"] == "Deny"
+            and s["Condition"].get("Bool", {}).get("aws:SecureTransport") == "false"
+        ]
+        assert denies and denies[0]["Principal"] == "*", name
+        assert set(denies[0]["Resource"]) == {f"arn:aws:s3:::{name}", f"arn:aws:s3:::{name}/*"}
+
+
+def test_s3_versioning(every_stack: ProgramRun) -> None:
+    versioning = _by_bucket(every_stack, "versioning")
+    assert set(versioning) == set(_buckets(every_stack))
+    for (rec,) in versioning.values():
+        assert rec.inputs["versioningConfiguration"]["status"] == "Enabled"
+
+
+def test_s3_sse_kms_with_bucket_key_and_sse_s3_for_the_log_bucket(every_stack: ProgramRun) -> None:
+    sse = _by_bucket(every_stack, "sse")
+    assert set(sse) == set(_buckets(every_stack))
+    log_bucket = _log_bucket(every_stack)
+    for name, (rec,) in sse.items():
+        (rule,) = rec.inputs["rules"]
+        default = rule["applyServerSideEncryptionByDefault"]
+        if name == log_bucket:
+            assert default == {"sseAlgorithm": "AES256"}
+        else:
+            assert default["sseAlgorithm"] == "aws:kms"
+            assert default["kmsMasterKeyId"].startswith("arn:aws:kms:")
+            assert rule["bucketKeyEnabled"] is True
+
+
+def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
+    logging = _by_bucket(every_stack, "logging")
+    log_bucket = _log_bucket(every_stack)
+    assert set(logging) == set(_buckets(every_stack)) - {log_bucket}
+    prefixes = set()
+    for (rec,) in logging.values():
+        assert rec.inputs["targetBucket"] == log_bucket
+        prefixes.add(rec.inputs["targetPrefix"])
+    assert len(prefixes) == 3
+
+
+def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack: ProgramRun) -> None:
+    lifecycles = _by_bucket(every_stack, "lifecycle")
+    assert set(lifecycles) == set(_buckets(every_stack))
+    for name, recs in lifecycles.items():
+        assert len(recs) == 1, f"{name} has {len(recs)} lifecycle owners"
+        rules = recs[0].inputs["rules"]
+        assert all(r["status"] == "Enabled" for r in rules)
+        assert any(r.get("abortIncompleteMultipartUpload", {}).get("daysAfterInitiation") == 7 for r in rules)
+        assert any(r.get("noncurrentVersionExpiration", {}).get("noncurrentDays") for r in rules)
+        assert any(r.get("expiration", {}).get("days") for r in rules)
+
+
+def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
+    locks = _by_bucket(every_stack, "lock")
+    (reports,) = [n for n in _buckets(every_stack) if n.endswith("reports")]
+    assert set(locks) == {reports}
+    (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == reports]
+    assert bucket.inputs["objectLockEnabled"] is True
+    retention = locks[reports][0].inputs["rule"]["defaultRetention"]
+    assert retention["mode"] in ("GOVERNANCE", "COMPLIANCE") and retention["days"] >= 1
+
+
+# --- ECS -----------------------------------------------------------------------------------
+def _containers(run: ProgramRun) -> list[dict[str, Any]]:
+    defs = run.of_type(T["taskdef"])
+    assert len(defs) == 2
+    return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
+
+
+def test_containers_hardened(every_stack: ProgramRun) -> None:
+    containers = _containers(every_stack)
+    assert len(containers) == 2
+    for c in containers:
+        assert c["readonlyRootFilesystem"] is True
+        assert c["privileged"] is False
+        user = c["user"].split(":")[0]
+        assert user.isdigit() and int(user) != 0, c["user"]
+        assert c["logConfiguration"]["logDriver"] == "awslogs"
+        assert c["linuxParameters"]["capabilities"]["drop"] == ["ALL"]
+        assert {m["containerPath"] for m in c["mountPoints"]} == {"/tmp"}
+
+
+def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
+    for c in _containers(every_stack):
+        assert "secrets" not in c and "environmentFiles" not in c
+        names = [e["name"] for e in c["environment"]]
+        assert names == list(JOB_ENV_VARS)
+        for e in c["environment"]:
+            assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e
+
+
+def test_container_insights(every_stack: ProgramRun) -> None:
+    (cluster,) = every_stack.of_type(T["cluster"])
+    assert {"name": "containerInsights", "value": "enabled"} in cluster.inputs["settings"]
+
+
+# --- IAM -----------------------------------------------------------------------------------
+@cache
+def _has_resource_type(action: str) -> bool:
+    """True when IAM lets `action` be scoped to a resource ARN (policy_sentry's database)."""
+    service, _, name = action.partition(":")
+    rows = get_action_data(service, name).get(service, [])
+    assert rows, f"{action} is not in the IAM database"
+    return any(row["resource_arn_format"] != "*" for row in rows)
+
+
+def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
+    docs = policy_documents(every_stack)
+    assert len(docs) >= 15
+    for where, doc in docs:
+        for stmt in doc["Statement"]:
+            if stmt["Effect"] != "Allow":
+                continue  # a broad Deny (s3:* without TLS) only ever removes access
+            for action in as_list(stmt["Action"]):
+                assert "*" not in action, f"{where}: {action}"
+
+
+def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
+    role_policies = every_stack.of_type(T["rolepolicy"])
+    assert len(role_policies) == 5
+    for rec in role_policies:
+        for stmt in json.loads(rec.inputs["policy"])["Statement"]:
+            if "*" in as_list(stmt["Resource"]):
+                scoped = [a for a in as_list(stmt["Action"]) if _has_resource_type(a)]
+                assert scoped == [], f"{rec.name}: {scoped} on '*'"
+            assert all(r.startswith("arn:aws:") or r == "*" for r in as_list(stmt["Resource"]))
+
+
+def test_resource_policies_name_their_principals(every_stack: ProgramRun) -> None:
+    for where, doc in policy_documents(every_stack):
+        for stmt in doc["Statement"]:
+            if stmt["Effect"] == "Allow" and "Principal" in stmt:
+                assert stmt["Principal"] != "*" and stmt["Principal"] != {"AWS": "*"}, where
+
+
+def test_scheduler_role_can_pass_both_roles(every_stack: ProgramRun) -> None:
+    roles = {r.name: r for r in every_stack.of_type(T["role"])}
+    (scheduler,) = [
+        r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")
+    ]
+    stmts = json.loads(scheduler.inputs["policy"])["Statement"]
+    passed = {r for s in stmts if "iam:PassRole" in s["Action"] for r in as_list(s["Resource"])}
+    expected = {n for n in roles if n.endswith(("-execution-role", "-ingest-task-role", "-reconcile-task-role"))}
+    assert len(expected) == 3
+    assert all(any(f"role/{n}-" in arn for arn in passed) for n in expected), passed
+    run = {r for s in stmts if "ecs:RunTask" in s["Action"] for r in as_list(s["Resource"])}
+    assert len(run) == 2 and all(":task-definition/" in arn for arn in run)
+
+
+# --- KMS and logs ----------------------------------------------------------------------------
+def test_kms_rotation(every_stack: ProgramRun) -> None:
+    keys = every_stack.of_type(T["key"])
+    assert len(keys) == 1
+    assert all(k.inputs["enableKeyRotation"] is True for k in keys)
+
+
+def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
+    groups = every_stack.of_type(T["loggroup"])
+    assert len(groups) == 2
+    for g in groups:
+        assert g.inputs["retentionInDays"] >= 365
+        assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
+
+
+def test_queues_and_topics_encrypted_with_the_data_key(every_stack: ProgramRun) -> None:
+    encrypted = every_stack.of_type(T["queue"]) + every_stack.of_type(T["topic"])
+    assert len(encrypted) >= 3
+    for rec in encrypted:
+        assert rec.inputs["kmsMasterKeyId"].startswith("arn:aws:kms:"), rec.name
+
+
+# --- component structure -----------------------------------------------------------------------
+def test_every_resource_belongs_to_a_docuflow_component(every_stack: ProgramRun) -> None:
+    assert len(every_stack.custom) > 50
+    for rec in every_stack.custom:
+        parent_type = rec.parent.split("::")[-2].split("$")[-1]
+        assert parent_type.startswith("docuflow:"), (rec.name, rec.parent)
+        parent_name = rec.parent.rsplit("::", 1)[1]
+        assert rec.name.startswith(f"{parent_name}-"), (rec.name, parent_name)
+    components = [r for r in every_stack.resources if not r.custom]
+    assert all(r.typ.startswith("docuflow:") and r.typ.count(":") == 2 for r in components)
+    urns = [r.urn for r in every_stack.resources]
+    assert len(set(urns)) == len(urns) and all(urns)
+
+
+def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None:
+    stateful = [
+        r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])
+    ]
+    assert len(stateful) == 6
+    expected = every_stack.stack != "dev"
+    assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]

@@ -1,0 +1,133 @@
+"""StackSettings: every stack file loads; a wrong value fails naming its config key."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+import pulumi
+from components.settings import StackSettings, StackSettingsError
+from tests.components.program import REPO_ROOT, program_run, stack_config, stack_files
+
+
+def _dev(**changes: str | None) -> dict[str, str | None]:
+    values: dict[str, str | None] = dict(stack_config("dev"))
+    values.update(changes)
+    return values
+
+
+def test_stack_files_exist() -> None:
+    assert {"dev", "prod"} <= set(stack_files())
+
+
+@pytest.mark.parametrize("stack", stack_files())
+def test_every_stack_file_loads(stack: str) -> None:
+    settings = StackSettings.from_mapping(stack_config(stack))
+    assert settings.stage == stack
+    assert settings.region == "eu-west-1"
+
+
+def test_dev_stack_sets_every_key() -> None:
+    """Pulumi.dev.yaml is the complete reference: every key the program reads is spelled there."""
+    raw = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"]
+    missing = set(StackSettings.keys().values()) - set(raw)
+    # Mutually exclusive with alarmEmail / imageTag, which dev sets.
+    assert missing == {"docuflow:alarmTopicArn", "docuflow:imageUri"}
+    assert all(k.startswith(("docuflow:", "aws:")) for k in raw)
+
+
+def test_project_file() -> None:
+    project = yaml.safe_load((REPO_ROOT / "Pulumi.yaml").read_text())
+    assert project["name"] == "docuflow"
+    assert project["runtime"] == {
+        "name": "python",
+        "options": {"toolchain": "pip", "virtualenv": ".venv"},
+    }
+
+
+def test_derived_values() -> None:
+    dev = StackSettings.from_mapping(stack_config("dev"))
+    prod = StackSettings.from_mapping(stack_config("prod"))
+    assert not dev.protect and prod.protect
+    assert dev.schedule_timezone == "Europe/Berlin"
+    assert dev.ingest_schedule == "cron(0 2 * * ? *)"
+    assert dev.reconcile_schedule == "cron(0 5 * * ? *)"
+    assert dev.shard_count == 4 and prod.shard_count == 8
+    assert dev.lifecycle().rules()[0]["Transitions"] == [
+        {"Days": 30, "StorageClass": "STANDARD_IA"},
+        {"Days": 365, "StorageClass": "GLACIER"},
+    ]
+    assert [b.purpose for b in dev.buckets()] == ["raw", "processed", "reports"]
+    assert dev.resource_tags()["stage"] == "dev"
+
+
+def test_defaults_when_optional_keys_are_absent() -> None:
+    minimal = {
+        "aws:region": "us-east-1",
+        "docuflow:stage": "qa",
+        "docuflow:subnetIds": '["subnet-0123456789abcdef0"]',
+        "docuflow:securityGroupIds": '["sg-0123456789abcdef0"]',
+        "docuflow:imageTag": "v1",
+    }
+    s = StackSettings.from_mapping(minimal)
+    assert (s.retention_days, s.noncurrent_expiration_days, s.abort_multipart_days) == (1825, 90, 7)
+    assert (s.object_lock_mode, s.object_lock_days, s.log_retention_days) == ("GOVERNANCE", 365, 365)
+    assert s.schedule_timezone == "UTC" and s.fargate_spot is False
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment"),
+    [
+        ("docuflow:shardCount", "0", "greater than or equal to 1"),
+        ("docuflow:shardCount", "many", "valid integer"),
+        ("docuflow:stage", "Prod_1", "pattern"),
+        ("docuflow:scheduleTimezone", "Mars/Olympus_Mons", "IANA time zone"),
+        ("docuflow:ingestSchedule", "0 2 * * *", "cron"),
+        ("docuflow:subnetIds", '["subnet-nope"]', "subnet id"),
+        ("docuflow:subnetIds", "[]", "at least 1"),
+        ("docuflow:securityGroupIds", '["default"]', "security group id"),
+        ("docuflow:corsOrigins", '["http://evil.example"]', "https origin"),
+        ("docuflow:logRetentionDays", "30", "a year or more"),
+        ("docuflow:objectLockMode", "FOREVER", "GOVERNANCE"),
+        ("docuflow:infrequentAccessAfterDays", "10", "greater than or equal to 30"),
+        ("docuflow:imageUri", "not an image", "registry/repository"),
+        ("docuflow:alarmEmail", "nobody", "pattern"),
+        ("docuflow:fargateSpot", "perhaps", "boolean"),
+        ("docuflow:bucketNames", '{"archive": "x"}', "unknown bucket purpose"),
+        ("aws:region", "mars-1", "pattern"),
+    ],
+)
+def test_wrong_value_names_the_key(key: str, value: str, fragment: str) -> None:
+    with pytest.raises(StackSettingsError) as info:
+        StackSettings.from_mapping(_dev(**{key: value}))
+    message = str(info.value)
+    assert f"{key}:" in message and fragment in message, message
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"docuflow:subnetIds": None}, "docuflow:subnetIds"),
+        ({"docuflow:stage": None}, "docuflow:stage"),
+        ({"docuflow:imageTag": None}, "docuflow:imageTag"),
+        ({"docuflow:ingestMemory": "512"}, "docuflow:ingestMemory"),
+        ({"docuflow:glacierAfterDays": "40"}, "docuflow:glacierAfterDays"),
+        ({"docuflow:alarmTopicArn": "arn:aws:sns:eu-west-1:111122223333:t"}, "docuflow:alarmTopicArn"),
+        ({"docuflow:shardcount": "2"}, "docuflow:shardcount"),
+    ],
+)
+def test_missing_inconsistent_or_unknown_keys_are_named(
+    changes: dict[str, str | None], key: str
+) -> None:
+    with pytest.raises(StackSettingsError, match=key):
+        StackSettings.from_mapping(_dev(**changes))
+
+
+def test_the_program_fails_on_a_wrong_config_value_naming_the_key() -> None:
+    namespace = program_run("dev").namespace
+    pulumi.runtime.set_all_config(_dev(**{"docuflow:shardCount": "100"}))  # type: ignore[arg-type]
+    try:
+        with pytest.raises(StackSettingsError, match="docuflow:shardCount"):
+            namespace["load_settings"]()
+    finally:
+        pulumi.runtime.set_all_config(stack_config("dev"))
