@@ -96,15 +96,17 @@ def _extract_json(data: bytes, settings: ExtractionSettings) -> Extraction:
 def _pad_money(invoice: Invoice) -> Invoice:
     """`473` and `473.00` are the same amount; print both as `473.00`. Extra precision is kept."""
     exponent = Decimal(1).scaleb(-_MINOR_UNITS.get(invoice.currency or "", 2))
-    updates: dict[str, Any] = {}
-    for name in _MONEY_FIELDS:
-        value = getattr(invoice, name)
-        if value is not None and value.as_tuple().exponent > exponent.as_tuple().exponent:  # type: ignore[operator]
-            updates[name] = value.quantize(exponent)
-    lines = []
-    for line in invoice.lineItems:
-        if line.amount is not None and line.amount.as_tuple().exponent > exponent.as_tuple().exponent:  # type: ignore[operator]
-            line = line.model_copy(update={"amount": line.amount.quantize(exponent)})
-        lines.append(line)
+
+    def padded(value: Decimal | None) -> Decimal | None:
+        # Only pad: quantizing 3.3333 to the cent would change the amount.
+        if value is None or int(value.as_tuple().exponent) <= int(exponent.as_tuple().exponent):
+            return value
+        return value.quantize(exponent)
+
+    updates: dict[str, Any] = {name: padded(getattr(invoice, name)) for name in _MONEY_FIELDS}
+    lines = [
+        line if padded(line.amount) is line.amount else line.model_copy(update={"amount": padded(line.amount)})
+        for line in invoice.lineItems
+    ]
     updates["lineItems"] = lines
     return invoice.model_copy(update=updates)

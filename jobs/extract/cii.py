@@ -22,7 +22,9 @@ _AGREEMENT = f"{_TX}/ram:ApplicableHeaderTradeAgreement"
 _SETTLEMENT = f"{_TX}/ram:ApplicableHeaderTradeSettlement"
 _SUMS = f"{_SETTLEMENT}/ram:SpecifiedTradeSettlementHeaderMonetarySummation"
 _SELLER = f"{_AGREEMENT}/ram:SellerTradeParty"
-_ALLOWANCE_CHARGE = f"{_SETTLEMENT}/ram:SpecifiedTradeAllowanceCharge[normalize-space(ram:ChargeIndicator/udt:Indicator)='{{}}']"
+_ALLOWANCE_CHARGE = (
+    f"{_SETTLEMENT}/ram:SpecifiedTradeAllowanceCharge[normalize-space(ram:ChargeIndicator/udt:Indicator)='{{}}']"
+)
 
 
 DIALECT = Dialect(NAMESPACES)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError, PyPdfError
@@ -96,7 +97,7 @@ def _name_tree(node: DictionaryObject, depth: int) -> Iterator[tuple[str, Dictio
         yield from _name_tree(kid.get_object(), depth + 1)
 
 
-def _as_array(value: object) -> list:  # type: ignore[type-arg]
+def _as_array(value: Any) -> list[Any]:
     value = value.get_object() if hasattr(value, "get_object") else value
     return list(value) if isinstance(value, ArrayObject) else []
 
@@ -107,7 +108,10 @@ def _spec_name(spec: DictionaryObject) -> str:
 
 def _embedded_bytes(spec: DictionaryObject, name: str, limit: int) -> bytes | None:
     files = spec.get("/EF")
-    stream = files.get_object().get("/F") or files.get_object().get("/UF") if files is not None else None
+    files = files.get_object() if files is not None else None
+    if not isinstance(files, DictionaryObject):
+        return None
+    stream = files.get("/F") or files.get("/UF")
     stream = stream.get_object() if stream is not None else None
     if not isinstance(stream, StreamObject):
         return None

@@ -17,7 +17,10 @@ _SIGNATURE = frozenset({"invoiceNumber", "totalAmount", "lineItems", "vendorName
 
 
 def is_normalized(payload: Any) -> bool:
-    return isinstance(payload, dict) and bool(payload) and payload.keys() <= _FIELDS and bool(payload.keys() & _SIGNATURE)
+    if not isinstance(payload, dict):
+        return False
+    keys = payload.keys()
+    return keys <= _FIELDS and bool(keys & _SIGNATURE)
 
 
 def extract_normalized(data: bytes, payload: dict[str, Any]) -> Extraction:

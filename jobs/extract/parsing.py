@@ -56,12 +56,15 @@ def parse_number(text: str) -> Decimal:
         s = s[1:].strip()
     if s.endswith("-"):  # accounting style "12.00-"
         negative, s = True, s[:-1].strip()
-    if not s or not _NUMBER_CHARS_RE.match(s) or not s[0].isdigit() and s[0] not in ".,":
+    if not _NUMBER_CHARS_RE.match(s) or not s[0].isdigit() and s[0] not in ".," or not any(c.isdigit() for c in s):
         raise ValueError(f"not a number: {text!r}")
     for ch in _THOUSANDS_ONLY:
         if ch in s:
             s = _drop_grouping(s, ch)
-    value = Decimal(_resolve_dot_comma(s, text))
+    try:
+        value = Decimal(_resolve_dot_comma(s, text))
+    except InvalidOperation as exc:
+        raise ValueError(f"not a number: {text!r}") from exc
     return -value if negative else value
 
 

@@ -15,7 +15,15 @@ from decimal import Decimal
 from typing import Any
 
 from jobs.contract.invoice import DocumentFormat, FailureCode, Invoice, LineItem
-from jobs.extract.parsing import AmbiguousDate, DateOrder, ParsedDate, parse_date, parse_money, parse_number, symbol_currency
+from jobs.extract.parsing import (
+    AmbiguousDate,
+    DateOrder,
+    ParsedDate,
+    parse_date,
+    parse_money,
+    parse_number,
+    symbol_currency,
+)
 from jobs.extract.result import DocumentRejectedError, Extraction
 from jobs.extract.settings import ExtractionSettings
 

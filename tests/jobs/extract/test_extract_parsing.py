@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs.extract.parsing import AmbiguousDate, DateOrder, ParsedDate, parse_date, parse_money, parse_number, plain_decimal
+from jobs.extract.parsing import (
+    AmbiguousDate,
+    DateOrder,
+    ParsedDate,
+    parse_date,
+    parse_money,
+    parse_number,
+    plain_decimal,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,7 +52,7 @@ def test_parse_money(text: str, amount: str, currency: str | None) -> None:
     assert money.currency == currency
 
 
-@pytest.mark.parametrize("text", ["", "abc", "$", "1,23,4.00", "1.2.3,4,5", "12..5", "1'23.00", "€ 12 € $",
+@pytest.mark.parametrize("text", ["", ".", ",", "-", "abc", "$", "1,23,4.00", "1.2.3,4,5", "12..5", "1'23.00", "€ 12 € $",
                                   "NaN", "Infinity", "1e5", "12,34.56"])
 def test_parse_money_rejects(text: str) -> None:
     with pytest.raises(ValueError):

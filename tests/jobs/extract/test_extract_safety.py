@@ -29,7 +29,9 @@ def _failed(outcome: ExtractionOutcome, code: FailureCode) -> None:
     assert outcome.invoice is None
 
 
-def _pdf(attachment: bytes | None = None, name: str = "factur-x.xml", pages: int = 1, password: str | None = None) -> bytes:
+def _pdf(
+    attachment: bytes | None = None, name: str = "factur-x.xml", pages: int = 1, password: str | None = None
+) -> bytes:
     writer = PdfWriter()
     for _ in range(pages):
         writer.add_blank_page(width=200, height=200)
@@ -81,6 +83,7 @@ def test_unsafe_xml_inside_a_facturx_pdf_is_refused() -> None:
         (b"{\"ExpenseDocuments\": [", FailureCode.MALFORMED),
         (b"{\"a\": \"\xff\xfe\"}", FailureCode.MALFORMED),
         (b"[" * 100_000 + b"]" * 100_000, FailureCode.MALFORMED),
+        (b"<a>" * 5_000 + b"</a>" * 5_000, FailureCode.MALFORMED),
         (b'{"hello": "world"}', FailureCode.UNSUPPORTED_FORMAT),
         (b'{"invoiceNumber": "1", "totalAmount": "lots"}', FailureCode.MALFORMED),
         (b'{"ExpenseDocuments": [], "JobStatus": "FAILED"}', FailureCode.MALFORMED),
@@ -94,7 +97,7 @@ def test_unsafe_xml_inside_a_facturx_pdf_is_refused() -> None:
         (b"MM\x00* tiff", FailureCode.NEEDS_OCR),
     ],
     ids=["zero-bytes", "whitespace", "unclosed-xml", "invalid-utf8-xml", "foreign-xml", "truncated-json",
-         "invalid-utf8-json", "deeply-nested-json", "foreign-json", "bad-normalized-json", "textract-job-failed",
+         "invalid-utf8-json", "deeply-nested-json", "deeply-nested-xml", "foreign-json", "bad-normalized-json", "textract-job-failed",
          "textract-no-documents", "textract-bad-shape", "zip", "gif", "png", "jpeg", "tiff-le", "tiff-be"],
 )
 def test_bad_documents_fail_with_a_code(payload: bytes, code: FailureCode) -> None:

@@ -121,7 +121,8 @@ def test_ambiguous_date_is_reported_not_guessed() -> None:
 def test_a_sibling_date_settles_the_day_month_order() -> None:
     fields = complete_fields(INVOICE_RECEIPT_DATE="03/04/2021") + [summary_field("DUE_DATE", "04/30/2021")]
     outcome = extract_document(textract_bytes(textract_doc(fields)), "r")
-    assert outcome.invoice is not None and outcome.invoice.invoiceDate.isoformat() == "2021-03-04"  # type: ignore[union-attr]
+    assert outcome.invoice is not None
+    assert outcome.invoice.invoiceDate is not None and outcome.invoice.invoiceDate.isoformat() == "2021-03-04"
     assert outcome.validation.status is Status.PROCESSED
 
 
@@ -179,7 +180,7 @@ def _mutated(corpus: Path, folder: str, name: str, old: str, new: str) -> bytes:
     ("folder", "old", "new"),
     [
         # BR-CO-10: sum of line net amounts ≠ line total
-        ("cii", "<ram:LineTotalAmount>202.70</ram:LineTotalAmount>", "<ram:LineTotalAmount>203.70</ram:LineTotalAmount>"),
+        ("cii", "<ram:LineTotalAmount>202.70</", "<ram:LineTotalAmount>203.70</"),
         ("ubl", '<cbc:LineExtensionAmount currencyID="EUR">202.7<', '<cbc:LineExtensionAmount currencyID="EUR">203.7<'),
         # BR-CO-13: tax exclusive ≠ line total − allowances + charges
         ("cii", "<ram:TaxBasisTotalAmount>193.77<", "<ram:TaxBasisTotalAmount>199.57<"),
@@ -198,12 +199,14 @@ def test_broken_totals_in_rabatte_are_a_totals_mismatch(corpus: Path, folder: st
 
 
 def test_missing_currency_in_xml(corpus: Path) -> None:
-    data = _mutated(corpus, "ubl", "EN16931_Einfach.ubl.xml", "<cbc:DocumentCurrencyCode>EUR</cbc:DocumentCurrencyCode>", "")
+    data = _mutated(corpus, "ubl", "EN16931_Einfach.ubl.xml", "<cbc:DocumentCurrencyCode>EUR</cbc:DocumentCurrencyCode>",
+                    "")
     assert _reasons(data) == ["MISSING_FIELD:currency"]
 
 
 def test_garbled_amount_in_xml_is_invalid_not_fatal(corpus: Path) -> None:
-    data = _mutated(corpus, "cii", "EN16931_Einfach.cii.xml", "<ram:GrandTotalAmount>529.87<", "<ram:GrandTotalAmount>NaN<")
+    data = _mutated(corpus, "cii", "EN16931_Einfach.cii.xml", "<ram:GrandTotalAmount>529.87<",
+                    "<ram:GrandTotalAmount>NaN<")
     outcome = extract_document(data, "x.xml")
     assert outcome.validation.status is Status.REVIEW_REQUIRED
     assert {"INVALID_VALUE:totalAmount", "MISSING_FIELD:totalAmount"} <= set(outcome.validation.reasons)
