@@ -1,0 +1,298 @@
+"""Each component's properties, from the dev and prod programs recorded under the mocks."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pulumi
+import pytest
+
+from components import batch_jobs
+from components.document_buckets import lifecycle_rule_args
+from components.status_events import status_event_pattern
+from jobs.contract import LifecycleSpec, layout, table_spec
+from jobs.settings import ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
+from tests.components.program import ProgramRun
+
+# Resource count per component type in the dev stack (4 shards, own ECR repo, own topic + email).
+DEV_COUNTS = {
+    "docuflow:encryption:DataKey": 2,
+    "docuflow:document_store:DocumentStore": 1,
+    "docuflow:document_buckets:DocumentBuckets": 33,
+    "docuflow:alerts:Alerts": 3,
+    "docuflow:status_events:StatusEvents": 6,
+    "docuflow:batch_jobs:BatchJobs": 25,
+}
+
+
+def _children(run: ProgramRun, component: str) -> list[str]:
+    return [r.typ for r in run.custom if r.parent.split("::")[-2].endswith(component)]
+
+
+def test_resource_counts_per_component(dev: ProgramRun) -> None:
+    counts = {c: len(_children(dev, c)) for c in DEV_COUNTS}
+    assert counts == DEV_COUNTS
+    assert len(dev.custom) == sum(DEV_COUNTS.values())
+    assert Counter(r.typ for r in dev.resources if not r.custom) == Counter(set(DEV_COUNTS))
+
+
+def test_only_current_pulumi_aws_resources(every_stack: ProgramRun) -> None:
+    assert every_stack.custom
+    for rec in every_stack.custom:
+        assert not rec.typ.endswith("V2"), rec.typ
+        assert not rec.typ.startswith("awsx:"), rec.typ
+
+
+# --- DocumentStore ---------------------------------------------------------------------------
+def test_table_matches_the_contract(dev: ProgramRun) -> None:
+    spec = table_spec("dev")
+    table = dev.one("aws:dynamodb/table:Table").inputs
+    assert table["name"] == spec.name
+    assert (table["hashKey"], table["rangeKey"]) == (layout.PK_ATTR, layout.SK_ATTR)
+    assert table["billingMode"] == "PAY_PER_REQUEST"
+    assert {(a["name"], a["type"]) for a in table["attributes"]} == {
+        (a, "S") for a in spec.string_attributes
+    }
+    (gsi,) = table["globalSecondaryIndexes"]
+    assert gsi["name"] == spec.index_name and gsi["projectionType"] == "ALL"
+    assert "hashKey" not in gsi and "rangeKey" not in gsi  # the deprecated v6 shape
+    assert gsi["keySchemas"] == [
+        {"attributeName": layout.GSI1_PK_ATTR, "keyType": "HASH"},
+        {"attributeName": layout.GSI1_SK_ATTR, "keyType": "RANGE"},
+    ]
+    assert table["streamEnabled"] is True and table["streamViewType"] == "NEW_AND_OLD_IMAGES"
+    assert table["ttl"] == {"attributeName": layout.TTL_ATTR, "enabled": True}
+    assert table["tags"]["stage"] == "dev"
+
+
+# --- DocumentBuckets -----------------------------------------------------------------------
+def test_bucket_names_follow_the_contract(dev: ProgramRun) -> None:
+    names = {b.inputs["bucket"] for b in dev.of_type("aws:s3/bucket:Bucket")}
+    expected = {layout.bucket_name("dev", p) for p in ("raw", "processed", "reports", "access-logs")}
+    assert names == expected
+
+
+def test_lifecycle_rules_are_the_contract_rules(dev: ProgramRun) -> None:
+    spec = LifecycleSpec()
+    raw = dev.named("docuflow-dev-raw-lifecycle").inputs["rules"]
+    contract = spec.rules(layout.RAW_PREFIX)
+    assert [r["id"] for r in raw] == [r["ID"] for r in contract]
+    tiering = raw[0]
+    assert tiering["filter"] == {"prefix": layout.RAW_PREFIX}
+    assert tiering["transitions"] == [
+        {"days": 30, "storageClass": "STANDARD_IA"},
+        {"days": 365, "storageClass": "GLACIER"},
+    ]
+    assert tiering["noncurrentVersionExpiration"] == {"noncurrentDays": 90}
+    assert tiering["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
+    tag_key, compliance = layout.COMPLIANCE_TAG
+    assert raw[1]["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag_key: "standard"}}}
+    assert raw[2]["filter"]["and"]["tags"] == {tag_key: compliance}
+    assert raw[1]["expiration"] == {"days": 1825} and raw[2]["expiration"] == {"days": 3650}
+    reports = dev.named("docuflow-dev-reports-lifecycle").inputs["rules"]
+    assert reports[0]["filter"] == {} and reports[1]["filter"] == {"tag": {"key": tag_key, "value": "standard"}}
+    logs = dev.named("docuflow-dev-access-logs-lifecycle").inputs["rules"]
+    assert logs[0]["expiration"] == {"days": 365}
+
+
+def test_lifecycle_translation_covers_every_contract_rule() -> None:
+    for prefix in ("", layout.RAW_PREFIX):
+        for rule in LifecycleSpec().rules(prefix):
+            args = lifecycle_rule_args(rule)
+            assert args.id == rule["ID"] and args.status == "Enabled"
+            assert args.filter is not None
+
+
+def test_object_lock_mode_and_days_from_config(dev: ProgramRun, prod: ProgramRun) -> None:
+    for run, mode, days in ((dev, "GOVERNANCE", 365), (prod, "COMPLIANCE", 3650)):
+        lock = run.one("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration").inputs
+        assert lock["rule"]["defaultRetention"] == {"mode": mode, "days": days}
+        assert lock["bucket"] == layout.bucket_name(run.stack, "reports")
+
+
+def test_cors_on_processed_only_for_configured_origins(dev: ProgramRun) -> None:
+    cors = dev.one("aws:s3/bucketCorsConfiguration:BucketCorsConfiguration").inputs
+    assert cors["bucket"] == layout.bucket_name("dev", "processed")
+    (rule,) = cors["corsRules"]
+    assert rule["allowedMethods"] == ["GET", "HEAD"]
+    assert rule["allowedOrigins"] == ["https://app.dev.docuflow.example", "http://localhost:5173"]
+
+
+def test_log_bucket_accepts_only_s3_log_delivery_for_our_buckets(dev: ProgramRun) -> None:
+    policy = json.loads(dev.named("docuflow-dev-access-logs-policy").inputs["policy"])
+    (allow,) = [s for s in policy["Statement"] if s["Effect"] == "Allow"]
+    assert allow["Principal"] == {"Service": "logging.s3.amazonaws.com"}
+    assert set(allow["Condition"]["ArnLike"]["aws:SourceArn"]) == {
+        f"arn:aws:s3:::{layout.bucket_name('dev', p)}" for p in ("raw", "processed", "reports")
+    }
+
+
+# --- StatusEvents ----------------------------------------------------------------------------
+def test_pipe_filters_document_status_events_into_the_queue(dev: ProgramRun) -> None:
+    pipe = dev.one("aws:pipes/pipe:Pipe").inputs
+    table = dev.one("aws:dynamodb/table:Table")
+    assert pipe["source"].startswith(f"arn:aws:dynamodb:eu-west-1:123456789012:table/{table.inputs['name']}/stream/")
+    (flt,) = pipe["sourceParameters"]["filterCriteria"]["filters"]
+    pattern = json.loads(flt["pattern"])
+    assert pattern == status_event_pattern()
+    assert pattern["eventName"] == ["INSERT", "MODIFY"]
+    assert pattern["dynamodb"]["NewImage"]["entityType"] == {"S": [layout.ENTITY_DOCUMENT]}
+    stream = pipe["sourceParameters"]["dynamodbStreamParameters"]
+    assert stream["deadLetterConfig"]["arn"].endswith("status-dlq-1a2b3c")
+    assert pipe["target"].endswith("status-queue-1a2b3c")
+
+
+def test_status_queue_redrives_to_an_encrypted_dlq(dev: ProgramRun) -> None:
+    queue = dev.named("docuflow-dev-status-queue").inputs
+    redrive = json.loads(queue["redrivePolicy"])
+    assert redrive["deadLetterTargetArn"].endswith("docuflow-dev-status-dlq-1a2b3c")
+    assert redrive["maxReceiveCount"] >= 1
+    assert dev.named("docuflow-dev-status-dlq").inputs["kmsMasterKeyId"].startswith("arn:aws:kms:")
+
+
+def test_pipe_role_is_least_privilege(dev: ProgramRun) -> None:
+    policy = json.loads(dev.named("docuflow-dev-status-pipe-policy").inputs["policy"])
+    actions = {a for s in policy["Statement"] for a in s["Action"]}
+    assert actions == {
+        "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
+        "sqs:SendMessage", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey",
+    }
+    trust = json.loads(dev.named("docuflow-dev-status-pipe-role").inputs["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Service": "pipes.amazonaws.com"}
+
+
+# --- BatchJobs -----------------------------------------------------------------------------
+def _container(run: ProgramRun, job: str) -> dict:
+    (td,) = [t for t in run.of_type("aws:ecs/taskDefinition:TaskDefinition") if t.inputs["family"].endswith(job)]
+    (container,) = json.loads(td.inputs["containerDefinitions"])
+    return {**container, "_td": td.inputs}
+
+
+@pytest.mark.parametrize("job", ["ingest", "reconcile"])
+def test_task_definitions(dev: ProgramRun, job: str) -> None:
+    c = _container(dev, job)
+    assert c["entryPoint"] + c["command"] == ["python", "-m", "jobs", job]
+    td = c["_td"]
+    assert td["requiresCompatibilities"] == ["FARGATE"] and td["networkMode"] == "awsvpc"
+    assert td["volumes"] == [{"name": batch_jobs.SCRATCH_VOLUME}]
+    assert td["taskRoleArn"].endswith(f"{job}-task-role-1a2b3c")
+    assert td["executionRoleArn"].endswith("execution-role-1a2b3c")
+    assert c["image"] == "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docuflow-dev-jobs:2026.11.29-1"
+    assert c["logConfiguration"]["options"]["awslogs-group"] == f"/docuflow/dev/{job}"
+    env = {e["name"]: e["value"] for e in c["environment"]}
+    assert set(env) == set(JOB_ENV_VARS)
+    assert env[JOB_ENV_VARS[1]] == layout.table_name("dev")
+
+
+def test_prod_uses_the_configured_image_and_no_repository(prod: ProgramRun) -> None:
+    assert prod.of_type("aws:ecr/repository:Repository") == []
+    image = _container(prod, "ingest")["image"]
+    assert image == "111122223333.dkr.ecr.eu-west-1.amazonaws.com/docuflow-jobs:2026.11.29-1"
+    policy = json.loads(prod.named("docuflow-prod-execution-policy").inputs["policy"])
+    pulls = [s for s in policy["Statement"] if "ecr:BatchGetImage" in s["Action"]]
+    assert pulls[0]["Resource"] == ["arn:aws:ecr:eu-west-1:111122223333:repository/docuflow-jobs"]
+    assert prod.of_type("aws:sns/topic:Topic") == []  # the existing on-call topic is reused
+
+
+def test_ecr_repository_scans_and_is_immutable(dev: ProgramRun) -> None:
+    repo = dev.one("aws:ecr/repository:Repository").inputs
+    assert repo["imageTagMutability"] == "IMMUTABLE"
+    assert repo["imageScanningConfiguration"] == {"scanOnPush": True}
+
+
+def test_ingest_fans_out_to_shards_then_reconcile(dev: ProgramRun) -> None:
+    schedules = dev.of_type("aws:scheduler/schedule:Schedule")
+    assert len(schedules) == 4 + 1
+    ingest = [s for s in schedules if "-ingest-" in s.inputs["name"]]
+    assert len(ingest) == 4
+    for index, s in enumerate(sorted(ingest, key=lambda s: s.inputs["name"])):
+        assert s.inputs["scheduleExpression"] == "cron(0 2 * * ? *)"
+        assert s.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
+        overrides = json.loads(s.inputs["target"]["input"])
+        (container,) = overrides["containerOverrides"]
+        assert container["name"] == batch_jobs.CONTAINER_NAME
+        env = {e["name"]: e["value"] for e in container["environment"]}
+        assert env == {ENV_SHARD_INDEX: str(index), ENV_SHARD_COUNT: "4"}
+        assert s.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-dev-ingest:1")
+    (reconcile,) = [s for s in schedules if s.inputs["name"].endswith("-reconcile")]
+    assert reconcile.inputs["scheduleExpression"] == "cron(0 5 * * ? *)"
+    assert "input" not in reconcile.inputs["target"]
+
+
+def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramRun) -> None:
+    for run, spot in ((dev, True), (prod, False)):
+        schedules = run.of_type("aws:scheduler/schedule:Schedule")
+        assert schedules
+        for s in schedules:
+            target = s.inputs["target"]
+            assert target["retryPolicy"] == {"maximumRetryAttempts": 2, "maximumEventAgeInSeconds": 3600}
+            assert target["deadLetterConfig"]["arn"].endswith("schedule-dlq-1a2b3c")
+            assert target["roleArn"].endswith("scheduler-role-1a2b3c")
+            ecs = target["ecsParameters"]
+            assert ecs["networkConfiguration"]["assignPublicIp"] is False
+            assert ecs["networkConfiguration"]["subnets"]
+            if spot:
+                assert ecs["capacityProviderStrategies"] == [{"capacityProvider": "FARGATE_SPOT", "base": 0, "weight": 1}]
+                assert "launchType" not in ecs
+            else:
+                assert ecs["launchType"] == "FARGATE" and "capacityProviderStrategies" not in ecs
+
+
+def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
+    alarms = dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+    assert len(alarms) == 2
+    topic_arn = "arn:aws:sns:eu-west-1:123456789012:docuflow-dev-topic-1a2b3c"
+    for alarm in alarms:
+        assert alarm.inputs["metricName"] == "ApproximateNumberOfMessagesVisible"
+        assert alarm.inputs["threshold"] == 0 and alarm.inputs["alarmActions"] == [topic_arn]
+    rule = json.loads(dev.one("aws:cloudwatch/eventRule:EventRule").inputs["eventPattern"])
+    assert rule["detail-type"] == ["ECS Task State Change"]
+    assert rule["detail"]["lastStatus"] == ["STOPPED"]
+    assert {"containers": {"exitCode": [{"anything-but": 0}]}} in rule["detail"]["$or"]
+    assert len(rule["detail"]["taskDefinitionArn"]) == 2
+    assert dev.one("aws:cloudwatch/eventTarget:EventTarget").inputs["arn"] == topic_arn
+    topic = dev.one("aws:sns/topic:Topic").inputs
+    assert topic["kmsMasterKeyId"].startswith("arn:aws:kms:")
+    sub = dev.one("aws:sns/topicSubscription:TopicSubscription").inputs
+    assert (sub["protocol"], sub["endpoint"]) == ("email", "docuflow-dev-alerts@example.com")
+
+
+def test_job_environment_rejects_anything_but_job_env_vars() -> None:
+    values = {name: "x" for name in JOB_ENV_VARS}
+    assert [e["name"] for e in batch_jobs.job_environment(values)] == list(JOB_ENV_VARS)
+    with pytest.raises(ValueError, match="extra"):
+        batch_jobs.job_environment({**values, "DB_PASSWORD": "hunter2"})
+    with pytest.raises(ValueError, match="missing"):
+        batch_jobs.job_environment({})
+
+
+# --- outputs ---------------------------------------------------------------------------------
+@pulumi.runtime.test
+def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
+    out = dev.outputs
+    names = [
+        "tableName", "tableArn", "tableStreamArn", "statusIndexName", "rawBucketName",
+        "processedBucketName", "reportsBucketName", "clusterArn", "ingestTaskDefinitionArn",
+        "reconcileTaskDefinitionArn", "scheduleNames", "statusEventsQueueUrl",
+        "scheduleDeadLetterQueueUrl",
+    ]
+
+    def check(values: list[object]) -> None:
+        got = dict(zip(names, values, strict=True))
+        assert got["tableName"] == layout.table_name("dev")
+        assert got["tableArn"] == f"arn:aws:dynamodb:eu-west-1:123456789012:table/{layout.table_name('dev')}"
+        assert str(got["tableStreamArn"]).startswith(f"{got['tableArn']}/stream/")
+        assert got["statusIndexName"] == layout.status_index_name("dev")
+        assert [got[f"{p}BucketName"] for p in ("raw", "processed", "reports")] == [
+            layout.bucket_name("dev", p) for p in ("raw", "processed", "reports")
+        ]
+        assert got["clusterArn"] == "arn:aws:ecs:eu-west-1:123456789012:cluster/docuflow-dev-jobs"
+        assert str(got["ingestTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-ingest:1")
+        assert str(got["reconcileTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-reconcile:1")
+        assert got["scheduleNames"] == [f"docuflow-dev-ingest-{i}" for i in range(4)] + ["docuflow-dev-reconcile"]
+        assert str(got["statusEventsQueueUrl"]).startswith("https://sqs.eu-west-1.amazonaws.com/123456789012/")
+        assert str(got["scheduleDeadLetterQueueUrl"]).startswith("https://sqs.")
+
+    assert set(names) <= set(out)
+    return pulumi.Output.all(*(out[n] for n in names)).apply(check)
