@@ -1,0 +1,30 @@
+# The DocuFlow batch-job image: `python -m jobs <command>` (ingest, reconcile, ...).
+# Runs as a non-root user on a read-only root filesystem; ECS mounts a scratch volume at /tmp.
+FROM python:3.11-slim
+
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    TMPDIR=/tmp \
+    HOME=/tmp
+
+WORKDIR /app
+
+# Dependencies first so code changes reuse the layer; only the jobs' runtime requirements.
+COPY requirements-jobs.txt ./
+RUN pip install --no-cache-dir -r requirements-jobs.txt
+
+# Fixed ids: the task definition runs as "10001:10001", so ECS can see it is not root.
+RUN groupadd --system --gid 10001 docuflow \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin docuflow
+
+# Code owned by root and compiled now: the runtime user can neither change it nor needs to
+# write .pyc files to the read-only root filesystem. /tmp stays world-writable (sticky) because
+# ECS copies the image's /tmp permissions onto the scratch volume mounted there.
+COPY jobs/ ./jobs/
+RUN python -m compileall -q jobs && chmod 1777 /tmp
+
+USER 10001:10001
+ENTRYPOINT ["python", "-m", "jobs"]
+CMD ["--help"]
