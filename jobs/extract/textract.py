@@ -129,16 +129,17 @@ class _Resolver:
 
     def resolve(self, name: str, types: tuple[str, ...], parse: Callable[[str], Any]) -> Any:
         parsed: list[tuple[Any, float]] = []
-        candidates = self.candidates(types)
-        for candidate in candidates:
+        invalid = False
+        for candidate in self.candidates(types):
             try:
                 result = parse(candidate.text)
             except ValueError:
+                invalid = True
                 continue
-            if result is not None:
+            if result is not None:  # None: readable but unsettled (an ambiguous date), reported by the parser
                 parsed.append((result, candidate.confidence))
         if not parsed:
-            if candidates:
+            if invalid:
                 self.reasons.append(f"INVALID_VALUE:{name}")
             return None
         best: dict[Any, float] = {}

@@ -115,7 +115,7 @@ def test_vendor_name_field_beats_grouped_name() -> None:
 def test_ambiguous_date_is_reported_not_guessed() -> None:
     outcome = extract_document(textract_bytes(textract_doc(complete_fields(INVOICE_RECEIPT_DATE="03/04/2021"))), "r")
     assert outcome.invoice is not None and outcome.invoice.invoiceDate is None
-    assert "AMBIGUOUS_DATE" in outcome.validation.reasons
+    assert outcome.validation.reasons == ["AMBIGUOUS_DATE", "MISSING_FIELD:invoiceDate"]
 
 
 def test_a_sibling_date_settles_the_day_month_order() -> None:
