@@ -229,7 +229,9 @@ class StackSettings(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise StackSettingsError(_describe(exc, keys)) from exc
+            # Errors are located by field name, or by alias when a required value is missing.
+            aliases = {cls.model_fields[n].alias or n: k for n, k in keys.items()}
+            raise StackSettingsError(_describe(exc, {**keys, **aliases})) from exc
 
     @classmethod
     def from_config(cls, get: Callable[[str], str | None]) -> StackSettings:
