@@ -12,19 +12,21 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
-# Symbols that name one currency. "$" and "¥" are shared by several currencies, so they are
-# resolved by the caller (see ExtractionSettings.dollar_sign_currency).
+# Symbols that name exactly one currency. Shared ones ("kr", "¥") settle nothing; a bare "$" is
+# left to the caller's policy (ExtractionSettings.dollar_sign_currency).
 _SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "₹": "INR", "₩": "KRW", "₺": "TRY", "₽": "RUB",
-                            "zł": "PLN", "kr": "SEK", "Fr.": "CHF", "US$": "USD", "C$": "CAD",
+                            "zł": "PLN", "Fr.": "CHF", "US$": "USD", "C$": "CAD",
                             "CA$": "CAD", "A$": "AUD", "AU$": "AUD", "NZ$": "NZD", "HK$": "HKD",
                             "R$": "BRL", "S$": "SGD"}
 DOLLAR = "$"
+# Shared symbols are dropped from the number without naming a currency (NOK/SEK/DKK; JPY/CNY).
+_SHARED_SYMBOL_RE = re.compile(r"(?<![A-Za-z])(?:kr\.?|Kr\.?|¥|￥)(?![A-Za-z])")
 _CODE_RE = re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])")
 # Longest symbols first so "US$" wins over "$".
 _SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_SYMBOLS, key=len, reverse=True)))
 _THOUSANDS_ONLY = "'’ \u00a0\u202f"
 _NUMBER_CHARS_RE = re.compile(r"^[0-9.,'’ \u00a0\u202f]+$")
-_PLAIN_DECIMAL_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$")
+_PLAIN_DECIMAL_RE = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
 _KNOWN_CODES = frozenset({"EUR", "USD", "GBP", "CHF", "JPY", "CNY", "CAD", "AUD", "NZD", "SEK",
                           "NOK", "DKK", "PLN", "CZK", "HUF", "RON", "BGN", "INR", "BRL", "MXN",
                           "ZAR", "SGD", "HKD", "KRW", "TRY", "RUB", "ILS", "AED", "SAR"})
@@ -121,6 +123,7 @@ def parse_money(text: str) -> Money:
     elif DOLLAR in s:
         currency = DOLLAR
         s = s.replace(DOLLAR, "", 1)
+    s = _SHARED_SYMBOL_RE.sub("", s)
     code = _CODE_RE.search(s)
     if code and code.group(1) in _KNOWN_CODES:
         if currency not in (None, DOLLAR) and currency != code.group(1):

@@ -43,6 +43,9 @@ from jobs.extract.parsing import (
         ("1.234.567,89", "1234567.89", None),
         ("1,234,567.89", "1234567.89", None),
         ("$6169.40", "6169.40", "$"),
+        ("12,50 kr", "12.50", None),  # kr is NOK, SEK or DKK: it settles nothing
+        ("¥1,000", "1000", None),  # JPY or CNY
+        ("1.000 kr SEK", "1000", "SEK"),
     ],
 )
 def test_parse_money(text: str, amount: str, currency: str | None) -> None:
