@@ -231,3 +231,16 @@ def as_list(value: Any) -> list[Any]:
 
 
 Check = Callable[[list[Any]], None]
+
+
+def run_as_main(config: dict[str, str]) -> list[Recorded]:
+    """Execute __main__.py exactly as the Pulumi language host does (run_name="__main__")."""
+    pulumi.runtime.set_all_config(config)
+    start = len(MOCKS.resources)
+
+    @pulumi.runtime.test
+    def run() -> None:
+        runpy.run_path(str(PROGRAM), run_name="__main__")
+
+    run()
+    return MOCKS.resources[start:]
