@@ -244,8 +244,9 @@ def reconcile_task_policy(
     """Read both data buckets and the table; write only reports (reconciliation/ and runs/)."""
     report_prefixes = [layout.RECONCILIATION_PREFIX, layout.INGEST_RUNS_PREFIX]
     return document(
-        _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
-        _list_prefixes("ListProcessed", processed_bucket_arn, [layout.PROCESSED_PREFIX]),
+        # Reconcile lists the whole data buckets, so objects outside the layout are found too;
+        # listing reveals keys only, reading stays confined to the layout prefixes.
+        statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
         _list_prefixes("ListReports", reports_bucket_arn, report_prefixes),
         statement(
             "ReadDocuments",

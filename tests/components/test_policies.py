@@ -69,6 +69,10 @@ def test_reconcile_reads_everything_and_writes_only_reports() -> None:
         p, "s3:GetObject"
     )
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED, REPORTS}
+    (reports,) = [s for s in p["Statement"] if s["Resource"] == [REPORTS] and "s3:ListBucket" in s["Action"]]
+    assert reports["Condition"]["StringLike"]["s3:prefix"] == [
+        f"{layout.RECONCILIATION_PREFIX}*", f"{layout.INGEST_RUNS_PREFIX}*"
+    ]
     assert _allowed(p, "dynamodb:Scan") == {TABLE, INDEX}
     writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
     assert not writes & _actions(p)
