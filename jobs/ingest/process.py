@@ -1,4 +1,4 @@
-"""One document through the pipeline: claim → read → extract → result.json → finish.
+"""One claimed document through the pipeline: read → extract → result.json → finish.
 
 result.json is written before the summary item, and the item only under the condition that our
 claim still holds, so DynamoDB never points at a missing result and a taken-over document is
@@ -26,7 +26,7 @@ from jobs.contract import (
     ValidationResult,
     layout,
 )
-from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo import ConditionalPut, finish_put
 from jobs.store.s3 import Buckets, ObjectInfo
 
 logger = logging.getLogger(__name__)
@@ -83,26 +83,24 @@ def finished_item(claim: DocumentItem, outcome: ExtractionOutcome, result_uri: s
 class DocumentProcessor:
     def __init__(
         self,
-        table: DocumentTable,
         buckets: Buckets,
         processed_bucket: str,
         extract: Extractor,
+        finish: Callable[[ConditionalPut], bool],
         max_input_bytes: int,
         extract_timeout: float,
         clock: Callable[[], datetime] = layout.utc_now,
     ) -> None:
-        self._table = table
         self._buckets = buckets
         self._processed_bucket = processed_bucket
         self._extract = extract
+        self._finish = finish
         self._max_input_bytes = max_input_bytes
         self._extract_timeout = extract_timeout
         self._clock = clock
 
-    def run(self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, expected_version: int | None) -> DocumentResult:
-        lost = DocumentResult(raw.user_id, raw.document_id, obj.key, None)
-        if not self._table.put_if_version(claim, expected_version):
-            return lost
+    def run(self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem) -> DocumentResult:
+        """Process a document whose claim is held; the finish lands only if it still is."""
         outcome = self._outcome(raw, obj)
         now = self._clock()
         result = ResultDocument(
@@ -127,10 +125,10 @@ class DocumentProcessor:
         key = layout.result_key(raw.user_id, raw.document_id)
         self._buckets.put_json(self._processed_bucket, key, result.to_json_bytes())
         final = finished_item(claim, outcome, layout.s3_uri(self._processed_bucket, key), now)
-        if not self._table.put_if_lease(final, claim.leaseOwner or "", claim.version):
+        if not self._finish(finish_put(final, claim.leaseOwner or "", claim.version)):
             # Our lease expired and another worker took the document over; its write wins.
             logger.warning("claim lost before finish", extra={"key": obj.key})
-            return lost
+            return DocumentResult(raw.user_id, raw.document_id, obj.key, None)
         validation = outcome.validation
         return DocumentResult(
             raw.user_id,

@@ -16,25 +16,27 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 from multiprocessing import get_context
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, layout
 from jobs.errors import InfrastructureError, InvalidKeyError
 from jobs.extract import ExtractionSettings, extract_document
-from jobs.ingest.plan import Action, decide, shard_of
+from jobs.ingest.batcher import WriteBatcher
+from jobs.ingest.plan import Action, Decision, decide, shard_of
 from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
-from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, claim_put
 from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo
 
 logger = logging.getLogger(__name__)
 
 EXTRACT_TIMEOUT_SECONDS = 120.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -131,51 +133,73 @@ class IngestRun:
     def _sweep(self, recorder: SummaryRecorder) -> None:
         s = self.settings
         in_flight = threading.BoundedSemaphore(s.io_threads * 2)
-        submitted = 0
-        context = get_context("forkserver")
-        with ProcessPoolExecutor(s.workers, mp_context=context) as pool, ThreadPoolExecutor(s.io_threads) as threads:
-            processor = DocumentProcessor(
-                self._table,
-                self._buckets,
-                s.processed_bucket,
-                lambda data, name: pool.submit(extract_document, data, name, self._extraction),
-                self._extraction.max_input_bytes,
-                EXTRACT_TIMEOUT_SECONDS,
-            )
-            pages = self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX)
-            for batch in _documents(pages, recorder, self.options):
-                if self._stop.is_set():
-                    break
-                existing = self._table.get_many((r.user_id, r.document_id) for r, _ in batch)
-                now = layout.utc_now()
-                for raw, obj in batch:
-                    if self.options.max_docs is not None and submitted >= self.options.max_docs:
+        budget = self.options.max_docs
+        context = get_context("forkserver")  # no fork of a process that already runs threads
+        finishes = WriteBatcher(self._table, "dynamodb.TransactWrite.finish")
+        try:
+            with ProcessPoolExecutor(s.workers, mp_context=context) as pool, ThreadPoolExecutor(s.io_threads) as threads:
+                processor = DocumentProcessor(
+                    self._buckets,
+                    s.processed_bucket,
+                    lambda data, name: pool.submit(extract_document, data, name, self._extraction),
+                    finishes.put,
+                    self._extraction.max_input_bytes,
+                    EXTRACT_TIMEOUT_SECONDS,
+                )
+                pages = self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX)
+                for batch in _documents(pages, recorder, self.options):
+                    if self._stop.is_set() or budget == 0:
                         break
-                    decision = decide(
-                        raw,
-                        obj,
-                        existing.get((raw.user_id, raw.document_id)),
-                        now=now,
-                        owner=self.owner,
-                        lease=timedelta(seconds=s.lease_seconds),
-                        max_attempts=s.max_attempts,
-                    )
-                    previous = existing.get((raw.user_id, raw.document_id))
-                    recorder.decision(decision.action, obj.key, _dead_letter_reason(previous))
-                    if decision.action != Action.CLAIM or self.options.dry_run:
+                    claims = self._decide(batch, recorder, budget)
+                    if budget is not None:
+                        budget -= len(claims)
+                    if self.options.dry_run:
                         continue
-                    assert decision.claim is not None
-                    submitted += 1
-                    in_flight.acquire()
-                    future = threads.submit(self._process, processor, raw, obj, decision.claim, decision.expected_version)
-                    future.add_done_callback(lambda f: self._done(f, recorder, in_flight))
-                if self.options.max_docs is not None and submitted >= self.options.max_docs:
-                    break
+                    for chunk in _chunks(claims, TRANSACT_CHUNK):
+                        if self._stop.is_set():
+                            break
+                        landed = self._table.put_all(
+                            [claim_put(c.claim, c.expected_version) for _, _, c in chunk], "dynamodb.TransactWrite.claim"
+                        )
+                        for (raw, obj, decision), ok in zip(chunk, landed, strict=True):
+                            if not ok:
+                                recorder.document(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
+                                continue
+                            in_flight.acquire()
+                            future = threads.submit(self._process, processor, raw, obj, decision.claim)
+                            future.add_done_callback(lambda f: self._done(f, recorder, in_flight))
+        finally:
+            finishes.close()
 
-    def _process(self, processor: DocumentProcessor, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, version: int | None) -> DocumentResult | None:
-        if self._stop.is_set():
+    def _decide(
+        self, batch: list[tuple[layout.RawKey, ObjectInfo]], recorder: SummaryRecorder, budget: int | None
+    ) -> list[tuple[layout.RawKey, ObjectInfo, Decision]]:
+        """What to do with one listing page, from one batched read of the items it names."""
+        existing = self._table.get_many((r.user_id, r.document_id) for r, _ in batch)
+        now = layout.utc_now()
+        claims = []
+        for raw, obj in batch:
+            if budget is not None and len(claims) >= budget:
+                break
+            previous = existing.get((raw.user_id, raw.document_id))
+            decision = decide(
+                raw,
+                obj,
+                previous,
+                now=now,
+                owner=self.owner,
+                lease=timedelta(seconds=self.settings.lease_seconds),
+                max_attempts=self.settings.max_attempts,
+            )
+            recorder.decision(decision.action, obj.key, _dead_letter_reason(previous))
+            if decision.action == Action.CLAIM:
+                claims.append((raw, obj, decision))
+        return claims
+
+    def _process(self, processor: DocumentProcessor, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem | None) -> DocumentResult | None:
+        if self._stop.is_set() or claim is None:
             return None
-        return processor.run(raw, obj, claim, version)
+        return processor.run(raw, obj, claim)
 
     def _done(self, future: Future[DocumentResult | None], recorder: SummaryRecorder, in_flight: threading.BoundedSemaphore) -> None:
         in_flight.release()
@@ -199,6 +223,11 @@ class IngestRun:
             )
         except (BotoCoreError, ClientError, ObjectAlreadyExistsError) as exc:
             logger.error("could not write the run summary", extra={"key": key, "error": str(exc)})
+
+
+def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def _dead_letter_reason(item: DocumentItem | None) -> str:

@@ -173,46 +173,104 @@ class DocumentTable:
     # --- writes -----------------------------------------------------------------------------
     def put_if_version(self, item: DocumentItem, expected_version: int | None) -> bool:
         """Put `item` if the stored version is `expected_version` (None: only if absent)."""
-        if expected_version is None:
-            condition = "attribute_not_exists(#pk)"
-            names = {"#pk": layout.PK_ATTR}
-            values: dict[str, Any] = {}
-        else:
-            condition = "#v = :v"
-            names = {"#v": "version"}
-            values = {":v": {"N": str(expected_version)}}
-        return self._conditional_put(item, condition, names, values, "dynamodb.PutItem.claim")
+        return self._put(claim_put(item, expected_version), "dynamodb.PutItem.claim")
 
     def put_if_lease(self, item: DocumentItem, owner: str, expected_version: int) -> bool:
         """Put the finished item only while `owner` still holds the claim it made."""
-        return self._conditional_put(
-            item,
-            "#v = :v AND #owner = :owner AND #st = :processing",
-            {"#v": "version", "#owner": "leaseOwner", "#st": "status"},
-            {
-                ":v": {"N": str(expected_version)},
-                ":owner": {"S": owner},
-                ":processing": {"S": Status.PROCESSING.value},
-            },
-            "dynamodb.PutItem.finish",
-        )
+        return self._put(finish_put(item, owner, expected_version), "dynamodb.PutItem.finish")
 
-    def _conditional_put(
-        self, item: DocumentItem, condition: str, names: dict[str, str], values: dict[str, Any], operation: str
-    ) -> bool:
-        kwargs: dict[str, Any] = {
-            "TableName": self.table_name,
-            "Item": to_wire(item.to_item()),
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": names,
-        }
-        if values:
-            kwargs["ExpressionAttributeValues"] = values
+    def _put(self, put: ConditionalPut, operation: str) -> bool:
         try:
             with self._metrics.call(operation):
-                self._client.put_item(**kwargs)
+                self._client.put_item(**put.request(self.table_name))
         except ClientError as exc:
             if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return False
             raise
         return True
+
+    def put_all(self, puts: list[ConditionalPut], operation: str) -> list[bool]:
+        """Many conditional puts, TRANSACT_CHUNK per TransactWriteItems request.
+
+        A transaction is all-or-nothing, so when one condition fails the request is cancelled;
+        the cancellation reasons say which item lost, and the others are sent again. Per-item
+        outcome as for a single put: False when the condition failed.
+        """
+        outcome: list[bool | None] = [None] * len(puts)
+        for start in range(0, len(puts), TRANSACT_CHUNK):
+            pending = list(range(start, min(start + TRANSACT_CHUNK, len(puts))))
+            for _attempt in range(TRANSACT_RETRIES):
+                if not pending:
+                    break
+                pending = self._transact(puts, pending, outcome, operation)
+            for index in pending:  # still conflicting with other writers: they win
+                outcome[index] = False
+        return [bool(o) for o in outcome]
+
+    def _transact(self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str) -> list[int]:
+        if len(pending) == 1:
+            outcome[pending[0]] = self._put(puts[pending[0]], operation)
+            return []
+        request = [{"Put": puts[i].request(self.table_name)} for i in pending]
+        try:
+            with self._metrics.call(operation):
+                self._client.transact_write_items(TransactItems=request)  # type: ignore[typeddict-item]
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = exc.response.get("CancellationReasons") or [{}] * len(pending)
+            retry = []
+            for index, reason in zip(pending, reasons, strict=False):
+                code = reason.get("Code", "None")
+                if code == "ConditionalCheckFailed":
+                    outcome[index] = False
+                elif code in ("None", "TransactionConflict", "ThrottlingError"):
+                    retry.append(index)
+                else:
+                    raise
+            return retry
+        for index in pending:
+            outcome[index] = True
+        return []
+
+
+TRANSACT_CHUNK = 25
+TRANSACT_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class ConditionalPut:
+    item: DocumentItem
+    condition: str
+    names: dict[str, str]
+    values: dict[str, Any]
+
+    def request(self, table_name: str) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "TableName": table_name,
+            "Item": to_wire(self.item.to_item()),
+            "ConditionExpression": self.condition,
+            "ExpressionAttributeNames": self.names,
+        }
+        if self.values:
+            request["ExpressionAttributeValues"] = self.values
+        return request
+
+
+def claim_put(item: DocumentItem, expected_version: int | None) -> ConditionalPut:
+    if expected_version is None:
+        return ConditionalPut(item, "attribute_not_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
+    return ConditionalPut(item, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
+
+
+def finish_put(item: DocumentItem, owner: str, expected_version: int) -> ConditionalPut:
+    return ConditionalPut(
+        item,
+        "#v = :v AND #owner = :owner AND #st = :processing",
+        {"#v": "version", "#owner": "leaseOwner", "#st": "status"},
+        {
+            ":v": {"N": str(expected_version)},
+            ":owner": {"S": owner},
+            ":processing": {"S": Status.PROCESSING.value},
+        },
+    )

@@ -1,0 +1,116 @@
+"""Ingest throughput on the local stack: the job vs a naive sequential loop vs the emulator ceiling.
+
+The ceiling issues the minimum requests per document (one GET, one PUT of as many bytes, one item
+write) from a
+tuned concurrent client with no extraction; the local servers, not the job, bound every figure,
+so the ratio job/ceiling is the number that matters. Each contender writes to its own fresh
+stage (table with stream, buckets) on the same fresh servers; all read the same seeded raw/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from jobs.contract import DocumentItem, Status, layout
+from jobs.demo.corpus import generate
+from jobs.demo.seed import upload
+from jobs.extract import extract_document
+from jobs.observability import CallMetrics
+from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.dynamo import to_wire
+from jobs.store.s3 import Buckets
+
+from bench.common import fresh_stack, run_measured, stage, table, write_result
+
+
+def _raw_objects(settings: JobSettings) -> list:
+    buckets = Buckets(s3_client(settings), CallMetrics())
+    return [obj for page in buckets.list_pages(settings.raw_bucket, layout.RAW_PREFIX) for obj in page]
+
+
+def _summary_item(obj, status: Status) -> dict:  # noqa: ANN001
+    raw = layout.parse_raw_key(obj.key)
+    now = layout.utc_now()
+    return DocumentItem(
+        userId=raw.user_id, documentId=raw.document_id, status=status, createdAt=obj.last_modified,
+        updatedAt=now, rawS3Uri=obj.uri, rawEtag=obj.etag,
+    ).to_item()
+
+
+def ceiling(source: JobSettings, target: JobSettings, objects: list, threads: int) -> float:
+    s3 = s3_client(source)
+    ddb = dynamodb_client(source)
+
+    def one(obj) -> None:  # noqa: ANN001
+        body = s3.get_object(Bucket=obj.bucket, Key=obj.key)["Body"].read()
+        raw = layout.parse_raw_key(obj.key)
+        s3.put_object(Bucket=target.processed_bucket, Key=layout.result_key(raw.user_id, raw.document_id), Body=body)
+        ddb.put_item(TableName=target.table_name, Item=to_wire(_summary_item(obj, Status.PROCESSED)))
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, objects))
+    return len(objects) / (time.perf_counter() - started)
+
+
+def naive(source: JobSettings, target: JobSettings, objects: list) -> float:
+    s3 = s3_client(source)
+    ddb = dynamodb_client(source)
+    started = time.perf_counter()
+    for obj in objects:
+        body = s3.get_object(Bucket=obj.bucket, Key=obj.key)["Body"].read()
+        raw = layout.parse_raw_key(obj.key)
+        outcome = extract_document(body, raw.filename)
+        s3.put_object(Bucket=target.processed_bucket, Key=layout.result_key(raw.user_id, raw.document_id),
+                      Body=outcome.model_dump_json().encode())
+        ddb.put_item(TableName=target.table_name, Item=to_wire(_summary_item(obj, outcome.validation.status)))
+    return len(objects) / (time.perf_counter() - started)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--docs", type=int, default=2000)
+    parser.add_argument("--naive-docs", type=int, default=500, help="the naive loop is slow: time a subset")
+    parser.add_argument("--threads", type=int, default=16, help="ceiling and seeding threads")
+    parser.add_argument("--job-threads", type=int, default=32, help="the job's I/O threads")
+    args = parser.parse_args(argv)
+    with fresh_stack() as endpoints:
+        job = stage(endpoints, "benchjob")
+        seeded = upload(s3_client(job), job.raw_bucket, generate(20, args.docs, seed=11), args.threads)
+        objects = _raw_objects(job)
+        ceiling_rate = ceiling(job, stage(endpoints, "benchceil"), objects, args.threads)
+        naive_rate = naive(job, stage(endpoints, "benchnaive"), objects[: args.naive_docs])
+        env = {**os.environ, **job.env(), "DOCUFLOW_LOG_FORMAT": "json", "DOCUFLOW_IO_THREADS": str(args.job_threads)}
+        done, job_rss = run_measured([sys.executable, "-m", "jobs", "ingest"], env)
+        if done.returncode != 0:
+            raise SystemExit(f"ingest failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        summary = json.loads(done.stdout)
+    job_rate = summary["processed"] / summary["seconds"]
+    rows = [
+        ["emulator ceiling (GET+PUT+PutItem, no extraction)", f"{ceiling_rate:.1f}", "1.00"],
+        ["naive sequential loop", f"{naive_rate:.1f}", f"{naive_rate / ceiling_rate:.2f}"],
+        ["ingest job", f"{job_rate:.1f}", f"{job_rate / ceiling_rate:.2f}"],
+    ]
+    print(f"\nIngest, {summary['processed']} documents ({sum(seeded.values())} seeded), 2 servers on loopback")
+    print(table(["contender", "docs/s", "x ceiling"], rows))
+    print(f"job vs naive: {job_rate / naive_rate:.2f}x; job peak RSS (process tree): {job_rss} MB")
+    result = {
+        "documents": summary["processed"],
+        "docsPerSecond": {"ceiling": round(ceiling_rate, 1), "naive": round(naive_rate, 1), "job": round(job_rate, 1)},
+        "ratios": {"jobOverCeiling": round(job_rate / ceiling_rate, 3), "jobOverNaive": round(job_rate / naive_rate, 3)},
+        "jobPeakRssMb": job_rss,
+        "statuses": summary["statuses"],
+        "calls": summary["calls"],
+    }
+    write_result("ingest", result)
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Shared benchmark plumbing: a fresh local stack per benchmark, result files, tables, peak memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from jobs.local import servers
+from jobs.local.stack import Endpoints, bootstrap_endpoints
+from jobs.settings import JobSettings
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+@contextmanager
+def fresh_stack() -> Iterator[Endpoints]:
+    """New DynamoDB Local (in memory) and moto S3 processes: no stream backlog from earlier runs."""
+    with tempfile.TemporaryDirectory(prefix="docuflow-bench-") as tmp:
+        ddb = servers.dynamodb_spec(servers.free_port(), None, Path(tmp))
+        s3 = servers.s3_spec(servers.free_port(), Path(tmp))
+        processes = [servers.start(ddb), servers.start(s3)]
+        try:
+            servers.wait_until_ready(ddb, processes[0])
+            servers.wait_until_ready(s3, processes[1])
+            endpoints = Endpoints(dynamodb=ddb.endpoint, s3=s3.endpoint)
+            os.environ.update(endpoints.aws_env())
+            yield endpoints
+        finally:
+            for process in processes:
+                process.terminate()
+                process.wait(timeout=15)
+
+
+def stage(endpoints: Endpoints, name: str) -> JobSettings:
+    settings = JobSettings(stage=name)
+    bootstrap_endpoints(endpoints, settings)
+    return settings
+
+
+def peak_rss_mb(children: bool = False) -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF)
+    return round(usage.ru_maxrss / 1024, 1)
+
+
+def run_measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run a command; return it with the peak RSS (MB) of its whole process tree, sampled at 10 Hz."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        parent = psutil.Process(process.pid)
+        peak = 0
+        while process.poll() is None:
+            try:
+                tree = [parent, *parent.children(recursive=True)]
+                peak = max(peak, sum(p.memory_info().rss for p in tree))
+            except psutil.Error:
+                pass
+            time.sleep(0.1)
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(command, process.returncode, out.read(), err.read())
+    return done, round(peak / 2**20, 1)
+
+
+def machine() -> dict[str, Any]:
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "machine": platform.machine()}
+
+
+def write_result(name: str, payload: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    body = {"benchmark": name, "measuredAt": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(), **payload}
+    path.write_text(json.dumps(body, indent=2, default=str) + "\n")
+    return path
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [headers] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
