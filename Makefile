@@ -9,7 +9,7 @@ PIP_QUIET := --quiet --progress-bar off --disable-pip-version-check
 # pip here warns about every local index folder it skips; keep the output readable.
 PIP_FILTER := grep -v "^WARNING: Location" || true
 
-.PHONY: help setup java demo test test-slow bench local-up local-down clean
+.PHONY: help setup java ocr demo test test-slow bench local-up local-down clean
 
 help:
 	@echo "make demo       local stack up, seed demo invoices, ingest, reconcile, dashboard queries"
@@ -35,7 +35,14 @@ java:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	fi
 
-setup: $(VENV)/.installed node_modules/.installed java
+# Local OCR engine for scans (English and German models).
+ocr:
+	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx deu; then \
+		echo "installing tesseract-ocr (eng, deu)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu >/dev/null; \
+	fi
+
+setup: $(VENV)/.installed node_modules/.installed java ocr
 
 test: setup
 	$(PY) -m pytest -m "not slow" -q

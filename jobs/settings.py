@@ -30,6 +30,7 @@ ENV_RETRY_MODE = "DOCUFLOW_RETRY_MODE"
 ENV_RETRY_ATTEMPTS = "DOCUFLOW_RETRY_ATTEMPTS"
 ENV_CONFIDENCE = "DOCUFLOW_CONFIDENCE_THRESHOLD"
 ENV_LOG_FORMAT = "DOCUFLOW_LOG_FORMAT"
+ENV_OCR_ENGINE = "DOCUFLOW_OCR_ENGINE"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
@@ -53,6 +54,8 @@ class JobSettings(BaseModel):
     retry_mode: str = Field(default="standard", pattern=r"^(standard|adaptive|legacy)$")
     retry_attempts: int = Field(default=8, ge=1, le=20)
     confidence_threshold: float = Field(default=80.0, ge=0, le=100)
+    # Scans and plain PDFs: Amazon Textract on AWS; `local up` selects the embedded tesseract.
+    ocr_engine: str = Field(default="textract", pattern=r"^(textract|local|off)$")
 
     @model_validator(mode="after")
     def _defaults_from_stage(self) -> JobSettings:
@@ -85,6 +88,7 @@ class JobSettings(BaseModel):
             "retry_mode": ENV_RETRY_MODE,
             "retry_attempts": ENV_RETRY_ATTEMPTS,
             "confidence_threshold": ENV_CONFIDENCE,
+            "ocr_engine": ENV_OCR_ENGINE,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         try:

@@ -18,13 +18,14 @@ import boto3
 from jobs.contract import bucket_specs, table_spec
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
-from jobs.settings import JobSettings
+from jobs.settings import ENV_OCR_ENGINE, JobSettings
 
 REGION = "us-east-1"
 DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
 ENV_LOCAL_DIR = "DOCUFLOW_LOCAL_DIR"
 ENV_DYNAMODB_PORT = "DOCUFLOW_DYNAMODB_PORT"
 ENV_S3_PORT = "DOCUFLOW_S3_PORT"
+LOCAL_OCR_ENGINE = "local"  # no Textract on the embedded stack
 
 
 @dataclass(frozen=True)
@@ -122,5 +123,5 @@ def status() -> dict[str, dict[str, object]]:
 
 
 def exports(endpoints: Endpoints, settings: JobSettings) -> str:
-    env = {**endpoints.aws_env(), **settings.env()}
+    env = {**endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: LOCAL_OCR_ENGINE}
     return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
