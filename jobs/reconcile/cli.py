@@ -1,0 +1,97 @@
+"""`python -m jobs reconcile`: check DynamoDB against S3 and write a write-once audit report.
+
+Exit 0 when no finding reaches --fail-on, 1 when one does, 2 when the run itself failed (bad
+options, unreadable export/inventory files, AWS unreachable, report key already taken).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from datetime import timedelta
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.errors import DocuFlowError
+from jobs.observability import setup_logging
+from jobs.reconcile.rules import Severity
+from jobs.reconcile.run import EXIT_FAILED, ReconcileOptions, ReconcileRun
+from jobs.settings import JobSettings
+from jobs.store.s3 import ObjectAlreadyExistsError
+
+logger = logging.getLogger(__name__)
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+
+
+def duration(text: str) -> timedelta:
+    """`90s`, `15m`, `6h`, `2d`."""
+    match = _DURATION.match(text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 30s, 15m, 6h or 2d")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jobs reconcile", description=__doc__)
+    p.add_argument("--source", choices=("live", "files"), default=None, help="default: files when files are given, else live")
+    p.add_argument("--dynamodb-export", metavar="LOCATION", help="export directory or manifest-summary.json (path or s3://)")
+    p.add_argument("--s3-inventory", metavar="MANIFEST", action="append", default=[], help="inventory manifest.json, once per bucket")
+    p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
+    p.add_argument("--repair", action="store_true", help="apply the safe fixes (logged, in the report)")
+    p.add_argument("--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)")
+    p.add_argument("--stuck-after", type=duration, default=timedelta(hours=6), help="lease expired longer ago than this (6h)")
+    p.add_argument("--fail-on", choices=[s.value for s in Severity], default=Severity.ERROR.value, help="exit 1 threshold (error)")
+    p.add_argument("--segments", type=int, default=0, help="parallel Scan segments (default from DOCUFLOW_IO_THREADS)")
+    p.add_argument("--no-report", action="store_true", help="print findings only, write nothing to the reports bucket")
+    return p
+
+
+def parse_options(argv: list[str]) -> ReconcileOptions:
+    p = parser()
+    args = p.parse_args(argv)
+    source = args.source or ("files" if args.dynamodb_export or args.s3_inventory else "live")
+    try:
+        return ReconcileOptions(
+            source=source,
+            dynamodb_export=args.dynamodb_export,
+            s3_inventories=tuple(args.s3_inventory),
+            deep=args.deep,
+            repair=args.repair,
+            grace=args.grace,
+            stuck_after=args.stuck_after,
+            fail_on=Severity(args.fail_on),
+            segments=args.segments,
+            write_report=not args.no_report,
+        )
+    except ValueError as exc:
+        p.error(str(exc))
+        raise  # unreachable: parser.error exits
+
+
+def main(argv: list[str]) -> int:
+    try:
+        options = parse_options(argv)
+    except SystemExit as exc:  # argparse: --help is 0, bad options are 2
+        return int(exc.code or 0)
+    setup_logging()
+    try:
+        outcome = ReconcileRun(JobSettings.from_env(), options).execute()
+    except (DocuFlowError, ObjectAlreadyExistsError, BotoCoreError, ClientError) as exc:
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    summary = outcome.summary
+    print(f"reconcile {summary.runId}: {summary.totalFindings} findings "
+          f"({summary.severities.get('error', 0)} errors, {summary.severities.get('warning', 0)} warnings)")
+    for code, count in summary.counts.items():
+        if count:
+            print(f"  {code:<18} {count}")
+    if summary.repairs:
+        applied = sum(r.outcome == "applied" for r in summary.repairs)
+        print(f"  repairs: {applied} applied of {len(summary.repairs)}")
+    if options.write_report:
+        print(f"  report: s3://{JobSettings.from_env().reports_bucket}/{summary.reportPrefix}")
+    return outcome.exit_code

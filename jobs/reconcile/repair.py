@@ -1,0 +1,176 @@
+"""--repair: the few safe fixes reconcile may make, each a conditional put, each logged.
+
+- ORPHAN_RESULT: rebuild the missing item from result.json (put only if no item exists).
+- MISSING_RESULT and STUCK_PROCESSING: mark the item for reprocessing (FAILED + INTERNAL with
+  attempts reset: jobs.ingest.plan re-claims exactly that), guarded by the version we saw.
+- INDEX_DRIFT: rewrite the item through DocumentItem.to_item, which derives GSI1PK/GSI1SK.
+
+Nothing else is touched (MISSING_RAW, STALE_RESULT, UNPROCESSED_RAW, KEY_MISMATCH, BAD_KEY and
+SUMMARY_MISMATCH need a person or the next ingest), and no S3 object is ever deleted or written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+import polars as pl
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import ValidationError
+
+from jobs.contract import DocumentItem, FailureCode, ResultDocument, Status, layout
+from jobs.errors import DocuFlowError
+from jobs.reconcile.report import RepairAction
+from jobs.reconcile.rules import RESULT_PROMISED, Code
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
+
+logger = logging.getLogger(__name__)
+
+REPAIRABLE = (Code.ORPHAN_RESULT, Code.MISSING_RESULT, Code.STUCK_PROCESSING, Code.INDEX_DRIFT)
+NOT_REPAIRABLE = tuple(c for c in Code if c not in REPAIRABLE)
+REPROCESS_MESSAGE = "reconcile: {why}; marked for reprocessing"
+
+
+class _Skip(Exception):
+    """The state changed since the snapshot, or the fix would not be safe: leave it."""
+
+
+def item_from_result(doc: ResultDocument, result_uri: str, now: datetime) -> DocumentItem:
+    """The summary item ingest would have written for this result.json."""
+    invoice = doc.invoice
+    validation = doc.validation
+    return DocumentItem(
+        userId=doc.userId,
+        documentId=doc.documentId,
+        status=validation.status,
+        createdAt=doc.createdAt,
+        updatedAt=now,
+        rawS3Uri=layout.s3_uri(doc.source.bucket, doc.source.key),
+        rawEtag=doc.source.etag,
+        attempts=1,
+        version=1,
+        sourceFormat=doc.source.format,
+        vendorName=invoice.vendorName if invoice else None,
+        invoiceNumber=invoice.invoiceNumber if invoice else None,
+        invoiceDate=invoice.invoiceDate if invoice else None,
+        totalAmount=invoice.totalAmount if invoice else None,
+        currency=invoice.currency if invoice else None,
+        resultS3Uri=result_uri,
+        failureCode=validation.errorCode.value if validation.errorCode else None,
+        failureMessage=validation.errorMessage,
+        reviewReasons=list(validation.reasons),
+    )
+
+
+def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
+    """FAILED + INTERNAL with attempts 0: the next ingest claims it again (plan.decide)."""
+    return item.model_copy(
+        update={
+            "status": Status.FAILED,
+            "failureCode": FailureCode.INTERNAL.value,
+            "failureMessage": REPROCESS_MESSAGE.format(why=why),
+            "attempts": 0,
+            "version": item.version + 1,
+            "updatedAt": now,
+            "resultS3Uri": None,
+            "leaseOwner": None,
+            "leaseExpiresAt": None,
+        }
+    )
+
+
+class Repairer:
+    def __init__(self, table: DocumentTable, buckets: Buckets, processed_bucket: str, clock: Callable[[], datetime] = layout.utc_now) -> None:
+        self._table = table
+        self._buckets = buckets
+        self._processed_bucket = processed_bucket
+        self._clock = clock
+
+    def run(self, findings: pl.DataFrame) -> list[RepairAction]:
+        todo = findings.filter(pl.col("code").is_in([c.value for c in REPAIRABLE]))
+        actions = [self._one(row) for row in todo.iter_rows(named=True)]
+        applied = sum(a.outcome == "applied" for a in actions)
+        logger.info("repairs done", extra={"attempted": len(actions), "applied": applied})
+        return actions
+
+    def _one(self, row: dict[str, object]) -> RepairAction:
+        code = Code(str(row["code"]))
+        handler = {
+            Code.ORPHAN_RESULT: self._orphan,
+            Code.MISSING_RESULT: self._missing_result,
+            Code.STUCK_PROCESSING: self._stuck,
+            Code.INDEX_DRIFT: self._index,
+        }[code]
+        user_id, document_id = row.get("userId"), row.get("documentId")
+        evidence = json.loads(str(row["evidence"]))
+        try:
+            action, detail = handler(row, evidence)
+            outcome = "applied"
+        except _Skip as exc:
+            action, detail, outcome = _ACTION_NAMES[code], "", f"skipped: {exc}"
+        except (ClientError, BotoCoreError, ValidationError, DocuFlowError, ValueError) as exc:
+            action, detail, outcome = _ACTION_NAMES[code], "", f"failed: {type(exc).__name__}: {str(exc)[:300]}"
+        result = RepairAction(
+            code=code.value,
+            userId=None if user_id is None else str(user_id),
+            documentId=None if document_id is None else str(document_id),
+            action=action,
+            outcome=outcome,
+            detail=detail,
+        )
+        logger.info("repair", extra=result.model_dump())
+        return result
+
+    def _current(self, row: dict[str, object], evidence: dict[str, object]) -> DocumentItem:
+        item = self._table.get(str(row["userId"]), str(row["documentId"]))
+        if item is None:
+            raise _Skip("the item no longer exists")
+        if item.version != evidence.get("version"):
+            raise _Skip(f"the item changed since the snapshot (version {evidence.get('version')} -> {item.version})")
+        return item
+
+    def _put(self, item: DocumentItem, expected: int | None) -> None:
+        if not self._table.put_if_version(item, expected):
+            raise _Skip("the item changed while repairing (condition failed)")
+
+    def _orphan(self, row: dict[str, object], _evidence: dict[str, object]) -> tuple[str, str]:
+        bucket, key = str(row["bucket"]), str(row["key"])
+        doc = ResultDocument.from_json_bytes(self._buckets.get_bytes(bucket, key))
+        if (doc.userId, doc.documentId) != (row["userId"], row["documentId"]):
+            raise _Skip("result.json names other ids than its key")
+        item = item_from_result(doc, layout.s3_uri(bucket, key), self._clock())
+        self._put(item, None)
+        return _ACTION_NAMES[Code.ORPHAN_RESULT], f"status {item.status.value} from {key}"
+
+    def _missing_result(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
+        item = self._current(row, evidence)
+        if item.status.value not in RESULT_PROMISED:
+            raise _Skip(f"status is now {item.status.value}")
+        if self._buckets.head(self._processed_bucket, layout.result_key(item.userId, item.documentId)) is not None:
+            raise _Skip("result.json exists now")
+        self._put(reprocess(item, "result.json missing", self._clock()), item.version)
+        return _ACTION_NAMES[Code.MISSING_RESULT], f"was {item.status.value} v{item.version}"
+
+    def _stuck(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
+        item = self._current(row, evidence)
+        now = self._clock()
+        if item.status != Status.PROCESSING or (item.leaseExpiresAt is not None and item.leaseExpiresAt > now):
+            raise _Skip("the lease is held again")
+        self._put(reprocess(item, f"lease of {item.leaseOwner} expired", now), item.version)
+        return _ACTION_NAMES[Code.STUCK_PROCESSING], f"lease expired {evidence.get('leaseExpiresAt')}"
+
+    def _index(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
+        item = self._current(row, evidence)
+        self._put(item.model_copy(update={"version": item.version + 1, "updatedAt": self._clock()}), item.version)
+        return _ACTION_NAMES[Code.INDEX_DRIFT], f"GSI1PK was {evidence.get('GSI1PK')}, GSI1SK was {evidence.get('GSI1SK')}"
+
+
+_ACTION_NAMES = {
+    Code.ORPHAN_RESULT: "rebuild item from result.json",
+    Code.MISSING_RESULT: "mark for reprocessing",
+    Code.STUCK_PROCESSING: "release lease, mark for reprocessing",
+    Code.INDEX_DRIFT: "rewrite item (derived index keys)",
+}

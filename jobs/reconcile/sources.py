@@ -1,0 +1,460 @@
+"""Reconcile inputs: the table and the buckets as polars frames, from live reads or from files.
+
+Live: a parallel Scan (one thread per segment) and paginated listings of both buckets. Files: a
+DynamoDB export (DYNAMODB_JSON) and S3 Inventory reports (CSV or Parquet), each from a local path
+or an s3:// URI, read file by file so only one decompressed data file is in memory at a time.
+Both produce the schemas of `rules`, so the rules cannot tell which source they were given.
+The file formats are described in docs/reconcile.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+import urllib.parse
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from jobs.contract import layout
+from jobs.errors import DocuFlowError, InvalidKeyError
+from jobs.reconcile.rules import (
+    DEEP_ONLY_COLUMNS,
+    ITEM_ATTRIBUTE_OF,
+    ITEMS_SCHEMA,
+    NUMERIC_ITEM_COLUMNS,
+    OBJECTS_SCHEMA,
+    RESULTS_SCHEMA,
+    empty,
+)
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets, ObjectInfo
+
+logger = logging.getLogger(__name__)
+
+ROWS_PER_CHUNK = 50_000
+EXPORT_SUMMARY = "manifest-summary.json"
+EXPORT_FILES = "manifest-files.json"
+INVENTORY_MANIFEST = "manifest.json"
+
+
+class ReconcileInputError(DocuFlowError, ValueError):
+    """An export or inventory file is missing, malformed or of an unsupported format."""
+
+
+@dataclass
+class Snapshot:
+    """Frames plus when each input was taken (the ages of the rules are measured from it)."""
+
+    items: pl.DataFrame
+    raw_objects: pl.DataFrame
+    processed_objects: pl.DataFrame
+    taken_at: dict[str, datetime] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def as_of(self) -> datetime:
+        return min(self.taken_at.values())
+
+
+# --- item rows (shared by the live Scan and nothing else: the export is parsed by polars) ----
+def item_row(item: dict[str, Any], deep: bool) -> dict[str, Any]:
+    """One deserialized item as a row of ITEMS_SCHEMA (numbers as DynamoDB spells them)."""
+    row: dict[str, Any] = {}
+    for column, attribute in ITEM_ATTRIBUTE_OF.items():
+        if column in DEEP_ONLY_COLUMNS and not deep:
+            row[column] = None
+            continue
+        value = item.get(attribute)
+        if column in ("version", "attempts"):
+            row[column] = int(value) if isinstance(value, Decimal | int) else None
+        elif column == "totalAmount":
+            row[column] = str(value) if isinstance(value, Decimal) else None
+        else:
+            row[column] = value if isinstance(value, str) else None
+    return row
+
+
+def _frames(rows: Iterable[dict[str, Any]], schema: dict[str, pl.DataType]) -> Iterator[pl.DataFrame]:
+    """Bounded chunks of rows as frames: a list of dicts never grows past ROWS_PER_CHUNK."""
+    chunk: list[dict[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= ROWS_PER_CHUNK:
+            yield pl.DataFrame(chunk, schema=schema, orient="row")
+            chunk = []
+    if chunk:
+        yield pl.DataFrame(chunk, schema=schema, orient="row")
+
+
+def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.concat(frames, how="vertical", rechunk=True) if frames else empty(schema)
+
+
+# --- live ------------------------------------------------------------------------------------
+def live_items(table: DocumentTable, segments: int, deep: bool) -> pl.DataFrame:
+    """Parallel Scan: one thread per segment, each building bounded frames."""
+
+    def one(segment: int) -> list[pl.DataFrame]:
+        rows = (item_row(item, deep) for item in table.scan(segment, segments))
+        return list(_frames(rows, ITEMS_SCHEMA))
+
+    with ThreadPoolExecutor(segments, thread_name_prefix="scan") as pool:
+        parts = [frame for frames in pool.map(one, range(segments)) for frame in frames]
+    return _concat(parts, ITEMS_SCHEMA)
+
+
+def object_rows(objects: Iterable[ObjectInfo]) -> Iterator[dict[str, Any]]:
+    for obj in objects:
+        yield {
+            "bucket": obj.bucket,
+            "key": obj.key,
+            "etag": obj.etag.strip('"'),
+            "size": obj.size,
+            "lastModified": obj.last_modified.astimezone(UTC),
+        }
+
+
+def live_objects(buckets: Buckets, bucket: str) -> pl.DataFrame:
+    """The whole bucket (not only its layout prefix), so objects outside the layout are seen."""
+    objects = (obj for page in buckets.list_pages(bucket, "") for obj in page)
+    return _concat(list(_frames(object_rows(objects), OBJECTS_SCHEMA)), OBJECTS_SCHEMA)
+
+
+def live_snapshot(
+    table: DocumentTable, buckets: Buckets, raw_bucket: str, processed_bucket: str, segments: int, deep: bool
+) -> Snapshot:
+    started = layout.utc_now()
+    with ThreadPoolExecutor(3, thread_name_prefix="live") as pool:
+        items = pool.submit(live_items, table, segments, deep)
+        raw = pool.submit(live_objects, buckets, raw_bucket)
+        processed = pool.submit(live_objects, buckets, processed_bucket)
+        snapshot = Snapshot(items.result(), raw.result(), processed.result())
+    snapshot.taken_at = {"table": started, "raw": started, "processed": started}
+    snapshot.inputs = {"table": "live Scan", "raw": f"live listing of {raw_bucket}", "processed": f"live listing of {processed_bucket}"}
+    return snapshot
+
+
+# --- result.json contents (--deep) -------------------------------------------------------------
+def result_row(key: str, data: bytes) -> dict[str, Any]:
+    """The fields --deep compares; a result.json that does not parse yields nulls (a mismatch)."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    invoice = doc.get("invoice") if isinstance(doc.get("invoice"), dict) else {}
+    validation = doc.get("validation") if isinstance(doc.get("validation"), dict) else {}
+    amount = invoice.get("totalAmount")
+    return {
+        "key": key,
+        "userId": doc.get("userId"),
+        "documentId": doc.get("documentId"),
+        "status": validation.get("status"),
+        "vendorName": invoice.get("vendorName"),
+        "invoiceDate": invoice.get("invoiceDate"),
+        "totalAmount": None if amount is None else str(amount),
+    }
+
+
+def read_results(buckets: Buckets, bucket: str, keys: list[str], threads: int) -> pl.DataFrame:
+    """GET every result.json (threads); used by --deep with either source."""
+    with ThreadPoolExecutor(threads, thread_name_prefix="deep") as pool:
+        rows = pool.map(lambda k: result_row(k, buckets.get_bytes(bucket, k)), keys)
+        return _concat(list(_frames(rows, RESULTS_SCHEMA)), RESULTS_SCHEMA)
+
+
+# --- file locations (local paths or s3:// URIs) ----------------------------------------------
+class Location:
+    """A file given as a local path or an s3:// URI; siblings are found relative to it."""
+
+    def __init__(self, text: str, buckets: Buckets | None) -> None:
+        self.text = text
+        self._buckets = buckets
+        if text.startswith("s3://"):
+            try:
+                self.bucket, self.key = layout.parse_s3_uri(text)
+            except InvalidKeyError as exc:
+                raise ReconcileInputError(str(exc)) from exc
+            self.path: Path | None = None
+        else:
+            self.bucket, self.key, self.path = "", "", Path(text)
+
+    def read(self) -> bytes:
+        try:
+            if self.path is not None:
+                return self.path.read_bytes()
+            if self._buckets is None:
+                raise ReconcileInputError(f"{self.text}: no S3 client to read it with")
+            return self._buckets.get_bytes(self.bucket, self.key)
+        except ReconcileInputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any read failure is a bad input for the caller
+            raise ReconcileInputError(f"cannot read {self.text}: {type(exc).__name__}: {exc}") from exc
+
+    def child(self, name: str) -> Location:
+        if self.path is not None:
+            return Location(str(self.path / name), self._buckets)
+        return Location(layout.s3_uri(self.bucket, self.key.rstrip("/") + "/" + name), self._buckets)
+
+    def bucket_key(self, key: str, bucket: str | None = None) -> Location:
+        """Another object of the same bucket (manifests name data files by bucket key).
+
+        Locally the directory tree mirrors the bucket: the key is looked up under each parent
+        of this file, so a copied-down export or inventory reads like the one in S3.
+        """
+        if self.path is None:
+            return Location(layout.s3_uri(bucket or self.bucket, key), self._buckets)
+        for parent in self.path.parents:
+            candidate = parent / key
+            if candidate.is_file():
+                return Location(str(candidate), self._buckets)
+        raise ReconcileInputError(f"{self.text} names {key!r}, which is not under any parent directory")
+
+
+def _json_object(location: Location) -> dict[str, Any]:
+    try:
+        data = json.loads(location.read())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ReconcileInputError(f"{location.text} is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ReconcileInputError(f"{location.text} is not a JSON object")
+    return data
+
+
+def _require(data: dict[str, Any], name: str, where: str) -> Any:
+    if name not in data or data[name] in (None, ""):
+        raise ReconcileInputError(f"{where} has no {name!r}")
+    return data[name]
+
+
+def _gunzip(data: bytes, where: str) -> bytes:
+    try:
+        return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    except (OSError, EOFError) as exc:
+        raise ReconcileInputError(f"{where} is not valid gzip: {exc}") from exc
+
+
+def _parse_time(text: str, where: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError as exc:
+        raise ReconcileInputError(f"{where}: {text!r} is not an ISO-8601 time") from exc
+
+
+# --- DynamoDB export -------------------------------------------------------------------------
+def _export_schema() -> dict[str, pl.DataType]:
+    attrs: dict[str, pl.DataType] = {}
+    for column, attribute in ITEM_ATTRIBUTE_OF.items():
+        wire = "N" if column in NUMERIC_ITEM_COLUMNS else "S"
+        attrs[attribute] = pl.Struct({wire: pl.String()})
+    return {"Item": pl.Struct(attrs)}
+
+
+def _export_frame(data: bytes, where: str, deep: bool) -> pl.DataFrame:
+    if not data.strip():
+        return empty(ITEMS_SCHEMA)
+    try:
+        raw = pl.read_ndjson(io.BytesIO(data), schema=_export_schema())
+    except Exception as exc:  # noqa: BLE001 - polars raises several error types for bad JSON
+        raise ReconcileInputError(f"{where} is not DynamoDB JSON lines: {exc}") from exc
+    if raw.get_column("Item").null_count():
+        raise ReconcileInputError(f"{where}: a line has no \"Item\" (not a DYNAMODB_JSON export)")
+    item = pl.col("Item")
+    columns = []
+    for column, attribute in ITEM_ATTRIBUTE_OF.items():
+        if column in DEEP_ONLY_COLUMNS and not deep:
+            columns.append(pl.lit(None, pl.String).alias(column))
+            continue
+        wire = "N" if column in NUMERIC_ITEM_COLUMNS else "S"
+        value = item.struct.field(attribute).struct.field(wire)
+        columns.append(value.cast(ITEMS_SCHEMA[column], strict=False).alias(column))
+    return raw.select(columns)
+
+
+def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
+    """Items of a DYNAMODB_JSON export; LOCATION is the export directory or its summary manifest."""
+    base = Location(location_text, buckets)
+    if not location_text.rstrip("/").endswith(EXPORT_SUMMARY):
+        base = base.child(EXPORT_SUMMARY)
+    summary = _json_object(base)
+    where = base.text
+    fmt = summary.get("outputFormat", "DYNAMODB_JSON")
+    if fmt != "DYNAMODB_JSON":
+        raise ReconcileInputError(f"{where}: outputFormat {fmt!r} is not supported (use DYNAMODB_JSON)")
+    export_time = _parse_time(str(_require(summary, "exportTime", where)), where)
+    files_key = str(_require(summary, "manifestFilesS3Key", where))
+    files_loc = base.bucket_key(files_key, summary.get("s3Bucket"))
+    entries = []
+    for number, line in enumerate(files_loc.read().decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            entries.append((str(entry["dataFileS3Key"]), int(entry.get("itemCount", -1))))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ReconcileInputError(f"{files_loc.text} line {number} is not a manifest entry: {exc}") from exc
+
+    def one(entry: tuple[str, int]) -> pl.DataFrame:
+        key, count = entry
+        loc = base.bucket_key(key, summary.get("s3Bucket"))
+        frame = _export_frame(_gunzip(loc.read(), loc.text), loc.text, deep)
+        if count >= 0 and frame.height != count:
+            raise ReconcileInputError(f"{loc.text} holds {frame.height} items, the manifest says {count}")
+        return frame
+
+    # Two data files at a time: gzip and the JSON parser release the GIL, memory stays bounded.
+    with ThreadPoolExecutor(2, thread_name_prefix="export") as pool:
+        frames = list(pool.map(one, entries))
+    declared = summary.get("itemCount")
+    items = _concat(frames, ITEMS_SCHEMA)
+    if isinstance(declared, int) and declared != items.height:
+        raise ReconcileInputError(f"{where} declares {declared} items, the data files hold {items.height}")
+    return items, export_time
+
+
+# --- S3 Inventory ----------------------------------------------------------------------------
+def _field_name(name: str) -> str:
+    """CSV fileSchema says "LastModifiedDate", Parquet columns say "last_modified_date"."""
+    return name.strip().replace("_", "").lower()
+
+
+_WANTED = {"bucket": "bucket", "key": "key", "size": "size", "lastmodifieddate": "lastModified", "etag": "etag"}
+
+
+def _inventory_frame(data: bytes, fmt: str, fields: list[str], where: str) -> pl.DataFrame:
+    if fmt == "CSV" and not data.strip():
+        return empty(OBJECTS_SCHEMA)
+    try:
+        if fmt == "CSV":
+            frame = pl.read_csv(
+                io.BytesIO(data),
+                has_header=False,
+                new_columns=fields,
+                schema_overrides={f: pl.String for f in fields},
+                quote_char='"',
+            )
+            if frame.width != len(fields):
+                raise ReconcileInputError(f"{where} has {frame.width} columns, fileSchema names {len(fields)}")
+        else:
+            frame = pl.read_parquet(io.BytesIO(data))
+    except ReconcileInputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - polars raises several error types for bad files
+        raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
+    names = {_field_name(c): c for c in frame.columns}
+    missing = [f for f in _WANTED if f not in names]
+    if missing:
+        raise ReconcileInputError(f"{where} lacks inventory fields {missing} (has {frame.columns})")
+    # A versioned inventory lists every version; the current ones are what a listing shows.
+    if "islatest" in names:
+        frame = frame.filter(pl.col(names["islatest"]).cast(pl.String).str.to_lowercase() == "true")
+    if "isdeletemarker" in names:
+        frame = frame.filter(pl.col(names["isdeletemarker"]).cast(pl.String).str.to_lowercase() != "true")
+    key = pl.col(names["key"]).cast(pl.String)
+    if fmt == "CSV":
+        # CSV inventories URL-encode keys; only the encoded ones pay for a Python decode.
+        encoded = frame.filter(key.str.contains(r"[%+]")).get_column(names["key"]).unique().to_list()
+        if encoded:
+            key = key.replace({k: urllib.parse.unquote_plus(k) for k in encoded})
+    modified = pl.col(names["lastmodifieddate"])
+    if frame.schema[names["lastmodifieddate"]] == pl.String:
+        modified = modified.str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_unit="ms", time_zone="UTC", strict=False)
+    try:
+        out = frame.select(
+            pl.col(names["bucket"]).cast(pl.String).alias("bucket"),
+            key.alias("key"),
+            pl.col(names["etag"]).cast(pl.String).str.strip_chars('"').alias("etag"),
+            pl.col(names["size"]).cast(pl.Int64).alias("size"),
+            modified.cast(pl.Datetime("ms", "UTC")).alias("lastModified"),
+        )
+    except Exception as exc:  # noqa: BLE001
+        raise ReconcileInputError(f"{where}: inventory fields have unexpected values: {exc}") from exc
+    if out.get_column("lastModified").null_count() or out.get_column("key").null_count():
+        raise ReconcileInputError(f"{where}: a row has no key or an unreadable LastModifiedDate")
+    return out
+
+
+@dataclass(frozen=True)
+class Inventory:
+    source_bucket: str
+    created: datetime
+    objects: pl.DataFrame
+    manifest: str
+
+
+def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
+    """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
+    base = Location(manifest_text, buckets)
+    if not manifest_text.rstrip("/").endswith(INVENTORY_MANIFEST):
+        base = base.child(INVENTORY_MANIFEST)
+    manifest = _json_object(base)
+    where = base.text
+    source = str(_require(manifest, "sourceBucket", where))
+    fmt = str(_require(manifest, "fileFormat", where)).upper()
+    fmt = {"PARQUET": "Parquet"}.get(fmt, fmt)
+    if fmt not in ("CSV", "Parquet"):
+        raise ReconcileInputError(f"{where}: fileFormat {fmt!r} is not supported (CSV or Parquet)")
+    fields = [f.strip() for f in str(manifest.get("fileSchema", "")).split(",") if f.strip()]
+    if fmt == "CSV" and not fields:
+        raise ReconcileInputError(f"{where} has no fileSchema for its CSV files")
+    try:
+        created = datetime.fromtimestamp(int(_require(manifest, "creationTimestamp", where)) / 1000, UTC)
+    except (TypeError, ValueError) as exc:
+        raise ReconcileInputError(f"{where}: creationTimestamp is not epoch milliseconds") from exc
+    files = _require(manifest, "files", where)
+    if not isinstance(files, list):
+        raise ReconcileInputError(f"{where}: files is not a list")
+    destination = str(manifest.get("destinationBucket", "")).rpartition(":")[2] or None
+
+    def one(entry: Any) -> pl.DataFrame:
+        if not isinstance(entry, dict) or "key" not in entry:
+            raise ReconcileInputError(f"{where}: a files entry has no key")
+        loc = base.bucket_key(str(entry["key"]), destination)
+        return _inventory_frame(_gunzip(loc.read(), loc.text), fmt, fields, loc.text)
+
+    with ThreadPoolExecutor(2, thread_name_prefix="inventory") as pool:
+        frames = list(pool.map(one, files))
+    objects = _concat(frames, OBJECTS_SCHEMA)
+    others = objects.filter(pl.col("bucket") != source).height
+    if others:
+        raise ReconcileInputError(f"{where}: {others} rows name a bucket other than sourceBucket {source!r}")
+    return Inventory(source, created, objects, where)
+
+
+def files_snapshot(
+    export: str, manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str, deep: bool
+) -> Snapshot:
+    items, export_time = read_export(export, buckets, deep)
+    by_bucket: dict[str, Inventory] = {}
+    for text in manifests:
+        inventory = read_inventory(text, buckets)
+        if inventory.source_bucket not in (raw_bucket, processed_bucket):
+            raise ReconcileInputError(
+                f"{inventory.manifest} inventories {inventory.source_bucket!r}, "
+                f"neither the raw ({raw_bucket}) nor the processed ({processed_bucket}) bucket"
+            )
+        if inventory.source_bucket in by_bucket:
+            raise ReconcileInputError(f"two inventories of {inventory.source_bucket!r} given")
+        by_bucket[inventory.source_bucket] = inventory
+    for needed in (raw_bucket, processed_bucket):
+        if needed not in by_bucket:
+            raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
+    raw, processed = by_bucket[raw_bucket], by_bucket[processed_bucket]
+    return Snapshot(
+        items,
+        raw.objects,
+        processed.objects,
+        taken_at={"table": export_time, "raw": raw.created, "processed": processed.created},
+        inputs={"table": export, "raw": raw.manifest, "processed": processed.manifest},
+    )
+
