@@ -18,9 +18,11 @@ from pathlib import Path
 import boto3
 import pytest
 
+from jobs.contract import DocumentItem
 from jobs.local import servers
 from jobs.local.stack import Endpoints, bootstrap_endpoints
 from jobs.settings import JobSettings
+from jobs.store.dynamo import from_wire
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -48,6 +50,43 @@ class Stack:
 
     def table(self):  # noqa: ANN201
         return boto3.resource("dynamodb").Table(self.settings.table_name)
+
+    def items(self) -> list[DocumentItem]:
+        pages = self.dynamodb().get_paginator("scan").paginate(TableName=self.settings.table_name)
+        return [DocumentItem.from_item(from_wire(raw)) for page in pages for raw in page["Items"]]
+
+    def keys(self, bucket: str, prefix: str = "") -> list[str]:
+        pages = self.s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return sorted(obj["Key"] for page in pages for obj in page.get("Contents", []))
+
+    def stream_changes(self) -> list[StreamChange]:
+        """Every record on the table stream so far, oldest first per shard."""
+        arn = self.dynamodb().describe_table(TableName=self.settings.table_name)["Table"]["LatestStreamArn"]
+        streams = boto3.client("dynamodbstreams", endpoint_url=self.endpoints.dynamodb)
+        changes: list[StreamChange] = []
+        for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+            iterator = streams.get_shard_iterator(
+                StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+            )["ShardIterator"]
+            while iterator:
+                response = streams.get_records(ShardIterator=iterator, Limit=1000)
+                for record in response["Records"]:
+                    data = record["dynamodb"]
+                    old = data.get("OldImage", {}).get("status", {}).get("S")
+                    new = data.get("NewImage", {}).get("status", {}).get("S")
+                    changes.append(StreamChange(record["eventName"], data["Keys"]["SK"]["S"], old, new))
+                if not response["Records"]:
+                    break
+                iterator = response.get("NextShardIterator")
+        return changes
+
+
+@dataclass(frozen=True)
+class StreamChange:
+    event: str
+    sort_key: str
+    old_status: str | None
+    new_status: str | None
 
 
 @pytest.fixture(scope="session")

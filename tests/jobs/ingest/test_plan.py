@@ -1,0 +1,91 @@
+"""The ingest's pure decisions: sharding and what to do with each raw object."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jobs.contract import DocumentItem, Status, layout
+from jobs.ingest.plan import Action, decide, shard_of
+from jobs.store.s3 import ObjectInfo
+
+NOW = datetime(2026, 11, 29, 2, 0, tzinfo=UTC)
+UPLOADED = datetime(2026, 11, 28, 18, 30, 5, tzinfo=UTC)
+RAW = layout.RawKey("alice", "inv-1", "a.xml")
+OBJ = ObjectInfo("raw-bucket", RAW.key, '"etag-1"', 100, UPLOADED)
+LEASE = timedelta(minutes=15)
+
+
+def existing(status: Status, **kw: object) -> DocumentItem:
+    fields: dict[str, object] = {
+        "userId": "alice", "documentId": "inv-1", "status": status, "createdAt": UPLOADED,
+        "updatedAt": NOW - timedelta(hours=1), "rawS3Uri": OBJ.uri, "rawEtag": OBJ.etag, "attempts": 1, "version": 2,
+    }
+    fields.update(kw)
+    return DocumentItem.model_validate(fields)
+
+
+def run(item: DocumentItem | None, max_attempts: int = 3):  # noqa: ANN201
+    return decide(RAW, OBJ, item, now=NOW, owner="me", lease=LEASE, max_attempts=max_attempts)
+
+
+def test_new_document_is_claimed_with_a_lease_and_upload_time() -> None:
+    decision = run(None)
+    assert decision.action == Action.CLAIM and decision.expected_version is None
+    claim = decision.claim
+    assert claim is not None
+    assert claim.status == Status.PROCESSING
+    assert claim.createdAt == UPLOADED
+    assert claim.leaseOwner == "me" and claim.leaseExpiresAt == NOW + LEASE
+    assert (claim.attempts, claim.version) == (1, 1)
+
+
+@pytest.mark.parametrize("status", [Status.PROCESSED, Status.REVIEW_REQUIRED])
+def test_done_for_the_same_raw_object_is_skipped(status: Status) -> None:
+    assert run(existing(status)).action == Action.SKIP_DONE
+
+
+def test_reupload_with_a_new_etag_is_claimed_again_from_attempt_one() -> None:
+    decision = run(existing(Status.PROCESSED, rawEtag='"old"', attempts=2, version=7))
+    assert decision.action == Action.CLAIM and decision.expected_version == 7
+    assert decision.claim is not None and (decision.claim.attempts, decision.claim.version) == (1, 8)
+    assert decision.claim.rawEtag == OBJ.etag
+
+
+def test_a_live_lease_is_respected_and_an_expired_one_taken_over() -> None:
+    held = existing(Status.PROCESSING, leaseOwner="other", leaseExpiresAt=NOW + timedelta(minutes=1))
+    assert run(held).action == Action.SKIP_LEASED
+    expired = existing(Status.PROCESSING, leaseOwner="other", leaseExpiresAt=NOW - timedelta(seconds=1))
+    decision = run(expired)
+    assert decision.action == Action.CLAIM and decision.claim is not None
+    assert decision.claim.attempts == 2 and decision.claim.leaseOwner == "me"
+
+
+def test_retryable_failures_are_retried_up_to_the_maximum_then_dead_lettered() -> None:
+    assert run(existing(Status.FAILED, failureCode="INTERNAL", attempts=2)).action == Action.CLAIM
+    assert run(existing(Status.FAILED, failureCode="INTERNAL", attempts=3)).action == Action.DEAD_LETTER
+    crashed = existing(Status.PROCESSING, attempts=3, leaseExpiresAt=NOW - timedelta(minutes=1))
+    assert run(crashed).action == Action.DEAD_LETTER
+
+
+def test_content_failures_are_not_retried_for_the_same_bytes() -> None:
+    assert run(existing(Status.FAILED, failureCode="MALFORMED", attempts=1)).action == Action.DEAD_LETTER
+    reupload = existing(Status.FAILED, failureCode="MALFORMED", rawEtag='"old"')
+    assert run(reupload).action == Action.CLAIM
+
+
+@given(st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20), st.integers(1, 64))
+def test_shard_is_stable_and_in_range(user: str, doc: str, count: int) -> None:
+    shard = shard_of(user, doc, count)
+    assert 0 <= shard < count
+    assert shard == shard_of(user, doc, count)
+
+
+def test_shards_spread_documents_evenly() -> None:
+    counts = Counter(shard_of("u", f"doc-{i}", 4) for i in range(4000))
+    assert set(counts) == {0, 1, 2, 3}
+    assert min(counts.values()) > 850
