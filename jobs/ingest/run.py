@@ -88,7 +88,10 @@ class IngestRun:
         *,
         metrics: CallMetrics | None = None,
         on_document: Callable[[DocumentResult | None], None] | None = None,
+        s3: Any = None,
+        dynamodb: Any = None,
     ) -> None:
+        """`s3`/`dynamodb`: injected boto3 clients (fault-injection tests); built from settings otherwise."""
         self.settings = settings
         self.options = options
         self.metrics = metrics or CallMetrics()
@@ -96,9 +99,9 @@ class IngestRun:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{self.run_id}"
         self._on_document = on_document or (lambda _result: None)
         self._table = DocumentTable(
-            dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics
+            dynamodb or dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics
         )
-        self._buckets = Buckets(s3_client(settings), self.metrics)
+        self._buckets = Buckets(s3 or s3_client(settings), self.metrics)
         self._extraction = ExtractionSettings(confidence_threshold=settings.confidence_threshold)
         self._stop = threading.Event()
         self._error: BaseException | None = None
