@@ -212,7 +212,7 @@ def ingest_task_policy(
     reports_bucket_arn: str,
     key_arn: str,
 ) -> Policy:
-    """Read raw/, write processed/ and the table (query the status index), record the run."""
+    """Read the raw prefix, write the results prefix and the table (query the status index), record the run."""
     return document(
         _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
         statement("ReadRaw", S3_READ, [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
