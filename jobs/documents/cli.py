@@ -33,6 +33,9 @@ def main(argv: list[str]) -> int:
     except (DocuFlowError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    items = [item.model_dump(mode="json", include=set(SHOWN), exclude_none=True) for item in page.items]
+    items = [
+        {k: v for k, v in item.model_dump(mode="json", include=set(SHOWN), exclude_none=True).items() if v != []}
+        for item in page.items
+    ]
     print(json.dumps({"items": items, "nextToken": page.next_token}, indent=2))
     return 0
