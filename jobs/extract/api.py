@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from decimal import Decimal
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -68,14 +69,29 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
     if kind is Kind.EMPTY:
         raise DocumentRejectedError(FailureCode.EMPTY, "document is empty")
     if kind is Kind.IMAGE:
-        raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
+        if settings.ocr_engine == "off":
+            raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
+        return _ocr_engine().extract_image(data, settings)
     if kind is Kind.PDF:
-        return extract_facturx(data, settings)
+        try:
+            return extract_facturx(data, settings)
+        except DocumentRejectedError as exc:
+            if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine == "off":
+                raise
+        # No embedded e-invoice: read the PDF's text layer (and, locally, OCR its scanned pages).
+        return _ocr_engine().extract_plain_pdf(data, settings)
     if kind is Kind.XML:
         return extract_xml(data, settings)
     if kind is Kind.JSON:
         return _extract_json(data, settings)
     raise DocumentRejectedError(FailureCode.UNSUPPORTED_FORMAT, "neither PDF, image, XML nor JSON")
+
+
+def _ocr_engine() -> ModuleType:
+    # Imported on first use: pdfplumber, Pillow and pytesseract stay out of XML/JSON-only workers.
+    from jobs.ocr import engine
+
+    return engine
 
 
 def _extract_json(data: bytes, settings: ExtractionSettings) -> Extraction:

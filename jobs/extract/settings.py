@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,3 +23,7 @@ class ExtractionSettings(BaseModel):
     totals_tolerance: Decimal = Field(default=Decimal("0.01"), ge=0)
     # A bare "$" names USD the way Textract itself reads it; None makes "$" settle nothing.
     dollar_sign_currency: str | None = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    # Plain PDFs and scans: "off" fails them NEEDS_OCR; "local" reads text layers and runs tesseract
+    # here; "textract" reads text layers here and leaves scans NEEDS_OCR for the ingest's Textract call.
+    ocr_engine: Literal["textract", "local", "off"] = "off"
+    ocr_page_timeout_s: float = Field(default=30.0, gt=0)
