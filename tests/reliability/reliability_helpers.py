@@ -1,0 +1,179 @@
+"""Helpers of the reliability tests: ingest subprocesses, invariants, stream checks.
+
+`assert_consistent` is the invariant every test ends on: every raw document has exactly one item
+in a terminal status and one result.json whose source ETag is the item's rawEtag, and no item or
+result exists without its raw document. `reconcile_findings` asks the reconcile job the same
+question (deep, no grace) so both views must agree.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from jobs.contract import ResultDocument, Status, layout
+from jobs.contract.status import TERMINAL
+from jobs.errors import InvalidKeyError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LEASE_SECONDS = 1
+
+
+def job_env(stack, **extra: str) -> dict[str, str]:  # noqa: ANN001
+    """The environment of a `python -m jobs ingest` child: the stage, the endpoints, short leases."""
+    env = {**os.environ, **stack.settings.env(), **stack.endpoints.aws_env()}
+    env.update(
+        {
+            "DOCUFLOW_LEASE_SECONDS": str(LEASE_SECONDS),
+            "DOCUFLOW_IO_THREADS": "8",
+            "DOCUFLOW_EXTRACT_WORKERS": "2",
+            "DOCUFLOW_LOG_FORMAT": "json",
+            "PYTHONPATH": str(REPO_ROOT),
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def spawn_ingest(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """A new process group, so a kill -9 takes the forkserver and extraction workers with it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "jobs", "ingest", *args],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def kill_group(process: subprocess.Popen[str]) -> None:
+    """kill -9 the ingest we started and every child of its session (by its own pid)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate(timeout=30)
+
+
+def run_ingest_cli(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    process = spawn_ingest(env, *args)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def rerun_until_complete(stack, env: dict[str, str], max_runs: int = 6) -> list[subprocess.CompletedProcess[str]]:  # noqa: ANN001
+    """Rerun the ingest (each time after the leases of a dead run expired) until nothing is PROCESSING."""
+    runs = []
+    for _ in range(max_runs):
+        done = run_ingest_cli(env)
+        runs.append(done)
+        assert done.returncode == 0, done.stderr[-2000:]
+        if all(i.status in TERMINAL for i in stack.items()):
+            return runs
+        time.sleep(LEASE_SECONDS + 0.3)
+    pytest.fail(f"still PROCESSING after {max_runs} runs: {[i.documentId for i in stack.items() if i.status not in TERMINAL]}")
+
+
+def raw_documents(stack) -> dict[tuple[str, str], dict]:  # noqa: ANN001
+    """Valid raw documents by (userId, documentId): key and ETag."""
+    s3 = stack.s3()
+    docs: dict[tuple[str, str], dict] = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=stack.settings.raw_bucket, Prefix=layout.RAW_PREFIX):
+        for obj in page.get("Contents", []):
+            try:
+                raw = layout.parse_raw_key(obj["Key"])
+            except InvalidKeyError:
+                continue
+            assert (raw.user_id, raw.document_id) not in docs, f"two files under one documentId: {obj['Key']}"
+            docs[(raw.user_id, raw.document_id)] = {"key": obj["Key"], "etag": obj["ETag"]}
+    return docs
+
+
+def read_result(stack, user_id: str, document_id: str) -> ResultDocument:  # noqa: ANN001
+    body = stack.s3().get_object(
+        Bucket=stack.settings.processed_bucket, Key=layout.result_key(user_id, document_id)
+    )["Body"].read()
+    return ResultDocument.from_json_bytes(body)
+
+
+def assert_consistent(stack, expected: int | None = None) -> dict[tuple[str, str], object]:  # noqa: ANN001
+    """The ingest invariants, checked directly against the table and the buckets."""
+    raws = raw_documents(stack)
+    items = stack.items()
+    by_id = {(i.userId, i.documentId): i for i in items}
+    assert len(by_id) == len(items), "two items for one document"
+    if expected is not None:
+        assert len(raws) == expected
+    assert set(by_id) == set(raws), {"items without raw": set(by_id) - set(raws), "raw without item": set(raws) - set(by_id)}
+    result_keys = set(stack.keys(stack.settings.processed_bucket, "processed/"))
+    assert result_keys == {layout.result_key(*ident) for ident in raws}, "results do not match raw documents one to one"
+    for ident, item in by_id.items():
+        assert item.status in TERMINAL, (ident, item.status)
+        assert item.leaseOwner is None and item.leaseExpiresAt is None, ident
+        assert item.rawEtag == raws[ident]["etag"], ident
+        assert item.resultS3Uri == layout.s3_uri(stack.settings.processed_bucket, layout.result_key(*ident)), ident
+        result = read_result(stack, *ident)
+        assert result.source.etag == item.rawEtag, ident
+        assert result.validation.status == item.status, ident
+        if item.status == Status.FAILED:
+            assert item.failureCode and item.failureMessage, ident
+    return by_id
+
+
+def reconcile_findings(stack) -> list[dict]:  # noqa: ANN001
+    """Findings of a deep live reconcile with no grace period (an empty list: reconcile is clean)."""
+    from jobs.reconcile import ReconcileOptions, ReconcileRun
+
+    outcome = ReconcileRun(
+        stack.settings, ReconcileOptions(deep=True, grace=timedelta(0), write_report=False)
+    ).execute()
+    return outcome.findings.to_dicts()
+
+
+def assert_clean(stack, expected: int | None = None) -> dict[tuple[str, str], object]:  # noqa: ANN001
+    items = assert_consistent(stack, expected)
+    findings = reconcile_findings(stack)
+    assert findings == [], findings[:5]
+    return items
+
+
+def claims_and_finishes(stack) -> dict[str, list[tuple[str, str | None, str | None]]]:  # noqa: ANN001
+    per_doc: dict[str, list[tuple[str, str | None, str | None]]] = defaultdict(list)
+    for change in stack.stream_changes():
+        per_doc[change.sort_key].append((change.event, change.old_status, change.new_status))
+    return per_doc
+
+
+def assert_one_finish_per_claim(stack) -> dict[str, int]:  # noqa: ANN001
+    """On the stream, every claim (→ PROCESSING) is followed by at most one terminal write, the last
+    claim by exactly one; no terminal status is ever overwritten by another terminal write."""
+    claims: dict[str, int] = {}
+    for sort_key, changes in claims_and_finishes(stack).items():
+        finishes_since_claim = None
+        claims[sort_key] = 0
+        for _event, old, new in changes:
+            if new == Status.PROCESSING:
+                claims[sort_key] += 1
+                finishes_since_claim = 0
+            else:
+                assert new in TERMINAL and old == Status.PROCESSING, (sort_key, changes)
+                assert finishes_since_claim is not None, (sort_key, changes)
+                finishes_since_claim += 1
+                assert finishes_since_claim == 1, f"terminal status written twice for one claim: {sort_key} {changes}"
+        assert finishes_since_claim == 1, (sort_key, changes)
+    return claims
