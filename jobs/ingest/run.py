@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import socket
 import threading
 import uuid
@@ -36,6 +37,7 @@ from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo
 logger = logging.getLogger(__name__)
 
 EXTRACT_TIMEOUT_SECONDS = 120.0
+CLAIM_THREADS = 4
 T = TypeVar("T")
 
 
@@ -134,13 +136,24 @@ class IngestRun:
         return summary
 
     def _sweep(self, recorder: SummaryRecorder) -> None:
+        """List → decide → claim → process, each stage overlapping the next.
+
+        The main thread lists (one page prefetched) and decides; claim transactions run on their
+        own small pool so processing never waits for the next claim; the number of claimed but
+        unfinished documents is bounded, which bounds memory and how long a lease waits in line.
+        """
         s = self.settings
-        in_flight = threading.BoundedSemaphore(s.io_threads * 2)
         budget = self.options.max_docs
+        in_flight = threading.BoundedSemaphore(s.io_threads * 2)
+        claim_slots = threading.BoundedSemaphore(CLAIM_THREADS * 2)
         context = get_context("forkserver")  # no fork of a process that already runs threads
         finishes = WriteBatcher(self._table, "dynamodb.TransactWrite.finish")
         try:
-            with ProcessPoolExecutor(s.workers, mp_context=context) as pool, ThreadPoolExecutor(s.io_threads) as threads:
+            with (
+                ProcessPoolExecutor(s.workers, mp_context=context) as pool,
+                ThreadPoolExecutor(s.io_threads, thread_name_prefix="io") as io,
+                ThreadPoolExecutor(CLAIM_THREADS, thread_name_prefix="claim") as claimers,
+            ):
                 processor = DocumentProcessor(
                     self._buckets,
                     s.processed_bucket,
@@ -149,7 +162,19 @@ class IngestRun:
                     self._extraction.max_input_bytes,
                     EXTRACT_TIMEOUT_SECONDS,
                 )
-                pages = self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX)
+
+                def claim_and_dispatch(chunk: list[tuple[layout.RawKey, ObjectInfo, Decision]]) -> None:
+                    puts = [claim_put(d.claim, d.expected_version) for _, _, d in chunk if d.claim]
+                    landed = self._table.put_all(puts, "dynamodb.TransactWrite.claim")
+                    for (raw, obj, decision), ok in zip(chunk, landed, strict=True):
+                        if not ok:
+                            recorder.document(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
+                            continue
+                        in_flight.acquire()
+                        future = io.submit(self._process, processor, raw, obj, decision.claim)
+                        future.add_done_callback(lambda f: (in_flight.release(), self._done(f, recorder)))
+
+                pages = _prefetch(self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX))
                 for batch in _documents(pages, recorder, self.options):
                     if self._stop.is_set() or budget == 0:
                         break
@@ -159,18 +184,12 @@ class IngestRun:
                     if self.options.dry_run:
                         continue
                     for chunk in _chunks(claims, TRANSACT_CHUNK):
+                        claim_slots.acquire()
                         if self._stop.is_set():
+                            claim_slots.release()
                             break
-                        landed = self._table.put_all(
-                            [claim_put(c.claim, c.expected_version) for _, _, c in chunk], "dynamodb.TransactWrite.claim"
-                        )
-                        for (raw, obj, decision), ok in zip(chunk, landed, strict=True):
-                            if not ok:
-                                recorder.document(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
-                                continue
-                            in_flight.acquire()
-                            future = threads.submit(self._process, processor, raw, obj, decision.claim)
-                            future.add_done_callback(lambda f: self._done(f, recorder, in_flight))
+                        future = claimers.submit(claim_and_dispatch, chunk)
+                        future.add_done_callback(lambda f: (claim_slots.release(), self._done(f, recorder)))
         finally:
             finishes.close()
 
@@ -204,8 +223,7 @@ class IngestRun:
             return None
         return processor.run(raw, obj, claim)
 
-    def _done(self, future: Future[DocumentResult | None], recorder: SummaryRecorder, in_flight: threading.BoundedSemaphore) -> None:
-        in_flight.release()
+    def _done(self, future: Future[Any], recorder: SummaryRecorder) -> None:
         error = future.exception()
         if error is not None:
             if self._error is None:
@@ -214,9 +232,9 @@ class IngestRun:
             self._stop.set()
             return
         result = future.result()
-        if result is not None:
+        if isinstance(result, DocumentResult):
             recorder.document(result)
-        self._on_document(result)
+            self._on_document(result)
 
     def _write_summary(self, summary: RunSummary) -> None:
         key = layout.ingest_run_key(f"{summary.startedAt:%Y-%m-%d}", summary.runId)
@@ -226,6 +244,28 @@ class IngestRun:
             )
         except (BotoCoreError, ClientError, ObjectAlreadyExistsError) as exc:
             logger.error("could not write the run summary", extra={"key": key, "error": str(exc)})
+
+
+def _prefetch(pages: Iterator[list[ObjectInfo]]) -> Iterator[list[ObjectInfo]]:
+    """List the next page while the current one is decided and claimed (listings are slow)."""
+    ahead: queue.Queue[tuple[list[ObjectInfo] | None, BaseException | None]] = queue.Queue(maxsize=1)
+
+    def fill() -> None:
+        try:
+            for page in pages:
+                ahead.put((page, None))
+            ahead.put((None, None))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the consuming thread
+            ahead.put((None, exc))
+
+    threading.Thread(target=fill, name="list-prefetch", daemon=True).start()
+    while True:
+        page, error = ahead.get()
+        if error is not None:
+            raise error
+        if page is None:
+            return
+        yield page
 
 
 def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
