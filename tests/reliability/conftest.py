@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import itertools
+import os
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from jobs.local.stack import bootstrap_endpoints
 from jobs.settings import JobSettings
 
-_extra_numbers = itertools.count(1)
+ROOT_CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
+_numbers = itertools.count(1)
 
 
-@pytest.fixture
-def extra_stack(stack):  # noqa: ANN001, ANN201
-    """A second isolated stage on the session's servers: a clean baseline beside `stack`."""
-    settings = JobSettings(stage=f"{stack.settings.stage}b{next(_extra_numbers)}"[:21])
-    bootstrap_endpoints(stack.endpoints, settings)
-    return type(stack)(settings=settings, endpoints=stack.endpoints)
+@pytest.fixture(scope="module")
+def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[[], object]:  # noqa: ANN001
+    """Make further isolated stages on the session's servers (module-wide runs, clean baselines)."""
+    stack_type = request.config.pluginmanager.get_plugin(str(ROOT_CONFTEST)).Stack
+
+    def make() -> object:
+        settings = JobSettings(stage=f"r{os.getpid() % 1000}y{next(_numbers)}")
+        bootstrap_endpoints(local_servers.endpoints, settings)
+        return stack_type(settings=settings, endpoints=local_servers.endpoints)
+
+    return make
