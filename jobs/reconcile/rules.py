@@ -194,10 +194,10 @@ _SAFE_ID = r"[A-Za-z0-9_@=+,:;~{}-]{1,128}"
 _SAFE_FILENAME = r"[A-Za-z0-9_.@=+,:;~() -]{1,255}"
 
 
-def _fast_pattern(template: _Template, groups: tuple[str, ...]) -> str:
+def _fast_pattern(template: _Template, groups: dict[str, str]) -> str:
     out = "^" + re.escape(template.parts[0])
-    for group, literal in zip(groups, template.parts[1:], strict=True):
-        out += f"({group})" + re.escape(literal)
+    for (name, group), literal in zip(groups.items(), template.parts[1:], strict=True):
+        out += f"(?P<{name}>{group})" + re.escape(literal)
     return out + "$"
 
 
@@ -223,23 +223,25 @@ _PARSED = pl.Struct({"userId": pl.String(), "documentId": pl.String(), "reason":
 def classify_keys(objects: pl.LazyFrame, kind: str) -> pl.LazyFrame:
     """Add userId, documentId and badReason (null when the key follows the layout)."""
     template = templates()[kind]
+    groups = {"userId": _SAFE_ID, "documentId": _SAFE_ID}
+    slow_parse = _slow_result
     if kind == "raw":
-        groups: tuple[str, ...] = (_SAFE_ID, _SAFE_ID, _SAFE_FILENAME)
+        groups["filename"] = _SAFE_FILENAME
         slow_parse = _slow_raw
-    else:
-        groups = (_SAFE_ID, _SAFE_ID)
-        slow_parse = _slow_result
-    pattern = _fast_pattern(template, groups)
     key = pl.col("key")
-    fast_ok = key.str.contains(pattern)
+    # One regex pass extracts every group; a null userId means the fast path did not match.
+    parsed = key.str.extract_groups(_fast_pattern(template, groups))
+    groups_col = pl.col("_groups")
+    fast_ok = groups_col.struct.field("userId").is_not_null()
     if kind == "raw":
         # validate_filename refuses "." and ".." (path components), which the class allows.
-        name = key.str.extract(pattern, 3)
-        fast_ok = fast_ok & ~name.is_in([".", ".."])
-    marked = objects.with_columns(fast_ok.alias("_fast"))
+        fast_ok = fast_ok & ~groups_col.struct.field("filename").is_in([".", ".."])
+    marked = objects.with_columns(parsed.alias("_groups")).with_columns(
+        fast_ok.fill_null(False).alias("_fast")
+    )
     fast = marked.filter(pl.col("_fast")).with_columns(
-        key.str.extract(pattern, 1).alias("userId"),
-        key.str.extract(pattern, 2).alias("documentId"),
+        pl.col("_groups").struct.field("userId"),
+        pl.col("_groups").struct.field("documentId"),
         pl.lit(None, pl.String).alias("badReason"),
     )
     # Only the keys the fast path could not vouch for pay for a Python call.
@@ -253,7 +255,7 @@ def classify_keys(objects: pl.LazyFrame, kind: str) -> pl.LazyFrame:
         )
         .drop("_parsed")
     )
-    return pl.concat([fast, slow], how="vertical").drop("_fast")
+    return pl.concat([fast, slow], how="vertical").drop("_fast", "_groups")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -290,6 +292,11 @@ def _item_columns() -> dict[str, pl.Expr]:
     }
 
 
+def _iso(expr: pl.Expr) -> pl.Expr:
+    """Object times in evidence as layout.format_ts writes item times (milliseconds, Z)."""
+    return expr.dt.convert_time_zone("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+
+
 def _ts(moment: datetime) -> pl.Expr:
     return pl.lit(moment).cast(pl.Datetime("ms", "UTC"))
 
@@ -314,12 +321,15 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
         .then(pl.col("rawS3Uri").str.strip_prefix(raw_uri_prefix))
         .alias("rawKey"),
         _unquote(pl.col("rawEtag")).alias("rawEtagBare"),
+        # The result key the item's ids imply: joins on one string beat joins on two.
+        t["result"].build(pl.col("userId"), pl.col("documentId")).alias("resultKey"),
     )
-    # Caching the prepared frames: each is joined several times below.
-    items, raw, processed = (f.cache() for f in (items, raw, processed))
+    # Prepared once, eagerly: each frame is joined several times below, and the parts run in
+    # parallel over shared memory instead of each re-deriving the columns.
+    items_df, raw_df, processed_df = pl.collect_all([items, raw, processed])
+    items, raw, processed = items_df.lazy(), raw_df.lazy(), processed_df.lazy()
     valid_raw = raw.filter(pl.col("badReason").is_null())
     valid_processed = processed.filter(pl.col("badReason").is_null())
-    result_ids = valid_processed.select("userId", "documentId", "key").unique(["userId", "documentId"])
     parts: list[pl.LazyFrame] = []
 
     # BAD_KEY: objects outside the layout (only once they are older than the grace period).
@@ -329,7 +339,7 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
             _finding(
                 bad,
                 Code.BAD_KEY,
-                _evidence(reason=pl.col("badReason"), size=pl.col("size"), lastModified=pl.col("lastModified")),
+                _evidence(reason=pl.col("badReason"), size=pl.col("size"), lastModified=_iso(pl.col("lastModified"))),
                 bucket=pl.col("bucket"),
                 key=pl.col("key"),
             )
@@ -343,7 +353,7 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
         _finding(
             unprocessed,
             Code.UNPROCESSED_RAW,
-            _evidence(etag=pl.col("etag"), size=pl.col("size"), lastModified=pl.col("lastModified")),
+            _evidence(etag=pl.col("etag"), size=pl.col("size"), lastModified=_iso(pl.col("lastModified"))),
             userId=pl.col("userId"),
             documentId=pl.col("documentId"),
             bucket=pl.col("bucket"),
@@ -373,7 +383,7 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
 
     # STALE_RESULT: the raw object was replaced after the item recorded its ETag.
     stale = items.join(
-        raw.filter(pl.col("judged")).select("key", pl.col("etag").alias("objectEtag")),
+        raw.filter(pl.col("judged")).select("key", _unquote(pl.col("etag")).alias("objectEtag")),
         left_on="rawKey",
         right_on="key",
         how="inner",
@@ -396,13 +406,13 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
 
     # ORPHAN_RESULT: a settled result.json with no item for its ids.
     orphans = valid_processed.filter(pl.col("judged")).join(
-        items.select("userId", "documentId").drop_nulls().unique(), on=["userId", "documentId"], how="anti"
+        items.select("resultKey").drop_nulls(), left_on="key", right_on="resultKey", how="anti"
     )
     parts.append(
         _finding(
             orphans,
             Code.ORPHAN_RESULT,
-            _evidence(etag=pl.col("etag"), size=pl.col("size"), lastModified=pl.col("lastModified")),
+            _evidence(etag=pl.col("etag"), size=pl.col("size"), lastModified=_iso(pl.col("lastModified"))),
             userId=pl.col("userId"),
             documentId=pl.col("documentId"),
             bucket=pl.col("bucket"),
@@ -413,16 +423,14 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
     # MISSING_RESULT: the item promises a result.json that is not there.
     missing_result = items.filter(
         pl.col("status").is_in(RESULT_PROMISED) & (pl.col("updatedAt").is_null() | (pl.col("updatedAt") <= settled_before))
-    ).join(
-        result_ids.select("userId", "documentId"), on=["userId", "documentId"], how="anti"
-    )
+    ).join(valid_processed.select("key"), left_on="resultKey", right_on="key", how="anti")
     parts.append(
         _finding(
             missing_result,
             Code.MISSING_RESULT,
             _evidence(status=pl.col("status"), resultS3Uri=pl.col("resultS3Uri"), version=pl.col("version")),
             bucket=pl.lit(params.processed_bucket),
-            key=t["result"].build(pl.col("userId"), pl.col("documentId")),
+            key=pl.col("resultKey"),
             **_item_columns(),
         )
     )
@@ -482,7 +490,7 @@ def _key_mismatches(items: pl.LazyFrame, params: RuleParams) -> pl.LazyFrame:
     raw_dir = t["raw"].parts[0] + "{u}" + t["raw"].parts[1] + "{d}" + t["raw"].parts[2]
     raw_dir_template = _split(raw_dir, "{u}", "{d}")
     raw_rest = pl.col("rawKey").str.strip_prefix(raw_dir_template.build(user, doc))
-    expected_result_uri = pl.lit(layout.s3_uri(params.processed_bucket, "")) + t["result"].build(user, doc)
+    expected_result_uri = pl.lit(layout.s3_uri(params.processed_bucket, "")) + pl.col("resultKey")
     checks = [
         (pl.col("pk").ne_missing(t["pk"].build(user)), "PK does not match userId"),
         (pl.col("sk").ne_missing(t["sk"].build(doc)), "SK does not match documentId"),
@@ -501,10 +509,12 @@ def _key_mismatches(items: pl.LazyFrame, params: RuleParams) -> pl.LazyFrame:
             "resultS3Uri does not name this document's result.json",
         ),
     ]
+    # A cheap OR of the checks first; the readable problem list only for the few flagged rows.
+    any_problem = pl.any_horizontal([cond.fill_null(True) for cond, _ in checks])
     problems = pl.concat_list(
         [pl.when(cond.fill_null(True)).then(pl.lit(text)) for cond, text in checks]
     ).list.drop_nulls()
-    flagged = items.with_columns(problems.alias("problems")).filter(pl.col("problems").list.len() > 0)
+    flagged = items.filter(any_problem).with_columns(problems.alias("problems"))
     return _finding(
         flagged,
         Code.KEY_MISMATCH,

@@ -10,6 +10,7 @@ import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from datetime import timedelta
 
 import polars as pl
@@ -99,8 +100,16 @@ class ReconcileRun:
         self.options = options
         self.metrics = metrics or CallMetrics()
         self.run_id = run_id or new_run_id()
-        self.buckets = Buckets(s3_client(settings), self.metrics)
-        self.table = DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics)
+
+    # Clients are built on first use: a files run over local paths needs no AWS at all.
+    @cached_property
+    def buckets(self) -> Buckets:
+        return Buckets(s3_client(self.settings), self.metrics)
+
+    @cached_property
+    def table(self) -> DocumentTable:
+        s = self.settings
+        return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
 
     def snapshot(self) -> Snapshot:
         s, o = self.settings, self.options
@@ -108,8 +117,14 @@ class ReconcileRun:
             segments = o.segments or max(2, min(16, s.io_threads))
             return live_snapshot(self.table, self.buckets, s.raw_bucket, s.processed_bucket, segments, o.deep)
         assert o.dynamodb_export is not None
+        remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
         return files_snapshot(
-            o.dynamodb_export, list(o.s3_inventories), self.buckets, s.raw_bucket, s.processed_bucket, o.deep
+            o.dynamodb_export,
+            list(o.s3_inventories),
+            self.buckets if remote else None,
+            s.raw_bucket,
+            s.processed_bucket,
+            o.deep,
         )
 
     def find(self, snapshot: Snapshot) -> pl.DataFrame:
