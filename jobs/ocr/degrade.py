@@ -16,6 +16,9 @@ from PIL import Image, ImageFilter
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject
 
+from jobs.contract.invoice import Invoice
+
+HEADER_FIELDS = ("invoiceNumber", "invoiceDate", "vendorName", "currency", "totalAmount")
 RENDER_DPI = 150
 NOISY_SEED = 20260
 
@@ -82,3 +85,19 @@ def _encode(image: Image.Image, fmt: str, **options: int) -> bytes:
     out = io.BytesIO()
     image.save(out, format=fmt, **options)
     return out.getvalue()
+
+
+def forms(pdf: bytes) -> dict[str, bytes]:
+    """The three acceptance forms of one Factur-X invoice, each as one upload."""
+    return {
+        "text-layer": strip_attachments(pdf),
+        "clean": multipage_tiff(clean_pages(pdf)),
+        "noisy": multipage_tiff(noisy_pages(pdf)),
+    }
+
+
+def header_mismatches(invoice: Invoice | None, expected: dict[str, str]) -> dict[str, str | None]:
+    """Header fields that differ from einvoice/expected.json: {field: what was read}."""
+    read = {name: (None if invoice is None or getattr(invoice, name) is None else str(getattr(invoice, name)))
+            for name in HEADER_FIELDS}
+    return {name: value for name, value in read.items() if value != expected[name]}

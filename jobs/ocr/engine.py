@@ -79,4 +79,10 @@ def _ocr(image: Callable[[], Image.Image], number: int, settings: ExtractionSett
 def _normalize(pages: list[Page], engine: str, fmt: DocumentFormat, settings: ExtractionSettings) -> Extraction:
     response = expense_response(pages, pair_fields(pages), engine)
     inner = extract_textract(response, settings)
-    return Extraction(fmt, engine, response, inner.invoice, inner.reasons)
+    reasons = list(inner.reasons)
+    invoice = inner.invoice
+    # An OCR misread digit keeps a high word confidence. The total is trusted only when the
+    # totals check can run on it (net + tax = total); otherwise a person looks at it.
+    if TESSERACT in engine and invoice.totalAmount is not None and (invoice.subtotal is None or invoice.tax is None):
+        reasons.append("UNCORROBORATED:totalAmount")
+    return Extraction(fmt, engine, response, invoice, reasons)

@@ -26,6 +26,8 @@ GUESS_CONFIDENCE_CAP = 60.0
 _A = "(?:ä|a|ae)"
 _U = "(?:ü|u|ue)"
 _E = "(?:é|e)"
+# tesseract reads the "u" of "Steuer" as "v" often enough on 150-dpi scans to name it here.
+_STEUER = "ste[uv]er"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,7 @@ _DATE_RE = re.compile(
     r"\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}"
     r"|\d{1,2}\.?\s+[A-Za-zÀ-ÿ]+\.?,?\s+\d{4}|[A-Za-zÀ-ÿ]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
 )
+_CENTS_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _CODES = ("EUR", "USD", "GBP", "CHF", "JPY", "CAD", "AUD", "SEK", "NOK", "DKK", "PLN", "CZK")
 _CODE_RE = re.compile(rf"\b({'|'.join(_CODES)})\b")
 _SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
@@ -77,11 +80,17 @@ def _date(text: str) -> str | None:
 
 
 def _money(text: str) -> str | None:
+    # Invoice amounts print their cents; a bare digit run next to a money label is an ID or a
+    # reference ("USt-IdNr DE136695976" read as "USt ... 136695976"), not an amount.
+    if not _CENTS_RE.search(text):
+        return None
     # The value cell may carry a currency code or symbol on either side: try the widest first.
     tokens = text.split()
     for size in range(min(len(tokens), 3), 0, -1):
         for start in (len(tokens) - size, 0):
             candidate = " ".join(tokens[start:start + size])
+            if not _CENTS_RE.search(candidate):
+                continue
             try:
                 parse_money(candidate)
             except ValueError:
@@ -148,7 +157,7 @@ VOCABULARY: list[_Entry] = [
     ),
     *_entries(
         "TAX", _money,
-        rf"^(?:steuerbetrag|mwst\.?(?:-betrag)?|mehrwertsteuer|ust\.?(?:-betrag)?(?![-\s.]*id)|total\s+vat"
+        rf"^(?:{_STEUER}betrag|mwst\.?(?:-betrag)?|mehrwert{_STEUER}|ust\.?(?:-betrag)?(?![-\s.]*[il1]d)|total\s+vat"
         rf"|vat(?:\s+amount)?|total\s+tax|tax(?:\s+amount)?|sales\s+tax|montant\s+tva|total\s+tva|tva)\s*:?",
     ),
     *_entries(

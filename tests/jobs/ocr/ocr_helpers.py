@@ -1,0 +1,43 @@
+"""Shared OCR test helpers: corpus locations, expectations, synthetic word boxes."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jobs.ocr.lines import Page, Word, rebuild_lines
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+FACTURX = CORPUS / "einvoice" / "facturx-pdf"
+TEXTRACT = CORPUS / "textract"
+
+
+@cache
+def expected_headers() -> dict[str, dict[str, Any]]:
+    return json.loads((CORPUS / "einvoice" / "expected.json").read_text())["invoices"]
+
+
+def invoice_pdfs() -> list[Path]:
+    return sorted(FACTURX.glob("*.pdf"))
+
+
+def page_of(*rows: str | tuple[str, ...], confidence: float = 95.0, shuffle: bool = True) -> Page:
+    """A synthetic page: each row is a string (one segment) or a tuple of column segments.
+
+    Words get 10-pt boxes on a 600-unit-wide page; columns start 250 units apart. Words are
+    handed to the line rebuilder in reverse, the way tesseract's column-wise order scrambles them.
+    """
+    words: list[Word] = []
+    for row_index, row in enumerate(rows):
+        top = 20.0 + row_index * 14.0
+        for column, segment in enumerate((row,) if isinstance(row, str) else row):
+            left = 20.0 + column * 250.0
+            for token in segment.split():
+                width = 6.0 * len(token)
+                words.append(Word(token, left, top, left + width, top + 10.0, confidence))
+                left += width + 3.0
+    ordered = list(reversed(words)) if shuffle else words
+    return Page(1, 600.0, 20.0 + len(rows) * 14.0 + 20.0, rebuild_lines(ordered))
