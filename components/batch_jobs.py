@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -21,7 +22,7 @@ from components import policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
-from jobs.settings import ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
+from jobs.settings import ENV_OCR_ENGINE, ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
 
 CONTAINER_NAME = "job"
 SCRATCH_VOLUME = "scratch"
@@ -63,6 +64,8 @@ class BatchJobsArgs:
     max_event_age_seconds: int = 3600
     sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
     log_retention_days: int = 365
+    # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
+    ocr_engine: str = "textract"
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -76,7 +79,8 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
 
 
 def container_definition(
-    *, job: str, image: str, log_group: str, region: str, environment: Mapping[str, str]
+    *, job: str, image: str, log_group: str, region: str, environment: Mapping[str, str],
+    ocr_engine: str | None = None,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs."""
     return {
@@ -93,7 +97,10 @@ def container_definition(
         "mountPoints": [
             {"sourceVolume": SCRATCH_VOLUME, "containerPath": SCRATCH_PATH, "readOnly": False}
         ],
-        "environment": job_environment(environment),
+        "environment": job_environment(environment) + (
+            # The OCR engine is a non-secret setting only the ingest reads.
+            [{"name": ENV_OCR_ENGINE, "value": ocr_engine}] if ocr_engine is not None else []
+        ),
         "logConfiguration": {
             "logDriver": "awslogs",
             "options": {
@@ -209,8 +216,10 @@ class BatchJobs(pulumi.ComponentResource):
             reports_bucket_arn=args.bucket_arns["reports"],
             key_arn=args.kms_key_arn,
         )
+        if args.ocr_engine not in ("textract", "local", "off"):
+            raise ValueError(f"ocr_engine must be textract, local or off, not {args.ocr_engine!r}")
         builders = {
-            "ingest": policies.ingest_task_policy,
+            "ingest": partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
             "reconcile": policies.reconcile_task_policy,
         }
         task_roles: dict[str, aws.iam.Role] = {}
@@ -249,6 +258,7 @@ class BatchJobs(pulumi.ComponentResource):
                                 log_group=v["log_group"],
                                 region=args.region,
                                 environment=args.job_environment,
+                                ocr_engine=args.ocr_engine if job == "ingest" else None,
                             )
                         ]
                     )

@@ -30,6 +30,9 @@ TABLE_WRITE = (
     "dynamodb:ConditionCheckItem",
 )
 KMS_USE = ("kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey")
+# Amazon Textract AnalyzeExpense, synchronous for images and asynchronous for PDFs. Textract reads
+# the S3 object and its KMS key with the caller's own permissions (ReadRaw, UseDataKey).
+TEXTRACT_EXPENSE = ("textract:AnalyzeExpense", "textract:StartExpenseAnalysis", "textract:GetExpenseAnalysis")
 KMS_ENCRYPT = ("kms:Decrypt", "kms:GenerateDataKey")
 # The key's administrators and, by delegation to the account, the IAM policies below. Listed
 # explicitly rather than kms:* so the key policy passes the same no-wildcard-action check.
@@ -211,9 +214,13 @@ def ingest_task_policy(
     processed_bucket_arn: str,
     reports_bucket_arn: str,
     key_arn: str,
+    textract: bool = False,
 ) -> Policy:
-    """Read the raw prefix, write the results prefix and the table (query the status index), record the run."""
-    return document(
+    """Read the raw prefix, write the results prefix and the table (query the status index), record the run.
+
+    With `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
+    """
+    statements = [
         _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
         statement("ReadRaw", S3_READ, [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement(
@@ -229,7 +236,11 @@ def ingest_task_policy(
         statement("ReadWriteTable", (*TABLE_READ, *TABLE_WRITE), [table_arn]),
         statement("QueryStatusIndex", ["dynamodb:Query"], [index_arn]),
         statement("UseDataKey", KMS_USE, [key_arn]),
-    )
+    ]
+    if textract:
+        # IAM has no resource type for Textract's expense actions: "*" is the only resource.
+        statements.append(statement("AnalyzeExpense", TEXTRACT_EXPENSE, "*"))
+    return document(*statements)
 
 
 def reconcile_task_policy(

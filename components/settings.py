@@ -82,6 +82,9 @@ class StackSettings(BaseModel):
     reconcile_cpu: int = 1024
     reconcile_memory: int = 4096
     log_retention_days: int = 365
+    # Scans and plain PDFs in the ingest (DOCUFLOW_OCR_ENGINE): "textract" also grants the task
+    # role Textract's AnalyzeExpense actions; "local" runs the image's tesseract; "off" fails them.
+    ocr_engine: Literal["textract", "local", "off"] = "textract"
 
     # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
     alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)

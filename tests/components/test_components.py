@@ -8,12 +8,12 @@ from collections import Counter
 import pulumi
 import pytest
 
-from components import batch_jobs
+from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
 from jobs.contract import LifecycleSpec, layout, table_spec
-from jobs.settings import ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
-from tests.components.program import ProgramRun
+from jobs.settings import ENV_OCR_ENGINE, ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
+from tests.components.program import ProgramRun, as_list, policy_documents
 
 # Resource count per component type in the dev stack (4 shards, own ECR repo, own topic + email).
 DEV_COUNTS = {
@@ -181,7 +181,7 @@ def test_task_definitions(dev: ProgramRun, job: str) -> None:
     assert c["image"] == "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docuflow-dev-jobs:2026.11.29-1"
     assert c["logConfiguration"]["options"]["awslogs-group"] == f"/docuflow/dev/{job}"
     env = {e["name"]: e["value"] for e in c["environment"]}
-    assert set(env) == set(JOB_ENV_VARS)
+    assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else set())
     assert env[JOB_ENV_VARS[1]] == layout.table_name("dev")
 
 
@@ -296,3 +296,25 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
 
     assert set(names) <= set(out)
     return pulumi.Output.all(*(out[n] for n in names)).apply(check)
+
+
+@pytest.mark.parametrize(("engine", "granted"), [("textract", True), ("local", False), ("off", False)])
+def test_ocr_engine_reaches_the_ingest_container_and_gates_textract(engine: str, granted: bool) -> None:
+    c = batch_jobs.container_definition(job="ingest", image="i", log_group="g", region="eu-west-1",
+                                        environment={n: "x" for n in JOB_ENV_VARS}, ocr_engine=engine)
+    assert c["environment"][-1] == {"name": ENV_OCR_ENGINE, "value": engine}
+    reconcile = batch_jobs.container_definition(job="reconcile", image="i", log_group="g", region="eu-west-1",
+                                                environment={n: "x" for n in JOB_ENV_VARS})
+    assert ENV_OCR_ENGINE not in {e["name"] for e in reconcile["environment"]}
+
+
+def test_dev_ingest_task_role_may_call_textract_expense_analysis(dev: ProgramRun) -> None:
+    docs = {name: doc for name, doc in policy_documents(dev)}
+    ingest = [doc for name, doc in docs.items() if "ingest-task-policy" in name]
+    reconcile = [doc for name, doc in docs.items() if "reconcile-task-policy" in name]
+    assert len(ingest) == 1 and len(reconcile) == 1
+    textract = [s for s in ingest[0]["Statement"] if any(a.startswith("textract:") for a in as_list(s["Action"]))]
+    assert [(sorted(as_list(s["Action"])), s["Resource"]) for s in textract] == [
+        (sorted(policies.TEXTRACT_EXPENSE), "*")
+    ]
+    assert not any(a.startswith("textract:") for s in reconcile[0]["Statement"] for a in as_list(s["Action"]))

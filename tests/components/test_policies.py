@@ -59,6 +59,19 @@ def test_ingest_reads_raw_writes_processed_and_the_table() -> None:
     assert "dynamodb:Scan" not in _actions(p)
 
 
+def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_selected() -> None:
+    assert not any(a.startswith("textract:") for a in _actions(policies.ingest_task_policy(**ARNS)))
+    p = policies.ingest_task_policy(**ARNS, textract=True)
+    textract = {a for a in _actions(p) if a.startswith("textract:")}
+    assert textract == {"textract:AnalyzeExpense", "textract:StartExpenseAnalysis", "textract:GetExpenseAnalysis"}
+    for action in textract:
+        service, _, name = action.partition(":")
+        rows = get_action_data(service, name)[service]
+        # No resource type in IAM's database, so "*" is the narrowest resource there is.
+        assert {row["resource_arn_format"] for row in rows} == {"*"}
+        assert _allowed(p, action) == {"*"}
+
+
 def test_reconcile_reads_everything_and_writes_only_reports() -> None:
     p = policies.reconcile_task_policy(**ARNS)
     assert _allowed(p, "s3:PutObject") == {
@@ -156,6 +169,7 @@ def _all_actions() -> set[str]:
     actions: set[str] = set()
     pure = [
         policies.ingest_task_policy(**ARNS),
+        policies.ingest_task_policy(**ARNS, textract=True),
         policies.reconcile_task_policy(**ARNS),
         policies.data_key_policy(ACCOUNT, "eu-west-1"),
         policies.alarm_topic_policy("t", ACCOUNT),

@@ -73,6 +73,7 @@ def test_defaults_when_optional_keys_are_absent() -> None:
     assert (s.retention_days, s.noncurrent_expiration_days, s.abort_multipart_days) == (1825, 90, 7)
     assert (s.object_lock_mode, s.object_lock_days, s.log_retention_days) == ("GOVERNANCE", 365, 365)
     assert s.schedule_timezone == "UTC" and s.fargate_spot is False
+    assert s.ocr_engine == "textract"  # AWS default: scans go to Amazon Textract
 
 
 @pytest.mark.parametrize(
@@ -94,6 +95,7 @@ def test_defaults_when_optional_keys_are_absent() -> None:
         ("docuflow:alarmEmail", "nobody", "pattern"),
         ("docuflow:fargateSpot", "perhaps", "boolean"),
         ("docuflow:bucketNames", '{"archive": "x"}', "unknown bucket purpose"),
+        ("docuflow:ocrEngine", "tesseract", "'textract', 'local' or 'off'"),
         ("aws:region", "mars-1", "pattern"),
     ],
 )
