@@ -87,13 +87,14 @@ def _encode(image: Image.Image, fmt: str, **options: int) -> bytes:
     return out.getvalue()
 
 
-def forms(pdf: bytes) -> dict[str, bytes]:
-    """The three acceptance forms of one Factur-X invoice, each as one upload."""
-    return {
-        "text-layer": strip_attachments(pdf),
-        "clean": multipage_tiff(clean_pages(pdf)),
-        "noisy": multipage_tiff(noisy_pages(pdf)),
-    }
+FORMS = ("text-layer", "clean", "noisy")
+
+
+def make_form(pdf: bytes, form: str) -> bytes:
+    """One acceptance form of a Factur-X invoice as one upload (scans as a multi-page TIFF)."""
+    if form == "text-layer":
+        return strip_attachments(pdf)
+    return multipage_tiff({"clean": clean_pages, "noisy": noisy_pages}[form](pdf))
 
 
 def header_mismatches(invoice: Invoice | None, expected: dict[str, str]) -> dict[str, str | None]:
