@@ -8,10 +8,12 @@ separately, no document may be PROCESSED with a wrong header value.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 from ocr_helpers import FACTURX, expected_headers, invoice_pdfs
+from pypdf import PdfReader, PdfWriter
 
 from jobs.contract.invoice import DocumentFormat, FailureCode
 from jobs.contract.status import Status
@@ -24,6 +26,7 @@ from jobs.ocr.degrade import (
     multipage_tiff,
     noisy_pages,
     png,
+    strip_attachments,
 )
 
 LOCAL = ExtractionSettings(ocr_engine="local")
@@ -94,3 +97,23 @@ def test_noisy_renders_at_least_32_of_40(corpus: Path) -> None:
     correct, wrongly_processed = _accuracy("noisy")
     assert wrongly_processed == []
     assert correct >= 32
+
+
+def test_pdf_with_one_scanned_page_ocrs_only_that_page(corpus: Path) -> None:
+    pdf = FACTURX / "EN16931_Physiotherapeut.pdf"
+    text_pdf = PdfReader(io.BytesIO(strip_attachments(pdf.read_bytes())))
+    scanned = io.BytesIO()
+    clean_pages(pdf.read_bytes())[1].save(scanned, format="PDF", resolution=150)
+    writer = PdfWriter()
+    writer.add_page(text_pdf.pages[0])
+    writer.add_page(PdfReader(scanned).pages[0])
+    mixed = io.BytesIO()
+    writer.write(mixed)
+
+    outcome = extract_document(mixed.getvalue(), pdf.name, LOCAL)
+    assert (outcome.format, outcome.engine) == (DocumentFormat.PDF, "pdf-text-layer+tesseract")
+    assert header_mismatches(outcome.invoice, expected_headers()[pdf.stem]) == {}
+    pages = {f["PageNumber"] for f in outcome.raw["ExpenseDocuments"][0]["SummaryFields"]}
+    assert pages == {1, 2}  # the header from the text layer, the totals from the scanned page
+    textract_mode = extract_document(mixed.getvalue(), pdf.name, ExtractionSettings(ocr_engine="textract"))
+    assert textract_mode.validation.errorCode is FailureCode.NEEDS_OCR
