@@ -27,3 +27,9 @@ def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[[], obj
         return stack_type(settings=settings, endpoints=local_servers.endpoints)
 
     return make
+
+
+@pytest.fixture
+def extra_stack(new_stage: Callable[[], object]) -> object:
+    """A second isolated stage beside `stack`: the clean baseline of a comparison."""
+    return new_stage()

@@ -32,7 +32,7 @@ DOCS = 40
 BLIND_WINDOW = (0.2, 1.6)
 AFTER_CLAIM_WINDOW = (0.0, 3.0)
 FAST_SEEDS = [12, 14]
-SLOW_SEEDS = list(range(100, 122))
+SLOW_SEEDS = list(range(100, 119))  # with the fast ones: 21 seeds in `make test-slow`
 
 
 def wait_for_first_claim(stack, process, timeout: float = 30) -> None:  # noqa: ANN001
