@@ -47,9 +47,15 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Bounds on free text: a field beyond them is a malformed document, not data to store.
+SHORT_TEXT = 256
+NAME_TEXT = 512
+LONG_TEXT = 4096
+
+
 class LineItem(_Model):
     lineNumber: int
-    description: str | None = None
+    description: str | None = Field(default=None, max_length=LONG_TEXT)
     quantity: Decimal | None = None
     unitPrice: Decimal | None = None
     amount: Decimal | None = None
@@ -58,12 +64,12 @@ class LineItem(_Model):
 
 class Invoice(_Model):
     documentType: DocumentType = DocumentType.INVOICE
-    invoiceNumber: str | None = None
+    invoiceNumber: str | None = Field(default=None, max_length=SHORT_TEXT)
     invoiceDate: date | None = None
     dueDate: date | None = None
-    vendorName: str | None = None
-    vendorTaxId: str | None = None
-    buyerName: str | None = None
+    vendorName: str | None = Field(default=None, max_length=NAME_TEXT)
+    vendorTaxId: str | None = Field(default=None, max_length=SHORT_TEXT)
+    buyerName: str | None = Field(default=None, max_length=NAME_TEXT)
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
     subtotal: Decimal | None = None
     allowanceTotal: Decimal | None = None

@@ -96,6 +96,10 @@ class DocumentItem(BaseModel):
             raise ValueError("times must be timezone-aware UTC")
         return v.astimezone(UTC).replace(microsecond=v.microsecond // 1000 * 1000)
 
+    def evolve(self, **changes: Any) -> DocumentItem:
+        """A changed copy validated like a new item (model_copy would skip the size bounds)."""
+        return DocumentItem.model_validate({**dict(self), **changes})
+
     @property
     def pk(self) -> str:
         return layout.user_pk(self.userId)

@@ -75,9 +75,15 @@ def validate_id(value: str, kind: str = "id") -> str:
     return value
 
 
+# Percent-encoded separators: harmless to S3, but a traversal to anything that URL-decodes keys.
+_ENCODED_SEPARATORS = re.compile(r"%(2f|5c)", re.IGNORECASE)
+
+
 def validate_filename(value: str) -> str:
-    if not value or value in (".", ".."):
-        raise InvalidIdError(f"filename {value!r} is empty or a path component")
+    if not value or value in (".", "..") or value.startswith(".."):
+        raise InvalidIdError(f"filename {value!r} is empty, a path component or starts with '..'")
+    if _ENCODED_SEPARATORS.search(value):
+        raise InvalidIdError(f"filename {value!r} contains a percent-encoded path separator")
     if len(value.encode()) > MAX_FILENAME_LENGTH:
         raise InvalidIdError(f"filename {value[:40]!r}… is longer than {MAX_FILENAME_LENGTH} bytes")
     if "/" in value or "\\" in value or _has_control(value):

@@ -59,8 +59,8 @@ def failed(code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat
 def finished_item(claim: DocumentItem, outcome: ExtractionOutcome, result_uri: str, now: datetime) -> DocumentItem:
     invoice = outcome.invoice
     validation = outcome.validation
-    return claim.model_copy(
-        update={
+    return claim.evolve(
+        **{
             "status": validation.status,
             "updatedAt": now,
             "version": claim.version + 1,

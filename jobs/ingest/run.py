@@ -31,7 +31,7 @@ from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
-from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, claim_put
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
 from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo
 
 logger = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class IngestRun:
         logger.info("ingest started", extra={"runId": self.run_id, "shard": recorder.summary.shard})
         try:
             self._sweep(recorder)
-        except (BotoCoreError, ClientError) as exc:
+        except (BotoCoreError, ClientError, TransactionNotSettledError) as exc:
             self._error = exc
         summary = recorder.finish(
             layout.utc_now(),

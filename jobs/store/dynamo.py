@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,7 +19,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.errors import InvalidKeyError
+from jobs.errors import DocuFlowError, InvalidKeyError
 from jobs.observability import CallMetrics
 
 if TYPE_CHECKING:
@@ -193,24 +195,34 @@ class DocumentTable:
         """Many conditional puts, TRANSACT_CHUNK per TransactWriteItems request.
 
         A transaction is all-or-nothing, so when one condition fails the request is cancelled;
-        the cancellation reasons say which item lost, and the others are sent again. Per-item
-        outcome as for a single put: False when the condition failed.
+        the cancellation reasons say which item lost, and the others are sent again (after a
+        backoff when the cause was throttling or a conflicting transaction). Per-item outcome as
+        for a single put: False when the condition failed. Items still throttled or conflicting
+        after TRANSACT_RETRIES raise TransactionNotSettledError: an outage, never a lost claim.
         """
         outcome: list[bool | None] = [None] * len(puts)
         for start in range(0, len(puts), TRANSACT_CHUNK):
             pending = list(range(start, min(start + TRANSACT_CHUNK, len(puts))))
-            for _attempt in range(TRANSACT_RETRIES):
+            for attempt in range(TRANSACT_RETRIES):
+                pending, contended = self._transact(puts, pending, outcome, operation)
                 if not pending:
                     break
-                pending = self._transact(puts, pending, outcome, operation)
-            for index in pending:  # still conflicting with other writers: they win
-                outcome[index] = False
+                if contended:
+                    time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))  # noqa: S311 - jitter
+            if pending:
+                raise TransactionNotSettledError(
+                    f"{len(pending)} conditional put(s) still throttled or conflicting after {TRANSACT_RETRIES} tries"
+                )
         return [bool(o) for o in outcome]
 
-    def _transact(self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str) -> list[int]:
+    def _transact(
+        self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str
+    ) -> tuple[list[int], bool]:
+        """Send one transaction; returns what to resend and whether the cause calls for backoff."""
         if len(pending) == 1:
+            # botocore's own retries (with backoff) cover a single put's throttling
             outcome[pending[0]] = self._put(puts[pending[0]], operation)
-            return []
+            return [], False
         request = [{"Put": puts[i].request(self.table_name)} for i in pending]
         try:
             with self._metrics.call(operation):
@@ -220,22 +232,29 @@ class DocumentTable:
                 raise
             reasons = exc.response.get("CancellationReasons") or [{}] * len(pending)
             retry = []
+            contended = False
             for index, reason in zip(pending, reasons, strict=False):
                 code = reason.get("Code", "None")
                 if code == "ConditionalCheckFailed":
                     outcome[index] = False
                 elif code in ("None", "TransactionConflict", "ThrottlingError"):
                     retry.append(index)
+                    contended = contended or code != "None"
                 else:
                     raise
-            return retry
+            return retry, contended
         for index in pending:
             outcome[index] = True
-        return []
+        return [], False
 
 
 TRANSACT_CHUNK = 25
-TRANSACT_RETRIES = 5
+TRANSACT_RETRIES = 8
+TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
+
+
+class TransactionNotSettledError(DocuFlowError):
+    """Conditional puts that neither landed nor lost their condition after bounded retries."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ filenames = st.text(
     alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"), blacklist_characters="/\\"),
     min_size=1,
     max_size=60,
-).filter(lambda s: s not in (".", ".."))
+).filter(lambda s: not s.startswith("..") and s != "." and "%2f" not in s.lower() and "%5c" not in s.lower())
 
 
 @given(safe_ids, safe_ids)
@@ -84,6 +84,12 @@ def test_bad_ids_name_the_offending_value(value: str, fragment: str) -> None:
 def test_raw_keys_outside_the_layout_are_rejected(key: str) -> None:
     with pytest.raises(InvalidKeyError):
         layout.parse_raw_key(key)
+
+
+@pytest.mark.parametrize("name", ["..%2fetc", "a%2Fb.xml", "x%5cy.pdf", "..hidden"])
+def test_filenames_with_encoded_separators_or_leading_dots_are_refused(name: str) -> None:
+    with pytest.raises(InvalidIdError, match="filename"):
+        layout.validate_filename(name)
 
 
 def test_result_key_must_end_in_result_json() -> None:

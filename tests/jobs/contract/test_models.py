@@ -83,6 +83,11 @@ def test_item_text_is_bounded() -> None:
     assert len(json.dumps(item.to_item(), default=str)) < 8_000
 
 
+def test_changed_copies_are_validated_like_new_items() -> None:
+    item = make_item().evolve(vendorName="v" * 100_000, status=Status.FAILED)
+    assert item.status == Status.FAILED and len(item.vendorName or "") == 512
+
+
 def test_naive_times_are_refused() -> None:
     with pytest.raises(ValidationError, match="timezone-aware"):
         make_item(createdAt=datetime(2026, 1, 1))
