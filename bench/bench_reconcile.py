@@ -1,0 +1,360 @@
+"""Reconcile cost: N items against N raw + N result objects from export/inventory files, and live.
+
+For each size the DynamoDB export (DYNAMODB_JSON, gzip) and the two S3 Inventory reports (CSV,
+gzip) are generated in a temp dir first (not timed), with a known sprinkle of discrepancies of
+every kind. Then two subprocesses read the same files: the reconcile job (polars) and a
+plain-Python baseline (json/csv modules, dicts and sets, the layout parsers), each timed inside
+and its peak RSS sampled from outside. Their counts per finding must agree. The live figure seeds
+a fresh local stack and times `ReconcileRun` with the live source (Scan + listings).
+
+    python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 10000] [--baseline-max 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+import urllib.parse
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `bench` and `jobs` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import polars as pl
+
+from bench.common import fresh_stack, run_measured, stage, table, write_result
+from jobs.contract import Status, layout
+from jobs.reconcile.exports import write_export, write_inventory
+from jobs.reconcile.rules import RESULT_PROMISED, Code, templates
+from jobs.reconcile.cli import ALLOCATOR_ENV
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.settings import JobSettings
+
+STAGE = "bench"
+AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+EXPORT_ROWS_PER_FILE = 250_000
+INVENTORY_ROWS_PER_FILE = 500_000
+TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
+EVERY = 1000  # one discrepancy of each kind per thousand documents
+
+
+# --- generation (not timed) ------------------------------------------------------------------
+def _frame(n: int) -> pl.DataFrame:
+    t = templates()
+    i = pl.col("i")
+    created = (pl.lit(BASE) + pl.duration(milliseconds=i * 7)).dt.strftime(TS_FORMAT)
+    status = (
+        pl.when(i % EVERY == 11).then(pl.lit(Status.PROCESSING.value))
+        .when(i % 10 == 1).then(pl.lit(Status.REVIEW_REQUIRED.value))
+        .when(i % 10 == 2).then(pl.lit(Status.FAILED.value))
+        .otherwise(pl.lit(Status.PROCESSED.value))
+    )
+    frame = pl.DataFrame({"i": pl.arange(0, n, eager=True)}).with_columns(
+        ("u" + (i % max(1, n // 50)).cast(pl.String).str.zfill(6)).alias("userId"),
+        ("d" + i.cast(pl.String).str.zfill(9)).alias("documentId"),
+        created.alias("createdAt"),
+        status.alias("status"),
+        ("e" + i.hash(7).cast(pl.String)).alias("etag"),
+        i.mod(EVERY).alias("kind"),
+    )
+    return frame.with_columns(
+        t["raw"].build(pl.col("userId"), pl.col("documentId"), pl.lit("invoice.xml")).alias("rawKey"),
+        t["result"].build(pl.col("userId"), pl.col("documentId")).alias("resultKey"),
+    )
+
+
+def _s(expr: pl.Expr) -> pl.Expr:
+    return pl.concat_str([pl.lit('{"S":"'), expr, pl.lit('"}')])
+
+
+def _export_lines(frame: pl.DataFrame, raw_bucket: str, processed_bucket: str) -> pl.Series:
+    t = templates()
+    kind = pl.col("kind")
+    status = pl.col("status")
+    gsi1pk = pl.when(kind == 13).then(t["status"].build(pl.lit(Status.FAILED.value))).otherwise(t["status"].build(status))
+    result_uri = pl.lit(layout.s3_uri(processed_bucket, "")) + pl.when(kind == 17).then(
+        t["result"].build(pl.col("userId"), pl.lit("elsewhere"))
+    ).otherwise(pl.col("resultKey"))
+    etag = pl.when(kind == 9).then(pl.lit("stale")).otherwise(pl.col("etag"))
+    lease = pl.when(status == Status.PROCESSING.value).then(
+        pl.concat_str([pl.lit(',"leaseOwner":{"S":"gone"},"leaseExpiresAt":'), _s(pl.lit("2026-01-01T00:00:00.000Z"))])
+    ).otherwise(pl.lit(""))
+    fields = [
+        ("PK", _s(t["pk"].build(pl.col("userId")))),
+        ("SK", _s(t["sk"].build(pl.col("documentId")))),
+        ("GSI1PK", _s(gsi1pk)),
+        ("GSI1SK", _s(pl.col("createdAt"))),
+        ("userId", _s(pl.col("userId"))),
+        ("documentId", _s(pl.col("documentId"))),
+        ("status", _s(status)),
+        ("createdAt", _s(pl.col("createdAt"))),
+        ("updatedAt", _s(pl.col("createdAt"))),
+        ("rawS3Uri", _s(pl.lit(layout.s3_uri(raw_bucket, "")) + pl.col("rawKey"))),
+        ("rawEtag", _s(pl.lit('\\"') + etag + pl.lit('\\"'))),
+        ("resultS3Uri", _s(result_uri)),
+        ("version", pl.lit('{"N":"2"}')),
+        ("attempts", pl.lit('{"N":"1"}')),
+        ("entityType", _s(pl.lit("DOCUMENT"))),
+        ("sourceFormat", _s(pl.lit("UBL"))),
+        ("vendorName", _s(pl.lit("Lieferant GmbH"))),
+        ("invoiceNumber", _s(pl.lit("INV-") + pl.col("i").cast(pl.String))),
+        ("totalAmount", pl.lit('{"N":"529.87"}')),
+        ("currency", _s(pl.lit("EUR"))),
+    ]
+    parts: list[pl.Expr] = [pl.lit('{"Item":{')]
+    for n, (name, value) in enumerate(fields):
+        parts += [pl.lit(("," if n else "") + f'"{name}":'), value]
+    parts += [lease, pl.lit("}}\n")]
+    return frame.filter(pl.col("kind") != 3).select(pl.concat_str(parts).alias("line")).get_column("line")
+
+
+def generate(n: int, root: Path, settings: JobSettings) -> dict[str, Any]:
+    frame = _frame(n)
+    lines = _export_lines(frame, settings.raw_bucket, settings.processed_bucket)
+    chunks = ("".join(lines.slice(o, EXPORT_ROWS_PER_FILE).to_list()).encode() for o in range(0, lines.len(), EXPORT_ROWS_PER_FILE))
+    export = write_export(root / "exports", f"arn:aws:dynamodb:bench:0:table/{settings.table_name}", AS_OF, chunks)
+    modified = pl.col("createdAt").str.to_datetime(TS_FORMAT, time_unit="ms", time_zone="UTC")
+    raw = frame.filter(pl.col("kind") != 7).select(
+        pl.lit(settings.raw_bucket).alias("bucket"),
+        pl.col("rawKey").alias("key"),
+        pl.lit(2048, pl.Int64).alias("size"),
+        modified.alias("lastModified"),
+        pl.col("etag"),
+    )
+    # Objects outside the layout, one per thousand.
+    bad = raw.head(max(1, n // EVERY)).with_columns(("stray/" + pl.col("key").str.slice(4)).alias("key"))
+    raw = pl.concat([raw, bad])
+    processed = frame.filter(pl.col("kind") != 5).select(
+        pl.lit(settings.processed_bucket).alias("bucket"),
+        pl.col("resultKey").alias("key"),
+        pl.lit(4096, pl.Int64).alias("size"),
+        (modified + pl.duration(seconds=1)).alias("lastModified"),
+        ("r" + pl.col("etag")).alias("etag"),
+    )
+    manifests = [
+        write_inventory(root / "inventory", f.item(0, "bucket"), AS_OF, (f.slice(o, INVENTORY_ROWS_PER_FILE) for o in range(0, f.height, INVENTORY_ROWS_PER_FILE)))
+        for f in (raw, processed)
+    ]
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    return {"export": str(export), "manifests": [str(m) for m in manifests], "bytes": size}
+
+
+# --- the contenders (each in its own subprocess) -------------------------------------------------
+def _options(inputs: dict[str, Any]) -> ReconcileOptions:
+    return ReconcileOptions(
+        source="files",
+        dynamodb_export=inputs["export"],
+        s3_inventories=tuple(inputs["manifests"]),
+        grace=timedelta(0),
+        write_report=False,
+    )
+
+
+def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
+    settings = JobSettings(stage=STAGE)
+    started, cpu = time.perf_counter(), time.process_time()
+    outcome = ReconcileRun(settings, _options(inputs)).execute()
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": outcome.summary.counts, "timings": outcome.timings}
+
+
+def _baseline_items(path: str) -> list[dict[str, Any]]:
+    summary = json.loads((Path(path) / "manifest-summary.json").read_text())
+    root = Path(path).parents[1]
+    items = []
+    for line in (root / summary["manifestFilesS3Key"]).read_text().splitlines():
+        with gzip.open(root / json.loads(line)["dataFileS3Key"], "rt") as handle:
+            for row in handle:
+                wire = json.loads(row)["Item"]
+                items.append({k: next(iter(v.values())) for k, v in wire.items()})
+    return items
+
+
+def _baseline_objects(manifest_path: str) -> list[tuple[str, str, datetime]]:
+    manifest = json.loads(Path(manifest_path).read_text())
+    root = Path(manifest_path).parents[3]
+    out = []
+    for entry in manifest["files"]:
+        with gzip.open(root / entry["key"], "rt", newline="") as handle:
+            for bucket, key, _size, modified, etag in csv.reader(handle):
+                out.append((urllib.parse.unquote_plus(key), etag, datetime.fromisoformat(modified.replace("Z", "+00:00"))))
+    return out
+
+
+def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The same rules with dicts and sets, one Python object per row: the obvious way to write it."""
+    settings = JobSettings(stage=STAGE)
+    started, cpu = time.perf_counter(), time.process_time()
+    items = _baseline_items(inputs["export"])
+    raw_objects, processed_objects = (_baseline_objects(m) for m in inputs["manifests"])
+    counts: Counter[str] = Counter()
+    raw_by_key: dict[str, str] = {}
+    for key, etag, modified in raw_objects:
+        try:
+            layout.parse_raw_key(key)
+            raw_by_key[key] = etag.strip('"')
+        except ValueError:
+            counts[Code.BAD_KEY] += 1
+    results: set[tuple[str, str]] = set()
+    for key, _etag, _modified in processed_objects:
+        try:
+            results.add(layout.parse_result_key(key))
+        except ValueError:
+            counts[Code.BAD_KEY] += 1
+    raw_prefix = layout.s3_uri(settings.raw_bucket, "")
+    tracked_raw: set[str] = set()
+    ids: set[tuple[str, str]] = set()
+    stuck_before = layout.format_ts(AS_OF - timedelta(hours=6))
+    for item in items:
+        user, doc = item["userId"], item["documentId"]
+        ids.add((user, doc))
+        raw_key = item["rawS3Uri"][len(raw_prefix):] if item["rawS3Uri"].startswith(raw_prefix) else None
+        if raw_key is not None:
+            tracked_raw.add(raw_key)
+            if raw_key not in raw_by_key:
+                counts[Code.MISSING_RAW] += 1
+            elif raw_by_key[raw_key] != item["rawEtag"].strip('"'):
+                counts[Code.STALE_RESULT] += 1
+        if item["status"] in RESULT_PROMISED and (user, doc) not in results:
+            counts[Code.MISSING_RESULT] += 1
+        if item["status"] == Status.PROCESSING and item.get("leaseExpiresAt", "") < stuck_before:
+            counts[Code.STUCK_PROCESSING] += 1
+        if item.get("GSI1PK") != layout.status_pk(item["status"]) or item.get("GSI1SK") != item["createdAt"]:
+            counts[Code.INDEX_DRIFT] += 1
+        expected_result = layout.s3_uri(settings.processed_bucket, layout.result_key(user, doc))
+        if (
+            item["PK"] != layout.user_pk(user)
+            or item["SK"] != layout.document_sk(doc)
+            or raw_key is None
+            or layout.parse_raw_key(raw_key).document_id != doc
+            or item.get("resultS3Uri", expected_result) != expected_result
+        ):
+            counts[Code.KEY_MISMATCH] += 1
+    counts[Code.UNPROCESSED_RAW] = sum(1 for key in raw_by_key if key not in tracked_raw)
+    counts[Code.ORPHAN_RESULT] = sum(1 for pair in results if pair not in ids)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": {c.value: counts.get(c, 0) for c in Code}}
+
+
+WORKERS = {"polars": worker_polars, "baseline": worker_baseline}
+HEADERS = ["items", "polars s", "cpu s", "peak MB", "baseline s", "cpu s", "peak MB", "speedup", "same counts", "load"]
+
+
+# --- live -----------------------------------------------------------------------------------------
+def live(n: int) -> dict[str, Any]:
+    """Seed n items, n raw and n result objects on a fresh local stack; time one live reconcile."""
+    from jobs.store.clients import dynamodb_client, s3_client  # noqa: PLC0415 - only the live part needs clients
+
+    with fresh_stack() as endpoints:
+        settings = stage(endpoints, "benchlive")
+        frame = _frame(n)
+        lines = _export_lines(frame, settings.raw_bucket, settings.processed_bucket).to_list()
+        ddb, s3 = dynamodb_client(settings), s3_client(settings)
+        seeding = time.perf_counter()
+
+        def write_items(batch: list[str]) -> None:
+            request = {settings.table_name: [{"PutRequest": {"Item": json.loads(line)["Item"]}} for line in batch]}
+            while request:
+                request = ddb.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+        def put(bucket_key: tuple[str, str]) -> None:
+            s3.put_object(Bucket=bucket_key[0], Key=bucket_key[1], Body=b"x")
+
+        objects = [(settings.raw_bucket, k) for k in frame.get_column("rawKey").to_list()]
+        objects += [(settings.processed_bucket, k) for k in frame.get_column("resultKey").to_list()]
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(write_items, [lines[i : i + 25] for i in range(0, len(lines), 25)]))
+            list(pool.map(put, objects))
+        seeded = time.perf_counter() - seeding
+        started = time.perf_counter()
+        outcome = ReconcileRun(settings, ReconcileOptions(grace=timedelta(0), write_report=False)).execute()
+        seconds = time.perf_counter() - started
+    return {
+        "items": len(lines),
+        "objects": len(objects),
+        "seedSeconds": round(seeded, 1),
+        "seconds": round(seconds, 2),
+        "itemsPerSecond": round(len(lines) / seconds),
+        "findings": outcome.summary.totalFindings,
+        "timings": {k: round(v, 2) for k, v in outcome.timings.items()},
+    }
+
+
+# --- driver ----------------------------------------------------------------------------------------
+def _measure(kind: str, inputs_file: Path) -> tuple[dict[str, Any], float]:
+    # The job's own allocator setting (jobs/reconcile/cli.py sets it before polars loads).
+    env = {**os.environ, "POLARS_MAX_THREADS": os.environ.get("POLARS_MAX_THREADS", "2"), **ALLOCATOR_ENV}
+    command = [sys.executable, "-m", "bench.bench_reconcile", "--worker", kind, str(inputs_file)]
+    done, rss = run_measured(command, env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{kind} worker failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1]), rss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_reconcile", description=__doc__)
+    parser.add_argument("--sizes", default="1000000,4000000", help="comma-separated item counts")
+    # The baseline holds one Python dict per item (~4 GB at 1M), so above 1M it is skipped by default.
+    parser.add_argument("--baseline-max", type=int, default=1_000_000, help="skip the baseline above this size")
+    parser.add_argument("--live", type=int, default=10_000, help="live items to seed (0: skip)")
+    parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
+    parser.add_argument("inputs", nargs="?", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(WORKERS[args.worker](json.loads(Path(args.inputs).read_text())), default=str))
+        return
+    rows, results = [], []
+    for n in (int(s) for s in args.sizes.split(",") if s.strip()):
+        with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-bench-") as tmp:
+            clock = time.perf_counter()
+            inputs = generate(n, Path(tmp), JobSettings(stage=STAGE))
+            generated = time.perf_counter() - clock
+            inputs_file = Path(tmp) / "inputs.json"
+            inputs_file.write_text(json.dumps(inputs))
+            job, job_rss = _measure("polars", inputs_file)
+            base, base_rss = _measure("baseline", inputs_file) if n <= args.baseline_max else ({}, None)
+        agree = base.get("counts") == job["counts"] if base else None
+        result = {
+            "items": n,
+            "inputBytes": inputs["bytes"],
+            "generateSeconds": round(generated, 1),
+            "seconds": round(job["seconds"], 2),
+            "cpuSeconds": round(job["cpuSeconds"], 2),
+            "loadAverage1m": round(os.getloadavg()[0], 2),
+            "peakRssMb": job_rss,
+            "timings": {k: round(v, 2) for k, v in job["timings"].items()},
+            "baselineSeconds": round(base["seconds"], 2) if base else None,
+            "baselineCpuSeconds": round(base["cpuSeconds"], 2) if base else None,
+            "baselinePeakRssMb": base_rss,
+            "speedup": round(base["seconds"] / job["seconds"], 1) if base else None,
+            "countsAgree": agree,
+            "findings": sum(job["counts"].values()),
+            "counts": job["counts"],
+        }
+        results.append(result)
+        rows.append([f"{n:,}", result["seconds"], result["cpuSeconds"], result["peakRssMb"], result["baselineSeconds"], result["baselineCpuSeconds"], result["baselinePeakRssMb"], result["speedup"], agree, result["loadAverage1m"]])
+        print(table(HEADERS, rows[-1:]), flush=True)
+    live_result = live(args.live) if args.live else None
+    path = write_result("reconcile", {"files": results, "live": live_result, "liveNote": "local DynamoDB Local + moto; 100k live is the issue's target, 10k fits the time budget"})
+    print()
+    print(table(HEADERS, rows))
+    if live_result:
+        print(f"\nlive (local stack, {live_result['items']:,} items + {live_result['objects']:,} objects): "
+              f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s")
+    print(f"\nwritten {path}")
+
+
+if __name__ == "__main__":
+    main()
