@@ -113,6 +113,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             alarm_topic_arn=alerts.topic_arn,
             image_uri=settings.image_uri,
             image_tag=settings.image_tag,
+            ocr_engine=settings.ocr_engine,
             fargate_spot=settings.fargate_spot,
             shard_count=settings.shard_count,
             ingest_schedule=settings.ingest_schedule,

@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 
 from jobs.local import servers
-from jobs.local.stack import Endpoints, bootstrap_endpoints
+from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints
 from jobs.settings import JobSettings
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -44,7 +44,7 @@ def fresh_stack() -> Iterator[Endpoints]:
 
 
 def stage(endpoints: Endpoints, name: str) -> JobSettings:
-    settings = JobSettings(stage=name)
+    settings = JobSettings(stage=name, ocr_engine=LOCAL_OCR_ENGINE)
     bootstrap_endpoints(endpoints, settings)
     return settings
 

@@ -31,11 +31,16 @@ ENV_RETRY_ATTEMPTS = "DOCUFLOW_RETRY_ATTEMPTS"
 ENV_CONFIDENCE = "DOCUFLOW_CONFIDENCE_THRESHOLD"
 ENV_LOG_FORMAT = "DOCUFLOW_LOG_FORMAT"
 ENV_OCR_ENGINE = "DOCUFLOW_OCR_ENGINE"
+ENV_TEXTRACT_TPS = "DOCUFLOW_TEXTRACT_TPS"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
 # The settings the ECS task definitions pass and `local up` exports, in one list.
 JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET)
+
+
+def _default_ocr_engine(env: Mapping[str, str]) -> str:
+    return "local" if env.get("AWS_ENDPOINT_URL_S3") else "textract"
 
 
 class JobSettings(BaseModel):
@@ -54,8 +59,10 @@ class JobSettings(BaseModel):
     retry_mode: str = Field(default="standard", pattern=r"^(standard|adaptive|legacy)$")
     retry_attempts: int = Field(default=8, ge=1, le=20)
     confidence_threshold: float = Field(default=80.0, ge=0, le=100)
-    # Scans and plain PDFs: Amazon Textract on AWS; `local up` selects the embedded tesseract.
-    ocr_engine: str = Field(default="textract", pattern=r"^(textract|local|off)$")
+    # Scans and plain PDFs: Amazon Textract on AWS, the embedded tesseract beside a local S3.
+    ocr_engine: str = Field(default_factory=lambda: _default_ocr_engine(os.environ), pattern=r"^(textract|local|off)$")
+    # Client-side pace of Textract calls per worker, below the account's TPS quota.
+    textract_tps: float = Field(default=1.0, gt=0, le=50)
 
     @model_validator(mode="after")
     def _defaults_from_stage(self) -> JobSettings:
@@ -70,6 +77,17 @@ class JobSettings(BaseModel):
             if not getattr(self, name):
                 object.__setattr__(self, name, value)
         return self
+
+    def check_endpoints(self, environ: Mapping[str, str] | None = None) -> None:
+        """Refuse to send documents to the real Textract while S3 is an emulator on loopback."""
+        env = os.environ if environ is None else environ
+        if self.ocr_engine == "textract" and env.get("AWS_ENDPOINT_URL_S3") and not env.get(
+            "AWS_ENDPOINT_URL_TEXTRACT"
+        ):
+            raise SettingsError(
+                f"{ENV_OCR_ENGINE}=textract with a local S3 endpoint but no AWS_ENDPOINT_URL_TEXTRACT: "
+                "use DOCUFLOW_OCR_ENGINE=local (or off) on the embedded stack"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> JobSettings:
@@ -89,6 +107,7 @@ class JobSettings(BaseModel):
             "retry_attempts": ENV_RETRY_ATTEMPTS,
             "confidence_threshold": ENV_CONFIDENCE,
             "ocr_engine": ENV_OCR_ENGINE,
+            "textract_tps": ENV_TEXTRACT_TPS,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         try:
@@ -122,7 +141,7 @@ class JobSettings(BaseModel):
         }
 
     def env(self) -> dict[str, str]:
-        """The settings as the environment variables the jobs read (exports, task definitions)."""
+        """The settings every job reads, as environment variables (JOB_ENV_VARS, in order)."""
         return {
             ENV_STAGE: self.stage,
             ENV_TABLE: self.table_name,

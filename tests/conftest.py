@@ -20,7 +20,7 @@ import pytest
 
 from jobs.contract import DocumentItem
 from jobs.local import servers
-from jobs.local.stack import Endpoints, bootstrap_endpoints
+from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints
 from jobs.settings import JobSettings
 from jobs.store.dynamo import from_wire
 
@@ -126,7 +126,7 @@ _stage_numbers = itertools.count(1)
 @pytest.fixture
 def stack(local_servers: LocalServers, monkeypatch: pytest.MonkeyPatch) -> Stack:
     """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it."""
-    settings = JobSettings(stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}")
+    settings = JobSettings(stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}", ocr_engine=LOCAL_OCR_ENGINE)
     bootstrap_endpoints(local_servers.endpoints, settings)
     for key, value in settings.env().items():
         monkeypatch.setenv(key, value)

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 from jobs.contract.invoice import DocumentFormat, ExtractionOutcome, FailureCode, Invoice
 from jobs.extract.detect import Kind, sniff
@@ -54,6 +55,12 @@ def extract_document(data: bytes, filename: str, settings: ExtractionSettings | 
         )
     except DocumentRejectedError as exc:
         return _failure(exc.format, kind, exc.code, exc.message)
+    except ValidationError as exc:
+        # A value beyond the invoice model's bounds (a 500 KB invoice number): the document is
+        # malformed, and retrying the same bytes would give the same answer.
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return _failure(DocumentFormat.UNKNOWN, kind, FailureCode.MALFORMED, f"invalid {where}: {first['msg']}")
     except Exception as exc:  # a reader bug must not take down the batch: report it as INTERNAL
         logger.exception("extraction of %s failed unexpectedly", filename)
         return _failure(DocumentFormat.UNKNOWN, kind, FailureCode.INTERNAL, f"{type(exc).__name__}: {exc}")

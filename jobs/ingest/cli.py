@@ -47,6 +47,7 @@ def main(argv: list[str]) -> int:
     setup_logging()
     try:
         settings = JobSettings.from_env()
+        settings.check_endpoints()
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

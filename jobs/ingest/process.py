@@ -7,6 +7,7 @@ never written twice. Bad documents end FAILED with a reason; infrastructure erro
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -26,6 +27,7 @@ from jobs.contract import (
     ValidationResult,
     layout,
 )
+from jobs.ocr.textract_client import TextractJobFailedError, TextractJobTimeoutError, TextractOcr
 from jobs.store.dynamo import ConditionalPut, finish_put
 from jobs.store.s3 import Buckets, ObjectInfo
 
@@ -89,12 +91,15 @@ class DocumentProcessor:
         finish: Callable[[ConditionalPut], bool],
         max_input_bytes: int,
         extract_timeout: float,
+        textract: TextractOcr | None = None,
         clock: Callable[[], datetime] = layout.utc_now,
     ) -> None:
+        """`textract`: when set, scans and image-only PDFs that need OCR go to Amazon Textract."""
         self._buckets = buckets
         self._processed_bucket = processed_bucket
         self._extract = extract
         self._finish = finish
+        self._textract = textract
         self._max_input_bytes = max_input_bytes
         self._extract_timeout = extract_timeout
         self._clock = clock
@@ -152,10 +157,33 @@ class DocumentProcessor:
             # Replaced or deleted since the listing: fail this claim retryably; a new upload
             # carries a new ETag and is claimed afresh by the next run.
             return failed(FailureCode.INTERNAL, f"raw object changed during the run ({code})")
+        outcome = self._extract_bytes(data, raw.filename)
+        needs_ocr = outcome.validation.errorCode == FailureCode.NEEDS_OCR
+        if self._textract is None or not needs_ocr or outcome.format not in _SCANS:
+            return outcome
+        return self._textract_outcome(obj, outcome.format)
+
+    def _extract_bytes(self, data: bytes, filename: str) -> ExtractionOutcome:
         try:
-            return self._extract(data, raw.filename).result(timeout=self._extract_timeout)
+            return self._extract(data, filename).result(timeout=self._extract_timeout)
         except TimeoutError:
             return failed(FailureCode.INTERNAL, f"extraction took longer than {self._extract_timeout:.0f}s")
         except Exception as exc:  # noqa: BLE001 - a dead worker process fails this document only
-            logger.exception("extraction worker failed", extra={"key": obj.key})
+            logger.exception("extraction worker failed", extra={"filename": filename})
             return failed(FailureCode.INTERNAL, f"extraction worker failed: {type(exc).__name__}: {exc}")
+
+    def _textract_outcome(self, obj: ObjectInfo, source_format: DocumentFormat) -> ExtractionOutcome:
+        """Amazon Textract reads the S3 object itself; its response goes through the same normalizer."""
+        assert self._textract is not None
+        try:
+            response = self._textract.analyze_s3_object(obj.bucket, obj.key, is_pdf=source_format == DocumentFormat.PDF)
+        except TextractJobTimeoutError as exc:
+            return failed(FailureCode.INTERNAL, str(exc), source_format)  # retried by a later run
+        except TextractJobFailedError as exc:
+            return failed(FailureCode.NEEDS_OCR, str(exc), source_format)
+        outcome = self._extract_bytes(json.dumps(response).encode(), "textract.json")
+        return outcome.model_copy(update={"engine": TEXTRACT_ENGINE})
+
+
+_SCANS = frozenset({DocumentFormat.PDF, DocumentFormat.IMAGE})
+TEXTRACT_ENGINE = "textract"

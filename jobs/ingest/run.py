@@ -30,7 +30,8 @@ from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
+from jobs.ocr.textract_client import TextractOcr
+from jobs.store.clients import dynamodb_client, s3_client, textract_client
 from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
 from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo
 
@@ -92,8 +93,10 @@ class IngestRun:
         on_document: Callable[[DocumentResult | None], None] | None = None,
         s3: Any = None,
         dynamodb: Any = None,
+        textract: Any = None,
     ) -> None:
-        """`s3`/`dynamodb`: injected boto3 clients (fault-injection tests); built from settings otherwise."""
+        """`s3`/`dynamodb`/`textract`: injected boto3 clients (tests); built from settings otherwise."""
+        settings.check_endpoints()
         self.settings = settings
         self.options = options
         self.metrics = metrics or CallMetrics()
@@ -104,7 +107,14 @@ class IngestRun:
             dynamodb or dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics
         )
         self._buckets = Buckets(s3 or s3_client(settings), self.metrics)
-        self._extraction = ExtractionSettings(confidence_threshold=settings.confidence_threshold)
+        self._extraction = ExtractionSettings(
+            confidence_threshold=settings.confidence_threshold, ocr_engine=settings.ocr_engine
+        )
+        self._textract = (
+            TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps)
+            if settings.ocr_engine == "textract"
+            else None
+        )
         self._stop = threading.Event()
         self._error: BaseException | None = None
 
@@ -161,6 +171,7 @@ class IngestRun:
                     finishes.put,
                     self._extraction.max_input_bytes,
                     EXTRACT_TIMEOUT_SECONDS,
+                    self._textract,
                 )
 
                 def claim_and_dispatch(chunk: list[tuple[layout.RawKey, ObjectInfo, Decision]]) -> None:

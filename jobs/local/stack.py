@@ -122,6 +122,11 @@ def status() -> dict[str, dict[str, object]]:
     }
 
 
+def local_settings(settings: JobSettings) -> JobSettings:
+    """The settings as the embedded stack runs them: no Textract there, the local OCR engine."""
+    return settings.model_copy(update={"ocr_engine": LOCAL_OCR_ENGINE})
+
+
 def exports(endpoints: Endpoints, settings: JobSettings) -> str:
     env = {**endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: LOCAL_OCR_ENGINE}
     return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())

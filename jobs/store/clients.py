@@ -11,6 +11,7 @@ from jobs.settings import JobSettings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_textract import TextractClient
 
 
 def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
@@ -19,3 +20,7 @@ def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
     return boto3.session.Session().client("dynamodb", config=settings.botocore_config(), **kwargs)
+
+
+def textract_client(settings: JobSettings, **kwargs: Any) -> TextractClient:
+    return boto3.session.Session().client("textract", config=settings.botocore_config(), **kwargs)

@@ -1,0 +1,88 @@
+"""Scans through Amazon Textract inside the ingest: real S3 and DynamoDB servers, Textract stubbed.
+
+There is no Textract emulator, so botocore's Stubber answers with real AnalyzeExpense responses
+from the corpus; everything else is the live local stack.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from jobs.contract import ResultDocument, Status, layout
+from jobs.demo.corpus import pdf
+from jobs.errors import SettingsError
+from jobs.ingest.run import IngestOptions, IngestRun
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
+
+
+def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN202
+    monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
+    client = boto3.client("textract", region_name="us-east-1")
+    settings = stack.settings.model_copy(update={"ocr_engine": "textract"})
+    return client, lambda: IngestRun(settings, IngestOptions(), textract=client).execute()
+
+
+def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path, monkeypatch) -> None:  # noqa: ANN001
+    response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
+    key = layout.raw_key("u1", "scan1", "scan.png")
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=PNG)
+    client, run = _textract_run(stack, monkeypatch)
+    with Stubber(client) as stub:
+        stub.add_response(
+            "analyze_expense", response, {"Document": {"S3Object": {"Bucket": stack.settings.raw_bucket, "Name": key}}}
+        )
+        summary = run()
+        stub.assert_no_pending_responses()
+    assert summary.processed == 1
+    item = stack.items()[0]
+    assert item.status == Status.REVIEW_REQUIRED and "MISSING_FIELD:vendorName" in item.reviewReasons
+    assert item.invoiceNumber == "123PQR456" and str(item.totalAmount) == "6231.09"
+    body = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u1", "scan1"))["Body"]
+    result = ResultDocument.from_json_bytes(body.read())
+    assert result.engine == "textract" and result.extraction["ExpenseDocuments"]
+
+
+def test_an_image_only_pdf_uses_the_async_api_with_pagination(stack, corpus: Path, monkeypatch) -> None:  # noqa: ANN001
+    pages = json.loads((corpus / "textract" / "analyzeExpenseResponse-multipage.json").read_text())
+    documents = pages["ExpenseDocuments"]
+    key = layout.raw_key("u1", "scan2", "scan.pdf")
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=pdf(None))
+    client, run = _textract_run(stack, monkeypatch)
+    location = {"S3Object": {"Bucket": stack.settings.raw_bucket, "Name": key}}
+    with Stubber(client) as stub:
+        stub.add_response("start_expense_analysis", {"JobId": "job-1"}, {"DocumentLocation": location})
+        stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents[:1],
+                                                   "NextToken": "t2"}, {"JobId": "job-1"})
+        stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents[1:]},
+                          {"JobId": "job-1", "NextToken": "t2"})
+        summary = run()
+        stub.assert_no_pending_responses()
+    assert summary.processed == 1
+    item = stack.items()[0]
+    assert item.invoiceNumber == "00000135" and item.status == Status.REVIEW_REQUIRED
+    assert "MULTIPLE_DOCUMENTS" in item.reviewReasons
+
+
+def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> None:  # noqa: ANN001
+    key = layout.raw_key("u1", "scan3", "scan.pdf")
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=pdf(None))
+    client, run = _textract_run(stack, monkeypatch)
+    with Stubber(client) as stub:
+        stub.add_response("start_expense_analysis", {"JobId": "job-2"})
+        stub.add_response("get_expense_analysis", {"JobStatus": "FAILED", "StatusMessage": "unsupported document"})
+        summary = run()
+    assert summary.outcome == "completed"
+    item = stack.items()[0]
+    assert item.status == Status.FAILED and item.failureCode == "NEEDS_OCR"
+    assert "unsupported document" in (item.failureMessage or "")
+
+
+def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stack) -> None:  # noqa: ANN001
+    with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL_TEXTRACT"):
+        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions())
