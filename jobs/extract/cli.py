@@ -21,6 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--confidence-threshold", type=float, default=None, metavar="N",
                         help="minimum Textract confidence for required fields (default 80)")
+    parser.add_argument("--ocr", choices=("off", "local"), default="local",
+                        help="plain PDFs and scans: the embedded tesseract (default) or NEEDS_OCR")
     return parser
 
 
@@ -65,7 +67,8 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     settings = ExtractionSettings(
-        **({"confidence_threshold": args.confidence_threshold} if args.confidence_threshold is not None else {})
+        ocr_engine=args.ocr,
+        **({"confidence_threshold": args.confidence_threshold} if args.confidence_threshold is not None else {}),
     )
     rc = 0
     for path in args.files:
