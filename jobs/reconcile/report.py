@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import html
 import io
-import json
 import logging
 from datetime import datetime
 from typing import Any
@@ -185,6 +184,3 @@ def write_report(
     logger.info("report written", extra={"bucket": bucket, "prefix": prefix})
     return final
 
-
-def summary_json(summary: ReconcileSummary) -> str:
-    return json.dumps(json.loads(summary.model_dump_json()), indent=2)

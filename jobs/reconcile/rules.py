@@ -217,9 +217,6 @@ def _slow_result(key: str) -> dict[str, str | None]:
     return {"userId": user_id, "documentId": document_id, "reason": None}
 
 
-_PARSED = pl.Struct({"userId": pl.String(), "documentId": pl.String(), "reason": pl.String()})
-
-
 def classify_keys(objects: pl.LazyFrame, kind: str) -> pl.LazyFrame:
     """Add userId, documentId and badReason (null when the key follows the layout)."""
     template = templates()[kind]

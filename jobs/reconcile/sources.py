@@ -47,10 +47,8 @@ from jobs.store.s3 import Buckets, ObjectInfo
 logger = logging.getLogger(__name__)
 
 try:  # ISA-L inflates gzip about 1.7x faster than zlib; same format, so zlib is the fallback
-    from isal.igzip import decompress as _decompress
     from isal.igzip import open as _gzip_open
 except ImportError:  # pragma: no cover - isal is in requirements-jobs.txt
-    from gzip import decompress as _decompress
     from gzip import open as _gzip_open
 
 ROWS_PER_CHUNK = 50_000
@@ -258,13 +256,6 @@ def _require(data: dict[str, Any], name: str, where: str) -> Any:
     if name not in data or data[name] in (None, ""):
         raise ReconcileInputError(f"{where} has no {name!r}")
     return data[name]
-
-
-def _gunzip(data: bytes, where: str) -> bytes:
-    try:
-        return _decompress(data) if data[:2] == b"\x1f\x8b" else data
-    except (OSError, EOFError, ValueError) as exc:
-        raise ReconcileInputError(f"{where} is not valid gzip: {exc}") from exc
 
 
 def _parse_time(text: str, where: str) -> datetime:

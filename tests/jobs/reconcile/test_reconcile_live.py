@@ -6,7 +6,6 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import boto3
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
