@@ -1,7 +1,8 @@
 """A deterministic, realistic invoice corpus for demos, tests and benchmarks (pure, no I/O).
 
-Every supported format (UBL, CII, Factur-X PDF, Textract AnalyzeExpense JSON, normalized JSON),
-arithmetically consistent by default; a share of review cases (totals that do not add up, a
+Every supported format (UBL, CII, Factur-X PDF, Textract AnalyzeExpense JSON, normalized JSON,
+plain text-layer PDFs and scans, the last two rarer as they cost OCR time), arithmetically
+consistent by default; a share of review cases (totals that do not add up, a
 missing seller) and of bad files (truncated XML, binary junk, empty files, unsafe XML, a PDF
 without an e-invoice). The same seed always yields the same bytes.
 """
@@ -24,6 +25,7 @@ BUYERS = ("Kunden AG", "Contoso Ltd.", "Fabrikam GmbH", "Northwind Traders")
 ITEMS = ("Consulting hours", "Printer paper A4", "Freight Hamburg–Lyon", "Software licence", "Espresso beans 1 kg",
          "Safety boots", "Server rack rental", "Translation DE→FR")
 GOOD_FORMATS = ("ubl", "cii", "facturx", "textract", "normalized")
+OCR_FORMATS = ("text-pdf", "scan")  # cost OCR time: opt-in share via `ocr_ratio`
 BAD_KINDS = ("truncated", "junk", "empty", "xxe", "plain-pdf")
 
 
@@ -180,6 +182,55 @@ def pdf(attachment: bytes | None) -> bytes:
     return out.getvalue()
 
 
+def _pdf_text(text: str) -> str:
+    """A string literal for a PDF content stream (WinAnsi covers the demo's accented names)."""
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def text_pdf(inv: DemoInvoice) -> bytes:
+    """A plain PDF with a text layer and no e-invoice: what most suppliers still send."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    symbol = {"EUR": "EUR", "USD": "USD", "GBP": "GBP"}[inv.currency]
+    rows = [(14, inv.vendor or "Invoice"), (10, "Musterstrasse 1, 10115 Berlin"), (10, ""),
+            (10, f"Bill to: {inv.buyer}"), (10, ""), (12, f"Invoice No: {inv.number}"),
+            (12, f"Invoice Date: {inv.issued:%d.%m.%Y}"), (12, f"Due Date: {inv.due:%d.%m.%Y}"), (10, "")]
+    rows += [(10, f"{line.description}   {line.quantity} x {line.unit_price}   {line.amount} {symbol}") for line in inv.lines]
+    rows += [(10, ""), (12, f"Net amount: {inv.net} {symbol}"), (12, f"VAT: {inv.tax} {symbol}"),
+             (12, f"Total: {inv.total} {symbol}")]
+    lines, y = [], 790
+    for size, text in rows:
+        lines.append(f"BT /F1 {size} Tf 60 {y} Td ({_pdf_text(text)}) Tj ET")
+        y -= size + 8
+    writer = PdfWriter()
+    page = writer.add_blank_page(width=595, height=842)
+    font = DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica"), NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+    })
+    page[NameObject("/Resources")] = DictionaryObject(
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})}  # noqa: SLF001
+    )
+    content = DecodedStreamObject()
+    content.set_data("\n".join(lines).encode("cp1252", errors="replace"))
+    page[NameObject("/Contents")] = writer._add_object(content)  # noqa: SLF001
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def scan(inv: DemoInvoice) -> bytes:
+    """A 150-dpi PNG render of the plain PDF: a scanned invoice."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(text_pdf(inv))
+    image = document[0].render(scale=150 / 72).to_pil().convert("L")
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
 def _field(kind: str, label: str, value: str, confidence: float = 99.0) -> dict[str, object]:
     return {
         "Type": {"Text": kind, "Confidence": confidence},
@@ -251,6 +302,8 @@ _RENDER = {
     "facturx": (lambda inv: pdf(cii(inv)), "invoice.pdf"),
     "textract": (textract, "analyze-expense.json"),
     "normalized": (normalized, "invoice.json"),
+    "text-pdf": (text_pdf, "invoice.pdf"),
+    "scan": (scan, "scan.png"),
 }
 
 
@@ -267,9 +320,12 @@ def _bad(kind: str, rng: random.Random) -> tuple[bytes, str]:
     return pdf(None), "scan.pdf"
 
 
-def generate(users: int, docs: int, *, bad_ratio: float = 0.05, review_ratio: float = 0.1, seed: int = 7) -> Iterator[DemoDocument]:
+def generate(
+    users: int, docs: int, *, bad_ratio: float = 0.05, review_ratio: float = 0.1, ocr_ratio: float = 0.0, seed: int = 7
+) -> Iterator[DemoDocument]:
     """`docs` documents spread over `users` users; formats cycle so every one is present."""
-    if users < 1 or docs < 0 or not 0 <= bad_ratio <= 1 or not 0 <= review_ratio <= 1:
+    ratios = (bad_ratio, review_ratio, ocr_ratio)
+    if users < 1 or docs < 0 or not all(0 <= r <= 1 for r in ratios):
         raise ValueError("need users >= 1, docs >= 0 and ratios within 0..1")
     rng = random.Random(seed)
     for n in range(docs):
@@ -281,7 +337,7 @@ def generate(users: int, docs: int, *, bad_ratio: float = 0.05, review_ratio: fl
             body, filename = _bad(kind, rng)
             yield DemoDocument(user_id, document_id, filename, body, kind)
             continue
-        fmt = GOOD_FORMATS[n % len(GOOD_FORMATS)]
         review = roll < bad_ratio + review_ratio
+        fmt = OCR_FORMATS[n % 2] if rng.random() < ocr_ratio else GOOD_FORMATS[n % len(GOOD_FORMATS)]
         render, filename = _RENDER[fmt]
         yield DemoDocument(user_id, document_id, filename, render(_invoice(rng, n, review)), fmt, review)

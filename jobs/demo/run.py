@@ -35,7 +35,8 @@ def main() -> int:
     env = {**os.environ, **endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: settings.ocr_engine}
     print(f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 {endpoints.s3}")
 
-    seeded = _step("seed demo invoices into raw/", "demo", "seed", "--users", str(USERS), "--docs", str(DOCS), env=env)
+    seeded = _step("seed demo invoices into raw/", "demo", "seed", "--users", str(USERS), "--docs", str(DOCS),
+                   "--ocr-ratio", "0.05", env=env)
     print(seeded.stdout)
     run = _step("nightly ingest", "ingest", env=env)
     summary = json.loads(run.stdout)
