@@ -326,8 +326,8 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
         # The result key the item's ids imply: joins on one string beat joins on two.
         t["result"].build(pl.col("userId"), pl.col("documentId")).alias("resultKey"),
     )
-    # Prepared once, eagerly: each frame is joined several times below, and the parts run in
-    # parallel over shared memory instead of each re-deriving the columns.
+    # Prepared once, eagerly: each frame is joined by several rules below, which then share the
+    # derived columns instead of each re-deriving them.
     items_df, raw_df, processed_df = pl.collect_all([items, raw, processed])
     items, raw, processed = items_df.lazy(), raw_df.lazy(), processed_df.lazy()
     valid_raw = raw.filter(pl.col("badReason").is_null())
