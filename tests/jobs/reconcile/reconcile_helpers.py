@@ -17,14 +17,29 @@ from jobs.reconcile.exports import export_line, write_export, write_inventory
 
 @dataclass(frozen=True)
 class ExportedState:
-    export: Path
-    manifests: list[Path]
+    export: str
+    manifests: list[str]
 
     def argv(self) -> list[str]:
-        out = ["--source", "files", "--dynamodb-export", str(self.export)]
+        out = ["--source", "files", "--dynamodb-export", self.export]
         for manifest in self.manifests:
-            out += ["--s3-inventory", str(manifest)]
+            out += ["--s3-inventory", manifest]
         return out
+
+    def in_s3(self, stack, root: Path) -> ExportedState:  # noqa: ANN001
+        """Upload the bucket trees under `root` (one bucket per top directory) and return the
+        same state as s3:// locations, as AWS would leave them."""
+        s3 = stack.s3()
+        for bucket_dir in (d for d in root.iterdir() if d.is_dir()):
+            s3.create_bucket(Bucket=bucket_dir.name)
+            for path in (p for p in bucket_dir.rglob("*") if p.is_file()):
+                s3.put_object(Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes())
+
+        def uri(local: str) -> str:
+            relative = Path(local).relative_to(root)
+            return f"s3://{relative.parts[0]}/{Path(*relative.parts[1:]).as_posix()}"
+
+        return ExportedState(uri(self.export) + "/", [uri(m) for m in self.manifests])
 
 
 def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) -> ExportedState:  # noqa: ANN001
@@ -34,9 +49,10 @@ def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) ->
         lines += [export_line(item) for item in page.get("Items", [])]
     # Several data files, as AWS writes them, so the readers' per-file path is exercised.
     chunks = [("".join(lines[i : i + rows_per_file])).encode() for i in range(0, len(lines), rows_per_file)]
-    exports_root = root / "exports-bucket"
+    # Directory names double as bucket names when the tree is uploaded (upload_tree).
+    exports_root = root / f"{settings.stage}-exports"
     export = write_export(exports_root, f"arn:aws:dynamodb:local:000000000000:table/{settings.table_name}", layout.utc_now(), chunks)
-    inventory_root = root / "inventory-bucket"
+    inventory_root = root / f"{settings.stage}-inventory"
     manifests = []
     s3 = stack.s3()
     for bucket in (settings.raw_bucket, settings.processed_bucket):
@@ -52,4 +68,4 @@ def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) ->
         )
         frames = [frame.slice(i, rows_per_file) for i in range(0, max(frame.height, 1), rows_per_file)]
         manifests.append(write_inventory(inventory_root, bucket, layout.utc_now(), frames, fmt))
-    return ExportedState(export, manifests)
+    return ExportedState(str(export), [str(m) for m in manifests])

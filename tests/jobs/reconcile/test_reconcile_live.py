@@ -149,17 +149,19 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     fields = json.loads(deep.filter(pl.col("code") == Code.SUMMARY_MISMATCH).row(0, named=True)["evidence"])["fields"]
     assert fields == "vendorName"
 
-    # The same state exported to files (CSV and Parquet inventories) gives the same findings.
+    # The same state exported to files (CSV and Parquet inventories, local and in S3) gives the
+    # same findings.
     for fmt in ("CSV", "Parquet"):
-        exported = export_state(stack, tmp_path / fmt, fmt)
-        _, from_files, _ = _run(
-            stack,
-            source="files",
-            dynamodb_export=str(exported.export),
-            s3_inventories=tuple(str(m) for m in exported.manifests),
-            write_report=False,
-        )
-        assert_frame_equal(from_files, live)
+        local = export_state(stack, tmp_path / fmt, fmt)
+        for exported in (local, local.in_s3(stack, tmp_path / fmt) if fmt == "CSV" else local):
+            _, from_files, _ = _run(
+                stack,
+                source="files",
+                dynamodb_export=exported.export,
+                s3_inventories=tuple(exported.manifests),
+                write_report=False,
+            )
+            assert_frame_equal(from_files, live)
 
     # Repair fixes what it safely can; the next run shows only what repair leaves by design.
     summary, _, _ = _run(stack, repair=True)
@@ -226,15 +228,15 @@ def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:  #
     exported = export_state(stack, tmp_path / "ok")
     assert cli.main([*exported.argv(), "--no-report", "--grace", "0s", "--fail-on", "warning"]) == 1
     # Bad inputs: a clear message and exit 2.
-    broken = tmp_path / "ok" / "exports-bucket" / "broken"
+    broken = tmp_path / "ok" / f"{stack.settings.stage}-exports" / "broken"
     broken.mkdir()
     (broken / "manifest-summary.json").write_text("{not json")
     cases = {
-        "is not JSON": ["--dynamodb-export", str(broken), *sum((["--s3-inventory", str(m)] for m in exported.manifests), [])],
-        "no --s3-inventory manifest": ["--dynamodb-export", str(exported.export), "--s3-inventory", str(exported.manifests[1])],
-        "cannot read": ["--dynamodb-export", str(tmp_path / "missing"), *sum((["--s3-inventory", str(m)] for m in exported.manifests), [])],
+        "is not JSON": ["--dynamodb-export", str(broken), *sum((["--s3-inventory", m] for m in exported.manifests), [])],
+        "no --s3-inventory manifest": ["--dynamodb-export", exported.export, "--s3-inventory", exported.manifests[1]],
+        "cannot read": ["--dynamodb-export", str(tmp_path / "missing"), *sum((["--s3-inventory", m] for m in exported.manifests), [])],
     }
-    data_file = next((exported.manifests[0].parent.parent / "data").glob("*.csv.gz"))
+    data_file = next((Path(exported.manifests[0]).parent.parent / "data").glob("*.csv.gz"))
     data_file.write_bytes(b"\x1f\x8bnot really gzip")
     cases["not valid gzip"] = exported.argv()
     for fragment, argv in cases.items():
