@@ -17,13 +17,14 @@ class Status(StrEnum):
 TERMINAL = frozenset({Status.PROCESSED, Status.REVIEW_REQUIRED, Status.FAILED})
 
 # A claim (PROCESSING) ends in one terminal status. A terminal document is claimed again when its
-# raw object changes, when a FAILED one is retried, or when reconcile marks it for reprocessing;
-# a reviewer may settle REVIEW_REQUIRED as PROCESSED.
+# raw object changes or a FAILED one is retried; reconcile marks a document whose result.json is
+# gone for reprocessing by setting it FAILED (retryable); a reviewer may settle REVIEW_REQUIRED
+# as PROCESSED.
 ALLOWED_TRANSITIONS: dict[Status | None, frozenset[Status]] = {
     None: frozenset({Status.PROCESSING}),
     Status.PROCESSING: TERMINAL | {Status.PROCESSING},
-    Status.PROCESSED: frozenset({Status.PROCESSING}),
-    Status.REVIEW_REQUIRED: frozenset({Status.PROCESSING, Status.PROCESSED}),
+    Status.PROCESSED: frozenset({Status.PROCESSING, Status.FAILED}),
+    Status.REVIEW_REQUIRED: frozenset({Status.PROCESSING, Status.PROCESSED, Status.FAILED}),
     Status.FAILED: frozenset({Status.PROCESSING}),
 }
 

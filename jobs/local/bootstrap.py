@@ -103,5 +103,5 @@ def bootstrap(
     created = {table.name: ensure_table(dynamodb, table)}
     for spec in buckets:
         created[spec.name] = ensure_bucket(s3, spec, region)
-    logger.info("bootstrap done", extra={"created": created})
+    logger.info("bootstrap done", extra={"createdNow": created})
     return created

@@ -67,8 +67,8 @@ def item_from_result(doc: ResultDocument, result_uri: str, now: datetime) -> Doc
 
 def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
     """FAILED + INTERNAL with attempts 0: the next ingest claims it again (plan.decide)."""
-    return item.model_copy(
-        update={
+    return item.evolve(
+        **{
             "status": Status.FAILED,
             "failureCode": FailureCode.INTERNAL.value,
             "failureMessage": REPROCESS_MESSAGE.format(why=why),
@@ -164,7 +164,7 @@ class Repairer:
 
     def _index(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
-        self._put(item.model_copy(update={"version": item.version + 1, "updatedAt": self._clock()}), item.version)
+        self._put(item.evolve(version=item.version + 1, updatedAt=self._clock()), item.version)
         return _ACTION_NAMES[Code.INDEX_DRIFT], f"GSI1PK was {evidence.get('GSI1PK')}, GSI1SK was {evidence.get('GSI1SK')}"
 
 

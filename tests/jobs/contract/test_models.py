@@ -127,6 +127,7 @@ def test_status_transitions() -> None:
     assert not can_transition(None, Status.PROCESSED)
     assert can_transition(Status.PROCESSING, Status.FAILED)
     assert can_transition(Status.FAILED, Status.PROCESSING)
-    assert not can_transition(Status.PROCESSED, Status.FAILED)
-    with pytest.raises(InvalidTransitionError, match="PROCESSED -> FAILED"):
-        check_transition(Status.PROCESSED, Status.FAILED)
+    assert can_transition(Status.PROCESSED, Status.FAILED)  # reconcile: result.json is gone
+    assert not can_transition(Status.FAILED, Status.PROCESSED)
+    with pytest.raises(InvalidTransitionError, match="FAILED -> REVIEW_REQUIRED"):
+        check_transition(Status.FAILED, Status.REVIEW_REQUIRED)
