@@ -17,12 +17,12 @@ _numbers = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
-def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[[], object]:  # noqa: ANN001
+def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[..., object]:  # noqa: ANN001
     """Make further isolated stages on the session's servers (module-wide runs, clean baselines)."""
     stack_type = request.config.pluginmanager.get_plugin(str(ROOT_CONFTEST)).Stack
 
-    def make() -> object:
-        settings = JobSettings(stage=f"r{os.getpid() % 1000}y{next(_numbers)}")
+    def make(**settings_values: object) -> object:
+        settings = JobSettings(stage=f"r{os.getpid() % 1000}y{next(_numbers)}", **settings_values)
         bootstrap_endpoints(local_servers.endpoints, settings)
         return stack_type(settings=settings, endpoints=local_servers.endpoints)
 
@@ -30,6 +30,6 @@ def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[[], obj
 
 
 @pytest.fixture
-def extra_stack(new_stage: Callable[[], object]) -> object:
-    """A second isolated stage beside `stack`: the clean baseline of a comparison."""
-    return new_stage()
+def extra_stack(stack, new_stage: Callable[..., object]) -> object:  # noqa: ANN001
+    """A second isolated stage beside `stack` (same OCR engine): the clean baseline of a comparison."""
+    return new_stage(ocr_engine=stack.settings.ocr_engine)

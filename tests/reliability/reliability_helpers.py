@@ -37,6 +37,7 @@ def job_env(stack, **extra: str) -> dict[str, str]:  # noqa: ANN001
             "DOCUFLOW_IO_THREADS": "8",
             "DOCUFLOW_EXTRACT_WORKERS": "2",
             "DOCUFLOW_LOG_FORMAT": "json",
+            "DOCUFLOW_OCR_ENGINE": stack.settings.ocr_engine,  # as the in-process runs of the stage
             "PYTHONPATH": str(REPO_ROOT),
         }
     )
