@@ -44,6 +44,16 @@ def render_pdf_page(pdf: bytes, index: int, dpi: int = PDF_RENDER_DPI) -> Image.
         document.close()
 
 
+# A page with less ink than this (share of dark pixels) is blank: no print worth an OCR pass.
+_BLANK_INK_SHARE = 0.0005
+
+
+def is_blank(image: Image.Image) -> bool:
+    """True for an empty page (a blank back side, an empty scan): skips deskew and tesseract."""
+    small = image.convert("L").resize((_SKEW_WIDTH, max(1, int(image.height * _SKEW_WIDTH / image.width))))
+    return float((np.asarray(small) < 160).mean()) < _BLANK_INK_SHARE
+
+
 def preprocess(image: Image.Image) -> Image.Image:
     """Grayscale, a 3×3 median against salt-and-pepper/JPEG noise, then straighten."""
     gray = image.convert("L")

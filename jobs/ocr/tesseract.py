@@ -15,7 +15,7 @@ from typing import Any
 import pytesseract
 from PIL import Image
 
-from jobs.ocr.images import preprocess
+from jobs.ocr.images import is_blank, preprocess
 from jobs.ocr.lines import Line, Page, Word, rebuild_lines
 
 logger = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ class OcrEngineError(RuntimeError):
 
 def ocr_page(image: Image.Image, number: int, timeout_s: float = PAGE_TIMEOUT_S) -> Page:
     """Pre-process one scanned page and read its words with positions and confidences."""
+    if is_blank(image):
+        return Page(number, float(image.width), float(image.height), [])
     prepared = preprocess(image)
     try:
         data = pytesseract.image_to_data(
