@@ -22,6 +22,7 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+from botocore.httpsession import URLLib3Session
 from reliability_helpers import assert_consistent, read_result
 
 from jobs.contract import Status
@@ -242,3 +243,63 @@ def test_persistent_transaction_throttling_is_not_reported_as_lost_claims(stack)
         return
     stuck = [i.documentId for i in stack.items() if i.status == Status.PROCESSING]
     assert summary.lostClaims == 0 and not stuck, f"completed with {summary.lostClaims} 'lost' claims, {len(stuck)} PROCESSING"
+
+
+class LostResponses(FaultInjector):
+    """The write reaches the server and is applied, then the response is lost (a read timeout)."""
+
+    def __init__(self, seed: int, rate: float, operations: tuple[str, ...]) -> None:
+        super().__init__(seed, rate, (READ_TIMEOUT,), operations)
+        self._session = URLLib3Session()
+        self._lost: set[bytes] = set()  # a resend of the same request gets its response
+
+    def __call__(self, request: Any, event_name: str, **_kwargs: Any) -> AWSResponse | None:
+        operation = event_name.split(".", 2)[2]
+        with self._lock:
+            self.attempts[operation] += 1
+            if self._rng.random() >= self.rate or operation not in (self.operations or ()):
+                return None
+            if _body(request) in self._lost:
+                return None
+            self._lost.add(_body(request))
+            self.injected[(operation, "response-lost")] += 1
+        self._session.send(request)  # applied by the server...
+        raise ReadTimeoutError(endpoint_url=request.url)  # ...but the job never hears of it
+
+
+def _lost_response_run(stack, baseline, operation: str, docs: int, rate: float) -> tuple[Any, LostResponses]:  # noqa: ANN001
+    seed = 40
+    upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
+    upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
+    IngestRun(baseline.settings, IngestOptions()).execute()
+    injector = LostResponses(seed, rate, (operation,))
+    summary, _ = faulty_run(stack, injector)
+    print(f"lost responses on {operation}: {dict(injector.injected)}; lostClaims={summary.lostClaims} processed={summary.processed}")
+    assert injector.injected
+    return summary, injector
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("operation", ["TransactWriteItems", "PutObject"])
+def test_a_write_applied_but_its_response_lost(stack, extra_stack, operation: str) -> None:  # noqa: ANN001
+    """botocore resends the write: TransactWriteItems carries an idempotency token
+    (ClientRequestToken, filled in by botocore), a result.json PutObject is idempotent."""
+    summary, _ = _lost_response_run(stack, extra_stack, operation, docs=20, rate=0.5)
+    assert summary.outcome == "completed" and summary.lostClaims == 0 and summary.processed == 20
+    assert final_state(stack) == final_state(extra_stack)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="DocumentTable._transact sends a lone put as a conditional PutItem, which has no "
+    "idempotency token: when its response is lost after the write was applied, botocore's resend "
+    "meets the job's own write, gets ConditionalCheckFailedException and reports the claim lost; "
+    "the document stays PROCESSING under the run's own lease (unprocessed until it expires) and "
+    "the summary counts a lost claim nobody else made",
+)
+def test_a_single_conditional_put_applied_but_its_response_lost(stack, extra_stack) -> None:  # noqa: ANN001
+    # One document: its claim and its finish are both lone puts (PutItem), every response lost.
+    summary, _ = _lost_response_run(stack, extra_stack, "PutItem", docs=1, rate=1.0)
+    assert summary.lostClaims == 0 and summary.processed == 1
+    assert final_state(stack) == final_state(extra_stack)
