@@ -259,9 +259,10 @@ class LostResponses(FaultInjector):
             self.attempts[operation] += 1
             if self._rng.random() >= self.rate or operation not in (self.operations or ()):
                 return None
-            if _body(request) in self._lost:
+            key = request.url.encode() + b" " + _body(request)
+            if key in self._lost:
                 return None
-            self._lost.add(_body(request))
+            self._lost.add(key)
             self.injected[(operation, "response-lost")] += 1
         self._session.send(request)  # applied by the server...
         raise ReadTimeoutError(endpoint_url=request.url)  # ...but the job never hears of it
