@@ -175,26 +175,19 @@ class DocumentTable:
     # --- writes -----------------------------------------------------------------------------
     def put_if_version(self, item: DocumentItem, expected_version: int | None) -> bool:
         """Put `item` if the stored version is `expected_version` (None: only if absent)."""
-        return self._put(claim_put(item, expected_version), "dynamodb.PutItem.claim")
+        return self.put_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
 
     def put_if_lease(self, item: DocumentItem, owner: str, expected_version: int) -> bool:
         """Put the finished item only while `owner` still holds the claim it made."""
-        return self._put(finish_put(item, owner, expected_version), "dynamodb.PutItem.finish")
-
-    def _put(self, put: ConditionalPut, operation: str) -> bool:
-        try:
-            with self._metrics.call(operation):
-                self._client.put_item(**put.request(self.table_name))
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return self.put_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
 
     def put_all(self, puts: list[ConditionalPut], operation: str) -> list[bool]:
         """Many conditional puts, TRANSACT_CHUNK per TransactWriteItems request.
 
-        A transaction is all-or-nothing, so when one condition fails the request is cancelled;
+        Even a single put goes as a transaction: botocore gives each one an idempotency token, so
+        a resend after a lost response cannot meet our own write and read it as a lost condition
+        (a plain conditional PutItem can). A transaction is all-or-nothing, so when one condition
+        fails the request is cancelled;
         the cancellation reasons say which item lost, and the others are sent again (after a
         backoff when the cause was throttling or a conflicting transaction). Per-item outcome as
         for a single put: False when the condition failed. Items still throttled or conflicting
@@ -219,10 +212,6 @@ class DocumentTable:
         self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str
     ) -> tuple[list[int], bool]:
         """Send one transaction; returns what to resend and whether the cause calls for backoff."""
-        if len(pending) == 1:
-            # botocore's own retries (with backoff) cover a single put's throttling
-            outcome[pending[0]] = self._put(puts[pending[0]], operation)
-            return [], False
         request = [{"Put": puts[i].request(self.table_name)} for i in pending]
         try:
             with self._metrics.call(operation):
