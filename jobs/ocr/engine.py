@@ -23,7 +23,7 @@ from jobs.ocr.images import decode_images, render_pdf_page
 from jobs.ocr.labels import pair_fields
 from jobs.ocr.lines import Page
 from jobs.ocr.tesseract import OcrEngineError, ocr_page
-from jobs.ocr.textlayer import text_layer_pages
+from jobs.ocr.textlayer import PageContentTooLargeError, text_layer_pages
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,8 @@ def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
     """A PDF without an embedded e-invoice: text layer first, OCR only for pages without text."""
     try:
         pages: list[Page | None] = text_layer_pages(data)
+    except PageContentTooLargeError as exc:
+        raise DocumentRejectedError(FailureCode.TOO_LARGE, str(exc), DocumentFormat.PDF) from exc
     except Exception as exc:  # pdfminer raises its own zoo of errors on damaged files
         raise DocumentRejectedError(
             FailureCode.MALFORMED, f"unreadable PDF text layer: {type(exc).__name__}: {exc}", DocumentFormat.PDF

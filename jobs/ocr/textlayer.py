@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import io
 import logging
+import zlib
 
 import pdfplumber
+from pypdf import PdfReader
+from pypdf.generic import ArrayObject
 
 from jobs.ocr.lines import Page, Word, rebuild_lines
 
@@ -21,8 +24,39 @@ TEXT_LAYER_CONFIDENCE = 99.0
 _MIN_WORDS = 5
 
 
+# pdfplumber parses a page's whole inflated content stream with no bound of its own; a 200 KB
+# PDF can inflate to hundreds of MiB and hold a worker for minutes, so sizes are checked first.
+MAX_PAGE_CONTENT_BYTES = 8 * 1024 * 1024
+
+
+class PageContentTooLargeError(ValueError):
+    """A page's content stream inflates beyond MAX_PAGE_CONTENT_BYTES (a compression bomb)."""
+
+
+def check_content_sizes(pdf: bytes, limit: int = MAX_PAGE_CONTENT_BYTES) -> None:
+    """Inflate each page's content streams up to `limit` bytes, never further."""
+    for number, page in enumerate(PdfReader(io.BytesIO(pdf)).pages, start=1):
+        contents = page.get("/Contents")
+        if contents is None:
+            continue
+        contents = contents.get_object()
+        streams = list(contents) if isinstance(contents, ArrayObject) else [contents]
+        size = 0
+        for ref in streams:
+            stream = ref.get_object()
+            encoded: bytes = stream._data  # noqa: SLF001 - the raw bytes, before pypdf inflates them
+            filters = stream.get("/Filter")
+            if filters in ("/FlateDecode", ["/FlateDecode"]):
+                size += len(zlib.decompressobj().decompress(encoded, limit - size + 1))
+            else:
+                size += len(encoded)
+            if size > limit:
+                raise PageContentTooLargeError(f"page {number} content inflates beyond {limit} bytes")
+
+
 def text_layer_pages(pdf: bytes) -> list[Page | None]:
     """One entry per page: its lines, or None when the page has no usable text layer."""
+    check_content_sizes(pdf)
     pages: list[Page | None] = []
     with pdfplumber.open(io.BytesIO(pdf)) as document:
         for number, page in enumerate(document.pages, start=1):
