@@ -291,16 +291,9 @@ def test_a_write_applied_but_its_response_lost(stack, extra_stack, operation: st
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="DocumentTable._transact sends a lone put as a conditional PutItem, which has no "
-    "idempotency token: when its response is lost after the write was applied, botocore's resend "
-    "meets the job's own write, gets ConditionalCheckFailedException and reports the claim lost; "
-    "the document stays PROCESSING under the run's own lease (unprocessed until it expires) and "
-    "the summary counts a lost claim nobody else made",
-)
 def test_a_single_conditional_put_applied_but_its_response_lost(stack, extra_stack) -> None:  # noqa: ANN001
-    # One document: its claim and its finish are both lone puts (PutItem), every response lost.
-    summary, _ = _lost_response_run(stack, extra_stack, "PutItem", docs=1, rate=1.0)
+    # One document: its claim and its finish are lone writes, sent as one-item transactions
+    # (a plain conditional PutItem would meet its own write on the resend); every response lost.
+    summary, _ = _lost_response_run(stack, extra_stack, "TransactWriteItems", docs=1, rate=1.0)
     assert summary.lostClaims == 0 and summary.processed == 1
     assert final_state(stack) == final_state(extra_stack)

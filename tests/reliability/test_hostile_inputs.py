@@ -127,15 +127,14 @@ class Case:
     key: str
     body: Callable[[], bytes]
     expect: str  # a FailureCode, INVALID_KEY, or the status of content that is harmless after all
-    xfail: str | None = None
 
 
-def doc(case_id: str, filename: str, body: Callable[[], bytes], expect: str, xfail: str | None = None) -> Case:
-    return Case(case_id, f"raw/hostile/{case_id}/{filename}", body, expect, xfail)
+def doc(case_id: str, filename: str, body: Callable[[], bytes], expect: str) -> Case:
+    return Case(case_id, f"raw/hostile/{case_id}/{filename}", body, expect)
 
 
-def bad_key(case_id: str, key: str, xfail: str | None = None) -> Case:
-    return Case(case_id, key, lambda: GOOD_UBL, INVALID_KEY, xfail)
+def bad_key(case_id: str, key: str) -> Case:
+    return Case(case_id, key, lambda: GOOD_UBL, INVALID_KEY)
 
 
 CASES: list[Case] = [
@@ -213,8 +212,7 @@ GOOD_KEYS = [f"raw/good/{kind}/{d.filename}" for kind, d in _GOOD.items()]
 
 
 def _param(case: Case) -> object:
-    marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
-    return pytest.param(case, id=case.id, marks=marks)
+    return pytest.param(case, id=case.id)
 
 
 @dataclass
@@ -241,7 +239,7 @@ def _ingest(stack, cases: list[Case]) -> Outcome:  # noqa: ANN001
     summary, error = None, None
     try:
         summary = IngestRun(stack.settings, IngestOptions()).execute()
-    except Exception as exc:  # noqa: BLE001 - an xfail case aborts the run; reported per case
+    except Exception as exc:  # noqa: BLE001 - a run that aborts is reported by every case
         error = exc
     return Outcome(stack, summary, error, before, _objects(stack))
 
@@ -250,7 +248,7 @@ def _ingest(stack, cases: list[Case]) -> Outcome:  # noqa: ANN001
 def outcome(new_stage) -> Outcome:  # noqa: ANN001
     """One ingest over every case, and good documents beside them. OCR off: the codes are the
     extraction's own (the OCR path has its table below)."""
-    return _ingest(new_stage(ocr_engine="off"), [c for c in CASES if not c.xfail])
+    return _ingest(new_stage(ocr_engine="off"), CASES)
 
 
 def _check(outcome: Outcome, case: Case) -> None:
@@ -283,7 +281,7 @@ def _check(outcome: Outcome, case: Case) -> None:
     assert failures[case.key] == f"{case.expect}: {item.failureMessage}"
 
 
-@pytest.mark.parametrize("case", [_param(c) for c in CASES if not c.xfail])
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_hostile_case(outcome: Outcome, case: Case) -> None:
     _check(outcome, case)
 
@@ -295,8 +293,8 @@ def test_the_batch_goes_on_and_nothing_else_changes(outcome: Outcome) -> None:
     for key in GOOD_KEYS:
         raw = layout.parse_raw_key(key)
         assert items[(raw.user_id, raw.document_id)].status == Status.PROCESSED, key
-    documents = [c for c in CASES if not c.xfail and c.expect != INVALID_KEY]
-    invalid = [c for c in CASES if not c.xfail and c.expect == INVALID_KEY]
+    documents = [c for c in CASES if c.expect != INVALID_KEY]
+    invalid = [c for c in CASES if c.expect == INVALID_KEY]
     expected_ids = {(r.user_id, r.document_id) for r in (layout.parse_raw_key(k) for k in [c.key for c in documents] + GOOD_KEYS)}
     assert set(items) == expected_ids  # no item for an invalid key
     assert set(stack.keys(stack.settings.processed_bucket)) == {layout.result_key(*i) for i in expected_ids}
@@ -341,13 +339,6 @@ PAGE_BOMB_TIMEOUT = ExtractionSettings().ocr_page_timeout_s + 10
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="jobs/ocr/textlayer.py text_layer_pages: pdfplumber parses a page's inflated content "
-    "stream with no size or time bound; a 200 KB PDF whose page inflates to 100 MiB keeps a worker "
-    "busy for minutes (about 0.8 s per MiB here), past ocr_page_timeout_s and the ingest's 120 s "
-    "extraction timeout (the document then fails INTERNAL, is retried, and the worker stays busy)",
-)
 def test_a_pdf_page_bomb_is_refused_within_the_page_timeout() -> None:
     """Extraction of the page bomb in a child process, killed if it outlives the OCR page timeout."""
     script = (
