@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import gc
 import io
-import json
 import platform
 import resource
 import sys
@@ -28,6 +27,7 @@ from pypdf import PdfReader
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.common import write_json  # noqa: E402
 from jobs.extract import ExtractionSettings, extract_document  # noqa: E402
 
 CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -123,10 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_mib": round(peak_rss_mib, 1),
         "formats": formats,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    tmp.replace(args.out)
+    write_json(args.out, report)
     return 0
 
 

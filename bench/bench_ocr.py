@@ -33,6 +33,7 @@ import psutil
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.common import write_json  # noqa: E402
 from jobs.contract.status import Status  # noqa: E402
 from jobs.extract import ExtractionSettings, extract_document  # noqa: E402
 from jobs.ocr.degrade import FORMS, HEADER_FIELDS, header_mismatches, make_form  # noqa: E402
@@ -187,10 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "meets_goal": worst <= GOAL_S_PER_PAGE,
         "paths": rows,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    tmp.replace(args.out)
+    write_json(args.out, report)
     return 0
 
 

@@ -77,12 +77,18 @@ def machine() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "python": platform.python_version(), "machine": platform.machine()}
 
 
-def write_result(name: str, payload: dict[str, Any]) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
-    body = {"benchmark": name, "measuredAt": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(), **payload}
-    path.write_text(json.dumps(body, indent=2, default=str) + "\n")
+def write_json(path: Path, data: dict[str, Any]) -> Path:
+    """Write atomically: a benchmark killed mid-write never leaves half a results file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    tmp.replace(path)
     return path
+
+
+def write_result(name: str, payload: dict[str, Any]) -> Path:
+    body = {"benchmark": name, "measuredAt": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(), **payload}
+    return write_json(RESULTS / f"{name}.json", body)
 
 
 def table(headers: list[str], rows: list[list[Any]]) -> str:
