@@ -31,7 +31,7 @@ def load_settings() -> StackSettings:
 def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     """Create every component for `settings`; returns the stack outputs."""
     tags = settings.resource_tags()
-    prefix = f"{layout.APP}-{settings.stage}"
+    prefix = layout.stage_prefix(settings.stage)
     account_id = aws.get_caller_identity_output().account_id
 
     key = DataKey(

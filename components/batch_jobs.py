@@ -161,7 +161,7 @@ class BatchJobs(pulumi.ComponentResource):
         self._name = name
         self._args = args
         tags = args.tags
-        prefix = f"{layout.APP}-{args.stage}"
+        prefix = layout.stage_prefix(args.stage)
 
         image, repository_arn = self._image()
         cluster = aws.ecs.Cluster(
@@ -368,7 +368,7 @@ class BatchJobs(pulumi.ComponentResource):
             )
         repository = aws.ecr.Repository(
             f"{self._name}-repository",
-            name=f"{layout.APP}-{args.stage}-jobs",
+            name=f"{layout.stage_prefix(args.stage)}-jobs",
             image_tag_mutability="IMMUTABLE",
             image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(
                 scan_on_push=True

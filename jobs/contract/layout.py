@@ -39,17 +39,22 @@ MAX_ID_LENGTH = 128
 MAX_FILENAME_LENGTH = 255
 
 
+def stage_prefix(stage: str) -> str:
+    """`docuflow-{stage}`: the start of every resource name of a stage (Pulumi names the rest)."""
+    return f"{APP}-{stage}"
+
+
 def table_name(stage: str) -> str:
-    return f"{APP}-{stage}-documents-table"
+    return f"{stage_prefix(stage)}-documents-table"
 
 
 def status_index_name(stage: str) -> str:
-    return f"{APP}-{stage}-documents-status-createdAt-index"
+    return f"{stage_prefix(stage)}-documents-status-createdAt-index"
 
 
 def bucket_name(stage: str, purpose: str) -> str:
     """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs")."""
-    return f"{APP}-{stage}-{purpose}"
+    return f"{stage_prefix(stage)}-{purpose}"
 
 
 # --- identifiers ---------------------------------------------------------------------------
