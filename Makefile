@@ -9,13 +9,14 @@ PIP_QUIET := --quiet --progress-bar off --disable-pip-version-check
 # pip here warns about every local index folder it skips; keep the output readable.
 PIP_FILTER := grep -v "^WARNING: Location" || true
 
-.PHONY: help setup java ocr demo test test-slow bench local-up local-down clean
+.PHONY: help setup java ocr demo test test-slow bench lint local-up local-down clean
 
 help:
 	@echo "make demo       local stack up, seed demo invoices, ingest, reconcile, dashboard queries"
 	@echo "make test       install everything, start fresh local servers, run the test suite"
 	@echo "make test-slow  the full reliability suite (crash seeds, outages)"
 	@echo "make bench      benchmarks (results in bench/results/)"
+	@echo "make lint       pyflakes and import order (ruff)"
 	@echo "make local-up / local-down   the embedded stack for your own shell"
 
 $(VENV)/.installed: requirements.txt requirements-jobs.txt requirements-dev.txt
@@ -52,6 +53,9 @@ test-slow: setup
 
 bench: setup
 	$(PY) -m bench
+
+lint: $(VENV)/.installed
+	$(PY) -m ruff check .
 
 demo: setup
 	$(PY) -m jobs.demo.run

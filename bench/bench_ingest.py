@@ -16,6 +16,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from bench.common import fresh_stack, run_measured, stage, table, write_result
 from jobs.contract import DocumentItem, Status, layout
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
@@ -25,8 +26,6 @@ from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.dynamo import to_wire
 from jobs.store.s3 import Buckets
-
-from bench.common import fresh_stack, run_measured, stage, table, write_result
 
 
 def _raw_objects(settings: JobSettings) -> list:

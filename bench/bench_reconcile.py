@@ -34,9 +34,9 @@ import polars as pl
 
 from bench.common import fresh_stack, run_measured, stage, table, write_result
 from jobs.contract import Status, layout
+from jobs.reconcile.cli import ALLOCATOR_ENV
 from jobs.reconcile.exports import write_export, write_inventory
 from jobs.reconcile.rules import RESULT_PROMISED, Code, templates
-from jobs.reconcile.cli import ALLOCATOR_ENV
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 

@@ -29,8 +29,8 @@ from jobs.ingest.plan import Action, Decision, decide, shard_of
 from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.observability import CallMetrics
-from jobs.settings import JobSettings
 from jobs.ocr.textract_client import TextractOcr
+from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, textract_client
 from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
 from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo

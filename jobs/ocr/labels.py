@@ -121,12 +121,12 @@ def _entries(kind: str, value: Callable[[str], str | None], *patterns: str) -> l
 
 
 # German document titles print the number inline: "Handelsrechnung (380) Nr. 471102 vom 05.06.2018".
-_TITLE = rf"\w*(?:rechnung|gutschrift|invoice|facture)\)?\s*(?:\(\d+\)\s*)?(?:nr\.?|nummer|no\.?|n°|nº|#)"
+_TITLE = r"\w*(?:rechnung|gutschrift|invoice|facture)\)?\s*(?:\(\d+\)\s*)?(?:nr\.?|nummer|no\.?|n°|nº|#)"
 VOCABULARY: list[_Entry] = [
     *_entries(
         "INVOICE_RECEIPT_ID", _identifier,
         r"^(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)\s*:?",
-        rf"^rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)\s*:?",
+        r"^rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)\s*:?",
         rf"^(?:facture\s*(?:n°|nº|no\.?|num{_E}ro)|n°\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture)\s*:?",
         r"^(?:credit\s+note|gutschrift)\s*(?:no\.?|nr\.?|number|#)\s*:?",
         _TITLE,
@@ -151,9 +151,9 @@ VOCABULARY: list[_Entry] = [
     ),
     *_entries(
         "SUBTOTAL", _money,
-        rf"^(?:rechnungssumme\s+ohne\s+ust\.?|nettosumme|summe\s+netto|gesamt\s+netto|zwischensumme"
-        rf"|subtotal|sub[-\s]total|net\s+total|total\s+net|total\s+ht|montant\s+ht|sous[-\s]total"
-        rf"|total\s+excl\.?(?:\s+vat)?|amount\s+excl\.?(?:\s+vat)?|nettobetrag)\s*:?",
+        r"^(?:rechnungssumme\s+ohne\s+ust\.?|nettosumme|summe\s+netto|gesamt\s+netto|zwischensumme"
+        r"|subtotal|sub[-\s]total|net\s+total|total\s+net|total\s+ht|montant\s+ht|sous[-\s]total"
+        r"|total\s+excl\.?(?:\s+vat)?|amount\s+excl\.?(?:\s+vat)?|nettobetrag)\s*:?",
     ),
     *_entries(
         "TAX", _money,

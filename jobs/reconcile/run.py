@@ -10,8 +10,8 @@ import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
 from datetime import timedelta
+from functools import cached_property
 
 import polars as pl
 

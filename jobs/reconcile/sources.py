@@ -15,8 +15,8 @@ import json
 import logging
 import urllib.parse
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 import yaml
 
-import pulumi
 from components.settings import StackSettings, StackSettingsError
 from tests.components.program import REPO_ROOT, program_run, stack_config, stack_files
 

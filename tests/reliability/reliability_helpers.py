@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 

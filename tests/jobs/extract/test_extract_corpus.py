@@ -7,12 +7,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from extract_helpers import EINVOICE, TEXTRACT
 
 from jobs.contract.invoice import DocumentFormat
 from jobs.contract.status import Status
 from jobs.extract import extract_document
-
-from extract_helpers import EINVOICE, TEXTRACT
 
 FORMS = {
     "facturx-pdf": ("{}.pdf", DocumentFormat.FACTURX_PDF),

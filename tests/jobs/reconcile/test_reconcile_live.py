@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from reconcile_helpers import export_state
 
 from jobs.contract import DocumentItem, ResultDocument, Status, layout
 from jobs.ingest.run import IngestOptions, IngestRun
@@ -18,8 +19,6 @@ from jobs.reconcile.rules import Code
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.dynamo import from_wire, to_wire
 from jobs.store.s3 import ObjectAlreadyExistsError
-
-from reconcile_helpers import export_state
 
 NOW = timedelta(0)
 KEY_COLUMNS = ["code", "userId", "documentId", "bucket", "key"]
