@@ -27,9 +27,5 @@ class InfrastructureError(DocuFlowError):
     """AWS (or the local stack) is unreachable or denies access after bounded retries."""
 
 
-class ClaimLostError(DocuFlowError):
-    """Another worker holds or took over the lease on a document."""
-
-
 class LocalStackError(DocuFlowError):
     """The embedded local stack could not be started or reached."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+LOG_FORMAT_ENV = "DOCUFLOW_LOG_FORMAT"  # "json" forces JSON logs on a terminal too
 CONDITIONAL_FAILURES = frozenset({"ConditionalCheckFailedException", "PreconditionFailed"})
 _STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 
@@ -40,7 +41,7 @@ class JsonFormatter(logging.Formatter):
 
 
 def interactive() -> bool:
-    return sys.stderr.isatty() and os.environ.get("DOCUFLOW_LOG_FORMAT", "") != "json"
+    return sys.stderr.isatty() and os.environ.get(LOG_FORMAT_ENV, "") != "json"
 
 
 def setup_logging(level: int = logging.INFO) -> None:
@@ -99,7 +100,3 @@ class CallMetrics:
                     "errors": dict(self._errors.get(op, {})),
                 }
             return out
-
-    def total_calls(self, prefix: str = "") -> int:
-        with self._lock:
-            return sum(len(v) for k, v in self._calls.items() if k.startswith(prefix))

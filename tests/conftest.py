@@ -31,8 +31,6 @@ CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 @dataclass
 class LocalServers:
     endpoints: Endpoints
-    dynamodb: servers.ServerSpec
-    dynamodb_process: object
 
 
 @dataclass
@@ -109,7 +107,7 @@ def local_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSer
         with pytest.MonkeyPatch.context() as patch:
             for key, value in endpoints.aws_env().items():
                 patch.setenv(key, value)
-            yield LocalServers(endpoints, ddb, processes[0])
+            yield LocalServers(endpoints)
     finally:
         for process in processes:
             process.terminate()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from jobs.errors import InvalidIdError, InvalidKeyError
 
@@ -127,11 +127,6 @@ def parse_status_pk(gsi1pk: str) -> str:
     return _strip(_STATUS_PREFIX, gsi1pk, "GSI1PK")
 
 
-def user_prefix() -> str:
-    """The PK prefix, for readers that must recognise document items (reconcile)."""
-    return _USER_PREFIX
-
-
 # --- timestamps ----------------------------------------------------------------------------
 _TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
@@ -152,10 +147,6 @@ def parse_ts(value: str) -> datetime:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def ttl_epoch(moment: datetime, keep: timedelta) -> int:
-    return int((moment + keep).timestamp())
 
 
 # --- S3 keys -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from jobs.contract import DocumentItem, FailureCode, Status, layout
+from jobs.contract import DocumentItem, FailureCode, Status, check_transition, layout
 from jobs.store.s3 import ObjectInfo
 
 # Failures that depend on the bytes alone come back identical on a retry of the same ETag, so they
@@ -62,6 +62,7 @@ def decide(
                 return Decision(Action.DEAD_LETTER)
         else:
             return Decision(Action.SKIP_DONE)
+    check_transition(existing.status if existing is not None else None, Status.PROCESSING)
     attempts = existing.attempts + 1 if existing is not None and same_raw else 1
     claim = DocumentItem(
         userId=raw.user_id,

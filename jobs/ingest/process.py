@@ -27,6 +27,7 @@ from jobs.contract import (
     ValidationResult,
     layout,
 )
+from jobs.contract.status import check_transition
 from jobs.ocr.textract_client import TextractJobFailedError, TextractJobTimeoutError, TextractOcr
 from jobs.store.dynamo import ConditionalPut, finish_put
 from jobs.store.s3 import Buckets, ObjectInfo
@@ -61,6 +62,7 @@ def failed(code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat
 def finished_item(claim: DocumentItem, outcome: ExtractionOutcome, result_uri: str, now: datetime) -> DocumentItem:
     invoice = outcome.invoice
     validation = outcome.validation
+    check_transition(claim.status, validation.status)
     return claim.evolve(
         **{
             "status": validation.status,

@@ -290,6 +290,3 @@ def _dead_letter_reason(item: DocumentItem | None) -> str:
     return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
 
 
-def run_ingest(settings: JobSettings, options: IngestOptions, **kwargs: Any) -> RunSummary:
-    return IngestRun(settings, options, **kwargs).execute()
-

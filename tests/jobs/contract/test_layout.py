@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs.contract import layout
+from jobs.contract import Status, layout
 from jobs.errors import InvalidIdError, InvalidKeyError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -29,10 +29,11 @@ filenames = st.text(
 ).filter(lambda s: not s.startswith("..") and s != "." and "%2f" not in s.lower() and "%5c" not in s.lower())
 
 
-@given(safe_ids, safe_ids)
-def test_table_keys_round_trip(user_id: str, document_id: str) -> None:
+@given(safe_ids, safe_ids, st.sampled_from(list(Status)))
+def test_table_keys_round_trip(user_id: str, document_id: str, status: Status) -> None:
     assert layout.parse_user_pk(layout.user_pk(user_id)) == user_id
     assert layout.parse_document_sk(layout.document_sk(document_id)) == document_id
+    assert layout.parse_status_pk(layout.status_pk(status)) == status
 
 
 @given(safe_ids, safe_ids, filenames)
