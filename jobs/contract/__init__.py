@@ -13,7 +13,7 @@ from jobs.contract.invoice import (
     LineItem,
     ValidationResult,
 )
-from jobs.contract.item import ITEM_ATTRIBUTES, DocumentItem, ResultDocument, SourceObject
+from jobs.contract.item import ITEM_ATTRIBUTES, DocumentItem, ResultDocument, SourceObject, summary_fields
 from jobs.contract.schema import BucketSpec, LifecycleSpec, TableSpec, bucket_specs, table_spec
 from jobs.contract.status import TERMINAL, Status, can_transition, check_transition
 
@@ -38,5 +38,6 @@ __all__ = [
     "can_transition",
     "check_transition",
     "layout",
+    "summary_fields",
     "table_spec",
 ]

@@ -89,6 +89,10 @@ class ValidationResult(_Model):
     errorCode: FailureCode | None = None
     errorMessage: str | None = None
 
+    @classmethod
+    def failure(cls, code: FailureCode, message: str) -> ValidationResult:
+        return cls(status=Status.FAILED, errorCode=code, errorMessage=message)
+
 
 class ExtractionOutcome(_Model):
     """What the extraction library returns for one document: never an exception."""
@@ -98,3 +102,10 @@ class ExtractionOutcome(_Model):
     raw: Any = None  # JSON-compatible raw extraction output, kept verbatim in result.json
     invoice: Invoice | None = None
     validation: ValidationResult
+
+    @classmethod
+    def failure(
+        cls, code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat.UNKNOWN, engine: str = "none"
+    ) -> ExtractionOutcome:
+        """A document that could not be read: `engine` names who gave up on it."""
+        return cls(format=fmt, engine=engine, validation=ValidationResult.failure(code, message))

@@ -144,6 +144,21 @@ class DocumentItem(BaseModel):
         return cls.model_validate(data)
 
 
+def summary_fields(invoice: Invoice | None, validation: ValidationResult) -> dict[str, Any]:
+    """The item attributes that summarise an extraction: what ingest writes, what repair rebuilds."""
+    return {
+        "status": validation.status,
+        "vendorName": invoice.vendorName if invoice else None,
+        "invoiceNumber": invoice.invoiceNumber if invoice else None,
+        "invoiceDate": invoice.invoiceDate if invoice else None,
+        "totalAmount": invoice.totalAmount if invoice else None,
+        "currency": invoice.currency if invoice else None,
+        "failureCode": validation.errorCode.value if validation.errorCode else None,
+        "failureMessage": validation.errorMessage,
+        "reviewReasons": list(validation.reasons),
+    }
+
+
 _KEY_ATTRS = frozenset(
     {layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR, layout.TTL_ATTR}
 )

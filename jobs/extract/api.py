@@ -22,7 +22,7 @@ from jobs.extract.normalized_json import extract_normalized, is_normalized
 from jobs.extract.result import DocumentRejectedError, Extraction
 from jobs.extract.settings import ExtractionSettings
 from jobs.extract.textract import extract_textract, is_textract
-from jobs.extract.validate import failed, validate
+from jobs.extract.validate import validate
 from jobs.extract.xml_invoice import extract_xml
 
 logger = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def extract_document(data: bytes, filename: str, settings: ExtractionSettings | 
 def _failure(fmt: DocumentFormat, kind: Kind, code: FailureCode, message: str) -> ExtractionOutcome:
     if fmt is DocumentFormat.UNKNOWN:
         fmt = {Kind.PDF: DocumentFormat.PDF, Kind.IMAGE: DocumentFormat.IMAGE}.get(kind, DocumentFormat.UNKNOWN)
-    return ExtractionOutcome(format=fmt, engine="none", validation=failed(code, message))
+    return ExtractionOutcome.failure(code, message, fmt)
 
 
 def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extraction:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
-from jobs.contract.invoice import FailureCode, Invoice, ValidationResult
+from jobs.contract.invoice import Invoice, ValidationResult
 from jobs.contract.status import Status
 from jobs.extract.settings import ExtractionSettings
 
@@ -28,10 +28,6 @@ def validate(invoice: Invoice, findings: Iterable[str], settings: ExtractionSett
     reasons += totals_reasons(invoice, settings.totals_tolerance)
     unique = list(dict.fromkeys(reasons))
     return ValidationResult(status=Status.REVIEW_REQUIRED if unique else Status.PROCESSED, reasons=unique)
-
-
-def failed(code: FailureCode, message: str) -> ValidationResult:
-    return ValidationResult(status=Status.FAILED, errorCode=code, errorMessage=message)
 
 
 def totals_reasons(invoice: Invoice, tolerance: Decimal) -> list[str]:

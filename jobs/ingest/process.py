@@ -24,10 +24,10 @@ from jobs.contract import (
     ResultDocument,
     SourceObject,
     Status,
-    ValidationResult,
+    check_transition,
     layout,
+    summary_fields,
 )
-from jobs.contract.status import check_transition
 from jobs.ocr.textract_client import TextractJobFailedError, TextractJobTimeoutError, TextractOcr
 from jobs.store.dynamo import ConditionalPut, finish_put
 from jobs.store.s3 import Buckets, ObjectInfo
@@ -52,35 +52,21 @@ class DocumentResult:
 
 
 def failed(code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat.UNKNOWN) -> ExtractionOutcome:
-    return ExtractionOutcome(
-        format=fmt,
-        engine="ingest",
-        validation=ValidationResult(status=Status.FAILED, errorCode=code, errorMessage=message),
-    )
+    """A document the ingest itself gave up on (too large, worker died, raw object changed)."""
+    return ExtractionOutcome.failure(code, message, fmt, engine="ingest")
 
 
 def finished_item(claim: DocumentItem, outcome: ExtractionOutcome, result_uri: str, now: datetime) -> DocumentItem:
-    invoice = outcome.invoice
     validation = outcome.validation
     check_transition(claim.status, validation.status)
     return claim.evolve(
-        **{
-            "status": validation.status,
-            "updatedAt": now,
-            "version": claim.version + 1,
-            "sourceFormat": outcome.format,
-            "vendorName": invoice.vendorName if invoice else None,
-            "invoiceNumber": invoice.invoiceNumber if invoice else None,
-            "invoiceDate": invoice.invoiceDate if invoice else None,
-            "totalAmount": invoice.totalAmount if invoice else None,
-            "currency": invoice.currency if invoice else None,
-            "resultS3Uri": result_uri,
-            "failureCode": validation.errorCode.value if validation.errorCode else None,
-            "failureMessage": validation.errorMessage,
-            "reviewReasons": list(validation.reasons),
-            "leaseOwner": None,
-            "leaseExpiresAt": None,
-        }
+        **summary_fields(outcome.invoice, validation),
+        updatedAt=now,
+        version=claim.version + 1,
+        sourceFormat=outcome.format,
+        resultS3Uri=result_uri,
+        leaseOwner=None,
+        leaseExpiresAt=None,
     )
 
 

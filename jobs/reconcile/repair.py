@@ -20,7 +20,7 @@ import polars as pl
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
-from jobs.contract import DocumentItem, FailureCode, ResultDocument, Status, layout
+from jobs.contract import DocumentItem, FailureCode, ResultDocument, Status, layout, summary_fields
 from jobs.errors import DocuFlowError
 from jobs.reconcile.report import RepairAction
 from jobs.reconcile.rules import RESULT_PROMISED, Code
@@ -40,12 +40,10 @@ class _Skip(Exception):
 
 def item_from_result(doc: ResultDocument, result_uri: str, now: datetime) -> DocumentItem:
     """The summary item ingest would have written for this result.json."""
-    invoice = doc.invoice
-    validation = doc.validation
     return DocumentItem(
+        **summary_fields(doc.invoice, doc.validation),
         userId=doc.userId,
         documentId=doc.documentId,
-        status=validation.status,
         createdAt=doc.createdAt,
         updatedAt=now,
         rawS3Uri=layout.s3_uri(doc.source.bucket, doc.source.key),
@@ -53,15 +51,7 @@ def item_from_result(doc: ResultDocument, result_uri: str, now: datetime) -> Doc
         attempts=1,
         version=1,
         sourceFormat=doc.source.format,
-        vendorName=invoice.vendorName if invoice else None,
-        invoiceNumber=invoice.invoiceNumber if invoice else None,
-        invoiceDate=invoice.invoiceDate if invoice else None,
-        totalAmount=invoice.totalAmount if invoice else None,
-        currency=invoice.currency if invoice else None,
         resultS3Uri=result_uri,
-        failureCode=validation.errorCode.value if validation.errorCode else None,
-        failureMessage=validation.errorMessage,
-        reviewReasons=list(validation.reasons),
     )
 
 
