@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import resource
 import subprocess
 import tempfile
 import time
@@ -17,8 +16,7 @@ from typing import Any
 
 import psutil
 
-from jobs.local import servers
-from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints
+from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral
 from jobs.settings import JobSettings
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -27,31 +25,15 @@ RESULTS = Path(__file__).resolve().parent / "results"
 @contextmanager
 def fresh_stack() -> Iterator[Endpoints]:
     """New DynamoDB Local (in memory) and moto S3 processes: no stream backlog from earlier runs."""
-    with tempfile.TemporaryDirectory(prefix="docuflow-bench-") as tmp:
-        ddb = servers.dynamodb_spec(servers.free_port(), None, Path(tmp))
-        s3 = servers.s3_spec(servers.free_port(), Path(tmp))
-        processes = [servers.start(ddb), servers.start(s3)]
-        try:
-            servers.wait_until_ready(ddb, processes[0])
-            servers.wait_until_ready(s3, processes[1])
-            endpoints = Endpoints(dynamodb=ddb.endpoint, s3=s3.endpoint)
-            os.environ.update(endpoints.aws_env())
-            yield endpoints
-        finally:
-            for process in processes:
-                process.terminate()
-                process.wait(timeout=15)
+    with tempfile.TemporaryDirectory(prefix="docuflow-bench-") as tmp, ephemeral(Path(tmp)) as endpoints:
+        os.environ.update(endpoints.aws_env())
+        yield endpoints
 
 
 def stage(endpoints: Endpoints, name: str) -> JobSettings:
     settings = JobSettings(stage=name, ocr_engine=LOCAL_OCR_ENGINE)
     bootstrap_endpoints(endpoints, settings)
     return settings
-
-
-def peak_rss_mb(children: bool = False) -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF)
-    return round(usage.ru_maxrss / 1024, 1)
 
 
 def run_measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +18,7 @@ import boto3
 import pytest
 
 from jobs.contract import DocumentItem
-from jobs.local import servers
-from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints
+from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral
 from jobs.settings import JobSettings
 from jobs.store.dynamo import from_wire
 
@@ -96,26 +94,10 @@ def corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def local_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServers]:
-    log_dir = tmp_path_factory.mktemp("local-stack")
-    ddb = servers.dynamodb_spec(servers.free_port(), None, log_dir)
-    s3 = servers.s3_spec(servers.free_port(), log_dir)
-    processes = [servers.start(ddb), servers.start(s3)]
-    try:
-        servers.wait_until_ready(ddb, processes[0])
-        servers.wait_until_ready(s3, processes[1])
-        endpoints = Endpoints(dynamodb=ddb.endpoint, s3=s3.endpoint)
-        with pytest.MonkeyPatch.context() as patch:
-            for key, value in endpoints.aws_env().items():
-                patch.setenv(key, value)
-            yield LocalServers(endpoints)
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with ephemeral(tmp_path_factory.mktemp("local-stack")) as endpoints, pytest.MonkeyPatch.context() as patch:
+        for key, value in endpoints.aws_env().items():
+            patch.setenv(key, value)
+        yield LocalServers(endpoints)
 
 
 _stage_numbers = itertools.count(1)

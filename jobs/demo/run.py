@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from jobs.local import stack
-from jobs.settings import ENV_OCR_ENGINE, JobSettings
+from jobs.settings import JobSettings
 
 USERS, DOCS = 5, 200
 
@@ -30,9 +30,9 @@ def main() -> int:
     # A fresh stack every time: moto's S3 lives in memory, so old table data would not match it.
     stack.down()
     shutil.rmtree(stack.state_dir() / "dynamodb", ignore_errors=True)
-    settings = stack.local_settings(JobSettings.from_env())
+    settings = JobSettings.from_env()
     endpoints, info = stack.up(settings)
-    env = {**os.environ, **endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: settings.ocr_engine}
+    env = {**os.environ, **stack.job_env(endpoints, settings)}
     print(f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 {endpoints.s3}")
 
     seeded = _step("seed demo invoices into raw/", "demo", "seed", "--users", str(USERS), "--docs", str(DOCS),

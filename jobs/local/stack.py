@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +44,32 @@ class Endpoints:
             "AWS_REGION": REGION,
             **DUMMY_CREDENTIALS,
         }
+
+
+@contextmanager
+def ephemeral(log_dir: Path) -> Iterator[Endpoints]:
+    """Fresh in-memory DynamoDB Local and moto S3 on free ports, stopped on exit.
+
+    For test sessions and benchmarks: a new engine each time, since DynamoDB Local slows down on
+    new stream-enabled tables once a process has accumulated many stream records.
+    """
+    specs = [
+        servers.dynamodb_spec(servers.free_port(), None, log_dir),
+        servers.s3_spec(servers.free_port(), log_dir),
+    ]
+    processes = [servers.start(spec) for spec in specs]
+    try:
+        for spec, process in zip(specs, processes, strict=True):
+            servers.wait_until_ready(spec, process)
+        yield Endpoints(dynamodb=specs[0].endpoint, s3=specs[1].endpoint)
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
 
 
 def state_dir() -> Path:
@@ -122,11 +151,11 @@ def status() -> dict[str, dict[str, object]]:
     }
 
 
-def local_settings(settings: JobSettings) -> JobSettings:
-    """The settings as the embedded stack runs them: no Textract there, the local OCR engine."""
-    return settings.model_copy(update={"ocr_engine": LOCAL_OCR_ENGINE})
+def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
+    """What a job needs to run on the embedded stack: endpoints, dummy credentials, settings, and
+    the local OCR engine (there is no Textract here)."""
+    return {**endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: LOCAL_OCR_ENGINE}
 
 
 def exports(endpoints: Endpoints, settings: JobSettings) -> str:
-    env = {**endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: LOCAL_OCR_ENGINE}
-    return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+    return "\n".join(f"export {k}={shlex.quote(v)}" for k, v in job_env(endpoints, settings).items())
