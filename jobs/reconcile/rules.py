@@ -305,6 +305,22 @@ def _ts(moment: datetime) -> pl.Expr:
 
 
 # --- the rules --------------------------------------------------------------------------------
+def _untracked(objects: pl.LazyFrame, items: pl.LazyFrame, item_key: str, code: Code) -> pl.LazyFrame:
+    """Settled objects in the layout that no item names in its `item_key` column."""
+    untracked = objects.filter(pl.col("judged")).join(
+        items.select(item_key).drop_nulls().unique(), left_on="key", right_on=item_key, how="anti"
+    )
+    return _finding(
+        untracked,
+        code,
+        _evidence(etag=pl.col("etag"), size=pl.col("size"), lastModified=_iso(pl.col("lastModified"))),
+        userId=pl.col("userId"),
+        documentId=pl.col("documentId"),
+        bucket=pl.col("bucket"),
+        key=pl.col("key"),
+    )
+
+
 def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
     """All findings, sorted; the frame has FINDINGS_SCHEMA."""
     t = templates()
@@ -348,20 +364,7 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
         )
 
     # UNPROCESSED_RAW: a settled raw object no item tracks (the item's rawS3Uri names the object).
-    unprocessed = valid_raw.filter(pl.col("judged")).join(
-        items.select("rawKey").drop_nulls().unique(), left_on="key", right_on="rawKey", how="anti"
-    )
-    parts.append(
-        _finding(
-            unprocessed,
-            Code.UNPROCESSED_RAW,
-            _evidence(etag=pl.col("etag"), size=pl.col("size"), lastModified=_iso(pl.col("lastModified"))),
-            userId=pl.col("userId"),
-            documentId=pl.col("documentId"),
-            bucket=pl.col("bucket"),
-            key=pl.col("key"),
-        )
-    )
+    parts.append(_untracked(valid_raw, items, "rawKey", Code.UNPROCESSED_RAW))
 
     # MISSING_RAW: the item's raw object is gone, unless lifecycle retention expired it by now.
     expired_before = layout.format_ts(params.as_of - params.retention)
@@ -413,20 +416,7 @@ def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
     )
 
     # ORPHAN_RESULT: a settled result.json with no item for its ids.
-    orphans = valid_processed.filter(pl.col("judged")).join(
-        items.select("resultKey").drop_nulls(), left_on="key", right_on="resultKey", how="anti"
-    )
-    parts.append(
-        _finding(
-            orphans,
-            Code.ORPHAN_RESULT,
-            _evidence(etag=pl.col("etag"), size=pl.col("size"), lastModified=_iso(pl.col("lastModified"))),
-            userId=pl.col("userId"),
-            documentId=pl.col("documentId"),
-            bucket=pl.col("bucket"),
-            key=pl.col("key"),
-        )
-    )
+    parts.append(_untracked(valid_processed, items, "resultKey", Code.ORPHAN_RESULT))
 
     # MISSING_RESULT: the item promises a result.json that is not there.
     missing_result = items.filter(
