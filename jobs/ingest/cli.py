@@ -45,16 +45,15 @@ def parse_options(argv: list[str]) -> IngestOptions:
 def main(argv: list[str]) -> int:
     options = parse_options(argv)
     setup_logging()
+    ticker = Ticker("ingest")
     try:
-        settings = JobSettings.from_env()
-        settings.check_endpoints()
+        run = IngestRun(JobSettings.from_env(), options, on_document=ticker.advance)
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    ticker = Ticker("ingest")
     try:
         with ticker.shown():
-            summary = IngestRun(settings, options, on_document=ticker.advance).execute()
+            summary = run.execute()
     except InfrastructureError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE

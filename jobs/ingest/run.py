@@ -224,7 +224,9 @@ class IngestRun:
                 lease=timedelta(seconds=self.settings.lease_seconds),
                 max_attempts=self.settings.max_attempts,
             )
-            recorder.decision(decision.action, obj.key, _dead_letter_reason(previous))
+            # The reason is only worth a string for the few dead letters, not every skipped document.
+            dead = previous if decision.action == Action.DEAD_LETTER else None
+            recorder.decision(decision.action, obj.key, _dead_letter_reason(dead) if dead else "")
             if decision.action == Action.CLAIM:
                 claims.append((raw, obj, decision))
         return claims
@@ -284,9 +286,7 @@ def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
         yield items[start : start + size]
 
 
-def _dead_letter_reason(item: DocumentItem | None) -> str:
-    if item is None:
-        return ""
+def _dead_letter_reason(item: DocumentItem) -> str:
     return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
 
 
