@@ -78,3 +78,18 @@ def decide(
         leaseExpiresAt=now + lease,
     )
     return Decision(Action.CLAIM, claim, existing.version if existing is not None else None)
+
+
+def released(claim: DocumentItem, now: datetime) -> DocumentItem:
+    """The claim handed back by a run that stops before finishing it.
+
+    The lease ends now, so the next run claims the document at once instead of waiting out the
+    lease, and the attempt is refunded: the run stopped on an infrastructure error, not on the
+    document, so it must not count towards max_attempts.
+    """
+    return claim.evolve(
+        version=claim.version + 1,
+        attempts=max(claim.attempts - 1, 0),
+        updatedAt=now,
+        leaseExpiresAt=now,
+    )

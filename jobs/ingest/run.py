@@ -25,6 +25,7 @@ from jobs.contract import DocumentItem, layout
 from jobs.errors import InfrastructureError, InvalidKeyError
 from jobs.extract import ExtractionSettings, extract_document
 from jobs.ingest.batcher import WriteBatcher
+from jobs.ingest.leases import HeldClaims
 from jobs.ingest.plan import Action, Decision, decide, shard_of
 from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.summary import RunSummary, SummaryRecorder
@@ -117,6 +118,7 @@ class IngestRun:
         )
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._held = HeldClaims()
 
     def execute(self) -> RunSummary:
         started = layout.utc_now()
@@ -133,6 +135,8 @@ class IngestRun:
             self._sweep(recorder)
         except (BotoCoreError, ClientError, TransactionNotSettledError) as exc:
             self._error = exc
+        if self._error is not None:
+            recorder.released(*self._held.release_all(self._table))
         summary = recorder.finish(
             layout.utc_now(),
             "aborted" if self._error else "completed",
@@ -181,6 +185,7 @@ class IngestRun:
                         if not ok:
                             recorder.document(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
                             continue
+                        self._held.hold(decision.claim)
                         in_flight.acquire()
                         future = io.submit(self._process, processor, raw, obj, decision.claim)
                         future.add_done_callback(lambda f: (in_flight.release(), self._done(f, recorder)))
@@ -234,7 +239,9 @@ class IngestRun:
     def _process(self, processor: DocumentProcessor, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem | None) -> DocumentResult | None:
         if self._stop.is_set() or claim is None:
             return None
-        return processor.run(raw, obj, claim)
+        result = processor.run(raw, obj, claim)
+        self._held.drop(raw.user_id, raw.document_id)
+        return result
 
     def _done(self, future: Future[Any], recorder: SummaryRecorder) -> None:
         error = future.exception()

@@ -35,6 +35,8 @@ class RunSummary(BaseModel):
     statuses: dict[str, int] = Field(default_factory=dict)
     formats: dict[str, int] = Field(default_factory=dict)
     lostClaims: int = 0
+    releasedClaims: int = 0  # handed back when the run aborted, claimable at once
+    leasedClaims: int = 0  # could not be handed back: they wait for their lease to expire
     processed: int = 0
     documentsPerSecond: float = 0.0
     invalidKeys: list[ListedDocument] = Field(default_factory=list)
@@ -87,6 +89,11 @@ class SummaryRecorder:
                 self.summary.failures.append(
                     ListedDocument(key=result.key, reason=f"{result.failure_code}: {result.failure_message or ''}")
                 )
+
+    def released(self, released: int, leased: int) -> None:
+        with self._lock:
+            self.summary.releasedClaims = released
+            self.summary.leasedClaims = leased
 
     def finish(self, finished_at: datetime, outcome: str, calls: dict[str, Any], error: str | None = None) -> RunSummary:
         with self._lock:

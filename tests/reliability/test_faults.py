@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -23,9 +24,9 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
 from botocore.httpsession import URLLib3Session
-from reliability_helpers import assert_consistent, read_result
+from reliability_helpers import assert_clean, assert_consistent, read_result
 
-from jobs.contract import Status
+from jobs.contract import Status, layout
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.errors import InfrastructureError
@@ -243,6 +244,51 @@ def test_persistent_transaction_throttling_is_not_reported_as_lost_claims(stack)
         return
     stuck = [i.documentId for i in stack.items() if i.status == Status.PROCESSING]
     assert summary.lostClaims == 0 and not stuck, f"completed with {summary.lostClaims} 'lost' claims, {len(stuck)} PROCESSING"
+
+
+def _claims_after_the_first(limit: int) -> Callable[[str, bytes], bool]:
+    """Matches claim transactions (no lease condition) once `limit` of them went through."""
+    seen = Counter[str]()
+
+    def match(operation: str, body: bytes) -> bool:
+        if operation != "TransactWriteItems" or b"#owner" in body:
+            return False
+        seen["claims"] += 1
+        return seen["claims"] > limit
+
+    return match
+
+
+def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None:  # noqa: ANN001
+    """Regression: a claim transaction still throttled after its resends aborted the run, and the
+    documents claimed earlier but not yet processed stayed leased until their lease expired.
+
+    One I/O thread and slow reads keep the first chunk's documents waiting when the second chunk's
+    claim gives up, so some claims are always unfinished at the abort.
+    """
+    docs = 40
+    upload(stack.s3(), stack.settings.raw_bucket, corpus(7, docs))
+    injector = FaultInjector(7, 1.0, (TRANSACTION_THROTTLED,), match=_claims_after_the_first(1))
+    settings = stack.settings.model_copy(update={"io_threads": 1})
+    s3 = injector.attach(boto3.client("s3", config=settings.botocore_config()))
+    s3.meta.events.register("before-send.s3.GetObject", lambda **_: time.sleep(1.0))
+    dynamodb = injector.attach(boto3.client("dynamodb", config=settings.botocore_config()))
+    with pytest.raises(InfrastructureError, match="throttled"):
+        IngestRun(settings, IngestOptions(), s3=s3, dynamodb=dynamodb).execute()
+
+    items = stack.items()
+    now = layout.utc_now()
+    assert 0 < len(items) <= 25  # only the first claim chunk landed
+    handed_back = [i for i in items if i.status == Status.PROCESSING]
+    assert handed_back, "no claim was left unfinished: the test did not exercise the release"
+    assert all(i.leaseExpiresAt is not None and i.leaseExpiresAt <= now for i in handed_back)
+    assert all(i.attempts == 0 for i in handed_back)  # the abort was not the document's fault
+
+    summary = IngestRun(stack.settings, IngestOptions()).execute()  # at once: no lease to wait out
+    assert summary.outcome == "completed" and summary.decisions.get("SKIP_LEASED", 0) == 0
+    assert summary.processed == docs - (len(items) - len(handed_back))
+    assert all(i.attempts == 1 for i in stack.items())
+    assert_clean(stack, expected=docs)
 
 
 class LostResponses(FaultInjector):

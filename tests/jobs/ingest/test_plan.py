@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.ingest.plan import Action, decide, shard_of
+from jobs.ingest.plan import Action, decide, released, shard_of
 from jobs.store.s3 import ObjectInfo
 
 NOW = datetime(2026, 11, 29, 2, 0, tzinfo=UTC)
@@ -63,6 +63,19 @@ def test_a_live_lease_is_respected_and_an_expired_one_taken_over() -> None:
     decision = run(expired)
     assert decision.action == Action.CLAIM and decision.claim is not None
     assert decision.claim.attempts == 2 and decision.claim.leaseOwner == "me"
+
+
+@pytest.mark.parametrize("previous", [None, existing(Status.FAILED, failureCode="INTERNAL", attempts=2, version=5)])
+def test_a_released_claim_is_claimable_at_once_without_using_up_an_attempt(previous: DocumentItem | None) -> None:
+    claim = run(previous).claim
+    assert claim is not None
+    later = NOW + timedelta(seconds=30)
+    handed_back = released(claim, later)
+    assert handed_back.leaseExpiresAt == later and handed_back.version == claim.version + 1
+    assert handed_back.attempts == (previous.attempts if previous else 0)
+    again = decide(RAW, OBJ, handed_back, now=later + timedelta(milliseconds=1), owner="next", lease=LEASE, max_attempts=3)
+    assert again.action == Action.CLAIM and again.expected_version == handed_back.version
+    assert again.claim is not None and again.claim.attempts == claim.attempts
 
 
 def test_retryable_failures_are_retried_up_to_the_maximum_then_dead_lettered() -> None:
