@@ -8,7 +8,7 @@ import platform
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import Any
 
 import psutil
 
+from jobs.local.servers import ServerSpec, s3_spec
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral
 from jobs.settings import JobSettings
 
@@ -23,9 +24,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 @contextmanager
-def fresh_stack() -> Iterator[Endpoints]:
+def fresh_stack(s3_spec: Callable[[int, Path], ServerSpec] = s3_spec) -> Iterator[Endpoints]:
     """New DynamoDB Local (in memory) and moto S3 processes: no stream backlog from earlier runs."""
-    with tempfile.TemporaryDirectory(prefix="docuflow-bench-") as tmp, ephemeral(Path(tmp)) as endpoints:
+    with tempfile.TemporaryDirectory(prefix="docuflow-bench-") as tmp, ephemeral(Path(tmp), s3_spec) as endpoints:
         os.environ.update(endpoints.aws_env())
         yield endpoints
 

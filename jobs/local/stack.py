@@ -11,7 +11,7 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,15 +47,16 @@ class Endpoints:
 
 
 @contextmanager
-def ephemeral(log_dir: Path) -> Iterator[Endpoints]:
+def ephemeral(log_dir: Path, s3_spec: Callable[[int, Path], servers.ServerSpec] = servers.s3_spec) -> Iterator[Endpoints]:
     """Fresh in-memory DynamoDB Local and moto S3 on free ports, stopped on exit.
 
     For test sessions and benchmarks: a new engine each time, since DynamoDB Local slows down on
-    new stream-enabled tables once a process has accumulated many stream records.
+    new stream-enabled tables once a process has accumulated many stream records. `s3_spec`
+    lets a benchmark start an S3 server that comes up already seeded.
     """
     specs = [
         servers.dynamodb_spec(servers.free_port(), None, log_dir),
-        servers.s3_spec(servers.free_port(), log_dir),
+        s3_spec(servers.free_port(), log_dir),
     ]
     processes = [servers.start(spec) for spec in specs]
     try:

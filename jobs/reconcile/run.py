@@ -111,11 +111,15 @@ class ReconcileRun:
         s = self.settings
         return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
 
+    @property
+    def scan_segments(self) -> int:
+        """Parallel Scan segments of a live run: one per I/O thread, 2 to 16."""
+        return self.options.segments or max(2, min(16, self.settings.io_threads))
+
     def snapshot(self) -> Snapshot:
         s, o = self.settings, self.options
         if o.source == "live":
-            segments = o.segments or max(2, min(16, s.io_threads))
-            return live_snapshot(self.table, self.buckets, s.raw_bucket, s.processed_bucket, segments, o.deep)
+            return live_snapshot(self.table, self.buckets, s.raw_bucket, s.processed_bucket, self.scan_segments, o.deep)
         assert o.dynamodb_export is not None
         remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
         return files_snapshot(
