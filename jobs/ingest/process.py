@@ -157,7 +157,7 @@ class DocumentProcessor:
         except TimeoutError:
             return failed(FailureCode.INTERNAL, f"extraction took longer than {self._extract_timeout:.0f}s")
         except Exception as exc:  # noqa: BLE001 - a dead worker process fails this document only
-            logger.exception("extraction worker failed", extra={"filename": filename})
+            logger.exception("extraction worker failed", extra={"file": filename})
             return failed(FailureCode.INTERNAL, f"extraction worker failed: {type(exc).__name__}: {exc}")
 
     def _textract_outcome(self, obj: ObjectInfo, source_format: DocumentFormat) -> ExtractionOutcome:

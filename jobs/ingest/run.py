@@ -1,7 +1,8 @@
 """Orchestration of one ingest run: sweep page by page, decide with batched reads, process in pools.
 
-I/O (S3, DynamoDB) runs on a thread pool; extraction on a process pool sized to the cores. The
-number of documents in flight is bounded, so memory stays flat however many objects raw/ holds.
+I/O (S3, DynamoDB) runs on a thread pool; extraction on a process pool sized to the cores (rebuilt
+if a worker dies). The number of documents in flight is bounded, so memory stays flat however many
+objects raw/ holds.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 from multiprocessing import get_context
@@ -29,6 +30,7 @@ from jobs.ingest.leases import HeldClaims
 from jobs.ingest.plan import Action, Decision, decide, shard_of
 from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.summary import RunSummary, SummaryRecorder
+from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
 from jobs.ocr.textract_client import TextractOcr
 from jobs.settings import JobSettings
@@ -164,14 +166,14 @@ class IngestRun:
         finishes = WriteBatcher(self._table, "dynamodb.TransactWrite.finish")
         try:
             with (
-                ProcessPoolExecutor(s.workers, mp_context=context) as pool,
+                RestartingPool(extract_document, s.workers, context) as pool,
                 ThreadPoolExecutor(s.io_threads, thread_name_prefix="io") as io,
                 ThreadPoolExecutor(CLAIM_THREADS, thread_name_prefix="claim") as claimers,
             ):
                 processor = DocumentProcessor(
                     self._buckets,
                     s.processed_bucket,
-                    lambda data, name: pool.submit(extract_document, data, name, self._extraction),
+                    lambda data, name: pool.submit(data, name, self._extraction),
                     finishes.put,
                     self._extraction.max_input_bytes,
                     EXTRACT_TIMEOUT_SECONDS,

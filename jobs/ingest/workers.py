@@ -1,0 +1,95 @@
+"""The extraction process pool, rebuilt when a worker dies.
+
+A worker killed mid-document (out of memory, a crash in a native library) breaks a
+ProcessPoolExecutor for good: every later submit fails at once, so one poison document would fail
+the rest of the run. Here the broken pool is replaced, and each document that was in flight gets
+one more try on the new pool. A document that breaks the pool on its retry as well fails with the
+pool's error (an INTERNAL failure: later runs retry it up to max_attempts, then dead-letter it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.context import BaseContext
+from typing import Any, Generic, TypeVar
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
+RETRIES_AFTER_A_BROKEN_POOL = 1
+
+
+class RestartingPool(Generic[R]):
+    def __init__(self, function: Callable[..., R], workers: int, context: BaseContext) -> None:
+        self._function = function
+        self._workers = workers
+        self._context = context
+        self._lock = threading.Lock()
+        self._pool = ProcessPoolExecutor(workers, mp_context=context)
+        self._closed = False
+        self.restarts = 0
+
+    def submit(self, *args: Any) -> Future[R]:
+        outer: Future[R] = Future()
+        self._attempt(outer, args, RETRIES_AFTER_A_BROKEN_POOL)
+        return outer
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._closed = True
+            pool = self._pool
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> RestartingPool[R]:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.shutdown()
+
+    def _attempt(self, outer: Future[R], args: tuple[Any, ...], retries: int) -> None:
+        with self._lock:
+            pool = self._pool
+        try:
+            inner = pool.submit(self._function, *args)
+        except BrokenProcessPool as exc:
+            self._retry_or_fail(outer, args, retries, pool, exc)
+            return
+        except RuntimeError as exc:  # submitted after shutdown
+            outer.set_exception(exc)
+            return
+
+        def settle(done: Future[R]) -> None:
+            error = done.exception()
+            if isinstance(error, BrokenProcessPool):
+                self._retry_or_fail(outer, args, retries, pool, error)
+            elif error is not None:
+                outer.set_exception(error)
+            else:
+                outer.set_result(done.result())
+
+        inner.add_done_callback(settle)
+
+    def _retry_or_fail(
+        self, outer: Future[R], args: tuple[Any, ...], retries: int, broken: ProcessPoolExecutor, error: BaseException
+    ) -> None:
+        replaced = self._replace(broken)  # also when this task has no retry left: the next ones need a pool
+        if retries <= 0 or not replaced:
+            outer.set_exception(error)
+            return
+        self._attempt(outer, args, retries - 1)
+
+    def _replace(self, broken: ProcessPoolExecutor) -> bool:
+        """Swap in a new pool unless another document already did; False once shut down."""
+        with self._lock:
+            if self._closed:
+                return False
+            if self._pool is broken:
+                logger.warning("an extraction worker died; starting a new pool", extra={"restarts": self.restarts + 1})
+                self._pool = ProcessPoolExecutor(self._workers, mp_context=self._context)
+                self.restarts += 1
+        broken.shutdown(wait=False)
+        return True
