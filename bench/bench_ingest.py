@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 from collections.abc import Iterator
@@ -85,8 +86,10 @@ def seeded(docs: int, threads: int) -> Iterator[tuple[Endpoints, JobSettings, li
         yield endpoints, source, _raw_objects(source), sum(kinds.values())
 
 
-def run_job(source: JobSettings, job_threads: int) -> tuple[dict, float]:
-    env = {**os.environ, **source.env(), "DOCUFLOW_LOG_FORMAT": "json", "DOCUFLOW_IO_THREADS": str(job_threads)}
+def run_job(source: JobSettings, job_threads: int | None) -> tuple[dict, float]:
+    env = {**os.environ, **source.env(), "DOCUFLOW_LOG_FORMAT": "json"}
+    if job_threads:
+        env["DOCUFLOW_IO_THREADS"] = str(job_threads)
     done, rss = run_measured([sys.executable, "-m", "jobs", "ingest"], env)
     if done.returncode != 0:
         raise SystemExit(f"ingest failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -98,29 +101,38 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--naive-docs", type=int, default=500, help="the naive loop is slow: time a subset")
     parser.add_argument("--threads", type=int, default=16, help="ceiling and seeding threads")
-    parser.add_argument("--job-threads", type=int, default=32, help="the job's I/O threads")
+    parser.add_argument("--job-threads", type=int, default=None, help="the job's I/O threads (default: the job's own)")
+    parser.add_argument("--repeat", type=int, default=3, help="ceiling/job pairs; medians are reported (one run varies by ±10%%)")
     args = parser.parse_args(argv)
-    with seeded(args.docs, args.threads) as (endpoints, source, objects, _):
-        ceiling_rate = ceiling(source, stage(endpoints, "benchceil"), objects, args.threads)
+    ceilings, jobs, summaries, rss = [], [], [], []
+    for _ in range(args.repeat):
+        with seeded(args.docs, args.threads) as (endpoints, source, objects, _):
+            ceilings.append(ceiling(source, stage(endpoints, "benchceil"), objects, args.threads))
+        with seeded(args.docs, args.threads) as (_, source, _, count):
+            summary, job_rss = run_job(source, args.job_threads)
+        jobs.append(summary["processed"] / summary["seconds"])
+        summaries.append(summary)
+        rss.append(job_rss)
+        print(f"pair {len(jobs)}: ceiling {ceilings[-1]:.1f} docs/s, job {jobs[-1]:.1f} docs/s ({jobs[-1] / ceilings[-1]:.2f} x)", flush=True)
     with seeded(args.naive_docs, args.threads) as (endpoints, source, objects, _):
         naive_rate = naive(source, stage(endpoints, "benchnaive"), objects)
-    with seeded(args.docs, args.threads) as (_, source, _, count):
-        summary, job_rss = run_job(source, args.job_threads)
-        seeded_count = count
-    job_rate = summary["processed"] / summary["seconds"]
+    ceiling_rate, job_rate = statistics.median(ceilings), statistics.median(jobs)
+    summary = summaries[jobs.index(statistics.median_high(jobs))]
     rows = [
         ["emulator ceiling (GET+PUT+PutItem, no extraction)", f"{ceiling_rate:.1f}", "1.00"],
         ["naive sequential loop", f"{naive_rate:.1f}", f"{naive_rate / ceiling_rate:.2f}"],
         ["ingest job", f"{job_rate:.1f}", f"{job_rate / ceiling_rate:.2f}"],
     ]
-    print(f"\nIngest, {summary['processed']} documents ({seeded_count} seeded), fresh servers per contender")
+    print(f"\nIngest, {summary['processed']} documents ({count} seeded), fresh servers per run, median of {args.repeat}")
     print(table(["contender", "docs/s", "x ceiling"], rows))
-    print(f"job vs naive: {job_rate / naive_rate:.2f}x; job peak RSS (process tree): {job_rss} MB")
+    print(f"job vs naive: {job_rate / naive_rate:.2f}x; job peak RSS (process tree): {max(rss)} MB")
     result = {
         "documents": summary["processed"],
+        "repeat": args.repeat,
         "docsPerSecond": {"ceiling": round(ceiling_rate, 1), "naive": round(naive_rate, 1), "job": round(job_rate, 1)},
         "ratios": {"jobOverCeiling": round(job_rate / ceiling_rate, 3), "jobOverNaive": round(job_rate / naive_rate, 3)},
-        "jobPeakRssMb": job_rss,
+        "runs": [{"ceiling": round(c, 1), "job": round(j, 1), "ratio": round(j / c, 3)} for c, j in zip(ceilings, jobs, strict=True)],
+        "jobPeakRssMb": max(rss),
         "statuses": summary["statuses"],
         "calls": summary["calls"],
     }
