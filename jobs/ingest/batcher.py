@@ -1,8 +1,9 @@
 """Groups the conditional item writes of many worker threads into DynamoDB transactions.
 
-A worker hands over its finished item and waits for the outcome; a flusher thread sends up to
-`max_batch` waiting puts per TransactWriteItems after at most `max_wait` seconds. Each put keeps
-its own condition, so batching changes the request count, never the semantics.
+A worker hands over its finished item and moves on to its next document; a flusher thread sends
+up to `max_batch` waiting puts per TransactWriteItems after at most `max_wait` seconds, and each
+put's future then says whether its condition held. Each put keeps its own condition, so batching
+changes the request count, never the semantics.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalPut, DocumentTable
@@ -18,13 +20,11 @@ from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalPut, DocumentTable
 @dataclass
 class _Entry:
     put: ConditionalPut
-    done: threading.Event = field(default_factory=threading.Event)
-    landed: bool = False
-    error: BaseException | None = None
+    landed: Future[bool] = field(default_factory=Future)
 
 
 class WriteBatcher:
-    def __init__(self, table: DocumentTable, operation: str, max_batch: int = TRANSACT_CHUNK, max_wait: float = 0.02) -> None:
+    def __init__(self, table: DocumentTable, operation: str, max_batch: int = TRANSACT_CHUNK, max_wait: float = 0.1) -> None:
         self._table = table
         self._operation = operation
         self._max_batch = max_batch
@@ -34,16 +34,14 @@ class WriteBatcher:
         self._thread = threading.Thread(target=self._flush_forever, name=f"batcher-{operation}", daemon=True)
         self._thread.start()
 
-    def put(self, put: ConditionalPut) -> bool:
-        """Block until the put was sent; False when its condition failed."""
+    def submit(self, put: ConditionalPut) -> Future[bool]:
+        """Queue a put; its future is False when the condition failed, or raises what the request raised."""
         entry = _Entry(put)
         self._queue.put(entry)
-        entry.done.wait()
-        if entry.error is not None:
-            raise entry.error
         return entry.landed
 
     def close(self) -> None:
+        """Send what is queued, then stop."""
         self._closed.set()
         self._thread.join()
 
@@ -56,11 +54,9 @@ class WriteBatcher:
             batch = [first]
             deadline = time.monotonic() + self._max_wait
             while len(batch) < self._max_batch:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
+                remaining = 0.0 if self._closed.is_set() else deadline - time.monotonic()
                 try:
-                    batch.append(self._queue.get(timeout=remaining))
+                    batch.append(self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait())
                 except queue.Empty:
                     break
             self._flush(batch)
@@ -68,11 +64,9 @@ class WriteBatcher:
     def _flush(self, batch: list[_Entry]) -> None:
         try:
             landed = self._table.put_all([e.put for e in batch], self._operation)
-        except BaseException as exc:  # noqa: BLE001 - handed to every waiting worker, which re-raises
+        except BaseException as exc:  # noqa: BLE001 - handed to every waiting worker's future
             for entry in batch:
-                entry.error = exc
-                entry.done.set()
+                entry.landed.set_exception(exc)
             return
         for entry, ok in zip(batch, landed, strict=True):
-            entry.landed = ok
-            entry.done.set()
+            entry.landed.set_result(ok)

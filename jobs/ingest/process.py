@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -35,6 +36,8 @@ from jobs.store.s3 import Buckets, ObjectInfo
 logger = logging.getLogger(__name__)
 
 PIPELINE_VERSION = "docuflow-ingest/1"
+T = TypeVar("T")
+U = TypeVar("U")
 
 # Submits one extraction (bytes, filename) to the process pool.
 Extractor = Callable[[bytes, str], "Future[ExtractionOutcome]"]
@@ -76,7 +79,7 @@ class DocumentProcessor:
         buckets: Buckets,
         processed_bucket: str,
         extract: Extractor,
-        finish: Callable[[ConditionalPut], bool],
+        finish: Callable[[ConditionalPut], Future[bool]],
         max_input_bytes: int,
         extract_timeout: float,
         textract: TextractOcr | None = None,
@@ -92,8 +95,9 @@ class DocumentProcessor:
         self._extract_timeout = extract_timeout
         self._clock = clock
 
-    def run(self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem) -> DocumentResult:
-        """Process a document whose claim is held; the finish lands only if it still is."""
+    def run(self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem) -> Future[DocumentResult]:
+        """Process a document whose claim is held. The finish is queued, not awaited: the calling
+        thread moves on, and the returned future completes once the finish was sent."""
         outcome = self._outcome(raw, obj)
         now = self._clock()
         result = ResultDocument(
@@ -118,20 +122,8 @@ class DocumentProcessor:
         key = layout.result_key(raw.user_id, raw.document_id)
         self._buckets.put_json(self._processed_bucket, key, result.to_json_bytes())
         final = finished_item(claim, outcome, layout.s3_uri(self._processed_bucket, key), now)
-        if not self._finish(finish_put(final, claim.leaseOwner or "", claim.version)):
-            # Our lease expired and another worker took the document over; its write wins.
-            logger.warning("claim lost before finish", extra={"key": obj.key})
-            return DocumentResult(raw.user_id, raw.document_id, obj.key, None)
-        validation = outcome.validation
-        return DocumentResult(
-            raw.user_id,
-            raw.document_id,
-            obj.key,
-            validation.status,
-            outcome.format,
-            validation.errorCode.value if validation.errorCode else None,
-            validation.errorMessage,
-        )
+        landed = self._finish(finish_put(final, claim.leaseOwner or "", claim.version))
+        return _then(landed, lambda ok: _document_result(raw, obj, outcome, ok))
 
     def _outcome(self, raw: layout.RawKey, obj: ObjectInfo) -> ExtractionOutcome:
         if obj.size > self._max_input_bytes:
@@ -171,6 +163,41 @@ class DocumentProcessor:
             return failed(FailureCode.NEEDS_OCR, str(exc), source_format)
         outcome = self._extract_bytes(json.dumps(response).encode(), "textract.json")
         return outcome.model_copy(update={"engine": TEXTRACT_ENGINE})
+
+
+def _document_result(raw: layout.RawKey, obj: ObjectInfo, outcome: ExtractionOutcome, landed: bool) -> DocumentResult:
+    if not landed:
+        # Our lease expired and another worker took the document over; its write wins.
+        logger.warning("claim lost before finish", extra={"key": obj.key})
+        return DocumentResult(raw.user_id, raw.document_id, obj.key, None)
+    validation = outcome.validation
+    return DocumentResult(
+        raw.user_id,
+        raw.document_id,
+        obj.key,
+        validation.status,
+        outcome.format,
+        validation.errorCode.value if validation.errorCode else None,
+        validation.errorMessage,
+    )
+
+
+def _then(future: Future[T], function: Callable[[T], U]) -> Future[U]:
+    """A future of `function(result)`; an exception passes through."""
+    chained: Future[U] = Future()
+
+    def settle(done: Future[T]) -> None:
+        error = done.exception()
+        if error is not None:
+            chained.set_exception(error)
+            return
+        try:
+            chained.set_result(function(done.result()))
+        except Exception as exc:  # noqa: BLE001 - handed to whoever waits on the chained future
+            chained.set_exception(exc)
+
+    future.add_done_callback(settle)
+    return chained
 
 
 _SCANS = frozenset({DocumentFormat.PDF, DocumentFormat.IMAGE})

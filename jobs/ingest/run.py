@@ -35,13 +35,14 @@ from jobs.observability import CallMetrics
 from jobs.ocr.textract_client import TextractOcr
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, textract_client
-from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
+from jobs.store.dynamo import BATCH_GET_LIMIT, TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
 from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo
 
 logger = logging.getLogger(__name__)
 
 EXTRACT_TIMEOUT_SECONDS = 120.0
 CLAIM_THREADS = 4
+FIRST_PAGE_SIZE = 100  # the first documents start while the rest of the prefix is listed
 T = TypeVar("T")
 
 
@@ -163,6 +164,7 @@ class IngestRun:
         in_flight = threading.BoundedSemaphore(s.io_threads * 2)
         claim_slots = threading.BoundedSemaphore(CLAIM_THREADS * 2)
         context = get_context("forkserver")  # no fork of a process that already runs threads
+        context.set_forkserver_preload([extract_document.__module__])  # workers fork with it imported
         finishes = WriteBatcher(self._table, "dynamodb.TransactWrite.finish")
         try:
             with (
@@ -174,7 +176,7 @@ class IngestRun:
                     self._buckets,
                     s.processed_bucket,
                     lambda data, name: pool.submit(data, name, self._extraction),
-                    finishes.put,
+                    finishes.submit,
                     self._extraction.max_input_bytes,
                     EXTRACT_TIMEOUT_SECONDS,
                     self._textract,
@@ -190,10 +192,12 @@ class IngestRun:
                         self._held.hold(decision.claim)
                         in_flight.acquire()
                         future = io.submit(self._process, processor, raw, obj, decision.claim)
-                        future.add_done_callback(lambda f: (in_flight.release(), self._done(f, recorder)))
+                        future.add_done_callback(lambda f: self._processed(f, in_flight, recorder))
 
-                pages = _prefetch(self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX))
-                for batch in _documents(pages, recorder, self.options):
+                pages = _prefetch(self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE))
+                # Decided a batched read at a time, so claims start after one read, not a page's ten.
+                batches = (b for page in _documents(pages, recorder, self.options) for b in _chunks(page, BATCH_GET_LIMIT))
+                for batch in batches:
                     if self._stop.is_set() or budget == 0:
                         break
                     claims = self._decide(batch, recorder, budget)
@@ -238,12 +242,20 @@ class IngestRun:
                 claims.append((raw, obj, decision))
         return claims
 
-    def _process(self, processor: DocumentProcessor, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem | None) -> DocumentResult | None:
+    def _process(self, processor: DocumentProcessor, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem | None) -> Future[DocumentResult] | None:
         if self._stop.is_set() or claim is None:
             return None
-        result = processor.run(raw, obj, claim)
-        self._held.drop(raw.user_id, raw.document_id)
-        return result
+        return processor.run(raw, obj, claim)
+
+    def _processed(self, future: Future[Future[DocumentResult] | None], in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+        """An I/O thread is done with a document; its finish may still wait in the batcher, and
+        the document counts as in flight until the finish was sent."""
+        finish = None if future.exception() else future.result()
+        if finish is None:
+            in_flight.release()
+            self._done(future, recorder)
+            return
+        finish.add_done_callback(lambda f: (in_flight.release(), self._done(f, recorder)))
 
     def _done(self, future: Future[Any], recorder: SummaryRecorder) -> None:
         error = future.exception()
@@ -255,6 +267,7 @@ class IngestRun:
             return
         result = future.result()
         if isinstance(result, DocumentResult):
+            self._held.drop(result.user_id, result.document_id)
             recorder.document(result)
             self._on_document(result)
 

@@ -23,6 +23,10 @@ R = TypeVar("R")
 RETRIES_AFTER_A_BROKEN_POOL = 1
 
 
+def _started() -> None:
+    """A no-op task: running it means the worker process is up."""
+
+
 class RestartingPool(Generic[R]):
     def __init__(self, function: Callable[..., R], workers: int, context: BaseContext) -> None:
         self._function = function
@@ -32,6 +36,19 @@ class RestartingPool(Generic[R]):
         self._pool = ProcessPoolExecutor(workers, mp_context=context)
         self._closed = False
         self.restarts = 0
+        # Workers start on demand; start them now, while the caller lists and claims its first
+        # documents, instead of when the first document is ready for extraction. From a thread:
+        # the first submit waits for the forkserver to boot and import the extraction modules.
+        threading.Thread(target=self._start_workers, name="pool-start", daemon=True).start()
+
+    def _start_workers(self) -> None:
+        with self._lock:
+            pool = self._pool
+        try:
+            for _ in range(self._workers):
+                pool.submit(_started)
+        except (RuntimeError, BrokenProcessPool):  # shut down or broken already: nothing to start
+            pass
 
     def submit(self, *args: Any) -> Future[R]:
         outer: Future[R] = Future()

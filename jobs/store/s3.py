@@ -41,22 +41,24 @@ class Buckets:
         self._client = client
         self._metrics = metrics
 
-    def list_pages(self, bucket: str, prefix: str) -> Iterator[list[ObjectInfo]]:
-        """Yield one listing page (≤ 1,000 objects) at a time: memory stays bounded."""
-        pages = iter(
-            self._client.get_paginator("list_objects_v2").paginate(
-                Bucket=bucket, Prefix=prefix, PaginationConfig={"PageSize": LIST_PAGE_SIZE}
-            )
-        )
+    def list_pages(self, bucket: str, prefix: str, first_page_size: int = LIST_PAGE_SIZE) -> Iterator[list[ObjectInfo]]:
+        """Yield one listing page (≤ 1,000 objects) at a time: memory stays bounded.
+
+        A smaller first page lets a caller start working sooner: a page's latency grows with its
+        size (moto: 50 ms for 100 keys, 300-400 ms for 1,000).
+        """
+        request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": first_page_size}
         while True:
             with self._metrics.call("s3.ListObjectsV2"):
-                page = next(pages, None)
-            if page is None:
-                return
+                page = self._client.list_objects_v2(**request)
             yield [
                 ObjectInfo(bucket, obj["Key"], obj["ETag"], obj["Size"], obj["LastModified"])
                 for obj in page.get("Contents", [])
             ]
+            token = page.get("NextContinuationToken")
+            if not page.get("IsTruncated") or not token:
+                return
+            request = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": LIST_PAGE_SIZE, "ContinuationToken": token}
 
     def get_bytes(self, bucket: str, key: str, etag: str | None = None) -> bytes:
         """Read an object; with `etag`, only that version of it (IfMatch), so we never extract
