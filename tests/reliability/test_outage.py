@@ -1,9 +1,10 @@
-"""A sustained DynamoDB outage mid-run, on a dedicated DynamoDB Local that keeps its data on disk.
+"""Sustained outages mid-run: DynamoDB Local (keeping its data on disk) or the S3 server killed.
 
-The ingest stops with exit 3 and a message naming the cause after its bounded retries; nothing is
-half-written (an item is absent, PROCESSING with a lease, or terminal with its result.json); once
-the server is back on the same port and data directory, the next run (after the leases expired)
-completes and the invariants hold.
+The ingest stops with exit 3 and a message naming the cause after its bounded retries. DynamoDB
+down: nothing is half-written (an item is absent, PROCESSING with a lease, or terminal with its
+result.json); once the server is back on the same port and data directory, the next run (after
+the leases expired) completes and the invariants hold. S3 down: the run hands back the claims it
+could not finish (moto keeps objects in memory, so there is no rerun on the same objects).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,13 +42,11 @@ pytestmark = pytest.mark.slow
 DOCS = 240  # enough that the run is still going when the server is killed
 
 
-class DedicatedDynamo:
-    """A DynamoDB Local of our own (data in `data_dir`), stopped and restarted on one port."""
+class DedicatedServer:
+    """An emulator of our own, stopped and restarted on one port."""
 
-    def __init__(self, tmp_path: Path) -> None:
-        self.data_dir = tmp_path / "dynamodb-data"
-        self.data_dir.mkdir()
-        self.spec = servers.dynamodb_spec(servers.free_port(), self.data_dir, tmp_path)
+    def __init__(self, spec: servers.ServerSpec) -> None:
+        self.spec = spec
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -55,7 +55,7 @@ class DedicatedDynamo:
 
     def stop(self) -> None:
         """kill -9 the server's process group (DynamoDB Local takes 10 s to honour a SIGTERM);
-        what it committed stays in its SQLite files."""
+        what DynamoDB Local committed stays in its SQLite files."""
         if self.process is not None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -65,21 +65,38 @@ class DedicatedDynamo:
             self.process = None
 
 
-@pytest.fixture
-def outage_stack(stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, DedicatedDynamo]]:  # noqa: ANN001
-    """A stage whose table lives on a dedicated DynamoDB Local; S3 stays the session's."""
-    dynamo = DedicatedDynamo(tmp_path)
-    dynamo.start()
+@contextmanager
+def _stage_on(stack, endpoints: Endpoints, server: DedicatedServer, suffix: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:  # noqa: ANN001
+    """A new stage on `endpoints`, one of which is `server` (started here, stopped on exit)."""
+    server.start()
     try:
-        endpoints = Endpoints(dynamodb=dynamo.spec.endpoint, s3=stack.endpoints.s3)
-        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoints.dynamodb)
-        settings = JobSettings(stage=f"{stack.settings.stage}o")
+        for key, value in endpoints.aws_env().items():
+            monkeypatch.setenv(key, value)
+        settings = JobSettings(stage=f"{stack.settings.stage}{suffix}")
         bootstrap_endpoints(endpoints, settings)
         for key, value in settings.env().items():
             monkeypatch.setenv(key, value)
-        yield type(stack)(settings=settings, endpoints=endpoints), dynamo
+        yield type(stack)(settings=settings, endpoints=endpoints)
     finally:
-        dynamo.stop()
+        server.stop()
+
+
+@pytest.fixture
+def outage_stack(stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, DedicatedServer]]:  # noqa: ANN001
+    """A stage whose table lives on a dedicated DynamoDB Local (data on disk); S3 stays the session's."""
+    data_dir = tmp_path / "dynamodb-data"
+    data_dir.mkdir()
+    dynamo = DedicatedServer(servers.dynamodb_spec(servers.free_port(), data_dir, tmp_path))
+    with _stage_on(stack, Endpoints(dynamodb=dynamo.spec.endpoint, s3=stack.endpoints.s3), dynamo, "o", monkeypatch) as staged:
+        yield staged, dynamo
+
+
+@pytest.fixture
+def s3_outage_stack(stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, DedicatedServer]]:  # noqa: ANN001
+    """A stage whose buckets live on a dedicated moto server; DynamoDB stays the session's."""
+    s3 = DedicatedServer(servers.s3_spec(servers.free_port(), tmp_path))
+    with _stage_on(stack, Endpoints(dynamodb=stack.endpoints.dynamodb, s3=s3.spec.endpoint), s3, "s", monkeypatch) as staged:
+        yield staged, s3
 
 
 def assert_nothing_half_written(stack) -> Counter[str]:  # noqa: ANN001
@@ -102,9 +119,9 @@ def assert_nothing_half_written(stack) -> Counter[str]:  # noqa: ANN001
     return seen
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_dynamodb_outage_mid_run_exits_3_and_the_next_run_completes(outage_stack, seed: int) -> None:  # noqa: ANN001
-    stack, dynamo = outage_stack
+def kill_mid_run(stack, server: DedicatedServer, seed: int) -> tuple[dict[str, str], float]:  # noqa: ANN001
+    """Seed DOCS documents, start an ingest, kill `server` once claims landed: exit 3, said clearly.
+    Returns the job's environment and the seconds from the kill to the exit."""
     rng = random.Random(seed)
     upload(stack.s3(), stack.settings.raw_bucket, generate(4, DOCS, bad_ratio=0.1, seed=seed))
     env = job_env(stack, DOCUFLOW_RETRY_ATTEMPTS="3")
@@ -118,21 +135,40 @@ def test_dynamodb_outage_mid_run_exits_3_and_the_next_run_completes(outage_stack
     time.sleep(rng.uniform(0.2, 1.0))
     assert process.poll() is None, "the run finished before the outage: no outage tested"
     started = time.monotonic()
-    dynamo.stop()
-    stopped = time.monotonic() - started
+    server.stop()
     out, err = process.communicate(timeout=120)
     assert process.returncode == 3, err[-2000:]
     assert time.monotonic() - started < 90  # bounded retries, not a hang
     last = err.strip().splitlines()[-1]
     assert last.startswith("error: ingest aborted: ") and "Could not connect to the endpoint URL" in last, last
     assert out == ""
+    return env, time.monotonic() - started
 
-    exited = time.monotonic() - started
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_dynamodb_outage_mid_run_exits_3_and_the_next_run_completes(outage_stack, seed: int) -> None:  # noqa: ANN001
+    stack, dynamo = outage_stack
+    env, exited = kill_mid_run(stack, dynamo, seed)
     dynamo.start()  # same port, same data directory
-    restarted = time.monotonic() - started
     seen = assert_nothing_half_written(stack)
-    print(f"outage seed {seed}: server stopped in {stopped:.1f}s, exit 3 after {exited:.1f}s, back after {restarted:.1f}s, state {dict(seen)}")
+    print(f"outage seed {seed}: exit 3 after {exited:.1f}s, state {dict(seen)}")
     time.sleep(LEASE_SECONDS + 0.3)
     done = run_ingest_cli(env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert_clean(stack, DOCS)
+
+
+def test_s3_outage_mid_run_exits_3_and_hands_back_the_claims_it_held(s3_outage_stack) -> None:  # noqa: ANN001
+    """DynamoDB stays up, so the aborted run can end the leases of what it claimed but could not
+    finish: the next run (once S3 is back) need not wait for them."""
+    stack, s3 = s3_outage_stack
+    _, exited = kill_mid_run(stack, s3, seed=3)
+    now = layout.utc_now()
+    items = stack.items()
+    handed_back = [i for i in items if i.status == Status.PROCESSING]
+    assert handed_back, "nothing was in flight at the outage: no hand-back tested"
+    for item in handed_back:
+        assert item.leaseExpiresAt is not None and item.leaseExpiresAt <= now and item.resultS3Uri is None
+        assert item.attempts == 0  # refunded: the outage was not the document's fault
+    assert all(i.leaseOwner is None for i in items if i.status in TERMINAL)
+    print(f"s3 outage: exit 3 after {exited:.1f}s, {len(handed_back)} claims handed back, {len(items) - len(handed_back)} finished")
