@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 
 
 class HeldClaims:
-    """Thread-safe: claim threads add, I/O threads drop, the run releases what is left."""
+    """Thread-safe: claim threads add, finished documents drop out, the run releases what is left."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
