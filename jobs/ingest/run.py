@@ -218,7 +218,7 @@ class IngestRun:
     def _decide(
         self, batch: list[tuple[layout.RawKey, ObjectInfo]], recorder: SummaryRecorder, budget: int | None
     ) -> list[tuple[layout.RawKey, ObjectInfo, Decision]]:
-        """What to do with one listing page, from one batched read of the items it names."""
+        """What to do with one batch of listed objects (≤ 100), from one batched read of their items."""
         existing = self._table.get_many((r.user_id, r.document_id) for r, _ in batch)
         now = layout.utc_now()
         claims = []
