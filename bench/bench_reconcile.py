@@ -45,6 +45,7 @@ from jobs.settings import JobSettings
 
 STAGE = "bench"
 LIVE_STAGE = "benchlive"
+LIVE_OPTIONS = ReconcileOptions(grace=timedelta(0), write_report=False)
 AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 EXPORT_ROWS_PER_FILE = 250_000
@@ -170,12 +171,20 @@ def _options(inputs: dict[str, Any]) -> ReconcileOptions:
     )
 
 
-def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
-    settings = JobSettings(stage=STAGE)
+def _timed(run: ReconcileRun) -> dict[str, Any]:
     started, cpu = time.perf_counter(), time.process_time()
-    outcome = ReconcileRun(settings, _options(inputs)).execute()
+    outcome = run.execute()
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": outcome.summary.counts, "timings": outcome.timings}
+
+
+def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
+    return _timed(ReconcileRun(JobSettings(stage=STAGE), _options(inputs)))
+
+
+def worker_live(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The live source against the servers in AWS_ENDPOINT_URL_* (set by the parent's stack)."""
+    return _timed(ReconcileRun(JobSettings(stage=inputs["stage"]), LIVE_OPTIONS))
 
 
 def _baseline_items(path: str) -> list[dict[str, Any]]:
@@ -256,7 +265,7 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": {c.value: counts.get(c, 0) for c in Code}}
 
 
-WORKERS = {"polars": worker_polars, "baseline": worker_baseline}
+WORKERS = {"polars": worker_polars, "baseline": worker_baseline, "live": worker_live}
 HEADERS = ["items", "polars s", "cpu s", "peak MB", "baseline s", "cpu s", "peak MB", "speedup", "same counts", "load"]
 
 
@@ -319,22 +328,24 @@ def live(n: int) -> dict[str, Any]:
             with ThreadPoolExecutor(8) as pool:
                 list(pool.map(write_items, [lines[i : i + 25] for i in range(0, len(lines), 25)]))
             seeded = time.perf_counter() - seeding
-            options = ReconcileOptions(grace=timedelta(0), write_report=False)
-            ceiling = live_ceiling(settings, ReconcileRun(settings, options).scan_segments)
-            started = time.perf_counter()
-            outcome = ReconcileRun(settings, options).execute()
-            seconds = time.perf_counter() - started
+            ceiling = live_ceiling(settings, ReconcileRun(settings, LIVE_OPTIONS).scan_segments)
+            inputs_file = Path(tmp) / "inputs.json"
+            inputs_file.write_text(json.dumps({"stage": LIVE_STAGE}))
+            job, rss = _measure("live", inputs_file)
+    seconds = job["seconds"]
     return {
         "items": len(lines),
         "objects": objects.height,
         "seedSeconds": round(seeded, 1),
         "seconds": round(seconds, 2),
+        "cpuSeconds": round(job["cpuSeconds"], 2),
+        "peakRssMb": rss,
         "ceilingSeconds": round(ceiling, 2),
         "ceilingOverJob": round(ceiling / seconds, 3),
         "itemsPerSecond": round(len(lines) / seconds),
-        "findings": outcome.summary.totalFindings,
-        "counts": outcome.summary.counts,
-        "timings": {k: round(v, 2) for k, v in outcome.timings.items()},
+        "findings": sum(job["counts"].values()),
+        "counts": job["counts"],
+        "timings": {k: round(v, 2) for k, v in job["timings"].items()},
     }
 
 
@@ -398,7 +409,7 @@ def main() -> None:
     print(table(HEADERS, rows))
     if live_result:
         print(f"\nlive (local stack, {live_result['items']:,} items + {live_result['objects']:,} objects): "
-              f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s; the same reads with no "
+              f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s, peak RSS {live_result['peakRssMb']} MB; the same reads with no "
               f"work done take {live_result['ceilingSeconds']} s ({live_result['ceilingOverJob']:.2f} x ceiling)")
     print(f"\nwritten {path}")
 
