@@ -1,7 +1,8 @@
 """`make bench`: every benchmark in turn, each in its own process (clean peak-memory figures).
 
 Each prints its own table and writes bench/results/<name>.json; ratios are against baselines
-measured in the same run, so they hold on a busy machine where absolute rates do not.
+measured in the same run, so they hold on a busy machine where absolute rates do not. One
+summary table of the headline figures comes last.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
+from bench import summary
 
 BENCHMARKS = ("bench_extract", "bench_ingest", "bench_reconcile", "bench_ocr")
 
@@ -23,6 +26,7 @@ def main(argv: list[str]) -> int:
         print(f"\n##### {name}", flush=True)
         if subprocess.run([sys.executable, "-m", f"bench.{name}"], check=False).returncode != 0:
             failed.append(name)
+    summary.main()
     if failed:
         print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
         return 1
