@@ -26,6 +26,7 @@ class HeldClaims:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._held: dict[tuple[str, str], DocumentItem] = {}
+        self._failed: set[tuple[str, str]] = set()
 
     def hold(self, claim: DocumentItem) -> None:
         with self._lock:
@@ -35,14 +36,19 @@ class HeldClaims:
         with self._lock:
             self._held.pop((user_id, document_id), None)
 
+    def failed(self, user_id: str, document_id: str) -> None:
+        """The document's own processing raised: if handed back, its attempt counts."""
+        with self._lock:
+            self._failed.add((user_id, document_id))
+
     def release_all(self, table: DocumentTable) -> tuple[int, int]:
         """Best effort (the store may be the thing that is down): (released, still leased)."""
         with self._lock:
-            claims = list(self._held.values())
+            claims = [(c, (c.userId, c.documentId) not in self._failed) for c in self._held.values()]
         if not claims:
             return 0, 0
         now = layout.utc_now()
-        puts = [finish_put(released(c, now), c.leaseOwner or "", c.version) for c in claims]
+        puts = [finish_put(released(c, now, refund=refund), c.leaseOwner or "", c.version) for c, refund in claims]
         released_count = settled = 0
         try:
             for start in range(0, len(puts), TRANSACT_CHUNK):

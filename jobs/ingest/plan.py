@@ -80,16 +80,17 @@ def decide(
     return Decision(Action.CLAIM, claim, existing.version if existing is not None else None)
 
 
-def released(claim: DocumentItem, now: datetime) -> DocumentItem:
+def released(claim: DocumentItem, now: datetime, *, refund: bool) -> DocumentItem:
     """The claim handed back by a run that stops before finishing it.
 
     The lease ends now, so the next run claims the document at once instead of waiting out the
-    lease, and the attempt is refunded: the run stopped on an infrastructure error, not on the
-    document, so it must not count towards max_attempts.
+    lease. The attempt is refunded when the document was never at fault (its processing had not
+    started, or was cut off by the stop); a document whose own processing failed keeps the
+    attempt, so one that fails every run is dead-lettered after max_attempts.
     """
     return claim.evolve(
         version=claim.version + 1,
-        attempts=max(claim.attempts - 1, 0),
+        attempts=max(claim.attempts - 1, 0) if refund else claim.attempts,
         updatedAt=now,
         leaseExpiresAt=now,
     )

@@ -192,7 +192,7 @@ class IngestRun:
                         self._held.hold(decision.claim)
                         in_flight.acquire()
                         future = io.submit(self._process, processor, raw, obj, decision.claim)
-                        future.add_done_callback(lambda f: self._processed(f, in_flight, recorder))
+                        future.add_done_callback(lambda f, raw=raw: self._processed(f, raw, in_flight, recorder))
 
                 pages = _prefetch(self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE))
                 # Decided a batched read at a time, so claims start after one read, not a page's ten.
@@ -247,15 +247,20 @@ class IngestRun:
             return None
         return processor.run(raw, obj, claim)
 
-    def _processed(self, future: Future[Future[DocumentResult] | None], in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+    def _processed(self, future: Future[Future[DocumentResult] | None], raw: layout.RawKey, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
         """An I/O thread is done with a document; its finish may still wait in the batcher, and
         the document counts as in flight until the finish was sent."""
         finish = None if future.exception() else future.result()
         if finish is None:
-            in_flight.release()
-            self._done(future, recorder)
+            self._settled(future, raw, in_flight, recorder)
             return
-        finish.add_done_callback(lambda f: (in_flight.release(), self._done(f, recorder)))
+        finish.add_done_callback(lambda f: self._settled(f, raw, in_flight, recorder))
+
+    def _settled(self, future: Future[Any], raw: layout.RawKey, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+        if future.exception() is not None:
+            self._held.failed(raw.user_id, raw.document_id)
+        in_flight.release()
+        self._done(future, recorder)
 
     def _done(self, future: Future[Any], recorder: SummaryRecorder) -> None:
         error = future.exception()

@@ -291,6 +291,35 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     assert_clean(stack, expected=docs)
 
 
+def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(stack) -> None:  # noqa: ANN001
+    """Reads of one raw object are denied: each run aborts on it (exit 3) and hands it back with
+    the attempt counted (the others refunded), so after max_attempts runs it is a dead letter and
+    the next run completes; a refund for it too would abort every run forever."""
+    docs = 12
+    upload(stack.s3(), stack.settings.raw_bucket, corpus(9, docs))
+    poison = sorted(stack.keys(stack.settings.raw_bucket, "raw/"))[0]
+    s3 = boto3.client("s3", config=stack.settings.botocore_config())
+    s3.meta.events.register(
+        "before-send.s3.GetObject",
+        lambda request, **_: _s3_error(403, "AccessDenied") if request.url.endswith(poison) else None,
+    )
+    user_id, document_id = layout.parse_raw_key(poison).user_id, layout.parse_raw_key(poison).document_id
+    attempts = []
+    for _ in range(stack.settings.max_attempts):
+        with pytest.raises(InfrastructureError, match="AccessDenied"):
+            IngestRun(stack.settings, IngestOptions(), s3=s3).execute()
+        item = next(i for i in stack.items() if (i.userId, i.documentId) == (user_id, document_id))
+        assert item.status == Status.PROCESSING and item.leaseExpiresAt is not None and item.leaseExpiresAt <= layout.utc_now()
+        attempts.append(item.attempts)
+    assert attempts == list(range(1, stack.settings.max_attempts + 1))
+
+    summary = IngestRun(stack.settings, IngestOptions(), s3=s3).execute()
+    assert summary.outcome == "completed" and summary.deadLetterCount == 1
+    assert summary.deadLetters[0].key == poison
+    others = [i for i in stack.items() if (i.userId, i.documentId) != (user_id, document_id)]
+    assert len(others) == docs - 1 and all(i.status != Status.PROCESSING and i.attempts == 1 for i in others)
+
+
 class LostResponses(FaultInjector):
     """The write reaches the server and is applied, then the response is lost (a read timeout)."""
 

@@ -70,9 +70,10 @@ def test_a_released_claim_is_claimable_at_once_without_using_up_an_attempt(previ
     claim = run(previous).claim
     assert claim is not None
     later = NOW + timedelta(seconds=30)
-    handed_back = released(claim, later)
+    handed_back = released(claim, later, refund=True)
     assert handed_back.leaseExpiresAt == later and handed_back.version == claim.version + 1
     assert handed_back.attempts == (previous.attempts if previous else 0)
+    assert released(claim, later, refund=False).attempts == claim.attempts  # its own processing failed
     again = decide(RAW, OBJ, handed_back, now=later + timedelta(milliseconds=1), owner="next", lease=LEASE, max_attempts=3)
     assert again.action == Action.CLAIM and again.expected_version == handed_back.version
     assert again.claim is not None and again.claim.attempts == claim.attempts
