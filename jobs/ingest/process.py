@@ -144,9 +144,11 @@ class DocumentProcessor:
         return self._textract_outcome(obj, outcome.format)
 
     def _extract_bytes(self, data: bytes, filename: str) -> ExtractionOutcome:
+        extraction = self._extract(data, filename)
         try:
-            return self._extract(data, filename).result(timeout=self._extract_timeout)
+            return extraction.result(timeout=self._extract_timeout)
         except TimeoutError:
+            extraction.cancel()  # abandoned: never run again, and its worker is not waited for
             return failed(FailureCode.INTERNAL, f"extraction took longer than {self._extract_timeout:.0f}s")
         except Exception as exc:  # noqa: BLE001 - a dead worker process fails this document only
             logger.exception("extraction worker failed", extra={"file": filename})

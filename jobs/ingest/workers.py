@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import BaseContext
 from typing import Any, Generic, TypeVar
@@ -21,6 +21,17 @@ logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
 RETRIES_AFTER_A_BROKEN_POOL = 1
+
+
+def _settle(outer: Future[R], result: R | None = None, error: BaseException | None = None) -> None:
+    """Complete `outer` unless its caller cancelled it meanwhile."""
+    try:
+        if error is not None:
+            outer.set_exception(error)
+        else:
+            outer.set_result(result)  # type: ignore[arg-type]
+    except InvalidStateError:
+        pass
 
 
 def _started() -> None:
@@ -35,6 +46,7 @@ class RestartingPool(Generic[R]):
         self._lock = threading.Lock()
         self._pool = ProcessPoolExecutor(workers, mp_context=context)
         self._closed = False
+        self._abandoned = False
         self.restarts = 0
         # Workers start on demand; start them now, while the caller lists and claims its first
         # documents, instead of when the first document is ready for extraction. From a thread:
@@ -51,7 +63,9 @@ class RestartingPool(Generic[R]):
             pass
 
     def submit(self, *args: Any) -> Future[R]:
+        """The task's future; cancel it to abandon the task (it is then never retried)."""
         outer: Future[R] = Future()
+        outer.add_done_callback(self._note_abandoned)
         self._attempt(outer, args, RETRIES_AFTER_A_BROKEN_POOL)
         return outer
 
@@ -59,7 +73,17 @@ class RestartingPool(Generic[R]):
         with self._lock:
             self._closed = True
             pool = self._pool
-        pool.shutdown(wait=True, cancel_futures=True)
+        processes = list((pool._processes or {}).values())  # noqa: SLF001 - no public handle on the workers
+        pool.shutdown(wait=not self._abandoned, cancel_futures=True)
+        if self._abandoned:
+            # An abandoned task may still hold a worker (a parser stuck in native code): stop the
+            # workers instead of waiting for it at the end of the run.
+            for process in processes:
+                process.terminate()
+
+    def _note_abandoned(self, outer: Future[R]) -> None:
+        if outer.cancelled():
+            self._abandoned = True
 
     def __enter__(self) -> RestartingPool[R]:
         return self
@@ -76,7 +100,7 @@ class RestartingPool(Generic[R]):
             self._retry_or_fail(outer, args, retries, pool, exc)
             return
         except RuntimeError as exc:  # submitted after shutdown
-            outer.set_exception(exc)
+            _settle(outer, error=exc)
             return
 
         def settle(done: Future[R]) -> None:
@@ -84,9 +108,9 @@ class RestartingPool(Generic[R]):
             if isinstance(error, BrokenProcessPool):
                 self._retry_or_fail(outer, args, retries, pool, error)
             elif error is not None:
-                outer.set_exception(error)
+                _settle(outer, error=error)
             else:
-                outer.set_result(done.result())
+                _settle(outer, result=done.result())
 
         inner.add_done_callback(settle)
 
@@ -94,8 +118,10 @@ class RestartingPool(Generic[R]):
         self, outer: Future[R], args: tuple[Any, ...], retries: int, broken: ProcessPoolExecutor, error: BaseException
     ) -> None:
         replaced = self._replace(broken)  # also when this task has no retry left: the next ones need a pool
+        if outer.done():  # abandoned by its caller (timed out): nobody needs it run again
+            return
         if retries <= 0 or not replaced:
-            outer.set_exception(error)
+            _settle(outer, error=error)
             return
         self._attempt(outer, args, retries - 1)
 

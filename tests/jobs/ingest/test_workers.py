@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
@@ -13,7 +15,15 @@ from jobs.ingest.workers import RestartingPool
 
 
 def work(task: str, marker: str = "") -> str:
-    """'die': the worker process exits mid-task; 'die-once': only the first time (a marker file)."""
+    """'die': the worker process exits mid-task; 'die-once': only the first time (a marker file);
+    'hang': never returns; 'die-late': notes each start in the marker file, dies a second later."""
+    if task == "hang":
+        time.sleep(3600)
+    if task == "die-late":
+        with Path(marker).open("a") as starts:
+            starts.write("started\n")
+        time.sleep(1.0)
+        os._exit(9)
     if task == "die" or (task == "die-once" and not Path(marker).exists()):
         if task == "die-once":
             Path(marker).touch()
@@ -46,3 +56,25 @@ def test_an_error_raised_by_the_task_is_passed_on_without_a_restart(pool: Restar
     with pytest.raises(ValueError, match="plain error"):
         pool.submit("raise").result(timeout=60)
     assert pool.restarts == 0
+
+
+def test_an_abandoned_task_is_not_retried_when_its_worker_dies(pool: RestartingPool[str], tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    task = pool.submit("die-late", str(starts))
+    with pytest.raises(FutureTimeout):
+        task.result(timeout=0.5)
+    assert task.cancel()  # the caller gave up on it, as the ingest does after its timeout
+    assert pool.submit("after").result(timeout=60) == "AFTER"
+    time.sleep(1.5)  # its worker dies meanwhile and the pool is replaced
+    assert starts.read_text().count("started") == 1
+
+
+def test_shutdown_does_not_wait_for_an_abandoned_task() -> None:
+    pool = RestartingPool(work, 1, get_context("forkserver"))
+    task = pool.submit("hang")
+    with pytest.raises(FutureTimeout):
+        task.result(timeout=0.5)
+    task.cancel()
+    started = time.monotonic()
+    pool.shutdown()
+    assert time.monotonic() - started < 10
