@@ -42,6 +42,7 @@ from jobs.reconcile.exports import write_export, write_inventory
 from jobs.reconcile.rules import RESULT_PROMISED, Code, templates
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
 
 STAGE = "bench"
 LIVE_STAGE = "benchlive"
@@ -277,8 +278,6 @@ def _seeded_s3(objects: Path, port: int, log_dir: Path) -> ServerSpec:
 
 def live_ceiling(settings: JobSettings, segments: int) -> float:
     """The same reads with nothing done to them: a parallel Scan and both listings, concurrently."""
-    from jobs.store.clients import dynamodb_client, s3_client  # noqa: PLC0415 - only the live part needs clients
-
     ddb, s3 = dynamodb_client(settings), s3_client(settings)
 
     def scan(segment: int) -> int:
@@ -305,8 +304,6 @@ def live(n: int) -> dict[str, Any]:
     BatchWriteItem on a table whose stream is switched off first: a Scan never reads the stream,
     and DynamoDB Local writes 4x faster without it.
     """
-    from jobs.store.clients import dynamodb_client  # noqa: PLC0415 - only the live part needs clients
-
     settings = JobSettings(stage=LIVE_STAGE)
     frame = _frame(n)
     lines = _export_lines(frame, settings.raw_bucket, settings.processed_bucket).to_list()

@@ -257,8 +257,12 @@ class IngestRun:
         finish.add_done_callback(lambda f: self._settled(f, raw, in_flight, recorder))
 
     def _settled(self, future: Future[Any], raw: layout.RawKey, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+        """The document is finished, lost, failed, or was never started (stopped): the claim
+        stays held for a hand-back in the last two cases only."""
         if future.exception() is not None:
             self._held.failed(raw.user_id, raw.document_id)
+        elif future.result() is not None:
+            self._held.drop(raw.user_id, raw.document_id)
         in_flight.release()
         self._done(future, recorder)
 
@@ -272,7 +276,6 @@ class IngestRun:
             return
         result = future.result()
         if isinstance(result, DocumentResult):
-            self._held.drop(result.user_id, result.document_id)
             recorder.document(result)
             self._on_document(result)
 

@@ -49,18 +49,9 @@ class RestartingPool(Generic[R]):
         self._abandoned = False
         self.restarts = 0
         # Workers start on demand; start them now, while the caller lists and claims its first
-        # documents, instead of when the first document is ready for extraction. From a thread:
-        # the first submit waits for the forkserver to boot and import the extraction modules.
-        threading.Thread(target=self._start_workers, name="pool-start", daemon=True).start()
-
-    def _start_workers(self) -> None:
-        with self._lock:
-            pool = self._pool
-        try:
-            for _ in range(self._workers):
-                pool.submit(_started)
-        except (RuntimeError, BrokenProcessPool):  # shut down or broken already: nothing to start
-            pass
+        # documents, instead of when the first document is ready for extraction.
+        for _ in range(workers):
+            self._pool.submit(_started)
 
     def submit(self, *args: Any) -> Future[R]:
         """The task's future; cancel it to abandon the task (it is then never retried)."""
@@ -103,7 +94,7 @@ class RestartingPool(Generic[R]):
             _settle(outer, error=exc)
             return
 
-        def settle(done: Future[R]) -> None:
+        def on_done(done: Future[R]) -> None:
             error = done.exception()
             if isinstance(error, BrokenProcessPool):
                 self._retry_or_fail(outer, args, retries, pool, error)
@@ -112,7 +103,7 @@ class RestartingPool(Generic[R]):
             else:
                 _settle(outer, result=done.result())
 
-        inner.add_done_callback(settle)
+        inner.add_done_callback(on_done)
 
     def _retry_or_fail(
         self, outer: Future[R], args: tuple[Any, ...], retries: int, broken: ProcessPoolExecutor, error: BaseException
