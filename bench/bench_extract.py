@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench.common import write_json  # noqa: E402
 from jobs.extract import ExtractionSettings, extract_document  # noqa: E402
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 GOAL_DOCS_PER_S = 1000.0
 FORMATS: dict[str, tuple[str, str]] = {
     "UBL": ("einvoice/ubl", "*.xml"),

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_ocr.py [--invoices N] [--out bench/results/ocr.json]
 
-The forms are generated from ../shared/corpus/einvoice/facturx-pdf exactly as the acceptance
+The forms are generated from tests/data/corpus/einvoice/facturx-pdf exactly as the acceptance
 tests make them (jobs.ocr.degrade). Each path runs in its own child process so its peak RSS
 (the Python process, and separately the largest tesseract child) is its own. Time is CPU time
 of the process plus its tesseract children, per page — the "one core" figure, which holds on a
@@ -38,7 +38,7 @@ from jobs.contract.status import Status  # noqa: E402
 from jobs.extract import ExtractionSettings, extract_document  # noqa: E402
 from jobs.ocr.degrade import FORMS, HEADER_FIELDS, header_mismatches, make_form  # noqa: E402
 
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 PATHS = dict(zip(FORMS, ("text layer", "tesseract clean", "tesseract noisy"), strict=True))
 GOAL_S_PER_PAGE = 4.0  # local OCR, one core, 150-dpi page
 SETTINGS = ExtractionSettings(ocr_engine="local")

@@ -23,7 +23,7 @@ from jobs.settings import JobSettings
 from jobs.store.dynamo import from_wire
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 
 
 @dataclass
@@ -88,7 +88,7 @@ class StreamChange:
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.fail(f"acceptance corpus not found at {CORPUS} (shared/ must sit beside the repo)")
+        pytest.fail(f"acceptance corpus not found at {CORPUS} (tests/data/corpus is part of the repository)")
     return CORPUS
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 EINVOICE = CORPUS / "einvoice"
 TEXTRACT = CORPUS / "textract"
 

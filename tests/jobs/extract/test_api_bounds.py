@@ -7,7 +7,7 @@ from pathlib import Path
 from jobs.contract import FailureCode, Status
 from jobs.extract import extract_document
 
-UBL = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "einvoice" / "ubl" / "EN16931_Einfach.ubl.xml"
+UBL = Path(__file__).resolve().parents[3] / "tests" / "data" / "corpus" / "einvoice" / "ubl" / "EN16931_Einfach.ubl.xml"
 
 
 def test_an_oversized_invoice_number_in_xml_is_malformed() -> None:

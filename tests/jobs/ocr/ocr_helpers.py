@@ -10,7 +10,7 @@ from typing import Any
 from jobs.ocr.lines import Page, Word, rebuild_lines
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 FACTURX = CORPUS / "einvoice" / "facturx-pdf"
 TEXTRACT = CORPUS / "textract"
 

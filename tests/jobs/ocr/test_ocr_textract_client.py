@@ -1,4 +1,4 @@
-"""TextractOcr against botocore's Stubber fed the real responses in ../shared/corpus/textract."""
+"""TextractOcr against botocore's Stubber fed the real responses in tests/data/corpus/textract."""
 
 from __future__ import annotations
 
