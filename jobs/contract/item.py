@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from jobs.contract import layout
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
@@ -24,6 +24,27 @@ RESULT_SCHEMA_VERSION = "1.0"
 
 def _clip(value: str | None, limit: int) -> str | None:
     return value if value is None or len(value) <= limit else value[: limit - 1] + "…"
+
+
+# What a DynamoDB Number can hold: 38 significant digits, magnitudes 1E-130 to 9.9999…E+125.
+DYNAMODB_MAX_DIGITS = 38
+_DYNAMODB_MIN_MAGNITUDE = Decimal("1E-130")
+_DYNAMODB_MAX_MAGNITUDE = Decimal("1E+126")
+
+
+def dynamodb_number_problem(value: Decimal) -> str | None:
+    """Why `value` cannot be stored as a DynamoDB Number, or None when it can."""
+    if not value.is_finite():
+        return f"{value} is not a finite number"
+    if value.is_zero():
+        return None
+    # Significant digits without trailing zeros; normalize() would round to the context's 28.
+    digits = len("".join(map(str, value.as_tuple().digits)).strip("0"))
+    if digits > DYNAMODB_MAX_DIGITS:
+        return f"{digits} significant digits (DynamoDB keeps {DYNAMODB_MAX_DIGITS})"
+    if not _DYNAMODB_MIN_MAGNITUDE <= abs(value) < _DYNAMODB_MAX_MAGNITUDE:
+        return f"magnitude {value:.3E} is outside DynamoDB's range (1E-130 to 9.9E+125)"
+    return None
 
 
 class DocumentItem(BaseModel):
@@ -48,11 +69,15 @@ class DocumentItem(BaseModel):
     totalAmount: Decimal | None = None
     currency: str | None = None
     resultS3Uri: str | None = None
+    resultEtag: str | None = None  # the result.json this item's claim wrote (fences stale writers)
     failureCode: str | None = None
     failureMessage: str | None = None
     reviewReasons: list[str] = Field(default_factory=list)
     leaseOwner: str | None = None
     leaseExpiresAt: datetime | None = None
+    # Attributes outside the contract (a tool or a person added them): carried through every
+    # rewrite of the item, never interpreted.
+    _foreign: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @field_validator("userId")
     @classmethod
@@ -86,6 +111,14 @@ class DocumentItem(BaseModel):
             raise ValueError("totalAmount must be a Decimal or a string, never a float")
         return v
 
+    @field_validator("totalAmount")
+    @classmethod
+    def _storable(cls, v: Decimal | None) -> Decimal | None:
+        problem = None if v is None else dynamodb_number_problem(v)
+        if problem:
+            raise ValueError(f"totalAmount cannot be stored: {problem}")
+        return v
+
     @field_validator("createdAt", "updatedAt", "leaseExpiresAt")
     @classmethod
     def _utc_millis(cls, v: datetime | None) -> datetime | None:
@@ -98,7 +131,14 @@ class DocumentItem(BaseModel):
 
     def evolve(self, **changes: Any) -> DocumentItem:
         """A changed copy validated like a new item (model_copy would skip the size bounds)."""
-        return DocumentItem.model_validate({**dict(self), **changes})
+        changed = DocumentItem.model_validate({**dict(self), **changes})
+        changed._foreign = self._foreign
+        return changed
+
+    @property
+    def foreign_attributes(self) -> dict[str, Any]:
+        """Attributes stored on the item that the contract does not define (read-only view)."""
+        return dict(self._foreign)
 
     @property
     def pk(self) -> str:
@@ -129,19 +169,22 @@ class DocumentItem(BaseModel):
             elif isinstance(value, Status | DocumentFormat):
                 value = value.value
             item[name] = value
-        return item
+        return {**self._foreign, **item}
 
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> DocumentItem:
-        """Inverse of to_item; derived key attributes are dropped (reconcile checks them)."""
-        data = {k: v for k, v in item.items() if k not in _KEY_ATTRS}
+        """Inverse of to_item; derived key attributes are dropped (reconcile checks them), and
+        attributes outside the contract are kept aside, to be written back unchanged."""
+        data = {k: v for k, v in item.items() if k in _FIELDS}
         for name in ("createdAt", "updatedAt", "leaseExpiresAt"):
             if isinstance(data.get(name), str):
                 data[name] = layout.parse_ts(data[name])
         for name in ("attempts", "version"):
             if isinstance(data.get(name), Decimal):
                 data[name] = int(data[name])
-        return cls.model_validate(data)
+        parsed = cls.model_validate(data)
+        parsed._foreign = {k: v for k, v in item.items() if k not in ITEM_ATTRIBUTES}
+        return parsed
 
 
 def summary_fields(invoice: Invoice | None, validation: ValidationResult) -> dict[str, Any]:
@@ -162,7 +205,8 @@ def summary_fields(invoice: Invoice | None, validation: ValidationResult) -> dic
 _KEY_ATTRS = frozenset(
     {layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR, layout.TTL_ATTR}
 )
-ITEM_ATTRIBUTES = frozenset(DocumentItem.model_fields) | _KEY_ATTRS
+_FIELDS = frozenset(DocumentItem.model_fields)
+ITEM_ATTRIBUTES = _FIELDS | _KEY_ATTRS
 
 
 class SourceObject(BaseModel):

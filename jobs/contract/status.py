@@ -12,20 +12,28 @@ class Status(StrEnum):
     PROCESSED = "PROCESSED"
     REVIEW_REQUIRED = "REVIEW_REQUIRED"
     FAILED = "FAILED"
+    DELETED = "DELETED"
 
 
+# The outcomes of an extraction: what a finished claim says about its raw object.
 TERMINAL = frozenset({Status.PROCESSED, Status.REVIEW_REQUIRED, Status.FAILED})
 
 # A claim (PROCESSING) ends in one terminal status. A terminal document is claimed again when its
 # raw object changes or a FAILED one is retried; reconcile marks a document whose result.json is
 # gone for reprocessing by setting it FAILED (retryable); a reviewer may settle REVIEW_REQUIRED
 # as PROCESSED.
+#
+# DELETED is the tombstone of a document whose raw object is gone: set by the ingest when the
+# object disappears under its claim, and by reconcile's repair for a finished document whose raw
+# object was deleted later. The item and its result.json stay (audit retention expires them with
+# the buckets' lifecycle); a new upload under the same documentId is claimed again.
 ALLOWED_TRANSITIONS: dict[Status | None, frozenset[Status]] = {
     None: frozenset({Status.PROCESSING}),
-    Status.PROCESSING: TERMINAL | {Status.PROCESSING},
-    Status.PROCESSED: frozenset({Status.PROCESSING, Status.FAILED}),
-    Status.REVIEW_REQUIRED: frozenset({Status.PROCESSING, Status.PROCESSED, Status.FAILED}),
-    Status.FAILED: frozenset({Status.PROCESSING}),
+    Status.PROCESSING: TERMINAL | {Status.PROCESSING, Status.DELETED},
+    Status.PROCESSED: frozenset({Status.PROCESSING, Status.FAILED, Status.DELETED}),
+    Status.REVIEW_REQUIRED: frozenset({Status.PROCESSING, Status.PROCESSED, Status.FAILED, Status.DELETED}),
+    Status.FAILED: frozenset({Status.PROCESSING, Status.DELETED}),
+    Status.DELETED: frozenset({Status.PROCESSING}),
 }
 
 
