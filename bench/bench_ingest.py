@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 from bench.common import fresh_stack, run_measured, stage, table, write_result
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.objects import ObjectInfo
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.extract import extract_document
@@ -29,7 +30,7 @@ from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.dynamo import to_wire
-from jobs.store.s3 import Buckets, ObjectInfo
+from jobs.store.s3 import Buckets
 
 
 def _raw_objects(settings: JobSettings) -> list[ObjectInfo]:

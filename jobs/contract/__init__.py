@@ -13,7 +13,15 @@ from jobs.contract.invoice import (
     LineItem,
     ValidationResult,
 )
-from jobs.contract.item import ITEM_ATTRIBUTES, DocumentItem, ResultDocument, SourceObject, summary_fields
+from jobs.contract.item import (
+    ITEM_ATTRIBUTES,
+    DocumentItem,
+    ResultDocument,
+    SourceObject,
+    finished_item,
+    summary_fields,
+)
+from jobs.contract.objects import ObjectInfo, bare_etag
 from jobs.contract.schema import BucketSpec, LifecycleSpec, TableSpec, bucket_specs, table_spec
 from jobs.contract.status import TERMINAL, Status, can_transition, check_transition
 
@@ -29,14 +37,17 @@ __all__ = [
     "Invoice",
     "LifecycleSpec",
     "LineItem",
+    "ObjectInfo",
     "ResultDocument",
     "SourceObject",
     "Status",
     "TableSpec",
     "ValidationResult",
     "bucket_specs",
+    "bare_etag",
     "can_transition",
     "check_transition",
+    "finished_item",
     "layout",
     "summary_fields",
     "table_spec",

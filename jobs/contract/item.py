@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from jobs.contract import layout
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
-from jobs.contract.status import Status
+from jobs.contract.objects import ObjectInfo
+from jobs.contract.status import Status, check_transition
 
 MAX_TEXT = 512
 MAX_MESSAGE = 1024
@@ -210,6 +211,8 @@ ITEM_ATTRIBUTES = _FIELDS | _KEY_ATTRS
 
 
 class SourceObject(BaseModel):
+    """The raw object a result.json was extracted from (its ObjectInfo, as stored in JSON)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     bucket: str
@@ -218,6 +221,14 @@ class SourceObject(BaseModel):
     size: int
     lastModified: datetime
     format: DocumentFormat
+
+    @classmethod
+    def of(cls, obj: ObjectInfo, fmt: DocumentFormat) -> SourceObject:
+        return cls(bucket=obj.bucket, key=obj.key, etag=obj.etag, size=obj.size, lastModified=obj.last_modified, format=fmt)
+
+    @property
+    def uri(self) -> str:
+        return layout.s3_uri(self.bucket, self.key)
 
 
 class ResultDocument(BaseModel):
@@ -243,3 +254,19 @@ class ResultDocument(BaseModel):
     @classmethod
     def from_json_bytes(cls, data: bytes) -> ResultDocument:
         return cls.model_validate_json(data)
+
+
+def finished_item(claim: DocumentItem, result: ResultDocument, result_uri: str, result_etag: str | None, now: datetime) -> DocumentItem:
+    """The summary item that ends `claim` with `result`: what the ingest writes when it finishes a
+    document, and what reconcile's repair rebuilds from a result.json (from a synthetic claim)."""
+    check_transition(claim.status, result.validation.status)
+    return claim.evolve(
+        **summary_fields(result.invoice, result.validation),
+        updatedAt=now,
+        version=claim.version + 1,
+        sourceFormat=result.source.format,
+        resultS3Uri=result_uri,
+        resultEtag=result_etag,
+        leaseOwner=None,
+        leaseExpiresAt=None,
+    )

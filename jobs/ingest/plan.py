@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from jobs.contract import DocumentItem, FailureCode, Status, check_transition, layout
-from jobs.store.s3 import ObjectInfo
+from jobs.contract.objects import ObjectInfo
 
 # Failures that depend on the bytes alone come back identical on a retry of the same ETag, so they
 # are dead letters at once (a new upload is processed again); only failures of the run itself (a

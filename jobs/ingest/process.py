@@ -25,13 +25,13 @@ from jobs.contract import (
     ResultDocument,
     SourceObject,
     Status,
-    check_transition,
+    finished_item,
     layout,
-    summary_fields,
 )
+from jobs.contract.objects import ObjectInfo
 from jobs.ocr.textract_client import TextractJobFailedError, TextractJobTimeoutError, TextractOcr
 from jobs.store.dynamo import ConditionalPut, finish_put
-from jobs.store.s3 import Buckets, ObjectInfo
+from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 
@@ -57,20 +57,6 @@ class DocumentResult:
 def failed(code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat.UNKNOWN) -> ExtractionOutcome:
     """A document the ingest itself gave up on (too large, worker died, raw object changed)."""
     return ExtractionOutcome.failure(code, message, fmt, engine="ingest")
-
-
-def finished_item(claim: DocumentItem, outcome: ExtractionOutcome, result_uri: str, now: datetime) -> DocumentItem:
-    validation = outcome.validation
-    check_transition(claim.status, validation.status)
-    return claim.evolve(
-        **summary_fields(outcome.invoice, validation),
-        updatedAt=now,
-        version=claim.version + 1,
-        sourceFormat=outcome.format,
-        resultS3Uri=result_uri,
-        leaseOwner=None,
-        leaseExpiresAt=None,
-    )
 
 
 class DocumentProcessor:
@@ -103,14 +89,7 @@ class DocumentProcessor:
         result = ResultDocument(
             userId=raw.user_id,
             documentId=raw.document_id,
-            source=SourceObject(
-                bucket=obj.bucket,
-                key=obj.key,
-                etag=obj.etag,
-                size=obj.size,
-                lastModified=obj.last_modified,
-                format=outcome.format,
-            ),
+            source=SourceObject.of(obj, outcome.format),
             engine=outcome.engine,
             extraction=outcome.raw,
             invoice=outcome.invoice,
@@ -120,8 +99,8 @@ class DocumentProcessor:
             pipelineVersion=PIPELINE_VERSION,
         )
         key = layout.result_key(raw.user_id, raw.document_id)
-        self._buckets.put_json(self._processed_bucket, key, result.to_json_bytes())
-        final = finished_item(claim, outcome, layout.s3_uri(self._processed_bucket, key), now)
+        etag = self._buckets.put_json(self._processed_bucket, key, result.to_json_bytes())
+        final = finished_item(claim, result, layout.s3_uri(self._processed_bucket, key), etag, now)
         landed = self._finish(finish_put(final, claim.leaseOwner or "", claim.version))
         return _then(landed, lambda ok: _document_result(raw, obj, outcome, ok))
 

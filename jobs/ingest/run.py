@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, layout
+from jobs.contract.objects import ObjectInfo
 from jobs.errors import InfrastructureError, InvalidKeyError
 from jobs.extract import ExtractionSettings, extract_document
 from jobs.ingest.batcher import WriteBatcher
@@ -36,7 +37,7 @@ from jobs.ocr.textract_client import TextractOcr
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, textract_client
 from jobs.store.dynamo import BATCH_GET_LIMIT, TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
-from jobs.store.s3 import Buckets, ObjectAlreadyExistsError, ObjectInfo
+from jobs.store.s3 import Buckets, ObjectAlreadyExistsError
 
 logger = logging.getLogger(__name__)
 

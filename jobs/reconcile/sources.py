@@ -31,6 +31,7 @@ import pyarrow.json as pa_json
 import pyarrow.parquet as pa_parquet
 
 from jobs.contract import layout
+from jobs.contract.objects import ObjectInfo
 from jobs.errors import DocuFlowError, InvalidKeyError
 from jobs.reconcile.rules import (
     DEEP_ONLY_COLUMNS,
@@ -42,7 +43,7 @@ from jobs.reconcile.rules import (
     empty,
 )
 from jobs.store.dynamo import DocumentTable
-from jobs.store.s3 import Buckets, ObjectInfo
+from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from jobs.contract import layout
+from jobs.contract.objects import ObjectInfo
 from jobs.contract.schema import STANDARD_RETENTION
 from jobs.observability import CallMetrics
 
@@ -17,19 +16,6 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 LIST_PAGE_SIZE = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectInfo:
-    bucket: str
-    key: str
-    etag: str
-    size: int
-    last_modified: datetime
-
-    @property
-    def uri(self) -> str:
-        return layout.s3_uri(self.bucket, self.key)
 
 
 class ObjectAlreadyExistsError(Exception):

@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from jobs.contract import ResultDocument, Status, layout
+from jobs.contract.objects import ObjectInfo
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.plan import decide
@@ -20,7 +21,6 @@ from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.ingest.summary import RunSummary
 from jobs.observability import CallMetrics
 from jobs.store.dynamo import DocumentTable
-from jobs.store.s3 import ObjectInfo
 
 WRITES = ("s3.PutObject", "dynamodb.TransactWrite", "dynamodb.PutItem")
 

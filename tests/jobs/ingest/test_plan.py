@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.objects import ObjectInfo
 from jobs.ingest.plan import Action, decide, released, shard_of
-from jobs.store.s3 import ObjectInfo
 
 NOW = datetime(2026, 11, 29, 2, 0, tzinfo=UTC)
 UPLOADED = datetime(2026, 11, 28, 18, 30, 5, tzinfo=UTC)

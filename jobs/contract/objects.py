@@ -1,0 +1,34 @@
+"""What the jobs know of one stored S3 object (listing, head, event): pure, no AWS types.
+
+ETags are kept as S3 returns them (quoted); `bare_etag` is the one place the quotes come off,
+for comparisons with inventories and exports that drop them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from jobs.contract import layout
+
+
+def bare_etag(etag: str) -> str:
+    return etag.strip('"')
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    bucket: str
+    key: str
+    etag: str
+    size: int
+    last_modified: datetime
+
+    @property
+    def uri(self) -> str:
+        return layout.s3_uri(self.bucket, self.key)
+
+    def same_version(self, uri: str, etag: str) -> bool:
+        """Is this the object (key and content) that `uri`/`etag` name? Identity is both: the
+        same bytes under a new name are a new object."""
+        return self.uri == uri and bare_etag(self.etag) == bare_etag(etag)
