@@ -22,6 +22,7 @@ ENV_INDEX = "DOCUFLOW_STATUS_INDEX_NAME"
 ENV_RAW_BUCKET = "DOCUFLOW_RAW_BUCKET"
 ENV_PROCESSED_BUCKET = "DOCUFLOW_PROCESSED_BUCKET"
 ENV_REPORTS_BUCKET = "DOCUFLOW_REPORTS_BUCKET"
+ENV_ARRIVALS_QUEUE_URL = "DOCUFLOW_ARRIVALS_QUEUE_URL"
 ENV_MAX_ATTEMPTS = "DOCUFLOW_MAX_ATTEMPTS"
 ENV_LEASE_SECONDS = "DOCUFLOW_LEASE_SECONDS"
 ENV_IO_THREADS = "DOCUFLOW_IO_THREADS"
@@ -51,6 +52,7 @@ class JobSettings(BaseModel):
     raw_bucket: str = ""
     processed_bucket: str = ""
     reports_bucket: str = ""
+    arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
     max_attempts: int = Field(default=3, ge=1, le=20)
     lease_seconds: int = Field(default=900, ge=1)
     io_threads: int = Field(default=32, ge=1, le=256)  # 16 was slower in bench_ingest
@@ -98,6 +100,7 @@ class JobSettings(BaseModel):
             "raw_bucket": ENV_RAW_BUCKET,
             "processed_bucket": ENV_PROCESSED_BUCKET,
             "reports_bucket": ENV_REPORTS_BUCKET,
+            "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
             "max_attempts": ENV_MAX_ATTEMPTS,
             "lease_seconds": ENV_LEASE_SECONDS,
             "io_threads": ENV_IO_THREADS,

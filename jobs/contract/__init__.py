@@ -22,7 +22,7 @@ from jobs.contract.item import (
     summary_fields,
 )
 from jobs.contract.objects import ObjectInfo, bare_etag
-from jobs.contract.schema import BucketSpec, LifecycleSpec, TableSpec, bucket_specs, table_spec
+from jobs.contract.schema import BucketSpec, LifecycleSpec, QueueSpec, TableSpec, bucket_specs, queue_spec, table_spec
 from jobs.contract.status import TERMINAL, Status, can_transition, check_transition
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "LifecycleSpec",
     "LineItem",
     "ObjectInfo",
+    "QueueSpec",
     "ResultDocument",
     "SourceObject",
     "Status",
@@ -49,6 +50,7 @@ __all__ = [
     "check_transition",
     "finished_item",
     "layout",
+    "queue_spec",
     "summary_fields",
     "table_spec",
 ]

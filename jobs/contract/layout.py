@@ -52,6 +52,15 @@ def status_index_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-documents-status-createdAt-index"
 
 
+def arrivals_queue_name(stage: str) -> str:
+    """The SQS queue the raw bucket's ObjectCreated notifications land in (the nightly work)."""
+    return f"{stage_prefix(stage)}-raw-arrivals"
+
+
+def arrivals_dead_letter_queue_name(stage: str) -> str:
+    return f"{arrivals_queue_name(stage)}-dlq"
+
+
 def bucket_name(stage: str, purpose: str) -> str:
     """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs")."""
     return f"{stage_prefix(stage)}-{purpose}"

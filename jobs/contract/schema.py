@@ -6,6 +6,7 @@ boto3 calls, so the emulated table and buckets are the ones AWS gets.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,6 +91,34 @@ class LifecycleSpec(BaseModel):
 
 
 STANDARD_RETENTION = "standard"
+
+
+class QueueSpec(BaseModel):
+    """The arrival queue: S3 ObjectCreated notifications for raw/ that the nightly ingest drains.
+
+    The visibility timeout outlasts a document's lease (a message comes back only after its claim
+    could have been taken over) and the drain extends it for slow documents; retention outlives
+    missed nights; a message received `max_receive_count` times without being deleted (its
+    document aborted every run that took it) moves to the dead-letter queue, which alarms.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    dead_letter_name: str
+    events: tuple[str, ...] = ("s3:ObjectCreated:*",)
+    filter_prefix: str = layout.RAW_PREFIX
+    visibility_timeout_seconds: int = Field(default=30 * 60, ge=60, le=12 * 3600)
+    retention_seconds: int = Field(default=14 * 24 * 3600, ge=4 * 24 * 3600, le=14 * 24 * 3600)
+    receive_wait_seconds: int = Field(default=20, ge=0, le=20)
+    max_receive_count: int = Field(default=5, ge=1, le=1000)
+
+    def redrive_policy(self, dead_letter_arn: str) -> str:
+        return json.dumps({"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": self.max_receive_count})
+
+
+def queue_spec(stage: str) -> QueueSpec:
+    return QueueSpec(name=layout.arrivals_queue_name(stage), dead_letter_name=layout.arrivals_dead_letter_queue_name(stage))
 
 
 class BucketSpec(BaseModel):
