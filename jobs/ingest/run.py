@@ -28,7 +28,14 @@ from multiprocessing import get_context
 from typing import Any, TypeVar
 
 from jobs.contract import DocumentItem, ObjectInfo, layout, queue_spec
-from jobs.errors import DynamoItemRejectedError, InfrastructureError, RunStoppedError, SettingsError, StoreError
+from jobs.errors import (
+    DocuFlowError,
+    DynamoItemRejectedError,
+    InfrastructureError,
+    RunStoppedError,
+    SettingsError,
+    StoreError,
+)
 from jobs.extract import ExtractionSettings, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
@@ -175,8 +182,11 @@ class IngestRun:
     def _fail(self, error: BaseException) -> None:
         if self._error is None:
             self._error = error
-            if not isinstance(error, RunStoppedError):
-                logger.error("infrastructure error, stopping the run", exc_info=error)
+            if isinstance(error, DocuFlowError):  # our own errors say what happened: no trace needed
+                if not isinstance(error, RunStoppedError):
+                    logger.error("stopping the run", extra={"error": f"{type(error).__name__}: {error}"})
+            else:
+                logger.error("unexpected error, stopping the run", exc_info=error)
         self._stop.set()
         if self._source is not None:
             self._source.stop()
