@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_ocr.py [--invoices N] [--out bench/results/ocr.json]
 
 The forms are generated from tests/data/corpus/einvoice/facturx-pdf exactly as the acceptance
-tests make them (jobs.ocr.degrade). Each path runs in its own child process so its peak RSS
+tests make them (jobs.extract.ocr.degrade). Each path runs in its own child process so its peak RSS
 (the Python process, and separately the largest tesseract child) is its own. Time is CPU time
 of the process plus its tesseract children, per page — the "one core" figure, which holds on a
 busy machine where wall time does not; wall time is reported beside it. The baseline runs in the
@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench.common import write_json  # noqa: E402
 from jobs.contract.status import Status  # noqa: E402
 from jobs.extract import ExtractionSettings, extract_document  # noqa: E402
-from jobs.ocr.degrade import FORMS, HEADER_FIELDS, header_mismatches, make_form  # noqa: E402
+from jobs.extract.ocr.degrade import FORMS, HEADER_FIELDS, header_mismatches, make_form  # noqa: E402
 
 CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 PATHS = dict(zip(FORMS, ("text layer", "tesseract clean", "tesseract noisy"), strict=True))

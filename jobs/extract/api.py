@@ -20,7 +20,7 @@ from jobs.extract.detect import Kind, sniff
 from jobs.extract.facturx import extract_facturx
 from jobs.extract.normalized_json import extract_normalized, is_normalized
 from jobs.extract.result import DocumentRejectedError, Extraction
-from jobs.extract.settings import ExtractionSettings
+from jobs.extract.settings import ExtractionSettings, OcrEngine
 from jobs.extract.textract import extract_textract, is_textract
 from jobs.extract.validate import validate
 from jobs.extract.xml_invoice import extract_xml
@@ -76,14 +76,14 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
     if kind is Kind.EMPTY:
         raise DocumentRejectedError(FailureCode.EMPTY, "document is empty")
     if kind is Kind.IMAGE:
-        if settings.ocr_engine == "off":
+        if settings.ocr_engine is OcrEngine.OFF:
             raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
         return _ocr_engine().extract_image(data, settings)
     if kind is Kind.PDF:
         try:
             return extract_facturx(data, settings)
         except DocumentRejectedError as exc:
-            if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine == "off":
+            if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine is OcrEngine.OFF:
                 raise
         # No embedded e-invoice: read the PDF's text layer (and, locally, OCR its scanned pages).
         return _ocr_engine().extract_plain_pdf(data, settings)
@@ -96,7 +96,7 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
 
 def _ocr_engine() -> ModuleType:
     # Imported on first use: pdfplumber, Pillow and pytesseract stay out of XML/JSON-only workers.
-    from jobs.ocr import engine
+    from jobs.extract.ocr import engine
 
     return engine
 

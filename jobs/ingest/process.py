@@ -29,9 +29,10 @@ from jobs.contract import (
     layout,
 )
 from jobs.contract.objects import ObjectInfo
-from jobs.ocr.textract_client import TextractJobFailedError, TextractJobTimeoutError, TextractOcr
+from jobs.errors import TextractJobFailedError, TextractJobTimeoutError
 from jobs.store.dynamo import ConditionalPut, finish_put
 from jobs.store.s3 import Buckets
+from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from jobs.contract import DocumentItem, layout
 from jobs.contract.objects import ObjectInfo
 from jobs.errors import InfrastructureError, InvalidKeyError
-from jobs.extract import ExtractionSettings, extract_document
+from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.leases import HeldClaims
 from jobs.ingest.plan import Action, Decision, decide, shard_of
@@ -33,11 +33,11 @@ from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
-from jobs.ocr.textract_client import TextractOcr
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, textract_client
 from jobs.store.dynamo import BATCH_GET_LIMIT, TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
 from jobs.store.s3 import Buckets, ObjectAlreadyExistsError
+from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class IngestRun:
         )
         self._textract = (
             TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps)
-            if settings.ocr_engine == "textract"
+            if settings.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
         self._stop = threading.Event()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import boto3
+from botocore.config import Config
 
 from jobs.settings import JobSettings
 
@@ -23,4 +24,7 @@ def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
 
 
 def textract_client(settings: JobSettings, **kwargs: Any) -> TextractClient:
-    return boto3.session.Session().client("textract", config=settings.botocore_config(), **kwargs)
+    # One attempt per request: jobs.store.textract retries inside its rate limiter, and botocore's
+    # own retries would send requests past it.
+    config = settings.botocore_config().merge(Config(retries={"mode": "standard", "total_max_attempts": 1}))
+    return boto3.session.Session().client("textract", config=config, **kwargs)

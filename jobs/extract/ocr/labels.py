@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobs.extract.ocr.lines import Line, Page, Word
 from jobs.extract.parsing import parse_date, parse_money
-from jobs.ocr.lines import Line, Page, Word
 
 # A guess (company-suffix line, first prominent line) never reaches the default threshold of 80.
 GUESS_CONFIDENCE_CAP = 60.0

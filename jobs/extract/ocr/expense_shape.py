@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobs.ocr.labels import Candidate, currency_of
-from jobs.ocr.lines import Page, Word
+from jobs.extract.ocr.labels import Candidate, currency_of
+from jobs.extract.ocr.lines import Page, Word
 
 _MONEY_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE", "AMOUNT_PAID", "DISCOUNT"})
 
