@@ -19,7 +19,7 @@ from jobs.extract.amounts import normalize_amounts
 from jobs.extract.detect import Kind, sniff
 from jobs.extract.facturx import extract_facturx
 from jobs.extract.normalized_json import extract_normalized, is_normalized
-from jobs.extract.result import DocumentRejectedError, Extraction
+from jobs.extract.result import DocumentRejectedError, Extraction, UnusableAttachmentError
 from jobs.extract.settings import ExtractionSettings, OcrEngine
 from jobs.extract.textract import extract_textract, is_textract
 from jobs.extract.validate import validate
@@ -82,6 +82,10 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
     if kind is Kind.PDF:
         try:
             return extract_facturx(data, settings)
+        except UnusableAttachmentError as exc:
+            if settings.ocr_engine is OcrEngine.OFF:
+                raise
+            return _pages_instead_of(exc, data, settings)
         except DocumentRejectedError as exc:
             if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine is OcrEngine.OFF:
                 raise
@@ -92,6 +96,17 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
     if kind is Kind.JSON:
         return _extract_json(data, settings)
     raise DocumentRejectedError(FailureCode.UNSUPPORTED_FORMAT, "neither PDF, image, XML nor JSON")
+
+
+def _pages_instead_of(unusable: UnusableAttachmentError, data: bytes, settings: ExtractionSettings) -> Extraction:
+    """An unusable attachment must not hide a readable page: read the pages, say why in raw."""
+    try:
+        extraction = _ocr_engine().extract_plain_pdf(data, settings)
+    except DocumentRejectedError as exc:
+        exc.message = f"{exc.message}; the embedded invoice was not used: {unusable.message}"
+        raise
+    extraction.raw["EmbeddedInvoice"] = unusable.record()
+    return extraction
 
 
 def _ocr_engine() -> ModuleType:
