@@ -1,14 +1,21 @@
 """Label vocabulary (English, German, French) and label → value pairing on rebuilt lines.
 
 Owns which printed label means which AnalyzeExpense field type, and how a value is found for it:
-the rest of the label's segment, else the next segment on the same row (the value column). Every
-field type keeps only its best candidate — the earliest vocabulary entry, then the first in
-reading order — because two different candidates would read as a conflict downstream and the
-vocabulary is ordered from specific ("Bruttosumme") to generic ("Total").
+the rest of the label's segment, else the next segment on the same row (the value column), else
+the value printed directly below the label (labels above values, a row of columns). A heading line
+that carries type, number and date together ("Teilrechnung (326) Nr. 4711.2 vom 15.06.2026",
+"Credit Note CN/2026/08 of 12 May 2026") yields the number and the date.
+
+The vocabulary is ordered from specific ("Bruttosumme") to generic ("Total"); each field type
+keeps the candidates of its most specific entry only. For the invoice number, the issue date and
+the total every distinct value of that entry is kept, so two that disagree reach the normalizer
+as a conflict and the document goes to review; the other types keep the first in reading order
+(a tax row per rate is normal). The seller comes from jobs.extract.ocr.letterhead when no label
+names it.
 
 Confidence is the weakest value word's confidence (tesseract word confidence, or the text
-layer's 99). The vendor name found by a guess rather than a seller label is capped below the
-review threshold so validation sends it to REVIEW_REQUIRED.
+layer's 99). A vendor name found by a guess rather than a seller label is capped below the review
+threshold so validation sends it to REVIEW_REQUIRED.
 """
 
 from __future__ import annotations
@@ -17,8 +24,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobs.extract.ocr.lines import Line, Page, Word
-from jobs.extract.parsing import parse_date, parse_money
+from jobs.extract.ocr.lines import Line, Page, Segment, Word
+from jobs.extract.parsing import DATE_IN_TEXT_RE, DateOrder, parse_date, parse_money
 
 # A guess (company-suffix line, first prominent line) never reaches the default threshold of 80.
 GUESS_CONFIDENCE_CAP = 60.0
@@ -51,10 +58,6 @@ class _Entry:
 
 
 _ID_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/\-_.]*")
-_DATE_RE = re.compile(
-    r"\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}"
-    r"|\d{1,2}\.?\s+[A-Za-zÀ-ÿ]+\.?,?\s+\d{4}|[A-Za-zÀ-ÿ]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
-)
 _CENTS_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _CODES = ("EUR", "USD", "GBP", "CHF", "JPY", "CAD", "AUD", "SEK", "NOK", "DKK", "PLN", "CZK")
 _CODE_RE = re.compile(rf"\b({'|'.join(_CODES)})\b")
@@ -64,13 +67,13 @@ _SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
 def _identifier(text: str) -> str | None:
     for token in _ID_TOKEN_RE.findall(text):
         token = token.rstrip(".-/")
-        if any(ch.isdigit() for ch in token) and not _DATE_RE.fullmatch(token):
+        if any(ch.isdigit() for ch in token) and not DATE_IN_TEXT_RE.fullmatch(token):
             return token
     return None
 
 
 def _date(text: str) -> str | None:
-    for match in _DATE_RE.finditer(text):
+    for match in DATE_IN_TEXT_RE.finditer(text):
         try:
             parse_date(match.group(0))
         except ValueError:
@@ -120,22 +123,19 @@ def _entries(kind: str, value: Callable[[str], str | None], *patterns: str) -> l
     return [_Entry(kind, re.compile(p, re.IGNORECASE), value) for p in patterns]
 
 
-# German document titles print the number inline: "Handelsrechnung (380) Nr. 471102 vom 05.06.2018".
-_TITLE = r"\w*(?:rechnung|gutschrift|invoice|facture)\)?\s*(?:\(\d+\)\s*)?(?:nr\.?|nummer|no\.?|n°|nº|#)"
 VOCABULARY: list[_Entry] = [
     *_entries(
         "INVOICE_RECEIPT_ID", _identifier,
-        r"^(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)\s*:?",
-        r"^rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)\s*:?",
-        rf"^(?:facture\s*(?:n°|nº|no\.?|num{_E}ro)|n°\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture)\s*:?",
-        r"^(?:credit\s+note|gutschrift)\s*(?:no\.?|nr\.?|number|#)\s*:?",
-        _TITLE,
+        r"^(?:(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)"
+        r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)"
+        rf"|facture\s*(?:n°|nº|no\.?|num{_E}ro)|n°\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
+        r"|(?:credit\s+note|gutschrift)\s*(?:no\.?|nr\.?|number|#))\s*:?",
     ),
     *_entries(
         "INVOICE_RECEIPT_DATE", _date,
-        rf"^(?:invoice\s+date|date\s+of\s+invoice|rechnungsdatum|belegdatum|ausstellungsdatum"
-        rf"|date\s+de\s+(?:la\s+)?facture|date\s+d'{_E}mission|date\s+de\s+facturation)\s*:?",
-        _TITLE + r"\s*\S+\s+(?:vom|from|du)\b",
+        rf"^(?:invoice\s+date|date\s+of\s+(?:invoice|issue)|issue\s+date|date\s+issued|issued(?:\s+on)?"
+        rf"|rechnungsdatum|belegdatum|ausstellungsdatum|ausgestellt\s+am|datum\s+der\s+rechnung"
+        rf"|date\s+de\s+(?:la\s+)?facture|date\s+d'{_E}mission|{_E}mise?\s+le|date\s+de\s+facturation)\s*:?",
         r"^(?:date|datum)\s*:?(?=\s|$)",
     ),
     *_entries(
@@ -177,34 +177,71 @@ VOCABULARY: list[_Entry] = [
     ),
 ]
 _RANKS = {id(entry): rank for rank, entry in enumerate(VOCABULARY)}
+_FIRST_RANK = {entry.type: _RANKS[id(entry)] for entry in reversed(VOCABULARY)}
+# Types whose disagreeing candidates of one rank must reach the normalizer as a conflict.
+_CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"})
+# A value printed below its label sits within this many line heights.
+_BELOW_LINES = 2.2
 
-# A seller block: a heading alone on its row, its "Name:" (or first) line just below.
-_SELLER_HEADING_RE = re.compile(
-    rf"^(?:verk{_A}ufer|seller|vendor|supplier|lieferant|rechnungssteller|vendeur|fournisseur|from|von)\s*:?$",
+# "Rechnung Nr. 4711 vom 05.06.2018", "Teilrechnung (326) Nr. 4711.2 vom …", "INVOICE No. X dated D",
+# "Gutschrift (Selbst ausgestellte Rechnung) (389) Nr. 471102 vom 05.03.2018",
+# "Credit Note CN/2026/08 of 12 May 2026", "Facture n° F-17 du 4 février 2026", "Avoir n° A-3 du …".
+_HEADING_RE = re.compile(
+    rf"^(?P<label>(?:\w*rechnung|gutschrift|(?:tax\s+)?invoice|credit\s+note|debit\s+note|facture|avoir)"
+    rf"(?:\s*\([^()]{{1,40}}\))*\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)?\s*:?)\s*"
+    rf"(?P<number>[A-Za-z0-9][\w/.\-]*)(?:\s+(?:vom|from|of|dated|du|le)\s+(?P<date>.+))?$",
     re.IGNORECASE,
-)
-_NAME_LABEL_RE = re.compile(r"^(?:name|firma|company|raison\s+sociale|nom)\s*:?\s*", re.IGNORECASE)
-_BLOCK_LOOKAHEAD = 4
-_COMPANY_RE = re.compile(
-    r"\b(?:GmbH|AG|KG|Ltd\.?|Limited|LLC|Inc\.?|SARL|SAS|S\.A\.|GbR|e\.K\.|B\.V\.|BV|S\.r\.l\.|SRL|Oy|AB)(?=\W|$)"
 )
 
 
 def pair_fields(pages: list[Page]) -> list[Candidate]:
-    """The best candidate per field type over all pages, in vocabulary order."""
-    best: dict[str, Candidate] = {}
+    """The candidates per field type over all pages, in vocabulary order (see the module doc)."""
+    from jobs.extract.ocr.letterhead import vendor_name
+
+    kept: dict[str, list[Candidate]] = {}
     for page in pages:
-        for line in page.lines:
-            for candidate in _line_candidates(line):
-                current = best.get(candidate.type)
-                if current is None or candidate.rank < current.rank:
-                    best[candidate.type] = candidate
-    if "VENDOR_NAME" not in best and (vendor := _seller_block(pages) or _vendor_guess(pages)):
-        best["VENDOR_NAME"] = vendor
-    return sorted(best.values(), key=lambda c: c.rank)
+        for index, line in enumerate(page.lines):
+            below = page.lines[index + 1] if index + 1 < len(page.lines) else None
+            for candidate in [*_heading_candidates(line), *_line_candidates(line, below)]:
+                _keep(kept, candidate)
+    if "VENDOR_NAME" not in kept and (vendor := vendor_name(pages)):
+        kept["VENDOR_NAME"] = [vendor]
+    return sorted((c for group in kept.values() for c in group), key=lambda c: c.rank)
 
 
-def _line_candidates(line: Line) -> list[Candidate]:
+def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:
+    current = kept.get(candidate.type)
+    if current is None or candidate.rank < current[0].rank:
+        kept[candidate.type] = [candidate]
+    elif (candidate.rank == current[0].rank and candidate.type in _CONFLICTING
+          and all(c.value_text != candidate.value_text for c in current)):
+        current.append(candidate)
+
+
+def _heading_candidates(line: Line) -> list[Candidate]:
+    words = line.words
+    match = _HEADING_RE.match(line.text)
+    if match is None or not any(ch.isdigit() for ch in match.group("number")):
+        return []
+    number = match.group("number").rstrip(".-/")
+    if DATE_IN_TEXT_RE.fullmatch(number):
+        return []
+    label, rest = _split_words(words, len(match.group("label").rstrip()))
+    if not rest:
+        return []
+    found = [_candidate("INVOICE_RECEIPT_ID", _FIRST_RANK["INVOICE_RECEIPT_ID"], label, rest, number)]
+    if match.group("date") and (date_text := _date(match.group("date"))):
+        found.append(_candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, rest, date_text))
+    return found
+
+
+def _candidate(kind: str, rank: int, label: list[Word], value_words: list[Word], value: str) -> Candidate:
+    used = _words_for(value_words, value)
+    return Candidate(type=kind, rank=rank, label=label, value=used, value_text=value,
+                     confidence=min(w.confidence for w in used))
+
+
+def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
     found: list[Candidate] = []
     segments = line.segments
     for index, segment in enumerate(segments):
@@ -213,20 +250,31 @@ def _line_candidates(line: Line) -> list[Candidate]:
             match = entry.pattern.search(text)
             if match is None:
                 continue
-            label_words, rest = _split_words(segment.words, match.end())
+            # A trailing blank the label pattern took must not pull the value's first word into it.
+            label_words, rest = _split_words(segment.words, match.start() + len(match.group(0).rstrip()))
             following = segments[index + 1].words if index + 1 < len(segments) else []
-            for value_words in (rest, following):
-                value_text = " ".join(w.text for w in value_words)
-                value = entry.value(value_text) if value_words else None
-                if value is None:
-                    continue
-                used = _words_for(value_words, value)
-                found.append(Candidate(
-                    type=entry.type, rank=_RANKS[id(entry)], label=label_words or segment.words[:1],
-                    value=used, value_text=value, confidence=min(w.confidence for w in used),
-                ))
-                break
+            options = [rest, following]
+            if not rest and (under := _below(segment, line, below)) is not None:
+                options.append(under.words)
+            for value_words in options:
+                value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
+                if value is not None:
+                    found.append(_candidate(entry.type, _RANKS[id(entry)], label_words or segment.words[:1],
+                                            value_words, value))
+                    break
     return found
+
+
+def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
+    """The segment printed directly under a label that stands alone in its column."""
+    if below is None:
+        return None
+    height = max(line.bottom - line.top, 1.0)
+    if below.top - line.bottom > _BELOW_LINES * height:
+        return None
+    overlapping = [s for s in below.segments if s.left < label.right + height and s.right > label.left - height
+                   and abs(s.left - label.left) < max(label.right - label.left, 3 * height)]
+    return min(overlapping, key=lambda s: abs(s.left - label.left), default=None)
 
 
 def _split_words(words: list[Word], offset: int) -> tuple[list[Word], list[Word]]:
@@ -246,49 +294,19 @@ def _words_for(words: list[Word], value: str) -> list[Word]:
     return used or words
 
 
-def _seller_block(pages: list[Page]) -> Candidate | None:
-    for page in pages:
-        lines = page.lines
-        for index, line in enumerate(lines):
-            if not _SELLER_HEADING_RE.match(line.text.strip()):
-                continue
-            block = lines[index + 1: index + 1 + _BLOCK_LOOKAHEAD]
-            named = [ln for ln in block if _NAME_LABEL_RE.match(ln.text)]
-            for candidate_line in named or block[:1]:
-                label, value_words = _name_value(candidate_line)
-                value = _name(" ".join(w.text for w in value_words))
-                if value:
-                    confidence = min(w.confidence for w in value_words)
-                    if not named:  # the first line under the heading: a layout guess
-                        confidence = min(confidence, GUESS_CONFIDENCE_CAP)
-                    return Candidate("VENDOR_NAME", len(VOCABULARY), label, value_words, value, confidence)
-    return None
-
-
-def _name_value(line: Line) -> tuple[list[Word], list[Word]]:
-    match = _NAME_LABEL_RE.match(line.text)
-    if match is None:
-        return [], line.words
-    label, rest = _split_words(line.words, len(match.group(0).rstrip()))
-    return label, rest
-
-
-def _vendor_guess(pages: list[Page]) -> Candidate | None:
-    """No seller label at all: a company-suffix line near the top of page 1, capped confidence."""
-    if not pages:
-        return None
-    page = pages[0]
-    for line in page.lines:
-        if line.top > page.height * 0.4:
-            break
-        if _COMPANY_RE.search(line.text):
-            words = line.segments[0].words if _COMPANY_RE.search(line.segments[0].text) else line.words
-            value = _name(" ".join(w.text for w in words))
-            if value:
-                confidence = min(min(w.confidence for w in words), GUESS_CONFIDENCE_CAP)
-                return Candidate("VENDOR_NAME", len(VOCABULARY) + 1, [], words, value, confidence)
-    return None
-
-
 def currency_of(candidates: list[Candidate]) -> str | None:
     return next((c.value_text for c in candidates if c.type == "CURRENCY"), None)
+
+
+# Words that mark a page as German or French: their numeric dates are day first.
+_DAY_FIRST_RE = re.compile(
+    rf"\b(?:rechnung\w*|datum|betrag|mwst|ust|summe|netto|brutto|facture|montant|tva|ttc|ht|d{_E}signation|qt{_E})\b",
+    re.IGNORECASE,
+)
+_ENGLISH_RE = re.compile(r"\b(?:invoice|date|amount|subtotal|total|vat|tax|due|description|qty)\b", re.IGNORECASE)
+
+
+def date_order(pages: list[Page]) -> str | None:
+    """DMY when the page is German or French (their numeric dates are day first), else unsettled."""
+    text = " ".join(line.text for page in pages for line in page.lines)
+    return DateOrder.DMY if len(_DAY_FIRST_RE.findall(text)) > len(_ENGLISH_RE.findall(text)) else None
