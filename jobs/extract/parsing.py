@@ -141,7 +141,7 @@ for _number, _names in enumerate(
     (
         ("january", "jan", "januar", "jänner", "jän", "janvier", "janv"),
         ("february", "feb", "februar", "février", "fevrier", "févr", "fevr", "fév", "fev"),
-        ("march", "mar", "märz", "maerz", "mär", "mrz", "mars"),
+        ("march", "mar", "märz", "maerz", "marz", "mär", "mrz", "mars"),  # "marz": OCR drops the umlaut
         ("april", "apr", "avril", "avr"),
         ("may", "mai"),
         ("june", "jun", "juni", "juin"),

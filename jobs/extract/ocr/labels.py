@@ -35,6 +35,8 @@ _U = "(?:ü|u|ue)"
 _E = "(?:é|e)"
 # tesseract reads the "u" of "Steuer" as "v" often enough on 150-dpi scans to name it here.
 _STEUER = "ste[uv]er"
+# "N°" as tesseract often reads it: "N’", "N'".
+_NO = "n[°º’']"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +74,12 @@ def _identifier(text: str) -> str | None:
     return None
 
 
+# OCR reads the French ordinal "1er" as "ler" or "Ier".
+_FIRST_OF_MONTH_RE = re.compile(r"(?<!\w)[lI]er(?=\s)")
+
+
 def _date(text: str) -> str | None:
+    text = _FIRST_OF_MONTH_RE.sub("1er", text)
     for match in DATE_IN_TEXT_RE.finditer(text):
         try:
             parse_date(match.group(0))
@@ -82,7 +89,12 @@ def _date(text: str) -> str | None:
     return None
 
 
+# OCR reads the Swiss thousands apostrophe of 1'103.16 as a degree sign.
+_DEGREE_GROUPING_RE = re.compile(r"(?<=\d)°(?=\d{3}\b)")
+
+
 def _money(text: str) -> str | None:
+    text = _DEGREE_GROUPING_RE.sub("'", text)
     # Invoice amounts print their cents; a bare digit run next to a money label is an ID or a
     # reference ("USt-IdNr DE136695976" read as "USt ... 136695976"), not an amount.
     if not _CENTS_RE.search(text):
@@ -128,7 +140,7 @@ VOCABULARY: list[_Entry] = [
         "INVOICE_RECEIPT_ID", _identifier,
         r"^(?:(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)"
         r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)"
-        rf"|facture\s*(?:n°|nº|no\.?|num{_E}ro)|n°\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
+        rf"|facture\s*(?:{_NO}|no\.?|num{_E}ro)|{_NO}\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
         r"|(?:credit\s+note|gutschrift)\s*(?:no\.?|nr\.?|number|#))\s*:?",
     ),
     *_entries(

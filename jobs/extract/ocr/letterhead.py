@@ -38,6 +38,8 @@ _TITLE_RE = re.compile(
     r"\b(?:\w*rechnung|gutschrift|invoice|facture|avoir|credit\s+note|receipt|quittung|re[cç]u|statement)\b",
     re.IGNORECASE,
 )
+_PIECES_RE = re.compile(r"\s*[·|•,;]\s*")
+_LABEL_PREFIX_RE = re.compile(r"^[^:]{1,40}:\s*")
 _LETTERHEAD_AREA = 0.25  # share of page 1, from the top
 _PROMINENCE = 1.35  # word height over the page's median word height
 _SUFFIX_AREA = 0.4
@@ -91,11 +93,13 @@ def _letterhead(pages: list[Page]) -> Candidate | None:
         return None
     line, first = max(prominent, key=lambda pair: _height(pair[1]))
     parts = [first]
-    # A name wrapped over two lines: the next prominent segment, just below and alike in size.
+    # A name wrapped over two lines: a prominent segment just above or below, alike in size
+    # (descenders make either line the taller one).
     for other_line, other in prominent:
-        if (other_line.top > line.top and other_line.top - line.bottom < 0.8 * _height(first)
-                and abs(_height(other) - _height(first)) < 0.2 * _height(first)):
-            parts.append(other)
+        gap = max(other_line.top - line.bottom, line.top - other_line.bottom)
+        if other is not first and 0 <= gap < 0.8 * _height(first) and abs(
+                _height(other) - _height(first)) < 0.2 * _height(first):
+            parts = [other, first] if other_line.top < line.top else [first, other]
             break
     words = [w for part in parts for w in part.words]
     value = _name(" ".join(part.text for part in parts))
@@ -119,11 +123,14 @@ def _is_name(text: str) -> bool:
 
 
 def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
+    """The whole name printed again as a piece of its own: a footer line, "Account holder: NAME",
+    "NAME · street · city" (a part of a longer name, as one line of a wrapped one, does not count)."""
     wanted = _folded(name)
     return any(
-        wanted in _folded(line.text)
+        wanted == _folded(_LABEL_PREFIX_RE.sub("", piece))
         for page in pages for line in page.lines
-        if not any(id(segment) in exclude for segment in line.segments)
+        for segment in line.segments if id(segment) not in exclude
+        for piece in _PIECES_RE.split(segment.text)
     )
 
 
