@@ -2,7 +2,7 @@
 
 Owns which printed label means which AnalyzeExpense field type, and how a value is found for it:
 the rest of the label's segment, else the next segment on the same row (the value column), else
-the value printed directly below the label (labels above values, a row of columns). A heading line
+the rest of the row, else the value printed directly below the label (labels above values, a row of columns). A heading line
 that carries type, number and date together ("Teilrechnung (326) Nr. 4711.2 vom 15.06.2026",
 "Credit Note CN/2026/08 of 12 May 2026") yields the number and the date.
 
@@ -265,7 +265,9 @@ def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
             # A trailing blank the label pattern took must not pull the value's first word into it.
             label_words, rest = _split_words(segment.words, match.start() + len(match.group(0).rstrip()))
             following = segments[index + 1].words if index + 1 < len(segments) else []
-            options = [rest, following]
+            # Last on the row: everything after the label, for a value OCR split into pieces
+            # ("Monday," | "16 March 2026" in a monospaced font).
+            options = [rest, following, [w for other in segments[index + 1:] for w in other.words]]
             if not rest and (under := _below(segment, line, below)) is not None:
                 options.append(under.words)
             for value_words in options:
