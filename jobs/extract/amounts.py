@@ -15,7 +15,7 @@ from decimal import Decimal, getcontext
 from typing import Any
 
 from jobs.contract.invoice import FailureCode, Invoice
-from jobs.contract.item import dynamodb_number_problem
+from jobs.contract.item import DYNAMODB_MAX_DIGITS, dynamodb_number_problem
 from jobs.extract.result import DocumentRejectedError
 
 MONEY_FIELDS = ("subtotal", "allowanceTotal", "chargeTotal", "taxExclusiveAmount", "tax", "totalAmount",
@@ -62,11 +62,15 @@ def _numbers(invoice: Invoice) -> Iterator[tuple[str, Decimal]]:
 
 
 def _problem(value: Decimal, minor: int) -> str | None:
-    if problem := dynamodb_number_problem(value):
-        return problem
-    if value.is_zero():
-        return None
-    digits = value.adjusted() + 1 + max(minor, -int(value.as_tuple().exponent))
+    if not value.is_finite() or value.is_zero():
+        return dynamodb_number_problem(value)
+    exponent = int(value.as_tuple().exponent)
+    adjusted = value.adjusted()
+    # The common case decided from two integers; the exact digit count only when it can matter.
+    if not (-130 <= adjusted <= 125) or len(value.as_tuple().digits) > DYNAMODB_MAX_DIGITS:
+        if problem := dynamodb_number_problem(value):
+            return problem
+    digits = adjusted + 1 + max(minor, -exponent)
     if digits > getcontext().prec:
         return f"{digits} significant digits (the totals checks compute {getcontext().prec} exactly)"
     return None

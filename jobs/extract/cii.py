@@ -148,7 +148,10 @@ def read_cii(root: etree._Element, tolerance: Decimal, syntax: CiiSyntax = D16B)
 
 def _line(r: FieldReader, syntax: CiiSyntax, node: etree._Element, position: int) -> LineItem:
     line_id = r.text(node, "ram:AssociatedDocumentLineDocument/ram:LineID")
-    status = r.text(node, "ram:AssociatedDocumentLineDocument/ram:LineStatusReasonCode")
+    # Only EXTENDED lines carry more than their LineID here: skip two lookups on all others.
+    document = node.find("ram:AssociatedDocumentLineDocument", syntax.namespaces)
+    hierarchy = document is not None and len(document) > 1
+    status = r.text(node, "ram:AssociatedDocumentLineDocument/ram:LineStatusReasonCode") if hierarchy else None
     net = f"{syntax.line_agreement}/ram:NetPriceProductTradePrice"
     price = r.decimal(node, f"{net}/ram:ChargeAmount", "lineItems.unitPrice")
     base_quantity = r.decimal(node, f"{net}/ram:BasisQuantity", "lineItems.unitPrice")
@@ -156,7 +159,7 @@ def _line(r: FieldReader, syntax: CiiSyntax, node: etree._Element, position: int
     return LineItem(
         lineNumber=int(line_id) if line_id and line_id.isdigit() else position,
         lineId=line_id,
-        parentLineId=r.text(node, "ram:AssociatedDocumentLineDocument/ram:ParentLineID"),
+        parentLineId=r.text(node, "ram:AssociatedDocumentLineDocument/ram:ParentLineID") if hierarchy else None,
         lineStatus=_LINE_STATUSES.get(status.upper()) if status else None,
         description=r.text(node, "ram:SpecifiedTradeProduct/ram:Name")
         or r.text(node, "ram:SpecifiedTradeProduct/ram:Description"),
