@@ -96,3 +96,36 @@ class QueueMessageInvalidError(DocuFlowError, ValueError):
 
 class RunStoppedError(DocuFlowError):
     """The run was told to stop (SIGTERM, SIGINT): work it cut off is handed back, not failed."""
+
+
+class TextractError(DocuFlowError):
+    """Amazon Textract could not read a document (translated from AWS errors by jobs.store.textract)."""
+
+
+class TextractJobFailedError(TextractError):
+    """An asynchronous expense analysis job ended FAILED (bad PDF, unsupported content, …)."""
+
+    def __init__(self, job_id: str, message: str) -> None:
+        super().__init__(f"Textract job {job_id} failed: {message}")
+        self.job_id = job_id
+
+
+class TextractJobTimeoutError(TextractError):
+    """An asynchronous job was still IN_PROGRESS when the poll budget ran out."""
+
+
+class TextractDocumentRejectedError(TextractError):
+    """Textract refused the document itself (unsupported, bad or too large, or the object is not
+    readable by Textract): a property of these bytes, so a retry would give the same answer."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"Textract refused the document: {code}: {message}")
+        self.code = code
+
+
+class TextractThrottledError(TextractError, StoreUnavailableError):
+    """Textract still throttled after every attempt of the retry budget."""
+
+
+class TextractUnavailableError(TextractError, StoreUnavailableError):
+    """Textract failed, was unreachable, or denied access after the retry budget."""

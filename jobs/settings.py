@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from jobs.contract import layout
 from jobs.errors import SettingsError
+from jobs.extract.settings import OcrEngine
 
 ENV_STAGE = "DOCUFLOW_STAGE"
 ENV_TABLE = "DOCUFLOW_TABLE_NAME"
@@ -32,6 +33,7 @@ ENV_RETRY_ATTEMPTS = "DOCUFLOW_RETRY_ATTEMPTS"
 ENV_CONFIDENCE = "DOCUFLOW_CONFIDENCE_THRESHOLD"
 ENV_OCR_ENGINE = "DOCUFLOW_OCR_ENGINE"
 ENV_TEXTRACT_TPS = "DOCUFLOW_TEXTRACT_TPS"
+ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
@@ -39,8 +41,8 @@ ENV_SHARD_COUNT = "SHARD_COUNT"
 JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET)
 
 
-def _default_ocr_engine(env: Mapping[str, str]) -> str:
-    return "local" if env.get("AWS_ENDPOINT_URL_S3") else "textract"
+def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
+    return OcrEngine.LOCAL if env.get("AWS_ENDPOINT_URL_S3") else OcrEngine.TEXTRACT
 
 
 class JobSettings(BaseModel):
@@ -61,12 +63,15 @@ class JobSettings(BaseModel):
     retry_attempts: int = Field(default=8, ge=1, le=20)
     confidence_threshold: float = Field(default=80.0, ge=0, le=100)
     # Scans and plain PDFs: Amazon Textract on AWS, the embedded tesseract beside a local S3.
-    ocr_engine: str = Field(default_factory=lambda: _default_ocr_engine(os.environ), pattern=r"^(textract|local|off)$")
+    ocr_engine: OcrEngine = Field(default_factory=lambda: _default_ocr_engine(os.environ))
     # Client-side pace of Textract calls per worker, below the account's TPS quota.
     textract_tps: float = Field(default=1.0, gt=0, le=50)
     # A --backfill sweep split over N tasks (the scheduler sets SHARD_INDEX/SHARD_COUNT).
     shard_index: int = Field(default=0, ge=0)
     shard_count: int = Field(default=1, ge=1, le=1000)
+    # Text-layer PDFs whose local reading leaves header fields missing may also go to Textract
+    # AnalyzeExpense (jobs.extract.fallback decides which). Off by default: every call costs money.
+    textract_fallback: bool = False
 
     @model_validator(mode="after")
     def _defaults_from_stage(self) -> JobSettings:
@@ -115,6 +120,7 @@ class JobSettings(BaseModel):
             "textract_tps": ENV_TEXTRACT_TPS,
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
+            "textract_fallback": ENV_TEXTRACT_FALLBACK,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         try:

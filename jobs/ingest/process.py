@@ -35,11 +35,17 @@ from jobs.contract import (
     finished_item,
     layout,
 )
-from jobs.errors import RunStoppedError, S3ObjectChangedError, S3ObjectMissingError
+from jobs.errors import (
+    RunStoppedError,
+    S3ObjectChangedError,
+    S3ObjectMissingError,
+    TextractJobFailedError,
+    TextractJobTimeoutError,
+)
 from jobs.ingest.plan import Decision, released, restored, tombstone
-from jobs.ocr.textract_client import TextractJobFailedError, TextractJobTimeoutError, TextractOcr
 from jobs.store.dynamo import ConditionalPut, DocumentTable, finish_put
 from jobs.store.s3 import Buckets
+from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from jobs.errors import (
     SettingsError,
     StoreError,
 )
-from jobs.extract import ExtractionSettings, extract_document
+from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
 from jobs.ingest.plan import Action, Decision, NewestSeen, decide
@@ -45,12 +45,12 @@ from jobs.ingest.sources import DrainLimits, QueueSource, Settle, SweepSource, W
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
-from jobs.ocr.textract_client import TextractOcr
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, sqs_client, textract_client
 from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
+from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class IngestRun:
         )
         self._textract = (
             TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps)
-            if settings.ocr_engine == "textract"
+            if settings.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
         self._stop = threading.Event()

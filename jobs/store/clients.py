@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import boto3
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError
 
 from jobs.errors import SettingsError
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
     from mypy_boto3_textract import TextractClient
 
 
-def _client(service: str, settings: JobSettings, **kwargs: Any) -> Any:
+def _client(service: str, settings: JobSettings, config: Config | None = None, **kwargs: Any) -> Any:
     try:
-        return boto3.session.Session().client(service, config=settings.botocore_config(), **kwargs)
+        return boto3.session.Session().client(service, config=config or settings.botocore_config(), **kwargs)
     except ValueError as exc:  # botocore's "Invalid endpoint: …"
         variable = f"AWS_ENDPOINT_URL_{service.upper()}"
         raise SettingsError(f"{service} client: {exc} (check {variable} / AWS_ENDPOINT_URL)") from exc
@@ -45,4 +46,7 @@ def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:
 
 
 def textract_client(settings: JobSettings, **kwargs: Any) -> TextractClient:
-    return _client("textract", settings, **kwargs)
+    # One attempt per request: jobs.store.textract retries inside its rate limiter, and botocore's
+    # own retries would send requests past it.
+    config = settings.botocore_config().merge(Config(retries={"mode": "standard", "total_max_attempts": 1}))
+    return _client("textract", settings, config, **kwargs)
