@@ -17,9 +17,10 @@ import pulumi_aws as aws
 
 from components import policies
 from components._pulumi import child, json_document
-from jobs.contract import BucketSpec
+from jobs.contract import BucketSpec, LifecycleSpec
 
 ACCESS_LOGS = "access-logs"
+_LIFECYCLE = LifecycleSpec()
 
 
 @dataclass
@@ -32,8 +33,9 @@ class DocumentBucketsArgs:
     object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
     object_lock_days: int = 365
     access_log_retention_days: int = 365
-    noncurrent_expiration_days: int = 90
-    abort_multipart_days: int = 7
+    # The access-log bucket's own lifecycle follows the contract's defaults unless told otherwise.
+    noncurrent_expiration_days: int = _LIFECYCLE.noncurrent_expiration_days
+    abort_multipart_days: int = _LIFECYCLE.abort_multipart_days
     protect: bool = True
     tags: dict[str, str] = field(default_factory=dict)
 

@@ -35,6 +35,7 @@ _ORIGIN = re.compile(r"^(https://[a-z0-9.-]+(:\d+)?|http://localhost(:\d+)?)$")
 _TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _IMAGE_URI = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+_LIFECYCLE = LifecycleSpec()
 
 
 class StackSettingsError(ValueError):
@@ -49,13 +50,14 @@ class StackSettings(BaseModel):
     stage: str = Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")
     region: str = Field(alias=REGION_KEY, pattern=_REGION.pattern)
 
-    # Storage lifecycle: days from creation (LifecycleSpec enforces S3's own minimums).
-    infrequent_access_after_days: int = Field(default=30, ge=30)
-    glacier_after_days: int = Field(default=365, ge=1)
-    retention_days: int = Field(default=5 * 365, ge=1)
-    compliance_retention_days: int = Field(default=10 * 365, ge=1)
-    noncurrent_expiration_days: int = Field(default=90, ge=1)
-    abort_multipart_days: int = Field(default=7, ge=1)
+    # Storage lifecycle: days from creation. Defaults are the contract's (LifecycleSpec, which the
+    # local stack uses too), so a stack without these keys keeps objects as long as the jobs assume.
+    infrequent_access_after_days: int = Field(default=_LIFECYCLE.infrequent_access_after_days, ge=30)
+    glacier_after_days: int = Field(default=_LIFECYCLE.glacier_after_days, ge=1)
+    retention_days: int = Field(default=_LIFECYCLE.standard_retention_days, ge=1)
+    compliance_retention_days: int = Field(default=_LIFECYCLE.compliance_retention_days, ge=1)
+    noncurrent_expiration_days: int = Field(default=_LIFECYCLE.noncurrent_expiration_days, ge=1)
+    abort_multipart_days: int = Field(default=_LIFECYCLE.abort_multipart_days, ge=1)
     access_log_retention_days: int = Field(default=365, ge=1)
     bucket_names: dict[str, str] = Field(default_factory=dict)
 
