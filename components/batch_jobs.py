@@ -147,6 +147,9 @@ def failed_task_pattern(cluster_arn: str, task_definition_arns: Sequence[str]) -
 
 
 class BatchJobs(pulumi.ComponentResource):
+    """The job runtime, built in the order AWS needs it: cluster, then the task definitions and
+    their roles, then the schedules that start them, then the alarms that watch them."""
+
     cluster_arn: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
     task_definition_arns: dict[str, pulumi.Output[str]]
@@ -160,19 +163,46 @@ class BatchJobs(pulumi.ComponentResource):
         super().__init__("docuflow:batch_jobs:BatchJobs", name, None, opts)
         self._name = name
         self._args = args
-        tags = args.tags
-        prefix = layout.stage_prefix(args.stage)
+        self._prefix = layout.stage_prefix(args.stage)
+        if args.ocr_engine not in ("textract", "local", "off"):
+            raise ValueError(f"ocr_engine must be textract, local or off, not {args.ocr_engine!r}")
 
-        image, repository_arn = self._image()
+        cluster, capacity = self._cluster()
+        execution_role, task_roles, task_definitions = self._task_definitions()
+        schedules, dlq = self._schedules(cluster, capacity, execution_role, task_roles, task_definitions)
+        self._alarms(cluster, task_definitions, dlq)
+
+        self.cluster_arn = cluster.arn
+        self.cluster_name = cluster.name
+        self.task_definition_arns = {job: td.arn for job, td in task_definitions.items()}
+        self.task_role_arns = {job: r.arn for job, r in task_roles.items()}
+        self.execution_role_arn = execution_role.arn
+        self.schedule_names = [s.name for s in schedules]
+        self.dead_letter_queue_url = dlq.url
+        self.register_outputs(
+            {
+                "cluster_arn": self.cluster_arn,
+                "task_definition_arns": self.task_definition_arns,
+                "task_role_arns": self.task_role_arns,
+                "execution_role_arn": self.execution_role_arn,
+                "repository_url": self.repository_url,
+                "schedule_names": self.schedule_names,
+                "dead_letter_queue_url": self.dead_letter_queue_url,
+            }
+        )
+
+    # --- groups of children --------------------------------------------------------------
+    def _cluster(self) -> tuple[aws.ecs.Cluster, aws.ecs.ClusterCapacityProviders]:
+        """The cluster and its capacity providers (Fargate, optionally Spot by default)."""
         cluster = aws.ecs.Cluster(
-            f"{name}-cluster",
-            name=f"{prefix}-jobs",
+            f"{self._name}-cluster",
+            name=f"{self._prefix}-jobs",
             settings=[aws.ecs.ClusterSettingArgs(name="containerInsights", value="enabled")],
-            tags=tags,
+            tags=self._args.tags,
             opts=child(self),
         )
         capacity = aws.ecs.ClusterCapacityProviders(
-            f"{name}-capacity",
+            f"{self._name}-capacity",
             cluster_name=cluster.name,
             capacity_providers=["FARGATE", "FARGATE_SPOT"],
             default_capacity_provider_strategies=[
@@ -182,19 +212,25 @@ class BatchJobs(pulumi.ComponentResource):
             ],
             opts=child(self),
         )
+        return cluster, capacity
 
+    def _task_definitions(
+        self,
+    ) -> tuple[aws.iam.Role, dict[str, aws.iam.Role], dict[str, aws.ecs.TaskDefinition]]:
+        """One log group, task role and task definition per job; one execution role for all."""
+        args, name = self._args, self._name
+        image, repository_arn = self._image()
         log_groups = {
             job: aws.cloudwatch.LogGroup(
                 f"{name}-{job}-logs",
                 name=f"/{layout.APP}/{args.stage}/{job}",
                 retention_in_days=args.log_retention_days,
                 kms_key_id=args.kms_key_arn,
-                tags=tags,
+                tags=args.tags,
                 opts=child(self),
             )
             for job in JOBS
         }
-
         execution_role = self._role("execution", "ecs-tasks.amazonaws.com")
         aws.iam.RolePolicy(
             f"{name}-execution-policy",
@@ -207,7 +243,6 @@ class BatchJobs(pulumi.ComponentResource):
             ),
             opts=child(self),
         )
-
         task_policy_inputs = dict(
             table_arn=args.table_arn,
             index_arn=args.index_arn,
@@ -216,8 +251,6 @@ class BatchJobs(pulumi.ComponentResource):
             reports_bucket_arn=args.bucket_arns["reports"],
             key_arn=args.kms_key_arn,
         )
-        if args.ocr_engine not in ("textract", "local", "off"):
-            raise ValueError(f"ocr_engine must be textract, local or off, not {args.ocr_engine!r}")
         builders = {
             "ingest": partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
             "reconcile": policies.reconcile_task_policy,
@@ -236,7 +269,7 @@ class BatchJobs(pulumi.ComponentResource):
             size = args.sizes[job]
             task_definitions[job] = aws.ecs.TaskDefinition(
                 f"{name}-{job}",
-                family=f"{prefix}-{job}",
+                family=f"{self._prefix}-{job}",
                 requires_compatibilities=["FARGATE"],
                 network_mode="awsvpc",
                 cpu=str(size.cpu),
@@ -263,12 +296,22 @@ class BatchJobs(pulumi.ComponentResource):
                         ]
                     )
                 ),
-                tags=tags,
+                tags=args.tags,
                 opts=child(self),
             )
+        return execution_role, task_roles, task_definitions
 
-        # --- schedules -------------------------------------------------------------------
-        dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, tags)
+    def _schedules(
+        self,
+        cluster: aws.ecs.Cluster,
+        capacity: aws.ecs.ClusterCapacityProviders,
+        execution_role: aws.iam.Role,
+        task_roles: Mapping[str, aws.iam.Role],
+        task_definitions: Mapping[str, aws.ecs.TaskDefinition],
+    ) -> tuple[list[aws.scheduler.Schedule], aws.sqs.Queue]:
+        """The nightly schedules, their role and the dead-letter queue of undeliverable starts."""
+        args, name = self._args, self._name
+        dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, args.tags)
         scheduler_role = self._role("scheduler", "scheduler.amazonaws.com")
         scheduler_policy = aws.iam.RolePolicy(
             f"{name}-scheduler-policy",
@@ -284,41 +327,47 @@ class BatchJobs(pulumi.ComponentResource):
             opts=child(self),
         )
         group = aws.scheduler.ScheduleGroup(
-            f"{name}-schedules", name=f"{prefix}-jobs", tags=tags, opts=child(self)
+            f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
+        )
+        target = partial(
+            self._schedule,
+            group=group,
+            cluster=cluster,
+            role=scheduler_role,
+            dlq=dlq,
+            depends_on=[scheduler_policy, capacity],
         )
         schedules = [
-            self._schedule(
+            target(
                 f"ingest-shard-{i}",
-                f"{prefix}-ingest-{i}",
+                f"{self._prefix}-ingest-{i}",
                 args.ingest_schedule,
-                group,
-                cluster,
                 task_definitions["ingest"],
-                scheduler_role,
-                dlq,
                 overrides=shard_overrides(i, args.shard_count),
-                depends_on=[scheduler_policy, capacity],
             )
             for i in range(args.shard_count)
         ]
         schedules.append(
-            self._schedule(
+            target(
                 "reconcile",
-                f"{prefix}-reconcile",
+                f"{self._prefix}-reconcile",
                 args.reconcile_schedule,
-                group,
-                cluster,
                 task_definitions["reconcile"],
-                scheduler_role,
-                dlq,
                 overrides=None,
-                depends_on=[scheduler_policy, capacity],
             )
         )
+        return schedules, dlq
 
-        # --- alarms ----------------------------------------------------------------------
+    def _alarms(
+        self,
+        cluster: aws.ecs.Cluster,
+        task_definitions: Mapping[str, aws.ecs.TaskDefinition],
+        dlq: aws.sqs.Queue,
+    ) -> None:
+        """Undeliverable schedule starts and failed job tasks go to the alert topic."""
+        args, name = self._args, self._name
         queue_depth_alarm(
-            self, f"{name}-schedule-dlq-alarm", dlq.name, args.alarm_topic_arn, "job schedule", tags
+            self, f"{name}-schedule-dlq-alarm", dlq.name, args.alarm_topic_arn, "job schedule", args.tags
         )
         rule = aws.cloudwatch.EventRule(
             f"{name}-failed-tasks",
@@ -328,7 +377,7 @@ class BatchJobs(pulumi.ComponentResource):
                 cluster_arn=cluster.arn,
                 task_definition_arns=[td.arn for td in task_definitions.values()],
             ),
-            tags=tags,
+            tags=args.tags,
             opts=child(self),
         )
         aws.cloudwatch.EventTarget(
@@ -336,25 +385,6 @@ class BatchJobs(pulumi.ComponentResource):
             rule=rule.name,
             arn=args.alarm_topic_arn,
             opts=child(self),
-        )
-
-        self.cluster_arn = cluster.arn
-        self.cluster_name = cluster.name
-        self.task_definition_arns = {job: td.arn for job, td in task_definitions.items()}
-        self.task_role_arns = {job: r.arn for job, r in task_roles.items()}
-        self.execution_role_arn = execution_role.arn
-        self.schedule_names = [s.name for s in schedules]
-        self.dead_letter_queue_url = dlq.url
-        self.register_outputs(
-            {
-                "cluster_arn": self.cluster_arn,
-                "task_definition_arns": self.task_definition_arns,
-                "task_role_arns": self.task_role_arns,
-                "execution_role_arn": self.execution_role_arn,
-                "repository_url": self.repository_url,
-                "schedule_names": self.schedule_names,
-                "dead_letter_queue_url": self.dead_letter_queue_url,
-            }
         )
 
     # --- helpers ---------------------------------------------------------------------------
@@ -404,12 +434,12 @@ class BatchJobs(pulumi.ComponentResource):
         suffix: str,
         schedule_name: str,
         expression: str,
+        task_definition: aws.ecs.TaskDefinition,
+        *,
         group: aws.scheduler.ScheduleGroup,
         cluster: aws.ecs.Cluster,
-        task_definition: aws.ecs.TaskDefinition,
         role: aws.iam.Role,
         dlq: aws.sqs.Queue,
-        *,
         overrides: dict[str, Any] | None,
         depends_on: list[pulumi.Resource],
     ) -> aws.scheduler.Schedule:
