@@ -312,6 +312,9 @@ class BatchJobs(pulumi.ComponentResource):
         """The nightly schedules, their role and the dead-letter queue of undeliverable starts."""
         args, name = self._args, self._name
         dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, args.tags)
+        group = aws.scheduler.ScheduleGroup(
+            f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
+        )
         scheduler_role = self._role("scheduler", "scheduler.amazonaws.com")
         scheduler_policy = aws.iam.RolePolicy(
             f"{name}-scheduler-policy",
@@ -323,11 +326,11 @@ class BatchJobs(pulumi.ComponentResource):
                 pass_role_arns=[execution_role.arn, *(r.arn for r in task_roles.values())],
                 dead_letter_queue_arn=dlq.arn,
                 key_arn=args.kms_key_arn,
+                schedule_arns=pulumi.Output.all(account=args.account_id, group=group.name).apply(
+                    lambda v: policies.schedule_arn_pattern(args.region, v["account"], v["group"])
+                ),
             ),
             opts=child(self),
-        )
-        group = aws.scheduler.ScheduleGroup(
-            f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
         )
         target = partial(
             self._schedule,
@@ -461,6 +464,9 @@ class BatchJobs(pulumi.ComponentResource):
             group_name=group.name,
             schedule_expression=expression,
             schedule_expression_timezone=args.schedule_timezone,
+            # The payload (the target input) is encrypted with the stack's key, like every other
+            # resource that stores data; the scheduler role may decrypt it (DecryptSchedules).
+            kms_key_arn=args.kms_key_arn,
             flexible_time_window=aws.scheduler.ScheduleFlexibleTimeWindowArgs(mode="OFF"),
             target=aws.scheduler.ScheduleTargetArgs(
                 arn=cluster.arn,

@@ -310,6 +310,11 @@ def execution_role_policy(
     return document(*statements)
 
 
+def schedule_arn_pattern(region: str, account_id: str, group_name: str) -> str:
+    """Every schedule of one schedule group (the KMS encryption context Scheduler decrypts with)."""
+    return f"arn:aws:scheduler:{region}:{account_id}:schedule/{group_name}/*"
+
+
 def scheduler_role_policy(
     *,
     cluster_arn: str,
@@ -317,8 +322,13 @@ def scheduler_role_policy(
     pass_role_arns: Sequence[str],
     dead_letter_queue_arn: str,
     key_arn: str,
+    schedule_arns: str,
 ) -> Policy:
-    """EventBridge Scheduler starts the job tasks on our cluster and parks failures in its DLQ."""
+    """EventBridge Scheduler starts the job tasks on our cluster and parks failures in its DLQ.
+
+    The schedules are encrypted with the stack's key, and Scheduler decrypts a schedule's payload
+    with this (execution) role when it fires: kms:Decrypt, only in the context of our schedules.
+    """
     return document(
         statement(
             "RunJobTasks",
@@ -333,7 +343,18 @@ def scheduler_role_policy(
             condition={"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
         ),
         statement("DeadLetter", ["sqs:SendMessage"], [dead_letter_queue_arn]),
-        statement("EncryptDeadLetters", KMS_ENCRYPT, [key_arn]),
+        statement(
+            "EncryptDeadLetters",
+            KMS_ENCRYPT,
+            [key_arn],
+            condition={"ArnEquals": {"kms:EncryptionContext:aws:sqs:arn": dead_letter_queue_arn}},
+        ),
+        statement(
+            "DecryptSchedules",
+            ["kms:Decrypt"],
+            [key_arn],
+            condition={"ArnLike": {"kms:EncryptionContext:aws:scheduler:schedule:arn": schedule_arns}},
+        ),
     )
 
 

@@ -54,7 +54,8 @@ class LifecycleSpec(BaseModel):
         S3 applies the earliest expiration when rules overlap and cannot exclude a tag, so the
         5-year expiry targets objects tagged `retention=standard` and the 10-year expiry those
         tagged `retention=compliance`; an untagged object is tiered but never expired, which
-        errs on the side of keeping evidence.
+        errs on the side of keeping evidence. Incomplete multipart uploads are aborted bucket-wide,
+        not only under `prefix`: parts uploaded anywhere in the bucket are billed until aborted.
         """
         tag_key, compliance = layout.COMPLIANCE_TAG
         base = {"Prefix": prefix} if prefix else {}
@@ -73,7 +74,6 @@ class LifecycleSpec(BaseModel):
                     {"Days": self.glacier_after_days, "StorageClass": "GLACIER"},
                 ],
                 "NoncurrentVersionExpiration": {"NoncurrentDays": self.noncurrent_expiration_days},
-                "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": self.abort_multipart_days},
             },
             {
                 "ID": "expire-standard",
@@ -87,10 +87,17 @@ class LifecycleSpec(BaseModel):
                 "Filter": tagged(compliance),
                 "Expiration": {"Days": self.compliance_retention_days},
             },
+            {
+                "ID": ABORT_MULTIPART_RULE,
+                "Status": "Enabled",
+                "Filter": {},
+                "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": self.abort_multipart_days},
+            },
         ]
 
 
 STANDARD_RETENTION = "standard"
+ABORT_MULTIPART_RULE = "abort-incomplete-multipart-uploads"
 
 
 class QueueSpec(BaseModel):

@@ -104,12 +104,24 @@ def test_scheduler_runs_only_our_tasks_on_our_cluster_and_passes_both_roles() ->
         pass_role_arns=["exec", "task-ingest", "task-reconcile"],
         dead_letter_queue_arn="dlq",
         key_arn=KEY,
+        schedule_arns=policies.schedule_arn_pattern("eu-west-1", ACCOUNT, "docuflow-dev-jobs"),
     )
     assert _allowed(p, "ecs:RunTask") == {"td-ingest", "td-reconcile"}
     assert _allowed(p, "iam:PassRole") == {"exec", "task-ingest", "task-reconcile"}
     assert _allowed(p, "sqs:SendMessage") == {"dlq"}
     (run,) = [s for s in p["Statement"] if s["Action"] == ["ecs:RunTask"]]
     assert run["Condition"] == {"ArnEquals": {"ecs:cluster": "cluster"}}
+    # The key is used only for what the role does with it: the DLQ's messages, our schedules.
+    kms = {s["Sid"]: s for s in p["Statement"] if any(a.startswith("kms:") for a in s["Action"])}
+    assert kms["EncryptDeadLetters"]["Condition"] == {"ArnEquals": {"kms:EncryptionContext:aws:sqs:arn": "dlq"}}
+    assert kms["DecryptSchedules"]["Action"] == ["kms:Decrypt"]
+    assert kms["DecryptSchedules"]["Condition"] == {
+        "ArnLike": {
+            "kms:EncryptionContext:aws:scheduler:schedule:arn": (
+                f"arn:aws:scheduler:eu-west-1:{ACCOUNT}:schedule/docuflow-dev-jobs/*"
+            )
+        }
+    }
 
 
 def test_execution_role_pulls_only_from_its_repository() -> None:

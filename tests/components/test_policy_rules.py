@@ -137,7 +137,11 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
         assert len(recs) == 1, f"{name} has {len(recs)} lifecycle owners"
         rules = recs[0].inputs["rules"]
         assert all(r["status"] == "Enabled" for r in rules)
-        assert any(r.get("abortIncompleteMultipartUpload", {}).get("daysAfterInitiation") == 7 for r in rules)
+        # Bucket-wide (an empty filter): a prefix-scoped abort leaves uploads elsewhere billed forever.
+        aborts = [r for r in rules if "abortIncompleteMultipartUpload" in r]
+        assert [(r["filter"], r["abortIncompleteMultipartUpload"]) for r in aborts] == [
+            ({}, {"daysAfterInitiation": 7})
+        ], name
         assert any(r.get("noncurrentVersionExpiration", {}).get("noncurrentDays") for r in rules)
         assert any(r.get("expiration", {}).get("days") for r in rules)
 
@@ -254,6 +258,22 @@ def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
+
+
+def test_schedules_encrypted_with_the_data_key(every_stack: ProgramRun) -> None:
+    (table,) = every_stack.of_type(T["table"])
+    key_arn = table.inputs["serverSideEncryption"]["kmsKeyArn"]  # the stack's one data key
+    schedules = every_stack.of_type("aws:scheduler/schedule:Schedule")
+    assert len(schedules) >= 2
+    for rec in schedules:
+        assert rec.inputs["kmsKeyArn"] == key_arn, rec.name
+    # Scheduler decrypts a payload with the schedule's role, so that role must be able to.
+    (policy,) = [r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")]
+    decrypts = [
+        s for s in json.loads(policy.inputs["policy"])["Statement"]
+        if "kms:Decrypt" in as_list(s["Action"]) and "kms:EncryptionContext:aws:scheduler:schedule:arn" in s.get("Condition", {}).get("ArnLike", {})
+    ]
+    assert [as_list(d["Resource"]) for d in decrypts] == [[key_arn]]
 
 
 def test_queues_and_topics_encrypted_with_the_data_key(every_stack: ProgramRun) -> None:
