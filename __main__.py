@@ -104,7 +104,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             kms_key_arn=key.key_arn,
             table_arn=store.table_arn,
-            index_arn=store.index_arn,
             bucket_arns=buckets.bucket_arns,
             job_environment=job_env,
             subnet_ids=settings.subnet_ids,
@@ -124,7 +123,10 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             sizes={
                 "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
                 "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+                # Repair is the reconcile plus a few conditional puts: the same size.
+                "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
             },
+            nightly_repair=settings.nightly_repair,
             log_retention_days=settings.log_retention_days,
             tags=tags,
         ),
@@ -143,6 +145,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "clusterArn": jobs.cluster_arn,
         "ingestTaskDefinitionArn": jobs.task_definition_arns["ingest"],
         "reconcileTaskDefinitionArn": jobs.task_definition_arns["reconcile"],
+        "repairTaskDefinitionArn": jobs.task_definition_arns["repair"],
         "jobRepositoryUrl": jobs.repository_url,
         "scheduleNames": jobs.schedule_names,
         "statusEventsQueueUrl": events.queue_url,

@@ -1,7 +1,10 @@
-"""BatchJobs: the ECS cluster, the ingest and reconcile Fargate tasks and their nightly schedules.
+"""BatchJobs: the ECS cluster, the ingest, reconcile and repair Fargate tasks, their nightly schedules.
 
 EventBridge Scheduler starts N ingest shards (each with SHARD_INDEX/SHARD_COUNT overrides) and,
-later, one reconcile task. Task and execution roles get policies from components.policies; the
+later, one reconcile. Reconcile is an audit that cannot write the table; `reconcile --repair`
+runs as its own task definition with its own role (the audit's reads plus the conditional puts
+of its repairs), and the nightly schedule starts it unless the stack turns nightly repair off.
+Task and execution roles get policies from components.policies; the
 containers run as a non-root user on a read-only root filesystem with a scratch volume at /tmp
 and receive only non-secret names (jobs.settings.JOB_ENV_VARS) in their environment. Failed
 tasks and undeliverable schedule invocations alarm to the alert topic.
@@ -30,7 +33,9 @@ SCRATCH_PATH = "/tmp"
 # Numeric, so ECS can check it is not root without reading the image's /etc/passwd.
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
-JOBS = ("ingest", "reconcile")
+# Each job's command after the entrypoint; one task definition, role and log group per job.
+COMMANDS = {"ingest": ["ingest"], "reconcile": ["reconcile"], "repair": ["reconcile", "--repair"]}
+JOBS = tuple(COMMANDS)
 
 
 @dataclass
@@ -46,7 +51,6 @@ class BatchJobsArgs:
     account_id: pulumi.Input[str]
     kms_key_arn: pulumi.Input[str]
     table_arn: pulumi.Input[str]
-    index_arn: pulumi.Input[str]
     bucket_arns: Mapping[str, pulumi.Input[str]]
     job_environment: Mapping[str, str]
     subnet_ids: Sequence[str]
@@ -62,6 +66,8 @@ class BatchJobsArgs:
     schedule_timezone: str = "UTC"
     retry_attempts: int = 2
     max_event_age_seconds: int = 3600
+    # The nightly reconcile repairs what it safely can (the repair task) or only reports it.
+    nightly_repair: bool = True
     sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
@@ -88,7 +94,7 @@ def container_definition(
         "image": image,
         "essential": True,
         "entryPoint": ENTRYPOINT,
-        "command": [job],
+        "command": COMMANDS[job],
         "user": JOB_USER,
         "readonlyRootFilesystem": True,
         "privileged": False,
@@ -245,7 +251,6 @@ class BatchJobs(pulumi.ComponentResource):
         )
         task_policy_inputs = dict(
             table_arn=args.table_arn,
-            index_arn=args.index_arn,
             raw_bucket_arn=args.bucket_arns["raw"],
             processed_bucket_arn=args.bucket_arns["processed"],
             reports_bucket_arn=args.bucket_arns["reports"],
@@ -254,6 +259,7 @@ class BatchJobs(pulumi.ComponentResource):
         builders = {
             "ingest": partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
             "reconcile": policies.reconcile_task_policy,
+            "repair": policies.repair_task_policy,
         }
         task_roles: dict[str, aws.iam.Role] = {}
         task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
@@ -309,8 +315,13 @@ class BatchJobs(pulumi.ComponentResource):
         task_roles: Mapping[str, aws.iam.Role],
         task_definitions: Mapping[str, aws.ecs.TaskDefinition],
     ) -> tuple[list[aws.scheduler.Schedule], aws.sqs.Queue]:
-        """The nightly schedules, their role and the dead-letter queue of undeliverable starts."""
+        """The nightly schedules, their role and the dead-letter queue of undeliverable starts.
+
+        The scheduler may start, and pass the roles of, only the task definitions it schedules.
+        """
         args, name = self._args, self._name
+        nightly_reconcile = "repair" if args.nightly_repair else "reconcile"
+        scheduled = ("ingest", nightly_reconcile)
         dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, args.tags)
         group = aws.scheduler.ScheduleGroup(
             f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
@@ -322,8 +333,8 @@ class BatchJobs(pulumi.ComponentResource):
             policy=json_document(
                 policies.scheduler_role_policy,
                 cluster_arn=cluster.arn,
-                task_definition_arns=[td.arn for td in task_definitions.values()],
-                pass_role_arns=[execution_role.arn, *(r.arn for r in task_roles.values())],
+                task_definition_arns=[task_definitions[job].arn for job in scheduled],
+                pass_role_arns=[execution_role.arn, *(task_roles[job].arn for job in scheduled)],
                 dead_letter_queue_arn=dlq.arn,
                 key_arn=args.kms_key_arn,
                 schedule_arns=pulumi.Output.all(account=args.account_id, group=group.name).apply(
@@ -355,7 +366,7 @@ class BatchJobs(pulumi.ComponentResource):
                 "reconcile",
                 f"{self._prefix}-reconcile",
                 args.reconcile_schedule,
-                task_definitions["reconcile"],
+                task_definitions[nightly_reconcile],
                 overrides=None,
             )
         )

@@ -19,19 +19,11 @@ Statement = dict[str, Any]
 
 VERSION = "2012-10-17"
 
-S3_READ = ("s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectTagging")
-S3_WRITE = ("s3:PutObject", "s3:PutObjectTagging")
-TABLE_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:DescribeTable")
-TABLE_WRITE = (
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:BatchWriteItem",
-    "dynamodb:ConditionCheckItem",
-)
+# Task roles hold exactly the actions their job's calls need (tests/components/
+# test_iam_matches_calls.py records them on the live local stack), plus what AWS alone needs.
 KMS_USE = ("kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 # Amazon Textract AnalyzeExpense, synchronous for images and asynchronous for PDFs. Textract reads
-# the S3 object and its KMS key with the caller's own permissions (ReadRaw, UseDataKey).
+# the S3 object with the caller's own permissions (ReadRaw) and key (UseDataKey).
 TEXTRACT_EXPENSE = ("textract:AnalyzeExpense", "textract:StartExpenseAnalysis", "textract:GetExpenseAnalysis")
 KMS_ENCRYPT = ("kms:Decrypt", "kms:GenerateDataKey")
 # The key's administrators and, by delegation to the account, the IAM policies below. Listed
@@ -206,26 +198,32 @@ def access_log_bucket_policy(
 
 
 # --- batch jobs ----------------------------------------------------------------------------
+def _use_data_key(key_arn: str) -> Statement:
+    # SSE-KMS: S3 decrypts what the role reads and generates a data key for what it writes, with
+    # the caller's permissions; DynamoDB uses the table's own grant and needs nothing here.
+    return statement("UseDataKey", KMS_ENCRYPT, [key_arn])
+
+
 def ingest_task_policy(
     *,
     table_arn: str,
-    index_arn: str,
     raw_bucket_arn: str,
     processed_bucket_arn: str,
     reports_bucket_arn: str,
     key_arn: str,
     textract: bool = False,
 ) -> Policy:
-    """Read the raw prefix, write the results prefix and the table (query the status index), record the run.
+    """List and read raw/, write result.json (tagged with its retention) and the run summary,
+    read items in batches and write them with conditional puts (TransactWriteItems of Puts).
 
     With `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
     """
     statements = [
         _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
-        statement("ReadRaw", S3_READ, [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
+        statement("ReadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement(
-            "WriteProcessed",
-            (*S3_WRITE, "s3:GetObject"),
+            "WriteResults",
+            ["s3:PutObject", "s3:PutObjectTagging"],
             [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)],
         ),
         statement(
@@ -233,9 +231,8 @@ def ingest_task_policy(
             ["s3:PutObject"],
             [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
         ),
-        statement("ReadWriteTable", (*TABLE_READ, *TABLE_WRITE), [table_arn]),
-        statement("QueryStatusIndex", ["dynamodb:Query"], [index_arn]),
-        statement("UseDataKey", KMS_USE, [key_arn]),
+        statement("ReadAndClaimItems", ["dynamodb:BatchGetItem", "dynamodb:PutItem"], [table_arn]),
+        _use_data_key(key_arn),
     ]
     if textract:
         # IAM has no resource type for Textract's expense actions: "*" is the only resource.
@@ -243,37 +240,43 @@ def ingest_task_policy(
     return document(*statements)
 
 
-def reconcile_task_policy(
-    *,
-    table_arn: str,
-    index_arn: str,
-    raw_bucket_arn: str,
-    processed_bucket_arn: str,
-    reports_bucket_arn: str,
-    key_arn: str,
-) -> Policy:
-    """Read both data buckets and the table; write only reports (reconciliation/ and runs/)."""
-    report_prefixes = [layout.RECONCILIATION_PREFIX, layout.INGEST_RUNS_PREFIX]
-    return document(
+def _reconcile_statements(
+    table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+) -> list[Statement]:
+    return [
         # Reconcile lists the whole data buckets, so objects outside the layout are found too;
-        # listing reveals keys only, reading stays confined to the layout prefixes.
+        # listing reveals keys only. It reads result.json (--deep) but never a raw document.
         statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
-        _list_prefixes("ListReports", reports_bucket_arn, report_prefixes),
+        statement("ReadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
+        statement("ScanTable", ["dynamodb:Scan"], [table_arn]),
+        # The report is written once (If-None-Match) beside the earlier reports it charts.
+        _list_prefixes("ListReports", reports_bucket_arn, [layout.RECONCILIATION_PREFIX]),
         statement(
-            "ReadDocuments",
-            S3_READ,
-            [
-                objects(raw_bucket_arn, layout.RAW_PREFIX),
-                objects(processed_bucket_arn, layout.PROCESSED_PREFIX),
-            ],
+            "ReadWriteReports",
+            ["s3:GetObject", "s3:PutObject"],
+            [objects(reports_bucket_arn, layout.RECONCILIATION_PREFIX)],
         ),
-        statement(
-            "WriteReports",
-            ("s3:PutObject", "s3:GetObject"),
-            [objects(reports_bucket_arn, p) for p in report_prefixes],
-        ),
-        statement("ReadTable", (*TABLE_READ, "dynamodb:Scan"), [table_arn, index_arn]),
-        statement("UseDataKey", KMS_USE, [key_arn]),
+        _use_data_key(key_arn),
+    ]
+
+
+def reconcile_task_policy(
+    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+) -> Policy:
+    """The audit: read the table and both data buckets; write only its own report."""
+    return document(
+        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn)
+    )
+
+
+def repair_task_policy(
+    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+) -> Policy:
+    """The audit plus its safe repairs: read an item again and put it back conditionally
+    (TransactWriteItems of Puts guarded by the version the snapshot saw)."""
+    return document(
+        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
+        statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
     )
 
 
@@ -362,13 +365,19 @@ def scheduler_role_policy(
 def pipe_role_policy(
     *, stream_arn: str, queue_arn: str, dead_letter_queue_arn: str, key_arn: str
 ) -> Policy:
-    """Read the table stream, deliver to the queue, park poison batches in the DLQ."""
+    """Read the table stream, deliver to the queue, park poison batches in the DLQ.
+
+    The four stream actions are the ones AWS's EventBridge Pipes documentation lists for a
+    DynamoDB stream source ("Event source permissions for Amazon EventBridge Pipes").
+    """
     return document(
         statement(
             "ReadTableStream",
             ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
             [stream_arn],
         ),
+        # ListStreams has no resource type in IAM: "*" is the only resource it accepts.
+        statement("ListTableStreams", ["dynamodb:ListStreams"], "*"),
         statement("DeliverEvents", ["sqs:SendMessage"], [queue_arn, dead_letter_queue_arn]),
         statement("UseDataKey", KMS_USE, [key_arn]),
     )

@@ -75,6 +75,9 @@ class StackSettings(BaseModel):
     shard_count: int = Field(default=4, ge=1, le=64)
     schedule_retry_attempts: int = Field(default=2, ge=0, le=185)
     schedule_max_event_age_seconds: int = Field(default=3600, ge=60, le=86400)
+    # The nightly reconcile runs with --repair (its own task definition and role, which may put
+    # items back conditionally); false: a read-only audit nightly, repairs run by hand.
+    nightly_repair: bool = True
     subnet_ids: list[str] = Field(min_length=1, max_length=16)
     security_group_ids: list[str] = Field(min_length=1, max_length=5)
     assign_public_ip: bool = False

@@ -13,16 +13,17 @@ from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
 from jobs.contract import LifecycleSpec, layout, table_spec
 from jobs.settings import ENV_OCR_ENGINE, ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
-from tests.components.program import ProgramRun, as_list, policy_documents
+from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
 
-# Resource count per component type in the dev stack (4 shards, own ECR repo, own topic + email).
+# Resource count per component type in the dev stack (4 shards, own ECR repo, own topic + email,
+# three jobs: ingest, reconcile, repair).
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 2,
     "docuflow:document_store:DocumentStore": 1,
     "docuflow:document_buckets:DocumentBuckets": 33,
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
-    "docuflow:batch_jobs:BatchJobs": 25,
+    "docuflow:batch_jobs:BatchJobs": 29,
 }
 
 
@@ -158,7 +159,7 @@ def test_pipe_role_is_least_privilege(dev: ProgramRun) -> None:
     actions = {a for s in policy["Statement"] for a in s["Action"]}
     assert actions == {
         "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
-        "sqs:SendMessage", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey",
+        "dynamodb:ListStreams", "sqs:SendMessage", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey",
     }
     trust = json.loads(dev.named("docuflow-dev-status-pipe-role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "pipes.amazonaws.com"}
@@ -171,10 +172,13 @@ def _container(run: ProgramRun, job: str) -> dict:
     return {**container, "_td": td.inputs}
 
 
-@pytest.mark.parametrize("job", ["ingest", "reconcile"])
-def test_task_definitions(dev: ProgramRun, job: str) -> None:
+@pytest.mark.parametrize(
+    ("job", "command"),
+    [("ingest", ["ingest"]), ("reconcile", ["reconcile"]), ("repair", ["reconcile", "--repair"])],
+)
+def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None:
     c = _container(dev, job)
-    assert c["entryPoint"] + c["command"] == ["python", "-m", "jobs", job]
+    assert c["entryPoint"] + c["command"] == ["python", "-m", "jobs", *command]
     td = c["_td"]
     assert td["requiresCompatibilities"] == ["FARGATE"] and td["networkMode"] == "awsvpc"
     assert td["volumes"] == [{"name": batch_jobs.SCRATCH_VOLUME}]
@@ -220,6 +224,22 @@ def test_ingest_fans_out_to_shards_then_reconcile(dev: ProgramRun) -> None:
     (reconcile,) = [s for s in schedules if s.inputs["name"].endswith("-reconcile")]
     assert reconcile.inputs["scheduleExpression"] == "cron(0 5 * * ? *)"
     assert "input" not in reconcile.inputs["target"]
+    # nightlyRepair: the nightly reconcile is the repair task (reconcile --repair).
+    assert reconcile.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-dev-repair:1")
+
+
+def test_nightly_repair_off_schedules_the_read_only_audit(dev: ProgramRun) -> None:
+    recorded = run_as_main({**stack_config("dev"), "docuflow:stage": "audit", "docuflow:nightlyRepair": "false"})
+    (reconcile,) = [
+        r for r in recorded if r.typ == "aws:scheduler/schedule:Schedule" and r.inputs["name"].endswith("-reconcile")
+    ]
+    assert reconcile.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-audit-reconcile:1")
+    (scheduler,) = [r for r in recorded if r.name.endswith("scheduler-policy")]
+    passed = {
+        arn for s in json.loads(scheduler.inputs["policy"])["Statement"] if "iam:PassRole" in s["Action"]
+        for arn in as_list(s["Resource"])
+    }
+    assert any("reconcile-task-role" in arn for arn in passed) and not any("repair-task-role" in arn for arn in passed)
 
 
 def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramRun) -> None:
@@ -252,7 +272,7 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     assert rule["detail-type"] == ["ECS Task State Change"]
     assert rule["detail"]["lastStatus"] == ["STOPPED"]
     assert {"containers": {"exitCode": [{"anything-but": 0}]}} in rule["detail"]["$or"]
-    assert len(rule["detail"]["taskDefinitionArn"]) == 2
+    assert len(rule["detail"]["taskDefinitionArn"]) == 3  # every job, scheduled or run by hand
     assert dev.one("aws:cloudwatch/eventTarget:EventTarget").inputs["arn"] == topic_arn
     topic = dev.one("aws:sns/topic:Topic").inputs
     assert topic["kmsMasterKeyId"].startswith("arn:aws:kms:")

@@ -13,12 +13,10 @@ from tests.components.program import as_list, policy_documents, program_run
 
 ACCOUNT = "123456789012"
 TABLE = f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/t"
-INDEX = f"{TABLE}/index/i"
 KEY = f"arn:aws:kms:eu-west-1:{ACCOUNT}:key/k"
 RAW, PROCESSED, REPORTS = (f"arn:aws:s3:::b-{p}" for p in ("raw", "processed", "reports"))
 ARNS = dict(
     table_arn=TABLE,
-    index_arn=INDEX,
     raw_bucket_arn=RAW,
     processed_bucket_arn=PROCESSED,
     reports_bucket_arn=REPORTS,
@@ -40,23 +38,19 @@ def _actions(policy: dict[str, Any]) -> set[str]:
     return {a for s in policy["Statement"] if s["Effect"] == "Allow" for a in as_list(s["Action"])}
 
 
-def test_ingest_reads_raw_writes_processed_and_the_table() -> None:
+def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     p = policies.ingest_task_policy(**ARNS)
-    assert _allowed(p, "s3:GetObject") == {
-        f"{RAW}/{layout.RAW_PREFIX}*",
-        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
-    }
+    assert _allowed(p, "s3:GetObject") == {f"{RAW}/{layout.RAW_PREFIX}*"}
     assert _allowed(p, "s3:PutObject") == {
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
     }
+    assert _allowed(p, "s3:PutObjectTagging") == {f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
     assert _allowed(p, "s3:ListBucket") == {RAW}
+    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:BatchGetItem", "dynamodb:PutItem"}
     assert _allowed(p, "dynamodb:PutItem") == {TABLE}
-    assert _allowed(p, "dynamodb:UpdateItem") == {TABLE}
-    assert _allowed(p, "dynamodb:Query") == {TABLE, INDEX}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
-    assert "dynamodb:Scan" not in _actions(p)
 
 
 def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_selected() -> None:
@@ -72,23 +66,26 @@ def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_
         assert _allowed(p, action) == {"*"}
 
 
-def test_reconcile_reads_everything_and_writes_only_reports() -> None:
+def test_reconcile_audits_read_only_and_writes_only_its_report() -> None:
     p = policies.reconcile_task_policy(**ARNS)
-    assert _allowed(p, "s3:PutObject") == {
+    assert _allowed(p, "s3:PutObject") == {f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*"}
+    # It reads result.json (--deep) and earlier reports, never a raw document.
+    assert _allowed(p, "s3:GetObject") == {
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*",
-        f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
     }
-    assert {f"{RAW}/{layout.RAW_PREFIX}*", f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"} <= _allowed(
-        p, "s3:GetObject"
-    )
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED, REPORTS}
     (reports,) = [s for s in p["Statement"] if s["Resource"] == [REPORTS] and "s3:ListBucket" in s["Action"]]
-    assert reports["Condition"]["StringLike"]["s3:prefix"] == [
-        f"{layout.RECONCILIATION_PREFIX}*", f"{layout.INGEST_RUNS_PREFIX}*"
-    ]
-    assert _allowed(p, "dynamodb:Scan") == {TABLE, INDEX}
-    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
-    assert not writes & _actions(p)
+    assert reports["Condition"]["StringLike"]["s3:prefix"] == [f"{layout.RECONCILIATION_PREFIX}*"]
+    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:Scan"}
+
+
+def test_repair_is_the_audit_plus_conditional_puts_of_items() -> None:
+    audit = policies.reconcile_task_policy(**ARNS)
+    repair = policies.repair_task_policy(**ARNS)
+    assert audit["Statement"] == repair["Statement"][: len(audit["Statement"])]
+    assert _actions(repair) - _actions(audit) == {"dynamodb:GetItem", "dynamodb:PutItem"}
+    assert _allowed(repair, "dynamodb:PutItem") == {TABLE}
 
 
 def test_list_bucket_is_confined_to_the_layout_prefixes() -> None:
@@ -183,6 +180,7 @@ def _all_actions() -> set[str]:
         policies.ingest_task_policy(**ARNS),
         policies.ingest_task_policy(**ARNS, textract=True),
         policies.reconcile_task_policy(**ARNS),
+        policies.repair_task_policy(**ARNS),
         policies.data_key_policy(ACCOUNT, "eu-west-1"),
         policies.alarm_topic_policy("t", ACCOUNT),
         policies.pipe_role_policy(stream_arn="s", queue_arn="q", dead_letter_queue_arn="d", key_arn=KEY),

@@ -159,13 +159,13 @@ def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
-    assert len(defs) == 2
+    assert len(defs) == 3  # ingest, reconcile, repair
     return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
 
 
 def test_containers_hardened(every_stack: ProgramRun) -> None:
     containers = _containers(every_stack)
-    assert len(containers) == 2
+    assert len(containers) == 3
     for c in containers:
         assert c["readonlyRootFilesystem"] is True
         assert c["privileged"] is False
@@ -215,7 +215,7 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    assert len(role_policies) == 5
+    assert len(role_policies) == 6
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -231,18 +231,21 @@ def test_resource_policies_name_their_principals(every_stack: ProgramRun) -> Non
                 assert stmt["Principal"] != "*" and stmt["Principal"] != {"AWS": "*"}, where
 
 
-def test_scheduler_role_can_pass_both_roles(every_stack: ProgramRun) -> None:
-    roles = {r.name: r for r in every_stack.of_type(T["role"])}
+def test_scheduler_starts_and_passes_only_what_it_schedules(every_stack: ProgramRun) -> None:
+    roles = [r.name for r in every_stack.of_type(T["role"])]
     (scheduler,) = [
         r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")
     ]
     stmts = json.loads(scheduler.inputs["policy"])["Statement"]
     passed = {r for s in stmts if "iam:PassRole" in s["Action"] for r in as_list(s["Resource"])}
-    expected = {n for n in roles if n.endswith(("-execution-role", "-ingest-task-role", "-reconcile-task-role"))}
-    assert len(expected) == 3
-    assert all(any(f"role/{n}-" in arn for arn in passed) for n in expected), passed
+    # Both stacks repair nightly: the repair task is scheduled, the read-only audit is run by hand.
+    scheduled = {n for n in roles if n.endswith(("-execution-role", "-ingest-task-role", "-repair-task-role"))}
+    assert len(scheduled) == 3
+    assert {arn.rsplit("/", 1)[1].removesuffix("-1a2b3c") for arn in passed} == scheduled
     run = {r for s in stmts if "ecs:RunTask" in s["Action"] for r in as_list(s["Resource"])}
-    assert len(run) == 2 and all(":task-definition/" in arn for arn in run)
+    assert {arn.split("task-definition/")[1] for arn in run} == {
+        f"docuflow-{every_stack.stack}-{job}:1" for job in ("ingest", "repair")
+    }
 
 
 # --- KMS and logs ----------------------------------------------------------------------------
@@ -254,7 +257,7 @@ def test_kms_rotation(every_stack: ProgramRun) -> None:
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == 2
+    assert len(groups) == 3
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")

@@ -1,0 +1,140 @@
+"""Each task role grants exactly what its job calls on AWS, plus what AWS alone needs.
+
+Each job runs its own scenario on the live local stack (tests/components/iam_scenarios.py) with
+jobs.store.call_recording on; iam_model maps every recorded call to IAM permissions, and the
+role's policy, built by the same pure function the Pulumi component uses (with this stage's
+names), must
+- allow every one of them (the job would be denied on AWS otherwise),
+- grant nothing else: every (action, resource) it allows is used by a recorded call, or listed
+  below as needed by AWS itself (with the reason) or as pending (granted ahead of code another
+  engineer is writing, with the issue); a pending grant that the code starts to call fails the
+  test, so the lists cannot rot.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components import policies
+from tests.components.iam_model import Arns, Permission, allowed, grants, matches, permissions
+from tests.components.iam_scenarios import ingest_calls, reconcile_calls
+from tests.components.program import ProgramRun
+
+REGION, ACCOUNT = "us-east-1", "123456789012"
+ARNS = Arns(REGION, ACCOUNT)
+KEY = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+Reasons = Mapping[tuple[str, str], str]
+
+
+def _role_inputs(settings: Any) -> dict[str, str]:
+    """The builders' ARNs for the stage the scenario ran on (names from its JobSettings)."""
+    return dict(
+        table_arn=ARNS.table(settings.table_name),
+        raw_bucket_arn=f"arn:aws:s3:::{settings.raw_bucket}",
+        processed_bucket_arn=f"arn:aws:s3:::{settings.processed_bucket}",
+        reports_bucket_arn=f"arn:aws:s3:::{settings.reports_bucket}",
+        key_arn=KEY,
+    )
+
+
+def _aws_only_for_sse_kms(reads: bool = True) -> dict[tuple[str, str], str]:
+    # No emulator enforces KMS: on AWS, S3 decrypts SSE-KMS objects and generates data keys for
+    # new ones with the caller's own KMS permissions (bucket keys reduce the calls, not the need).
+    needed = {("kms:GenerateDataKey", KEY): "S3 generates a data key for every SSE-KMS object it writes"}
+    if reads:
+        needed[("kms:Decrypt", KEY)] = "S3 decrypts every SSE-KMS object the job reads (and Textract reads)"
+    return needed
+
+
+def assert_grants_exactly(policy: Mapping[str, Any], needed: set[Permission], aws_only: Reasons, pending: Reasons) -> None:
+    lacking = sorted((p.action, p.resource) for p in needed if not allowed(policy, p))
+    assert not lacking, f"the role lacks what the job calls (denied on AWS): {lacking}"
+    called = {p.action for p in needed}
+    started = sorted(k for k in pending if k[0] in called)
+    assert not started, f"pending grants are now called; move them out of the pending list: {started}"
+    granted = grants(policy)
+    unused = sorted(
+        g for g in granted
+        if g not in aws_only and g not in pending and not any(p.action == g[0] and matches(g[1], p.resource) for p in needed)
+    )
+    assert not unused, f"the role grants what no job calls: {unused}"
+    stale = sorted(k for k in (*aws_only, *pending) if k not in granted)
+    assert not stale, f"listed as needed but not granted: {stale}"
+
+
+# --- the roles -----------------------------------------------------------------------------------
+def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    needed = permissions(ingest_calls(stack, corpus, monkeypatch), ARNS)
+    policy = policies.ingest_task_policy(**_role_inputs(stack.settings), textract=True)
+    assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(), pending={})
+
+
+def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:  # noqa: ANN001
+    audit, repair = reconcile_calls(stack, tmp_path)
+    inputs = _role_inputs(stack.settings)
+    assert_grants_exactly(
+        policies.reconcile_task_policy(**inputs), permissions(audit, ARNS), _aws_only_for_sse_kms(), pending={}
+    )
+    assert_grants_exactly(
+        policies.repair_task_policy(**inputs), permissions(repair, ARNS), _aws_only_for_sse_kms(), pending={}
+    )
+    # The audit role may not write the table: the repair's puts are exactly what it lacks.
+    lacking = {p.action for p in permissions(repair, ARNS) if not allowed(policies.reconcile_task_policy(**inputs), p)}
+    assert lacking == {"dynamodb:GetItem", "dynamodb:PutItem"}
+
+
+def test_execution_role_is_what_ecs_needs_to_start_a_task() -> None:
+    # No job code runs under it: ECS pulls the image and writes the awslogs streams with it.
+    repository = f"arn:aws:ecr:{REGION}:{ACCOUNT}:repository/docuflow-dev-jobs"
+    groups = [f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/docuflow/dev/{job}" for job in ("ingest", "reconcile")]
+    policy = policies.execution_role_policy(log_group_arns=groups, key_arn=KEY, repository_arn=repository)
+    streams = {f"{g}:log-stream:*" for g in groups}
+    aws_only = {
+        **{("logs:CreateLogStream", s): "awslogs creates the task's log stream" for s in streams},
+        **{("logs:PutLogEvents", s): "awslogs ships the container's output" for s in streams},
+        ("ecr:GetAuthorizationToken", "*"): "ECS logs in to ECR (the action has no resource type)",
+        ("ecr:BatchCheckLayerAvailability", repository): "ECS pulls the job image",
+        ("ecr:BatchGetImage", repository): "ECS pulls the job image",
+        ("ecr:GetDownloadUrlForLayer", repository): "ECS pulls the job image",
+        ("kms:Decrypt", KEY): "the repository is encrypted with the stack's key",
+    }
+    assert_grants_exactly(policy, set(), aws_only, pending={})
+
+
+# --- the checker can fail ------------------------------------------------------------------------
+def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
+    table = ARNS.table("t")
+    needed = {Permission("dynamodb:PutItem", table)}
+    exact = policies.document(policies.statement("Put", ["dynamodb:PutItem"], [table]))
+    assert_grants_exactly(exact, needed, {}, {})
+    extra = policies.document(policies.statement("Put", ["dynamodb:PutItem", "dynamodb:DeleteItem"], [table]))
+    with pytest.raises(AssertionError, match="grants what no job calls"):
+        assert_grants_exactly(extra, needed, {}, {})
+    with pytest.raises(AssertionError, match="lacks what the job calls"):
+        assert_grants_exactly(exact, needed | {Permission("dynamodb:GetItem", table)}, {}, {})
+    with pytest.raises(AssertionError, match="now called"):
+        assert_grants_exactly(exact, needed, {}, {("dynamodb:PutItem", table): "pending"})
+
+
+# --- the program attaches these builders ------------------------------------------------------------
+@pytest.mark.parametrize(("job", "builder"), [
+    ("ingest", lambda a: policies.ingest_task_policy(**a, textract=True)),  # dev: ocrEngine textract
+    ("reconcile", lambda a: policies.reconcile_task_policy(**a)),
+    ("repair", lambda a: policies.repair_task_policy(**a)),
+])
+def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:
+    (recorded,) = [r for r in dev.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-dev-{job}-task-policy"]
+    attached = json.loads(recorded.inputs["policy"])
+    names = {"raw": "docuflow-dev-raw", "processed": "docuflow-dev-processed", "reports": "docuflow-dev-reports"}
+    inputs = dict(
+        table_arn=f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/docuflow-dev-documents-table",
+        **{f"{p}_bucket_arn": f"arn:aws:s3:::{n}" for p, n in names.items()},
+        key_arn=f"arn:aws:kms:eu-west-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    )
+    assert attached == builder(inputs)
