@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -30,8 +30,8 @@ class DocumentBucketsArgs:
     kms_key_arn: pulumi.Input[str]
     account_id: pulumi.Input[str]
     cors_origins: Sequence[str] = ()
-    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
-    object_lock_days: int = 365
+    # The one role that may overwrite or delete write-once report keys (None: nobody may).
+    break_glass_role_arn: str | None = None
     access_log_retention_days: int = 365
     # The access-log bucket's own lifecycle follows the contract's defaults unless told otherwise.
     noncurrent_expiration_days: int = _LIFECYCLE.noncurrent_expiration_days
@@ -153,7 +153,12 @@ class DocumentBuckets(pulumi.ComponentResource):
                 # A bucket key cuts KMS requests (and cost) by reusing a data key per bucket.
                 bucket_key=True,
                 rules=spec.lifecycle.rules(spec.prefix),
-                policy=lambda arn: json_document(policies.tls_only_bucket_policy, bucket_arn=arn),
+                policy=lambda arn, spec=spec: json_document(
+                    policies.data_bucket_policy,
+                    bucket_arn=arn,
+                    write_once_prefixes=list(spec.write_once_prefixes),
+                    break_glass_role_arn=args.break_glass_role_arn,
+                ),
                 object_lock=spec.object_lock,
             )
             aws.s3.BucketLogging(
@@ -175,7 +180,7 @@ class DocumentBuckets(pulumi.ComponentResource):
                     object_lock_enabled="Enabled",
                     rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
                         default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
-                            mode=args.object_lock_mode, days=args.object_lock_days
+                            mode=spec.retention.mode, days=spec.retention.days
                         )
                     ),
                     opts=child(self),

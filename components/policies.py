@@ -178,6 +178,53 @@ def tls_only_bucket_policy(bucket_arn: str) -> Policy:
     return document(_deny_insecure_transport(bucket_arn))
 
 
+# What would change or remove a written report: deletes (a delete marker hides the current
+# version even under Object Lock), retention changes and governance bypass, and the tags that
+# choose the lifecycle expiry (`retention=standard|compliance`).
+REPORT_TAMPERING = (
+    "s3:DeleteObject",
+    "s3:DeleteObjectVersion",
+    "s3:PutObjectRetention",
+    "s3:BypassGovernanceRetention",
+    "s3:PutObjectTagging",
+    "s3:DeleteObjectTagging",
+)
+
+
+def data_bucket_policy(
+    bucket_arn: str, write_once_prefixes: Sequence[str] = (), break_glass_role_arn: str | None = None
+) -> Policy:
+    """TLS only; keys under `write_once_prefixes` are written once and then never changed.
+
+    A PutObject that creates an object there must carry `If-None-Match` (S3's `s3:if-none-match`
+    condition key, "Enforce conditional writes on Amazon S3 buckets"), so S3 refuses it when the
+    key exists; `s3:ObjectCreationOperation` leaves the parts of a multipart upload alone (they
+    cannot carry the header; its CompleteMultipartUpload must). Deletes, retention changes and
+    retagging are denied too. Denies bind every principal, the job roles and administrators
+    alike, except the break-glass role when one is configured.
+    """
+    statements = [_deny_insecure_transport(bucket_arn)]
+    if write_once_prefixes:
+        reports = [objects(bucket_arn, prefix) for prefix in write_once_prefixes]
+        everyone_but = {"ArnNotEquals": {"aws:PrincipalArn": break_glass_role_arn}} if break_glass_role_arn else {}
+        statements += [
+            statement(
+                "DenyReportOverwrites",
+                ["s3:PutObject"],
+                reports,
+                effect="Deny",
+                principal="*",
+                condition={
+                    "Null": {"s3:if-none-match": "true"},
+                    "Bool": {"s3:ObjectCreationOperation": "true"},
+                    **everyone_but,
+                },
+            ),
+            statement("DenyReportTampering", REPORT_TAMPERING, reports, effect="Deny", principal="*", condition=everyone_but),
+        ]
+    return document(*statements)
+
+
 def access_log_bucket_policy(
     log_bucket_arn: str, source_bucket_arns: Sequence[str], account_id: str
 ) -> Policy:

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from jobs.contract import BucketSpec, LifecycleSpec, TableSpec, bucket_specs, layout, table_spec
+from jobs.contract import BucketSpec, LifecycleSpec, ObjectLockSpec, TableSpec, bucket_specs, layout, table_spec
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -35,7 +35,9 @@ _ORIGIN = re.compile(r"^(https://[a-z0-9.-]+(:\d+)?|http://localhost(:\d+)?)$")
 _TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _IMAGE_URI = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 _LIFECYCLE = LifecycleSpec()
+_RETENTION = ObjectLockSpec()
 
 
 class StackSettingsError(ValueError):
@@ -61,9 +63,12 @@ class StackSettings(BaseModel):
     access_log_retention_days: int = Field(default=365, ge=1)
     bucket_names: dict[str, str] = Field(default_factory=dict)
 
-    # Reports are audit evidence: Object Lock keeps them immutable for this long.
-    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
-    object_lock_days: int = Field(default=365, ge=1, le=36500)
+    # Reports are audit evidence: Object Lock keeps their versions for this long (defaults: the
+    # contract's, which the local stack applies too), and the reports bucket's policy refuses
+    # overwrites and deletes of report keys to everyone but this break-glass role (if any).
+    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = _RETENTION.mode
+    object_lock_days: int = Field(default=_RETENTION.days, ge=1, le=36500)
+    break_glass_role_arn: str | None = Field(default=None, pattern=_ROLE_ARN.pattern)
     cors_origins: list[str] = Field(default_factory=list)
 
     # Batch jobs.
@@ -204,8 +209,9 @@ class StackSettings(BaseModel):
 
     def buckets(self) -> list[BucketSpec]:
         lifecycle = self.lifecycle()
+        retention = ObjectLockSpec(mode=self.object_lock_mode, days=self.object_lock_days)
         return [
-            spec.model_copy(update={"lifecycle": lifecycle})
+            spec.model_copy(update={"lifecycle": lifecycle, "retention": retention})
             for spec in bucket_specs(self.stage, self.bucket_names)
         ]
 

@@ -31,8 +31,11 @@ _STATUS_PREFIX = "STATUS#"
 RAW_PREFIX = "raw/"
 PROCESSED_PREFIX = "processed/"
 RESULT_FILENAME = "result.json"
-INGEST_RUNS_PREFIX = "runs/ingest/"
+RUNS_PREFIX = "runs/"
+INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
+# Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
+WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX)
 COMPLIANCE_TAG = ("retention", "compliance")
 
 MAX_ID_LENGTH = 128

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from components import policies
-from tests.components.iam_model import Arns, Permission, allowed, grants, matches, permissions
+from jobs.contract import layout
+from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
 from tests.components.iam_scenarios import ingest_calls, reconcile_calls
 from tests.components.program import ProgramRun
 
@@ -68,11 +69,23 @@ def assert_grants_exactly(policy: Mapping[str, Any], needed: set[Permission], aw
     assert not stale, f"listed as needed but not granted: {stale}"
 
 
+def assert_reports_bucket_admits(needed: set[Permission], settings: Any, role: str) -> None:
+    """The reports bucket's write-once policy lets every report write the job makes through."""
+    reports = f"arn:aws:s3:::{settings.reports_bucket}"
+    policy = policies.data_bucket_policy(reports, layout.WRITE_ONCE_REPORT_PREFIXES)
+    writes = [p for p in needed if p.action == "s3:PutObject" and p.resource.startswith(f"{reports}/")]
+    assert writes, "the scenario wrote no report"
+    role_arn = f"arn:aws:iam::{ACCOUNT}:role/{role}"
+    refused = sorted(p.resource for p in writes if denied(policy, p, role_arn))
+    assert not refused, f"the reports bucket policy would refuse the job's own writes: {refused}"
+
+
 # --- the roles -----------------------------------------------------------------------------------
 def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     needed = permissions(ingest_calls(stack, corpus, monkeypatch), ARNS)
     policy = policies.ingest_task_policy(**_role_inputs(stack.settings), textract=True)
     assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(), pending={})
+    assert_reports_bucket_admits(needed, stack.settings, "ingest-task-role")
 
 
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:  # noqa: ANN001
@@ -84,6 +97,8 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     assert_grants_exactly(
         policies.repair_task_policy(**inputs), permissions(repair, ARNS), _aws_only_for_sse_kms(), pending={}
     )
+    for role, calls in (("reconcile-task-role", audit), ("repair-task-role", repair)):
+        assert_reports_bucket_admits(permissions(calls, ARNS), stack.settings, role)
     # The audit role may not write the table: the repair's puts are exactly what it lacks.
     lacking = {p.action for p in permissions(repair, ARNS) if not allowed(policies.reconcile_task_policy(**inputs), p)}
     assert lacking == {"dynamodb:GetItem", "dynamodb:PutItem"}

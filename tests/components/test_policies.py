@@ -9,6 +9,7 @@ from policy_sentry.querying.actions import get_action_data, get_actions_for_serv
 
 from components import policies
 from jobs.contract import layout
+from tests.components.iam_model import Permission, denied
 from tests.components.program import as_list, policy_documents, program_run
 
 ACCOUNT = "123456789012"
@@ -152,6 +153,33 @@ def test_bucket_policy_denies_plain_http() -> None:
     assert stmt["Effect"] == "Deny" and stmt["Principal"] == "*"
     assert stmt["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     assert set(stmt["Resource"]) == {RAW, f"{RAW}/*"}
+
+
+def test_data_buckets_without_write_once_prefixes_only_require_tls() -> None:
+    assert policies.data_bucket_policy(RAW) == policies.tls_only_bucket_policy(RAW)
+
+
+@pytest.mark.parametrize("break_glass", [None, f"arn:aws:iam::{ACCOUNT}:role/break-glass"])
+def test_reports_are_written_once_and_never_changed_except_by_break_glass(break_glass: str | None) -> None:
+    policy = policies.data_bucket_policy(REPORTS, layout.WRITE_ONCE_REPORT_PREFIXES, break_glass)
+    job = f"arn:aws:iam::{ACCOUNT}:role/docuflow-dev-repair-task-role"
+    summary = f"{REPORTS}/{layout.reconciliation_prefix('2026-11-30', 'r1')}summary.json"
+    run = f"{REPORTS}/{layout.ingest_run_key('2026-11-30', 'r1')}"
+    create = (("s3:ObjectCreationOperation", "true"),)
+    once = (*create, ("s3:if-none-match", "*"))
+    for key in (summary, run):
+        # The jobs' own puts carry If-None-Match: S3 itself refuses them once the key exists.
+        assert not denied(policy, Permission("s3:PutObject", key, once), job)
+        assert denied(policy, Permission("s3:PutObject", key, create), job)  # a plain overwrite
+        assert denied(policy, Permission("s3:PutObject", key, (*create, ("s3:if-match", '"e"'))), job)
+        for action in policies.REPORT_TAMPERING:
+            assert denied(policy, Permission(action, key), job), action
+            assert denied(policy, Permission(action, key), break_glass or job) is (break_glass is None)
+    # A multipart upload's parts cannot carry the header; only its completion must.
+    assert not denied(policy, Permission("s3:PutObject", summary, (("s3:ObjectCreationOperation", "false"),)), job)
+    # Outside the report prefixes (Athena's query results) nothing is denied beyond TLS.
+    assert not denied(policy, Permission("s3:PutObject", f"{REPORTS}/athena/q.csv", create), job)
+    assert not denied(policy, Permission("s3:DeleteObject", f"{REPORTS}/athena/q.csv"), job)
 
 
 def test_access_log_delivery_is_scoped_to_our_buckets_and_account() -> None:

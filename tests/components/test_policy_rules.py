@@ -13,8 +13,10 @@ from typing import Any
 
 from policy_sentry.querying.actions import get_action_data
 
+from components.settings import StackSettings
+from jobs.contract import layout
 from jobs.settings import ENV_OCR_ENGINE, JOB_ENV_VARS
-from tests.components.program import ProgramRun, Recorded, as_list, policy_documents
+from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
 T = {
     "table": "aws:dynamodb/table:Table",
@@ -91,10 +93,26 @@ def test_s3_tls_only_policy(every_stack: ProgramRun) -> None:
         denies = [
             s for s in json.loads(rec.inputs["policy"])["Statement"]
             if s["Effect"] == "Deny"
-            and s["Condition"].get("Bool", {}).get("aws:SecureTransport") == "false"
+            and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
         ]
         assert denies and denies[0]["Principal"] == "*", name
         assert set(denies[0]["Resource"]) == {f"arn:aws:s3:::{name}", f"arn:aws:s3:::{name}/*"}
+
+
+def test_s3_reports_are_write_once_for_everyone_but_break_glass(every_stack: ProgramRun) -> None:
+    settings = StackSettings.from_mapping(stack_config(every_stack.stack))
+    (reports,) = [spec for spec in settings.buckets() if spec.write_once_prefixes]
+    (policy,) = _by_bucket(every_stack, "policy")[reports.name]
+    denies = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Effect"] == "Deny"}
+    objects = [f"arn:aws:s3:::{reports.name}/{p}*" for p in layout.WRITE_ONCE_REPORT_PREFIXES]
+    overwrite, tamper = denies["DenyReportOverwrites"], denies["DenyReportTampering"]
+    assert overwrite["Resource"] == objects == tamper["Resource"]
+    assert overwrite["Principal"] == tamper["Principal"] == "*"
+    assert overwrite["Condition"]["Null"] == {"s3:if-none-match": "true"}
+    assert {"s3:DeleteObject", "s3:DeleteObjectVersion", "s3:BypassGovernanceRetention"} <= set(tamper["Action"])
+    exempt = {"ArnNotEquals": {"aws:PrincipalArn": settings.break_glass_role_arn}} if settings.break_glass_role_arn else {}
+    assert tamper.get("Condition", {}) == exempt
+    assert (every_stack.stack == "prod") == bool(exempt)  # prod names a break-glass role, dev none
 
 
 def test_s3_versioning(every_stack: ProgramRun) -> None:

@@ -31,8 +31,9 @@ def test_dev_stack_sets_every_key() -> None:
     """Pulumi.dev.yaml is the complete reference: every key the program reads is spelled there."""
     raw = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"]
     missing = set(StackSettings.keys().values()) - set(raw)
-    # Mutually exclusive with alarmEmail / imageTag, which dev sets.
-    assert missing == {"docuflow:alarmTopicArn", "docuflow:imageUri"}
+    # Mutually exclusive with alarmEmail / imageTag, which dev sets; dev has no break-glass role
+    # (nobody may overwrite or delete its reports), prod shows one.
+    assert missing == {"docuflow:alarmTopicArn", "docuflow:imageUri", "docuflow:breakGlassRoleArn"}
     assert all(k.startswith(("docuflow:", "aws:")) for k in raw)
 
 
@@ -96,6 +97,7 @@ def test_defaults_when_optional_keys_are_absent() -> None:
         ("docuflow:fargateSpot", "perhaps", "boolean"),
         ("docuflow:bucketNames", '{"archive": "x"}', "unknown bucket purpose"),
         ("docuflow:ocrEngine", "tesseract", "'textract', 'local' or 'off'"),
+        ("docuflow:breakGlassRoleArn", "arn:aws:iam::111122223333:user/admin", "pattern"),
         ("aws:region", "mars-1", "pattern"),
     ],
 )
