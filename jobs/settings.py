@@ -66,6 +66,9 @@ class JobSettings(BaseModel):
     ocr_engine: str = Field(default_factory=lambda: _default_ocr_engine(os.environ), pattern=r"^(textract|local|off)$")
     # Client-side pace of Textract calls per worker, below the account's TPS quota.
     textract_tps: float = Field(default=1.0, gt=0, le=50)
+    # A --backfill sweep split over N tasks (the scheduler sets SHARD_INDEX/SHARD_COUNT).
+    shard_index: int = Field(default=0, ge=0)
+    shard_count: int = Field(default=1, ge=1, le=1000)
 
     @model_validator(mode="after")
     def _defaults_from_stage(self) -> JobSettings:
@@ -112,6 +115,8 @@ class JobSettings(BaseModel):
             "confidence_threshold": ENV_CONFIDENCE,
             "ocr_engine": ENV_OCR_ENGINE,
             "textract_tps": ENV_TEXTRACT_TPS,
+            "shard_index": ENV_SHARD_INDEX,
+            "shard_count": ENV_SHARD_COUNT,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         try:

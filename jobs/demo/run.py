@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -27,11 +26,9 @@ def _step(title: str, *args: str, env: dict[str, str], check: bool = True) -> su
 
 
 def main() -> int:
-    # A fresh stack every time: moto's S3 lives in memory, so old table data would not match it.
+    # A fresh stack every time: both servers keep their data in memory, so a restart is empty.
     stack.down()
-    shutil.rmtree(stack.state_dir() / "dynamodb", ignore_errors=True)
-    settings = JobSettings.from_env()
-    endpoints, info = stack.up(settings)
+    endpoints, settings, info = stack.up(JobSettings.from_env())
     env = {**os.environ, **stack.job_env(endpoints, settings)}
     print(f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 {endpoints.s3}")
 

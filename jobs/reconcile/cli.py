@@ -22,12 +22,11 @@ for _name, _value in ALLOCATOR_ENV.items():
 
 from botocore.exceptions import BotoCoreError, ClientError  # noqa: E402 - after the allocator setting
 
-from jobs.errors import DocuFlowError
+from jobs.errors import DocuFlowError, S3ObjectExistsError
 from jobs.observability import setup_logging
 from jobs.reconcile.rules import Severity
 from jobs.reconcile.run import EXIT_FAILED, ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
-from jobs.store.s3 import ObjectAlreadyExistsError
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +87,7 @@ def main(argv: list[str]) -> int:
     setup_logging()
     try:
         outcome = ReconcileRun(JobSettings.from_env(), options).execute()
-    except (DocuFlowError, ObjectAlreadyExistsError, BotoCoreError, ClientError) as exc:
+    except (DocuFlowError, S3ObjectExistsError, BotoCoreError, ClientError) as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     summary = outcome.summary

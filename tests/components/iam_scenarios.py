@@ -44,7 +44,7 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     quick = stack.settings.model_copy(update={"extract_workers": 1})
 
     def sweep(settings: Any = quick, **options: Any) -> Any:
-        return IngestRun(settings, IngestOptions(**options), **textract).execute()
+        return IngestRun(settings, IngestOptions(backfill=True, **options), **textract).execute()
 
     textract: dict[str, Any] = {}
     with call_recording.recording() as calls:
@@ -80,7 +80,7 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     s3, s = stack.s3(), stack.settings
     docs = list(generate(2, 8, bad_ratio=0, review_ratio=0, seed=22))
     upload(s3, s.raw_bucket, docs)
-    IngestRun(s, IngestOptions()).execute()
+    IngestRun(s, IngestOptions(backfill=True)).execute()
     items = {i.documentId: i for i in stack.items()}
     first, second, third, fourth = (items[d.document_id] for d in docs[:4])
     table = stack.dynamodb()

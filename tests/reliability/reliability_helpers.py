@@ -47,7 +47,7 @@ def job_env(stack, **extra: str) -> dict[str, str]:  # noqa: ANN001
 def spawn_ingest(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     """A new process group, so a kill -9 takes the forkserver and extraction workers with it."""
     return subprocess.Popen(
-        [sys.executable, "-m", "jobs", "ingest", *args],
+        [sys.executable, "-m", "jobs", "ingest", "--backfill", *args],
         env=env,
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,

@@ -25,7 +25,7 @@ def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN2
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
     settings = stack.settings.model_copy(update={"ocr_engine": "textract"})
-    return client, lambda: IngestRun(settings, IngestOptions(), textract=client).execute()
+    return client, lambda: IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
 
 
 def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path, monkeypatch) -> None:  # noqa: ANN001
@@ -85,4 +85,4 @@ def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> No
 
 def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stack) -> None:  # noqa: ANN001
     with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL_TEXTRACT"):
-        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions())
+        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions(backfill=True))

@@ -52,8 +52,10 @@ def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:  #
 def test_bootstrap_is_idempotent(stack, local_servers) -> None:  # noqa: ANN001
     from jobs.local.stack import bootstrap_endpoints
 
-    created = bootstrap_endpoints(local_servers.endpoints, stack.settings)
-    assert created and not any(created.values())
+    again = bootstrap_endpoints(local_servers.endpoints, stack.settings)
+    assert again == stack.settings  # the same queue URL, nothing else changed
+    tables = stack.dynamodb().list_tables()["TableNames"]
+    assert tables.count(stack.settings.table_name) == 1
 
 
 def test_user_query_status_index_pagination_and_stream(stack) -> None:  # noqa: ANN001
