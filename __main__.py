@@ -10,8 +10,9 @@ import pulumi
 import pulumi_aws as aws
 
 from components.alerts import Alerts, AlertsArgs
+from components.arrivals import Arrivals, ArrivalsArgs
 from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
-from components.document_buckets import DocumentBuckets, DocumentBucketsArgs
+from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
 from components.settings import StackSettings
@@ -33,6 +34,8 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     tags = settings.resource_tags()
     prefix = layout.stage_prefix(settings.stage)
     account_id = aws.get_caller_identity_output().account_id
+    specs = settings.buckets()
+    names = {spec.purpose: spec.name for spec in specs}
 
     key = DataKey(
         prefix,
@@ -40,6 +43,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             region=settings.region,
             alias=f"{prefix}-data",
+            notifying_bucket_arns=[bucket_arn(names["raw"])],
             protect=settings.protect,
             tags=tags,
         ),
@@ -49,7 +53,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         prefix,
         DocumentStoreArgs(spec=table, kms_key_arn=key.key_arn, protect=settings.protect, tags=tags),
     )
-    specs = settings.buckets()
     buckets = DocumentBuckets(
         prefix,
         DocumentBucketsArgs(
@@ -86,15 +89,29 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             tags=tags,
         ),
     )
-    names = {spec.purpose: spec.name for spec in specs}
-    job_env = JobSettings(
-        stage=settings.stage,
-        table_name=table.name,
-        index_name=table.index_name,
-        raw_bucket=names["raw"],
-        processed_bucket=names["processed"],
-        reports_bucket=names["reports"],
-    ).env()
+    arrivals = Arrivals(
+        f"{prefix}-arrivals",
+        ArrivalsArgs(
+            spec=settings.arrivals(),
+            raw_bucket_name=buckets.bucket_names["raw"],
+            raw_bucket_arn=buckets.bucket_arns["raw"],
+            account_id=account_id,
+            kms_key_arn=key.key_arn,
+            alarm_topic_arn=alerts.topic_arn,
+            tags=tags,
+        ),
+    )
+    job_env = arrivals.queue_url.apply(
+        lambda url: JobSettings(
+            stage=settings.stage,
+            table_name=table.name,
+            index_name=table.index_name,
+            raw_bucket=names["raw"],
+            processed_bucket=names["processed"],
+            reports_bucket=names["reports"],
+            arrivals_queue_url=url,
+        ).env()
+    )
     jobs = BatchJobs(
         prefix,
         BatchJobsArgs(
@@ -104,6 +121,8 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             kms_key_arn=key.key_arn,
             table_arn=store.table_arn,
             bucket_arns=buckets.bucket_arns,
+            arrivals_queue_arn=arrivals.queue_arn,
+            arrivals_dead_letter_queue_arn=arrivals.dead_letter_queue_arn,
             job_environment=job_env,
             subnet_ids=settings.subnet_ids,
             security_group_ids=settings.security_group_ids,
@@ -113,7 +132,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             image_tag=settings.image_tag,
             ocr_engine=settings.ocr_engine,
             fargate_spot=settings.fargate_spot,
-            shard_count=settings.shard_count,
+            ingest_tasks=settings.ingest_tasks,
             ingest_schedule=settings.ingest_schedule,
             reconcile_schedule=settings.reconcile_schedule,
             schedule_timezone=settings.schedule_timezone,
@@ -147,6 +166,8 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "repairTaskDefinitionArn": jobs.task_definition_arns["repair"],
         "jobRepositoryUrl": jobs.repository_url,
         "scheduleNames": jobs.schedule_names,
+        "arrivalsQueueUrl": arrivals.queue_url,
+        "arrivalsDeadLetterQueueUrl": arrivals.dead_letter_queue_url,
         "statusEventsQueueUrl": events.queue_url,
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,

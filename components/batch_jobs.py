@@ -1,7 +1,8 @@
 """BatchJobs: the ECS cluster, the ingest, reconcile and repair Fargate tasks, their nightly schedules.
 
-EventBridge Scheduler starts N ingest shards (each with SHARD_INDEX/SHARD_COUNT overrides) and,
-later, one reconcile. Reconcile is an audit that cannot write the table; `reconcile --repair`
+EventBridge Scheduler starts N ingest tasks that drain the one arrival queue together (SQS spreads
+the messages; a full `--backfill` sweep is a one-off task, docs/deploy.md) and, later, one
+reconcile. Reconcile is an audit that cannot write the table; `reconcile --repair`
 runs as its own task definition with its own role (the audit's reads plus the conditional puts
 of its repairs), and the nightly schedule starts it unless the stack turns nightly repair off.
 Task and execution roles get policies from components.policies; the
@@ -13,7 +14,7 @@ tasks and undeliverable schedule invocations alarm to the alert topic.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -25,7 +26,7 @@ from components import policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
-from jobs.settings import ENV_OCR_ENGINE, ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
+from jobs.settings import ENV_OCR_ENGINE, JOB_ENV_VARS
 
 CONTAINER_NAME = "job"
 SCRATCH_VOLUME = "scratch"
@@ -52,7 +53,10 @@ class BatchJobsArgs:
     kms_key_arn: pulumi.Input[str]
     table_arn: pulumi.Input[str]
     bucket_arns: Mapping[str, pulumi.Input[str]]
-    job_environment: Mapping[str, str]
+    arrivals_queue_arn: pulumi.Input[str]
+    arrivals_dead_letter_queue_arn: pulumi.Input[str]
+    # JobSettings.env(): exactly JOB_ENV_VARS; an Output, as the queue URL is known only after it exists.
+    job_environment: pulumi.Input[Mapping[str, str]]
     subnet_ids: Sequence[str]
     security_group_ids: Sequence[str]
     alarm_topic_arn: pulumi.Input[str]
@@ -60,7 +64,8 @@ class BatchJobsArgs:
     image_tag: str | None = None
     assign_public_ip: bool = False
     fargate_spot: bool = False
-    shard_count: int = 1
+    # Ingest tasks the nightly schedule starts; they drain the one arrival queue together.
+    ingest_tasks: int = 1
     ingest_schedule: str = "cron(0 2 * * ? *)"
     reconcile_schedule: str = "cron(0 5 * * ? *)"
     schedule_timezone: str = "UTC"
@@ -117,21 +122,6 @@ def container_definition(
                 "max-buffer-size": "4m",
             },
         },
-    }
-
-
-def shard_overrides(index: int, count: int) -> dict[str, Any]:
-    """RunTask overrides for one ingest shard (Scheduler passes `input` as the overrides)."""
-    return {
-        "containerOverrides": [
-            {
-                "name": CONTAINER_NAME,
-                "environment": [
-                    {"name": ENV_SHARD_INDEX, "value": str(index)},
-                    {"name": ENV_SHARD_COUNT, "value": str(count)},
-                ],
-            }
-        ]
     }
 
 
@@ -256,10 +246,15 @@ class BatchJobs(pulumi.ComponentResource):
             reports_bucket_arn=args.bucket_arns["reports"],
             key_arn=args.kms_key_arn,
         )
-        builders = {
-            "ingest": partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
-            "reconcile": policies.reconcile_task_policy,
-            "repair": policies.repair_task_policy,
+        # Each job's policy builder and the Outputs it takes beyond the shared ones.
+        queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
+        builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, pulumi.Input[str]]]] = {
+            "ingest": (
+                partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
+                {**queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
+            ),
+            "reconcile": (policies.reconcile_task_policy, {}),
+            "repair": (policies.repair_task_policy, queue),
         }
         task_roles: dict[str, aws.iam.Role] = {}
         task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
@@ -268,7 +263,7 @@ class BatchJobs(pulumi.ComponentResource):
             aws.iam.RolePolicy(
                 f"{name}-{job}-task-policy",
                 role=role.id,
-                policy=json_document(builders[job], **task_policy_inputs),
+                policy=json_document(builders[job][0], **task_policy_inputs, **builders[job][1]),
                 opts=child(self),
             )
             task_roles[job] = role
@@ -287,7 +282,7 @@ class BatchJobs(pulumi.ComponentResource):
                 task_role_arn=role.arn,
                 volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
                 container_definitions=pulumi.Output.all(
-                    image=image, log_group=log_groups[job].name
+                    image=image, log_group=log_groups[job].name, environment=args.job_environment
                 ).apply(
                     lambda v, job=job: json.dumps(
                         [
@@ -296,7 +291,7 @@ class BatchJobs(pulumi.ComponentResource):
                                 image=v["image"],
                                 log_group=v["log_group"],
                                 region=args.region,
-                                environment=args.job_environment,
+                                environment=v["environment"],
                                 ocr_engine=args.ocr_engine if job == "ingest" else None,
                             )
                         ]
@@ -353,23 +348,20 @@ class BatchJobs(pulumi.ComponentResource):
         )
         schedules = [
             target(
-                f"ingest-shard-{i}",
-                f"{self._prefix}-ingest-{i}",
+                "ingest",
+                f"{self._prefix}-ingest",
                 args.ingest_schedule,
                 task_definitions["ingest"],
-                overrides=shard_overrides(i, args.shard_count),
-            )
-            for i in range(args.shard_count)
-        ]
-        schedules.append(
+                task_count=args.ingest_tasks,
+            ),
             target(
                 "reconcile",
                 f"{self._prefix}-reconcile",
                 args.reconcile_schedule,
                 task_definitions[nightly_reconcile],
-                overrides=None,
-            )
-        )
+                task_count=1,
+            ),
+        ]
         return schedules, dlq
 
     def _alarms(
@@ -454,7 +446,7 @@ class BatchJobs(pulumi.ComponentResource):
         cluster: aws.ecs.Cluster,
         role: aws.iam.Role,
         dlq: aws.sqs.Queue,
-        overrides: dict[str, Any] | None,
+        task_count: int,
         depends_on: list[pulumi.Resource],
     ) -> aws.scheduler.Schedule:
         args = self._args
@@ -482,10 +474,9 @@ class BatchJobs(pulumi.ComponentResource):
             target=aws.scheduler.ScheduleTargetArgs(
                 arn=cluster.arn,
                 role_arn=role.arn,
-                input=json.dumps(overrides) if overrides else None,
                 ecs_parameters=aws.scheduler.ScheduleTargetEcsParametersArgs(
                     task_definition_arn=task_definition.arn,
-                    task_count=1,
+                    task_count=task_count,
                     platform_version="LATEST",
                     network_configuration=aws.scheduler.ScheduleTargetEcsParametersNetworkConfigurationArgs(
                         subnets=list(args.subnet_ids),

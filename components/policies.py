@@ -128,14 +128,27 @@ def assume_role_policy(service: str, account_id: str) -> Policy:
 
 
 # --- KMS -----------------------------------------------------------------------------------
-def data_key_policy(account_id: str, region: str) -> Policy:
+def data_key_policy(account_id: str, region: str, notifying_bucket_arns: Sequence[str] = ()) -> Policy:
     """The stack's data key: the account administers it; services that encrypt for us may use it.
 
     CloudWatch Logs encrypts log groups itself (scoped by encryption context to this account's
-    groups); CloudWatch alarms and EventBridge publish to the KMS-encrypted alarm topic.
+    groups); CloudWatch alarms and EventBridge publish to the KMS-encrypted alarm topic; S3 sends
+    the notifications of `notifying_bucket_arns` to the KMS-encrypted arrival queue, which takes
+    a data key (GenerateDataKey) and, for SQS, Decrypt, on behalf of those buckets only.
     """
     root = {"AWS": f"arn:aws:iam::{account_id}:root"}
     source = {"StringEquals": {"aws:SourceAccount": account_id}}
+    statements = []
+    if notifying_bucket_arns:
+        statements.append(
+            statement(
+                "S3NotifiesEncryptedQueue",
+                KMS_ENCRYPT,
+                "*",
+                principal={"Service": "s3.amazonaws.com"},
+                condition={**source, "ArnLike": {"aws:SourceArn": list(notifying_bucket_arns)}},
+            )
+        )
     return document(
         statement("AccountAdministersAndDelegates", KMS_ACCOUNT_ACTIONS, "*", principal=root),
         statement(
@@ -158,6 +171,7 @@ def data_key_policy(account_id: str, region: str) -> Policy:
             principal={"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
             condition=source,
         ),
+        *statements,
     )
 
 
@@ -258,15 +272,31 @@ def ingest_task_policy(
     processed_bucket_arn: str,
     reports_bucket_arn: str,
     key_arn: str,
+    arrivals_queue_arn: str,
+    arrivals_dead_letter_queue_arn: str,
     textract: bool = False,
 ) -> Policy:
-    """List and read raw/, write result.json (tagged with its retention) and the run summary,
-    read items in batches and write them with conditional puts (TransactWriteItems of Puts).
+    """Drain the arrival queue (or sweep raw/ with --backfill), read raw objects, write result.json
+    (tagged with its retention) and the run summary, read items in batches and write them with
+    conditional puts (TransactWriteItems of Puts).
 
-    With `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
+    The drain receives, deletes and re-times messages of the arrival queue only, and reads the
+    depth of it and of its dead-letter queue (found by name) for the run summary. With
+    `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
     """
     statements = [
-        _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
+        statement(
+            "DrainArrivals",
+            ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"],
+            [arrivals_queue_arn],
+        ),
+        statement(
+            "CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [arrivals_dead_letter_queue_arn]
+        ),
+        # The backfill lists raw/; and S3 answers 404 for an object deleted before the drain reads
+        # it only to a caller that may list the bucket (403 otherwise, which would read as a
+        # refusal, not as a deleted upload). That check carries no s3:prefix: no condition here.
+        statement("ListRaw", ["s3:ListBucket"], [raw_bucket_arn]),
         statement("ReadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement(
             "WriteResults",
@@ -317,13 +347,34 @@ def reconcile_task_policy(
 
 
 def repair_task_policy(
-    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+    *,
+    table_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    reports_bucket_arn: str,
+    key_arn: str,
+    arrivals_queue_arn: str,
 ) -> Policy:
     """The audit plus its safe repairs: read an item again and put it back conditionally
-    (TransactWriteItems of Puts guarded by the version the snapshot saw)."""
+    (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
+    objects back to the arrival queue so the next drain takes them."""
     return document(
         *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
+    )
+
+
+def arrivals_queue_policy(queue_arn: str, bucket_arn: str, account_id: str) -> Policy:
+    """Only the raw bucket, in this account, may send its event notifications to the queue."""
+    return document(
+        statement(
+            "RawBucketNotifies",
+            ["sqs:SendMessage"],
+            [queue_arn],
+            principal={"Service": "s3.amazonaws.com"},
+            condition={"ArnEquals": {"aws:SourceArn": bucket_arn}, "StringEquals": {"aws:SourceAccount": account_id}},
+        )
     )
 
 

@@ -16,7 +16,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from jobs.contract import BucketSpec, LifecycleSpec, ObjectLockSpec, TableSpec, bucket_specs, layout, table_spec
+from jobs.contract import (
+    BucketSpec,
+    LifecycleSpec,
+    ObjectLockSpec,
+    QueueSpec,
+    TableSpec,
+    bucket_specs,
+    layout,
+    queue_spec,
+    table_spec,
+)
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -77,7 +87,9 @@ class StackSettings(BaseModel):
     ingest_schedule: str = "cron(0 2 * * ? *)"
     reconcile_schedule: str = "cron(0 5 * * ? *)"
     schedule_timezone: str = "UTC"
-    shard_count: int = Field(default=4, ge=1, le=64)
+    # Ingest tasks the nightly schedule starts: they drain the one arrival queue together (SQS
+    # spreads the messages). RunTask starts at most 10 tasks per call.
+    ingest_tasks: int = Field(default=4, ge=1, le=10)
     schedule_retry_attempts: int = Field(default=2, ge=0, le=185)
     schedule_max_event_age_seconds: int = Field(default=3600, ge=60, le=86400)
     # The nightly reconcile runs with --repair (its own task definition and role, which may put
@@ -206,6 +218,9 @@ class StackSettings(BaseModel):
 
     def table(self) -> TableSpec:
         return table_spec(self.stage)
+
+    def arrivals(self) -> QueueSpec:
+        return queue_spec(self.stage)
 
     def buckets(self) -> list[BucketSpec]:
         lifecycle = self.lifecycle()

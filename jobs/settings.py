@@ -38,7 +38,7 @@ ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
 # The settings the ECS task definitions pass and `local up` exports, in one list.
-JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET)
+JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET, ENV_ARRIVALS_QUEUE_URL)
 
 
 def _default_ocr_engine(env: Mapping[str, str]) -> str:
@@ -166,4 +166,5 @@ class JobSettings(BaseModel):
             ENV_RAW_BUCKET: self.raw_bucket,
             ENV_PROCESSED_BUCKET: self.processed_bucket,
             ENV_REPORTS_BUCKET: self.reports_bucket,
+            ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
         }

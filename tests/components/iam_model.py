@@ -55,10 +55,16 @@ def _object(bucket: str, key: str) -> str:
     return f"arn:aws:s3:::{bucket}/{key}"
 
 
-def _s3_read(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+def _s3_read(p: Mapping[str, Any], _: Arns, outcome: Mapping[str, Any]) -> list[Permission]:
     # GetObject and HeadObject are both s3:GetObject; a specific version needs GetObjectVersion.
     action = "s3:GetObjectVersion" if p.get("VersionId") else "s3:GetObject"
-    return [Permission(action, _object(p["Bucket"], p["Key"]))]
+    needed = [Permission(action, _object(p["Bucket"], p["Key"]))]
+    if outcome.get("status") == 404:
+        # S3 answers 404 for a missing key only to a caller that may list the bucket, 403
+        # AccessDenied otherwise (GetObject/HeadObject API reference): the job could not tell a
+        # deleted object from a refused read. That ListBucket request carries no s3:prefix.
+        needed.append(Permission("s3:ListBucket", f"arn:aws:s3:::{p['Bucket']}"))
+    return needed
 
 
 def _s3_put(p: Mapping[str, Any], _: Arns) -> list[Permission]:
@@ -132,7 +138,11 @@ def _textract(action: str, location: str | None) -> Callable[[Mapping[str, Any],
 
 def _queue(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permission]]:
     def needed(p: Mapping[str, Any], arns: Arns) -> list[Permission]:
-        return [Permission(action, arns.queue(p["QueueUrl"]))]
+        if "QueueUrl" in p:
+            return [Permission(action, arns.queue(p["QueueUrl"]))]
+        # GetQueueUrl names the queue (and its owner) instead.
+        account = p.get("QueueOwnerAWSAccountId") or arns.account
+        return [Permission(action, f"arn:aws:sqs:{arns.region}:{account}:{p['QueueName']}")]
 
     return needed
 
@@ -156,9 +166,12 @@ def _export(p: Mapping[str, Any], _: Arns) -> list[Permission]:
     ]
 
 
-OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permission]]] = {
+# Operations whose permissions depend on the answer as well as the request.
+OUTCOME_AWARE: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns, Mapping[str, Any]], list[Permission]]] = {
     ("s3", "GetObject"): _s3_read,
     ("s3", "HeadObject"): _s3_read,
+}
+OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permission]]] = {
     ("s3", "PutObject"): _s3_put,
     ("s3", "ListObjectsV2"): _s3_list,
     ("dynamodb", "GetItem"): _table_or_index("dynamodb:GetItem"),
@@ -180,6 +193,7 @@ OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permi
     ("sqs", "SendMessage"): _queue("sqs:SendMessage"),
     ("sqs", "SendMessageBatch"): _queue("sqs:SendMessage"),
     ("sqs", "GetQueueAttributes"): _queue("sqs:GetQueueAttributes"),
+    ("sqs", "GetQueueUrl"): _queue("sqs:GetQueueUrl"),
     ("athena", "StartQueryExecution"): _workgroup("athena:StartQueryExecution"),
     ("athena", "GetQueryExecution"): _workgroup("athena:GetQueryExecution"),
     ("athena", "GetQueryResults"): _workgroup("athena:GetQueryResults"),
@@ -194,6 +208,9 @@ class UnmappedOperationError(AssertionError):
 def permissions(calls: Iterable[Call], arns: Arns) -> set[Permission]:
     needed: set[Permission] = set()
     for call in calls:
+        if (call.service, call.operation) in OUTCOME_AWARE:
+            needed.update(OUTCOME_AWARE[(call.service, call.operation)](call.params, arns, call.outcome))
+            continue
         rule = OPERATIONS.get((call.service, call.operation))
         if rule is None:
             raise UnmappedOperationError(f"{call.service}.{call.operation} is not in iam_model.OPERATIONS")

@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import boto3
 import polars as pl
 import pytest
 from botocore.stub import Stubber
@@ -34,7 +35,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 
 def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     """The backfill sweep: new documents (good and failing), a rerun that skips them all, a
-    re-upload, a dry run, and scans through Textract (stubbed: there is no emulator)."""
+    re-upload, a dry run, and scans through Textract (stubbed: there is no emulator); then the
+    nightly drain of the arrival queue (see `_drain`)."""
     s3, raw = stack.s3(), stack.settings.raw_bucket
     docs = list(generate(2, 8, bad_ratio=0.25, seed=21))
     upload(s3, raw, docs)
@@ -72,7 +74,31 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
             stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]})
             assert sweep(settings).processed == 1
             stub.assert_no_pending_responses()
+        _drain(stack, quick)
+    drained = {c.operation for c in calls if c.service == "sqs"}
+    assert drained == {"ReceiveMessage", "DeleteMessageBatch", "ChangeMessageVisibilityBatch", "GetQueueAttributes", "GetQueueUrl"}
     return calls
+
+
+def _drain(stack: Any, settings: Any) -> None:
+    """The drain, on what S3 itself queued: messages for objects the sweeps already did (skipped
+    and deleted), new uploads, an upload deleted before the drain reads it (a 404), a malformed
+    message, and a run stopped at --max-docs that hands its unread messages back."""
+    s3, raw = stack.s3(), stack.settings.raw_bucket
+    upload(s3, raw, generate(2, 6, bad_ratio=0, seed=23))
+    gone = layout.raw_key("u4", "gone", "invoice.xml")
+    s3.put_object(Bucket=raw, Key=gone, Body=b"<Invoice/>")
+    s3.delete_object(Bucket=raw, Key=gone)
+    boto3.client("sqs", endpoint_url=stack.endpoints.sqs).send_message(QueueUrl=settings.arrivals_queue_url, MessageBody="{not json")
+
+    def drain(**options: Any) -> Any:
+        return IngestRun(settings, IngestOptions(idle_seconds=1, **options)).execute()
+
+    first = drain(max_docs=2)
+    assert first.mode == "drain" and first.processed == 2
+    rest = drain()
+    # The six new uploads and the deleted one (settled as a DELETED tombstone); the rest skipped.
+    assert first.processed + rest.processed == 7 and rest.statuses.get("DELETED") == 1, (rest.statuses, rest.messages)
 
 
 def _seed_for_reconcile(stack: Any) -> dict[str, Any]:

@@ -11,19 +11,20 @@ import pytest
 from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
-from jobs.contract import LifecycleSpec, layout, table_spec
-from jobs.settings import ENV_OCR_ENGINE, ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
+from jobs.contract import LifecycleSpec, layout, queue_spec, table_spec
+from jobs.settings import ENV_ARRIVALS_QUEUE_URL, ENV_OCR_ENGINE, JOB_ENV_VARS
 from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
 
-# Resource count per component type in the dev stack (4 shards, own ECR repo, own topic + email,
-# three jobs: ingest, reconcile, repair).
+# Resource count per component type in the dev stack (own ECR repo, own topic + email, three
+# jobs: ingest, reconcile, repair; one ingest schedule however many tasks it starts).
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 2,
     "docuflow:document_store:DocumentStore": 1,
     "docuflow:document_buckets:DocumentBuckets": 33,
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
-    "docuflow:batch_jobs:BatchJobs": 29,
+    "docuflow:arrivals:Arrivals": 5,
+    "docuflow:batch_jobs:BatchJobs": 26,
 }
 
 
@@ -165,6 +166,51 @@ def test_pipe_role_is_least_privilege(dev: ProgramRun) -> None:
     assert trust["Statement"][0]["Principal"] == {"Service": "pipes.amazonaws.com"}
 
 
+# --- Arrivals --------------------------------------------------------------------------------
+def test_arrival_queue_is_the_contracts_queue_spec(dev: ProgramRun) -> None:
+    spec = queue_spec("dev")
+    queue = dev.named("docuflow-dev-arrivals-queue").inputs
+    dlq = dev.named("docuflow-dev-arrivals-dlq").inputs
+    assert (queue["name"], dlq["name"]) == (spec.name, spec.dead_letter_name)
+    assert queue["visibilityTimeoutSeconds"] == spec.visibility_timeout_seconds
+    assert queue["receiveWaitTimeSeconds"] == spec.receive_wait_seconds
+    assert queue["messageRetentionSeconds"] == dlq["messageRetentionSeconds"] == spec.retention_seconds == 14 * 86400
+    dlq_arn = f"arn:aws:sqs:eu-west-1:123456789012:{spec.dead_letter_name}"
+    assert json.loads(queue["redrivePolicy"]) == json.loads(spec.redrive_policy(dlq_arn))
+    for q in (queue, dlq):
+        assert q["kmsMasterKeyId"] == dev.one("aws:dynamodb/table:Table").inputs["serverSideEncryption"]["kmsKeyArn"]
+    (alarm,) = [a for a in dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm") if a.name == "docuflow-dev-arrivals-dlq-alarm"]
+    assert alarm.inputs["dimensions"] == {"QueueName": spec.dead_letter_name}
+    assert (alarm.inputs["metricName"], alarm.inputs["threshold"]) == ("ApproximateNumberOfMessagesVisible", 0)
+
+
+def test_only_the_raw_bucket_notifies_the_queue_and_only_for_raw(dev: ProgramRun) -> None:
+    spec = queue_spec("dev")
+    raw_arn = f"arn:aws:s3:::{layout.bucket_name('dev', 'raw')}"
+    (policy,) = json.loads(dev.one("aws:sqs/queuePolicy:QueuePolicy").inputs["policy"])["Statement"]
+    assert policy["Principal"] == {"Service": "s3.amazonaws.com"} and policy["Action"] == ["sqs:SendMessage"]
+    assert policy["Condition"] == {
+        "ArnEquals": {"aws:SourceArn": raw_arn}, "StringEquals": {"aws:SourceAccount": "123456789012"}
+    }
+    notification = dev.one("aws:s3/bucketNotification:BucketNotification")
+    assert notification.inputs["bucket"] == layout.bucket_name("dev", "raw")
+    (target,) = notification.inputs["queues"]
+    assert target["events"] == list(spec.events) and target["filterPrefix"] == spec.filter_prefix == layout.RAW_PREFIX
+    assert target["queueArn"].endswith(f":{spec.name}")
+    # The key lets S3 encrypt those notifications, for the raw bucket of this account only.
+    key = json.loads(dev.one("aws:kms/key:Key").inputs["policy"])
+    (s3,) = [s for s in key["Statement"] if s["Principal"] == {"Service": "s3.amazonaws.com"}]
+    assert set(s3["Action"]) == {"kms:GenerateDataKey", "kms:Decrypt"}
+    assert s3["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}, "ArnLike": {"aws:SourceArn": [raw_arn]}}
+
+
+def test_jobs_get_the_queue_url_in_their_environment(dev: ProgramRun) -> None:
+    url = f"https://sqs.eu-west-1.amazonaws.com/123456789012/{queue_spec('dev').name}"
+    for job in ("ingest", "reconcile", "repair"):
+        env = {e["name"]: e["value"] for e in _container(dev, job)["environment"]}
+        assert env[ENV_ARRIVALS_QUEUE_URL] == url, job
+
+
 # --- BatchJobs -----------------------------------------------------------------------------
 def _container(run: ProgramRun, job: str) -> dict:
     (td,) = [t for t in run.of_type("aws:ecs/taskDefinition:TaskDefinition") if t.inputs["family"].endswith(job)]
@@ -207,20 +253,16 @@ def test_ecr_repository_scans_and_is_immutable(dev: ProgramRun) -> None:
     assert repo["imageScanningConfiguration"] == {"scanOnPush": True}
 
 
-def test_ingest_fans_out_to_shards_then_reconcile(dev: ProgramRun) -> None:
+def test_ingest_tasks_drain_one_queue_then_reconcile(dev: ProgramRun) -> None:
     schedules = dev.of_type("aws:scheduler/schedule:Schedule")
-    assert len(schedules) == 4 + 1
-    ingest = [s for s in schedules if "-ingest-" in s.inputs["name"]]
-    assert len(ingest) == 4
-    for index, s in enumerate(sorted(ingest, key=lambda s: s.inputs["name"])):
-        assert s.inputs["scheduleExpression"] == "cron(0 2 * * ? *)"
-        assert s.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
-        overrides = json.loads(s.inputs["target"]["input"])
-        (container,) = overrides["containerOverrides"]
-        assert container["name"] == batch_jobs.CONTAINER_NAME
-        env = {e["name"]: e["value"] for e in container["environment"]}
-        assert env == {ENV_SHARD_INDEX: str(index), ENV_SHARD_COUNT: "4"}
-        assert s.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-dev-ingest:1")
+    assert sorted(s.inputs["name"] for s in schedules) == ["docuflow-dev-ingest", "docuflow-dev-reconcile"]
+    (ingest,) = [s for s in schedules if s.inputs["name"] == "docuflow-dev-ingest"]
+    assert ingest.inputs["scheduleExpression"] == "cron(0 2 * * ? *)"
+    assert ingest.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
+    ecs = ingest.inputs["target"]["ecsParameters"]
+    # ingestTasks tasks, all running the drain (the default mode): no shard overrides.
+    assert ecs["taskCount"] == 4 and "input" not in ingest.inputs["target"]
+    assert ecs["taskDefinitionArn"].endswith("docuflow-dev-ingest:1")
     (reconcile,) = [s for s in schedules if s.inputs["name"].endswith("-reconcile")]
     assert reconcile.inputs["scheduleExpression"] == "cron(0 5 * * ? *)"
     assert "input" not in reconcile.inputs["target"]
@@ -263,7 +305,7 @@ def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramR
 
 def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     alarms = dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
-    assert len(alarms) == 2
+    assert len(alarms) == 3  # the schedule, status-events and arrival dead-letter queues
     topic_arn = "arn:aws:sns:eu-west-1:123456789012:docuflow-dev-topic-1a2b3c"
     for alarm in alarms:
         assert alarm.inputs["metricName"] == "ApproximateNumberOfMessagesVisible"
@@ -296,7 +338,7 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
     names = [
         "tableName", "tableArn", "tableStreamArn", "statusIndexName", "rawBucketName",
         "processedBucketName", "reportsBucketName", "clusterArn", "ingestTaskDefinitionArn",
-        "reconcileTaskDefinitionArn", "scheduleNames", "statusEventsQueueUrl",
+        "reconcileTaskDefinitionArn", "scheduleNames", "statusEventsQueueUrl", "arrivalsQueueUrl",
         "scheduleDeadLetterQueueUrl",
     ]
 
@@ -312,7 +354,8 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
         assert got["clusterArn"] == "arn:aws:ecs:eu-west-1:123456789012:cluster/docuflow-dev-jobs"
         assert str(got["ingestTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-ingest:1")
         assert str(got["reconcileTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-reconcile:1")
-        assert got["scheduleNames"] == [f"docuflow-dev-ingest-{i}" for i in range(4)] + ["docuflow-dev-reconcile"]
+        assert got["scheduleNames"] == ["docuflow-dev-ingest", "docuflow-dev-reconcile"]
+        assert got["arrivalsQueueUrl"] == f"https://sqs.eu-west-1.amazonaws.com/123456789012/{queue_spec('dev').name}"
         assert str(got["statusEventsQueueUrl"]).startswith("https://sqs.eu-west-1.amazonaws.com/123456789012/")
         assert str(got["scheduleDeadLetterQueueUrl"]).startswith("https://sqs.")
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from components import policies
-from jobs.contract import layout
+from jobs.contract import layout, queue_spec
 from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
 from tests.components.iam_scenarios import ingest_calls, reconcile_calls
 from tests.components.program import ProgramRun
@@ -83,7 +83,13 @@ def assert_reports_bucket_admits(needed: set[Permission], settings: Any, role: s
 # --- the roles -----------------------------------------------------------------------------------
 def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     needed = permissions(ingest_calls(stack, corpus, monkeypatch), ARNS)
-    policy = policies.ingest_task_policy(**_role_inputs(stack.settings), textract=True)
+    queue = ARNS.queue(stack.settings.arrivals_queue_url)
+    policy = policies.ingest_task_policy(
+        **_role_inputs(stack.settings),
+        arrivals_queue_arn=queue,
+        arrivals_dead_letter_queue_arn=ARNS.queue(queue_spec(stack.settings.stage).dead_letter_name),
+        textract=True,
+    )
     assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(), pending={})
     assert_reports_bucket_admits(needed, stack.settings, "ingest-task-role")
 
@@ -94,13 +100,18 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     assert_grants_exactly(
         policies.reconcile_task_policy(**inputs), permissions(audit, ARNS), _aws_only_for_sse_kms(), pending={}
     )
+    queue = ARNS.queue(stack.settings.arrivals_queue_url)
     assert_grants_exactly(
-        policies.repair_task_policy(**inputs), permissions(repair, ARNS), _aws_only_for_sse_kms(), pending={}
+        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue),
+        permissions(repair, ARNS),
+        _aws_only_for_sse_kms(),
+        pending={("sqs:SendMessage", queue): "issue 15: repair re-queues UNPROCESSED_RAW (the reconcile engineer's change)"},
     )
     for role, calls in (("reconcile-task-role", audit), ("repair-task-role", repair)):
         assert_reports_bucket_admits(permissions(calls, ARNS), stack.settings, role)
     # The audit role may not write the table: the repair's puts are exactly what it lacks.
     lacking = {p.action for p in permissions(repair, ARNS) if not allowed(policies.reconcile_task_policy(**inputs), p)}
+    lacking -= {"sqs:SendMessage"}  # once repair re-queues
     assert lacking == {"dynamodb:GetItem", "dynamodb:PutItem"}
 
 
@@ -138,10 +149,15 @@ def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
 
 
 # --- the program attaches these builders ------------------------------------------------------------
+_DEV_QUEUE = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').name}"
+_DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name}"
+
+
 @pytest.mark.parametrize(("job", "builder"), [
-    ("ingest", lambda a: policies.ingest_task_policy(**a, textract=True)),  # dev: ocrEngine textract
+    ("ingest", lambda a: policies.ingest_task_policy(  # dev: ocrEngine textract
+        **a, textract=True, arrivals_queue_arn=_DEV_QUEUE, arrivals_dead_letter_queue_arn=_DEV_DLQ)),
     ("reconcile", lambda a: policies.reconcile_task_policy(**a)),
-    ("repair", lambda a: policies.repair_task_policy(**a)),
+    ("repair", lambda a: policies.repair_task_policy(**a, arrivals_queue_arn=_DEV_QUEUE)),
 ])
 def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:
     (recorded,) = [r for r in dev.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-dev-{job}-task-policy"]

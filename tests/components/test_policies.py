@@ -23,6 +23,9 @@ ARNS = dict(
     reports_bucket_arn=REPORTS,
     key_arn=KEY,
 )
+QUEUE, DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals", f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals-dlq"
+INGEST = dict(ARNS, arrivals_queue_arn=QUEUE, arrivals_dead_letter_queue_arn=DLQ)
+REPAIR = dict(ARNS, arrivals_queue_arn=QUEUE)
 
 
 def _allowed(policy: dict[str, Any], action: str) -> set[str]:
@@ -40,7 +43,7 @@ def _actions(policy: dict[str, Any]) -> set[str]:
 
 
 def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
-    p = policies.ingest_task_policy(**ARNS)
+    p = policies.ingest_task_policy(**INGEST)
     assert _allowed(p, "s3:GetObject") == {f"{RAW}/{layout.RAW_PREFIX}*"}
     assert _allowed(p, "s3:PutObject") == {
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
@@ -52,11 +55,17 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     assert _allowed(p, "dynamodb:PutItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
+    # The drain: the arrival queue only, and the depth of its dead-letter queue for the summary.
+    assert {a for a in _actions(p) if a.startswith("sqs:")} == {
+        "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes", "sqs:GetQueueUrl",
+    }
+    assert _allowed(p, "sqs:ReceiveMessage") == _allowed(p, "sqs:DeleteMessage") == {QUEUE}
+    assert _allowed(p, "sqs:GetQueueAttributes") == {QUEUE, DLQ} and _allowed(p, "sqs:GetQueueUrl") == {DLQ}
 
 
 def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_selected() -> None:
-    assert not any(a.startswith("textract:") for a in _actions(policies.ingest_task_policy(**ARNS)))
-    p = policies.ingest_task_policy(**ARNS, textract=True)
+    assert not any(a.startswith("textract:") for a in _actions(policies.ingest_task_policy(**INGEST)))
+    p = policies.ingest_task_policy(**INGEST, textract=True)
     textract = {a for a in _actions(p) if a.startswith("textract:")}
     assert textract == {"textract:AnalyzeExpense", "textract:StartExpenseAnalysis", "textract:GetExpenseAnalysis"}
     for action in textract:
@@ -83,16 +92,39 @@ def test_reconcile_audits_read_only_and_writes_only_its_report() -> None:
 
 def test_repair_is_the_audit_plus_conditional_puts_of_items() -> None:
     audit = policies.reconcile_task_policy(**ARNS)
-    repair = policies.repair_task_policy(**ARNS)
+    repair = policies.repair_task_policy(**REPAIR)
     assert audit["Statement"] == repair["Statement"][: len(audit["Statement"])]
-    assert _actions(repair) - _actions(audit) == {"dynamodb:GetItem", "dynamodb:PutItem"}
+    assert _actions(repair) - _actions(audit) == {"dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"}
     assert _allowed(repair, "dynamodb:PutItem") == {TABLE}
+    assert _allowed(repair, "sqs:SendMessage") == {QUEUE}  # UNPROCESSED_RAW back to the queue
 
 
-def test_list_bucket_is_confined_to_the_layout_prefixes() -> None:
-    p = policies.ingest_task_policy(**ARNS)
-    (stmt,) = [s for s in p["Statement"] if "s3:ListBucket" in s["Action"]]
-    assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RAW_PREFIX}*"]}}
+def test_arrival_queue_accepts_only_the_raw_bucket_of_this_account() -> None:
+    (stmt,) = policies.arrivals_queue_policy(QUEUE, RAW, ACCOUNT)["Statement"]
+    assert (stmt["Effect"], stmt["Principal"], stmt["Action"], stmt["Resource"]) == (
+        "Allow", {"Service": "s3.amazonaws.com"}, ["sqs:SendMessage"], [QUEUE]
+    )
+    assert stmt["Condition"] == {"ArnEquals": {"aws:SourceArn": RAW}, "StringEquals": {"aws:SourceAccount": ACCOUNT}}
+
+
+def test_key_policy_lets_s3_encrypt_notifications_only_for_the_buckets_named() -> None:
+    assert not any("s3.amazonaws.com" in str(s.get("Principal")) for s in policies.data_key_policy(ACCOUNT, "eu-west-1")["Statement"])
+    (s3,) = [
+        s for s in policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW])["Statement"]
+        if s.get("Principal") == {"Service": "s3.amazonaws.com"}
+    ]
+    assert s3["Action"] == ["kms:Decrypt", "kms:GenerateDataKey"]
+    assert s3["Condition"] == {"StringEquals": {"aws:SourceAccount": ACCOUNT}, "ArnLike": {"aws:SourceArn": [RAW]}}
+
+
+def test_listing_reports_is_confined_to_the_reconcile_prefix() -> None:
+    p = policies.reconcile_task_policy(**ARNS)
+    (stmt,) = [s for s in p["Statement"] if s["Sid"] == "ListReports"]
+    assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RECONCILIATION_PREFIX}*"]}}
+    # The ingest may list the raw bucket without a prefix condition: S3 tells it that a deleted
+    # upload is gone (404) only then; a prefix-conditioned grant would turn that into a 403.
+    (raw,) = [s for s in policies.ingest_task_policy(**INGEST)["Statement"] if s["Sid"] == "ListRaw"]
+    assert raw["Resource"] == [RAW] and "Condition" not in raw
 
 
 def test_scheduler_runs_only_our_tasks_on_our_cluster_and_passes_both_roles() -> None:
@@ -205,11 +237,12 @@ def _known(action: str) -> bool:
 def _all_actions() -> set[str]:
     actions: set[str] = set()
     pure = [
-        policies.ingest_task_policy(**ARNS),
-        policies.ingest_task_policy(**ARNS, textract=True),
+        policies.ingest_task_policy(**INGEST),
+        policies.ingest_task_policy(**INGEST, textract=True),
         policies.reconcile_task_policy(**ARNS),
-        policies.repair_task_policy(**ARNS),
-        policies.data_key_policy(ACCOUNT, "eu-west-1"),
+        policies.repair_task_policy(**REPAIR),
+        policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW]),
+        policies.arrivals_queue_policy(QUEUE, RAW, ACCOUNT),
         policies.alarm_topic_policy("t", ACCOUNT),
         policies.pipe_role_policy(stream_arn="s", queue_arn="q", dead_letter_queue_arn="d", key_arn=KEY),
         policies.execution_role_policy(log_group_arns=["lg"], key_arn=KEY, repository_arn="r"),
