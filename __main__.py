@@ -11,6 +11,7 @@ import pulumi_aws as aws
 
 from components.alerts import Alerts, AlertsArgs
 from components.arrivals import Arrivals, ArrivalsArgs
+from components.audit_catalog import AuditCatalog, AuditCatalogArgs
 from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
@@ -36,6 +37,8 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     account_id = aws.get_caller_identity_output().account_id
     specs = settings.buckets()
     names = {spec.purpose: spec.name for spec in specs}
+    audit_bucket = settings.audit_data_bucket_name()
+    inventoried = list(layout.GLUE_INVENTORY_TABLES) if audit_bucket else []
 
     key = DataKey(
         prefix,
@@ -44,6 +47,8 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             region=settings.region,
             alias=f"{prefix}-data",
             notifying_bucket_arns=[bucket_arn(names["raw"])],
+            # S3 Inventory encrypts its reports of these buckets with the key (Athena engine only).
+            inventoried_bucket_arns=[bucket_arn(names[p]) for p in inventoried],
             protect=settings.protect,
             tags=tags,
         ),
@@ -62,6 +67,8 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             cors_origins=settings.cors_origins,
             break_glass_role_arn=settings.break_glass_role_arn,
+            audit_data_bucket_name=audit_bucket,
+            audit_data_retention_days=settings.audit_data_retention_days,
             access_log_retention_days=settings.access_log_retention_days,
             noncurrent_expiration_days=settings.noncurrent_expiration_days,
             abort_multipart_days=settings.abort_multipart_days,
@@ -101,6 +108,25 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             tags=tags,
         ),
     )
+    catalog = (
+        AuditCatalog(
+            f"{prefix}-audit",
+            AuditCatalogArgs(
+                stage=settings.stage,
+                region=settings.region,
+                account_id=account_id,
+                source_buckets={p: names[p] for p in inventoried},
+                audit_bucket_name=audit_bucket,
+                audit_bucket_arn=buckets.bucket_arns[layout.AUDIT_DATA],
+                reports_bucket_name=names["reports"],
+                kms_key_arn=key.key_arn,
+                bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
+                tags=tags,
+            ),
+        )
+        if audit_bucket
+        else None
+    )
     job_env = arrivals.queue_url.apply(
         lambda url: JobSettings(
             stage=settings.stage,
@@ -131,6 +157,8 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             image_uri=settings.image_uri,
             image_tag=settings.image_tag,
             ocr_engine=settings.ocr_engine,
+            reconcile_engine=settings.reconcile_engine,
+            catalog_grants=catalog.grants if catalog else None,
             fargate_spot=settings.fargate_spot,
             ingest_tasks=settings.ingest_tasks,
             ingest_schedule=settings.ingest_schedule,
@@ -149,7 +177,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             tags=tags,
         ),
     )
-    return {
+    outputs: dict[str, pulumi.Input[object]] = {
         "tableName": store.table_name,
         "tableArn": store.table_arn,
         "tableStreamArn": store.stream_arn,
@@ -172,6 +200,13 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
     }
+    if catalog:
+        outputs |= {
+            "auditDataBucketName": buckets.bucket_names[layout.AUDIT_DATA],
+            "auditDatabaseName": catalog.database_name,
+            "athenaWorkgroupName": catalog.workgroup_name,
+        }
+    return outputs
 
 
 def main() -> None:

@@ -37,6 +37,15 @@ ENTRYPOINT = ["python", "-m", "jobs"]
 # Each job's command after the entrypoint; one task definition, role and log group per job.
 COMMANDS = {"ingest": ["ingest"], "reconcile": ["reconcile"], "repair": ["reconcile", "--repair"]}
 JOBS = tuple(COMMANDS)
+RECONCILE_ENGINES = ("polars", "athena")
+
+
+def job_command(job: str, reconcile_engine: str = "polars") -> list[str]:
+    """The job's command; the reconcile and its repair name the engine unless it is the default."""
+    if reconcile_engine not in RECONCILE_ENGINES:
+        raise ValueError(f"reconcile engine must be one of {RECONCILE_ENGINES}, not {reconcile_engine!r}")
+    engine = ["--engine", reconcile_engine] if job != "ingest" and reconcile_engine != "polars" else []
+    return [*COMMANDS[job], *engine]
 
 
 @dataclass
@@ -77,6 +86,10 @@ class BatchJobsArgs:
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
     ocr_engine: str = "textract"
+    # "athena": the reconcile and repair run with --engine athena, and their roles get the audit
+    # catalog's grants (AuditCatalog.grants, required then).
+    reconcile_engine: str = "polars"
+    catalog_grants: pulumi.Input[policies.CatalogArns] | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -91,7 +104,7 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
 
 def container_definition(
     *, job: str, image: str, log_group: str, region: str, environment: Mapping[str, str],
-    ocr_engine: str | None = None,
+    ocr_engine: str | None = None, reconcile_engine: str = "polars",
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs."""
     return {
@@ -99,7 +112,7 @@ def container_definition(
         "image": image,
         "essential": True,
         "entryPoint": ENTRYPOINT,
-        "command": COMMANDS[job],
+        "command": job_command(job, reconcile_engine),
         "user": JOB_USER,
         "readonlyRootFilesystem": True,
         "privileged": False,
@@ -162,6 +175,8 @@ class BatchJobs(pulumi.ComponentResource):
         self._prefix = layout.stage_prefix(args.stage)
         if args.ocr_engine not in ("textract", "local", "off"):
             raise ValueError(f"ocr_engine must be textract, local or off, not {args.ocr_engine!r}")
+        if (args.reconcile_engine == "athena") != (args.catalog_grants is not None):
+            raise ValueError("the athena reconcile engine needs the audit catalog's grants, and only it")
 
         cluster, capacity = self._cluster()
         execution_role, task_roles, task_definitions = self._task_definitions()
@@ -248,13 +263,14 @@ class BatchJobs(pulumi.ComponentResource):
         )
         # Each job's policy builder and the Outputs it takes beyond the shared ones.
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
-        builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, pulumi.Input[str]]]] = {
+        catalog = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
+        builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
             "ingest": (
                 partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
                 {**queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
             ),
-            "reconcile": (policies.reconcile_task_policy, {}),
-            "repair": (policies.repair_task_policy, queue),
+            "reconcile": (policies.reconcile_task_policy, catalog),
+            "repair": (policies.repair_task_policy, {**queue, **catalog}),
         }
         task_roles: dict[str, aws.iam.Role] = {}
         task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
@@ -293,6 +309,7 @@ class BatchJobs(pulumi.ComponentResource):
                                 region=args.region,
                                 environment=v["environment"],
                                 ocr_engine=args.ocr_engine if job == "ingest" else None,
+                                reconcile_engine=args.reconcile_engine,
                             )
                         ]
                     )

@@ -20,6 +20,8 @@ class DataKeyArgs:
     alias: str
     # Buckets whose event notifications S3 sends to a queue encrypted with this key.
     notifying_bucket_arns: list[str] = field(default_factory=list)
+    # Buckets whose S3 Inventory reports are encrypted with this key.
+    inventoried_bucket_arns: list[str] = field(default_factory=list)
     protect: bool = True
     deletion_window_days: int = 30
     tags: dict[str, str] = field(default_factory=dict)
@@ -42,6 +44,7 @@ class DataKey(pulumi.ComponentResource):
                 account_id=args.account_id,
                 region=args.region,
                 notifying_bucket_arns=args.notifying_bucket_arns,
+                inventoried_bucket_arns=args.inventoried_bucket_arns,
             ),
             tags=args.tags,
             opts=child(self, protect=args.protect),

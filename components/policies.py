@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from jobs.contract import layout
 
@@ -128,13 +128,19 @@ def assume_role_policy(service: str, account_id: str) -> Policy:
 
 
 # --- KMS -----------------------------------------------------------------------------------
-def data_key_policy(account_id: str, region: str, notifying_bucket_arns: Sequence[str] = ()) -> Policy:
+def data_key_policy(
+    account_id: str,
+    region: str,
+    notifying_bucket_arns: Sequence[str] = (),
+    inventoried_bucket_arns: Sequence[str] = (),
+) -> Policy:
     """The stack's data key: the account administers it; services that encrypt for us may use it.
 
     CloudWatch Logs encrypts log groups itself (scoped by encryption context to this account's
     groups); CloudWatch alarms and EventBridge publish to the KMS-encrypted alarm topic; S3 sends
     the notifications of `notifying_bucket_arns` to the KMS-encrypted arrival queue, which takes
-    a data key (GenerateDataKey) and, for SQS, Decrypt, on behalf of those buckets only.
+    a data key (GenerateDataKey) and, for SQS, Decrypt, on behalf of those buckets only; and S3
+    Inventory encrypts the reports of `inventoried_bucket_arns` with it (GenerateDataKey).
     """
     root = {"AWS": f"arn:aws:iam::{account_id}:root"}
     source = {"StringEquals": {"aws:SourceAccount": account_id}}
@@ -147,6 +153,16 @@ def data_key_policy(account_id: str, region: str, notifying_bucket_arns: Sequenc
                 "*",
                 principal={"Service": "s3.amazonaws.com"},
                 condition={**source, "ArnLike": {"aws:SourceArn": list(notifying_bucket_arns)}},
+            )
+        )
+    if inventoried_bucket_arns:
+        statements.append(
+            statement(
+                "S3EncryptsInventoryReports",
+                ["kms:GenerateDataKey"],
+                "*",
+                principal={"Service": "s3.amazonaws.com"},
+                condition={**source, "ArnLike": {"aws:SourceArn": list(inventoried_bucket_arns)}},
             )
         )
     return document(
@@ -258,6 +274,23 @@ def access_log_bucket_policy(
     )
 
 
+def audit_data_bucket_policy(audit_bucket_arn: str, inventoried_bucket_arns: Sequence[str], account_id: str) -> Policy:
+    """TLS only, and S3 Inventory may deliver the reports of our buckets under inventory/ only."""
+    return document(
+        _deny_insecure_transport(audit_bucket_arn),
+        statement(
+            "S3InventoryDelivery",
+            ["s3:PutObject"],
+            [objects(audit_bucket_arn, layout.INVENTORY_PREFIX)],
+            principal={"Service": "s3.amazonaws.com"},
+            condition={
+                "ArnLike": {"aws:SourceArn": list(inventoried_bucket_arns)},
+                "StringEquals": {"aws:SourceAccount": account_id},
+            },
+        ),
+    )
+
+
 # --- batch jobs ----------------------------------------------------------------------------
 def _use_data_key(key_arn: str) -> Statement:
     # SSE-KMS: S3 decrypts what the role reads and generates a data key for what it writes, with
@@ -337,12 +370,71 @@ def _reconcile_statements(
     ]
 
 
+class CatalogArns(TypedDict):
+    """What the Athena engine works on (AuditCatalog's resources)."""
+
+    audit_bucket_arn: str
+    workgroup_arn: str
+    glue_catalog_arn: str
+    glue_database_arn: str
+    glue_table_arns: list[str]
+
+
+ATHENA_QUERIES = (
+    "athena:StartQueryExecution",
+    "athena:GetQueryExecution",
+    "athena:GetQueryResults",
+    "athena:StopQueryExecution",
+)
+GLUE_READS = ("glue:GetDatabase", "glue:GetTable", "glue:GetPartitions")
+# Athena reads and writes S3 with the caller's permissions: its results location (multipart
+# writes, reads of results) and, for the source data, bucket location and listing.
+ATHENA_RESULT_OBJECTS = ("s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+# DynamoDB writes an export with the caller's permissions ("Requesting a table export").
+EXPORT_WRITES = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")
+
+
+def _catalog_statements(table_arn: str, reports_bucket_arn: str, catalog: CatalogArns) -> list[Statement]:
+    audit = catalog["audit_bucket_arn"]
+    data_prefixes = [layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX]
+    results = objects(reports_bucket_arn, layout.ATHENA_RESULTS_PREFIX)
+    return [
+        statement("QueryInWorkgroup", ATHENA_QUERIES, [catalog["workgroup_arn"]]),
+        statement(
+            "ReadCatalog",
+            GLUE_READS,
+            [catalog["glue_catalog_arn"], catalog["glue_database_arn"], *catalog["glue_table_arns"]],
+        ),
+        statement("ExportTable", ["dynamodb:ExportTableToPointInTime"], [table_arn]),
+        statement("DescribeExports", ["dynamodb:DescribeExport"], [f"{table_arn}/export/*"]),
+        statement("WriteExports", EXPORT_WRITES, [objects(audit, layout.DYNAMODB_EXPORTS_PREFIX)]),
+        statement("ReadAuditData", ["s3:GetObject"], [objects(audit, p) for p in data_prefixes]),
+        _list_prefixes("ListAuditData", audit, data_prefixes),
+        statement("LocateBuckets", ["s3:GetBucketLocation"], [audit, reports_bucket_arn]),
+        statement("QueryResults", ATHENA_RESULT_OBJECTS, [results]),
+        _list_prefixes("ListQueryResults", reports_bucket_arn, [layout.ATHENA_RESULTS_PREFIX]),
+        statement("ListQueryUploads", ["s3:ListBucketMultipartUploads"], [reports_bucket_arn]),
+    ]
+
+
 def reconcile_task_policy(
-    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+    *,
+    table_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    reports_bucket_arn: str,
+    key_arn: str,
+    catalog: CatalogArns | None = None,
 ) -> Policy:
-    """The audit: read the table and both data buckets; write only its own report."""
+    """The audit: read the table and both data buckets; write only its own report.
+
+    With `catalog` (docuflow:reconcileEngine athena): export the table for the run's point in
+    time, and run the rules as Athena queries in the stack's workgroup over the Glue tables of the
+    inventories and exports.
+    """
     return document(
-        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn)
+        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
+        *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
     )
 
 
@@ -354,12 +446,14 @@ def repair_task_policy(
     reports_bucket_arn: str,
     key_arn: str,
     arrivals_queue_arn: str,
+    catalog: CatalogArns | None = None,
 ) -> Policy:
     """The audit plus its safe repairs: read an item again and put it back conditionally
     (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
     objects back to the arrival queue so the next drain takes them."""
     return document(
         *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
+        *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
     )

@@ -107,6 +107,14 @@ class StackSettings(BaseModel):
     # Scans and plain PDFs in the ingest (DOCUFLOW_OCR_ENGINE): "textract" also grants the task
     # role Textract's AnalyzeExpense actions; "local" runs the image's tesseract; "off" fails them.
     ocr_engine: Literal["textract", "local", "off"] = "textract"
+    # The nightly reconcile's engine: "polars" reads the table and buckets live in one task;
+    # "athena" runs the same rules as Athena queries over daily S3 Inventory reports and a table
+    # export (the audit catalog is built, and the reconcile and repair roles may use it).
+    reconcile_engine: Literal["polars", "athena"] = "polars"
+    # With athena: how long inventory reports and exports stay in the audit-data bucket, and the
+    # most one query may scan (Athena cancels it beyond; bills per byte scanned).
+    audit_data_retention_days: int = Field(default=14, ge=2, le=365)
+    athena_bytes_scanned_cutoff: int = Field(default=1024**4, ge=10 * 1024**2)
 
     # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
     alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)
@@ -170,6 +178,7 @@ class StackSettings(BaseModel):
     @field_validator("bucket_names")
     @classmethod
     def _purposes(cls, value: dict[str, str]) -> dict[str, str]:
+        # The audit-data bucket keeps its contract name: the jobs find it from the stage.
         unknown = set(value) - {"raw", "processed", "reports", "access-logs"}
         if unknown:
             raise ValueError(f"unknown bucket purpose(s) {sorted(unknown)}")
@@ -229,6 +238,10 @@ class StackSettings(BaseModel):
             spec.model_copy(update={"lifecycle": lifecycle, "retention": retention})
             for spec in bucket_specs(self.stage, self.bucket_names)
         ]
+
+    def audit_data_bucket_name(self) -> str | None:
+        """The audit-data bucket, only when the Athena engine needs it."""
+        return layout.bucket_name(self.stage, layout.AUDIT_DATA) if self.reconcile_engine == "athena" else None
 
     def access_log_bucket_name(self) -> str:
         return self.bucket_names.get("access-logs") or layout.bucket_name(self.stage, "access-logs")

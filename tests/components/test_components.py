@@ -20,10 +20,11 @@ from tests.components.program import ProgramRun, as_list, policy_documents, run_
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 2,
     "docuflow:document_store:DocumentStore": 1,
-    "docuflow:document_buckets:DocumentBuckets": 33,
+    "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (Athena engine)
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
+    "docuflow:audit_catalog:AuditCatalog": 7,
     "docuflow:batch_jobs:BatchJobs": 26,
 }
 
@@ -71,7 +72,7 @@ def test_table_matches_the_contract(dev: ProgramRun) -> None:
 # --- DocumentBuckets -----------------------------------------------------------------------
 def test_bucket_names_follow_the_contract(dev: ProgramRun) -> None:
     names = {b.inputs["bucket"] for b in dev.of_type("aws:s3/bucket:Bucket")}
-    expected = {layout.bucket_name("dev", p) for p in ("raw", "processed", "reports", "access-logs")}
+    expected = {layout.bucket_name("dev", p) for p in ("raw", "processed", "reports", "access-logs", "audit-data")}
     assert names == expected
 
 
@@ -128,7 +129,7 @@ def test_log_bucket_accepts_only_s3_log_delivery_for_our_buckets(dev: ProgramRun
     (allow,) = [s for s in policy["Statement"] if s["Effect"] == "Allow"]
     assert allow["Principal"] == {"Service": "logging.s3.amazonaws.com"}
     assert set(allow["Condition"]["ArnLike"]["aws:SourceArn"]) == {
-        f"arn:aws:s3:::{layout.bucket_name('dev', p)}" for p in ("raw", "processed", "reports")
+        f"arn:aws:s3:::{layout.bucket_name('dev', p)}" for p in ("raw", "processed", "reports", "audit-data")
     }
 
 
@@ -199,7 +200,8 @@ def test_only_the_raw_bucket_notifies_the_queue_and_only_for_raw(dev: ProgramRun
     assert target["queueArn"].endswith(f":{spec.name}")
     # The key lets S3 encrypt those notifications, for the raw bucket of this account only.
     key = json.loads(dev.one("aws:kms/key:Key").inputs["policy"])
-    (s3,) = [s for s in key["Statement"] if s["Principal"] == {"Service": "s3.amazonaws.com"}]
+    (s3,) = [s for s in key["Statement"] if s["Sid"] == "S3NotifiesEncryptedQueue"]
+    assert s3["Principal"] == {"Service": "s3.amazonaws.com"}
     assert set(s3["Action"]) == {"kms:GenerateDataKey", "kms:Decrypt"}
     assert s3["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}, "ArnLike": {"aws:SourceArn": [raw_arn]}}
 
@@ -220,7 +222,12 @@ def _container(run: ProgramRun, job: str) -> dict:
 
 @pytest.mark.parametrize(
     ("job", "command"),
-    [("ingest", ["ingest"]), ("reconcile", ["reconcile"]), ("repair", ["reconcile", "--repair"])],
+    # dev sets docuflow:reconcileEngine athena: the reconcile and its repair name the engine.
+    [
+        ("ingest", ["ingest"]),
+        ("reconcile", ["reconcile", "--engine", "athena"]),
+        ("repair", ["reconcile", "--repair", "--engine", "athena"]),
+    ],
 )
 def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None:
     c = _container(dev, job)

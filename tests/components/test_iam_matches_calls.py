@@ -24,7 +24,7 @@ from components import policies
 from jobs.contract import layout, queue_spec
 from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
 from tests.components.iam_scenarios import ingest_calls, reconcile_calls
-from tests.components.program import ProgramRun
+from tests.components.program import ProgramRun, catalog_grants
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
 ARNS = Arns(REGION, ACCOUNT)
@@ -56,8 +56,7 @@ def _aws_only_for_sse_kms(reads: bool = True) -> dict[tuple[str, str], str]:
 def assert_grants_exactly(policy: Mapping[str, Any], needed: set[Permission], aws_only: Reasons, pending: Reasons) -> None:
     lacking = sorted((p.action, p.resource) for p in needed if not allowed(policy, p))
     assert not lacking, f"the role lacks what the job calls (denied on AWS): {lacking}"
-    called = {p.action for p in needed}
-    started = sorted(k for k in pending if k[0] in called)
+    started = sorted(k for k in pending if any(p.action == k[0] and matches(k[1], p.resource) for p in needed))
     assert not started, f"pending grants are now called; move them out of the pending list: {started}"
     granted = grants(policy)
     unused = sorted(
@@ -94,18 +93,57 @@ def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, m
     assert_reports_bucket_admits(needed, stack.settings, "ingest-task-role")
 
 
+def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
+    """The audit catalog's grants for this stage, split into what AWS uses on the role's behalf
+    (with the reason) and what the Athena engine will call (pending: issue 16, being written)."""
+    grants = catalog_grants(settings.stage, REGION, ACCOUNT)
+    audit, workgroup = grants["audit_bucket_arn"], grants["workgroup_arn"]
+    reports = f"arn:aws:s3:::{settings.reports_bucket}"
+    tables = grants["glue_table_arns"]
+    data = [f"{audit}/{p}*" for p in (layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX)]
+    exports, results = f"{audit}/{layout.DYNAMODB_EXPORTS_PREFIX}*", f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
+    aws_only = {
+        **{(a, r): "Athena looks the tables up in Glue with the caller's permissions"
+           for a in policies.GLUE_READS for r in (grants["glue_catalog_arn"], grants["glue_database_arn"], *tables)},
+        **{("s3:GetObject", r): "Athena reads the inventory and export data with the caller's permissions" for r in data},
+        ("s3:ListBucket", audit): "Athena lists the tables' locations (inventory/, exports/) with the caller's permissions",
+        **{("s3:GetBucketLocation", r): "Athena locates its source and result buckets" for r in (audit, reports)},
+        **{(a, results): "Athena writes (multipart) and reads back query results with the caller's permissions"
+           for a in policies.ATHENA_RESULT_OBJECTS},
+        ("s3:ListBucket", reports): "Athena lists its results prefix",
+        ("s3:ListBucketMultipartUploads", reports): "Athena manages the multipart uploads of its results",
+        **{(a, exports): "DynamoDB writes the export files with the caller's permissions" for a in policies.EXPORT_WRITES},
+    }
+    table = ARNS.table(settings.table_name)
+    pending = {
+        **{(a, workgroup): "issue 16: the athena engine's queries" for a in policies.ATHENA_QUERIES},
+        ("dynamodb:ExportTableToPointInTime", table): "issue 16: the run's table export",
+        ("dynamodb:DescribeExport", f"{table}/export/*"): "issue 16: waiting for the export",
+    }
+    return grants, aws_only, pending
+
+
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:  # noqa: ANN001
     audit, repair = reconcile_calls(stack, tmp_path)
     inputs = _role_inputs(stack.settings)
+    # With the Athena engine on, the roles' superset: the polars runs' calls, the catalog's
+    # grants AWS uses on the role's behalf, and those the athena engine will call.
+    grants, catalog_aws_only, catalog_pending = _catalog(stack.settings)
     assert_grants_exactly(
-        policies.reconcile_task_policy(**inputs), permissions(audit, ARNS), _aws_only_for_sse_kms(), pending={}
+        policies.reconcile_task_policy(**inputs, catalog=grants),
+        permissions(audit, ARNS),
+        {**_aws_only_for_sse_kms(), **catalog_aws_only},
+        catalog_pending,
     )
     queue = ARNS.queue(stack.settings.arrivals_queue_url)
     assert_grants_exactly(
-        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue),
+        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants),
         permissions(repair, ARNS),
-        _aws_only_for_sse_kms(),
-        pending={("sqs:SendMessage", queue): "issue 15: repair re-queues UNPROCESSED_RAW (the reconcile engineer's change)"},
+        {**_aws_only_for_sse_kms(), **catalog_aws_only},
+        {
+            **catalog_pending,
+            ("sqs:SendMessage", queue): "issue 15: repair re-queues UNPROCESSED_RAW (the reconcile engineer's change)",
+        },
     )
     for role, calls in (("reconcile-task-role", audit), ("repair-task-role", repair)):
         assert_reports_bucket_admits(permissions(calls, ARNS), stack.settings, role)
@@ -146,6 +184,8 @@ def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
         assert_grants_exactly(exact, needed | {Permission("dynamodb:GetItem", table)}, {}, {})
     with pytest.raises(AssertionError, match="now called"):
         assert_grants_exactly(exact, needed, {}, {("dynamodb:PutItem", table): "pending"})
+    with pytest.raises(AssertionError, match="listed as needed but not granted"):
+        assert_grants_exactly(exact, needed, {("dynamodb:GetItem", table): "stale"}, {})
 
 
 # --- the program attaches these builders ------------------------------------------------------------
@@ -156,8 +196,9 @@ _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name
 @pytest.mark.parametrize(("job", "builder"), [
     ("ingest", lambda a: policies.ingest_task_policy(  # dev: ocrEngine textract
         **a, textract=True, arrivals_queue_arn=_DEV_QUEUE, arrivals_dead_letter_queue_arn=_DEV_DLQ)),
-    ("reconcile", lambda a: policies.reconcile_task_policy(**a)),
-    ("repair", lambda a: policies.repair_task_policy(**a, arrivals_queue_arn=_DEV_QUEUE)),
+    # dev: docuflow:reconcileEngine athena, so both carry the audit catalog's grants.
+    ("reconcile", lambda a: policies.reconcile_task_policy(**a, catalog=catalog_grants("dev", "eu-west-1"))),
+    ("repair", lambda a: policies.repair_task_policy(**a, arrivals_queue_arn=_DEV_QUEUE, catalog=catalog_grants("dev", "eu-west-1"))),
 ])
 def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:
     (recorded,) = [r for r in dev.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-dev-{job}-task-policy"]

@@ -48,9 +48,14 @@ def _by_bucket(run: ProgramRun, kind: str) -> dict[str, list[Recorded]]:
     return found
 
 
+def _athena(run: ProgramRun) -> bool:
+    return StackSettings.from_mapping(stack_config(run.stack)).reconcile_engine == "athena"
+
+
 def _buckets(run: ProgramRun) -> list[str]:
     names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
-    assert len(names) == 4, names
+    # raw, processed, reports, access logs; and the audit data when the Athena engine is on.
+    assert len(names) == 4 + _athena(run), names
     return names
 
 
@@ -145,7 +150,7 @@ def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
     for (rec,) in logging.values():
         assert rec.inputs["targetBucket"] == log_bucket
         prefixes.add(rec.inputs["targetPrefix"])
-    assert len(prefixes) == 3
+    assert len(prefixes) == 3 + _athena(every_stack)
 
 
 def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack: ProgramRun) -> None:
@@ -322,6 +327,6 @@ def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None
     stateful = [
         r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])
     ]
-    assert len(stateful) == 6
+    assert len(stateful) == 6 + _athena(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]

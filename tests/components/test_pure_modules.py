@@ -20,6 +20,7 @@ BLOCKED = ("pulumi", "pulumi_aws", "boto3", "botocore")
 PURE_MODULES = (
     "components.policies",
     "components.settings",
+    "components.catalog",
     "jobs.settings",
     "jobs.contract",
     "jobs.contract.layout",
