@@ -220,7 +220,7 @@ def program_run(stack: str) -> ProgramRun:
 
 
 def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
-    """Every JSON policy in the graph: role inline policies, trust, bucket, key, topic policies."""
+    """Every JSON policy in the graph: role inline policies, trust, bucket, key, topic, queue policies."""
     docs: list[tuple[str, dict[str, Any]]] = []
     fields: dict[str, tuple[str, ...]] = {
         "aws:iam/rolePolicy:RolePolicy": ("policy",),
@@ -228,6 +228,7 @@ def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
         "aws:s3/bucketPolicy:BucketPolicy": ("policy",),
         "aws:kms/key:Key": ("policy",),
         "aws:sns/topicPolicy:TopicPolicy": ("policy",),
+        "aws:sqs/queuePolicy:QueuePolicy": ("policy",),
     }
     for rec in run.resources:
         for field_name in fields.get(rec.typ, ()):
