@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -106,8 +107,17 @@ def _has_control(value: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value)
 
 
+# Percent-encoded separators: harmless to S3, but a traversal to anything that URL-decodes keys.
+_ENCODED_SEPARATORS = re.compile(r"%(2f|5c)", re.IGNORECASE)
+
+
 def validate_id(value: str, kind: str = "id") -> str:
-    """Return `value` if it is a safe userId/documentId, else raise InvalidIdError naming it."""
+    """Return `value` if it is a safe userId/documentId, else raise InvalidIdError naming it.
+
+    Ids are compared byte for byte (they are key parts), so an id must already be in Unicode
+    NFC: the NFD spelling of the same name would otherwise be a second, different document.
+    Filenames are not ids and are kept as uploaded (macOS, for one, writes NFD names).
+    """
     if not isinstance(value, str) or not value:
         raise InvalidIdError(f"{kind} must be a non-empty string, got {value!r}")
     if len(value) > MAX_ID_LENGTH:
@@ -117,15 +127,16 @@ def validate_id(value: str, kind: str = "id") -> str:
             raise InvalidIdError(f"{kind} {value!r} contains {bad!r}")
     if ".." in value or value in (".",):
         raise InvalidIdError(f"{kind} {value!r} contains a path traversal ('..' or '.')")
+    decoded = urllib.parse.unquote(value)
+    if _ENCODED_SEPARATORS.search(value) or ".." in decoded or decoded == ".":
+        raise InvalidIdError(f"{kind} {value!r} decodes to a path separator or traversal")
+    if unicodedata.normalize("NFC", value) != value:
+        raise InvalidIdError(f"{kind} {value!r} is not in Unicode NFC (normalize it before upload)")
     if _has_control(value):
         raise InvalidIdError(f"{kind} {value!r} contains a control or format character")
     if value != value.strip():
         raise InvalidIdError(f"{kind} {value!r} has leading or trailing whitespace")
     return value
-
-
-# Percent-encoded separators: harmless to S3, but a traversal to anything that URL-decodes keys.
-_ENCODED_SEPARATORS = re.compile(r"%(2f|5c)", re.IGNORECASE)
 
 
 def validate_filename(value: str) -> str:

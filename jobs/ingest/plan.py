@@ -13,6 +13,7 @@ documentId is SUPERSEDED and reported, never claimed over the newer one.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -54,6 +55,31 @@ def upload_order(last_modified: datetime, uri: str) -> tuple[datetime, str]:
 
 def newest(objects: list[ObjectInfo]) -> ObjectInfo:
     return max(objects, key=lambda o: upload_order(o.last_modified, o.uri))
+
+
+class NewestSeen:
+    """The newest upload this run has decided per documentId, for the last `capacity` documents.
+
+    Two files under one documentId sit side by side in a listing (one prefix), so a window
+    across a page boundary is enough for the sweep to skip the older file whichever page holds
+    it, before the batched read could show the newer one's claim. Bounded, so memory stays flat.
+    """
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._capacity = capacity
+        self._seen: OrderedDict[tuple[str, str], tuple[datetime, str]] = OrderedDict()
+
+    def admit(self, ident: tuple[str, str], obj: ObjectInfo) -> bool:
+        """False when a newer upload of the same document was already decided in this run."""
+        order = upload_order(obj.last_modified, obj.uri)
+        known = self._seen.get(ident)
+        if known is not None and order < known:
+            return False
+        self._seen[ident] = order if known is None else max(order, known)
+        self._seen.move_to_end(ident)
+        if len(self._seen) > self._capacity:
+            self._seen.popitem(last=False)
+        return True
 
 
 def decide(

@@ -28,11 +28,18 @@ from multiprocessing import get_context
 from typing import Any, TypeVar
 
 from jobs.contract import DocumentItem, ObjectInfo, layout, queue_spec
-from jobs.errors import DynamoItemRejectedError, InfrastructureError, RunStoppedError, SettingsError, StoreError
+from jobs.errors import (
+    DocuFlowError,
+    DynamoItemRejectedError,
+    InfrastructureError,
+    RunStoppedError,
+    SettingsError,
+    StoreError,
+)
 from jobs.extract import ExtractionSettings, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
-from jobs.ingest.plan import Action, Decision, decide
+from jobs.ingest.plan import Action, Decision, NewestSeen, decide
 from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.sources import DrainLimits, QueueSource, Settle, SweepSource, Work, WorkSource
 from jobs.ingest.summary import RunSummary, SummaryRecorder
@@ -126,6 +133,7 @@ class IngestRun:
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._claims = Claims(self._table)
+        self._newest_seen = NewestSeen()
         self._source: WorkSource | None = None
         self._in_flight = 0
         self._in_flight_changed = threading.Condition()
@@ -174,8 +182,11 @@ class IngestRun:
     def _fail(self, error: BaseException) -> None:
         if self._error is None:
             self._error = error
-            if not isinstance(error, RunStoppedError):
-                logger.error("infrastructure error, stopping the run", exc_info=error)
+            if isinstance(error, DocuFlowError):  # our own errors say what happened: no trace needed
+                if not isinstance(error, RunStoppedError):
+                    logger.error("stopping the run", extra={"error": f"{type(error).__name__}: {error}"})
+            else:
+                logger.error("unexpected error, stopping the run", exc_info=error)
         self._stop.set()
         if self._source is not None:
             self._source.stop()
@@ -282,7 +293,12 @@ class IngestRun:
             if budget is not None and len(claims) >= budget:
                 work.settle(Settle.RELEASE)
                 continue
-            previous = existing.get((work.raw.user_id, work.raw.document_id))
+            ident = (work.raw.user_id, work.raw.document_id)
+            if not self._newest_seen.admit(ident, work.obj):
+                recorder.decision(Action.SKIP_SUPERSEDED, work.obj.key, "a newer upload of the document came first")
+                work.settle(Settle.DONE)
+                continue
+            previous = existing.get(ident)
             decision = decide(
                 work.raw,
                 work.obj,
@@ -293,8 +309,7 @@ class IngestRun:
                 max_attempts=self.settings.max_attempts,
             )
             # The reason is only worth a string for the few dead letters, not every skipped document.
-            dead = previous if decision.action == Action.DEAD_LETTER else None
-            recorder.decision(decision.action, work.obj.key, _dead_letter_reason(dead) if dead else "")
+            recorder.decision(decision.action, work.obj.key, _reason(decision.action, previous))
             if decision.action == Action.CLAIM:
                 claims.append((work, decision))
             else:
@@ -410,5 +425,12 @@ def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
         yield items[start : start + size]
 
 
-def _dead_letter_reason(item: DocumentItem) -> str:
-    return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
+def _reason(action: Action, item: DocumentItem | None) -> str:
+    """Worth a string only for the few dead letters and superseded files, not every skip."""
+    if item is None:
+        return ""
+    if action == Action.DEAD_LETTER:
+        return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
+    if action == Action.SKIP_SUPERSEDED:
+        return f"superseded by {item.rawS3Uri}"
+    return ""

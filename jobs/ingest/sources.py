@@ -21,7 +21,7 @@ from typing import Protocol
 from jobs.contract import ObjectInfo, layout
 from jobs.contract.events import Arrival, Notice, QueueMessage, parse_body
 from jobs.errors import InvalidKeyError, QueueMessageInvalidError
-from jobs.ingest.plan import newest, shard_of
+from jobs.ingest.plan import Action, newest, shard_of
 from jobs.ingest.summary import SummaryRecorder
 from jobs.store.queue import SQS_BATCH, ArrivalQueue
 
@@ -75,7 +75,7 @@ def newest_per_document(found: list[tuple[layout.RawKey, ObjectInfo, Settler]], 
                 chosen.append(Work(raw, obj, settle))
                 continue
             if obj.key != winner.key:
-                recorder.invalid_key(obj.key, f"superseded by {winner.key} (one file per documentId)")
+                recorder.decision(Action.SKIP_SUPERSEDED, obj.key, f"superseded by {winner.key}")
             settle(Settle.DONE)
     return chosen
 

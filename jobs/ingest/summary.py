@@ -44,6 +44,7 @@ class RunSummary(BaseModel):
     invalidKeyCount: int = 0
     deadLetters: list[ListedDocument] = Field(default_factory=list)
     deadLetterCount: int = 0
+    superseded: list[ListedDocument] = Field(default_factory=list)  # older files under a documentId
     failures: list[ListedDocument] = Field(default_factory=list)
     staleObjects: int = 0  # changed or deleted between the event/listing and the read
     rejectedItems: int = 0  # DynamoDB refused the finished item: handed back, the attempt counted
@@ -86,6 +87,8 @@ class SummaryRecorder:
                 self.summary.deadLetterCount += 1
                 if len(self.summary.deadLetters) < MAX_LISTED:
                     self.summary.deadLetters.append(ListedDocument(key=key, reason=reason))
+            elif action == Action.SKIP_SUPERSEDED and len(self.summary.superseded) < MAX_LISTED:
+                self.summary.superseded.append(ListedDocument(key=key, reason=reason or "a newer upload is the document"))
 
     def message_received(self, receive_count: int) -> None:
         with self._lock:

@@ -22,9 +22,14 @@ if TYPE_CHECKING:
 LIST_PAGE_SIZE = 1000
 _MISSING = {"NoSuchKey": S3ObjectMissingError, "404": S3ObjectMissingError, "NotFound": S3ObjectMissingError}
 _CHANGED = {"PreconditionFailed": S3ObjectChangedError}
-# A concurrent conditional write to the same key answers 409 ConditionalRequestConflict: the
-# other writer is mid-flight, so for us the precondition has failed either way.
-_WRITE_CONDITIONS = {"PreconditionFailed": S3ObjectChangedError, "ConditionalRequestConflict": S3ObjectChangedError}
+# A concurrent conditional write to the same key answers 409 ConditionalRequestConflict (the
+# other writer is mid-flight), and If-Match on a key that is gone answers 404 NoSuchKey: for us
+# the object is not the version we expected either way.
+_WRITE_CONDITIONS = {
+    "PreconditionFailed": S3ObjectChangedError,
+    "ConditionalRequestConflict": S3ObjectChangedError,
+    "NoSuchKey": S3ObjectChangedError,
+}
 
 
 class Buckets:
