@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jobs.contract import layout
 from jobs.errors import SettingsError
 from jobs.extract.settings import OcrEngine
+
+if TYPE_CHECKING:
+    from botocore.config import Config
 
 ENV_STAGE = "DOCUFLOW_STAGE"
 ENV_TABLE = "DOCUFLOW_TABLE_NAME"
@@ -38,7 +40,7 @@ ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
 # The settings the ECS task definitions pass and `local up` exports, in one list.
-JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET)
+JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET, ENV_ARRIVALS_QUEUE_URL)
 
 
 def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
@@ -136,7 +138,13 @@ class JobSettings(BaseModel):
         return self.extract_workers or (os.cpu_count() or 1)
 
     def botocore_config(self, pool: int | None = None) -> Config:
-        """One Config for every client: bounded retries with backoff, a pool sized to the threads."""
+        """One Config for every client: bounded retries with backoff, a pool sized to the threads.
+
+        botocore is imported here, not at the top: the Pulumi program and the pure modules import
+        this module for its names (JOB_ENV_VARS) and must not load the AWS SDK.
+        """
+        from botocore.config import Config
+
         return Config(
             retries={"mode": self.retry_mode, "total_max_attempts": self.retry_attempts},
             max_pool_connections=pool or max(10, self.io_threads * 2),
@@ -164,4 +172,5 @@ class JobSettings(BaseModel):
             ENV_RAW_BUCKET: self.raw_bucket,
             ENV_PROCESSED_BUCKET: self.processed_bucket,
             ENV_REPORTS_BUCKET: self.reports_bucket,
+            ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
         }

@@ -97,6 +97,11 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
         Bucket=spec.name,
         LifecycleConfiguration={"Rules": spec.lifecycle.rules(spec.prefix)},  # type: ignore[typeddict-item]
     )
+    if spec.object_lock:
+        # The stack's default retention, so a local report is as immutable as one on AWS.
+        client.put_object_lock_configuration(
+            Bucket=spec.name, ObjectLockConfiguration=spec.retention.configuration()  # type: ignore[arg-type]
+        )
     return created
 
 

@@ -1,7 +1,9 @@
 """boto3 client construction: one session, one botocore Config, endpoints from boto3's own env vars.
 
 A malformed endpoint URL or a missing region is a settings problem: SettingsError, with the
-variable to fix, instead of a botocore traceback.
+variable to fix, instead of a botocore traceback. Every client passes through
+`call_recording.attach`, a no-op unless a test is recording the calls
+(tests/components/test_iam_matches_calls.py holds the task roles to them).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from botocore.exceptions import BotoCoreError
 from jobs.errors import SettingsError
 from jobs.settings import JobSettings
 from jobs.store._aws import translate
+from jobs.store.call_recording import attach
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 
 def _client(service: str, settings: JobSettings, config: Config | None = None, **kwargs: Any) -> Any:
     try:
-        return boto3.session.Session().client(service, config=config or settings.botocore_config(), **kwargs)
+        return attach(boto3.session.Session().client(service, config=config or settings.botocore_config(), **kwargs))
     except ValueError as exc:  # botocore's "Invalid endpoint: …"
         variable = f"AWS_ENDPOINT_URL_{service.upper()}"
         raise SettingsError(f"{service} client: {exc} (check {variable} / AWS_ENDPOINT_URL)") from exc
