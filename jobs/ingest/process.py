@@ -39,9 +39,11 @@ from jobs.errors import (
     RunStoppedError,
     S3ObjectChangedError,
     S3ObjectMissingError,
+    TextractDocumentRejectedError,
     TextractJobFailedError,
     TextractJobTimeoutError,
 )
+from jobs.extract.fallback import wants_textract_fallback
 from jobs.ingest.plan import Decision, released, restored, tombstone
 from jobs.store.dynamo import ConditionalPut, DocumentTable, finish_put
 from jobs.store.s3 import Buckets
@@ -88,10 +90,12 @@ class DocumentProcessor:
         textract: TextractOcr | None = None,
         clock: Callable[[], datetime] = layout.utc_now,
         stopping: Callable[[], bool] = lambda: False,
+        textract_fallback: bool = False,
     ) -> None:
         """`textract`: when set, scans and image-only PDFs that need OCR go to Amazon Textract.
         `stopping`: true once the run is stopping; an extraction cut off then is handed back
-        (RunStoppedError), not recorded as the document's failure."""
+        (RunStoppedError), not recorded as the document's failure. `textract_fallback`: text-layer
+        PDFs whose reading left header fields missing go to Textract too (costs per page)."""
         self._buckets = buckets
         self._table = table
         self._processed_bucket = processed_bucket
@@ -102,6 +106,7 @@ class DocumentProcessor:
         self._extract_timeout = extract_timeout
         self._clock = clock
         self._stopping = stopping
+        self._textract_fallback = textract_fallback
 
     def run(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision) -> Future[DocumentResult]:
         """Process a document whose claim is held. The finish is queued, not awaited: the calling
@@ -201,10 +206,16 @@ class DocumentProcessor:
         if len(data) > self._max_input_bytes:  # an event's size is the uploader's word, not S3's
             return failed(FailureCode.TOO_LARGE, f"{len(data)} bytes exceeds the {self._max_input_bytes}-byte limit")
         outcome = self._extract_bytes(data, raw.filename)
-        needs_ocr = outcome.validation.errorCode == FailureCode.NEEDS_OCR
-        if self._textract is None or not needs_ocr or outcome.format not in _SCANS:
+        if self._textract is None:
             return outcome
-        return self._textract_outcome(obj, outcome.format)
+        if outcome.validation.errorCode == FailureCode.NEEDS_OCR and outcome.format in _SCANS:
+            return self._textract_outcome(obj, outcome.format)
+        if wants_textract_fallback(outcome, enabled=self._textract_fallback):
+            # A text layer that left header fields missing: Textract reads the page as well, and
+            # its reading is kept only when it settles the document.
+            read = self._textract_outcome(obj, outcome.format)
+            return read if read.validation.status == Status.PROCESSED else outcome
+        return outcome
 
     def _extract_bytes(self, data: bytes, filename: str) -> ExtractionOutcome:
         extraction = self._extract(data, filename)
@@ -226,8 +237,8 @@ class DocumentProcessor:
             response = self._textract.analyze_s3_object(obj.bucket, obj.key, is_pdf=source_format == DocumentFormat.PDF)
         except TextractJobTimeoutError as exc:
             return failed(FailureCode.INTERNAL, str(exc), source_format)  # retried by a later run
-        except TextractJobFailedError as exc:
-            return failed(FailureCode.NEEDS_OCR, str(exc), source_format)
+        except (TextractJobFailedError, TextractDocumentRejectedError) as exc:
+            return failed(FailureCode.NEEDS_OCR, str(exc), source_format)  # these bytes: a dead letter
         outcome = self._extract_bytes(json.dumps(response).encode(), "textract.json")
         return outcome.model_copy(update={"engine": TEXTRACT_ENGINE})
 

@@ -126,7 +126,7 @@ class IngestRun:
             confidence_threshold=settings.confidence_threshold, ocr_engine=settings.ocr_engine
         )
         self._textract = (
-            TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps)
+            TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps, metrics=self.metrics)
             if settings.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
@@ -233,6 +233,7 @@ class IngestRun:
                     EXTRACT_TIMEOUT_SECONDS,
                     self._textract,
                     stopping=self._stop.is_set,
+                    textract_fallback=s.textract_fallback,
                 )
 
                 def claim_and_dispatch(chunk: list[tuple[Work, Decision]]) -> None:

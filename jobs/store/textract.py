@@ -34,6 +34,7 @@ from jobs.errors import (
     TextractThrottledError,
     TextractUnavailableError,
 )
+from jobs.observability import CallMetrics
 
 if TYPE_CHECKING:
     from mypy_boto3_textract import TextractClient
@@ -101,7 +102,9 @@ class TextractOcr:
         backoff_cap_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        metrics: CallMetrics | None = None,
     ) -> None:
+        """`metrics`: every request is counted there as textract.<operation> (the run summary)."""
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self._client = client
@@ -113,6 +116,7 @@ class TextractOcr:
         self._backoff_cap_s = backoff_cap_s
         self._sleep = sleep
         self._clock = clock
+        self._metrics = metrics or CallMetrics()
 
     def analyze_s3_object(self, bucket: str, key: str, *, is_pdf: bool) -> dict[str, Any]:
         """One AnalyzeExpense-shaped response for the object (all pages of a PDF merged)."""
@@ -150,7 +154,8 @@ class TextractOcr:
         for attempt in range(1, self._max_attempts + 1):
             self._limiter.acquire()
             try:
-                response: dict[str, Any] = getattr(self._client, operation)(**params)
+                with self._metrics.call(f"textract.{operation}"):
+                    response: dict[str, Any] = getattr(self._client, operation)(**params)
                 return response
             except ClientError as exc:
                 code = str(exc.response.get("Error", {}).get("Code", ""))
