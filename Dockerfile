@@ -1,6 +1,6 @@
 # The DocuFlow batch-job image: `python -m jobs <command>` (ingest, reconcile, ...).
 # It runs every OCR engine the stack can select (docuflow:ocrEngine): textract is an AWS API,
-# local is Debian's tesseract with the English and German data jobs/ocr/tesseract.py asks for.
+# local is Debian's tesseract with the English and German data jobs/extract/ocr/tesseract.py asks for.
 # Non-root on a read-only root filesystem: ECS mounts a scratch volume at /tmp (the task
 # definition's SCRATCH_PATH), which is TMPDIR for tesseract, pytesseract and polars' spills.
 # `make image` checks this file without a Docker daemon and builds it where one runs.

@@ -316,6 +316,9 @@ def ingest_task_policy(
     The drain receives, deletes and re-times messages of the arrival queue only, and reads the
     depth of it and of its dead-letter queue (found by name) for the run summary. With
     `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
+
+    A result.json write fenced out by another writer (jobs.ingest.process) heads the current
+    result.json and reads its own item (GetItem) to learn whether it still holds the claim.
     """
     statements = [
         statement(
@@ -326,11 +329,13 @@ def ingest_task_policy(
         statement(
             "CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [arrivals_dead_letter_queue_arn]
         ),
-        # The backfill lists raw/; and S3 answers 404 for an object deleted before the drain reads
-        # it only to a caller that may list the bucket (403 otherwise, which would read as a
-        # refusal, not as a deleted upload). That check carries no s3:prefix: no condition here.
-        statement("ListRaw", ["s3:ListBucket"], [raw_bucket_arn]),
+        # The backfill lists raw/; and S3 answers 404 for an object that is gone (a raw upload
+        # deleted before the drain reads it, a result.json removed under a fenced write) only to a
+        # caller that may list the bucket (403 otherwise, which would read as a refusal, not as a
+        # missing object). That check carries no s3:prefix: no condition here.
+        statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
         statement("ReadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
+        statement("HeadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
         statement(
             "WriteResults",
             ["s3:PutObject", "s3:PutObjectTagging"],
@@ -341,7 +346,7 @@ def ingest_task_policy(
             ["s3:PutObject"],
             [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
         ),
-        statement("ReadAndClaimItems", ["dynamodb:BatchGetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("ReadAndClaimItems", ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
         _use_data_key(key_arn),
     ]
     if textract:

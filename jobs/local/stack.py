@@ -24,7 +24,7 @@ import boto3
 from jobs.contract import bucket_specs, queue_spec, table_spec
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
-from jobs.settings import ENV_ARRIVALS_QUEUE_URL, ENV_OCR_ENGINE, JobSettings
+from jobs.settings import ENV_OCR_ENGINE, JobSettings
 
 REGION = "us-east-1"
 DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
@@ -170,12 +170,7 @@ def status() -> dict[str, dict[str, object]]:
 def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
     """What a job needs to run on the embedded stack: endpoints, dummy credentials, settings, and
     the local OCR engine (there is no Textract here)."""
-    return {
-        **endpoints.aws_env(),
-        **settings.env(),
-        ENV_ARRIVALS_QUEUE_URL: settings.arrivals_queue_url,
-        ENV_OCR_ENGINE: LOCAL_OCR_ENGINE,
-    }
+    return {**endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: LOCAL_OCR_ENGINE}
 
 
 def exports(endpoints: Endpoints, settings: JobSettings) -> str:

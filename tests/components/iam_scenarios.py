@@ -48,12 +48,20 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     def sweep(settings: Any = quick, **options: Any) -> Any:
         return IngestRun(settings, IngestOptions(backfill=True, **options), **textract).execute()
 
+    # A result.json that no finished item points at (a stale writer's, or one written before
+    # writes were fenced): the claimant's first write is refused, it heads the object, reads its
+    # item to learn that it still holds the claim, and writes over exactly that version.
+    stray = docs[1]
+    s3.put_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(stray.user_id, stray.document_id), Body=b"{}")
     textract: dict[str, Any] = {}
     with call_recording.recording() as calls:
         first = sweep()
         assert first.processed == 8 and first.statuses.get("FAILED", 0) >= 1, first.statuses
         assert sweep().decisions.get("CLAIM", 0) == 0  # everything done: skipped
         again = docs[0]
+        # Its result.json is gone when the re-upload is processed: the write fenced on the old
+        # ETag meets a missing key, and the head that follows must see a 404, not a 403.
+        s3.delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(again.user_id, again.document_id))
         s3.put_object(Bucket=raw, Key=layout.raw_key(again.user_id, again.document_id, again.filename), Body=again.body + b" ")
         assert sweep().processed == 1  # the re-upload
         sweep(dry_run=True)
@@ -75,6 +83,7 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
             assert sweep(settings).processed == 1
             stub.assert_no_pending_responses()
         _drain(stack, quick)
+    assert {"HeadObject", "GetItem"} <= {c.operation for c in calls}  # the fenced write above
     drained = {c.operation for c in calls if c.service == "sqs"}
     assert drained == {"ReceiveMessage", "DeleteMessageBatch", "ChangeMessageVisibilityBatch", "GetQueueAttributes", "GetQueueUrl"}
     return calls

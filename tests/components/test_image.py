@@ -18,7 +18,7 @@ import pytest
 
 from components import batch_jobs
 from components.settings import StackSettings
-from jobs.ocr.tesseract import LANGUAGES
+from jobs.extract.ocr.tesseract import LANGUAGES
 from tests.components.program import REPO_ROOT
 
 PYTHON_MINOR = "3.11"  # requirements pins, ruff's target-version and the README's python3.11

@@ -44,14 +44,15 @@ def _actions(policy: dict[str, Any]) -> set[str]:
 
 def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     p = policies.ingest_task_policy(**INGEST)
-    assert _allowed(p, "s3:GetObject") == {f"{RAW}/{layout.RAW_PREFIX}*"}
+    # Raw objects are read; result.json only headed, when a fenced write was refused.
+    assert _allowed(p, "s3:GetObject") == {f"{RAW}/{layout.RAW_PREFIX}*", f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
     assert _allowed(p, "s3:PutObject") == {
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
     }
     assert _allowed(p, "s3:PutObjectTagging") == {f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
-    assert _allowed(p, "s3:ListBucket") == {RAW}
-    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:BatchGetItem", "dynamodb:PutItem"}
+    assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED}
+    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"}
     assert _allowed(p, "dynamodb:PutItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
@@ -123,8 +124,8 @@ def test_listing_reports_is_confined_to_the_reconcile_prefix() -> None:
     assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RECONCILIATION_PREFIX}*"]}}
     # The ingest may list the raw bucket without a prefix condition: S3 tells it that a deleted
     # upload is gone (404) only then; a prefix-conditioned grant would turn that into a 403.
-    (raw,) = [s for s in policies.ingest_task_policy(**INGEST)["Statement"] if s["Sid"] == "ListRaw"]
-    assert raw["Resource"] == [RAW] and "Condition" not in raw
+    (raw,) = [s for s in policies.ingest_task_policy(**INGEST)["Statement"] if s["Sid"] == "ListDataBuckets"]
+    assert raw["Resource"] == [RAW, PROCESSED] and "Condition" not in raw
 
 
 def test_scheduler_runs_only_our_tasks_on_our_cluster_and_passes_both_roles() -> None:
