@@ -65,7 +65,9 @@ class JobSettings(BaseModel):
     retry_attempts: int = Field(default=8, ge=1, le=20)
     confidence_threshold: float = Field(default=80.0, ge=0, le=100)
     # Scans and plain PDFs: Amazon Textract on AWS, the embedded tesseract beside a local S3.
-    ocr_engine: OcrEngine = Field(default_factory=lambda: _default_ocr_engine(os.environ))
+    # Built without an environment, the settings take the engine that never costs money;
+    # from_env derives it from the environment it is given (the stack sets it explicitly).
+    ocr_engine: OcrEngine = OcrEngine.LOCAL
     # Client-side pace of Textract calls per worker, below the account's TPS quota.
     textract_tps: float = Field(default=1.0, gt=0, le=50)
     # A --backfill sweep split over N tasks (the scheduler sets SHARD_INDEX/SHARD_COUNT).
@@ -90,7 +92,9 @@ class JobSettings(BaseModel):
         return self
 
     def check_endpoints(self, environ: Mapping[str, str] | None = None) -> None:
-        """Refuse to send documents to the real Textract while S3 is an emulator on loopback."""
+        """Refuse to send documents to the real Textract while S3 is an emulator on loopback.
+
+        The process environment by default: it is where boto3 itself reads the endpoints."""
         env = os.environ if environ is None else environ
         if self.ocr_engine == "textract" and env.get("AWS_ENDPOINT_URL_S3") and not env.get(
             "AWS_ENDPOINT_URL_TEXTRACT"
@@ -125,6 +129,7 @@ class JobSettings(BaseModel):
             "textract_fallback": ENV_TEXTRACT_FALLBACK,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
+        data.setdefault("ocr_engine", _default_ocr_engine(env))
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -150,7 +155,8 @@ class JobSettings(BaseModel):
             max_pool_connections=pool or max(10, self.io_threads * 2),
             connect_timeout=5,
             read_timeout=30,
-            s3={"addressing_style": "path"} if os.environ.get("AWS_ENDPOINT_URL_S3") else None,
+            # No addressing style: botocore uses path style by itself for IP and localhost
+            # endpoints (the emulators) and virtual hosts on AWS.
             # Requests are built from validated models and the service validates them again;
             # botocore's own pass over every nested TransactItems structure was 5% of the ingest's CPU.
             parameter_validation=False,
