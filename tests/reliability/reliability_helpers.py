@@ -69,8 +69,8 @@ def kill_group(process: subprocess.Popen[str]) -> None:
     process.communicate(timeout=30)
 
 
-def run_ingest_cli(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    process = spawn_ingest(env, *args)
+def run_ingest_cli(env: dict[str, str], *args: str, timeout: float = 180, backfill: bool = True) -> subprocess.CompletedProcess[str]:
+    process = spawn_ingest(env, *args, backfill=backfill)
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
