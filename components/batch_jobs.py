@@ -26,6 +26,7 @@ from components import policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
+from jobs.contract.engines import OcrEngine
 from jobs.settings import ENV_OCR_ENGINE, JOB_ENV_VARS
 
 CONTAINER_NAME = "job"
@@ -85,7 +86,7 @@ class BatchJobsArgs:
     sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
-    ocr_engine: str = "textract"
+    ocr_engine: OcrEngine = OcrEngine.TEXTRACT
     # "athena": the reconcile and repair run with --engine athena, and their roles get the audit
     # catalog's grants (AuditCatalog.grants, required then).
     reconcile_engine: str = "polars"
@@ -173,8 +174,8 @@ class BatchJobs(pulumi.ComponentResource):
         self._name = name
         self._args = args
         self._prefix = layout.stage_prefix(args.stage)
-        if args.ocr_engine not in ("textract", "local", "off"):
-            raise ValueError(f"ocr_engine must be textract, local or off, not {args.ocr_engine!r}")
+        if args.ocr_engine not in set(OcrEngine):
+            raise ValueError(f"ocr_engine must be one of {', '.join(OcrEngine)}, not {args.ocr_engine!r}")
         if (args.reconcile_engine == "athena") != (args.catalog_grants is not None):
             raise ValueError("the athena reconcile engine needs the audit catalog's grants, and only it")
 
@@ -266,7 +267,7 @@ class BatchJobs(pulumi.ComponentResource):
         catalog = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
         builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
             "ingest": (
-                partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
+                partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),
                 {**queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
             ),
             "reconcile": (policies.reconcile_task_policy, catalog),

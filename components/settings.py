@@ -27,6 +27,7 @@ from jobs.contract import (
     queue_spec,
     table_spec,
 )
+from jobs.contract.engines import OcrEngine
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -106,7 +107,7 @@ class StackSettings(BaseModel):
     log_retention_days: int = 365
     # Scans and plain PDFs in the ingest (DOCUFLOW_OCR_ENGINE): "textract" also grants the task
     # role Textract's AnalyzeExpense actions; "local" runs the image's tesseract; "off" fails them.
-    ocr_engine: Literal["textract", "local", "off"] = "textract"
+    ocr_engine: OcrEngine = OcrEngine.TEXTRACT
     # The nightly reconcile's engine: "polars" reads the table and buckets live in one task;
     # "athena" runs the same rules as Athena queries over daily S3 Inventory reports and a table
     # export (the audit catalog is built, and the reconcile and repair roles may use it).

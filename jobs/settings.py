@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jobs.contract import layout
+from jobs.contract.engines import OcrEngine
 from jobs.errors import SettingsError
-from jobs.extract.settings import OcrEngine
 
 if TYPE_CHECKING:
     from botocore.config import Config

@@ -1,29 +1,18 @@
 """ExtractionSettings: the limits and thresholds of one extraction, passed once to every step.
 
-Also the one spelling of the OCR engine choice (`OcrEngine`), which the job settings, the CLI and
-the extraction all use. Importable on its own: jobs.extract loads its readers lazily.
+The OCR engine choice (`OcrEngine`) is spelled once, in jobs.contract.engines, which the stack's
+settings, the job settings, the CLI and the extraction all use.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from jobs.contract.engines import OcrEngine
+
 MIB = 1024 * 1024
-
-
-class OcrEngine(StrEnum):
-    """Who reads plain PDFs and scans.
-
-    OFF fails them NEEDS_OCR; LOCAL reads text layers and runs tesseract here; TEXTRACT reads
-    text layers here and leaves scans NEEDS_OCR for the ingest's Amazon Textract call.
-    """
-
-    TEXTRACT = "textract"
-    LOCAL = "local"
-    OFF = "off"
 
 
 class ExtractionSettings(BaseModel):

@@ -22,6 +22,7 @@ from pathlib import Path
 import boto3
 
 from jobs.contract import bucket_specs, queue_spec, table_spec
+from jobs.contract.engines import OcrEngine
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
 from jobs.settings import ENV_OCR_ENGINE, JobSettings
@@ -31,7 +32,7 @@ DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "loc
 ENV_LOCAL_DIR = "DOCUFLOW_LOCAL_DIR"
 ENV_DYNAMODB_PORT = "DOCUFLOW_DYNAMODB_PORT"
 ENV_S3_PORT = "DOCUFLOW_S3_PORT"
-LOCAL_OCR_ENGINE = "local"  # no Textract on the embedded stack
+LOCAL_OCR_ENGINE = OcrEngine.LOCAL  # no Textract on the embedded stack
 
 
 PERSISTENCE = "memory"  # what `local status` reports: neither server keeps data across restarts

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import get_args
 
 import pytest
 
 from components import batch_jobs
 from components.settings import StackSettings
+from jobs.contract.engines import OcrEngine
 from jobs.extract.ocr.tesseract import LANGUAGES
 from tests.components.program import REPO_ROOT
 
@@ -79,7 +79,9 @@ def _env(parsed: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def test_every_selectable_engine_is_provided(dockerfile: list[tuple[str, str]]) -> None:
-    selectable = set(get_args(StackSettings.model_fields["ocr_engine"].annotation))
+    annotation = StackSettings.model_fields["ocr_engine"].annotation
+    assert annotation is OcrEngine  # the stack accepts exactly the engines the job knows
+    selectable = {engine.value for engine in OcrEngine}
     assert selectable == set(ENGINE_PACKAGES)
     installed = apt_packages(dockerfile)
     for engine, needed in ENGINE_PACKAGES.items():
