@@ -20,9 +20,7 @@ ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
 for _name, _value in ALLOCATOR_ENV.items():
     os.environ.setdefault(_name, _value)
 
-from botocore.exceptions import BotoCoreError, ClientError  # noqa: E402 - after the allocator setting
-
-from jobs.errors import DocuFlowError
+from jobs.errors import DocuFlowError  # noqa: E402 - after the allocator setting
 from jobs.observability import setup_logging
 from jobs.reconcile.rules import Severity
 from jobs.reconcile.run import EXIT_FAILED, ReconcileOptions, ReconcileRun
@@ -88,7 +86,7 @@ def main(argv: list[str]) -> int:
     setup_logging()
     try:
         outcome = ReconcileRun(JobSettings.from_env(), options).execute()
-    except (DocuFlowError, ObjectAlreadyExistsError, BotoCoreError, ClientError) as exc:
+    except (DocuFlowError, ObjectAlreadyExistsError) as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     summary = outcome.summary

@@ -15,17 +15,20 @@ import json
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import polars as pl
-from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
-from jobs.contract import DocumentItem, FailureCode, ResultDocument, Status, layout, summary_fields
+from jobs.contract import DocumentItem, FailureCode, ResultDocument, Status, finished_item, layout
 from jobs.errors import DocuFlowError
+from jobs.reconcile.findings import Code
 from jobs.reconcile.report import RepairAction
-from jobs.reconcile.rules import RESULT_PROMISED, Code
-from jobs.store.dynamo import DocumentTable
-from jobs.store.s3 import Buckets
+from jobs.reconcile.rules import RESULT_PROMISED
+
+if TYPE_CHECKING:
+    from jobs.store.dynamo import DocumentTable
+    from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 
@@ -38,21 +41,21 @@ class _Skip(Exception):
     """The state changed since the snapshot, or the fix would not be safe: leave it."""
 
 
-def item_from_result(doc: ResultDocument, result_uri: str, now: datetime) -> DocumentItem:
-    """The summary item ingest would have written for this result.json."""
-    return DocumentItem(
-        **summary_fields(doc.invoice, doc.validation),
+def item_from_result(doc: ResultDocument, result_uri: str, result_etag: str | None, now: datetime) -> DocumentItem:
+    """The summary item ingest would have written for this result.json: `finished_item` applied
+    to the claim that wrote it (rebuilt: first attempt, version 1, so the item ends at version 2)."""
+    claim = DocumentItem(
         userId=doc.userId,
         documentId=doc.documentId,
+        status=Status.PROCESSING,
         createdAt=doc.createdAt,
-        updatedAt=now,
-        rawS3Uri=layout.s3_uri(doc.source.bucket, doc.source.key),
+        updatedAt=doc.processedAt,
+        rawS3Uri=doc.source.uri,
         rawEtag=doc.source.etag,
         attempts=1,
         version=1,
-        sourceFormat=doc.source.format,
-        resultS3Uri=result_uri,
     )
+    return finished_item(claim, doc, result_uri, result_etag, now)
 
 
 def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
@@ -101,7 +104,7 @@ class Repairer:
             outcome = "applied"
         except _Skip as exc:
             action, detail, outcome = _ACTION_NAMES[code], "", f"skipped: {exc}"
-        except (ClientError, BotoCoreError, ValidationError, DocuFlowError, ValueError) as exc:
+        except (ValidationError, DocuFlowError, ValueError) as exc:
             action, detail, outcome = _ACTION_NAMES[code], "", f"failed: {type(exc).__name__}: {str(exc)[:300]}"
         result = RepairAction(
             code=code.value,
@@ -126,12 +129,13 @@ class Repairer:
         if not self._table.put_if_version(item, expected):
             raise _Skip("the item changed while repairing (condition failed)")
 
-    def _orphan(self, row: dict[str, object], _evidence: dict[str, object]) -> tuple[str, str]:
+    def _orphan(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         bucket, key = str(row["bucket"]), str(row["key"])
         doc = ResultDocument.from_json_bytes(self._buckets.get_bytes(bucket, key))
         if (doc.userId, doc.documentId) != (row["userId"], row["documentId"]):
             raise _Skip("result.json names other ids than its key")
-        item = item_from_result(doc, layout.s3_uri(bucket, key), self._clock())
+        etag = evidence.get("etag")
+        item = item_from_result(doc, layout.s3_uri(bucket, key), None if etag is None else str(etag), self._clock())
         self._put(item, None)
         return _ACTION_NAMES[Code.ORPHAN_RESULT], f"status {item.status.value} from {key}"
 

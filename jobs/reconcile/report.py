@@ -13,14 +13,16 @@ import html
 import io
 import logging
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jobs.contract import layout
-from jobs.reconcile.rules import SEVERITY, Code
-from jobs.store.s3 import Buckets
+from jobs.reconcile.findings import SEVERITY, Code
+
+if TYPE_CHECKING:
+    from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -25,8 +26,11 @@ from jobs.reconcile.rules import Inputs, RuleParams, Severity
 from jobs.reconcile.sources import Snapshot, files_snapshot, live_snapshot, read_results
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
-from jobs.store.dynamo import DocumentTable
-from jobs.store.s3 import Buckets
+from jobs.store.translate import TranslatedBuckets, TranslatedTable
+
+if TYPE_CHECKING:
+    from jobs.store.dynamo import DocumentTable
+    from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 
@@ -104,12 +108,12 @@ class ReconcileRun:
     # Clients are built on first use: a files run over local paths needs no AWS at all.
     @cached_property
     def buckets(self) -> Buckets:
-        return Buckets(s3_client(self.settings), self.metrics)
+        return TranslatedBuckets(s3_client(self.settings), self.metrics)
 
     @cached_property
     def table(self) -> DocumentTable:
         s = self.settings
-        return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
+        return TranslatedTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
 
     @property
     def scan_segments(self) -> int:
@@ -137,7 +141,7 @@ class ReconcileRun:
         if o.deep:
             # result.json contents are not in an inventory: --deep reads them from S3 either way.
             pattern = rules.classify_keys(snapshot.processed_objects.lazy(), "result")
-            keys = pattern.filter(pl.col("badReason").is_null()).select("key").collect().get_column("key").sort().to_list()
+            keys = pattern.filter(~pl.col("badKey")).select("key").collect().get_column("key").sort().to_list()
             results = read_results(self.buckets, s.processed_bucket, keys, s.io_threads).lazy()
         params = RuleParams(
             raw_bucket=s.raw_bucket,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import polars as pl
 import pyarrow as pa
@@ -29,10 +29,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pa_parquet
+from pydantic import ValidationError
 
-from jobs.contract import layout
-from jobs.contract.objects import ObjectInfo
-from jobs.errors import DocuFlowError, InvalidKeyError
+from jobs.contract import ObjectInfo, ResultDocument, bare_etag, layout
+from jobs.errors import InvalidKeyError, ReconcileInputError
 from jobs.reconcile.rules import (
     DEEP_ONLY_COLUMNS,
     ITEM_ATTRIBUTE_OF,
@@ -42,8 +42,12 @@ from jobs.reconcile.rules import (
     RESULTS_SCHEMA,
     empty,
 )
-from jobs.store.dynamo import DocumentTable
-from jobs.store.s3 import Buckets
+
+if TYPE_CHECKING:
+    from jobs.store.dynamo import DocumentTable
+    from jobs.store.s3 import Buckets
+
+__all__ = ["ReconcileInputError", "Snapshot", "files_snapshot", "live_snapshot", "read_export", "read_inventory", "read_results"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,10 +70,6 @@ def _trim_heap() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
         pass
-
-
-class ReconcileInputError(DocuFlowError, ValueError):
-    """An export or inventory file is missing, malformed or of an unsupported format."""
 
 
 @dataclass
@@ -139,7 +139,7 @@ def object_rows(objects: Iterable[ObjectInfo]) -> Iterator[dict[str, Any]]:
         yield {
             "bucket": obj.bucket,
             "key": obj.key,
-            "etag": obj.etag.strip('"'),
+            "etag": bare_etag(obj.etag),
             "size": obj.size,
             "lastModified": obj.last_modified.astimezone(UTC),
         }
@@ -167,23 +167,21 @@ def live_snapshot(
 
 # --- result.json contents (--deep) -------------------------------------------------------------
 def result_row(key: str, data: bytes) -> dict[str, Any]:
-    """The fields --deep compares; a result.json that does not parse yields nulls (a mismatch)."""
+    """The fields --deep compares, from result.json parsed as the contract's ResultDocument (the
+    one way it is read, repair included); one that does not parse yields nulls (a mismatch)."""
     try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        doc = {}
-    if not isinstance(doc, dict):
-        doc = {}
-    invoice = doc.get("invoice") if isinstance(doc.get("invoice"), dict) else {}
-    validation = doc.get("validation") if isinstance(doc.get("validation"), dict) else {}
-    amount = invoice.get("totalAmount")
+        doc = ResultDocument.from_json_bytes(data)
+    except ValidationError:
+        return {"key": key} | dict.fromkeys(RESULTS_SCHEMA.keys() - {"key"})
+    invoice = doc.invoice
+    amount = invoice.totalAmount if invoice else None
     return {
         "key": key,
-        "userId": doc.get("userId"),
-        "documentId": doc.get("documentId"),
-        "status": validation.get("status"),
-        "vendorName": invoice.get("vendorName"),
-        "invoiceDate": invoice.get("invoiceDate"),
+        "userId": doc.userId,
+        "documentId": doc.documentId,
+        "status": doc.validation.status.value,
+        "vendorName": invoice.vendorName if invoice else None,
+        "invoiceDate": invoice.invoiceDate.isoformat() if invoice and invoice.invoiceDate else None,
         "totalAmount": None if amount is None else str(amount),
     }
 
