@@ -51,7 +51,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)")
     p.add_argument("--stuck-after", type=duration, default=timedelta(hours=6), help="lease expired longer ago than this (6h)")
     p.add_argument("--fail-on", choices=[s.value for s in Severity], default=Severity.ERROR.value, help="exit 1 threshold (error)")
-    p.add_argument("--segments", type=int, default=0, help="parallel Scan segments (default from DOCUFLOW_IO_THREADS)")
+    p.add_argument("--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)")
     p.add_argument("--no-report", action="store_true", help="print findings only, write nothing to the reports bucket")
     return p
 

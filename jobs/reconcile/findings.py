@@ -29,6 +29,8 @@ class Code(StrEnum):
     KEY_MISMATCH = "KEY_MISMATCH"
     SUMMARY_MISMATCH = "SUMMARY_MISMATCH"
     BAD_KEY = "BAD_KEY"
+    RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
+    RESULT_UNREADABLE = "RESULT_UNREADABLE"
 
 
 class Severity(StrEnum):
@@ -55,6 +57,10 @@ SEVERITY: dict[Code, Severity] = {
     Code.KEY_MISMATCH: Severity.ERROR,
     Code.SUMMARY_MISMATCH: Severity.WARNING,
     Code.BAD_KEY: Severity.WARNING,
+    # --deep: result.json was extracted from another upload than the item's (a stale writer's
+    # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
+    Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
+    Code.RESULT_UNREADABLE: Severity.ERROR,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -98,6 +104,9 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_result_vendor_name": _S,
     "ev_result_invoice_date": _S,
     "ev_result_total_amount": _S,
+    "ev_result_source_uri": _S,
+    "ev_result_etag": _S,
+    "ev_error": _S,
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
@@ -119,7 +128,12 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
     Code.BAD_KEY: (("reason", "ev_key_kind"), ("size", "ev_size"), ("lastModified", "ev_last_modified")),
     Code.UNPROCESSED_RAW: _OBJECT,
     Code.ORPHAN_RESULT: _OBJECT,
-    Code.MISSING_RAW: (("rawS3Uri", "ev_raw_s3_uri"), ("status", "ev_status"), ("createdAt", "ev_created_at")),
+    Code.MISSING_RAW: (
+        ("rawS3Uri", "ev_raw_s3_uri"),
+        ("status", "ev_status"),
+        ("createdAt", "ev_created_at"),
+        ("version", "ev_version"),
+    ),
     Code.STALE_RESULT: (
         ("itemEtag", "ev_item_etag"),
         ("objectEtag", "ev_object_etag"),
@@ -149,6 +163,15 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("resultDocumentId", "ev_result_document_id"),
     ),
     Code.SUMMARY_MISMATCH: (("fields", "ev_fields"), ("item", _nested("item")), ("result", _nested("result"))),
+    Code.RESULT_SOURCE_MISMATCH: (
+        ("rawS3Uri", "ev_raw_s3_uri"),
+        ("sourceUri", "ev_result_source_uri"),
+        ("itemEtag", "ev_item_etag"),
+        ("resultEtag", "ev_result_etag"),
+        ("status", "ev_status"),
+        ("version", "ev_version"),
+    ),
+    Code.RESULT_UNREADABLE: (("error", "ev_error"),),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

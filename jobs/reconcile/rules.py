@@ -131,11 +131,19 @@ RESULTS_SCHEMA: dict[str, pl.DataType] = {
     "vendorName": pl.String(),
     "invoiceDate": pl.String(),
     "totalAmount": pl.String(),
+    "sourceUri": pl.String(),  # the raw object it was extracted from (key and ETag: its identity)
+    "sourceEtag": pl.String(),
+    "readError": pl.String(),  # why it could not be read (gone since the listing, not a ResultDocument)
 }
 
 # Statuses whose item promises a result.json (FAILED items also get one, but the spec only
 # holds the two readable outcomes to it: a FAILED document is retried or dead-lettered anyway).
 RESULT_PROMISED = (Status.PROCESSED.value, Status.REVIEW_REQUIRED.value)
+# A reviewer settles REVIEW_REQUIRED as PROCESSED on the item; result.json keeps what the
+# extraction said. The item's status then agrees with its result.json's.
+SETTLED_BY_REVIEW = (Status.REVIEW_REQUIRED.value, Status.PROCESSED.value)
+# The tombstone of a document whose raw object is gone: item and result.json stay by design.
+TOMBSTONE = Status.DELETED.value
 
 
 @dataclass(frozen=True)
@@ -392,7 +400,8 @@ def missing_raw(p: Prepared) -> pl.LazyFrame:
     """MISSING_RAW: the item's raw object is gone, unless lifecycle retention expired it by now."""
     params = p.params
     candidates = p.items.filter(
-        pl.col("rawKey").is_not_null()
+        (pl.col("status") != TOMBSTONE)
+        & pl.col("rawKey").is_not_null()
         & (pl.col("createdAt") >= params.expired_before)
         & (pl.col("createdAt") <= params.settled_before)
     )
@@ -406,6 +415,7 @@ def missing_raw(p: Prepared) -> pl.LazyFrame:
         ev_raw_s3_uri=pl.col("rawS3Uri"),
         ev_status=pl.col("status"),
         ev_created_at=pl.col("createdAt"),
+        ev_version=pl.col("version"),
     )
 
 
@@ -529,12 +539,19 @@ def key_mismatch(p: Prepared) -> pl.LazyFrame:
     )
 
 
-def _located_results(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
-    """result.json contents beside the ids its key names."""
+def _located_results(p: Prepared, results: pl.LazyFrame, readable: bool = True) -> pl.LazyFrame:
+    """result.json contents beside the ids its key names (the readable ones, or the others)."""
     keyed = p.valid_processed.select(
         "key", "bucket", pl.col("userId").alias("keyUserId"), pl.col("documentId").alias("keyDocumentId")
     )
-    return results.join(keyed, on="key", how="inner")
+    read = pl.col("readError").is_null()
+    return results.filter(read if readable else ~read).join(keyed, on="key", how="inner")
+
+
+def _compared_items(p: Prepared) -> pl.LazyFrame:
+    """Items --deep holds to their result.json: not one being redone (PROCESSING: its old
+    result.json is about to be replaced), not a tombstone (its result.json stays as evidence)."""
+    return p.items.filter(~pl.col("status").is_in([Status.PROCESSING.value, TOMBSTONE]))
 
 
 def result_ids_mismatch(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
@@ -568,19 +585,21 @@ def summary_mismatch(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
         "key",
         *[pl.col(f).alias(f"result_{f}") for f in SUMMARY_FIELDS],
     )
-    # A PROCESSING item is being redone: its old result.json is about to be replaced.
-    in_flight = pl.col("status") == Status.PROCESSING.value
     joined = (
-        p.items.filter(~in_flight)
+        _compared_items(p)
         .join(result_side, on=["userId", "documentId"], how="inner")
         .with_columns(
             canonical_amount(pl.col("totalAmount")).alias("totalAmount"),
             canonical_amount(pl.col("result_totalAmount")).alias("result_totalAmount"),
         )
     )
-    differs = pl.concat_list(
-        [pl.when(pl.col(f).ne_missing(pl.col(f"result_{f}"))).then(pl.lit(f)) for f in SUMMARY_FIELDS]
-    ).list.drop_nulls()
+    settled = (pl.col("result_status") == SETTLED_BY_REVIEW[0]) & (pl.col("status") == SETTLED_BY_REVIEW[1])
+
+    def differs_on(field: str) -> pl.Expr:
+        differs = pl.col(field).ne_missing(pl.col(f"result_{field}"))
+        return differs & ~settled if field == "status" else differs
+
+    differs = pl.concat_list([pl.when(differs_on(f)).then(pl.lit(f)) for f in SUMMARY_FIELDS]).list.drop_nulls()
     mismatched = joined.with_columns(differs.alias("fields")).filter(pl.col("fields").list.len() > 0)
     return _row(
         mismatched,
@@ -594,8 +613,47 @@ def summary_mismatch(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def result_source_mismatch(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
+    """RESULT_SOURCE_MISMATCH (--deep): result.json was extracted from another raw object (key or
+    ETag) than the one the item names: a writer whose claim was taken over left its bytes."""
+    result_side = _located_results(p, results).select(
+        pl.col("keyUserId").alias("userId"), pl.col("keyDocumentId").alias("documentId"), "bucket", "key", "sourceUri", "sourceEtag"
+    )
+    joined = _compared_items(p).join(result_side, on=["userId", "documentId"], how="inner")
+    foreign = joined.filter(
+        pl.col("sourceUri").ne_missing(pl.col("rawS3Uri")) | unquoted(pl.col("sourceEtag")).ne_missing(unquoted(pl.col("rawEtag")))
+    )
+    return _row(
+        foreign,
+        Code.RESULT_SOURCE_MISMATCH,
+        **_item_identity(),
+        bucket=pl.col("bucket"),
+        key=pl.col("key"),
+        ev_raw_s3_uri=pl.col("rawS3Uri"),
+        ev_result_source_uri=pl.col("sourceUri"),
+        ev_item_etag=unquoted(pl.col("rawEtag")),
+        ev_result_etag=unquoted(pl.col("sourceEtag")),
+        ev_status=pl.col("status"),
+        ev_version=pl.col("version"),
+    )
+
+
+def result_unreadable(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
+    """RESULT_UNREADABLE (--deep): a listed result.json that is gone or not a ResultDocument."""
+    unreadable = _located_results(p, results, readable=False)
+    return _row(
+        unreadable,
+        Code.RESULT_UNREADABLE,
+        user_id=pl.col("keyUserId"),
+        document_id=pl.col("keyDocumentId"),
+        bucket=pl.col("bucket"),
+        key=pl.col("key"),
+        ev_error=pl.col("readError"),
+    )
+
+
 RULES = (bad_key, unprocessed_raw, missing_raw, stale_result, orphan_result, missing_result, stuck_processing, index_drift, key_mismatch)
-DEEP_RULES = (result_ids_mismatch, summary_mismatch)
+DEEP_RULES = (result_ids_mismatch, summary_mismatch, result_source_mismatch, result_unreadable)
 
 
 def find_wide(inputs: Inputs, params: RuleParams) -> pl.DataFrame:

@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_FAILED = 2
+MAX_SEGMENTS = 64
 DEFAULT_RETENTION = timedelta(days=LifecycleSpec().standard_retention_days)
 
 
@@ -51,7 +52,7 @@ class ReconcileOptions:
     stuck_after: timedelta = timedelta(hours=6)
     retention: timedelta = DEFAULT_RETENTION
     fail_on: Severity = Severity.ERROR
-    segments: int = 0  # 0: from io_threads
+    segments: int | None = None  # None: one per I/O thread, 2 to 16
     write_report: bool = True
 
     def __post_init__(self) -> None:
@@ -64,6 +65,9 @@ class ReconcileOptions:
         for name in ("grace", "stuck_after", "retention"):
             if getattr(self, name) < timedelta(0):
                 raise ValueError(f"{name} must not be negative")
+        if self.segments is not None and not 1 <= self.segments <= MAX_SEGMENTS:
+            # One thread per segment: thousands would exhaust the task, not speed the Scan up.
+            raise ValueError(f"--segments {self.segments}: give 1 to {MAX_SEGMENTS} (one Scan thread each)")
 
     def as_json(self) -> dict[str, object]:
         data = asdict(self)

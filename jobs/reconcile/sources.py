@@ -9,7 +9,9 @@ The file formats are described in docs/reconcile.md.
 
 from __future__ import annotations
 
+import base64
 import ctypes
+import hashlib
 import io
 import json
 import logging
@@ -32,7 +34,7 @@ import pyarrow.parquet as pa_parquet
 from pydantic import ValidationError
 
 from jobs.contract import ObjectInfo, ResultDocument, bare_etag, layout
-from jobs.errors import InvalidKeyError, ReconcileInputError
+from jobs.errors import InvalidKeyError, ReconcileInputError, StoreObjectMissingError
 from jobs.reconcile.rules import (
     DEEP_ONLY_COLUMNS,
     ITEM_ATTRIBUTE_OF,
@@ -166,31 +168,43 @@ def live_snapshot(
 
 
 # --- result.json contents (--deep) -------------------------------------------------------------
-def result_row(key: str, data: bytes) -> dict[str, Any]:
+def result_row(key: str, data: bytes | None) -> dict[str, Any]:
     """The fields --deep compares, from result.json parsed as the contract's ResultDocument (the
-    one way it is read, repair included); one that does not parse yields nulls (a mismatch)."""
+    one way it is read, repair included); `data` None: the object is gone since the listing."""
+    row: dict[str, Any] = {"key": key} | dict.fromkeys(RESULTS_SCHEMA.keys() - {"key"})
+    if data is None:
+        return row | {"readError": "result.json is gone (deleted after the listing or inventory was taken)"}
     try:
         doc = ResultDocument.from_json_bytes(data)
-    except ValidationError:
-        return {"key": key} | dict.fromkeys(RESULTS_SCHEMA.keys() - {"key"})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        return row | {"readError": f"not a ResultDocument: {where}: {first['msg']}"[:300]}
     invoice = doc.invoice
     amount = invoice.totalAmount if invoice else None
-    return {
-        "key": key,
+    return row | {
         "userId": doc.userId,
         "documentId": doc.documentId,
         "status": doc.validation.status.value,
         "vendorName": invoice.vendorName if invoice else None,
         "invoiceDate": invoice.invoiceDate.isoformat() if invoice and invoice.invoiceDate else None,
         "totalAmount": None if amount is None else str(amount),
+        "sourceUri": doc.source.uri,
+        "sourceEtag": bare_etag(doc.source.etag),
     }
 
 
 def read_results(buckets: Buckets, bucket: str, keys: list[str], threads: int) -> pl.DataFrame:
     """GET every result.json (threads); used by --deep with either source."""
+
+    def one(key: str) -> dict[str, Any]:
+        try:
+            return result_row(key, buckets.get_bytes(bucket, key))
+        except StoreObjectMissingError:
+            return result_row(key, None)
+
     with ThreadPoolExecutor(threads, thread_name_prefix="deep") as pool:
-        rows = pool.map(lambda k: result_row(k, buckets.get_bytes(bucket, k)), keys)
-        return _concat(list(_frames(rows, RESULTS_SCHEMA)), RESULTS_SCHEMA)
+        return _concat(list(_frames(pool.map(one, keys), RESULTS_SCHEMA)), RESULTS_SCHEMA)
 
 
 # --- file locations (local paths or s3:// URIs) ----------------------------------------------
@@ -333,17 +347,38 @@ def _items_from_arrow(table: pa.Table | None, deep: bool) -> pl.DataFrame:
     return raw.select(columns)
 
 
+def _md5_matches(data: bytes, expected: str) -> bool:
+    """S3 Inventory manifests give the MD5 in hex, DynamoDB export manifests in base64."""
+    digest = hashlib.md5(data).digest()  # noqa: S324 - AWS's own checksum, not security
+    return expected.lower() == digest.hex() or expected == base64.b64encode(digest).decode()
+
+
+def data_file(location: Location, size: int | None = None, md5: str | None = None) -> bytes:
+    """A data file's bytes, checked against its manifest entry: an empty, truncated or replaced
+    file is an error, never "no objects" (which would read as every object missing)."""
+    data = location.read()
+    if not data:
+        raise ReconcileInputError(f"{location.text} is empty (0 bytes): a damaged or truncated data file")
+    if size is not None and len(data) != size:
+        raise ReconcileInputError(f"{location.text} is {len(data)} bytes, its manifest says {size}")
+    if md5 and not _md5_matches(data, md5):
+        raise ReconcileInputError(f"{location.text}: its MD5 does not match the manifest's checksum (damaged or replaced)")
+    return data
+
+
+def refuse_duplicates(keys: list[str], where: str) -> None:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            raise ReconcileInputError(f"{where}: data file {key!r} is listed twice (its rows would count twice)")
+        seen.add(key)
+
+
 @contextmanager
-def _opened(location: Location) -> Iterator[BinaryIO]:
-    """A data file as a stream, gunzipped on the fly when it is gzip (local files are not slurped)."""
-    try:
-        handle: BinaryIO = open(location.path, "rb") if location.path is not None else io.BytesIO(location.read())  # noqa: SIM115
-    except OSError as exc:
-        raise ReconcileInputError(f"cannot read {location.text}: {exc}") from exc
-    with handle:
-        magic = handle.read(2)
-        handle.seek(0)
-        if magic == b"\x1f\x8b":
+def _opened(data: bytes) -> Iterator[BinaryIO]:
+    """A data file as a stream, gunzipped on the fly when it is gzip."""
+    with io.BytesIO(data) as handle:
+        if data[:2] == b"\x1f\x8b":
             with _gzip_open(handle) as inflated:
                 yield inflated
         else:
@@ -369,14 +404,16 @@ def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tupl
             continue
         try:
             entry = json.loads(line)
-            entries.append((str(entry["dataFileS3Key"]), int(entry.get("itemCount", -1))))
+            entries.append((str(entry["dataFileS3Key"]), int(entry.get("itemCount", -1)), entry.get("md5Checksum")))
         except (ValueError, KeyError, TypeError) as exc:
             raise ReconcileInputError(f"{files_loc.text} line {number} is not a manifest entry: {exc}") from exc
 
-    def one(entry: tuple[str, int]) -> pa.Table | None:
-        key, count = entry
+    refuse_duplicates([key for key, _, _ in entries], files_loc.text)
+
+    def one(entry: tuple[str, int, str | None]) -> pa.Table | None:
+        key, count, md5 = entry
         loc = base.bucket_key(key, summary.get("s3Bucket"))
-        with _opened(loc) as stream:
+        with _opened(data_file(loc, md5=md5)) as stream:
             table = _export_table(stream, loc.text, deep)
         rows = 0 if table is None else table.num_rows
         if count >= 0 and rows != count:
@@ -407,12 +444,14 @@ _WANTED = ("bucket", "key", "size", "lastmodifieddate", "etag")
 _VERSION_FIELDS = ("islatest", "isdeletemarker")
 
 
-def _inventory_table(location: Location, fmt: str, fields: list[str]) -> pa.Table | None:
+def _inventory_table(location: Location, entry: dict[str, Any], fmt: str, fields: list[str]) -> pa.Table:
     """One data file as Arrow columns named by `_field_name` (parsed in Arrow's system pool)."""
     where = location.text
     pool = pa.system_memory_pool()
+    size = entry.get("size")
+    data = data_file(location, None if size is None else int(size), entry.get("MD5checksum"))
     try:
-        with _opened(location) as stream:
+        with _opened(data) as stream:
             if fmt == "CSV":
                 normalised = [_field_name(f) for f in fields]
                 types = {name: pa.string() for name in normalised}
@@ -434,7 +473,8 @@ def _inventory_table(location: Location, fmt: str, fields: list[str]) -> pa.Tabl
                 table = table.rename_columns([_field_name(c) for c in table.column_names])
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         if fmt == "CSV" and "Empty CSV file" in str(exc):
-            return None
+            # S3 Inventory writes no empty data files: an empty one lost its rows.
+            raise ReconcileInputError(f"{where} holds no rows (an empty data file): damaged inventory") from exc
         raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
     except (OSError, EOFError) as exc:
         raise ReconcileInputError(f"{where} is not valid gzip: {exc}") from exc
@@ -510,10 +550,12 @@ def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
         raise ReconcileInputError(f"{where}: files is not a list")
     destination = str(manifest.get("destinationBucket", "")).rpartition(":")[2] or None
 
-    def one(entry: Any) -> pa.Table | None:
-        if not isinstance(entry, dict) or "key" not in entry:
-            raise ReconcileInputError(f"{where}: a files entry has no key")
-        return _inventory_table(base.bucket_key(str(entry["key"]), destination), fmt, fields)
+    if not all(isinstance(entry, dict) and "key" in entry for entry in files):
+        raise ReconcileInputError(f"{where}: a files entry has no key")
+    refuse_duplicates([str(entry["key"]) for entry in files], where)
+
+    def one(entry: dict[str, Any]) -> pa.Table:
+        return _inventory_table(base.bucket_key(str(entry["key"]), destination), entry, fmt, fields)
 
     with ThreadPoolExecutor(2, thread_name_prefix="inventory") as pool:
         tables = [t for t in pool.map(one, files) if t is not None]

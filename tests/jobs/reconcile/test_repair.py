@@ -116,7 +116,7 @@ def test_every_skip_path_leaves_the_item_as_it_is(stack) -> None:  # noqa: ANN00
     _result_doc(stack, "u2", "hasresult")
     leased = _item(stack, "u2", "leased", Status.PROCESSING, leaseOwner="alive", leaseExpiresAt=layout.utc_now() + timedelta(hours=1))
     existing = _item(stack, "u2", "exists")
-    key_exists, _ = _result_doc(stack, "u2", "exists")
+    key_exists, _ = _result_doc(stack, "u2", "exists", etag=existing.rawEtag)
     wrong_key, _ = _result_doc(stack, "u2", "other", key_user="u3")
     cases = {
         "skipped: the item no longer exists": _finding(Code.MISSING_RESULT, "u2", "gone", {"version": 1}),
