@@ -23,7 +23,7 @@ for _name, _value in ALLOCATOR_ENV.items():
 from jobs.errors import DocuFlowError  # noqa: E402 - after the allocator setting
 from jobs.observability import setup_logging
 from jobs.reconcile.rules import Severity
-from jobs.reconcile.run import EXIT_FAILED, ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import ENGINES, EXIT_FAILED, ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.s3 import ObjectAlreadyExistsError
 
@@ -44,6 +44,12 @@ def duration(text: str) -> timedelta:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m jobs reconcile", description=__doc__)
     p.add_argument("--source", choices=("live", "files"), default=None, help="default: files when files are given, else live")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="polars",
+        help="polars (default, in process), duckdb (the Athena SQL on embedded DuckDB over the files) or athena",
+    )
     p.add_argument("--dynamodb-export", metavar="LOCATION", help="export directory or manifest-summary.json (path or s3://)")
     p.add_argument("--s3-inventory", metavar="MANIFEST", action="append", default=[], help="inventory manifest.json, once per bucket")
     p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
@@ -59,10 +65,11 @@ def parser() -> argparse.ArgumentParser:
 def parse_options(argv: list[str]) -> ReconcileOptions:
     p = parser()
     args = p.parse_args(argv)
-    source = args.source or ("files" if args.dynamodb_export or args.s3_inventory else "live")
+    source = args.source or ("files" if args.dynamodb_export or args.s3_inventory or args.engine == "duckdb" else "live")
     try:
         return ReconcileOptions(
             source=source,
+            engine=args.engine,
             dynamodb_export=args.dynamodb_export,
             s3_inventories=tuple(args.s3_inventory),
             deep=args.deep,

@@ -49,6 +49,8 @@ class ReconcileSummary(BaseModel):
     startedAt: datetime
     finishedAt: datetime
     source: str
+    engine: str = "polars"  # polars | duckdb | athena: the only place a report says which ran
+    engineStats: dict[str, Any] = Field(default_factory=dict)  # e.g. Athena's bytes scanned
     options: dict[str, Any]
     inputs: dict[str, str]
     snapshotTimes: dict[str, datetime]

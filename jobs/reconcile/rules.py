@@ -260,8 +260,10 @@ def classify_keys(objects: pl.LazyFrame, kind: str) -> pl.LazyFrame:
     groups_col = pl.col("_groups")
     fast_ok = groups_col.struct.field("userId").is_not_null()
     if kind == "raw":
-        # validate_filename refuses "." and ".." (path components), which the class allows.
-        fast_ok = fast_ok & ~groups_col.struct.field("filename").is_in([".", ".."])
+        # validate_filename refuses "." and names starting with ".." (path components), which the
+        # class allows (found by the engines' equivalence test: "..x" was read as a valid name).
+        filename = groups_col.struct.field("filename")
+        fast_ok = fast_ok & (filename != ".") & ~filename.str.starts_with("..")
     marked = objects.with_columns(parsed.alias("_groups")).with_columns(fast_ok.fill_null(False).alias("_fast")).collect()
     # Only the keys the fast path could not vouch for pay for a Python call; their answers are
     # looked up by key, so the big frame is never split and copied.
@@ -421,9 +423,12 @@ def missing_raw(p: Prepared) -> pl.LazyFrame:
 
 def stale_result(p: Prepared) -> pl.LazyFrame:
     """STALE_RESULT: the raw object was replaced after the item recorded its ETag."""
-    # Compare ETags on two narrow columns first; only the few stale rows fetch the item details.
+    # Compare ETags on two narrow columns first; only the few stale rows fetch the item details,
+    # matched on key *and* ETag: two items may name one raw object (a KEY_MISMATCH), and only
+    # the one whose ETag differs is stale.
+    items = p.items.with_columns(unquoted(pl.col("rawEtag")).alias("rawEtagBare"))
     stale_keys = (
-        p.items.select("rawKey", unquoted(pl.col("rawEtag")).alias("rawEtagBare"))
+        items.select("rawKey", "rawEtagBare")
         .join(
             p.raw.filter(pl.col("judged")).select("key", unquoted(pl.col("etag")).alias("objectEtag")),
             left_on="rawKey",
@@ -431,8 +436,9 @@ def stale_result(p: Prepared) -> pl.LazyFrame:
             how="inner",
         )
         .filter(pl.col("rawEtagBare").ne_missing(pl.col("objectEtag")))
+        .unique()
     )
-    stale = p.items.join(stale_keys, on="rawKey", how="inner")
+    stale = items.join(stale_keys, on=["rawKey", "rawEtagBare"], how="inner", nulls_equal=True)
     return _row(
         stale,
         Code.STALE_RESULT,

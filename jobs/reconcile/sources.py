@@ -385,8 +385,40 @@ def _opened(data: bytes) -> Iterator[BinaryIO]:
             yield handle
 
 
-def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
-    """Items of a DYNAMODB_JSON export; LOCATION is the export directory or its summary manifest."""
+@dataclass(frozen=True)
+class DataFile:
+    """One data file a manifest lists, with what the manifest says about it."""
+
+    location: Location
+    item_count: int | None = None  # exports
+    size: int | None = None  # inventories
+    md5: str | None = None
+
+    def read(self) -> bytes:
+        """The checked bytes; a gzip file that inflates to nothing is refused unless the manifest
+        counts 0 items in it (an export of an empty table segment)."""
+        data = data_file(self.location, self.size, self.md5)
+        if self.item_count != 0 and data[:2] == b"\x1f\x8b":
+            try:
+                with _gzip_open(io.BytesIO(data)) as inflated:
+                    empty = not inflated.read(1)
+            except (OSError, EOFError) as exc:
+                raise ReconcileInputError(f"{self.location.text} is not valid gzip: {exc}") from exc
+            if empty:
+                raise ReconcileInputError(f"{self.location.text} holds no rows (an empty data file): damaged")
+        return data
+
+
+@dataclass(frozen=True)
+class ExportManifest:
+    where: str
+    export_time: datetime
+    item_count: int | None
+    files: list[DataFile]
+
+
+def export_manifest(location_text: str, buckets: Buckets | None) -> ExportManifest:
+    """A DYNAMODB_JSON export's manifests; LOCATION is the export directory or its summary."""
     base = Location(location_text, buckets)
     if not location_text.rstrip("/").endswith(EXPORT_SUMMARY):
         base = base.child(EXPORT_SUMMARY)
@@ -396,41 +428,44 @@ def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tupl
     if fmt != "DYNAMODB_JSON":
         raise ReconcileInputError(f"{where}: outputFormat {fmt!r} is not supported (use DYNAMODB_JSON)")
     export_time = _parse_time(str(_require(summary, "exportTime", where)), where)
-    files_key = str(_require(summary, "manifestFilesS3Key", where))
-    files_loc = base.bucket_key(files_key, summary.get("s3Bucket"))
-    entries = []
+    files_loc = base.bucket_key(str(_require(summary, "manifestFilesS3Key", where)), summary.get("s3Bucket"))
+    files = []
     for number, line in enumerate(files_loc.read().decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
-            entries.append((str(entry["dataFileS3Key"]), int(entry.get("itemCount", -1)), entry.get("md5Checksum")))
+            key, count, md5 = str(entry["dataFileS3Key"]), entry.get("itemCount"), entry.get("md5Checksum")
         except (ValueError, KeyError, TypeError) as exc:
             raise ReconcileInputError(f"{files_loc.text} line {number} is not a manifest entry: {exc}") from exc
+        files.append(DataFile(base.bucket_key(key, summary.get("s3Bucket")), None if count is None else int(count), md5=md5))
+    refuse_duplicates([f.location.text for f in files], files_loc.text)
+    declared = summary.get("itemCount")
+    return ExportManifest(where, export_time, declared if isinstance(declared, int) else None, files)
 
-    refuse_duplicates([key for key, _, _ in entries], files_loc.text)
 
-    def one(entry: tuple[str, int, str | None]) -> pa.Table | None:
-        key, count, md5 = entry
-        loc = base.bucket_key(key, summary.get("s3Bucket"))
-        with _opened(data_file(loc, md5=md5)) as stream:
-            table = _export_table(stream, loc.text, deep)
+def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
+    """Items of a DYNAMODB_JSON export, every data file checked against its manifest entry."""
+    manifest = export_manifest(location_text, buckets)
+
+    def one(entry: DataFile) -> pa.Table | None:
+        with _opened(entry.read()) as stream:
+            table = _export_table(stream, entry.location.text, deep)
         rows = 0 if table is None else table.num_rows
-        if count >= 0 and rows != count:
-            raise ReconcileInputError(f"{loc.text} holds {rows} items, the manifest says {count}")
+        if entry.item_count is not None and rows != entry.item_count:
+            raise ReconcileInputError(f"{entry.location.text} holds {rows} items, the manifest says {entry.item_count}")
         return table
 
     # Two data files at a time: inflating and parsing release the GIL, and each file is read
     # block by block, so memory holds two blocks plus the growing (projected) columns.
     with ThreadPoolExecutor(2, thread_name_prefix="export") as pool:
-        tables = [t for t in pool.map(one, entries) if t is not None]
+        tables = [t for t in pool.map(one, manifest.files) if t is not None]
     items = _items_from_arrow(pa.concat_tables(tables) if tables else None, deep)
     del tables
     _trim_heap()
-    declared = summary.get("itemCount")
-    if isinstance(declared, int) and declared != items.height:
-        raise ReconcileInputError(f"{where} declares {declared} items, the data files hold {items.height}")
-    return items, export_time
+    if manifest.item_count is not None and manifest.item_count != items.height:
+        raise ReconcileInputError(f"{manifest.where} declares {manifest.item_count} items, the data files hold {items.height}")
+    return items, manifest.export_time
 
 
 # --- S3 Inventory ----------------------------------------------------------------------------
@@ -444,12 +479,11 @@ _WANTED = ("bucket", "key", "size", "lastmodifieddate", "etag")
 _VERSION_FIELDS = ("islatest", "isdeletemarker")
 
 
-def _inventory_table(location: Location, entry: dict[str, Any], fmt: str, fields: list[str]) -> pa.Table:
+def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pa.Table:
     """One data file as Arrow columns named by `_field_name` (parsed in Arrow's system pool)."""
-    where = location.text
+    where = entry.location.text
     pool = pa.system_memory_pool()
-    size = entry.get("size")
-    data = data_file(location, None if size is None else int(size), entry.get("MD5checksum"))
+    data = entry.read()
     try:
         with _opened(data) as stream:
             if fmt == "CSV":
@@ -526,8 +560,18 @@ class Inventory:
     manifest: str
 
 
-def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
-    """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
+@dataclass(frozen=True)
+class InventoryManifest:
+    where: str
+    source_bucket: str
+    created: datetime
+    fmt: str  # CSV | Parquet
+    fields: list[str]  # CSV column order
+    files: list[DataFile]
+
+
+def inventory_manifest(manifest_text: str, buckets: Buckets | None) -> InventoryManifest:
+    """One S3 Inventory report's manifest.json (LOCATION: the file or its directory)."""
     base = Location(manifest_text, buckets)
     if not manifest_text.rstrip("/").endswith(INVENTORY_MANIFEST):
         base = base.child(INVENTORY_MANIFEST)
@@ -545,31 +589,40 @@ def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
         created = datetime.fromtimestamp(int(_require(manifest, "creationTimestamp", where)) / 1000, UTC)
     except (TypeError, ValueError) as exc:
         raise ReconcileInputError(f"{where}: creationTimestamp is not epoch milliseconds") from exc
-    files = _require(manifest, "files", where)
-    if not isinstance(files, list):
-        raise ReconcileInputError(f"{where}: files is not a list")
+    entries = _require(manifest, "files", where)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and "key" in e for e in entries):
+        raise ReconcileInputError(f"{where}: files is not a list of entries with a key")
+    refuse_duplicates([str(e["key"]) for e in entries], where)
     destination = str(manifest.get("destinationBucket", "")).rpartition(":")[2] or None
+    files = [
+        DataFile(base.bucket_key(str(e["key"]), destination), size=None if e.get("size") is None else int(e["size"]), md5=e.get("MD5checksum"))
+        for e in entries
+    ]
+    return InventoryManifest(where, source, created, fmt, fields, files)
 
-    if not all(isinstance(entry, dict) and "key" in entry for entry in files):
-        raise ReconcileInputError(f"{where}: a files entry has no key")
-    refuse_duplicates([str(entry["key"]) for entry in files], where)
 
-    def one(entry: dict[str, Any]) -> pa.Table:
-        return _inventory_table(base.bucket_key(str(entry["key"]), destination), entry, fmt, fields)
+def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
+    """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
+    manifest = inventory_manifest(manifest_text, buckets)
+    where = manifest.where
+
+    def one(entry: DataFile) -> pa.Table:
+        return _inventory_table(entry, manifest.fmt, manifest.fields)
 
     with ThreadPoolExecutor(2, thread_name_prefix="inventory") as pool:
-        tables = [t for t in pool.map(one, files) if t is not None]
+        tables = list(pool.map(one, manifest.files))
     try:
         combined = pa.concat_tables(tables, promote_options="permissive") if tables else None
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise ReconcileInputError(f"{where}: data files disagree on their columns: {exc}") from exc
-    objects = _objects_from_arrow(combined, fmt, where)
+    objects = _objects_from_arrow(combined, manifest.fmt, where)
     del combined, tables
     _trim_heap()
+    source = manifest.source_bucket
     others = objects.filter(pl.col("bucket") != source).height
     if others:
         raise ReconcileInputError(f"{where}: {others} rows name a bucket other than sourceBucket {source!r}")
-    return Inventory(source, created, objects, where)
+    return Inventory(source, manifest.created, objects, where)
 
 
 def files_snapshot(

@@ -33,7 +33,7 @@ assert not any(m.split('.')[0] in ('boto3', 'botocore', 'pulumi') for m in sys.m
 """
 
 
-@pytest.mark.parametrize("module", ["jobs.reconcile.rules", "jobs.reconcile.findings"])
+@pytest.mark.parametrize("module", ["jobs.reconcile.rules", "jobs.reconcile.findings", "jobs.reconcile.sql"])
 def test_pure_modules_import_without_aws_or_pulumi(module: str) -> None:
     done = subprocess.run([sys.executable, "-c", BLOCKER.replace("{module}", module)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
