@@ -32,6 +32,19 @@ ENV_RETRY_ATTEMPTS = "DOCUFLOW_RETRY_ATTEMPTS"
 ENV_CONFIDENCE = "DOCUFLOW_CONFIDENCE_THRESHOLD"
 ENV_OCR_ENGINE = "DOCUFLOW_OCR_ENGINE"
 ENV_TEXTRACT_TPS = "DOCUFLOW_TEXTRACT_TPS"
+# The reconcile's engines and the audit catalog the Athena engine queries (components/audit_catalog.py).
+ENV_RECONCILE_ENGINE = "DOCUFLOW_RECONCILE_ENGINE"
+ENV_TABLE_ARN = "DOCUFLOW_TABLE_ARN"
+ENV_ATHENA_WORKGROUP = "DOCUFLOW_ATHENA_WORKGROUP"
+ENV_GLUE_DATABASE = "DOCUFLOW_GLUE_DATABASE"
+ENV_EXPORT_TABLE = "DOCUFLOW_GLUE_EXPORT_TABLE"
+ENV_RAW_INVENTORY_TABLE = "DOCUFLOW_GLUE_RAW_INVENTORY_TABLE"
+ENV_PROCESSED_INVENTORY_TABLE = "DOCUFLOW_GLUE_PROCESSED_INVENTORY_TABLE"
+ENV_INVENTORY_BUCKET = "DOCUFLOW_INVENTORY_BUCKET"
+ENV_INVENTORY_PREFIX = "DOCUFLOW_INVENTORY_PREFIX"
+ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
+ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
+ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
@@ -64,6 +77,33 @@ class JobSettings(BaseModel):
     ocr_engine: str = Field(default_factory=lambda: _default_ocr_engine(os.environ), pattern=r"^(textract|local|off)$")
     # Client-side pace of Textract calls per worker, below the account's TPS quota.
     textract_tps: float = Field(default=1.0, gt=0, le=50)
+    # Reconcile: the engine the schedule runs (one stack setting turns Athena on), and where the
+    # Athena engine finds its catalog, the inventories and the table exports. Empty: from the stage.
+    reconcile_engine: str = Field(default="polars", pattern=r"^(polars|duckdb|athena)$")
+    table_arn: str = ""  # needed only to start a table export (ExportTableToPointInTime)
+    athena_workgroup: str = ""
+    glue_database: str = ""
+    glue_export_table: str = "table_export"
+    glue_raw_inventory_table: str = "raw_inventory"
+    glue_processed_inventory_table: str = "processed_inventory"
+    inventory_bucket: str = ""
+    inventory_prefix: str = "inventory/"  # S3 Inventory writes {prefix}{source bucket}/{config id}/…
+    inventory_config_id: str = "docuflow-daily"
+    export_bucket: str = ""
+    export_prefix: str = "exports/"  # table exports land in {prefix}AWSDynamoDB/{export id}/
+
+    @model_validator(mode="after")
+    def _audit_defaults_from_stage(self) -> JobSettings:
+        defaults = {
+            "athena_workgroup": f"{layout.stage_prefix(self.stage)}-reconcile",
+            "glue_database": f"{layout.stage_prefix(self.stage)}-audit".replace("-", "_"),
+            "inventory_bucket": layout.bucket_name(self.stage, "inventory"),
+            "export_bucket": layout.bucket_name(self.stage, "inventory"),
+        }
+        for name, value in defaults.items():
+            if not getattr(self, name):
+                object.__setattr__(self, name, value)
+        return self
 
     @model_validator(mode="after")
     def _defaults_from_stage(self) -> JobSettings:
@@ -110,6 +150,18 @@ class JobSettings(BaseModel):
             "confidence_threshold": ENV_CONFIDENCE,
             "ocr_engine": ENV_OCR_ENGINE,
             "textract_tps": ENV_TEXTRACT_TPS,
+            "reconcile_engine": ENV_RECONCILE_ENGINE,
+            "table_arn": ENV_TABLE_ARN,
+            "athena_workgroup": ENV_ATHENA_WORKGROUP,
+            "glue_database": ENV_GLUE_DATABASE,
+            "glue_export_table": ENV_EXPORT_TABLE,
+            "glue_raw_inventory_table": ENV_RAW_INVENTORY_TABLE,
+            "glue_processed_inventory_table": ENV_PROCESSED_INVENTORY_TABLE,
+            "inventory_bucket": ENV_INVENTORY_BUCKET,
+            "inventory_prefix": ENV_INVENTORY_PREFIX,
+            "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
+            "export_bucket": ENV_EXPORT_BUCKET,
+            "export_prefix": ENV_EXPORT_PREFIX,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         try:

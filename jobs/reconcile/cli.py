@@ -20,7 +20,7 @@ ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
 for _name, _value in ALLOCATOR_ENV.items():
     os.environ.setdefault(_name, _value)
 
-from jobs.errors import DocuFlowError  # noqa: E402 - after the allocator setting
+from jobs.errors import DocuFlowError, SettingsError  # noqa: E402 - after the allocator setting
 from jobs.observability import setup_logging
 from jobs.reconcile.rules import Severity
 from jobs.reconcile.run import ENGINES, EXIT_FAILED, ReconcileOptions, ReconcileRun
@@ -47,8 +47,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--engine",
         choices=ENGINES,
-        default="polars",
-        help="polars (default, in process), duckdb (the Athena SQL on embedded DuckDB over the files) or athena",
+        default=None,
+        help="polars (in process), duckdb (the Athena SQL on embedded DuckDB over the files) or athena; "
+        "default: DOCUFLOW_RECONCILE_ENGINE, else polars",
     )
     p.add_argument("--dynamodb-export", metavar="LOCATION", help="export directory or manifest-summary.json (path or s3://)")
     p.add_argument("--s3-inventory", metavar="MANIFEST", action="append", default=[], help="inventory manifest.json, once per bucket")
@@ -65,11 +66,15 @@ def parser() -> argparse.ArgumentParser:
 def parse_options(argv: list[str]) -> ReconcileOptions:
     p = parser()
     args = p.parse_args(argv)
-    source = args.source or ("files" if args.dynamodb_export or args.s3_inventory or args.engine == "duckdb" else "live")
+    try:
+        engine = args.engine or JobSettings.from_env().reconcile_engine
+    except SettingsError as exc:
+        p.error(str(exc))
+    source = args.source or ("files" if args.dynamodb_export or args.s3_inventory or engine == "duckdb" else "live")
     try:
         return ReconcileOptions(
             source=source,
-            engine=args.engine,
+            engine=engine,
             dynamodb_export=args.dynamodb_export,
             s3_inventories=tuple(args.s3_inventory),
             deep=args.deep,

@@ -33,8 +33,10 @@ from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.translate import TranslatedBuckets, TranslatedTable
 
 if TYPE_CHECKING:
+    from jobs.store.athena import AthenaQueries
     from jobs.store.dynamo import DocumentTable
     from jobs.store.s3 import Buckets
+    from jobs.store.table_export import TableExports
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +154,19 @@ class ReconcileRun:
         s = self.settings
         return TranslatedTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
 
+    @cached_property
+    def athena_queries(self) -> AthenaQueries:
+        from jobs.store.athena import AthenaQueries, athena_client
+
+        s = self.settings
+        return AthenaQueries(athena_client(s), s.athena_workgroup, s.glue_database, self.metrics)
+
+    @cached_property
+    def table_exports(self) -> TableExports:
+        from jobs.store.table_export import TableExports
+
+        return TableExports(dynamodb_client(self.settings), self.metrics)
+
     @property
     def scan_segments(self) -> int:
         """Parallel Scan segments of a live run: one per I/O thread, 2 to 16."""
@@ -219,7 +234,8 @@ class ReconcileRun:
             return Judged(render(result.wide), result.taken_at, result.inputs, result.sizes)
         from jobs.reconcile.athena import AthenaReconcile
 
-        result = AthenaReconcile(self.settings, self.buckets, self.run_id, self.metrics).run(self.params, o, self.report_prefix)
+        engine = AthenaReconcile(self.settings, self.buckets, self.athena_queries, self.table_exports, self.run_id)
+        result = engine.run(self.params, o, self.report_prefix)
         return Judged(render(result.wide), result.taken_at, result.inputs, result.sizes, result.stats)
 
     @cached_property
