@@ -333,18 +333,29 @@ class Prepared:
         return self.processed.filter(~pl.col("badKey"))
 
 
-def prepare(inputs: Inputs, params: RuleParams) -> Prepared:
-    t = templates()
-    judged = (pl.col("lastModified") <= _ts(params.judged_before)).alias("judged")
-    raw = classify_keys(inputs.raw_objects, "raw").with_columns(judged)
-    processed = classify_keys(inputs.processed_objects, "result").with_columns(judged)
+def with_keys(items: pl.LazyFrame, params: RuleParams) -> pl.LazyFrame:
+    """Items plus rawKey (null when rawS3Uri is not in the raw bucket) and resultKey."""
     raw_uri_prefix = layout.s3_uri(params.raw_bucket, "")
-    items = inputs.items.with_columns(
+    return items.with_columns(
         pl.when(pl.col("rawS3Uri").str.starts_with(raw_uri_prefix))
         .then(pl.col("rawS3Uri").str.strip_prefix(raw_uri_prefix))
         .alias("rawKey"),
         # The result key the item's ids imply: joins on one string beat joins on two.
-        t["result"].build(pl.col("userId"), pl.col("documentId")).alias("resultKey"),
+        templates()["result"].build(pl.col("userId"), pl.col("documentId")).alias("resultKey"),
+    )
+
+
+def classified(objects: pl.LazyFrame, kind: str, params: RuleParams) -> pl.LazyFrame:
+    """Objects plus userId, documentId, badKey and judged (older than the grace period)."""
+    judged = (pl.col("lastModified") <= _ts(params.judged_before)).alias("judged")
+    return classify_keys(objects, kind).with_columns(judged)
+
+
+def prepare(inputs: Inputs, params: RuleParams) -> Prepared:
+    items, raw, processed = (
+        with_keys(inputs.items, params),
+        classified(inputs.raw_objects, "raw", params),
+        classified(inputs.processed_objects, "result", params),
     )
     # Prepared once, eagerly: each frame is joined by several rules, which then share the
     # derived columns instead of each re-deriving them.
@@ -658,7 +669,13 @@ def result_unreadable(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-RULES = (bad_key, unprocessed_raw, missing_raw, stale_result, orphan_result, missing_result, stuck_processing, index_drift, key_mismatch)
+# Rules of one item alone, of one object alone, and those that join items with objects: a
+# partitioned run (`partitioned`) applies each group where its inputs meet.
+ITEM_RULES = (stuck_processing, index_drift, key_mismatch)
+OBJECT_RULES = (bad_key,)
+RAW_JOIN_RULES = (unprocessed_raw, missing_raw, stale_result)
+RESULT_JOIN_RULES = (orphan_result, missing_result)
+RULES = OBJECT_RULES + RAW_JOIN_RULES + RESULT_JOIN_RULES + ITEM_RULES
 DEEP_RULES = (result_ids_mismatch, summary_mismatch, result_source_mismatch, result_unreadable)
 
 

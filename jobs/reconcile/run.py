@@ -215,6 +215,21 @@ class ReconcileRun:
     def judge(self) -> Judged:
         """Run the chosen engine; its findings rendered the same way whatever it was."""
         o = self.options
+        if o.engine == "polars" and o.source == "files":
+            from jobs.reconcile.partitioned import partitioned_find
+
+            assert o.dynamodb_export is not None
+            remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
+            found = partitioned_find(
+                o.dynamodb_export,
+                list(o.s3_inventories),
+                self.buckets if remote else None,
+                self.settings.raw_bucket,
+                self.settings.processed_bucket,
+                self.params,
+                self.read_results if o.deep else None,
+            )
+            return Judged(render(found.wide), found.taken_at, found.inputs, found.sizes)
         if o.engine == "polars":
             snapshot = self.snapshot()
             sizes = {"table": snapshot.items.height, "raw": snapshot.raw_objects.height, "processed": snapshot.processed_objects.height}

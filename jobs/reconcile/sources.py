@@ -16,14 +16,15 @@ import io
 import json
 import logging
 import urllib.parse
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -58,6 +59,8 @@ try:  # ISA-L inflates gzip about 1.7x faster than zlib; same format, so zlib is
 except ImportError:  # pragma: no cover - isal is in requirements-jobs.txt
     from gzip import open as _gzip_open
 
+T = TypeVar("T")
+R = TypeVar("R")
 ROWS_PER_CHUNK = 50_000
 EXPORT_BLOCK_BYTES = 16 << 20
 EXPORT_SUMMARY = "manifest-summary.json"
@@ -444,27 +447,45 @@ def export_manifest(location_text: str, buckets: Buckets | None) -> ExportManife
     return ExportManifest(where, export_time, declared if isinstance(declared, int) else None, files)
 
 
-def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
-    """Items of a DYNAMODB_JSON export, every data file checked against its manifest entry."""
-    manifest = export_manifest(location_text, buckets)
+def bounded_map(fn: Callable[[T], R], entries: list[T], width: int = 2) -> Iterator[R]:
+    """`fn` over `entries` on `width` threads, results in order, at most `width` ahead of the
+    consumer (Executor.map would parse every file before the first is consumed)."""
+    with ThreadPoolExecutor(width, thread_name_prefix="files") as pool:
+        pending: deque[Future[R]] = deque()
+        for entry in entries:
+            pending.append(pool.submit(fn, entry))
+            if len(pending) >= width:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
-    def one(entry: DataFile) -> pa.Table | None:
+
+def export_frames(manifest: ExportManifest, deep: bool) -> Iterator[pl.DataFrame]:
+    """The items of each data file in turn, each file checked against its manifest entry and the
+    total against the summary's itemCount once the last file is read."""
+
+    def one(entry: DataFile) -> pl.DataFrame:
         with _opened(entry.read()) as stream:
             table = _export_table(stream, entry.location.text, deep)
         rows = 0 if table is None else table.num_rows
         if entry.item_count is not None and rows != entry.item_count:
             raise ReconcileInputError(f"{entry.location.text} holds {rows} items, the manifest says {entry.item_count}")
-        return table
+        return _items_from_arrow(table, deep)
 
-    # Two data files at a time: inflating and parsing release the GIL, and each file is read
-    # block by block, so memory holds two blocks plus the growing (projected) columns.
-    with ThreadPoolExecutor(2, thread_name_prefix="export") as pool:
-        tables = [t for t in pool.map(one, manifest.files) if t is not None]
-    items = _items_from_arrow(pa.concat_tables(tables) if tables else None, deep)
-    del tables
+    total = 0
+    # Two data files at a time: inflating and parsing release the GIL.
+    for frame in bounded_map(one, manifest.files):
+        total += frame.height
+        yield frame
+    if manifest.item_count is not None and manifest.item_count != total:
+        raise ReconcileInputError(f"{manifest.where} declares {manifest.item_count} items, the data files hold {total}")
+
+
+def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
+    """Items of a DYNAMODB_JSON export, every data file checked against its manifest entry."""
+    manifest = export_manifest(location_text, buckets)
+    items = _concat(list(export_frames(manifest, deep)), ITEMS_SCHEMA)
     _trim_heap()
-    if manifest.item_count is not None and manifest.item_count != items.height:
-        raise ReconcileInputError(f"{manifest.where} declares {manifest.item_count} items, the data files hold {items.height}")
     return items, manifest.export_time
 
 
@@ -601,28 +622,25 @@ def inventory_manifest(manifest_text: str, buckets: Buckets | None) -> Inventory
     return InventoryManifest(where, source, created, fmt, fields, files)
 
 
+def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
+    """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked."""
+
+    def one(entry: DataFile) -> pl.DataFrame:
+        objects = _objects_from_arrow(_inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text)
+        others = objects.filter(pl.col("bucket") != manifest.source_bucket).height
+        if others:
+            raise ReconcileInputError(f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}")
+        return objects
+
+    yield from bounded_map(one, manifest.files)
+
+
 def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
     """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
     manifest = inventory_manifest(manifest_text, buckets)
-    where = manifest.where
-
-    def one(entry: DataFile) -> pa.Table:
-        return _inventory_table(entry, manifest.fmt, manifest.fields)
-
-    with ThreadPoolExecutor(2, thread_name_prefix="inventory") as pool:
-        tables = list(pool.map(one, manifest.files))
-    try:
-        combined = pa.concat_tables(tables, promote_options="permissive") if tables else None
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ReconcileInputError(f"{where}: data files disagree on their columns: {exc}") from exc
-    objects = _objects_from_arrow(combined, manifest.fmt, where)
-    del combined, tables
+    objects = _concat(list(inventory_frames(manifest)), OBJECTS_SCHEMA)
     _trim_heap()
-    source = manifest.source_bucket
-    others = objects.filter(pl.col("bucket") != source).height
-    if others:
-        raise ReconcileInputError(f"{where}: {others} rows name a bucket other than sourceBucket {source!r}")
-    return Inventory(source, manifest.created, objects, where)
+    return Inventory(manifest.source_bucket, manifest.created, objects, manifest.where)
 
 
 def files_snapshot(

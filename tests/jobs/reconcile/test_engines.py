@@ -9,6 +9,7 @@ both engines from the same files.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.reconcile import rules, sql
+from jobs.reconcile import partitioned, rules, sql
 from jobs.reconcile.duck import duck_find
 from jobs.reconcile.exports import export_line, write_export, write_inventory
 from jobs.reconcile.findings import Code, render
+from jobs.reconcile.partitioned import partitioned_find
 from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, Inputs, RuleParams
 from jobs.reconcile.sources import files_snapshot
 from jobs.store.dynamo import to_wire
@@ -141,7 +143,7 @@ def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
     return items, raw, processed, results
 
 
-def _both(tmp_path: Path, fmt: str, deep: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl.DataFrame]:
     items, raw, processed, results_rows = state()
     lines = [export_line(to_wire(item)).encode() for item in items]
     export = write_export(tmp_path / "exports", "arn:aws:dynamodb:eq:0:table/t", AS_OF, [b"".join(lines[:10]), b"".join(lines[10:]), b""])
@@ -160,14 +162,18 @@ def _both(tmp_path: Path, fmt: str, deep: bool) -> tuple[pl.DataFrame, pl.DataFr
     listed = rules.classify_keys(snapshot.processed_objects.lazy(), "result").filter(~pl.col("badKey")).collect()
     inputs = Inputs(snapshot.items.lazy(), snapshot.raw_objects.lazy(), snapshot.processed_objects.lazy(), read(listed.get_column("key").to_list()).lazy() if deep else None)
     by_polars = rules.find(inputs, params)
+    # The same rules over key-hash partitions, three of them for this small state.
+    monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", 20)
+    spilled = partitioned_find(str(export), manifests, None, RAW, PROC, lambda as_of: dataclasses.replace(params, as_of=as_of), read if deep else None)
+    assert_frame_equal(render(spilled.wide), by_polars)
     duck = duck_find(str(export), manifests, None, params, read if deep else None)
     return by_polars, render(duck.wide)
 
 
 @pytest.mark.parametrize("fmt", ["CSV", "Parquet"])
 @pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
-def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(tmp_path: Path, fmt: str, deep: bool) -> None:
-    by_polars, by_sql = _both(tmp_path, fmt, deep)
+def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    by_polars, by_sql = _both(tmp_path, fmt, deep, monkeypatch)
     assert_frame_equal(by_sql, by_polars)
     kinds = set(by_polars.get_column("code").to_list())
     deep_only = {Code.SUMMARY_MISMATCH, Code.RESULT_SOURCE_MISMATCH, Code.RESULT_UNREADABLE}
