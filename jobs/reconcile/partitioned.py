@@ -79,6 +79,16 @@ class _Spill:
         return pl.read_ipc(files[0]) if len(files) == 1 else pl.scan_ipc(files).collect()
 
 
+def _detached(frame: pl.DataFrame) -> pl.DataFrame:
+    """A findings frame with its own string buffers: polars' strings are views into the buffers of
+    the frame they were filtered from, so a kept finding would pin its whole chunk (~60 MB per
+    export file at 250k items, measured: RSS grew linearly until this copy)."""
+    arrow = frame.to_arrow()  # views → contiguous Arrow strings: a copy of just these rows
+    detached = pl.from_arrow(arrow)
+    assert isinstance(detached, pl.DataFrame)
+    return detached
+
+
 def _empty_prepared(params: RuleParams) -> Prepared:
     objects = rules.classified(empty(OBJECTS_SCHEMA).lazy(), "raw", params).collect().lazy()
     return Prepared(rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params), objects, objects, params)
@@ -127,22 +137,23 @@ def partitioned_find(
             sizes["table"] += chunk.height
             items = rules.with_keys(chunk.lazy(), params).collect()
             prepared = dataclasses.replace(nothing, items=items.lazy())
-            found += [rule(prepared).collect() for rule in rules.ITEM_RULES]
+            found += [_detached(rule(prepared).collect()) for rule in rules.ITEM_RULES]
             raw_items.write(items.select(RAW_SIDE), "rawKey")
             result_items.write(items.select(*RESULT_SIDE, *(DEEP_SIDE if deep else ())), "resultKey")
             del items, prepared, chunk
+            _trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
 
         for manifest, spill, kind, name in ((raw_m, raw_objects, "raw", "raw"), (processed_m, processed_objects, "result", "processed")):
             for chunk in inventory_frames(manifest):
                 sizes[name] += chunk.height
                 objects = rules.classified(chunk.lazy(), kind, params).collect()
                 prepared = dataclasses.replace(nothing, raw=objects.lazy()) if kind == "raw" else dataclasses.replace(nothing, processed=objects.lazy())
-                found += [rule(prepared).collect() for rule in rules.OBJECT_RULES]
+                found += [_detached(rule(prepared).collect()) for rule in rules.OBJECT_RULES]
                 if deep and kind == "result":
                     deep_keys += objects.filter(~pl.col("badKey")).get_column("key").to_list()
                 spill.write(objects, "key")
                 del objects, prepared, chunk
-        _trim_heap()
+                _trim_heap()
 
         results_spill = _Spill(root, "results", partitions)
         if deep and read_results is not None:
@@ -159,7 +170,7 @@ def partitioned_find(
                 nothing.processed,
                 params,
             )
-            found += [rule(raw_side).collect() for rule in rules.RAW_JOIN_RULES]
+            found += [_detached(rule(raw_side).collect()) for rule in rules.RAW_JOIN_RULES]
             del raw_side
             result_columns = (*RESULT_SIDE, *(DEEP_SIDE if deep else ()))
             result_side = Prepared(
@@ -168,10 +179,10 @@ def partitioned_find(
                 processed_objects.read(number, dict(object_schema)).lazy(),
                 params,
             )
-            found += [rule(result_side).collect() for rule in rules.RESULT_JOIN_RULES]
+            found += [_detached(rule(result_side).collect()) for rule in rules.RESULT_JOIN_RULES]
             if deep:
                 results = results_spill.read(number, RESULTS_SCHEMA).lazy()
-                found += [rule(result_side, results).collect() for rule in rules.DEEP_RULES]
+                found += [_detached(rule(result_side, results).collect()) for rule in rules.DEEP_RULES]
             del result_side
     found = [f for f in found if f.height]
     wide = pl.concat(found, how="diagonal_relaxed") if found else empty(WIDE_SCHEMA)
