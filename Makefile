@@ -9,7 +9,7 @@ PIP_QUIET := --quiet --progress-bar off --disable-pip-version-check
 # pip here warns about every local index folder it skips; keep the output readable.
 PIP_FILTER := grep -v "^WARNING: Location" || true
 
-.PHONY: help setup java ocr demo test test-slow bench lint local-up local-down clean
+.PHONY: help setup java ocr demo test test-slow bench lint image local-up local-down clean
 
 help:
 	@echo "make demo       local stack up, seed demo invoices, ingest, reconcile, dashboard queries"
@@ -17,6 +17,7 @@ help:
 	@echo "make test-slow  the full reliability suite (crash seeds, outages)"
 	@echo "make bench      benchmarks (results in bench/results/)"
 	@echo "make lint       pyflakes and import order (ruff)"
+	@echo "make image      check the job image's Dockerfile; docker build it where a daemon runs"
 	@echo "make local-up / local-down   the embedded stack for your own shell"
 
 $(VENV)/.installed: requirements.txt requirements-jobs.txt requirements-dev.txt
@@ -56,6 +57,21 @@ bench: setup
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
+
+# The job image: the daemonless checks (engines, pinned base, non-root, TMPDIR on the scratch
+# volume) always; where a Docker daemon answers, the real build and a run as ECS runs it
+# (read-only root, /tmp a tmpfs, the numeric user) that lists tesseract's languages.
+IMAGE ?= docuflow-jobs:dev
+image: $(VENV)/.installed
+	$(PY) -m pytest -q -p no:cacheprovider tests/components/test_image.py
+	@if docker info >/dev/null 2>&1; then \
+		docker build -t $(IMAGE) . && \
+		docker run --rm --read-only --tmpfs /tmp --user 10001:10001 --entrypoint tesseract $(IMAGE) --list-langs && \
+		docker run --rm --read-only --tmpfs /tmp --user 10001:10001 $(IMAGE) --help >/dev/null && \
+		echo "built and ran $(IMAGE)"; \
+	else \
+		echo "no Docker daemon here: the Dockerfile was checked, not built"; \
+	fi
 
 demo: setup
 	$(PY) -m jobs.demo.run

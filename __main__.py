@@ -10,8 +10,10 @@ import pulumi
 import pulumi_aws as aws
 
 from components.alerts import Alerts, AlertsArgs
+from components.arrivals import Arrivals, ArrivalsArgs
+from components.audit_catalog import AuditCatalog, AuditCatalogArgs
 from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
-from components.document_buckets import DocumentBuckets, DocumentBucketsArgs
+from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
 from components.settings import StackSettings
@@ -33,6 +35,10 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     tags = settings.resource_tags()
     prefix = layout.stage_prefix(settings.stage)
     account_id = aws.get_caller_identity_output().account_id
+    specs = settings.buckets()
+    names = {spec.purpose: spec.name for spec in specs}
+    audit_bucket = settings.audit_data_bucket_name()
+    inventoried = list(layout.GLUE_INVENTORY_TABLES) if audit_bucket else []
 
     key = DataKey(
         prefix,
@@ -40,6 +46,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             region=settings.region,
             alias=f"{prefix}-data",
+            notifying_bucket_arns=[bucket_arn(names["raw"])],
+            # S3 Inventory encrypts its reports of these buckets with the key (Athena engine only).
+            inventoried_bucket_arns=[bucket_arn(names[p]) for p in inventoried],
             protect=settings.protect,
             tags=tags,
         ),
@@ -49,7 +58,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         prefix,
         DocumentStoreArgs(spec=table, kms_key_arn=key.key_arn, protect=settings.protect, tags=tags),
     )
-    specs = settings.buckets()
     buckets = DocumentBuckets(
         prefix,
         DocumentBucketsArgs(
@@ -58,8 +66,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             kms_key_arn=key.key_arn,
             account_id=account_id,
             cors_origins=settings.cors_origins,
-            object_lock_mode=settings.object_lock_mode,
-            object_lock_days=settings.object_lock_days,
+            break_glass_role_arn=settings.break_glass_role_arn,
+            audit_data_bucket_name=audit_bucket,
+            audit_data_retention_days=settings.audit_data_retention_days,
             access_log_retention_days=settings.access_log_retention_days,
             noncurrent_expiration_days=settings.noncurrent_expiration_days,
             abort_multipart_days=settings.abort_multipart_days,
@@ -87,15 +96,48 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             tags=tags,
         ),
     )
-    names = {spec.purpose: spec.name for spec in specs}
-    job_env = JobSettings(
-        stage=settings.stage,
-        table_name=table.name,
-        index_name=table.index_name,
-        raw_bucket=names["raw"],
-        processed_bucket=names["processed"],
-        reports_bucket=names["reports"],
-    ).env()
+    arrivals = Arrivals(
+        f"{prefix}-arrivals",
+        ArrivalsArgs(
+            spec=settings.arrivals(),
+            raw_bucket_name=buckets.bucket_names["raw"],
+            raw_bucket_arn=buckets.bucket_arns["raw"],
+            account_id=account_id,
+            kms_key_arn=key.key_arn,
+            alarm_topic_arn=alerts.topic_arn,
+            tags=tags,
+        ),
+    )
+    catalog = (
+        AuditCatalog(
+            f"{prefix}-audit",
+            AuditCatalogArgs(
+                stage=settings.stage,
+                region=settings.region,
+                account_id=account_id,
+                source_buckets={p: names[p] for p in inventoried},
+                audit_bucket_name=audit_bucket,
+                audit_bucket_arn=buckets.bucket_arns[layout.AUDIT_DATA],
+                reports_bucket_name=names["reports"],
+                kms_key_arn=key.key_arn,
+                bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
+                tags=tags,
+            ),
+        )
+        if audit_bucket
+        else None
+    )
+    job_env = arrivals.queue_url.apply(
+        lambda url: JobSettings(
+            stage=settings.stage,
+            table_name=table.name,
+            index_name=table.index_name,
+            raw_bucket=names["raw"],
+            processed_bucket=names["processed"],
+            reports_bucket=names["reports"],
+            arrivals_queue_url=url,
+        ).env()
+    )
     jobs = BatchJobs(
         prefix,
         BatchJobsArgs(
@@ -104,8 +146,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             kms_key_arn=key.key_arn,
             table_arn=store.table_arn,
-            index_arn=store.index_arn,
             bucket_arns=buckets.bucket_arns,
+            arrivals_queue_arn=arrivals.queue_arn,
+            arrivals_dead_letter_queue_arn=arrivals.dead_letter_queue_arn,
             job_environment=job_env,
             subnet_ids=settings.subnet_ids,
             security_group_ids=settings.security_group_ids,
@@ -114,8 +157,10 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             image_uri=settings.image_uri,
             image_tag=settings.image_tag,
             ocr_engine=settings.ocr_engine,
+            reconcile_engine=settings.reconcile_engine,
+            catalog_grants=catalog.grants if catalog else None,
             fargate_spot=settings.fargate_spot,
-            shard_count=settings.shard_count,
+            ingest_tasks=settings.ingest_tasks,
             ingest_schedule=settings.ingest_schedule,
             reconcile_schedule=settings.reconcile_schedule,
             schedule_timezone=settings.schedule_timezone,
@@ -124,12 +169,15 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             sizes={
                 "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
                 "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+                # Repair is the reconcile plus a few conditional puts: the same size.
+                "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
             },
+            nightly_repair=settings.nightly_repair,
             log_retention_days=settings.log_retention_days,
             tags=tags,
         ),
     )
-    return {
+    outputs: dict[str, pulumi.Input[object]] = {
         "tableName": store.table_name,
         "tableArn": store.table_arn,
         "tableStreamArn": store.stream_arn,
@@ -143,12 +191,22 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "clusterArn": jobs.cluster_arn,
         "ingestTaskDefinitionArn": jobs.task_definition_arns["ingest"],
         "reconcileTaskDefinitionArn": jobs.task_definition_arns["reconcile"],
+        "repairTaskDefinitionArn": jobs.task_definition_arns["repair"],
         "jobRepositoryUrl": jobs.repository_url,
         "scheduleNames": jobs.schedule_names,
+        "arrivalsQueueUrl": arrivals.queue_url,
+        "arrivalsDeadLetterQueueUrl": arrivals.dead_letter_queue_url,
         "statusEventsQueueUrl": events.queue_url,
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
     }
+    if catalog:
+        outputs |= {
+            "auditDataBucketName": buckets.bucket_names[layout.AUDIT_DATA],
+            "auditDatabaseName": catalog.database_name,
+            "athenaWorkgroupName": catalog.workgroup_name,
+        }
+    return outputs
 
 
 def main() -> None:

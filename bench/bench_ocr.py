@@ -3,13 +3,17 @@
     .venv/bin/python bench/bench_ocr.py [--invoices N] [--out bench/results/ocr.json]
 
 The forms are generated from tests/data/corpus/einvoice/facturx-pdf exactly as the acceptance
-tests make them (jobs.ocr.degrade). Each path runs in its own child process so its peak RSS
+tests make them (jobs.extract.ocr.degrade). Each path runs in its own child process so its peak RSS
 (the Python process, and separately the largest tesseract child) is its own. Time is CPU time
 of the process plus its tesseract children, per page — the "one core" figure, which holds on a
 busy machine where wall time does not; wall time is reported beside it. The baseline runs in the
 same child on the same pages: `pytesseract.image_to_string` on the raw image (no deskew, no
 denoise, no line rebuilding, no field pairing) for the OCR paths, and pdfplumber's plain
 `extract_text` for the text layer. Header-field accuracy per form is recorded with the timings.
+
+Then the layout development set (tests/data/layouts, rendered with reportlab) as text-layer PDFs
+and as clean scans: documents with all five header fields right, documents sent to review, and
+documents PROCESSED with a wrong value (the ambiguity cases count there when PROCESSED at all).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench.common import write_json  # noqa: E402
 from jobs.contract.status import Status  # noqa: E402
 from jobs.extract import ExtractionSettings, extract_document  # noqa: E402
-from jobs.ocr.degrade import FORMS, HEADER_FIELDS, header_mismatches, make_form  # noqa: E402
+from jobs.extract.ocr.degrade import FORMS, HEADER_FIELDS, header_mismatches, make_form  # noqa: E402
+from jobs.extract.ocr.tesseract import LANGUAGES  # noqa: E402
 
 CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 PATHS = dict(zip(FORMS, ("text layer", "tesseract clean", "tesseract noisy"), strict=True))
@@ -77,7 +82,7 @@ def _baseline(form: str, page: Any) -> str:
         return str(page.extract_text())
     import pytesseract
 
-    return str(pytesseract.image_to_string(page, lang="deu+eng"))
+    return str(pytesseract.image_to_string(page, lang=LANGUAGES))
 
 
 class RssSampler(threading.Thread):
@@ -148,9 +153,43 @@ def measure(form: str, folder: Path) -> dict[str, Any]:
     }
 
 
+def layout_accuracy(form: str) -> dict[str, Any]:
+    """The layout development set in one form: right documents, reviews, wrongly PROCESSED."""
+    from tests.data.layouts.render import accuracy_cases, cases, render
+
+    right = fields = review = wrongly_processed = 0
+    misses: list[str] = []
+    cpu = 0.0
+    for case in cases():
+        pdf = render(case)
+        data = pdf if form == "text-layer" else make_form(pdf, form)
+        outcome, c, _ = _timed(lambda data=data: extract_document(data, case.id, SETTINGS))
+        cpu += c
+        wrong = header_mismatches(outcome.invoice, case.expected)
+        status = outcome.validation.status
+        review += status is Status.REVIEW_REQUIRED
+        wrongly_processed += status is Status.PROCESSED and (bool(wrong) or case.status is not None)
+        if case.status is None:
+            right += not wrong
+            fields += len(HEADER_FIELDS) - len(wrong)
+            if wrong:
+                misses.append(f"{case.id}: {sorted(wrong)}")
+    documents = len(accuracy_cases())
+    return {
+        "form": form, "documents": documents, "documents_right": right,
+        "documents_right_share": round(right / documents, 4),
+        "header_fields_right": fields, "header_fields_total": len(HEADER_FIELDS) * documents,
+        "ambiguity_cases": len(cases()) - documents, "review_required": review,
+        "processed_with_wrong_value": wrongly_processed, "misses": misses,
+        "cpu_s_per_document": round(cpu / len(cases()), 3),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--invoices", type=int, default=8)
+    parser.add_argument("--layouts", choices=("all", "text-layer", "none"), default="all",
+                        help="the layout development set: both forms, the text layer only, or skip it")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "ocr.json")
     parser.add_argument("--child", choices=list(PATHS), help=argparse.SUPPRESS)
     parser.add_argument("--forms", type=Path, help=argparse.SUPPRESS)
@@ -180,8 +219,19 @@ def main(argv: list[str] | None = None) -> int:
     worst = max(rows[f]["cpu_s_per_page"] for f in ("clean", "noisy"))
     print(f"goal: local OCR ≤ {GOAL_S_PER_PAGE} s per 150-dpi page on one core — worst {worst:.2f} s "
           f"({'met' if worst <= GOAL_S_PER_PAGE else 'MISSED'}); baseline = raw tesseract / plain text extraction")
+    layouts = [layout_accuracy(form) for form in {"all": ("text-layer", "clean"), "text-layer": ("text-layer",),
+                                                    "none": ()}[args.layouts]]
+    if layouts:
+        print(f"\n{'layout set':<12}{'documents right':>17}{'fields':>10}{'review':>8}{'wrong PROCESSED':>17}")
+    for row in layouts:
+        print(f"{row['form']:<12}{row['documents_right']:>7}/{row['documents']:<3} ({row['documents_right_share']:.1%})"
+              f"{row['header_fields_right']:>6}/{row['header_fields_total']:<4}{row['review_required']:>6}"
+              f"{row['processed_with_wrong_value']:>17}")
+        for miss in row["misses"]:
+            print(f"    miss: {miss}")
     report = {
         "benchmark": "ocr",
+        "layouts": layouts,
         "python": platform.python_version(),
         "machine": platform.machine(),
         "goal_cpu_s_per_page": GOAL_S_PER_PAGE,

@@ -32,9 +32,7 @@ def fresh_stack(s3_spec: Callable[[int, Path], ServerSpec] = s3_spec) -> Iterato
 
 
 def stage(endpoints: Endpoints, name: str) -> JobSettings:
-    settings = JobSettings(stage=name, ocr_engine=LOCAL_OCR_ENGINE)
-    bootstrap_endpoints(endpoints, settings)
-    return settings
+    return bootstrap_endpoints(endpoints, JobSettings(stage=name, ocr_engine=LOCAL_OCR_ENGINE))
 
 
 def run_measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:

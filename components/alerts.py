@@ -8,6 +8,7 @@ topic ARN from config, in which case nothing is created here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -89,15 +90,20 @@ def queue_depth_alarm(
 
 def encrypted_queue(
     parent: pulumi.Resource,
-    name: str,
+    resource_name: str,
     kms_key_arn: pulumi.Input[str],
     tags: dict[str, str],
     *,
     retention_seconds: int = 14 * 24 * 3600,
     redrive_to: aws.sqs.Queue | None = None,
     max_receive_count: int = 5,
+    **queue_args: Any,
 ) -> aws.sqs.Queue:
-    """An SQS queue encrypted with the data key, optionally redriving to a dead-letter queue."""
+    """An SQS queue encrypted with the data key, optionally redriving to a dead-letter queue.
+
+    `queue_args` go to aws.sqs.Queue as they are (a fixed name, timeouts, a redrive policy
+    rendered elsewhere, e.g. by the contract's QueueSpec).
+    """
     redrive = (
         pulumi.Output.json_dumps(
             {"deadLetterTargetArn": redrive_to.arn, "maxReceiveCount": max_receive_count}
@@ -106,11 +112,12 @@ def encrypted_queue(
         else None
     )
     return aws.sqs.Queue(
-        name,
+        resource_name,
         kms_master_key_id=kms_key_arn,
         kms_data_key_reuse_period_seconds=300,
         message_retention_seconds=retention_seconds,
-        redrive_policy=redrive,
+        **({"redrive_policy": redrive} if redrive is not None else {}),
+        **queue_args,
         tags=tags,
         opts=child(parent),
     )

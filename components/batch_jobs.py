@@ -1,7 +1,11 @@
-"""BatchJobs: the ECS cluster, the ingest and reconcile Fargate tasks and their nightly schedules.
+"""BatchJobs: the ECS cluster, the ingest, reconcile and repair Fargate tasks, their nightly schedules.
 
-EventBridge Scheduler starts N ingest shards (each with SHARD_INDEX/SHARD_COUNT overrides) and,
-later, one reconcile task. Task and execution roles get policies from components.policies; the
+EventBridge Scheduler starts N ingest tasks that drain the one arrival queue together (SQS spreads
+the messages; a full `--backfill` sweep is a one-off task, docs/deploy.md) and, later, one
+reconcile. Reconcile is an audit that cannot write the table; `reconcile --repair`
+runs as its own task definition with its own role (the audit's reads plus the conditional puts
+of its repairs), and the nightly schedule starts it unless the stack turns nightly repair off.
+Task and execution roles get policies from components.policies; the
 containers run as a non-root user on a read-only root filesystem with a scratch volume at /tmp
 and receive only non-secret names (jobs.settings.JOB_ENV_VARS) in their environment. Failed
 tasks and undeliverable schedule invocations alarm to the alert topic.
@@ -10,7 +14,7 @@ tasks and undeliverable schedule invocations alarm to the alert topic.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -22,7 +26,7 @@ from components import policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
-from jobs.settings import ENV_OCR_ENGINE, ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
+from jobs.settings import ENV_OCR_ENGINE, JOB_ENV_VARS
 
 CONTAINER_NAME = "job"
 SCRATCH_VOLUME = "scratch"
@@ -30,7 +34,18 @@ SCRATCH_PATH = "/tmp"
 # Numeric, so ECS can check it is not root without reading the image's /etc/passwd.
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
-JOBS = ("ingest", "reconcile")
+# Each job's command after the entrypoint; one task definition, role and log group per job.
+COMMANDS = {"ingest": ["ingest"], "reconcile": ["reconcile"], "repair": ["reconcile", "--repair"]}
+JOBS = tuple(COMMANDS)
+RECONCILE_ENGINES = ("polars", "athena")
+
+
+def job_command(job: str, reconcile_engine: str = "polars") -> list[str]:
+    """The job's command; the reconcile and its repair name the engine unless it is the default."""
+    if reconcile_engine not in RECONCILE_ENGINES:
+        raise ValueError(f"reconcile engine must be one of {RECONCILE_ENGINES}, not {reconcile_engine!r}")
+    engine = ["--engine", reconcile_engine] if job != "ingest" and reconcile_engine != "polars" else []
+    return [*COMMANDS[job], *engine]
 
 
 @dataclass
@@ -46,9 +61,11 @@ class BatchJobsArgs:
     account_id: pulumi.Input[str]
     kms_key_arn: pulumi.Input[str]
     table_arn: pulumi.Input[str]
-    index_arn: pulumi.Input[str]
     bucket_arns: Mapping[str, pulumi.Input[str]]
-    job_environment: Mapping[str, str]
+    arrivals_queue_arn: pulumi.Input[str]
+    arrivals_dead_letter_queue_arn: pulumi.Input[str]
+    # JobSettings.env(): exactly JOB_ENV_VARS; an Output, as the queue URL is known only after it exists.
+    job_environment: pulumi.Input[Mapping[str, str]]
     subnet_ids: Sequence[str]
     security_group_ids: Sequence[str]
     alarm_topic_arn: pulumi.Input[str]
@@ -56,16 +73,23 @@ class BatchJobsArgs:
     image_tag: str | None = None
     assign_public_ip: bool = False
     fargate_spot: bool = False
-    shard_count: int = 1
+    # Ingest tasks the nightly schedule starts; they drain the one arrival queue together.
+    ingest_tasks: int = 1
     ingest_schedule: str = "cron(0 2 * * ? *)"
     reconcile_schedule: str = "cron(0 5 * * ? *)"
     schedule_timezone: str = "UTC"
     retry_attempts: int = 2
     max_event_age_seconds: int = 3600
+    # The nightly reconcile repairs what it safely can (the repair task) or only reports it.
+    nightly_repair: bool = True
     sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
     ocr_engine: str = "textract"
+    # "athena": the reconcile and repair run with --engine athena, and their roles get the audit
+    # catalog's grants (AuditCatalog.grants, required then).
+    reconcile_engine: str = "polars"
+    catalog_grants: pulumi.Input[policies.CatalogArns] | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -80,7 +104,7 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
 
 def container_definition(
     *, job: str, image: str, log_group: str, region: str, environment: Mapping[str, str],
-    ocr_engine: str | None = None,
+    ocr_engine: str | None = None, reconcile_engine: str = "polars",
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs."""
     return {
@@ -88,7 +112,7 @@ def container_definition(
         "image": image,
         "essential": True,
         "entryPoint": ENTRYPOINT,
-        "command": [job],
+        "command": job_command(job, reconcile_engine),
         "user": JOB_USER,
         "readonlyRootFilesystem": True,
         "privileged": False,
@@ -114,21 +138,6 @@ def container_definition(
     }
 
 
-def shard_overrides(index: int, count: int) -> dict[str, Any]:
-    """RunTask overrides for one ingest shard (Scheduler passes `input` as the overrides)."""
-    return {
-        "containerOverrides": [
-            {
-                "name": CONTAINER_NAME,
-                "environment": [
-                    {"name": ENV_SHARD_INDEX, "value": str(index)},
-                    {"name": ENV_SHARD_COUNT, "value": str(count)},
-                ],
-            }
-        ]
-    }
-
-
 def failed_task_pattern(cluster_arn: str, task_definition_arns: Sequence[str]) -> dict[str, Any]:
     """A job task stopped with a non-zero exit code, or never started (image pull, capacity)."""
     return {
@@ -147,6 +156,9 @@ def failed_task_pattern(cluster_arn: str, task_definition_arns: Sequence[str]) -
 
 
 class BatchJobs(pulumi.ComponentResource):
+    """The job runtime, built in the order AWS needs it: cluster, then the task definitions and
+    their roles, then the schedules that start them, then the alarms that watch them."""
+
     cluster_arn: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
     task_definition_arns: dict[str, pulumi.Output[str]]
@@ -160,183 +172,16 @@ class BatchJobs(pulumi.ComponentResource):
         super().__init__("docuflow:batch_jobs:BatchJobs", name, None, opts)
         self._name = name
         self._args = args
-        tags = args.tags
-        prefix = layout.stage_prefix(args.stage)
-
-        image, repository_arn = self._image()
-        cluster = aws.ecs.Cluster(
-            f"{name}-cluster",
-            name=f"{prefix}-jobs",
-            settings=[aws.ecs.ClusterSettingArgs(name="containerInsights", value="enabled")],
-            tags=tags,
-            opts=child(self),
-        )
-        capacity = aws.ecs.ClusterCapacityProviders(
-            f"{name}-capacity",
-            cluster_name=cluster.name,
-            capacity_providers=["FARGATE", "FARGATE_SPOT"],
-            default_capacity_provider_strategies=[
-                aws.ecs.ClusterCapacityProvidersDefaultCapacityProviderStrategyArgs(
-                    capacity_provider=self._capacity_provider(), weight=1, base=0
-                )
-            ],
-            opts=child(self),
-        )
-
-        log_groups = {
-            job: aws.cloudwatch.LogGroup(
-                f"{name}-{job}-logs",
-                name=f"/{layout.APP}/{args.stage}/{job}",
-                retention_in_days=args.log_retention_days,
-                kms_key_id=args.kms_key_arn,
-                tags=tags,
-                opts=child(self),
-            )
-            for job in JOBS
-        }
-
-        execution_role = self._role("execution", "ecs-tasks.amazonaws.com")
-        aws.iam.RolePolicy(
-            f"{name}-execution-policy",
-            role=execution_role.id,
-            policy=json_document(
-                policies.execution_role_policy,
-                log_group_arns=[g.arn for g in log_groups.values()],
-                key_arn=args.kms_key_arn,
-                repository_arn=repository_arn,
-            ),
-            opts=child(self),
-        )
-
-        task_policy_inputs = dict(
-            table_arn=args.table_arn,
-            index_arn=args.index_arn,
-            raw_bucket_arn=args.bucket_arns["raw"],
-            processed_bucket_arn=args.bucket_arns["processed"],
-            reports_bucket_arn=args.bucket_arns["reports"],
-            key_arn=args.kms_key_arn,
-        )
+        self._prefix = layout.stage_prefix(args.stage)
         if args.ocr_engine not in ("textract", "local", "off"):
             raise ValueError(f"ocr_engine must be textract, local or off, not {args.ocr_engine!r}")
-        builders = {
-            "ingest": partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
-            "reconcile": policies.reconcile_task_policy,
-        }
-        task_roles: dict[str, aws.iam.Role] = {}
-        task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
-        for job in JOBS:
-            role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
-            aws.iam.RolePolicy(
-                f"{name}-{job}-task-policy",
-                role=role.id,
-                policy=json_document(builders[job], **task_policy_inputs),
-                opts=child(self),
-            )
-            task_roles[job] = role
-            size = args.sizes[job]
-            task_definitions[job] = aws.ecs.TaskDefinition(
-                f"{name}-{job}",
-                family=f"{prefix}-{job}",
-                requires_compatibilities=["FARGATE"],
-                network_mode="awsvpc",
-                cpu=str(size.cpu),
-                memory=str(size.memory),
-                runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
-                    operating_system_family="LINUX", cpu_architecture="X86_64"
-                ),
-                execution_role_arn=execution_role.arn,
-                task_role_arn=role.arn,
-                volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
-                container_definitions=pulumi.Output.all(
-                    image=image, log_group=log_groups[job].name
-                ).apply(
-                    lambda v, job=job: json.dumps(
-                        [
-                            container_definition(
-                                job=job,
-                                image=v["image"],
-                                log_group=v["log_group"],
-                                region=args.region,
-                                environment=args.job_environment,
-                                ocr_engine=args.ocr_engine if job == "ingest" else None,
-                            )
-                        ]
-                    )
-                ),
-                tags=tags,
-                opts=child(self),
-            )
+        if (args.reconcile_engine == "athena") != (args.catalog_grants is not None):
+            raise ValueError("the athena reconcile engine needs the audit catalog's grants, and only it")
 
-        # --- schedules -------------------------------------------------------------------
-        dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, tags)
-        scheduler_role = self._role("scheduler", "scheduler.amazonaws.com")
-        scheduler_policy = aws.iam.RolePolicy(
-            f"{name}-scheduler-policy",
-            role=scheduler_role.id,
-            policy=json_document(
-                policies.scheduler_role_policy,
-                cluster_arn=cluster.arn,
-                task_definition_arns=[td.arn for td in task_definitions.values()],
-                pass_role_arns=[execution_role.arn, *(r.arn for r in task_roles.values())],
-                dead_letter_queue_arn=dlq.arn,
-                key_arn=args.kms_key_arn,
-            ),
-            opts=child(self),
-        )
-        group = aws.scheduler.ScheduleGroup(
-            f"{name}-schedules", name=f"{prefix}-jobs", tags=tags, opts=child(self)
-        )
-        schedules = [
-            self._schedule(
-                f"ingest-shard-{i}",
-                f"{prefix}-ingest-{i}",
-                args.ingest_schedule,
-                group,
-                cluster,
-                task_definitions["ingest"],
-                scheduler_role,
-                dlq,
-                overrides=shard_overrides(i, args.shard_count),
-                depends_on=[scheduler_policy, capacity],
-            )
-            for i in range(args.shard_count)
-        ]
-        schedules.append(
-            self._schedule(
-                "reconcile",
-                f"{prefix}-reconcile",
-                args.reconcile_schedule,
-                group,
-                cluster,
-                task_definitions["reconcile"],
-                scheduler_role,
-                dlq,
-                overrides=None,
-                depends_on=[scheduler_policy, capacity],
-            )
-        )
-
-        # --- alarms ----------------------------------------------------------------------
-        queue_depth_alarm(
-            self, f"{name}-schedule-dlq-alarm", dlq.name, args.alarm_topic_arn, "job schedule", tags
-        )
-        rule = aws.cloudwatch.EventRule(
-            f"{name}-failed-tasks",
-            description="DocuFlow job task stopped with a non-zero exit code or failed to start",
-            event_pattern=json_document(
-                failed_task_pattern,
-                cluster_arn=cluster.arn,
-                task_definition_arns=[td.arn for td in task_definitions.values()],
-            ),
-            tags=tags,
-            opts=child(self),
-        )
-        aws.cloudwatch.EventTarget(
-            f"{name}-failed-tasks-alert",
-            rule=rule.name,
-            arn=args.alarm_topic_arn,
-            opts=child(self),
-        )
+        cluster, capacity = self._cluster()
+        execution_role, task_roles, task_definitions = self._task_definitions()
+        schedules, dlq = self._schedules(cluster, capacity, execution_role, task_roles, task_definitions)
+        self._alarms(cluster, task_definitions, dlq)
 
         self.cluster_arn = cluster.arn
         self.cluster_name = cluster.name
@@ -355,6 +200,214 @@ class BatchJobs(pulumi.ComponentResource):
                 "schedule_names": self.schedule_names,
                 "dead_letter_queue_url": self.dead_letter_queue_url,
             }
+        )
+
+    # --- groups of children --------------------------------------------------------------
+    def _cluster(self) -> tuple[aws.ecs.Cluster, aws.ecs.ClusterCapacityProviders]:
+        """The cluster and its capacity providers (Fargate, optionally Spot by default)."""
+        cluster = aws.ecs.Cluster(
+            f"{self._name}-cluster",
+            name=f"{self._prefix}-jobs",
+            settings=[aws.ecs.ClusterSettingArgs(name="containerInsights", value="enabled")],
+            tags=self._args.tags,
+            opts=child(self),
+        )
+        capacity = aws.ecs.ClusterCapacityProviders(
+            f"{self._name}-capacity",
+            cluster_name=cluster.name,
+            capacity_providers=["FARGATE", "FARGATE_SPOT"],
+            default_capacity_provider_strategies=[
+                aws.ecs.ClusterCapacityProvidersDefaultCapacityProviderStrategyArgs(
+                    capacity_provider=self._capacity_provider(), weight=1, base=0
+                )
+            ],
+            opts=child(self),
+        )
+        return cluster, capacity
+
+    def _task_definitions(
+        self,
+    ) -> tuple[aws.iam.Role, dict[str, aws.iam.Role], dict[str, aws.ecs.TaskDefinition]]:
+        """One log group, task role and task definition per job; one execution role for all."""
+        args, name = self._args, self._name
+        image, repository_arn = self._image()
+        log_groups = {
+            job: aws.cloudwatch.LogGroup(
+                f"{name}-{job}-logs",
+                name=f"/{layout.APP}/{args.stage}/{job}",
+                retention_in_days=args.log_retention_days,
+                kms_key_id=args.kms_key_arn,
+                tags=args.tags,
+                opts=child(self),
+            )
+            for job in JOBS
+        }
+        execution_role = self._role("execution", "ecs-tasks.amazonaws.com")
+        aws.iam.RolePolicy(
+            f"{name}-execution-policy",
+            role=execution_role.id,
+            policy=json_document(
+                policies.execution_role_policy,
+                log_group_arns=[g.arn for g in log_groups.values()],
+                key_arn=args.kms_key_arn,
+                repository_arn=repository_arn,
+            ),
+            opts=child(self),
+        )
+        task_policy_inputs = dict(
+            table_arn=args.table_arn,
+            raw_bucket_arn=args.bucket_arns["raw"],
+            processed_bucket_arn=args.bucket_arns["processed"],
+            reports_bucket_arn=args.bucket_arns["reports"],
+            key_arn=args.kms_key_arn,
+        )
+        # Each job's policy builder and the Outputs it takes beyond the shared ones.
+        queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
+        catalog = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
+        builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
+            "ingest": (
+                partial(policies.ingest_task_policy, textract=args.ocr_engine == "textract"),
+                {**queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
+            ),
+            "reconcile": (policies.reconcile_task_policy, catalog),
+            "repair": (policies.repair_task_policy, {**queue, **catalog}),
+        }
+        task_roles: dict[str, aws.iam.Role] = {}
+        task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
+        for job in JOBS:
+            role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
+            aws.iam.RolePolicy(
+                f"{name}-{job}-task-policy",
+                role=role.id,
+                policy=json_document(builders[job][0], **task_policy_inputs, **builders[job][1]),
+                opts=child(self),
+            )
+            task_roles[job] = role
+            size = args.sizes[job]
+            task_definitions[job] = aws.ecs.TaskDefinition(
+                f"{name}-{job}",
+                family=f"{self._prefix}-{job}",
+                requires_compatibilities=["FARGATE"],
+                network_mode="awsvpc",
+                cpu=str(size.cpu),
+                memory=str(size.memory),
+                runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
+                    operating_system_family="LINUX", cpu_architecture="X86_64"
+                ),
+                execution_role_arn=execution_role.arn,
+                task_role_arn=role.arn,
+                volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
+                container_definitions=pulumi.Output.all(
+                    image=image, log_group=log_groups[job].name, environment=args.job_environment
+                ).apply(
+                    lambda v, job=job: json.dumps(
+                        [
+                            container_definition(
+                                job=job,
+                                image=v["image"],
+                                log_group=v["log_group"],
+                                region=args.region,
+                                environment=v["environment"],
+                                ocr_engine=args.ocr_engine if job == "ingest" else None,
+                                reconcile_engine=args.reconcile_engine,
+                            )
+                        ]
+                    )
+                ),
+                tags=args.tags,
+                opts=child(self),
+            )
+        return execution_role, task_roles, task_definitions
+
+    def _schedules(
+        self,
+        cluster: aws.ecs.Cluster,
+        capacity: aws.ecs.ClusterCapacityProviders,
+        execution_role: aws.iam.Role,
+        task_roles: Mapping[str, aws.iam.Role],
+        task_definitions: Mapping[str, aws.ecs.TaskDefinition],
+    ) -> tuple[list[aws.scheduler.Schedule], aws.sqs.Queue]:
+        """The nightly schedules, their role and the dead-letter queue of undeliverable starts.
+
+        The scheduler may start, and pass the roles of, only the task definitions it schedules.
+        """
+        args, name = self._args, self._name
+        nightly_reconcile = "repair" if args.nightly_repair else "reconcile"
+        scheduled = ("ingest", nightly_reconcile)
+        dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, args.tags)
+        group = aws.scheduler.ScheduleGroup(
+            f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
+        )
+        scheduler_role = self._role("scheduler", "scheduler.amazonaws.com")
+        scheduler_policy = aws.iam.RolePolicy(
+            f"{name}-scheduler-policy",
+            role=scheduler_role.id,
+            policy=json_document(
+                policies.scheduler_role_policy,
+                cluster_arn=cluster.arn,
+                task_definition_arns=[task_definitions[job].arn for job in scheduled],
+                pass_role_arns=[execution_role.arn, *(task_roles[job].arn for job in scheduled)],
+                dead_letter_queue_arn=dlq.arn,
+                key_arn=args.kms_key_arn,
+                schedule_arns=pulumi.Output.all(account=args.account_id, group=group.name).apply(
+                    lambda v: policies.schedule_arn_pattern(args.region, v["account"], v["group"])
+                ),
+            ),
+            opts=child(self),
+        )
+        target = partial(
+            self._schedule,
+            group=group,
+            cluster=cluster,
+            role=scheduler_role,
+            dlq=dlq,
+            depends_on=[scheduler_policy, capacity],
+        )
+        schedules = [
+            target(
+                "ingest",
+                f"{self._prefix}-ingest",
+                args.ingest_schedule,
+                task_definitions["ingest"],
+                task_count=args.ingest_tasks,
+            ),
+            target(
+                "reconcile",
+                f"{self._prefix}-reconcile",
+                args.reconcile_schedule,
+                task_definitions[nightly_reconcile],
+                task_count=1,
+            ),
+        ]
+        return schedules, dlq
+
+    def _alarms(
+        self,
+        cluster: aws.ecs.Cluster,
+        task_definitions: Mapping[str, aws.ecs.TaskDefinition],
+        dlq: aws.sqs.Queue,
+    ) -> None:
+        """Undeliverable schedule starts and failed job tasks go to the alert topic."""
+        args, name = self._args, self._name
+        queue_depth_alarm(
+            self, f"{name}-schedule-dlq-alarm", dlq.name, args.alarm_topic_arn, "job schedule", args.tags
+        )
+        rule = aws.cloudwatch.EventRule(
+            f"{name}-failed-tasks",
+            description="DocuFlow job task stopped with a non-zero exit code or failed to start",
+            event_pattern=json_document(
+                failed_task_pattern,
+                cluster_arn=cluster.arn,
+                task_definition_arns=[td.arn for td in task_definitions.values()],
+            ),
+            tags=args.tags,
+            opts=child(self),
+        )
+        aws.cloudwatch.EventTarget(
+            f"{name}-failed-tasks-alert",
+            rule=rule.name,
+            arn=args.alarm_topic_arn,
+            opts=child(self),
         )
 
     # --- helpers ---------------------------------------------------------------------------
@@ -404,13 +457,13 @@ class BatchJobs(pulumi.ComponentResource):
         suffix: str,
         schedule_name: str,
         expression: str,
+        task_definition: aws.ecs.TaskDefinition,
+        *,
         group: aws.scheduler.ScheduleGroup,
         cluster: aws.ecs.Cluster,
-        task_definition: aws.ecs.TaskDefinition,
         role: aws.iam.Role,
         dlq: aws.sqs.Queue,
-        *,
-        overrides: dict[str, Any] | None,
+        task_count: int,
         depends_on: list[pulumi.Resource],
     ) -> aws.scheduler.Schedule:
         args = self._args
@@ -431,14 +484,16 @@ class BatchJobs(pulumi.ComponentResource):
             group_name=group.name,
             schedule_expression=expression,
             schedule_expression_timezone=args.schedule_timezone,
+            # The payload (the target input) is encrypted with the stack's key, like every other
+            # resource that stores data; the scheduler role may decrypt it (DecryptSchedules).
+            kms_key_arn=args.kms_key_arn,
             flexible_time_window=aws.scheduler.ScheduleFlexibleTimeWindowArgs(mode="OFF"),
             target=aws.scheduler.ScheduleTargetArgs(
                 arn=cluster.arn,
                 role_arn=role.arn,
-                input=json.dumps(overrides) if overrides else None,
                 ecs_parameters=aws.scheduler.ScheduleTargetEcsParametersArgs(
                     task_definition_arn=task_definition.arn,
-                    task_count=1,
+                    task_count=task_count,
                     platform_version="LATEST",
                     network_configuration=aws.scheduler.ScheduleTargetEcsParametersNetworkConfigurationArgs(
                         subnets=list(args.subnet_ids),

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from components import policies
 from components._pulumi import child, json_document
-from jobs.contract import BucketSpec
+from jobs.contract import BucketSpec, LifecycleSpec, layout
 
 ACCESS_LOGS = "access-logs"
+_LIFECYCLE = LifecycleSpec()
 
 
 @dataclass
@@ -29,11 +30,16 @@ class DocumentBucketsArgs:
     kms_key_arn: pulumi.Input[str]
     account_id: pulumi.Input[str]
     cors_origins: Sequence[str] = ()
-    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
-    object_lock_days: int = 365
+    # The one role that may overwrite or delete write-once report keys (None: nobody may).
+    break_glass_role_arn: str | None = None
+    # The audit-data bucket (S3 Inventory reports and table exports for the Athena reconcile);
+    # None: not created. Its objects are regenerated daily, so they expire after a while.
+    audit_data_bucket_name: str | None = None
+    audit_data_retention_days: int = 14
     access_log_retention_days: int = 365
-    noncurrent_expiration_days: int = 90
-    abort_multipart_days: int = 7
+    # The access-log bucket's own lifecycle follows the contract's defaults unless told otherwise.
+    noncurrent_expiration_days: int = _LIFECYCLE.noncurrent_expiration_days
+    abort_multipart_days: int = _LIFECYCLE.abort_multipart_days
     protect: bool = True
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -92,11 +98,11 @@ def lifecycle_rule_args(rule: Mapping[str, Any]) -> aws.s3.BucketLifecycleConfig
     )
 
 
-def access_log_rules(retention_days: int, noncurrent_days: int, abort_days: int) -> list[dict[str, Any]]:
-    """The log bucket's own lifecycle, in the same API shape as LifecycleSpec.rules()."""
+def expiring_rules(rule_id: str, retention_days: int, noncurrent_days: int, abort_days: int) -> list[dict[str, Any]]:
+    """A bucket whose every object expires (access logs, audit data), in LifecycleSpec's API shape."""
     return [
         {
-            "ID": "expire-access-logs",
+            "ID": rule_id,
             "Status": "Enabled",
             "Filter": {},
             "Expiration": {"Days": retention_days},
@@ -126,7 +132,8 @@ class DocumentBuckets(pulumi.ComponentResource):
                 sse_algorithm="AES256"
             ),
             bucket_key=False,
-            rules=access_log_rules(
+            rules=expiring_rules(
+                "expire-access-logs",
                 args.access_log_retention_days,
                 args.noncurrent_expiration_days,
                 args.abort_multipart_days,
@@ -134,37 +141,28 @@ class DocumentBuckets(pulumi.ComponentResource):
             policy=lambda arn: json_document(
                 policies.access_log_bucket_policy,
                 log_bucket_arn=arn,
-                source_bucket_arns=[bucket_arn(s.name) for s in args.specs],
+                source_bucket_arns=[
+                    bucket_arn(n) for n in [*(s.name for s in args.specs), args.audit_data_bucket_name] if n
+                ],
                 account_id=args.account_id,
             ),
         )
 
+        self._log_bucket = log_bucket
         self.bucket_names = {}
         self.bucket_arns = {}
         for spec in args.specs:
-            bucket = self._bucket(
+            bucket = self._kms_bucket(
                 spec.purpose,
                 spec.name,
-                sse=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                    sse_algorithm="aws:kms", kms_master_key_id=args.kms_key_arn
-                ),
-                # A bucket key cuts KMS requests (and cost) by reusing a data key per bucket.
-                bucket_key=True,
                 rules=spec.lifecycle.rules(spec.prefix),
-                policy=lambda arn: json_document(policies.tls_only_bucket_policy, bucket_arn=arn),
-                object_lock=spec.object_lock,
-            )
-            aws.s3.BucketLogging(
-                f"{name}-{spec.purpose}-logging",
-                bucket=bucket.id,
-                target_bucket=log_bucket.id,
-                target_prefix=f"{spec.purpose}/",
-                target_object_key_format=aws.s3.BucketLoggingTargetObjectKeyFormatArgs(
-                    partitioned_prefix=aws.s3.BucketLoggingTargetObjectKeyFormatPartitionedPrefixArgs(
-                        partition_date_source="EventTime"
-                    )
+                policy=lambda arn, spec=spec: json_document(
+                    policies.data_bucket_policy,
+                    bucket_arn=arn,
+                    write_once_prefixes=list(spec.write_once_prefixes),
+                    break_glass_role_arn=args.break_glass_role_arn,
                 ),
-                opts=child(self),
+                object_lock=spec.object_lock,
             )
             if spec.object_lock:
                 aws.s3.BucketObjectLockConfiguration(
@@ -173,7 +171,7 @@ class DocumentBuckets(pulumi.ComponentResource):
                     object_lock_enabled="Enabled",
                     rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
                         default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
-                            mode=args.object_lock_mode, days=args.object_lock_days
+                            mode=spec.retention.mode, days=spec.retention.days
                         )
                     ),
                     opts=child(self),
@@ -198,6 +196,27 @@ class DocumentBuckets(pulumi.ComponentResource):
             self.bucket_names[spec.purpose] = bucket.bucket
             self.bucket_arns[spec.purpose] = bucket.arn
 
+        if args.audit_data_bucket_name:
+            inventoried = [bucket_arn(s.name) for s in args.specs if s.purpose in layout.GLUE_INVENTORY_TABLES]
+            audit = self._kms_bucket(
+                layout.AUDIT_DATA,
+                args.audit_data_bucket_name,
+                rules=expiring_rules(
+                    "expire-audit-data",
+                    args.audit_data_retention_days,
+                    args.noncurrent_expiration_days,
+                    args.abort_multipart_days,
+                ),
+                policy=lambda arn: json_document(
+                    policies.audit_data_bucket_policy,
+                    audit_bucket_arn=arn,
+                    inventoried_bucket_arns=inventoried,
+                    account_id=args.account_id,
+                ),
+            )
+            self.bucket_names[layout.AUDIT_DATA] = audit.bucket
+            self.bucket_arns[layout.AUDIT_DATA] = audit.arn
+
         self.access_log_bucket_name = log_bucket.bucket
         self.register_outputs(
             {
@@ -206,6 +225,42 @@ class DocumentBuckets(pulumi.ComponentResource):
                 "access_log_bucket_name": self.access_log_bucket_name,
             }
         )
+
+    def _kms_bucket(
+        self,
+        purpose: str,
+        bucket_name: str,
+        *,
+        rules: Sequence[Mapping[str, Any]],
+        policy: Callable[[pulumi.Output[str]], pulumi.Output[str]],
+        object_lock: bool = False,
+    ) -> aws.s3.Bucket:
+        """A bucket encrypted with the stack's key, logging to the access-log bucket."""
+        bucket = self._bucket(
+            purpose,
+            bucket_name,
+            sse=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                sse_algorithm="aws:kms", kms_master_key_id=self._args.kms_key_arn
+            ),
+            # A bucket key cuts KMS requests (and cost) by reusing a data key per bucket.
+            bucket_key=True,
+            rules=rules,
+            policy=policy,
+            object_lock=object_lock,
+        )
+        aws.s3.BucketLogging(
+            f"{self._name}-{purpose}-logging",
+            bucket=bucket.id,
+            target_bucket=self._log_bucket.id,
+            target_prefix=f"{purpose}/",
+            target_object_key_format=aws.s3.BucketLoggingTargetObjectKeyFormatArgs(
+                partitioned_prefix=aws.s3.BucketLoggingTargetObjectKeyFormatPartitionedPrefixArgs(
+                    partition_date_source="EventTime"
+                )
+            ),
+            opts=child(self),
+        )
+        return bucket
 
     def _bucket(
         self,

@@ -18,6 +18,10 @@ class DataKeyArgs:
     account_id: pulumi.Input[str]
     region: str
     alias: str
+    # Buckets whose event notifications S3 sends to a queue encrypted with this key.
+    notifying_bucket_arns: list[str] = field(default_factory=list)
+    # Buckets whose S3 Inventory reports are encrypted with this key.
+    inventoried_bucket_arns: list[str] = field(default_factory=list)
     protect: bool = True
     deletion_window_days: int = 30
     tags: dict[str, str] = field(default_factory=dict)
@@ -36,7 +40,11 @@ class DataKey(pulumi.ComponentResource):
             enable_key_rotation=True,
             deletion_window_in_days=args.deletion_window_days,
             policy=json_document(
-                policies.data_key_policy, account_id=args.account_id, region=args.region
+                policies.data_key_policy,
+                account_id=args.account_id,
+                region=args.region,
+                notifying_bucket_arns=args.notifying_bucket_arns,
+                inventoried_bucket_arns=args.inventoried_bucket_arns,
             ),
             tags=args.tags,
             opts=child(self, protect=args.protect),

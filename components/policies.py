@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from jobs.contract import layout
 
@@ -19,19 +19,11 @@ Statement = dict[str, Any]
 
 VERSION = "2012-10-17"
 
-S3_READ = ("s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectTagging")
-S3_WRITE = ("s3:PutObject", "s3:PutObjectTagging")
-TABLE_READ = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:DescribeTable")
-TABLE_WRITE = (
-    "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
-    "dynamodb:BatchWriteItem",
-    "dynamodb:ConditionCheckItem",
-)
+# Task roles hold exactly the actions their job's calls need (tests/components/
+# test_iam_matches_calls.py records them on the live local stack), plus what AWS alone needs.
 KMS_USE = ("kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey")
 # Amazon Textract AnalyzeExpense, synchronous for images and asynchronous for PDFs. Textract reads
-# the S3 object and its KMS key with the caller's own permissions (ReadRaw, UseDataKey).
+# the S3 object with the caller's own permissions (ReadRaw) and key (UseDataKey).
 TEXTRACT_EXPENSE = ("textract:AnalyzeExpense", "textract:StartExpenseAnalysis", "textract:GetExpenseAnalysis")
 KMS_ENCRYPT = ("kms:Decrypt", "kms:GenerateDataKey")
 # The key's administrators and, by delegation to the account, the IAM policies below. Listed
@@ -136,14 +128,43 @@ def assume_role_policy(service: str, account_id: str) -> Policy:
 
 
 # --- KMS -----------------------------------------------------------------------------------
-def data_key_policy(account_id: str, region: str) -> Policy:
+def data_key_policy(
+    account_id: str,
+    region: str,
+    notifying_bucket_arns: Sequence[str] = (),
+    inventoried_bucket_arns: Sequence[str] = (),
+) -> Policy:
     """The stack's data key: the account administers it; services that encrypt for us may use it.
 
     CloudWatch Logs encrypts log groups itself (scoped by encryption context to this account's
-    groups); CloudWatch alarms and EventBridge publish to the KMS-encrypted alarm topic.
+    groups); CloudWatch alarms and EventBridge publish to the KMS-encrypted alarm topic; S3 sends
+    the notifications of `notifying_bucket_arns` to the KMS-encrypted arrival queue, which takes
+    a data key (GenerateDataKey) and, for SQS, Decrypt, on behalf of those buckets only; and S3
+    Inventory encrypts the reports of `inventoried_bucket_arns` with it (GenerateDataKey).
     """
     root = {"AWS": f"arn:aws:iam::{account_id}:root"}
     source = {"StringEquals": {"aws:SourceAccount": account_id}}
+    statements = []
+    if notifying_bucket_arns:
+        statements.append(
+            statement(
+                "S3NotifiesEncryptedQueue",
+                KMS_ENCRYPT,
+                "*",
+                principal={"Service": "s3.amazonaws.com"},
+                condition={**source, "ArnLike": {"aws:SourceArn": list(notifying_bucket_arns)}},
+            )
+        )
+    if inventoried_bucket_arns:
+        statements.append(
+            statement(
+                "S3EncryptsInventoryReports",
+                ["kms:GenerateDataKey"],
+                "*",
+                principal={"Service": "s3.amazonaws.com"},
+                condition={**source, "ArnLike": {"aws:SourceArn": list(inventoried_bucket_arns)}},
+            )
+        )
     return document(
         statement("AccountAdministersAndDelegates", KMS_ACCOUNT_ACTIONS, "*", principal=root),
         statement(
@@ -166,6 +187,7 @@ def data_key_policy(account_id: str, region: str) -> Policy:
             principal={"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
             condition=source,
         ),
+        *statements,
     )
 
 
@@ -184,6 +206,53 @@ def _deny_insecure_transport(bucket_arn: str) -> Statement:
 
 def tls_only_bucket_policy(bucket_arn: str) -> Policy:
     return document(_deny_insecure_transport(bucket_arn))
+
+
+# What would change or remove a written report: deletes (a delete marker hides the current
+# version even under Object Lock), retention changes and governance bypass, and the tags that
+# choose the lifecycle expiry (`retention=standard|compliance`).
+REPORT_TAMPERING = (
+    "s3:DeleteObject",
+    "s3:DeleteObjectVersion",
+    "s3:PutObjectRetention",
+    "s3:BypassGovernanceRetention",
+    "s3:PutObjectTagging",
+    "s3:DeleteObjectTagging",
+)
+
+
+def data_bucket_policy(
+    bucket_arn: str, write_once_prefixes: Sequence[str] = (), break_glass_role_arn: str | None = None
+) -> Policy:
+    """TLS only; keys under `write_once_prefixes` are written once and then never changed.
+
+    A PutObject that creates an object there must carry `If-None-Match` (S3's `s3:if-none-match`
+    condition key, "Enforce conditional writes on Amazon S3 buckets"), so S3 refuses it when the
+    key exists; `s3:ObjectCreationOperation` leaves the parts of a multipart upload alone (they
+    cannot carry the header; its CompleteMultipartUpload must). Deletes, retention changes and
+    retagging are denied too. Denies bind every principal, the job roles and administrators
+    alike, except the break-glass role when one is configured.
+    """
+    statements = [_deny_insecure_transport(bucket_arn)]
+    if write_once_prefixes:
+        reports = [objects(bucket_arn, prefix) for prefix in write_once_prefixes]
+        everyone_but = {"ArnNotEquals": {"aws:PrincipalArn": break_glass_role_arn}} if break_glass_role_arn else {}
+        statements += [
+            statement(
+                "DenyReportOverwrites",
+                ["s3:PutObject"],
+                reports,
+                effect="Deny",
+                principal="*",
+                condition={
+                    "Null": {"s3:if-none-match": "true"},
+                    "Bool": {"s3:ObjectCreationOperation": "true"},
+                    **everyone_but,
+                },
+            ),
+            statement("DenyReportTampering", REPORT_TAMPERING, reports, effect="Deny", principal="*", condition=everyone_but),
+        ]
+    return document(*statements)
 
 
 def access_log_bucket_policy(
@@ -205,27 +274,71 @@ def access_log_bucket_policy(
     )
 
 
+def audit_data_bucket_policy(audit_bucket_arn: str, inventoried_bucket_arns: Sequence[str], account_id: str) -> Policy:
+    """TLS only, and S3 Inventory may deliver the reports of our buckets under inventory/ only."""
+    return document(
+        _deny_insecure_transport(audit_bucket_arn),
+        statement(
+            "S3InventoryDelivery",
+            ["s3:PutObject"],
+            [objects(audit_bucket_arn, layout.INVENTORY_PREFIX)],
+            principal={"Service": "s3.amazonaws.com"},
+            condition={
+                "ArnLike": {"aws:SourceArn": list(inventoried_bucket_arns)},
+                "StringEquals": {"aws:SourceAccount": account_id},
+            },
+        ),
+    )
+
+
 # --- batch jobs ----------------------------------------------------------------------------
+def _use_data_key(key_arn: str) -> Statement:
+    # SSE-KMS: S3 decrypts what the role reads and generates a data key for what it writes, with
+    # the caller's permissions; DynamoDB uses the table's own grant and needs nothing here.
+    return statement("UseDataKey", KMS_ENCRYPT, [key_arn])
+
+
 def ingest_task_policy(
     *,
     table_arn: str,
-    index_arn: str,
     raw_bucket_arn: str,
     processed_bucket_arn: str,
     reports_bucket_arn: str,
     key_arn: str,
+    arrivals_queue_arn: str,
+    arrivals_dead_letter_queue_arn: str,
     textract: bool = False,
 ) -> Policy:
-    """Read the raw prefix, write the results prefix and the table (query the status index), record the run.
+    """Drain the arrival queue (or sweep raw/ with --backfill), read raw objects, write result.json
+    (tagged with its retention) and the run summary, read items in batches and write them with
+    conditional puts (TransactWriteItems of Puts).
 
-    With `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
+    The drain receives, deletes and re-times messages of the arrival queue only, and reads the
+    depth of it and of its dead-letter queue (found by name) for the run summary. With
+    `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
+
+    A result.json write fenced out by another writer (jobs.ingest.process) heads the current
+    result.json and reads its own item (GetItem) to learn whether it still holds the claim.
     """
     statements = [
-        _list_prefixes("ListRaw", raw_bucket_arn, [layout.RAW_PREFIX]),
-        statement("ReadRaw", S3_READ, [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement(
-            "WriteProcessed",
-            (*S3_WRITE, "s3:GetObject"),
+            "DrainArrivals",
+            ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"],
+            [arrivals_queue_arn],
+        ),
+        statement(
+            "CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [arrivals_dead_letter_queue_arn]
+        ),
+        # The backfill lists raw/; and S3 answers 404 for an object that is gone (a raw upload
+        # deleted before the drain reads it, a result.json removed under a fenced write) only to a
+        # caller that may list the bucket (403 otherwise, which would read as a refusal, not as a
+        # missing object). That check carries no s3:prefix: no condition here.
+        statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
+        statement("ReadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
+        statement("HeadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
+        statement(
+            "WriteResults",
+            ["s3:PutObject", "s3:PutObjectTagging"],
             [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)],
         ),
         statement(
@@ -233,9 +346,8 @@ def ingest_task_policy(
             ["s3:PutObject"],
             [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
         ),
-        statement("ReadWriteTable", (*TABLE_READ, *TABLE_WRITE), [table_arn]),
-        statement("QueryStatusIndex", ["dynamodb:Query"], [index_arn]),
-        statement("UseDataKey", KMS_USE, [key_arn]),
+        statement("ReadAndClaimItems", ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        _use_data_key(key_arn),
     ]
     if textract:
         # IAM has no resource type for Textract's expense actions: "*" is the only resource.
@@ -243,37 +355,125 @@ def ingest_task_policy(
     return document(*statements)
 
 
+def _reconcile_statements(
+    table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+) -> list[Statement]:
+    return [
+        # Reconcile lists the whole data buckets, so objects outside the layout are found too;
+        # listing reveals keys only. It reads result.json (--deep) but never a raw document.
+        statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
+        statement("ReadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
+        statement("ScanTable", ["dynamodb:Scan"], [table_arn]),
+        # The report is written once (If-None-Match) beside the earlier reports it charts.
+        _list_prefixes("ListReports", reports_bucket_arn, [layout.RECONCILIATION_PREFIX]),
+        statement(
+            "ReadWriteReports",
+            ["s3:GetObject", "s3:PutObject"],
+            [objects(reports_bucket_arn, layout.RECONCILIATION_PREFIX)],
+        ),
+        _use_data_key(key_arn),
+    ]
+
+
+class CatalogArns(TypedDict):
+    """What the Athena engine works on (AuditCatalog's resources)."""
+
+    audit_bucket_arn: str
+    workgroup_arn: str
+    glue_catalog_arn: str
+    glue_database_arn: str
+    glue_table_arns: list[str]
+
+
+ATHENA_QUERIES = (
+    "athena:StartQueryExecution",
+    "athena:GetQueryExecution",
+    "athena:GetQueryResults",
+    "athena:StopQueryExecution",
+)
+GLUE_READS = ("glue:GetDatabase", "glue:GetTable", "glue:GetPartitions")
+# Athena reads and writes S3 with the caller's permissions: its results location (multipart
+# writes, reads of results) and, for the source data, bucket location and listing.
+ATHENA_RESULT_OBJECTS = ("s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+# DynamoDB writes an export with the caller's permissions ("Requesting a table export").
+EXPORT_WRITES = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")
+
+
+def _catalog_statements(table_arn: str, reports_bucket_arn: str, catalog: CatalogArns) -> list[Statement]:
+    audit = catalog["audit_bucket_arn"]
+    data_prefixes = [layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX]
+    results = objects(reports_bucket_arn, layout.ATHENA_RESULTS_PREFIX)
+    return [
+        statement("QueryInWorkgroup", ATHENA_QUERIES, [catalog["workgroup_arn"]]),
+        statement(
+            "ReadCatalog",
+            GLUE_READS,
+            [catalog["glue_catalog_arn"], catalog["glue_database_arn"], *catalog["glue_table_arns"]],
+        ),
+        statement("ExportTable", ["dynamodb:ExportTableToPointInTime"], [table_arn]),
+        statement("DescribeExports", ["dynamodb:DescribeExport"], [f"{table_arn}/export/*"]),
+        statement("WriteExports", EXPORT_WRITES, [objects(audit, layout.DYNAMODB_EXPORTS_PREFIX)]),
+        statement("ReadAuditData", ["s3:GetObject"], [objects(audit, p) for p in data_prefixes]),
+        _list_prefixes("ListAuditData", audit, data_prefixes),
+        statement("LocateBuckets", ["s3:GetBucketLocation"], [audit, reports_bucket_arn]),
+        statement("QueryResults", ATHENA_RESULT_OBJECTS, [results]),
+        _list_prefixes("ListQueryResults", reports_bucket_arn, [layout.ATHENA_RESULTS_PREFIX]),
+        statement("ListQueryUploads", ["s3:ListBucketMultipartUploads"], [reports_bucket_arn]),
+    ]
+
+
 def reconcile_task_policy(
     *,
     table_arn: str,
-    index_arn: str,
     raw_bucket_arn: str,
     processed_bucket_arn: str,
     reports_bucket_arn: str,
     key_arn: str,
+    catalog: CatalogArns | None = None,
 ) -> Policy:
-    """Read both data buckets and the table; write only reports (reconciliation/ and runs/)."""
-    report_prefixes = [layout.RECONCILIATION_PREFIX, layout.INGEST_RUNS_PREFIX]
+    """The audit: read the table and both data buckets; write only its own report.
+
+    With `catalog` (docuflow:reconcileEngine athena): export the table for the run's point in
+    time, and run the rules as Athena queries in the stack's workgroup over the Glue tables of the
+    inventories and exports.
+    """
     return document(
-        # Reconcile lists the whole data buckets, so objects outside the layout are found too;
-        # listing reveals keys only, reading stays confined to the layout prefixes.
-        statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
-        _list_prefixes("ListReports", reports_bucket_arn, report_prefixes),
+        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
+        *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
+    )
+
+
+def repair_task_policy(
+    *,
+    table_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    reports_bucket_arn: str,
+    key_arn: str,
+    arrivals_queue_arn: str,
+    catalog: CatalogArns | None = None,
+) -> Policy:
+    """The audit plus its safe repairs: read an item again and put it back conditionally
+    (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
+    objects back to the arrival queue so the next drain takes them."""
+    return document(
+        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
+        *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
+        statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
+    )
+
+
+def arrivals_queue_policy(queue_arn: str, bucket_arn: str, account_id: str) -> Policy:
+    """Only the raw bucket, in this account, may send its event notifications to the queue."""
+    return document(
         statement(
-            "ReadDocuments",
-            S3_READ,
-            [
-                objects(raw_bucket_arn, layout.RAW_PREFIX),
-                objects(processed_bucket_arn, layout.PROCESSED_PREFIX),
-            ],
-        ),
-        statement(
-            "WriteReports",
-            ("s3:PutObject", "s3:GetObject"),
-            [objects(reports_bucket_arn, p) for p in report_prefixes],
-        ),
-        statement("ReadTable", (*TABLE_READ, "dynamodb:Scan"), [table_arn, index_arn]),
-        statement("UseDataKey", KMS_USE, [key_arn]),
+            "RawBucketNotifies",
+            ["sqs:SendMessage"],
+            [queue_arn],
+            principal={"Service": "s3.amazonaws.com"},
+            condition={"ArnEquals": {"aws:SourceArn": bucket_arn}, "StringEquals": {"aws:SourceAccount": account_id}},
+        )
     )
 
 
@@ -310,6 +510,11 @@ def execution_role_policy(
     return document(*statements)
 
 
+def schedule_arn_pattern(region: str, account_id: str, group_name: str) -> str:
+    """Every schedule of one schedule group (the KMS encryption context Scheduler decrypts with)."""
+    return f"arn:aws:scheduler:{region}:{account_id}:schedule/{group_name}/*"
+
+
 def scheduler_role_policy(
     *,
     cluster_arn: str,
@@ -317,8 +522,13 @@ def scheduler_role_policy(
     pass_role_arns: Sequence[str],
     dead_letter_queue_arn: str,
     key_arn: str,
+    schedule_arns: str,
 ) -> Policy:
-    """EventBridge Scheduler starts the job tasks on our cluster and parks failures in its DLQ."""
+    """EventBridge Scheduler starts the job tasks on our cluster and parks failures in its DLQ.
+
+    The schedules are encrypted with the stack's key, and Scheduler decrypts a schedule's payload
+    with this (execution) role when it fires: kms:Decrypt, only in the context of our schedules.
+    """
     return document(
         statement(
             "RunJobTasks",
@@ -333,7 +543,18 @@ def scheduler_role_policy(
             condition={"StringEquals": {"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
         ),
         statement("DeadLetter", ["sqs:SendMessage"], [dead_letter_queue_arn]),
-        statement("EncryptDeadLetters", KMS_ENCRYPT, [key_arn]),
+        statement(
+            "EncryptDeadLetters",
+            KMS_ENCRYPT,
+            [key_arn],
+            condition={"ArnEquals": {"kms:EncryptionContext:aws:sqs:arn": dead_letter_queue_arn}},
+        ),
+        statement(
+            "DecryptSchedules",
+            ["kms:Decrypt"],
+            [key_arn],
+            condition={"ArnLike": {"kms:EncryptionContext:aws:scheduler:schedule:arn": schedule_arns}},
+        ),
     )
 
 
@@ -341,13 +562,19 @@ def scheduler_role_policy(
 def pipe_role_policy(
     *, stream_arn: str, queue_arn: str, dead_letter_queue_arn: str, key_arn: str
 ) -> Policy:
-    """Read the table stream, deliver to the queue, park poison batches in the DLQ."""
+    """Read the table stream, deliver to the queue, park poison batches in the DLQ.
+
+    The four stream actions are the ones AWS's EventBridge Pipes documentation lists for a
+    DynamoDB stream source ("Event source permissions for Amazon EventBridge Pipes").
+    """
     return document(
         statement(
             "ReadTableStream",
             ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
             [stream_arn],
         ),
+        # ListStreams has no resource type in IAM: "*" is the only resource it accepts.
+        statement("ListTableStreams", ["dynamodb:ListStreams"], "*"),
         statement("DeliverEvents", ["sqs:SendMessage"], [queue_arn, dead_letter_queue_arn]),
         statement("UseDataKey", KMS_USE, [key_arn]),
     )

@@ -16,7 +16,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from jobs.contract import BucketSpec, LifecycleSpec, TableSpec, bucket_specs, layout, table_spec
+from jobs.contract import (
+    BucketSpec,
+    LifecycleSpec,
+    ObjectLockSpec,
+    QueueSpec,
+    TableSpec,
+    bucket_specs,
+    layout,
+    queue_spec,
+    table_spec,
+)
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -35,6 +45,9 @@ _ORIGIN = re.compile(r"^(https://[a-z0-9.-]+(:\d+)?|http://localhost(:\d+)?)$")
 _TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _IMAGE_URI = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
+_LIFECYCLE = LifecycleSpec()
+_RETENTION = ObjectLockSpec()
 
 
 class StackSettingsError(ValueError):
@@ -49,19 +62,23 @@ class StackSettings(BaseModel):
     stage: str = Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")
     region: str = Field(alias=REGION_KEY, pattern=_REGION.pattern)
 
-    # Storage lifecycle: days from creation (LifecycleSpec enforces S3's own minimums).
-    infrequent_access_after_days: int = Field(default=30, ge=30)
-    glacier_after_days: int = Field(default=365, ge=1)
-    retention_days: int = Field(default=5 * 365, ge=1)
-    compliance_retention_days: int = Field(default=10 * 365, ge=1)
-    noncurrent_expiration_days: int = Field(default=90, ge=1)
-    abort_multipart_days: int = Field(default=7, ge=1)
+    # Storage lifecycle: days from creation. Defaults are the contract's (LifecycleSpec, which the
+    # local stack uses too), so a stack without these keys keeps objects as long as the jobs assume.
+    infrequent_access_after_days: int = Field(default=_LIFECYCLE.infrequent_access_after_days, ge=30)
+    glacier_after_days: int = Field(default=_LIFECYCLE.glacier_after_days, ge=1)
+    retention_days: int = Field(default=_LIFECYCLE.standard_retention_days, ge=1)
+    compliance_retention_days: int = Field(default=_LIFECYCLE.compliance_retention_days, ge=1)
+    noncurrent_expiration_days: int = Field(default=_LIFECYCLE.noncurrent_expiration_days, ge=1)
+    abort_multipart_days: int = Field(default=_LIFECYCLE.abort_multipart_days, ge=1)
     access_log_retention_days: int = Field(default=365, ge=1)
     bucket_names: dict[str, str] = Field(default_factory=dict)
 
-    # Reports are audit evidence: Object Lock keeps them immutable for this long.
-    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
-    object_lock_days: int = Field(default=365, ge=1, le=36500)
+    # Reports are audit evidence: Object Lock keeps their versions for this long (defaults: the
+    # contract's, which the local stack applies too), and the reports bucket's policy refuses
+    # overwrites and deletes of report keys to everyone but this break-glass role (if any).
+    object_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = _RETENTION.mode
+    object_lock_days: int = Field(default=_RETENTION.days, ge=1, le=36500)
+    break_glass_role_arn: str | None = Field(default=None, pattern=_ROLE_ARN.pattern)
     cors_origins: list[str] = Field(default_factory=list)
 
     # Batch jobs.
@@ -70,9 +87,14 @@ class StackSettings(BaseModel):
     ingest_schedule: str = "cron(0 2 * * ? *)"
     reconcile_schedule: str = "cron(0 5 * * ? *)"
     schedule_timezone: str = "UTC"
-    shard_count: int = Field(default=4, ge=1, le=64)
+    # Ingest tasks the nightly schedule starts: they drain the one arrival queue together (SQS
+    # spreads the messages). RunTask starts at most 10 tasks per call.
+    ingest_tasks: int = Field(default=4, ge=1, le=10)
     schedule_retry_attempts: int = Field(default=2, ge=0, le=185)
     schedule_max_event_age_seconds: int = Field(default=3600, ge=60, le=86400)
+    # The nightly reconcile runs with --repair (its own task definition and role, which may put
+    # items back conditionally); false: a read-only audit nightly, repairs run by hand.
+    nightly_repair: bool = True
     subnet_ids: list[str] = Field(min_length=1, max_length=16)
     security_group_ids: list[str] = Field(min_length=1, max_length=5)
     assign_public_ip: bool = False
@@ -85,6 +107,14 @@ class StackSettings(BaseModel):
     # Scans and plain PDFs in the ingest (DOCUFLOW_OCR_ENGINE): "textract" also grants the task
     # role Textract's AnalyzeExpense actions; "local" runs the image's tesseract; "off" fails them.
     ocr_engine: Literal["textract", "local", "off"] = "textract"
+    # The nightly reconcile's engine: "polars" reads the table and buckets live in one task;
+    # "athena" runs the same rules as Athena queries over daily S3 Inventory reports and a table
+    # export (the audit catalog is built, and the reconcile and repair roles may use it).
+    reconcile_engine: Literal["polars", "athena"] = "polars"
+    # With athena: how long inventory reports and exports stay in the audit-data bucket, and the
+    # most one query may scan (Athena cancels it beyond; bills per byte scanned).
+    audit_data_retention_days: int = Field(default=14, ge=2, le=365)
+    athena_bytes_scanned_cutoff: int = Field(default=1024**4, ge=10 * 1024**2)
 
     # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
     alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)
@@ -148,6 +178,7 @@ class StackSettings(BaseModel):
     @field_validator("bucket_names")
     @classmethod
     def _purposes(cls, value: dict[str, str]) -> dict[str, str]:
+        # The audit-data bucket keeps its contract name: the jobs find it from the stage.
         unknown = set(value) - {"raw", "processed", "reports", "access-logs"}
         if unknown:
             raise ValueError(f"unknown bucket purpose(s) {sorted(unknown)}")
@@ -197,12 +228,20 @@ class StackSettings(BaseModel):
     def table(self) -> TableSpec:
         return table_spec(self.stage)
 
+    def arrivals(self) -> QueueSpec:
+        return queue_spec(self.stage)
+
     def buckets(self) -> list[BucketSpec]:
         lifecycle = self.lifecycle()
+        retention = ObjectLockSpec(mode=self.object_lock_mode, days=self.object_lock_days)
         return [
-            spec.model_copy(update={"lifecycle": lifecycle})
+            spec.model_copy(update={"lifecycle": lifecycle, "retention": retention})
             for spec in bucket_specs(self.stage, self.bucket_names)
         ]
+
+    def audit_data_bucket_name(self) -> str | None:
+        """The audit-data bucket, only when the Athena engine needs it."""
+        return layout.bucket_name(self.stage, layout.AUDIT_DATA) if self.reconcile_engine == "athena" else None
 
     def access_log_bucket_name(self) -> str:
         return self.bucket_names.get("access-logs") or layout.bucket_name(self.stage, "access-logs")

@@ -31,17 +31,104 @@ class LocalStackError(DocuFlowError):
     """The embedded local stack could not be started or reached."""
 
 
-class StoreUnavailableError(InfrastructureError):
-    """An AWS call failed for a reason of the service, not of the request: unreachable,
-    throttled past the retry budget, or an error the adapter does not know (jobs.store)."""
+# --- the AWS boundary ----------------------------------------------------------------------
+# Raised by the adapters under jobs/store (the only modules that speak AWS), chained from the
+# botocore exception with `raise … from`, so nothing above the store imports botocore. `code` is
+# the service's own error code (or the botocore class name), for metrics and messages.
 
 
-class StoreAccessDeniedError(InfrastructureError):
-    """AWS refused a call for lack of permission (IAM, bucket or key policy)."""
+class StoreError(DocuFlowError):
+    """A call to AWS (or the local stack) failed; `code` says how."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
 
 
-class StoreObjectMissingError(DocuFlowError, LookupError):
-    """The S3 object or DynamoDB resource a call named does not exist (any more)."""
+class StoreUnavailableError(StoreError, InfrastructureError):
+    """Unreachable, throttled or failing after botocore's bounded retries: the run stops (exit 3)."""
+
+
+class StoreAccessDeniedError(StoreUnavailableError):
+    """The credentials may not make this call (IAM, KMS, bucket policy)."""
+
+
+class StoreResourceMissingError(StoreError, SettingsError):
+    """The table, bucket or queue the settings name does not exist (a configuration error)."""
+
+
+class StoreRequestError(StoreError, InfrastructureError):
+    """AWS refused the request for a reason none of the adapters expects."""
+
+
+class StoreConditionFailedError(StoreError):
+    """A conditional request lost its condition: an expected outcome, never an outage."""
+
+
+class S3ObjectMissingError(StoreError):
+    """The object (or bucket key) does not exist (NoSuchKey, 404)."""
+
+
+class S3ObjectChangedError(StoreConditionFailedError):
+    """An If-Match read or write met a different ETag: the object changed since we saw it."""
+
+
+class S3ObjectExistsError(StoreConditionFailedError):
+    """A write-once put (If-None-Match: *) found the key taken."""
+
+
+class DynamoItemRejectedError(StoreError):
+    """DynamoDB refused to store an item as given (ValidationException): a bad value in that one
+    item, not an outage. A batch that contains it is resent one item at a time."""
+
+
+class DynamoTransactionNotSettledError(StoreUnavailableError):
+    """Conditional puts that neither landed nor lost their condition after bounded retries."""
+
+
+class DynamoTokenInvalidError(StoreError, InvalidKeyError):
+    """A pagination token this API did not issue (forged, truncated, or for another query)."""
+
+
+class QueueMessageInvalidError(DocuFlowError, ValueError):
+    """An arrival-queue message that is not an S3 event notification we can read."""
+
+
+class RunStoppedError(DocuFlowError):
+    """The run was told to stop (SIGTERM, SIGINT): work it cut off is handed back, not failed."""
+
+
+class TextractError(DocuFlowError):
+    """Amazon Textract could not read a document (translated from AWS errors by jobs.store.textract)."""
+
+
+class TextractJobFailedError(TextractError):
+    """An asynchronous expense analysis job ended FAILED (bad PDF, unsupported content, …)."""
+
+    def __init__(self, job_id: str, message: str) -> None:
+        super().__init__(f"Textract job {job_id} failed: {message}")
+        self.job_id = job_id
+
+
+class TextractJobTimeoutError(TextractError):
+    """An asynchronous job was still IN_PROGRESS when the poll budget ran out."""
+
+
+class TextractDocumentRejectedError(TextractError):
+    """Textract refused the document itself (unsupported, bad or too large, or the object is not
+    readable by Textract): a property of these bytes, so a retry would give the same answer."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"Textract refused the document: {code}: {message}")
+        self.code = code
+
+
+class TextractThrottledError(TextractError, StoreUnavailableError):
+    """Textract still throttled after every attempt of the retry budget."""
+
+
+class TextractUnavailableError(TextractError, StoreUnavailableError):
+    """Textract failed, was unreachable, or denied access after the retry budget."""
 
 
 class ReconcileInputError(DocuFlowError, ValueError):

@@ -2,7 +2,8 @@
 
 Logs are JSON lines when stderr is not a terminal (containers, CloudWatch) and readable text
 otherwise. `CallMetrics` times every AWS call and keeps conditional-check failures apart from
-real errors: a lost claim is an expected outcome, not an outage.
+real errors: a lost claim is an expected outcome, not an outage. It sees the domain errors the
+store adapters raise (jobs.errors), never botocore's.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
+from jobs.errors import StoreConditionFailedError, StoreError
 
 LOG_FORMAT_ENV = "DOCUFLOW_LOG_FORMAT"  # "json" forces JSON logs on a terminal too
-CONDITIONAL_FAILURES = frozenset({"ConditionalCheckFailedException", "PreconditionFailed"})
 _STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 
 
@@ -71,13 +71,13 @@ class CallMetrics:
         started = time.perf_counter()
         try:
             yield
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "Unknown")
+        except StoreConditionFailedError:
             with self._lock:
-                if code in CONDITIONAL_FAILURES:
-                    self._conditional[operation] += 1
-                else:
-                    self._errors[operation][code] += 1
+                self._conditional[operation] += 1
+            raise
+        except StoreError as exc:
+            with self._lock:
+                self._errors[operation][exc.code or type(exc).__name__] += 1
             raise
         except Exception as exc:
             with self._lock:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jobs.contract import layout
 from jobs.errors import SettingsError
+from jobs.extract.settings import OcrEngine
+
+if TYPE_CHECKING:
+    from botocore.config import Config
 
 ENV_STAGE = "DOCUFLOW_STAGE"
 ENV_TABLE = "DOCUFLOW_TABLE_NAME"
@@ -45,15 +48,16 @@ ENV_INVENTORY_PREFIX = "DOCUFLOW_INVENTORY_PREFIX"
 ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
+ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
 # The settings the ECS task definitions pass and `local up` exports, in one list.
-JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET)
+JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET, ENV_ARRIVALS_QUEUE_URL)
 
 
-def _default_ocr_engine(env: Mapping[str, str]) -> str:
-    return "local" if env.get("AWS_ENDPOINT_URL_S3") else "textract"
+def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
+    return OcrEngine.LOCAL if env.get("AWS_ENDPOINT_URL_S3") else OcrEngine.TEXTRACT
 
 
 class JobSettings(BaseModel):
@@ -74,31 +78,40 @@ class JobSettings(BaseModel):
     retry_attempts: int = Field(default=8, ge=1, le=20)
     confidence_threshold: float = Field(default=80.0, ge=0, le=100)
     # Scans and plain PDFs: Amazon Textract on AWS, the embedded tesseract beside a local S3.
-    ocr_engine: str = Field(default_factory=lambda: _default_ocr_engine(os.environ), pattern=r"^(textract|local|off)$")
+    # Built without an environment, the settings take the engine that never costs money;
+    # from_env derives it from the environment it is given (the stack sets it explicitly).
+    ocr_engine: OcrEngine = OcrEngine.LOCAL
     # Client-side pace of Textract calls per worker, below the account's TPS quota.
     textract_tps: float = Field(default=1.0, gt=0, le=50)
+    # A --backfill sweep split over N tasks (the scheduler sets SHARD_INDEX/SHARD_COUNT).
+    shard_index: int = Field(default=0, ge=0)
+    shard_count: int = Field(default=1, ge=1, le=1000)
+    # Text-layer PDFs whose local reading leaves header fields missing may also go to Textract
+    # AnalyzeExpense (jobs.extract.fallback decides which). Off by default: every call costs money.
+    textract_fallback: bool = False
     # Reconcile: the engine the schedule runs (one stack setting turns Athena on), and where the
     # Athena engine finds its catalog, the inventories and the table exports. Empty: from the stage.
     reconcile_engine: str = Field(default="polars", pattern=r"^(polars|duckdb|athena)$")
     table_arn: str = ""  # needed only to start a table export (ExportTableToPointInTime)
+    # Names and places from jobs.contract.layout (what components/audit_catalog.py declares).
     athena_workgroup: str = ""
     glue_database: str = ""
-    glue_export_table: str = "table_export"
-    glue_raw_inventory_table: str = "raw_inventory"
-    glue_processed_inventory_table: str = "processed_inventory"
-    inventory_bucket: str = ""
-    inventory_prefix: str = "inventory/"  # S3 Inventory writes {prefix}{source bucket}/{config id}/…
-    inventory_config_id: str = "docuflow-daily"
-    export_bucket: str = ""
-    export_prefix: str = "exports/"  # table exports land in {prefix}AWSDynamoDB/{export id}/
+    glue_export_table: str = layout.GLUE_EXPORT_TABLE
+    glue_raw_inventory_table: str = layout.GLUE_INVENTORY_TABLES["raw"]
+    glue_processed_inventory_table: str = layout.GLUE_INVENTORY_TABLES["processed"]
+    inventory_bucket: str = ""  # the audit-data bucket
+    inventory_prefix: str = layout.INVENTORY_PREFIX  # S3 Inventory writes {prefix}{source bucket}/{config id}/…
+    inventory_config_id: str = layout.INVENTORY_CONFIGURATION_ID
+    export_bucket: str = ""  # the audit-data bucket
+    export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
 
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
         defaults = {
-            "athena_workgroup": f"{layout.stage_prefix(self.stage)}-reconcile",
-            "glue_database": f"{layout.stage_prefix(self.stage)}-audit".replace("-", "_"),
-            "inventory_bucket": layout.bucket_name(self.stage, "inventory"),
-            "export_bucket": layout.bucket_name(self.stage, "inventory"),
+            "athena_workgroup": layout.athena_workgroup_name(self.stage),
+            "glue_database": layout.glue_database_name(self.stage),
+            "inventory_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
+            "export_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
         }
         for name, value in defaults.items():
             if not getattr(self, name):
@@ -120,7 +133,9 @@ class JobSettings(BaseModel):
         return self
 
     def check_endpoints(self, environ: Mapping[str, str] | None = None) -> None:
-        """Refuse to send documents to the real Textract while S3 is an emulator on loopback."""
+        """Refuse to send documents to the real Textract while S3 is an emulator on loopback.
+
+        The process environment by default: it is where boto3 itself reads the endpoints."""
         env = os.environ if environ is None else environ
         if self.ocr_engine == "textract" and env.get("AWS_ENDPOINT_URL_S3") and not env.get(
             "AWS_ENDPOINT_URL_TEXTRACT"
@@ -162,8 +177,12 @@ class JobSettings(BaseModel):
             "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
             "export_bucket": ENV_EXPORT_BUCKET,
             "export_prefix": ENV_EXPORT_PREFIX,
+            "shard_index": ENV_SHARD_INDEX,
+            "shard_count": ENV_SHARD_COUNT,
+            "textract_fallback": ENV_TEXTRACT_FALLBACK,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
+        data.setdefault("ocr_engine", _default_ocr_engine(env))
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -177,13 +196,20 @@ class JobSettings(BaseModel):
         return self.extract_workers or (os.cpu_count() or 1)
 
     def botocore_config(self, pool: int | None = None) -> Config:
-        """One Config for every client: bounded retries with backoff, a pool sized to the threads."""
+        """One Config for every client: bounded retries with backoff, a pool sized to the threads.
+
+        botocore is imported here, not at the top: the Pulumi program and the pure modules import
+        this module for its names (JOB_ENV_VARS) and must not load the AWS SDK.
+        """
+        from botocore.config import Config
+
         return Config(
             retries={"mode": self.retry_mode, "total_max_attempts": self.retry_attempts},
             max_pool_connections=pool or max(10, self.io_threads * 2),
             connect_timeout=5,
             read_timeout=30,
-            s3={"addressing_style": "path"} if os.environ.get("AWS_ENDPOINT_URL_S3") else None,
+            # No addressing style: botocore uses path style by itself for IP and localhost
+            # endpoints (the emulators) and virtual hosts on AWS.
             # Requests are built from validated models and the service validates them again;
             # botocore's own pass over every nested TransactItems structure was 5% of the ingest's CPU.
             parameter_validation=False,
@@ -205,4 +231,5 @@ class JobSettings(BaseModel):
             ENV_RAW_BUCKET: self.raw_bucket,
             ENV_PROCESSED_BUCKET: self.processed_bucket,
             ENV_REPORTS_BUCKET: self.reports_bucket,
+            ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
         }

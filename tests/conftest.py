@@ -18,7 +18,7 @@ import boto3
 import pytest
 
 from jobs.contract import DocumentItem
-from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral
+from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
 from jobs.settings import JobSettings
 from jobs.store.dynamo import from_wire
 
@@ -107,7 +107,7 @@ _stage_numbers = itertools.count(1)
 def stack(local_servers: LocalServers, monkeypatch: pytest.MonkeyPatch) -> Stack:
     """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it."""
     settings = JobSettings(stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}", ocr_engine=LOCAL_OCR_ENGINE)
-    bootstrap_endpoints(local_servers.endpoints, settings)
-    for key, value in settings.env().items():
+    settings = bootstrap_endpoints(local_servers.endpoints, settings)
+    for key, value in job_env(local_servers.endpoints, settings).items():
         monkeypatch.setenv(key, value)
     return Stack(settings=settings, endpoints=local_servers.endpoints)

@@ -22,7 +22,16 @@ from jobs.contract.item import (
     summary_fields,
 )
 from jobs.contract.objects import ObjectInfo, bare_etag
-from jobs.contract.schema import BucketSpec, LifecycleSpec, QueueSpec, TableSpec, bucket_specs, queue_spec, table_spec
+from jobs.contract.schema import (
+    BucketSpec,
+    LifecycleSpec,
+    ObjectLockSpec,
+    QueueSpec,
+    TableSpec,
+    bucket_specs,
+    queue_spec,
+    table_spec,
+)
 from jobs.contract.status import TERMINAL, Status, can_transition, check_transition
 
 __all__ = [
@@ -38,6 +47,7 @@ __all__ = [
     "LifecycleSpec",
     "LineItem",
     "ObjectInfo",
+    "ObjectLockSpec",
     "QueueSpec",
     "ResultDocument",
     "SourceObject",

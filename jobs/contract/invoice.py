@@ -21,6 +21,8 @@ class DocumentFormat(StrEnum):
     UBL = "UBL"
     CII = "CII"
     FACTURX_PDF = "FACTURX_PDF"
+    ZUGFERD1 = "ZUGFERD1"  # ZUGFeRD 1.0 XML (urn:ferd:CrossIndustryDocument:invoice:1p0), before EN 16931
+    ZUGFERD1_PDF = "ZUGFERD1_PDF"  # a PDF/A-3 carrying ZUGFeRD-invoice.xml
     NORMALIZED_JSON = "NORMALIZED_JSON"
     PDF = "PDF"  # a PDF without an embedded e-invoice
     IMAGE = "IMAGE"
@@ -30,6 +32,14 @@ class DocumentFormat(StrEnum):
 class DocumentType(StrEnum):
     INVOICE = "INVOICE"
     CREDIT_NOTE = "CREDIT_NOTE"
+
+
+class LineStatus(StrEnum):
+    """What a line is in a line hierarchy (CII LineStatusReasonCode; UBL sub-lines are DETAIL)."""
+
+    DETAIL = "DETAIL"  # an ordinary line, counted unless its parent stands for it
+    GROUP = "GROUP"  # restates the sum of the lines below it
+    INFORMATION = "INFORMATION"  # for information only: never counted
 
 
 class FailureCode(StrEnum):
@@ -55,6 +65,11 @@ LONG_TEXT = 4096
 
 class LineItem(_Model):
     lineNumber: int
+    # The document's own line id and its parent's: a hierarchy (CII ParentLineID, UBL
+    # SubInvoiceLine) as written, so the totals rules count each amount once.
+    lineId: str | None = Field(default=None, max_length=SHORT_TEXT)
+    parentLineId: str | None = Field(default=None, max_length=SHORT_TEXT)
+    lineStatus: LineStatus | None = None
     description: str | None = Field(default=None, max_length=LONG_TEXT)
     quantity: Decimal | None = None
     unitPrice: Decimal | None = None
@@ -64,6 +79,10 @@ class LineItem(_Model):
 
 class Invoice(_Model):
     documentType: DocumentType = DocumentType.INVOICE
+    # The specification the document declares (BT-24, e.g. urn:cen.eu:en16931:2017) and its
+    # profile read from it (MINIMUM, BASIC-WL, BASIC, COMFORT, EN16931, EXTENDED, XRECHNUNG, …).
+    specification: str | None = Field(default=None, max_length=SHORT_TEXT)
+    profile: str | None = Field(default=None, max_length=SHORT_TEXT)
     invoiceNumber: str | None = Field(default=None, max_length=SHORT_TEXT)
     invoiceDate: date | None = None
     dueDate: date | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -31,8 +32,11 @@ _STATUS_PREFIX = "STATUS#"
 RAW_PREFIX = "raw/"
 PROCESSED_PREFIX = "processed/"
 RESULT_FILENAME = "result.json"
-INGEST_RUNS_PREFIX = "runs/ingest/"
+RUNS_PREFIX = "runs/"
+INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
+# Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
+WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX)
 COMPLIANCE_TAG = ("retention", "compliance")
 
 MAX_ID_LENGTH = 128
@@ -62,8 +66,40 @@ def arrivals_dead_letter_queue_name(stage: str) -> str:
 
 
 def bucket_name(stage: str, purpose: str) -> str:
-    """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs")."""
+    """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs", "audit-data")."""
     return f"{stage_prefix(stage)}-{purpose}"
+
+
+# --- the audit catalog (reconcile on Athena over S3 Inventory and DynamoDB exports) -----------
+# The audit-data bucket holds what AWS generates for the reconcile: daily S3 Inventory reports of
+# the raw and processed buckets and the table's exports. Athena's query results go to the reports
+# bucket, under a prefix outside the write-once report prefixes.
+AUDIT_DATA = "audit-data"  # the bucket's purpose: bucket_name(stage, AUDIT_DATA)
+INVENTORY_PREFIX = "inventory/"
+INVENTORY_CONFIGURATION_ID = "docuflow-daily"
+DYNAMODB_EXPORTS_PREFIX = "exports/dynamodb/"
+ATHENA_RESULTS_PREFIX = "athena/"
+GLUE_INVENTORY_TABLES = {"raw": "raw_inventory", "processed": "processed_inventory"}
+GLUE_EXPORT_TABLE = "documents_export"
+
+
+def inventory_prefix(source_bucket: str) -> str:
+    """Where S3 Inventory writes the reports of `source_bucket` (manifests, data/, hive/)."""
+    return f"{INVENTORY_PREFIX}{source_bucket}/{INVENTORY_CONFIGURATION_ID}/"
+
+
+def dynamodb_export_prefix(export_id: str) -> str:
+    """Where DynamoDB writes one export (manifest-summary.json, manifest-files.json, data/)."""
+    return f"{DYNAMODB_EXPORTS_PREFIX}AWSDynamoDB/{export_id}/"
+
+
+def glue_database_name(stage: str) -> str:
+    """Glue and Athena names take lowercase letters, digits and underscores only."""
+    return f"{APP}_{stage}_audit".replace("-", "_")
+
+
+def athena_workgroup_name(stage: str) -> str:
+    return f"{stage_prefix(stage)}-reconcile"
 
 
 # --- identifiers ---------------------------------------------------------------------------
@@ -71,8 +107,17 @@ def _has_control(value: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value)
 
 
+# Percent-encoded separators: harmless to S3, but a traversal to anything that URL-decodes keys.
+_ENCODED_SEPARATORS = re.compile(r"%(2f|5c)", re.IGNORECASE)
+
+
 def validate_id(value: str, kind: str = "id") -> str:
-    """Return `value` if it is a safe userId/documentId, else raise InvalidIdError naming it."""
+    """Return `value` if it is a safe userId/documentId, else raise InvalidIdError naming it.
+
+    Ids are compared byte for byte (they are key parts), so an id must already be in Unicode
+    NFC: the NFD spelling of the same name would otherwise be a second, different document.
+    Filenames are not ids and are kept as uploaded (macOS, for one, writes NFD names).
+    """
     if not isinstance(value, str) or not value:
         raise InvalidIdError(f"{kind} must be a non-empty string, got {value!r}")
     if len(value) > MAX_ID_LENGTH:
@@ -82,15 +127,16 @@ def validate_id(value: str, kind: str = "id") -> str:
             raise InvalidIdError(f"{kind} {value!r} contains {bad!r}")
     if ".." in value or value in (".",):
         raise InvalidIdError(f"{kind} {value!r} contains a path traversal ('..' or '.')")
+    decoded = urllib.parse.unquote(value)
+    if _ENCODED_SEPARATORS.search(value) or ".." in decoded or decoded == ".":
+        raise InvalidIdError(f"{kind} {value!r} decodes to a path separator or traversal")
+    if unicodedata.normalize("NFC", value) != value:
+        raise InvalidIdError(f"{kind} {value!r} is not in Unicode NFC (normalize it before upload)")
     if _has_control(value):
         raise InvalidIdError(f"{kind} {value!r} contains a control or format character")
     if value != value.strip():
         raise InvalidIdError(f"{kind} {value!r} has leading or trailing whitespace")
     return value
-
-
-# Percent-encoded separators: harmless to S3, but a traversal to anything that URL-decodes keys.
-_ENCODED_SEPARATORS = re.compile(r"%(2f|5c)", re.IGNORECASE)
 
 
 def validate_filename(value: str) -> str:

@@ -7,7 +7,7 @@ boto3 calls, so the emulated table and buckets are the ones AWS gets.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,7 +54,8 @@ class LifecycleSpec(BaseModel):
         S3 applies the earliest expiration when rules overlap and cannot exclude a tag, so the
         5-year expiry targets objects tagged `retention=standard` and the 10-year expiry those
         tagged `retention=compliance`; an untagged object is tiered but never expired, which
-        errs on the side of keeping evidence.
+        errs on the side of keeping evidence. Incomplete multipart uploads are aborted bucket-wide,
+        not only under `prefix`: parts uploaded anywhere in the bucket are billed until aborted.
         """
         tag_key, compliance = layout.COMPLIANCE_TAG
         base = {"Prefix": prefix} if prefix else {}
@@ -73,7 +74,6 @@ class LifecycleSpec(BaseModel):
                     {"Days": self.glacier_after_days, "StorageClass": "GLACIER"},
                 ],
                 "NoncurrentVersionExpiration": {"NoncurrentDays": self.noncurrent_expiration_days},
-                "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": self.abort_multipart_days},
             },
             {
                 "ID": "expire-standard",
@@ -87,10 +87,17 @@ class LifecycleSpec(BaseModel):
                 "Filter": tagged(compliance),
                 "Expiration": {"Days": self.compliance_retention_days},
             },
+            {
+                "ID": ABORT_MULTIPART_RULE,
+                "Status": "Enabled",
+                "Filter": {},
+                "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": self.abort_multipart_days},
+            },
         ]
 
 
 STANDARD_RETENTION = "standard"
+ABORT_MULTIPART_RULE = "abort-incomplete-multipart-uploads"
 
 
 class QueueSpec(BaseModel):
@@ -121,6 +128,23 @@ def queue_spec(stage: str) -> QueueSpec:
     return QueueSpec(name=layout.arrivals_queue_name(stage), dead_letter_name=layout.arrivals_dead_letter_queue_name(stage))
 
 
+class ObjectLockSpec(BaseModel):
+    """Default retention of new object versions in an Object Lock bucket (the audit reports).
+
+    The stack may lengthen it or switch to COMPLIANCE (`docuflow:objectLockMode/Days`); the local
+    stack applies these defaults, so a local run meets the same refusals as one on AWS.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
+    days: int = Field(default=365, ge=1, le=36500)
+
+    def configuration(self) -> dict[str, Any]:
+        """PutObjectLockConfiguration's ObjectLockConfiguration, in the API's own shape."""
+        return {"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": self.mode, "Days": self.days}}}
+
+
 class BucketSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -129,6 +153,11 @@ class BucketSpec(BaseModel):
     prefix: str
     object_lock: bool = False
     lifecycle: LifecycleSpec = LifecycleSpec()
+    # With object_lock: the default retention of every new object version.
+    retention: ObjectLockSpec = ObjectLockSpec()
+    # Keys under these prefixes are written once and never overwritten or deleted (the bucket
+    # policy on AWS enforces it; the jobs write them with If-None-Match).
+    write_once_prefixes: tuple[str, ...] = ()
 
 
 def bucket_specs(stage: str, names: dict[str, str] | None = None) -> list[BucketSpec]:
@@ -141,5 +170,11 @@ def bucket_specs(stage: str, names: dict[str, str] | None = None) -> list[Bucket
     return [
         BucketSpec(purpose="raw", name=name("raw"), prefix=layout.RAW_PREFIX),
         BucketSpec(purpose="processed", name=name("processed"), prefix=layout.PROCESSED_PREFIX),
-        BucketSpec(purpose="reports", name=name("reports"), prefix="", object_lock=True),
+        BucketSpec(
+            purpose="reports",
+            name=name("reports"),
+            prefix="",
+            object_lock=True,
+            write_once_prefixes=layout.WRITE_ONCE_REPORT_PREFIXES,
+        ),
     ]

@@ -1,26 +1,26 @@
 """extract_document: bytes in, ExtractionOutcome out, never an exception.
 
-Sniffs the content, hands it to one reader, pads money to its currency's minor unit so every
-form of an invoice serializes the same, and validates. Module-level and free of state so a
+Sniffs the content, hands it to one reader, checks and pads its amounts (jobs.extract.amounts) so
+every form of an invoice serializes the same, and validates. Module-level and free of state so a
 ProcessPoolExecutor can pickle it.
 """
 
 from __future__ import annotations
 
 import logging
-from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
-from jobs.contract.invoice import DocumentFormat, ExtractionOutcome, FailureCode, Invoice
+from jobs.contract.invoice import DocumentFormat, ExtractionOutcome, FailureCode
+from jobs.extract.amounts import normalize_amounts
 from jobs.extract.detect import Kind, sniff
 from jobs.extract.facturx import extract_facturx
 from jobs.extract.normalized_json import extract_normalized, is_normalized
-from jobs.extract.result import DocumentRejectedError, Extraction
-from jobs.extract.settings import ExtractionSettings
+from jobs.extract.result import DocumentRejectedError, Extraction, UnusableAttachmentError
+from jobs.extract.settings import ExtractionSettings, OcrEngine
 from jobs.extract.textract import extract_textract, is_textract
 from jobs.extract.validate import validate
 from jobs.extract.xml_invoice import extract_xml
@@ -28,10 +28,6 @@ from jobs.extract.xml_invoice import extract_xml
 logger = logging.getLogger(__name__)
 
 _DEFAULT_SETTINGS = ExtractionSettings()
-_MONEY_FIELDS = ("subtotal", "allowanceTotal", "chargeTotal", "taxExclusiveAmount", "tax", "totalAmount",
-                 "prepaidAmount", "amountDue")
-# ISO 4217 minor units that differ from 2.
-_MINOR_UNITS = {"JPY": 0, "KRW": 0, "ISK": 0, "CLP": 0, "VND": 0, "BHD": 3, "JOD": 3, "KWD": 3, "OMR": 3, "TND": 3}
 
 
 def extract_document(data: bytes, filename: str, settings: ExtractionSettings | None = None) -> ExtractionOutcome:
@@ -45,7 +41,11 @@ def extract_document(data: bytes, filename: str, settings: ExtractionSettings | 
             )
         kind = sniff(data)
         extraction = _extract(kind, data, settings)
-        invoice = _pad_money(extraction.invoice)
+        try:
+            invoice = normalize_amounts(extraction.invoice)
+        except DocumentRejectedError as exc:
+            exc.format = extraction.format
+            raise
         return ExtractionOutcome(
             format=extraction.format,
             engine=extraction.engine,
@@ -76,14 +76,18 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
     if kind is Kind.EMPTY:
         raise DocumentRejectedError(FailureCode.EMPTY, "document is empty")
     if kind is Kind.IMAGE:
-        if settings.ocr_engine == "off":
+        if settings.ocr_engine is OcrEngine.OFF:
             raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
         return _ocr_engine().extract_image(data, settings)
     if kind is Kind.PDF:
         try:
             return extract_facturx(data, settings)
+        except UnusableAttachmentError as exc:
+            if settings.ocr_engine is OcrEngine.OFF:
+                raise
+            return _pages_instead_of(exc, data, settings)
         except DocumentRejectedError as exc:
-            if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine == "off":
+            if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine is OcrEngine.OFF:
                 raise
         # No embedded e-invoice: read the PDF's text layer (and, locally, OCR its scanned pages).
         return _ocr_engine().extract_plain_pdf(data, settings)
@@ -94,9 +98,20 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
     raise DocumentRejectedError(FailureCode.UNSUPPORTED_FORMAT, "neither PDF, image, XML nor JSON")
 
 
+def _pages_instead_of(unusable: UnusableAttachmentError, data: bytes, settings: ExtractionSettings) -> Extraction:
+    """An unusable attachment must not hide a readable page: read the pages, say why in raw."""
+    try:
+        extraction = _ocr_engine().extract_plain_pdf(data, settings)
+    except DocumentRejectedError as exc:
+        exc.message = f"{exc.message}; the embedded invoice was not used: {unusable.message}"
+        raise
+    extraction.raw["EmbeddedInvoice"] = unusable.record()
+    return extraction
+
+
 def _ocr_engine() -> ModuleType:
     # Imported on first use: pdfplumber, Pillow and pytesseract stay out of XML/JSON-only workers.
-    from jobs.ocr import engine
+    from jobs.extract.ocr import engine
 
     return engine
 
@@ -114,22 +129,3 @@ def _extract_json(data: bytes, settings: ExtractionSettings) -> Extraction:
     raise DocumentRejectedError(
         FailureCode.UNSUPPORTED_FORMAT, "JSON is neither a Textract expense response nor a normalized invoice"
     )
-
-
-def _pad_money(invoice: Invoice) -> Invoice:
-    """`473` and `473.00` are the same amount; print both as `473.00`. Extra precision is kept."""
-    exponent = Decimal(1).scaleb(-_MINOR_UNITS.get(invoice.currency or "", 2))
-
-    def padded(value: Decimal | None) -> Decimal | None:
-        # Only pad: quantizing 3.3333 to the cent would change the amount.
-        if value is None or int(value.as_tuple().exponent) <= int(exponent.as_tuple().exponent):
-            return value
-        return value.quantize(exponent)
-
-    updates: dict[str, Any] = {name: padded(getattr(invoice, name)) for name in _MONEY_FIELDS}
-    lines = [
-        line if padded(line.amount) is line.amount else line.model_copy(update={"amount": padded(line.amount)})
-        for line in invoice.lineItems
-    ]
-    updates["lineItems"] = lines
-    return invoice.model_copy(update=updates)

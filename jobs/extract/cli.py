@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from jobs.contract.invoice import ExtractionOutcome
 from jobs.extract.api import extract_document
-from jobs.extract.settings import ExtractionSettings
+from jobs.extract.settings import ExtractionSettings, OcrEngine
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--confidence-threshold", type=float, default=None, metavar="N",
                         help="minimum Textract confidence for required fields (default 80)")
-    parser.add_argument("--ocr", choices=("off", "local"), default="local",
+    parser.add_argument("--ocr", choices=(OcrEngine.OFF, OcrEngine.LOCAL), default=OcrEngine.LOCAL, type=OcrEngine,
                         help="plain PDFs and scans: the embedded tesseract (default) or NEEDS_OCR")
     return parser
 

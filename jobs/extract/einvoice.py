@@ -21,6 +21,29 @@ from jobs.extract.parsing import AmbiguousDate, parse_date, plain_decimal
 CREDIT_NOTE_CODES = frozenset({"81", "83", "381", "396", "532"})
 
 
+# Markers in a declared specification id (BT-24), most specific first: the Factur-X BASIC id
+# also names EN 16931, and the XRechnung extension also names XRechnung.
+_PROFILE_MARKERS = (
+    ("extension:xrechnung", "XRECHNUNG-EXTENSION"),
+    ("xrechnung", "XRECHNUNG"),
+    ("peppol", "PEPPOL-BIS-3"),
+    ("basicwl", "BASIC-WL"),
+    ("minimum", "MINIMUM"),
+    ("extended", "EXTENDED"),
+    ("comfort", "COMFORT"),
+    ("basic", "BASIC"),
+    ("en16931", "EN16931"),
+)
+
+
+def profile_of(specification: str | None) -> str | None:
+    """The profile a specification id declares (`urn:factur-x.eu:1p0:minimum` → MINIMUM), or None."""
+    if not specification:
+        return None
+    lowered = specification.lower()
+    return next((profile for marker, profile in _PROFILE_MARKERS if marker in lowered), None)
+
+
 def document_type(type_code: str | None) -> DocumentType:
     return DocumentType.CREDIT_NOTE if (type_code or "").strip() in CREDIT_NOTE_CODES else DocumentType.INVOICE
 

@@ -1,5 +1,8 @@
 """Factur-X / ZUGFeRD PDFs: find the embedded e-invoice XML (bounded) and read it as CII or UBL.
 
+ZUGFeRD 1.0 attachments (ZUGFeRD-invoice.xml) make a ZUGFERD1_PDF. An attachment that is broken
+XML or no standard we read raises UnusableAttachmentError, so the page content can be read instead.
+
 PDF work is bounded: the file must end in %%EOF (a truncated upload is MALFORMED, not "no XML"),
 encrypted files are refused, the page count and the attachment size are capped. Decompression
 itself is capped by pypdf's own output limits before our size check runs.
@@ -17,7 +20,7 @@ from pypdf.errors import PdfReadError, PyPdfError
 from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
 
 from jobs.contract.invoice import DocumentFormat, FailureCode
-from jobs.extract.result import DocumentRejectedError, Extraction
+from jobs.extract.result import DocumentRejectedError, Extraction, UnusableAttachmentError
 from jobs.extract.settings import ExtractionSettings
 from jobs.extract.xml_invoice import extract_xml
 
@@ -26,6 +29,8 @@ logger = logging.getLogger(__name__)
 # Names the Factur-X, ZUGFeRD 1/2 and XRechnung-in-PDF conventions give the invoice attachment.
 KNOWN_NAMES = ("factur-x.xml", "zugferd-invoice.xml", "xrechnung.xml", "order-x.xml")
 _MAX_NAME_TREE_DEPTH = 8
+# Failures of the attachment alone: the pages may still carry a readable invoice.
+_UNUSABLE = frozenset({FailureCode.MALFORMED, FailureCode.UNSUPPORTED_FORMAT})
 
 
 def _reject(code: FailureCode, message: str) -> DocumentRejectedError:
@@ -54,10 +59,14 @@ def extract_facturx(data: bytes, settings: ExtractionSettings) -> Extraction:
     try:
         inner = extract_xml(xml, settings)
     except DocumentRejectedError as exc:
+        if exc.code in _UNUSABLE:
+            raise UnusableAttachmentError(name, exc, DocumentFormat.FACTURX_PDF) from exc
         exc.format = DocumentFormat.FACTURX_PDF
         exc.message = f"embedded {name}: {exc.message}"
         raise
     raw = {"attachment": name, "pages": pages, "xmlFormat": str(inner.format), **inner.raw}
+    if inner.format is DocumentFormat.ZUGFERD1:
+        return Extraction(DocumentFormat.ZUGFERD1_PDF, "zugferd1", raw, inner.invoice, inner.reasons)
     return Extraction(DocumentFormat.FACTURX_PDF, "facturx", raw, inner.invoice, inner.reasons)
 
 

@@ -139,30 +139,41 @@ def parse_money(text: str) -> Money:
 _MONTHS: dict[str, int] = {}
 for _number, _names in enumerate(
     (
-        ("january", "jan", "januar", "jänner", "janvier"),
-        ("february", "feb", "februar", "février", "fevrier"),
-        ("march", "mar", "märz", "maerz", "mars", "mrz"),
-        ("april", "apr", "avril"),
+        ("january", "jan", "januar", "jänner", "jän", "janvier", "janv"),
+        ("february", "feb", "februar", "février", "fevrier", "févr", "fevr", "fév", "fev"),
+        ("march", "mar", "märz", "maerz", "marz", "mär", "mrz", "mars"),  # "marz": OCR drops the umlaut
+        ("april", "apr", "avril", "avr"),
         ("may", "mai"),
         ("june", "jun", "juni", "juin"),
-        ("july", "jul", "juli", "juillet"),
+        ("july", "jul", "juli", "juillet", "juil"),
         ("august", "aug", "août", "aout"),
         ("september", "sep", "sept", "septembre"),
         ("october", "oct", "oktober", "okt", "octobre"),
         ("november", "nov", "novembre"),
-        ("december", "dec", "dezember", "dez", "décembre", "decembre"),
+        ("december", "dec", "dezember", "dez", "décembre", "decembre", "déc"),
     ),
     start=1,
 ):
     for _name in _names:
         _MONTHS[_name] = _number
 
+_MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + ")"
 _WEEKDAY = r"(?:[A-Za-zÀ-ÿ]+,?\s+)?"
+# English, German and French ordinals: 1st, 2nd, 3rd, 4th, 1er, 2e.
+_ORDINAL = r"(?:st|nd|rd|th|er|e)?"
 _DAY_MONTH_YEAR_RE = re.compile(
-    rf"^{_WEEKDAY}(\d{{1,2}})(?:st|nd|rd|th)?\.?[\s\-/]*([A-Za-zÀ-ÿ]+)\.?,?[\s\-/.]*(\d{{2}}|\d{{4}})$"
+    rf"^{_WEEKDAY}(\d{{1,2}}){_ORDINAL}\.?[\s\-/]*([A-Za-zÀ-ÿ]+)\.?,?[\s\-/.]*(\d{{2}}|\d{{4}})$"
 )
 _MONTH_DAY_YEAR_RE = re.compile(
-    rf"^{_WEEKDAY}([A-Za-zÀ-ÿ]+)\.?\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})$"
+    rf"^{_WEEKDAY}([A-Za-zÀ-ÿ]+)\.?[\s\-]*(\d{{1,2}}){_ORDINAL},?[\s\-]+(\d{{4}})$"
+)
+# Where a date stands in running text (a label's value cell, a heading line): the forms parse_date
+# reads, found by a search, with the month names spelled out so ordinary words never match.
+DATE_IN_TEXT_RE = re.compile(
+    rf"(?<![\w.])(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[./-]\d{{1,2}}[./-](?:\d{{4}}|\d{{2}})"
+    rf"|\d{{1,2}}{_ORDINAL}\.?[\s\-/]*{_MONTH}\.?,?[\s\-/.]*\d{{4}}"
+    rf"|{_MONTH}\.?[\s\-]*\d{{1,2}}{_ORDINAL},?[\s\-]+\d{{4}})(?![\w])",
+    re.IGNORECASE,
 )
 _ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.]+)?(?:Z|[+-]\d{2}:?\d{2})?$")
 _COMPACT_RE = re.compile(r"^(\d{4})(\d{2})(\d{2})$")

@@ -21,6 +21,19 @@ class DocumentRejectedError(DocuFlowError):
         self.format = document_format
 
 
+class UnusableAttachmentError(DocumentRejectedError):
+    """A PDF's embedded invoice XML cannot be used (broken XML, a standard we do not read): the
+    page content may still be, so extract_document falls back to it and records this reason."""
+
+    def __init__(self, attachment: str, cause: DocumentRejectedError, document_format: DocumentFormat) -> None:
+        super().__init__(cause.code, f"embedded {attachment}: {cause.message}", document_format)
+        self.attachment = attachment
+
+    def record(self) -> dict[str, str | bool]:
+        """What result.json keeps about the attachment that was not used."""
+        return {"attachment": self.attachment, "used": False, "failureCode": str(self.code), "reason": self.message}
+
+
 @dataclass(slots=True)
 class Extraction:
     """An invoice read from one document plus what the reader itself noticed (conflicts, ambiguity)."""

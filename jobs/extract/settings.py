@@ -1,13 +1,29 @@
-"""ExtractionSettings: the limits and thresholds of one extraction, passed once to every step."""
+"""ExtractionSettings: the limits and thresholds of one extraction, passed once to every step.
+
+Also the one spelling of the OCR engine choice (`OcrEngine`), which the job settings, the CLI and
+the extraction all use. Importable on its own: jobs.extract loads its readers lazily.
+"""
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 MIB = 1024 * 1024
+
+
+class OcrEngine(StrEnum):
+    """Who reads plain PDFs and scans.
+
+    OFF fails them NEEDS_OCR; LOCAL reads text layers and runs tesseract here; TEXTRACT reads
+    text layers here and leaves scans NEEDS_OCR for the ingest's Amazon Textract call.
+    """
+
+    TEXTRACT = "textract"
+    LOCAL = "local"
+    OFF = "off"
 
 
 class ExtractionSettings(BaseModel):
@@ -23,7 +39,5 @@ class ExtractionSettings(BaseModel):
     totals_tolerance: Decimal = Field(default=Decimal("0.01"), ge=0)
     # A bare "$" names USD the way Textract itself reads it; None makes "$" settle nothing.
     dollar_sign_currency: str | None = Field(default="USD", pattern=r"^[A-Z]{3}$")
-    # Plain PDFs and scans: "off" fails them NEEDS_OCR; "local" reads text layers and runs tesseract
-    # here; "textract" reads text layers here and leaves scans NEEDS_OCR for the ingest's Textract call.
-    ocr_engine: Literal["textract", "local", "off"] = "off"
+    ocr_engine: OcrEngine = OcrEngine.OFF
     ocr_page_timeout_s: float = Field(default=30.0, gt=0)

@@ -195,6 +195,12 @@ def _date_orders(resolver: _Resolver) -> set[str]:
     return orders
 
 
+def _hinted_order(payload: Any) -> set[str]:
+    # Our local engines add "DateOrder" when the page's language settles it (German, French).
+    hint = payload.get("DateOrder") if isinstance(payload, dict) else None
+    return {hint} if hint in (DateOrder.DMY, DateOrder.MDY) else set()
+
+
 def _currency(values: list[_Value], settings: ExtractionSettings, reasons: list[str]) -> str | None:
     # Textract's own Currency.Code beats symbols we find in the text.
     codes = Counter(v.currency_code.upper() for v in values if v.currency_code)
@@ -253,7 +259,7 @@ def extract_textract(payload: Any, settings: ExtractionSettings) -> Extraction:
     for name, types in _TEXT_FIELDS.items():
         fields[name] = resolver.resolve(name, types, _ocr_text)
     date_reasons: list[str] = []
-    parse = _date_parser(_date_orders(resolver), date_reasons)
+    parse = _date_parser(_date_orders(resolver) or _hinted_order(payload), date_reasons)
     for name, types in _DATE_FIELDS.items():
         fields[name] = resolver.resolve(name, types, parse)
     for name, types in _MONEY_FIELDS.items():

@@ -1,6 +1,7 @@
 """Validation: an extracted invoice plus the reader's findings → status and machine-readable reasons.
 
-Reasons: MISSING_FIELD:<f>, LOW_CONFIDENCE:<f>, TOTALS_MISMATCH (EN 16931 BR-CO-10/13/15), and
+Reasons: MISSING_FIELD:<f>, LOW_CONFIDENCE:<f>, TOTALS_MISMATCH (EN 16931 BR-CO-10/13/15, on the lines a
+hierarchy counts, and BR-DEX-02 for each parent line), and
 whatever the reader reported (CONFLICTING_VALUES:<f>, AMBIGUOUS_DATE, MULTIPLE_DOCUMENTS,
 INVALID_VALUE:<f>). No reasons → PROCESSED, any reason → REVIEW_REQUIRED.
 """
@@ -12,6 +13,7 @@ from decimal import Decimal
 
 from jobs.contract.invoice import Invoice, ValidationResult
 from jobs.contract.status import Status
+from jobs.extract.line_tree import counted_line_sum
 from jobs.extract.settings import ExtractionSettings
 
 REQUIRED_FIELDS = ("invoiceNumber", "invoiceDate", "vendorName", "currency", "totalAmount")
@@ -35,10 +37,10 @@ def totals_reasons(invoice: Invoice, tolerance: Decimal) -> list[str]:
     def off(a: Decimal, b: Decimal) -> bool:
         return abs(a - b) > tolerance
 
-    mismatched = False
-    line_sum = _line_sum(invoice)
-    if line_sum is not None and invoice.subtotal is not None:
-        mismatched |= off(line_sum, invoice.subtotal)  # BR-CO-10
+    line_sum = counted_line_sum(invoice.lineItems, tolerance)
+    mismatched = not line_sum.groups_consistent  # BR-DEX-02: a parent line is the sum beneath it
+    if line_sum.total is not None and invoice.subtotal is not None:
+        mismatched |= off(line_sum.total, invoice.subtotal)  # BR-CO-10, on the lines the standard counts
     tax_exclusive = invoice.taxExclusiveAmount
     if invoice.subtotal is not None:
         computed = invoice.subtotal - (invoice.allowanceTotal or 0) + (invoice.chargeTotal or 0)
@@ -50,9 +52,3 @@ def totals_reasons(invoice: Invoice, tolerance: Decimal) -> list[str]:
         mismatched |= off(invoice.totalAmount, tax_exclusive + invoice.tax)  # BR-CO-15
     return ["TOTALS_MISMATCH"] if mismatched else []
 
-
-def _line_sum(invoice: Invoice) -> Decimal | None:
-    amounts = [line.amount for line in invoice.lineItems]
-    if not amounts or any(amount is None for amount in amounts):
-        return None
-    return sum(amounts, Decimal(0))  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""XML e-invoices: safe parse, then dispatch on the root element to the UBL or CII reader."""
+"""XML e-invoices: safe parse, then dispatch on the root element to the UBL or a CII reader."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ def extract_xml(data: bytes, settings: ExtractionSettings) -> Extraction:
     if root.tag in ubl.ROOT_TAGS:
         document_format, engine = DocumentFormat.UBL, "ubl"
         invoice, reasons = ubl.read_ubl(root, settings.totals_tolerance)
-    elif root.tag in cii.ROOT_TAGS:
-        document_format, engine = DocumentFormat.CII, "cii"
-        invoice, reasons = cii.read_cii(root, settings.totals_tolerance)
+    elif (syntax := cii.SYNTAXES.get(root.tag)) is not None:
+        document_format, engine = syntax.format, syntax.engine
+        invoice, reasons = cii.read_cii(root, settings.totals_tolerance, syntax)
     else:
         raise DocumentRejectedError(
-            FailureCode.UNSUPPORTED_FORMAT, f"XML root {root.tag} is neither UBL 2.1 nor CII", DocumentFormat.UNKNOWN
+            FailureCode.UNSUPPORTED_FORMAT,
+            f"XML root {root.tag} is neither UBL 2.1, CII nor ZUGFeRD 1.0",
+            DocumentFormat.UNKNOWN,
         )
     raw: dict[str, object] = {"root": root.tag, "bytes": len(data)}
     if len(data) <= settings.max_raw_xml_bytes:

@@ -14,6 +14,7 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+from jobs.errors import DynamoItemRejectedError
 from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalPut, DocumentTable
 
 
@@ -64,6 +65,15 @@ class WriteBatcher:
     def _flush(self, batch: list[_Entry]) -> None:
         try:
             landed = self._table.put_all([e.put for e in batch], self._operation)
+        except DynamoItemRejectedError as exc:
+            if len(batch) == 1:
+                batch[0].landed.set_exception(exc)
+                return
+            # One item DynamoDB will not store cancels the whole transaction: resend one by one,
+            # so only that item's worker learns of it and its neighbours land.
+            for entry in batch:
+                self._flush([entry])
+            return
         except BaseException as exc:  # noqa: BLE001 - handed to every waiting worker's future
             for entry in batch:
                 entry.landed.set_exception(exc)

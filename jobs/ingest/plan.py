@@ -1,18 +1,24 @@
 """Pure decisions of the ingest: which shard owns a document, and what to do with a raw object.
 
-Given the raw object and the item already stored (if any), `decide` says skip, claim or give up,
-and builds the exact item the claim writes. No I/O here, so every rule is a plain unit test.
+Given the raw object (from a listing or an arrival event) and the item already stored (if any),
+`decide` says skip, claim or give up, and builds the exact item the claim writes. No I/O here,
+so every rule is a plain unit test.
+
+Identity is the raw key *and* its ETag: the same bytes under a new filename are a new upload.
+One documentId has one current raw object, the newest upload (upload time, then key, so the
+choice is the same in every run and on every listing page); an older file under the same
+documentId is SUPERSEDED and reported, never claimed over the newer one.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from jobs.contract import DocumentItem, FailureCode, Status, check_transition, layout
-from jobs.contract.objects import ObjectInfo
+from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, layout
 
 # Failures that depend on the bytes alone come back identical on a retry of the same ETag, so they
 # are dead letters at once (a new upload is processed again); only failures of the run itself (a
@@ -24,6 +30,7 @@ class Action(StrEnum):
     CLAIM = "CLAIM"
     SKIP_DONE = "SKIP_DONE"
     SKIP_LEASED = "SKIP_LEASED"
+    SKIP_SUPERSEDED = "SKIP_SUPERSEDED"
     DEAD_LETTER = "DEAD_LETTER"
 
 
@@ -32,12 +39,47 @@ class Decision:
     action: Action
     claim: DocumentItem | None = None
     expected_version: int | None = None
+    previous: DocumentItem | None = None  # the item the claim replaces (restored if the claim proves stale)
 
 
 def shard_of(user_id: str, document_id: str, shard_count: int) -> int:
     """Stable across runs, processes and machines (unlike hash())."""
     digest = hashlib.sha256(f"{user_id}\x00{document_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % shard_count
+
+
+def upload_order(last_modified: datetime, uri: str) -> tuple[datetime, str]:
+    """Which of two uploads under one documentId is newer: later upload, then the larger key."""
+    return last_modified, uri
+
+
+def newest(objects: list[ObjectInfo]) -> ObjectInfo:
+    return max(objects, key=lambda o: upload_order(o.last_modified, o.uri))
+
+
+class NewestSeen:
+    """The newest upload this run has decided per documentId, for the last `capacity` documents.
+
+    Two files under one documentId sit side by side in a listing (one prefix), so a window
+    across a page boundary is enough for the sweep to skip the older file whichever page holds
+    it, before the batched read could show the newer one's claim. Bounded, so memory stays flat.
+    """
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._capacity = capacity
+        self._seen: OrderedDict[tuple[str, str], tuple[datetime, str]] = OrderedDict()
+
+    def admit(self, ident: tuple[str, str], obj: ObjectInfo) -> bool:
+        """False when a newer upload of the same document was already decided in this run."""
+        order = upload_order(obj.last_modified, obj.uri)
+        known = self._seen.get(ident)
+        if known is not None and order < known:
+            return False
+        self._seen[ident] = order if known is None else max(order, known)
+        self._seen.move_to_end(ident)
+        if len(self._seen) > self._capacity:
+            self._seen.popitem(last=False)
+        return True
 
 
 def decide(
@@ -50,7 +92,7 @@ def decide(
     lease: timedelta,
     max_attempts: int,
 ) -> Decision:
-    same_raw = existing is not None and existing.rawEtag == obj.etag
+    same_raw = existing is not None and obj.same_version(existing.rawS3Uri, existing.rawEtag)
     if existing is not None and same_raw:
         if existing.status == Status.PROCESSING:
             if existing.leaseExpiresAt is not None and existing.leaseExpiresAt > now:
@@ -61,7 +103,13 @@ def decide(
             if existing.failureCode not in RETRYABLE_FAILURES or existing.attempts >= max_attempts:
                 return Decision(Action.DEAD_LETTER)
         else:
-            return Decision(Action.SKIP_DONE)
+            return Decision(Action.SKIP_DONE)  # finished, or a tombstone of this very object
+    elif existing is not None and existing.status != Status.DELETED and (
+        upload_order(obj.last_modified, obj.uri) < upload_order(existing.createdAt, existing.rawS3Uri)
+    ):
+        # An older upload than the document's current one (a stale event, or a second file
+        # under the documentId): the newer upload is the document.
+        return Decision(Action.SKIP_SUPERSEDED)
     check_transition(existing.status if existing is not None else None, Status.PROCESSING)
     attempts = existing.attempts + 1 if existing is not None and same_raw else 1
     claim = DocumentItem(
@@ -76,8 +124,12 @@ def decide(
         version=existing.version + 1 if existing is not None else 1,
         leaseOwner=owner,
         leaseExpiresAt=now + lease,
+        # The result.json this claim may replace: its write is fenced on this ETag.
+        resultEtag=existing.resultEtag if existing is not None else None,
     )
-    return Decision(Action.CLAIM, claim, existing.version if existing is not None else None)
+    if existing is not None:
+        claim = existing.evolve(**dict(claim))  # fresh, but carrying attributes a tool or person added
+    return Decision(Action.CLAIM, claim, existing.version if existing is not None else None, existing)
 
 
 def released(claim: DocumentItem, now: datetime, *, refund: bool) -> DocumentItem:
@@ -93,4 +145,24 @@ def released(claim: DocumentItem, now: datetime, *, refund: bool) -> DocumentIte
         attempts=max(claim.attempts - 1, 0) if refund else claim.attempts,
         updatedAt=now,
         leaseExpiresAt=now,
+    )
+
+
+def restored(previous: DocumentItem, claim: DocumentItem, now: datetime) -> DocumentItem:
+    """The item as it was before a claim that proved stale (its raw object had been replaced or
+    deleted in the meantime), written over the claim so the newer state is not lost."""
+    return previous.evolve(version=claim.version + 1, updatedAt=now)
+
+
+def tombstone(claim: DocumentItem, now: datetime) -> DocumentItem:
+    """The claimed raw object is gone: the document is DELETED (item and result.json are kept)."""
+    check_transition(claim.status, Status.DELETED)
+    return claim.evolve(
+        status=Status.DELETED,
+        version=claim.version + 1,
+        updatedAt=now,
+        leaseOwner=None,
+        leaseExpiresAt=None,
+        failureCode=None,
+        failureMessage="raw object deleted before it was processed",
     )

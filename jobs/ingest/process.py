@@ -1,8 +1,15 @@
 """One claimed document through the pipeline: read → extract → result.json → finish.
 
-result.json is written before the summary item, and the item only under the condition that our
-claim still holds, so DynamoDB never points at a missing result and a taken-over document is
-never written twice. Bad documents end FAILED with a reason; infrastructure errors propagate.
+Write order and fencing: result.json is written before the summary item, and only over the
+result.json the claim knew of (S3 If-Match on the item's resultEtag, If-None-Match when there was
+none). A writer whose claim was taken over meets a different ETag, checks whether it still holds
+the claim, and gives up if not: its bytes never become the current result.json. The item is then
+finished under the condition that the claim still holds and records the ETag it points at, so
+result.json always belongs to the claim that finished the item.
+
+A raw object that changed or disappeared after the event/listing that led to the claim is not a
+failure of the document: a deleted object ends DELETED (tombstone); a replaced one restores the
+item as it was (the newer upload has its own event) or hands the claim back.
 """
 
 from __future__ import annotations
@@ -15,27 +22,37 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
-from botocore.exceptions import ClientError
-
 from jobs.contract import (
     DocumentFormat,
     DocumentItem,
     ExtractionOutcome,
     FailureCode,
+    ObjectInfo,
     ResultDocument,
     SourceObject,
     Status,
+    ValidationResult,
     finished_item,
     layout,
 )
-from jobs.contract.objects import ObjectInfo
-from jobs.ocr.textract_client import TextractJobFailedError, TextractJobTimeoutError, TextractOcr
-from jobs.store.dynamo import ConditionalPut, finish_put
+from jobs.errors import (
+    RunStoppedError,
+    S3ObjectChangedError,
+    S3ObjectMissingError,
+    TextractDocumentRejectedError,
+    TextractJobFailedError,
+    TextractJobTimeoutError,
+)
+from jobs.extract.fallback import wants_textract_fallback
+from jobs.ingest.plan import Decision, released, restored, tombstone
+from jobs.store.dynamo import ConditionalPut, DocumentTable, finish_put
 from jobs.store.s3 import Buckets
+from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
 
 PIPELINE_VERSION = "docuflow-ingest/1"
+FENCE_TRIES = 3
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -48,14 +65,15 @@ class DocumentResult:
     user_id: str
     document_id: str
     key: str
-    status: Status | None  # None: the claim was lost to another worker
+    status: Status | None  # None: nothing of this run's was written (claim lost, or a stale event)
     format: DocumentFormat | None = None
     failure_code: str | None = None
     failure_message: str | None = None
+    stale: bool = False  # the raw object had changed since the event or listing
 
 
 def failed(code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat.UNKNOWN) -> ExtractionOutcome:
-    """A document the ingest itself gave up on (too large, worker died, raw object changed)."""
+    """A document the ingest itself gave up on (too large, worker died, unstorable value)."""
     return ExtractionOutcome.failure(code, message, fmt, engine="ingest")
 
 
@@ -63,6 +81,7 @@ class DocumentProcessor:
     def __init__(
         self,
         buckets: Buckets,
+        table: DocumentTable,
         processed_bucket: str,
         extract: Extractor,
         finish: Callable[[ConditionalPut], Future[bool]],
@@ -70,9 +89,15 @@ class DocumentProcessor:
         extract_timeout: float,
         textract: TextractOcr | None = None,
         clock: Callable[[], datetime] = layout.utc_now,
+        stopping: Callable[[], bool] = lambda: False,
+        textract_fallback: bool = False,
     ) -> None:
-        """`textract`: when set, scans and image-only PDFs that need OCR go to Amazon Textract."""
+        """`textract`: when set, scans and image-only PDFs that need OCR go to Amazon Textract.
+        `stopping`: true once the run is stopping; an extraction cut off then is handed back
+        (RunStoppedError), not recorded as the document's failure. `textract_fallback`: text-layer
+        PDFs whose reading left header fields missing go to Textract too (costs per page)."""
         self._buckets = buckets
+        self._table = table
         self._processed_bucket = processed_bucket
         self._extract = extract
         self._finish = finish
@@ -80,13 +105,46 @@ class DocumentProcessor:
         self._max_input_bytes = max_input_bytes
         self._extract_timeout = extract_timeout
         self._clock = clock
+        self._stopping = stopping
+        self._textract_fallback = textract_fallback
 
-    def run(self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem) -> Future[DocumentResult]:
+    def run(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision) -> Future[DocumentResult]:
         """Process a document whose claim is held. The finish is queued, not awaited: the calling
         thread moves on, and the returned future completes once the finish was sent."""
-        outcome = self._outcome(raw, obj)
+        claim = decision.claim
+        assert claim is not None
+        try:
+            outcome = self._outcome(raw, obj)
+        except (S3ObjectMissingError, S3ObjectChangedError) as exc:
+            return self._stale(raw, obj, decision, gone=isinstance(exc, S3ObjectMissingError))
         now = self._clock()
-        result = ResultDocument(
+        key = layout.result_key(raw.user_id, raw.document_id)
+        uri = layout.s3_uri(self._processed_bucket, key)
+        result, final = self._finished(raw, obj, claim, outcome, uri, now)
+        etag = self._write_result(claim, key, result.to_json_bytes())
+        if etag is None:
+            return _resolved(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
+        final = final.evolve(resultEtag=etag)
+        landed = self._finish(finish_put(final, claim.leaseOwner or "", claim.version))
+        return _then(landed, lambda ok: _document_result(raw, obj, result.validation, result.source.format, ok))
+
+    def _finished(
+        self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, uri: str, now: datetime
+    ) -> tuple[ResultDocument, DocumentItem]:
+        """result.json and the item that ends the claim; a value the item cannot store (a total
+        DynamoDB cannot hold, say) fails this document MALFORMED instead of its whole batch."""
+        try:
+            result = self._result(raw, obj, claim, outcome, now)
+            return result, finished_item(claim, result, uri, None, now)
+        except ValueError as exc:
+            problem = "; ".join(str(exc).splitlines()[1:3]) or str(exc)
+            outcome = failed(FailureCode.MALFORMED, f"a value cannot be stored: {problem}", outcome.format)
+            result = self._result(raw, obj, claim, outcome, now)
+            return result, finished_item(claim, result, uri, None, now)
+
+    @staticmethod
+    def _result(raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime) -> ResultDocument:
+        return ResultDocument(
             userId=raw.user_id,
             documentId=raw.document_id,
             source=SourceObject.of(obj, outcome.format),
@@ -98,29 +156,66 @@ class DocumentProcessor:
             processedAt=now,
             pipelineVersion=PIPELINE_VERSION,
         )
-        key = layout.result_key(raw.user_id, raw.document_id)
-        etag = self._buckets.put_json(self._processed_bucket, key, result.to_json_bytes())
-        final = finished_item(claim, result, layout.s3_uri(self._processed_bucket, key), etag, now)
-        landed = self._finish(finish_put(final, claim.leaseOwner or "", claim.version))
-        return _then(landed, lambda ok: _document_result(raw, obj, outcome, ok))
+
+    def _write_result(self, claim: DocumentItem, key: str, body: bytes) -> str | None:
+        """Write result.json over the version the claim knew of; None when the claim is lost."""
+        expected = claim.resultEtag
+        for _ in range(FENCE_TRIES):
+            try:
+                return self._buckets.put_json(self._processed_bucket, key, body, replaces=expected)
+            except S3ObjectChangedError:
+                # Someone wrote result.json since our claim: a stale writer (whose finish will be
+                # refused) or a claimant that took over from us. Only in the first case do we
+                # still hold the claim, and may write over what it left.
+                current = self._buckets.head(self._processed_bucket, key)
+                if not self._still_held(claim):
+                    logger.warning("claim lost before result.json was written", extra={"key": key})
+                    return None
+                expected = current.etag if current else None
+        logger.warning("result.json kept changing under a held claim; left to the next run", extra={"key": key})
+        return None
+
+    def _still_held(self, claim: DocumentItem) -> bool:
+        item = self._table.get(claim.userId, claim.documentId)
+        return (
+            item is not None
+            and item.version == claim.version
+            and item.leaseOwner == claim.leaseOwner
+            and item.status == Status.PROCESSING
+        )
+
+    def _stale(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision, *, gone: bool) -> Future[DocumentResult]:
+        """The claimed object was deleted or replaced after the event or listing we acted on."""
+        claim, previous = decision.claim, decision.previous
+        assert claim is not None
+        now = self._clock()
+        if gone and (previous is None or previous.rawS3Uri == obj.uri):
+            item, status = tombstone(claim, now), Status.DELETED
+        elif previous is not None:
+            item, status = restored(previous, claim, now), None
+        else:
+            item, status = released(claim, now, refund=True), None
+        logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
+        landed = self._finish(finish_put(item, claim.leaseOwner or "", claim.version))
+        return _then(landed, lambda ok: DocumentResult(raw.user_id, raw.document_id, obj.key, status if ok else None, stale=True))
 
     def _outcome(self, raw: layout.RawKey, obj: ObjectInfo) -> ExtractionOutcome:
         if obj.size > self._max_input_bytes:
             return failed(FailureCode.TOO_LARGE, f"{obj.size} bytes exceeds the {self._max_input_bytes}-byte limit")
-        try:
-            data = self._buckets.get_bytes(obj.bucket, obj.key, etag=obj.etag)
-        except ClientError as exc:
-            code = exc.response["Error"]["Code"]
-            if code not in ("PreconditionFailed", "NoSuchKey"):
-                raise
-            # Replaced or deleted since the listing: fail this claim retryably; a new upload
-            # carries a new ETag and is claimed afresh by the next run.
-            return failed(FailureCode.INTERNAL, f"raw object changed during the run ({code})")
+        data = self._buckets.get_bytes(obj.bucket, obj.key, etag=obj.etag)
+        if len(data) > self._max_input_bytes:  # an event's size is the uploader's word, not S3's
+            return failed(FailureCode.TOO_LARGE, f"{len(data)} bytes exceeds the {self._max_input_bytes}-byte limit")
         outcome = self._extract_bytes(data, raw.filename)
-        needs_ocr = outcome.validation.errorCode == FailureCode.NEEDS_OCR
-        if self._textract is None or not needs_ocr or outcome.format not in _SCANS:
+        if self._textract is None:
             return outcome
-        return self._textract_outcome(obj, outcome.format)
+        if outcome.validation.errorCode == FailureCode.NEEDS_OCR and outcome.format in _SCANS:
+            return self._textract_outcome(obj, outcome.format)
+        if wants_textract_fallback(outcome, enabled=self._textract_fallback):
+            # A text layer that left header fields missing: Textract reads the page as well, and
+            # its reading is kept only when it settles the document.
+            read = self._textract_outcome(obj, outcome.format)
+            return read if read.validation.status == Status.PROCESSED else outcome
+        return outcome
 
     def _extract_bytes(self, data: bytes, filename: str) -> ExtractionOutcome:
         extraction = self._extract(data, filename)
@@ -130,6 +225,8 @@ class DocumentProcessor:
             extraction.cancel()  # abandoned: never run again, and its worker is not waited for
             return failed(FailureCode.INTERNAL, f"extraction took longer than {self._extract_timeout:.0f}s")
         except Exception as exc:  # noqa: BLE001 - a dead worker process fails this document only
+            if self._stopping():
+                raise RunStoppedError(f"extraction of {filename!r} cut off by the stop") from exc
             logger.exception("extraction worker failed", extra={"file": filename})
             return failed(FailureCode.INTERNAL, f"extraction worker failed: {type(exc).__name__}: {exc}")
 
@@ -140,27 +237,32 @@ class DocumentProcessor:
             response = self._textract.analyze_s3_object(obj.bucket, obj.key, is_pdf=source_format == DocumentFormat.PDF)
         except TextractJobTimeoutError as exc:
             return failed(FailureCode.INTERNAL, str(exc), source_format)  # retried by a later run
-        except TextractJobFailedError as exc:
-            return failed(FailureCode.NEEDS_OCR, str(exc), source_format)
+        except (TextractJobFailedError, TextractDocumentRejectedError) as exc:
+            return failed(FailureCode.NEEDS_OCR, str(exc), source_format)  # these bytes: a dead letter
         outcome = self._extract_bytes(json.dumps(response).encode(), "textract.json")
         return outcome.model_copy(update={"engine": TEXTRACT_ENGINE})
 
 
-def _document_result(raw: layout.RawKey, obj: ObjectInfo, outcome: ExtractionOutcome, landed: bool) -> DocumentResult:
+def _document_result(raw: layout.RawKey, obj: ObjectInfo, validation: ValidationResult, fmt: DocumentFormat, landed: bool) -> DocumentResult:
     if not landed:
         # Our lease expired and another worker took the document over; its write wins.
         logger.warning("claim lost before finish", extra={"key": obj.key})
         return DocumentResult(raw.user_id, raw.document_id, obj.key, None)
-    validation = outcome.validation
     return DocumentResult(
         raw.user_id,
         raw.document_id,
         obj.key,
         validation.status,
-        outcome.format,
+        fmt,
         validation.errorCode.value if validation.errorCode else None,
         validation.errorMessage,
     )
+
+
+def _resolved(value: T) -> Future[T]:
+    future: Future[T] = Future()
+    future.set_result(value)
+    return future
 
 
 def _then(future: Future[T], function: Callable[[T], U]) -> Future[U]:

@@ -1,8 +1,14 @@
-"""Orchestration of one ingest run: sweep page by page, decide with batched reads, process in pools.
+"""Orchestration of one ingest run: take work from a source, decide, claim, process in pools.
 
-I/O (S3, DynamoDB) runs on a thread pool; extraction on a process pool sized to the cores (rebuilt
-if a worker dies). The number of documents in flight is bounded, so memory stays flat however many
-objects raw/ holds.
+The nightly run drains the arrival queue (its cost follows the night's uploads); `--backfill`
+sweeps the whole raw/ prefix instead (sources.py). Either way each batch is decided from one
+batched item read, claimed 25 to a transaction on a small pool of its own, and processed with
+S3/DynamoDB I/O on a thread pool and extraction on a process pool sized to the cores (rebuilt if
+a worker dies). The number of documents in flight is bounded, so memory stays flat.
+
+A run told to stop (SIGTERM from ECS, SIGINT, an outage) claims nothing more, lets the documents
+in flight finish for a grace period, then cuts the rest off and hands their claims and messages
+back, so the next run takes them at once.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import os
 import queue
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,72 +27,69 @@ from datetime import timedelta
 from multiprocessing import get_context
 from typing import Any, TypeVar
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from jobs.contract import DocumentItem, layout
-from jobs.contract.objects import ObjectInfo
-from jobs.errors import InfrastructureError, InvalidKeyError
-from jobs.extract import ExtractionSettings, extract_document
+from jobs.contract import DocumentItem, ObjectInfo, layout, queue_spec
+from jobs.errors import (
+    DocuFlowError,
+    DynamoItemRejectedError,
+    InfrastructureError,
+    RunStoppedError,
+    SettingsError,
+    StoreError,
+)
+from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.ingest.batcher import WriteBatcher
-from jobs.ingest.leases import HeldClaims
-from jobs.ingest.plan import Action, Decision, decide, shard_of
+from jobs.ingest.claims import Claims
+from jobs.ingest.plan import Action, Decision, NewestSeen, decide
 from jobs.ingest.process import DocumentProcessor, DocumentResult
+from jobs.ingest.sources import DrainLimits, QueueSource, Settle, SweepSource, Work, WorkSource
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
-from jobs.ocr.textract_client import TextractOcr
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client, textract_client
-from jobs.store.dynamo import BATCH_GET_LIMIT, TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, claim_put
-from jobs.store.s3 import Buckets, ObjectAlreadyExistsError
+from jobs.store.clients import dynamodb_client, s3_client, sqs_client, textract_client
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
+from jobs.store.queue import ArrivalQueue
+from jobs.store.s3 import Buckets
+from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
 
 EXTRACT_TIMEOUT_SECONDS = 120.0
 CLAIM_THREADS = 4
 FIRST_PAGE_SIZE = 100  # the first documents start while the rest of the prefix is listed
+STOP_GRACE_SECONDS = 20.0  # inside ECS's default 30 s stopTimeout, leaving time to hand back
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class IngestOptions:
+    backfill: bool = False
     shard_index: int = 0
     shard_count: int = 1
     max_docs: int | None = None
+    max_seconds: float | None = None
+    idle_seconds: int = 20
     dry_run: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.shard_index < self.shard_count:
             raise ValueError(f"shard {self.shard_index}/{self.shard_count}: need 0 <= index < count")
+        if self.shard_count > 1 and not self.backfill:
+            raise ValueError("shards split a --backfill sweep; the queue spreads its messages over tasks by itself")
+        if self.max_docs is not None and self.max_docs < 1:
+            raise ValueError(f"--max-docs {self.max_docs}: must be at least 1")
+        if self.max_seconds is not None and self.max_seconds <= 0:
+            raise ValueError(f"--max-minutes must be positive, got {self.max_seconds / 60:g}")
+        if not 0 <= self.idle_seconds <= 20:
+            raise ValueError(f"--idle-seconds {self.idle_seconds}: SQS long polls last 0 to 20 s")
+
+    @property
+    def mode(self) -> str:
+        return "backfill" if self.backfill else "drain"
 
 
 def new_run_id() -> str:
     return f"{layout.utc_now():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
-
-
-def _documents(pages: Iterator[list[ObjectInfo]], recorder: SummaryRecorder, options: IngestOptions) -> Iterator[list[tuple[layout.RawKey, ObjectInfo]]]:
-    """Valid raw objects of this shard, a listing page at a time; anything else is reported."""
-    for page in pages:
-        chosen: dict[tuple[str, str], tuple[layout.RawKey, ObjectInfo]] = {}
-        for obj in page:
-            try:
-                raw = layout.parse_raw_key(obj.key)
-            except InvalidKeyError as exc:
-                recorder.invalid_key(obj.key, str(exc))
-                continue
-            if shard_of(raw.user_id, raw.document_id, options.shard_count) != options.shard_index:
-                continue
-            ident = (raw.user_id, raw.document_id)
-            previous = chosen.get(ident)
-            if previous is not None:
-                # Two files under one documentId: the newest upload is the document.
-                older, newer = sorted((previous, (raw, obj)), key=lambda p: (p[1].last_modified, p[1].key))
-                recorder.invalid_key(older[1].key, f"superseded by {newer[1].key} (one file per documentId)")
-                chosen[ident] = newer
-            else:
-                chosen[ident] = (raw, obj)
-        recorder.listed(len(page), len(chosen))
-        yield list(chosen.values())
 
 
 class IngestRun:
@@ -98,10 +102,13 @@ class IngestRun:
         on_document: Callable[[DocumentResult | None], None] | None = None,
         s3: Any = None,
         dynamodb: Any = None,
+        sqs: Any = None,
         textract: Any = None,
     ) -> None:
-        """`s3`/`dynamodb`/`textract`: injected boto3 clients (tests); built from settings otherwise."""
+        """`s3`/`dynamodb`/`sqs`/`textract`: injected boto3 clients (tests); built from settings otherwise."""
         settings.check_endpoints()
+        if not options.backfill and not settings.arrivals_queue_url:
+            raise SettingsError("no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL); use --backfill to sweep raw/")
         self.settings = settings
         self.options = options
         self.metrics = metrics or CallMetrics()
@@ -112,35 +119,48 @@ class IngestRun:
             dynamodb or dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics
         )
         self._buckets = Buckets(s3 or s3_client(settings), self.metrics)
+        self._arrivals = (
+            None if options.backfill else ArrivalQueue(sqs or sqs_client(settings), settings.arrivals_queue_url, self.metrics)
+        )
         self._extraction = ExtractionSettings(
             confidence_threshold=settings.confidence_threshold, ocr_engine=settings.ocr_engine
         )
         self._textract = (
-            TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps)
-            if settings.ocr_engine == "textract"
+            TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps, metrics=self.metrics)
+            if settings.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
         self._stop = threading.Event()
         self._error: BaseException | None = None
-        self._held = HeldClaims()
+        self._claims = Claims(self._table)
+        self._newest_seen = NewestSeen()
+        self._source: WorkSource | None = None
+        self._in_flight = 0
+        self._in_flight_changed = threading.Condition()
 
+    # --- the run ------------------------------------------------------------------------------
     def execute(self) -> RunSummary:
         started = layout.utc_now()
         recorder = SummaryRecorder(
             RunSummary(
                 runId=self.run_id,
+                mode=self.options.mode,
                 shard=f"{self.options.shard_index}/{self.options.shard_count}",
                 dryRun=self.options.dry_run,
                 startedAt=started,
             )
         )
-        logger.info("ingest started", extra={"runId": self.run_id, "shard": recorder.summary.shard})
+        logger.info("ingest started", extra={"runId": self.run_id, "mode": self.options.mode})
         try:
-            self._sweep(recorder)
-        except (BotoCoreError, ClientError, TransactionNotSettledError) as exc:
-            self._error = exc
-        if self._error is not None:
-            recorder.released(*self._held.release_all(self._table))
+            self._source = self._open_source(recorder)
+            self._run(self._source, recorder)
+        except (StoreError, InfrastructureError) as exc:
+            self._fail(exc)
+        finally:
+            if self._source is not None:
+                self._source.close()
+        recorder.released(*self._claims.release_all())
+        self._queue_depths(recorder)
         summary = recorder.finish(
             layout.utc_now(),
             "aborted" if self._error else "completed",
@@ -149,19 +169,49 @@ class IngestRun:
         )
         if not self.options.dry_run:
             self._write_summary(summary)
+        if isinstance(self._error, RunStoppedError | SettingsError):
+            raise self._error  # a stop, or a configuration to fix (a table or queue that is not there)
         if self._error is not None:
             raise InfrastructureError(f"ingest aborted: {summary.error}") from self._error
         return summary
 
-    def _sweep(self, recorder: SummaryRecorder) -> None:
-        """List → decide → claim → process, each stage overlapping the next.
+    def stop(self, reason: str) -> None:
+        """Stop claiming and hand back what cannot finish in the grace period (signal handlers)."""
+        self._fail(RunStoppedError(reason))
 
-        The main thread lists (one page prefetched) and decides; claim transactions run on their
-        own small pool so processing never waits for the next claim; the number of claimed but
-        unfinished documents is bounded, which bounds memory and how long a lease waits in line.
+    def _fail(self, error: BaseException) -> None:
+        if self._error is None:
+            self._error = error
+            if isinstance(error, DocuFlowError):  # our own errors say what happened: no trace needed
+                if not isinstance(error, RunStoppedError):
+                    logger.error("stopping the run", extra={"error": f"{type(error).__name__}: {error}"})
+            else:
+                logger.error("unexpected error, stopping the run", exc_info=error)
+        self._stop.set()
+        if self._source is not None:
+            self._source.stop()
+
+    def _open_source(self, recorder: SummaryRecorder) -> WorkSource:
+        if self._arrivals is None:
+            pages = _prefetch(self._buckets.list_pages(self.settings.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE))
+            return SweepSource(pages, recorder, self.options.shard_index, self.options.shard_count)
+        limits = DrainLimits(
+            idle_seconds=self.options.idle_seconds,
+            defer_seconds=self.settings.lease_seconds,
+            visibility_seconds=queue_spec(self.settings.stage).visibility_timeout_seconds,
+        )
+        return QueueSource(self._arrivals, self.settings.raw_bucket, recorder, limits, dry_run=self.options.dry_run)
+
+    def _run(self, source: WorkSource, recorder: SummaryRecorder) -> None:
+        """Decide → claim → process, each stage overlapping the next.
+
+        The main thread takes batches from the source and decides; claim transactions run on
+        their own small pool so processing never waits for the next claim; the number of claimed
+        but unfinished documents is bounded, which bounds memory and how long a lease waits.
         """
         s = self.settings
         budget = self.options.max_docs
+        deadline = time.monotonic() + self.options.max_seconds if self.options.max_seconds else None
         in_flight = threading.BoundedSemaphore(s.io_threads * 2)
         claim_slots = threading.BoundedSemaphore(CLAIM_THREADS * 2)
         context = get_context("forkserver")  # no fork of a process that already runs threads
@@ -175,61 +225,84 @@ class IngestRun:
             ):
                 processor = DocumentProcessor(
                     self._buckets,
+                    self._table,
                     s.processed_bucket,
                     lambda data, name: pool.submit(data, name, self._extraction),
                     finishes.submit,
                     self._extraction.max_input_bytes,
                     EXTRACT_TIMEOUT_SECONDS,
                     self._textract,
+                    stopping=self._stop.is_set,
+                    textract_fallback=s.textract_fallback,
                 )
 
-                def claim_and_dispatch(chunk: list[tuple[layout.RawKey, ObjectInfo, Decision]]) -> None:
-                    puts = [claim_put(d.claim, d.expected_version) for _, _, d in chunk if d.claim]
-                    landed = self._table.put_all(puts, "dynamodb.TransactWrite.claim")
-                    for (raw, obj, decision), ok in zip(chunk, landed, strict=True):
+                def claim_and_dispatch(chunk: list[tuple[Work, Decision]]) -> None:
+                    landed = self._claims.claim([(d.claim, d.expected_version) for _, d in chunk if d.claim])
+                    for (work, decision), ok in zip(chunk, landed, strict=True):
                         if not ok:
-                            recorder.document(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
+                            recorder.document(DocumentResult(work.raw.user_id, work.raw.document_id, work.obj.key, None))
+                            work.settle(Settle.DEFER)
                             continue
-                        self._held.hold(decision.claim)
                         in_flight.acquire()
-                        future = io.submit(self._process, processor, raw, obj, decision.claim)
-                        future.add_done_callback(lambda f, raw=raw: self._processed(f, raw, in_flight, recorder))
+                        self._entered()
+                        future = io.submit(self._process, processor, work, decision)
+                        future.add_done_callback(lambda f, w=work: self._processed(f, w, in_flight, recorder))
 
-                pages = _prefetch(self._buckets.list_pages(s.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE))
-                # Decided a batched read at a time, so claims start after one read, not a page's ten.
-                batches = (b for page in _documents(pages, recorder, self.options) for b in _chunks(page, BATCH_GET_LIMIT))
-                for batch in batches:
-                    if self._stop.is_set() or budget == 0:
-                        break
+                for batch in source.batches():
+                    if self._stop.is_set() or budget == 0 or (deadline and time.monotonic() > deadline):
+                        _release(batch)
+                        source.stop()
+                        continue
                     claims = self._decide(batch, recorder, budget)
                     if budget is not None:
                         budget -= len(claims)
                     if self.options.dry_run:
+                        _release([work for work, _ in claims])
                         continue
                     for chunk in _chunks(claims, TRANSACT_CHUNK):
                         claim_slots.acquire()
                         if self._stop.is_set():
                             claim_slots.release()
-                            break
+                            _release([work for work, _ in chunk])
+                            continue
                         future = claimers.submit(claim_and_dispatch, chunk)
-                        future.add_done_callback(lambda f: (claim_slots.release(), self._done(f, recorder)))
+                        future.add_done_callback(lambda f, c=chunk: (claim_slots.release(), self._claimed(f, c)))
+                if self._stop.is_set():
+                    self._cut_off(pool)
         finally:
             finishes.close()
 
-    def _decide(
-        self, batch: list[tuple[layout.RawKey, ObjectInfo]], recorder: SummaryRecorder, budget: int | None
-    ) -> list[tuple[layout.RawKey, ObjectInfo, Decision]]:
-        """What to do with one batch of listed objects (≤ 100), from one batched read of their items."""
-        existing = self._table.get_many((r.user_id, r.document_id) for r, _ in batch)
+    def _cut_off(self, pool: RestartingPool[Any]) -> None:
+        """Stopping: documents in flight get STOP_GRACE_SECONDS to finish; then extraction is
+        killed and what is left is handed back (the io pool's exit waits only for quick S3 and
+        DynamoDB calls after that)."""
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        with self._in_flight_changed:
+            while self._in_flight and time.monotonic() < deadline:
+                self._in_flight_changed.wait(timeout=max(0.0, deadline - time.monotonic()))
+            if not self._in_flight:
+                return
+        logger.warning("stopping: cutting off the documents still in flight", extra={"documents": self._in_flight})
+        pool.terminate()
+
+    def _decide(self, batch: list[Work], recorder: SummaryRecorder, budget: int | None) -> list[tuple[Work, Decision]]:
+        """What to do with one batch of objects (≤ 100), from one batched read of their items."""
+        existing = self._table.get_many((w.raw.user_id, w.raw.document_id) for w in batch)
         now = layout.utc_now()
         claims = []
-        for raw, obj in batch:
+        for work in batch:
             if budget is not None and len(claims) >= budget:
-                break
-            previous = existing.get((raw.user_id, raw.document_id))
+                work.settle(Settle.RELEASE)
+                continue
+            ident = (work.raw.user_id, work.raw.document_id)
+            if not self._newest_seen.admit(ident, work.obj):
+                recorder.decision(Action.SKIP_SUPERSEDED, work.obj.key, "a newer upload of the document came first")
+                work.settle(Settle.DONE)
+                continue
+            previous = existing.get(ident)
             decision = decide(
-                raw,
-                obj,
+                work.raw,
+                work.obj,
                 previous,
                 now=now,
                 owner=self.owner,
@@ -237,48 +310,79 @@ class IngestRun:
                 max_attempts=self.settings.max_attempts,
             )
             # The reason is only worth a string for the few dead letters, not every skipped document.
-            dead = previous if decision.action == Action.DEAD_LETTER else None
-            recorder.decision(decision.action, obj.key, _dead_letter_reason(dead) if dead else "")
+            recorder.decision(decision.action, work.obj.key, _reason(decision.action, previous))
             if decision.action == Action.CLAIM:
-                claims.append((raw, obj, decision))
+                claims.append((work, decision))
+            else:
+                work.settle(Settle.DEFER if decision.action == Action.SKIP_LEASED else Settle.DONE)
         return claims
 
-    def _process(self, processor: DocumentProcessor, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem | None) -> Future[DocumentResult] | None:
-        if self._stop.is_set() or claim is None:
-            return None
-        return processor.run(raw, obj, claim)
+    def _process(self, processor: DocumentProcessor, work: Work, decision: Decision) -> Future[DocumentResult] | None:
+        if self._stop.is_set():
+            return None  # never started: handed back with its attempt refunded
+        return processor.run(work.raw, work.obj, decision)
 
-    def _processed(self, future: Future[Future[DocumentResult] | None], raw: layout.RawKey, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+    # --- settling one document ----------------------------------------------------------------
+    def _processed(self, future: Future[Future[DocumentResult] | None], work: Work, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
         """An I/O thread is done with a document; its finish may still wait in the batcher, and
         the document counts as in flight until the finish was sent."""
         finish = None if future.exception() else future.result()
         if finish is None:
-            self._settled(future, raw, in_flight, recorder)
+            self._settled(future, work, in_flight, recorder)
             return
-        finish.add_done_callback(lambda f: self._settled(f, raw, in_flight, recorder))
+        finish.add_done_callback(lambda f: self._settled(f, work, in_flight, recorder))
 
-    def _settled(self, future: Future[Any], raw: layout.RawKey, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+    def _settled(self, future: Future[Any], work: Work, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
         """The document is finished, lost, failed, or was never started (stopped): the claim
         stays held for a hand-back in the last two cases only."""
-        if future.exception() is not None:
-            self._held.failed(raw.user_id, raw.document_id)
-        elif future.result() is not None:
-            self._held.drop(raw.user_id, raw.document_id)
-        in_flight.release()
-        self._done(future, recorder)
-
-    def _done(self, future: Future[Any], recorder: SummaryRecorder) -> None:
+        raw = work.raw
         error = future.exception()
-        if error is not None:
-            if self._error is None:
-                self._error = error
-                logger.error("infrastructure error, stopping the run", exc_info=error)
-            self._stop.set()
-            return
-        result = future.result()
-        if isinstance(result, DocumentResult):
+        try:
+            if isinstance(error, RunStoppedError | DynamoItemRejectedError) or (error is None and future.result() is None):
+                if isinstance(error, DynamoItemRejectedError):
+                    self._claims.failed(raw.user_id, raw.document_id)  # its own value: the attempt counts
+                    recorder.rejected(work.obj.key, str(error))
+                work.settle(Settle.RELEASE)
+                return
+            if error is not None:
+                self._claims.failed(raw.user_id, raw.document_id)
+                work.settle(Settle.RELEASE)
+                self._fail(error)
+                return
+            result: DocumentResult = future.result()
+            self._claims.drop(raw.user_id, raw.document_id)
             recorder.document(result)
             self._on_document(result)
+            lost = result.status is None and not result.stale
+            work.settle(Settle.DEFER if lost else Settle.DONE)
+        finally:
+            in_flight.release()
+            self._left()
+
+    def _claimed(self, future: Future[None], chunk: list[tuple[Work, Decision]]) -> None:
+        error = future.exception()
+        if error is not None:
+            _release([work for work, _ in chunk])
+            self._fail(error)
+
+    def _entered(self) -> None:
+        with self._in_flight_changed:
+            self._in_flight += 1
+
+    def _left(self) -> None:
+        with self._in_flight_changed:
+            self._in_flight -= 1
+            self._in_flight_changed.notify_all()
+
+    # --- reporting ----------------------------------------------------------------------------
+    def _queue_depths(self, recorder: SummaryRecorder) -> None:
+        if self._arrivals is None:
+            return
+        try:
+            waiting, in_flight = self._arrivals.depth()
+            recorder.queue_depths(waiting, in_flight, self._arrivals.dead_letter_depth())
+        except StoreError as exc:
+            logger.warning("could not read the queue depths", extra={"error": str(exc)})
 
     def _write_summary(self, summary: RunSummary) -> None:
         key = layout.ingest_run_key(f"{summary.startedAt:%Y-%m-%d}", summary.runId)
@@ -286,8 +390,13 @@ class IngestRun:
             self._buckets.put_once(
                 self.settings.reports_bucket, key, summary.model_dump_json(indent=2).encode(), "application/json"
             )
-        except (BotoCoreError, ClientError, ObjectAlreadyExistsError) as exc:
+        except StoreError as exc:
             logger.error("could not write the run summary", extra={"key": key, "error": str(exc)})
+
+
+def _release(works: list[Work]) -> None:
+    for work in works:
+        work.settle(Settle.RELEASE)
 
 
 def _prefetch(pages: Iterator[list[ObjectInfo]]) -> Iterator[list[ObjectInfo]]:
@@ -317,7 +426,12 @@ def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
         yield items[start : start + size]
 
 
-def _dead_letter_reason(item: DocumentItem) -> str:
-    return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
-
-
+def _reason(action: Action, item: DocumentItem | None) -> str:
+    """Worth a string only for the few dead letters and superseded files, not every skip."""
+    if item is None:
+        return ""
+    if action == Action.DEAD_LETTER:
+        return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
+    if action == Action.SKIP_SUPERSEDED:
+        return f"superseded by {item.rawS3Uri}"
+    return ""

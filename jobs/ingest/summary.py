@@ -22,6 +22,7 @@ class ListedDocument(BaseModel):
 
 class RunSummary(BaseModel):
     runId: str
+    mode: str  # drain (the arrival queue) | backfill (a sweep of raw/)
     shard: str
     dryRun: bool
     startedAt: datetime
@@ -43,7 +44,16 @@ class RunSummary(BaseModel):
     invalidKeyCount: int = 0
     deadLetters: list[ListedDocument] = Field(default_factory=list)
     deadLetterCount: int = 0
+    superseded: list[ListedDocument] = Field(default_factory=list)  # older files under a documentId
     failures: list[ListedDocument] = Field(default_factory=list)
+    staleObjects: int = 0  # changed or deleted between the event/listing and the read
+    rejectedItems: int = 0  # DynamoDB refused the finished item: handed back, the attempt counted
+    messages: dict[str, int] = Field(default_factory=dict)  # the arrival queue: received, deleted, …
+    notices: dict[str, int] = Field(default_factory=dict)  # test events and other non-arrivals
+    malformedMessages: list[ListedDocument] = Field(default_factory=list)
+    queueWaiting: int | None = None  # left in the queue at the end (the next run's backlog)
+    queueInFlight: int | None = None
+    deadLetterQueue: int | None = None  # messages that kept failing, waiting for a person
     calls: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -56,6 +66,8 @@ class SummaryRecorder:
         self._decisions: Counter[str] = Counter()
         self._statuses: Counter[str] = Counter()
         self._formats: Counter[str] = Counter()
+        self._messages: Counter[str] = Counter()
+        self._notices: Counter[str] = Counter()
 
     def listed(self, count: int, in_shard: int) -> None:
         with self._lock:
@@ -75,11 +87,50 @@ class SummaryRecorder:
                 self.summary.deadLetterCount += 1
                 if len(self.summary.deadLetters) < MAX_LISTED:
                     self.summary.deadLetters.append(ListedDocument(key=key, reason=reason))
+            elif action == Action.SKIP_SUPERSEDED and len(self.summary.superseded) < MAX_LISTED:
+                self.summary.superseded.append(ListedDocument(key=key, reason=reason or "a newer upload is the document"))
+
+    def message_received(self, receive_count: int) -> None:
+        with self._lock:
+            self._messages["received"] += 1
+            if receive_count > 1:
+                self._messages["redelivered"] += 1
+
+    def message_malformed(self, message_id: str, reason: str) -> None:
+        with self._lock:
+            self._messages["malformed"] += 1
+            if len(self.summary.malformedMessages) < MAX_LISTED:
+                self.summary.malformedMessages.append(ListedDocument(key=message_id, reason=reason))
+
+    def notice(self, kind: str, detail: str) -> None:
+        with self._lock:
+            self._notices[kind] += 1
+
+    def messages_settled(self, how: str, done: int, failed: int) -> None:
+        with self._lock:
+            self._messages[how.lower()] += done
+            if failed:
+                self._messages[f"{how.lower()}Failed"] += failed
+
+    def rejected(self, key: str, reason: str) -> None:
+        with self._lock:
+            self.summary.rejectedItems += 1
+            if len(self.summary.failures) < MAX_LISTED:
+                self.summary.failures.append(ListedDocument(key=key, reason=f"REJECTED: {reason}"))
+
+    def queue_depths(self, waiting: int, in_flight: int, dead_letters: int | None) -> None:
+        with self._lock:
+            self.summary.queueWaiting = waiting
+            self.summary.queueInFlight = in_flight
+            self.summary.deadLetterQueue = dead_letters
 
     def document(self, result: DocumentResult) -> None:
         with self._lock:
+            if result.stale:
+                self.summary.staleObjects += 1
             if result.status is None:
-                self.summary.lostClaims += 1
+                if not result.stale:
+                    self.summary.lostClaims += 1
                 return
             self.summary.processed += 1
             self._statuses[result.status.value] += 1
@@ -106,5 +157,7 @@ class SummaryRecorder:
             s.decisions = dict(sorted(self._decisions.items()))
             s.statuses = dict(sorted(self._statuses.items()))
             s.formats = dict(sorted(self._formats.items()))
+            s.messages = dict(sorted(self._messages.items()))
+            s.notices = dict(sorted(self._notices.items()))
             s.calls = calls
             return s

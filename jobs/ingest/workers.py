@@ -72,6 +72,16 @@ class RestartingPool(Generic[R]):
             for process in processes:
                 process.terminate()
 
+    def terminate(self) -> None:
+        """Stop now (the run was told to stop and its grace is over): workers are killed, and
+        every task still waiting or running fails with BrokenProcessPool, never retried."""
+        with self._lock:
+            self._closed = True
+            pool = self._pool
+        for process in list((pool._processes or {}).values()):  # noqa: SLF001 - no public handle on the workers
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+
     def _note_abandoned(self, outer: Future[R]) -> None:
         if outer.cancelled():
             self._abandoned = True

@@ -1,7 +1,9 @@
-"""Create the table and buckets on any endpoint from the contract's specs; safe to run again.
+"""Create the table, buckets and arrival queue on any endpoint from the contract's specs; safe
+to run again.
 
 AWS gets the same definitions through the Pulumi components. DynamoDB Local rejects PITR and
-tagging calls (UnknownOperationException), so those stay Pulumi-only; KMS is replaced by SSE-S3.
+tagging calls (UnknownOperationException), so those stay Pulumi-only; KMS is replaced by SSE-S3
+(and by SQS-managed encryption on the queues).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from jobs.contract import BucketSpec, TableSpec
+from jobs.contract import BucketSpec, QueueSpec, TableSpec
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
 
 logger = logging.getLogger(__name__)
 
@@ -94,14 +97,72 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
         Bucket=spec.name,
         LifecycleConfiguration={"Rules": spec.lifecycle.rules(spec.prefix)},  # type: ignore[typeddict-item]
     )
+    if spec.object_lock:
+        # The stack's default retention, so a local report is as immutable as one on AWS.
+        client.put_object_lock_configuration(
+            Bucket=spec.name, ObjectLockConfiguration=spec.retention.configuration()  # type: ignore[arg-type]
+        )
     return created
+
+
+def ensure_queue(client: SQSClient, spec: QueueSpec) -> tuple[str, str]:
+    """The arrival queue and its dead-letter queue (CreateQueue is idempotent for equal
+    attributes); returns the queue's (URL, ARN)."""
+    dead_letter_url = client.create_queue(
+        QueueName=spec.dead_letter_name,
+        Attributes={"MessageRetentionPeriod": str(spec.retention_seconds), "SqsManagedSseEnabled": "true"},
+    )["QueueUrl"]
+    dead_letter_arn = _queue_arn(client, dead_letter_url)
+    url = client.create_queue(
+        QueueName=spec.name,
+        Attributes={
+            "VisibilityTimeout": str(spec.visibility_timeout_seconds),
+            "MessageRetentionPeriod": str(spec.retention_seconds),
+            "ReceiveMessageWaitTimeSeconds": str(spec.receive_wait_seconds),
+            "RedrivePolicy": spec.redrive_policy(dead_letter_arn),
+            "SqsManagedSseEnabled": "true",
+        },
+    )["QueueUrl"]
+    return url, _queue_arn(client, url)
+
+
+def _queue_arn(client: SQSClient, url: str) -> str:
+    return client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+
+def ensure_notification(client: S3Client, bucket: str, queue_arn: str, spec: QueueSpec) -> None:
+    """raw/ ObjectCreated events of `bucket` go to the arrival queue (replaces the bucket's
+    notification configuration: the queue is its only target)."""
+    client.put_bucket_notification_configuration(
+        Bucket=bucket,
+        NotificationConfiguration={
+            "QueueConfigurations": [
+                {
+                    "Id": "raw-arrivals",
+                    "QueueArn": queue_arn,
+                    "Events": list(spec.events),  # type: ignore[list-item]
+                    "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": spec.filter_prefix}]}},
+                }
+            ]
+        },
+    )
 
 
 def bootstrap(
-    dynamodb: DynamoDBClient, s3: S3Client, table: TableSpec, buckets: list[BucketSpec], region: str
-) -> dict[str, bool]:
+    dynamodb: DynamoDBClient,
+    s3: S3Client,
+    sqs: SQSClient,
+    table: TableSpec,
+    buckets: list[BucketSpec],
+    queue: QueueSpec,
+    region: str,
+) -> str:
+    """Everything a stage needs; returns the arrival queue's URL."""
     created = {table.name: ensure_table(dynamodb, table)}
     for spec in buckets:
         created[spec.name] = ensure_bucket(s3, spec, region)
-    logger.info("bootstrap done", extra={"createdNow": created})
-    return created
+    url, arn = ensure_queue(sqs, queue)
+    raw = next(spec.name for spec in buckets if spec.purpose == "raw")
+    ensure_notification(s3, raw, arn, queue)
+    logger.info("bootstrap done", extra={"createdNow": created, "arrivalQueue": url})
+    return url

@@ -18,8 +18,11 @@ def main(argv: list[str]) -> int:
     try:
         if args.action == "up":
             settings = JobSettings.from_env()
-            endpoints, info = stack.up(settings)
-            print(f"# local stack ready in {info['seconds']}s; created: {info['created']}", file=sys.stderr)
+            endpoints, settings, info = stack.up(settings)
+            print(
+                f"# local stack ready in {info['seconds']}s; data lives in memory: `local down` discards it",
+                file=sys.stderr,
+            )
             print(stack.exports(endpoints, settings))
         elif args.action == "down":
             stopped = stack.down()

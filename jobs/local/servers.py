@@ -92,7 +92,8 @@ def dynamodb_spec(port: int, data_dir: Path | None, log_dir: Path) -> ServerSpec
 
 
 def s3_spec(port: int, log_dir: Path) -> ServerSpec:
-    command = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+    # Run as a script: the server's working directory is its log folder, outside the repository.
+    command = [sys.executable, str(Path(__file__).with_name("moto_server.py")), "-H", "127.0.0.1", "-p", str(port)]
     return ServerSpec("s3", port, command, log_dir / "s3.log")
 
 

@@ -1,7 +1,10 @@
 """`local up | down | status`: run the emulators, bootstrap them, and describe how to reach them.
 
 State (pids, ports) lives in `.local/stack.json` so `down` stops only what `up` started.
-DynamoDB data is kept in `.local/dynamodb/` and survives restarts; moto's S3 lives in memory.
+Both servers keep their data in memory: `down` discards the table, the buckets and the queue
+together, and the next `up` starts from an empty, consistent stack. (When DynamoDB kept its data
+on disk and moto's S3 did not, a restart left items pointing at objects that were gone, and a
+reconcile reported findings nobody had caused.) moto's server also answers SQS on the S3 port.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 
 import boto3
 
-from jobs.contract import bucket_specs, table_spec
+from jobs.contract import bucket_specs, queue_spec, table_spec
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
 from jobs.settings import ENV_OCR_ENGINE, JobSettings
@@ -31,15 +34,24 @@ ENV_S3_PORT = "DOCUFLOW_S3_PORT"
 LOCAL_OCR_ENGINE = "local"  # no Textract on the embedded stack
 
 
+PERSISTENCE = "memory"  # what `local status` reports: neither server keeps data across restarts
+
+
 @dataclass(frozen=True)
 class Endpoints:
     dynamodb: str
     s3: str
 
+    @property
+    def sqs(self) -> str:
+        """moto in server mode answers every service it emulates on one port."""
+        return self.s3
+
     def aws_env(self) -> dict[str, str]:
         return {
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb,
             "AWS_ENDPOINT_URL_S3": self.s3,
+            "AWS_ENDPOINT_URL_SQS": self.sqs,
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             **DUMMY_CREDENTIALS,
@@ -86,28 +98,31 @@ def _read_state() -> dict[str, dict[str, int]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> dict[str, bool]:
+def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSettings:
+    """Create the stage's resources; returns the settings completed with the arrival queue URL."""
     session = boto3.session.Session(
         aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
     )
     config = settings.botocore_config()
-    ddb = session.client("dynamodb", endpoint_url=endpoints.dynamodb, config=config)
-    s3 = session.client("s3", endpoint_url=endpoints.s3, config=config)
-    return bootstrap(
-        ddb,
-        s3,
+    url = bootstrap(
+        session.client("dynamodb", endpoint_url=endpoints.dynamodb, config=config),
+        session.client("s3", endpoint_url=endpoints.s3, config=config),
+        session.client("sqs", endpoint_url=endpoints.sqs, config=config),
         table_spec(settings.stage),
         bucket_specs(settings.stage, settings.bucket_names()),
+        queue_spec(settings.stage),
         REGION,
     )
+    return settings.model_copy(update={"arrivals_queue_url": url})
 
 
-def up(settings: JobSettings) -> tuple[Endpoints, dict[str, object]]:
-    """Start what is not running, wait for both servers, bootstrap; returns endpoints and timings."""
+def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]]:
+    """Start what is not running, wait for both servers, bootstrap; returns endpoints, the
+    completed settings and timings."""
     started = time.monotonic()
     state = _read_state()
     specs = {
-        "dynamodb": lambda port: servers.dynamodb_spec(port, state_dir() / "dynamodb", state_dir()),
+        "dynamodb": lambda port: servers.dynamodb_spec(port, None, state_dir()),
         "s3": lambda port: servers.s3_spec(port, state_dir()),
     }
     defaults = {"dynamodb": ENV_DYNAMODB_PORT, "s3": ENV_S3_PORT}
@@ -124,15 +139,15 @@ def up(settings: JobSettings) -> tuple[Endpoints, dict[str, object]]:
                 f"port {port} is taken by another program: set {defaults[name]} to a free port"
             )
         spec = make(port)
-        (state_dir() / "dynamodb").mkdir(parents=True, exist_ok=True)
+        state_dir().mkdir(parents=True, exist_ok=True)
         process = servers.start(spec)
         servers.wait_until_ready(spec, process)
         state[name] = {"pid": process.pid, "port": port}
         endpoints[name] = spec.endpoint
     _state_file().write_text(json.dumps(state, indent=2))
     ready = Endpoints(**endpoints)
-    created = bootstrap_endpoints(ready, settings)
-    return ready, {"seconds": round(time.monotonic() - started, 2), "created": created}
+    completed = bootstrap_endpoints(ready, settings)
+    return ready, completed, {"seconds": round(time.monotonic() - started, 2)}
 
 
 def down() -> list[str]:
@@ -147,7 +162,7 @@ def down() -> list[str]:
 
 def status() -> dict[str, dict[str, object]]:
     return {
-        name: {**info, "answers": servers.answers(f"http://127.0.0.1:{info['port']}")}
+        name: {**info, "answers": servers.answers(f"http://127.0.0.1:{info['port']}"), "data": PERSISTENCE}
         for name, info in _read_state().items()
     }
 

@@ -25,7 +25,6 @@ from jobs.observability import setup_logging
 from jobs.reconcile.rules import Severity
 from jobs.reconcile.run import ENGINES, EXIT_FAILED, ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
-from jobs.store.s3 import ObjectAlreadyExistsError
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +97,7 @@ def main(argv: list[str]) -> int:
     setup_logging()
     try:
         outcome = ReconcileRun(JobSettings.from_env(), options).execute()
-    except (DocuFlowError, ObjectAlreadyExistsError) as exc:
+    except DocuFlowError as exc:  # S3ObjectExistsError (a taken report key) included
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     summary = outcome.summary

@@ -173,7 +173,7 @@ def sha256(data: bytes) -> str:
 def write_report(
     buckets: Buckets, bucket: str, summary: ReconcileSummary, findings: pl.DataFrame, history: list[ReconcileSummary]
 ) -> ReconcileSummary:
-    """Put the four files once; raises ObjectAlreadyExistsError if any key is taken."""
+    """Put the four files once; raises S3ObjectExistsError if any key is taken."""
     prefix = summary.reportPrefix
     files = {
         "findings.parquet": (findings_parquet(findings), "application/vnd.apache.parquet"),

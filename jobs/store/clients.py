@@ -1,26 +1,55 @@
-"""boto3 client construction: one session, one botocore Config, endpoints from boto3's own env vars."""
+"""boto3 client construction: one session, one botocore Config, endpoints from boto3's own env vars.
+
+A malformed endpoint URL or a missing region is a settings problem: SettingsError, with the
+variable to fix, instead of a botocore traceback. Every client passes through
+`call_recording.attach`, a no-op unless a test is recording the calls
+(tests/components/test_iam_matches_calls.py holds the task roles to them).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError
 
+from jobs.errors import SettingsError
 from jobs.settings import JobSettings
+from jobs.store._aws import translate
+from jobs.store.call_recording import attach
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
     from mypy_boto3_textract import TextractClient
 
 
+def _client(service: str, settings: JobSettings, config: Config | None = None, **kwargs: Any) -> Any:
+    try:
+        return attach(boto3.session.Session().client(service, config=config or settings.botocore_config(), **kwargs))
+    except ValueError as exc:  # botocore's "Invalid endpoint: …"
+        variable = f"AWS_ENDPOINT_URL_{service.upper()}"
+        raise SettingsError(f"{service} client: {exc} (check {variable} / AWS_ENDPOINT_URL)") from exc
+    except BotoCoreError as exc:
+        raise translate(exc, f"{service} client") from exc
+
+
 def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
-    return boto3.session.Session().client("s3", config=settings.botocore_config(), **kwargs)
+    return _client("s3", settings, **kwargs)
 
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
-    return boto3.session.Session().client("dynamodb", config=settings.botocore_config(), **kwargs)
+    return _client("dynamodb", settings, **kwargs)
+
+
+def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:
+    return _client("sqs", settings, **kwargs)
 
 
 def textract_client(settings: JobSettings, **kwargs: Any) -> TextractClient:
-    return boto3.session.Session().client("textract", config=settings.botocore_config(), **kwargs)
+    # One attempt per request: jobs.store.textract retries inside its rate limiter, and botocore's
+    # own retries would send requests past it.
+    config = settings.botocore_config().merge(Config(retries={"mode": "standard", "total_max_attempts": 1}))
+    return _client("textract", settings, config, **kwargs)

@@ -2,7 +2,9 @@
 
 Writes are whole-item puts guarded by the item's `version` (optimistic concurrency): a claim
 succeeds only against the version it read, a finish only while its lease and version still hold.
-A lost condition becomes `False`/`None` for the caller; every other ClientError propagates.
+A lost condition becomes `False`/`None` for the caller; every other failure leaves as a domain
+error of jobs.errors (DynamoItemRejectedError for an item DynamoDB will not store,
+DynamoTransactionNotSettledError, StoreUnavailableError, …), never as a botocore exception.
 """
 
 from __future__ import annotations
@@ -16,11 +18,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.errors import DocuFlowError, InvalidKeyError
+from jobs.errors import (
+    DynamoItemRejectedError,
+    DynamoTokenInvalidError,
+    DynamoTransactionNotSettledError,
+    StoreConditionFailedError,
+    StoreUnavailableError,
+)
 from jobs.observability import CallMetrics
+from jobs.store._aws import error_code, translate, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -51,9 +60,9 @@ def decode_token(token: str | None) -> dict[str, Any] | None:
     try:
         key = json.loads(base64.urlsafe_b64decode(token.encode()))
     except (ValueError, json.JSONDecodeError) as exc:
-        raise InvalidKeyError(f"next-token {token[:40]!r} is not a token this API issued") from exc
-    if not isinstance(key, dict):
-        raise InvalidKeyError(f"next-token {token[:40]!r} is not a token this API issued")
+        raise DynamoTokenInvalidError(f"next-token {token[:40]!r} is not a token this API issued") from exc
+    if not isinstance(key, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in key.items()):
+        raise DynamoTokenInvalidError(f"next-token {token[:40]!r} is not a token this API issued")
     return key
 
 
@@ -73,13 +82,18 @@ class DocumentTable:
     # --- reads ------------------------------------------------------------------------------
     def get(self, user_id: str, document_id: str) -> DocumentItem | None:
         key = {layout.PK_ATTR: layout.user_pk(user_id), layout.SK_ATTR: layout.document_sk(document_id)}
-        with self._metrics.call("dynamodb.GetItem"):
+        with self._metrics.call("dynamodb.GetItem"), translated("dynamodb.GetItem"):
             response = self._client.get_item(TableName=self.table_name, Key=to_wire(key), ConsistentRead=True)
         item = response.get("Item")
         return DocumentItem.from_item(from_wire(item)) if item else None
 
     def get_many(self, ids: Iterable[tuple[str, str]]) -> dict[tuple[str, str], DocumentItem]:
-        """Batch reads (100 keys a request), resending UnprocessedKeys; missing ids are absent."""
+        """Batch reads (100 keys a request); missing ids are absent.
+
+        UnprocessedKeys (throttling) are resent after a full-jitter backoff, at most
+        BATCH_GET_RETRIES times; keys still unprocessed then raise StoreUnavailableError like
+        any call that exhausted its retries.
+        """
         wanted = list(dict.fromkeys(ids))
         found: dict[tuple[str, str], DocumentItem] = {}
         for start in range(0, len(wanted), BATCH_GET_LIMIT):
@@ -88,13 +102,23 @@ class DocumentTable:
                 for u, d in wanted[start : start + BATCH_GET_LIMIT]
             ]
             request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
-            while request:
-                with self._metrics.call("dynamodb.BatchGetItem"):
+            for attempt in range(BATCH_GET_RETRIES + 1):
+                if attempt:
+                    time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))  # noqa: S311 - jitter
+                with self._metrics.call("dynamodb.BatchGetItem"), translated("dynamodb.BatchGetItem"):
                     response = self._client.batch_get_item(RequestItems=request)
                 for raw in response.get("Responses", {}).get(self.table_name, []):
                     item = DocumentItem.from_item(from_wire(raw))
                     found[(item.userId, item.documentId)] = item
                 request = response.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+            if request:
+                left = len(request[self.table_name]["Keys"])
+                raise StoreUnavailableError(
+                    f"dynamodb.BatchGetItem: {left} key(s) still unprocessed after {BATCH_GET_RETRIES} retries",
+                    "UnprocessedKeys",
+                )
         return found
 
     def query_user(self, user_id: str, status: Status | None, limit: int, token: str | None) -> Page:
@@ -139,7 +163,10 @@ class DocumentTable:
         while True:
             if start:
                 kwargs["ExclusiveStartKey"] = to_wire(start)
-            with self._metrics.call(operation):
+            # DynamoDB answers a start key that does not fit this query (a token from another
+            # user or index, or tampered) with a ValidationException.
+            invalid = {"ValidationException": DynamoTokenInvalidError} if token else None
+            with self._metrics.call(operation), translated(operation, invalid):
                 response = self._client.query(**kwargs)
             page = response.get("Items", [])
             taken = page[: limit - len(items)]
@@ -165,7 +192,7 @@ class DocumentTable:
         )
         iterator = iter(pages)
         while True:
-            with self._metrics.call("dynamodb.Scan"):
+            with self._metrics.call("dynamodb.Scan"), translated("dynamodb.Scan"):
                 page = next(iterator, None)
             if page is None:
                 return
@@ -191,7 +218,10 @@ class DocumentTable:
         the cancellation reasons say which item lost, and the others are sent again (after a
         backoff when the cause was throttling or a conflicting transaction). Per-item outcome as
         for a single put: False when the condition failed. Items still throttled or conflicting
-        after TRANSACT_RETRIES raise TransactionNotSettledError: an outage, never a lost claim.
+        after TRANSACT_RETRIES raise DynamoTransactionNotSettledError: an outage, never a lost
+        claim. An item DynamoDB refuses to store (ValidationException: a value it cannot hold)
+        raises DynamoItemRejectedError for the whole request; the caller decides whether to
+        resend the puts one by one to find it.
         """
         outcome: list[bool | None] = [None] * len(puts)
         for start in range(0, len(puts), TRANSACT_CHUNK):
@@ -203,7 +233,7 @@ class DocumentTable:
                 if contended:
                     time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))  # noqa: S311 - jitter
             if pending:
-                raise TransactionNotSettledError(
+                raise DynamoTransactionNotSettledError(
                     f"{len(pending)} conditional put(s) still throttled or conflicting after {TRANSACT_RETRIES} tries"
                 )
         return [bool(o) for o in outcome]
@@ -215,35 +245,55 @@ class DocumentTable:
         request = [{"Put": puts[i].request(self.table_name)} for i in pending]
         try:
             with self._metrics.call(operation):
-                self._client.transact_write_items(TransactItems=request)  # type: ignore[typeddict-item]
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            reasons = exc.response.get("CancellationReasons") or [{}] * len(pending)
-            retry = []
-            contended = False
-            for index, reason in zip(pending, reasons, strict=False):
-                code = reason.get("Code", "None")
-                if code == "ConditionalCheckFailed":
-                    outcome[index] = False
-                elif code in ("None", "TransactionConflict", "ThrottlingError"):
-                    retry.append(index)
-                    contended = contended or code != "None"
-                else:
-                    raise
-            return retry, contended
-        for index in pending:
-            outcome[index] = True
-        return [], False
+                try:
+                    self._client.transact_write_items(TransactItems=request)  # type: ignore[typeddict-item]
+                except ClientError as exc:
+                    if error_code(exc) != "TransactionCanceledException":
+                        raise _write_error(exc, operation) from exc
+                    raise _TransactionCancelled(exc.response.get("CancellationReasons") or [{}] * len(pending)) from exc
+                except BotoCoreError as exc:
+                    raise translate(exc, operation) from exc
+        except _TransactionCancelled as cancelled:
+            reasons = cancelled.reasons
+        else:
+            for index in pending:
+                outcome[index] = True
+            return [], False
+        retry = []
+        contended = False
+        for index, reason in zip(pending, reasons, strict=False):
+            code = reason.get("Code", "None")
+            if code == "ConditionalCheckFailed":
+                outcome[index] = False
+            elif code in ("None", "TransactionConflict", "ThrottlingError"):
+                retry.append(index)
+                contended = contended or code != "None"
+            elif code == "ValidationError":
+                raise DynamoItemRejectedError(f"{operation}: {reason.get('Message', 'item rejected')}", code)
+            else:
+                raise StoreUnavailableError(f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code)
+        return retry, contended
 
 
 TRANSACT_CHUNK = 25
 TRANSACT_RETRIES = 8
 TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
+BATCH_GET_RETRIES = 8
 
 
-class TransactionNotSettledError(DocuFlowError):
-    """Conditional puts that neither landed nor lost their condition after bounded retries."""
+class _TransactionCancelled(StoreConditionFailedError):
+    """Inside the adapter only: a cancelled transaction, counted by the metrics as conditional."""
+
+    def __init__(self, reasons: list[dict[str, Any]]) -> None:
+        super().__init__("transaction cancelled", "TransactionCanceledException")
+        self.reasons = reasons
+
+
+def _write_error(exc: ClientError, operation: str) -> Exception:
+    if error_code(exc) == "ValidationException":
+        message = exc.response.get("Error", {}).get("Message", "")
+        return DynamoItemRejectedError(f"{operation}: DynamoDB refused the item: {message}", "ValidationException")
+    return translate(exc, operation)
 
 
 @dataclass(frozen=True)

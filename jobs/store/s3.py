@@ -1,25 +1,35 @@
-"""S3 adapter: raw listings page by page, object reads, result.json and write-once report puts."""
+"""S3 adapter: raw listings page by page, object reads, fenced result.json writes, write-once puts.
+
+Every call goes through `translated`, so callers see jobs.errors (S3ObjectMissingError,
+S3ObjectChangedError, S3ObjectExistsError, StoreUnavailableError, …), never botocore.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
 from jobs.contract import layout
 from jobs.contract.objects import ObjectInfo
 from jobs.contract.schema import STANDARD_RETENTION
+from jobs.errors import S3ObjectChangedError, S3ObjectExistsError, S3ObjectMissingError
 from jobs.observability import CallMetrics
+from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 LIST_PAGE_SIZE = 1000
-
-
-class ObjectAlreadyExistsError(Exception):
-    """A write-once put found the key taken."""
+_MISSING = {"NoSuchKey": S3ObjectMissingError, "404": S3ObjectMissingError, "NotFound": S3ObjectMissingError}
+_CHANGED = {"PreconditionFailed": S3ObjectChangedError}
+# A concurrent conditional write to the same key answers 409 ConditionalRequestConflict (the
+# other writer is mid-flight), and If-Match on a key that is gone answers 404 NoSuchKey: for us
+# the object is not the version we expected either way.
+_WRITE_CONDITIONS = {
+    "PreconditionFailed": S3ObjectChangedError,
+    "ConditionalRequestConflict": S3ObjectChangedError,
+    "NoSuchKey": S3ObjectChangedError,
+}
 
 
 class Buckets:
@@ -35,7 +45,7 @@ class Buckets:
         """
         request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": first_page_size}
         while True:
-            with self._metrics.call("s3.ListObjectsV2"):
+            with self._metrics.call("s3.ListObjectsV2"), translated("s3.ListObjectsV2"):
                 page = self._client.list_objects_v2(**request)
             yield [
                 ObjectInfo(bucket, obj["Key"], obj["ETag"], obj["Size"], obj["LastModified"])
@@ -48,43 +58,52 @@ class Buckets:
 
     def get_bytes(self, bucket: str, key: str, etag: str | None = None) -> bytes:
         """Read an object; with `etag`, only that version of it (IfMatch), so we never extract
-        bytes other than the ones we claimed."""
+        bytes other than the ones we claimed. S3ObjectMissingError / S3ObjectChangedError."""
         kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key}
         if etag:
             kwargs["IfMatch"] = etag
-        with self._metrics.call("s3.GetObject"):
+        with self._metrics.call("s3.GetObject"), translated("s3.GetObject", {**_MISSING, **_CHANGED}):
             response = self._client.get_object(**kwargs)
             return response["Body"].read()
 
-    def put_json(self, bucket: str, key: str, body: bytes, retention: str = STANDARD_RETENTION) -> str:
-        with self._metrics.call("s3.PutObject"):
+    def put_json(
+        self,
+        bucket: str,
+        key: str,
+        body: bytes,
+        *,
+        replaces: str | None,
+        retention: str = STANDARD_RETENTION,
+    ) -> str:
+        """Write a JSON object only over the version the caller expects, and return its ETag.
+
+        `replaces` is the ETag of the object this write may overwrite (If-Match), or None when
+        the key must not exist yet (If-None-Match: *). A writer whose expectation is stale gets
+        S3ObjectChangedError and its bytes never become the current version.
+        """
+        condition = {"IfMatch": replaces} if replaces else {"IfNoneMatch": "*"}
+        with self._metrics.call("s3.PutObject"), translated("s3.PutObject", _WRITE_CONDITIONS):
             response = self._client.put_object(
                 Bucket=bucket,
                 Key=key,
                 Body=body,
                 ContentType="application/json",
                 Tagging=f"{layout.COMPLIANCE_TAG[0]}={retention}",
+                **condition,
             )
         return response["ETag"]
 
     def put_once(self, bucket: str, key: str, body: bytes, content_type: str) -> None:
         """Write-once: `If-None-Match: *` makes S3 refuse to overwrite an existing key."""
-        try:
-            with self._metrics.call("s3.PutObject.once"):
-                self._client.put_object(
-                    Bucket=bucket, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*"
-                )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] in ("PreconditionFailed", "ConditionalRequestConflict"):
-                raise ObjectAlreadyExistsError(f"s3://{bucket}/{key} already exists") from exc
-            raise
+        conditions = {"PreconditionFailed": S3ObjectExistsError, "ConditionalRequestConflict": S3ObjectExistsError}
+        with self._metrics.call("s3.PutObject.once"), translated("s3.PutObject.once", conditions):
+            self._client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")
 
     def head(self, bucket: str, key: str) -> ObjectInfo | None:
+        """The object's current version, or None when there is none."""
         try:
-            with self._metrics.call("s3.HeadObject"):
+            with self._metrics.call("s3.HeadObject"), translated("s3.HeadObject", _MISSING):
                 response = self._client.head_object(Bucket=bucket, Key=key)
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise
+        except S3ObjectMissingError:
+            return None
         return ObjectInfo(bucket, key, response["ETag"], response["ContentLength"], response["LastModified"])

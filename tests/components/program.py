@@ -116,6 +116,15 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
         out.update(name=physical, arn=_arn("scheduler", f"schedule/{physical}"))
     elif typ == "aws:kms/alias:Alias":
         out.update(arn=_arn("kms", physical))
+    elif typ == "aws:athena/workgroup:Workgroup":
+        out.update(arn=_arn("athena", f"workgroup/{physical}"))
+        rid = physical
+    elif typ == "aws:glue/catalogDatabase:CatalogDatabase":
+        out.update(arn=_arn("glue", f"database/{physical}"))
+        rid = f"{ACCOUNT}:{physical}"
+    elif typ == "aws:glue/catalogTable:CatalogTable":
+        out.update(arn=_arn("glue", f"table/{inputs['databaseName']}/{physical}"))
+        rid = f"{ACCOUNT}:{inputs['databaseName']}:{physical}"
     return rid, out
 
 
@@ -211,7 +220,7 @@ def program_run(stack: str) -> ProgramRun:
 
 
 def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
-    """Every JSON policy in the graph: role inline policies, trust, bucket, key, topic policies."""
+    """Every JSON policy in the graph: role inline policies, trust, bucket, key, topic, queue policies."""
     docs: list[tuple[str, dict[str, Any]]] = []
     fields: dict[str, tuple[str, ...]] = {
         "aws:iam/rolePolicy:RolePolicy": ("policy",),
@@ -219,6 +228,7 @@ def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
         "aws:s3/bucketPolicy:BucketPolicy": ("policy",),
         "aws:kms/key:Key": ("policy",),
         "aws:sns/topicPolicy:TopicPolicy": ("policy",),
+        "aws:sqs/queuePolicy:QueuePolicy": ("policy",),
     }
     for rec in run.resources:
         for field_name in fields.get(rec.typ, ()):
@@ -228,6 +238,25 @@ def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
 
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
+
+
+def catalog_grants(stage: str, region: str = REGION, account: str = ACCOUNT) -> Any:
+    """The audit catalog's ARNs for `stage` as AuditCatalog hands them to the roles
+    (components.policies.CatalogArns), spelled from the contract's names."""
+    from components.policies import CatalogArns
+    from jobs.contract import layout
+
+    glue = f"arn:aws:glue:{region}:{account}"
+    database = layout.glue_database_name(stage)
+    return CatalogArns(
+        audit_bucket_arn=f"arn:aws:s3:::{layout.bucket_name(stage, layout.AUDIT_DATA)}",
+        workgroup_arn=f"arn:aws:athena:{region}:{account}:workgroup/{layout.athena_workgroup_name(stage)}",
+        glue_catalog_arn=f"{glue}:catalog",
+        glue_database_arn=f"{glue}:database/{database}",
+        glue_table_arns=[
+            f"{glue}:table/{database}/{t}" for t in (*layout.GLUE_INVENTORY_TABLES.values(), layout.GLUE_EXPORT_TABLE)
+        ],
+    )
 
 
 Check = Callable[[list[Any]], None]

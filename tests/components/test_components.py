@@ -11,18 +11,21 @@ import pytest
 from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
-from jobs.contract import LifecycleSpec, layout, table_spec
-from jobs.settings import ENV_OCR_ENGINE, ENV_SHARD_COUNT, ENV_SHARD_INDEX, JOB_ENV_VARS
-from tests.components.program import ProgramRun, as_list, policy_documents
+from jobs.contract import LifecycleSpec, layout, queue_spec, table_spec
+from jobs.settings import ENV_ARRIVALS_QUEUE_URL, ENV_OCR_ENGINE, JOB_ENV_VARS
+from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
 
-# Resource count per component type in the dev stack (4 shards, own ECR repo, own topic + email).
+# Resource count per component type in the dev stack (own ECR repo, own topic + email, three
+# jobs: ingest, reconcile, repair; one ingest schedule however many tasks it starts).
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 2,
     "docuflow:document_store:DocumentStore": 1,
-    "docuflow:document_buckets:DocumentBuckets": 33,
+    "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (Athena engine)
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
-    "docuflow:batch_jobs:BatchJobs": 25,
+    "docuflow:arrivals:Arrivals": 5,
+    "docuflow:audit_catalog:AuditCatalog": 7,
+    "docuflow:batch_jobs:BatchJobs": 26,
 }
 
 
@@ -69,7 +72,7 @@ def test_table_matches_the_contract(dev: ProgramRun) -> None:
 # --- DocumentBuckets -----------------------------------------------------------------------
 def test_bucket_names_follow_the_contract(dev: ProgramRun) -> None:
     names = {b.inputs["bucket"] for b in dev.of_type("aws:s3/bucket:Bucket")}
-    expected = {layout.bucket_name("dev", p) for p in ("raw", "processed", "reports", "access-logs")}
+    expected = {layout.bucket_name("dev", p) for p in ("raw", "processed", "reports", "access-logs", "audit-data")}
     assert names == expected
 
 
@@ -85,7 +88,9 @@ def test_lifecycle_rules_are_the_contract_rules(dev: ProgramRun) -> None:
         {"days": 365, "storageClass": "GLACIER"},
     ]
     assert tiering["noncurrentVersionExpiration"] == {"noncurrentDays": 90}
-    assert tiering["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
+    # Multipart uploads are aborted everywhere in the bucket, not only under the tiered prefix.
+    (abort,) = [r for r in raw if "abortIncompleteMultipartUpload" in r]
+    assert abort["filter"] == {} and abort["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
     tag_key, compliance = layout.COMPLIANCE_TAG
     assert raw[1]["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag_key: "standard"}}}
     assert raw[2]["filter"]["and"]["tags"] == {tag_key: compliance}
@@ -124,7 +129,7 @@ def test_log_bucket_accepts_only_s3_log_delivery_for_our_buckets(dev: ProgramRun
     (allow,) = [s for s in policy["Statement"] if s["Effect"] == "Allow"]
     assert allow["Principal"] == {"Service": "logging.s3.amazonaws.com"}
     assert set(allow["Condition"]["ArnLike"]["aws:SourceArn"]) == {
-        f"arn:aws:s3:::{layout.bucket_name('dev', p)}" for p in ("raw", "processed", "reports")
+        f"arn:aws:s3:::{layout.bucket_name('dev', p)}" for p in ("raw", "processed", "reports", "audit-data")
     }
 
 
@@ -156,10 +161,56 @@ def test_pipe_role_is_least_privilege(dev: ProgramRun) -> None:
     actions = {a for s in policy["Statement"] for a in s["Action"]}
     assert actions == {
         "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
-        "sqs:SendMessage", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey",
+        "dynamodb:ListStreams", "sqs:SendMessage", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey",
     }
     trust = json.loads(dev.named("docuflow-dev-status-pipe-role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "pipes.amazonaws.com"}
+
+
+# --- Arrivals --------------------------------------------------------------------------------
+def test_arrival_queue_is_the_contracts_queue_spec(dev: ProgramRun) -> None:
+    spec = queue_spec("dev")
+    queue = dev.named("docuflow-dev-arrivals-queue").inputs
+    dlq = dev.named("docuflow-dev-arrivals-dlq").inputs
+    assert (queue["name"], dlq["name"]) == (spec.name, spec.dead_letter_name)
+    assert queue["visibilityTimeoutSeconds"] == spec.visibility_timeout_seconds
+    assert queue["receiveWaitTimeSeconds"] == spec.receive_wait_seconds
+    assert queue["messageRetentionSeconds"] == dlq["messageRetentionSeconds"] == spec.retention_seconds == 14 * 86400
+    dlq_arn = f"arn:aws:sqs:eu-west-1:123456789012:{spec.dead_letter_name}"
+    assert json.loads(queue["redrivePolicy"]) == json.loads(spec.redrive_policy(dlq_arn))
+    for q in (queue, dlq):
+        assert q["kmsMasterKeyId"] == dev.one("aws:dynamodb/table:Table").inputs["serverSideEncryption"]["kmsKeyArn"]
+    (alarm,) = [a for a in dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm") if a.name == "docuflow-dev-arrivals-dlq-alarm"]
+    assert alarm.inputs["dimensions"] == {"QueueName": spec.dead_letter_name}
+    assert (alarm.inputs["metricName"], alarm.inputs["threshold"]) == ("ApproximateNumberOfMessagesVisible", 0)
+
+
+def test_only_the_raw_bucket_notifies_the_queue_and_only_for_raw(dev: ProgramRun) -> None:
+    spec = queue_spec("dev")
+    raw_arn = f"arn:aws:s3:::{layout.bucket_name('dev', 'raw')}"
+    (policy,) = json.loads(dev.one("aws:sqs/queuePolicy:QueuePolicy").inputs["policy"])["Statement"]
+    assert policy["Principal"] == {"Service": "s3.amazonaws.com"} and policy["Action"] == ["sqs:SendMessage"]
+    assert policy["Condition"] == {
+        "ArnEquals": {"aws:SourceArn": raw_arn}, "StringEquals": {"aws:SourceAccount": "123456789012"}
+    }
+    notification = dev.one("aws:s3/bucketNotification:BucketNotification")
+    assert notification.inputs["bucket"] == layout.bucket_name("dev", "raw")
+    (target,) = notification.inputs["queues"]
+    assert target["events"] == list(spec.events) and target["filterPrefix"] == spec.filter_prefix == layout.RAW_PREFIX
+    assert target["queueArn"].endswith(f":{spec.name}")
+    # The key lets S3 encrypt those notifications, for the raw bucket of this account only.
+    key = json.loads(dev.one("aws:kms/key:Key").inputs["policy"])
+    (s3,) = [s for s in key["Statement"] if s["Sid"] == "S3NotifiesEncryptedQueue"]
+    assert s3["Principal"] == {"Service": "s3.amazonaws.com"}
+    assert set(s3["Action"]) == {"kms:GenerateDataKey", "kms:Decrypt"}
+    assert s3["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}, "ArnLike": {"aws:SourceArn": [raw_arn]}}
+
+
+def test_jobs_get_the_queue_url_in_their_environment(dev: ProgramRun) -> None:
+    url = f"https://sqs.eu-west-1.amazonaws.com/123456789012/{queue_spec('dev').name}"
+    for job in ("ingest", "reconcile", "repair"):
+        env = {e["name"]: e["value"] for e in _container(dev, job)["environment"]}
+        assert env[ENV_ARRIVALS_QUEUE_URL] == url, job
 
 
 # --- BatchJobs -----------------------------------------------------------------------------
@@ -169,10 +220,18 @@ def _container(run: ProgramRun, job: str) -> dict:
     return {**container, "_td": td.inputs}
 
 
-@pytest.mark.parametrize("job", ["ingest", "reconcile"])
-def test_task_definitions(dev: ProgramRun, job: str) -> None:
+@pytest.mark.parametrize(
+    ("job", "command"),
+    # dev sets docuflow:reconcileEngine athena: the reconcile and its repair name the engine.
+    [
+        ("ingest", ["ingest"]),
+        ("reconcile", ["reconcile", "--engine", "athena"]),
+        ("repair", ["reconcile", "--repair", "--engine", "athena"]),
+    ],
+)
+def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None:
     c = _container(dev, job)
-    assert c["entryPoint"] + c["command"] == ["python", "-m", "jobs", job]
+    assert c["entryPoint"] + c["command"] == ["python", "-m", "jobs", *command]
     td = c["_td"]
     assert td["requiresCompatibilities"] == ["FARGATE"] and td["networkMode"] == "awsvpc"
     assert td["volumes"] == [{"name": batch_jobs.SCRATCH_VOLUME}]
@@ -201,23 +260,35 @@ def test_ecr_repository_scans_and_is_immutable(dev: ProgramRun) -> None:
     assert repo["imageScanningConfiguration"] == {"scanOnPush": True}
 
 
-def test_ingest_fans_out_to_shards_then_reconcile(dev: ProgramRun) -> None:
+def test_ingest_tasks_drain_one_queue_then_reconcile(dev: ProgramRun) -> None:
     schedules = dev.of_type("aws:scheduler/schedule:Schedule")
-    assert len(schedules) == 4 + 1
-    ingest = [s for s in schedules if "-ingest-" in s.inputs["name"]]
-    assert len(ingest) == 4
-    for index, s in enumerate(sorted(ingest, key=lambda s: s.inputs["name"])):
-        assert s.inputs["scheduleExpression"] == "cron(0 2 * * ? *)"
-        assert s.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
-        overrides = json.loads(s.inputs["target"]["input"])
-        (container,) = overrides["containerOverrides"]
-        assert container["name"] == batch_jobs.CONTAINER_NAME
-        env = {e["name"]: e["value"] for e in container["environment"]}
-        assert env == {ENV_SHARD_INDEX: str(index), ENV_SHARD_COUNT: "4"}
-        assert s.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-dev-ingest:1")
+    assert sorted(s.inputs["name"] for s in schedules) == ["docuflow-dev-ingest", "docuflow-dev-reconcile"]
+    (ingest,) = [s for s in schedules if s.inputs["name"] == "docuflow-dev-ingest"]
+    assert ingest.inputs["scheduleExpression"] == "cron(0 2 * * ? *)"
+    assert ingest.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
+    ecs = ingest.inputs["target"]["ecsParameters"]
+    # ingestTasks tasks, all running the drain (the default mode): no shard overrides.
+    assert ecs["taskCount"] == 4 and "input" not in ingest.inputs["target"]
+    assert ecs["taskDefinitionArn"].endswith("docuflow-dev-ingest:1")
     (reconcile,) = [s for s in schedules if s.inputs["name"].endswith("-reconcile")]
     assert reconcile.inputs["scheduleExpression"] == "cron(0 5 * * ? *)"
     assert "input" not in reconcile.inputs["target"]
+    # nightlyRepair: the nightly reconcile is the repair task (reconcile --repair).
+    assert reconcile.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-dev-repair:1")
+
+
+def test_nightly_repair_off_schedules_the_read_only_audit(dev: ProgramRun) -> None:
+    recorded = run_as_main({**stack_config("dev"), "docuflow:stage": "audit", "docuflow:nightlyRepair": "false"})
+    (reconcile,) = [
+        r for r in recorded if r.typ == "aws:scheduler/schedule:Schedule" and r.inputs["name"].endswith("-reconcile")
+    ]
+    assert reconcile.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-audit-reconcile:1")
+    (scheduler,) = [r for r in recorded if r.name.endswith("scheduler-policy")]
+    passed = {
+        arn for s in json.loads(scheduler.inputs["policy"])["Statement"] if "iam:PassRole" in s["Action"]
+        for arn in as_list(s["Resource"])
+    }
+    assert any("reconcile-task-role" in arn for arn in passed) and not any("repair-task-role" in arn for arn in passed)
 
 
 def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramRun) -> None:
@@ -241,7 +312,7 @@ def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramR
 
 def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     alarms = dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
-    assert len(alarms) == 2
+    assert len(alarms) == 3  # the schedule, status-events and arrival dead-letter queues
     topic_arn = "arn:aws:sns:eu-west-1:123456789012:docuflow-dev-topic-1a2b3c"
     for alarm in alarms:
         assert alarm.inputs["metricName"] == "ApproximateNumberOfMessagesVisible"
@@ -250,7 +321,7 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     assert rule["detail-type"] == ["ECS Task State Change"]
     assert rule["detail"]["lastStatus"] == ["STOPPED"]
     assert {"containers": {"exitCode": [{"anything-but": 0}]}} in rule["detail"]["$or"]
-    assert len(rule["detail"]["taskDefinitionArn"]) == 2
+    assert len(rule["detail"]["taskDefinitionArn"]) == 3  # every job, scheduled or run by hand
     assert dev.one("aws:cloudwatch/eventTarget:EventTarget").inputs["arn"] == topic_arn
     topic = dev.one("aws:sns/topic:Topic").inputs
     assert topic["kmsMasterKeyId"].startswith("arn:aws:kms:")
@@ -274,7 +345,7 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
     names = [
         "tableName", "tableArn", "tableStreamArn", "statusIndexName", "rawBucketName",
         "processedBucketName", "reportsBucketName", "clusterArn", "ingestTaskDefinitionArn",
-        "reconcileTaskDefinitionArn", "scheduleNames", "statusEventsQueueUrl",
+        "reconcileTaskDefinitionArn", "scheduleNames", "statusEventsQueueUrl", "arrivalsQueueUrl",
         "scheduleDeadLetterQueueUrl",
     ]
 
@@ -290,7 +361,8 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
         assert got["clusterArn"] == "arn:aws:ecs:eu-west-1:123456789012:cluster/docuflow-dev-jobs"
         assert str(got["ingestTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-ingest:1")
         assert str(got["reconcileTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-reconcile:1")
-        assert got["scheduleNames"] == [f"docuflow-dev-ingest-{i}" for i in range(4)] + ["docuflow-dev-reconcile"]
+        assert got["scheduleNames"] == ["docuflow-dev-ingest", "docuflow-dev-reconcile"]
+        assert got["arrivalsQueueUrl"] == f"https://sqs.eu-west-1.amazonaws.com/123456789012/{queue_spec('dev').name}"
         assert str(got["statusEventsQueueUrl"]).startswith("https://sqs.eu-west-1.amazonaws.com/123456789012/")
         assert str(got["scheduleDeadLetterQueueUrl"]).startswith("https://sqs.")
 

@@ -9,21 +9,23 @@ from policy_sentry.querying.actions import get_action_data, get_actions_for_serv
 
 from components import policies
 from jobs.contract import layout
+from tests.components.iam_model import Permission, denied
 from tests.components.program import as_list, policy_documents, program_run
 
 ACCOUNT = "123456789012"
 TABLE = f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/t"
-INDEX = f"{TABLE}/index/i"
 KEY = f"arn:aws:kms:eu-west-1:{ACCOUNT}:key/k"
 RAW, PROCESSED, REPORTS = (f"arn:aws:s3:::b-{p}" for p in ("raw", "processed", "reports"))
 ARNS = dict(
     table_arn=TABLE,
-    index_arn=INDEX,
     raw_bucket_arn=RAW,
     processed_bucket_arn=PROCESSED,
     reports_bucket_arn=REPORTS,
     key_arn=KEY,
 )
+QUEUE, DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals", f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals-dlq"
+INGEST = dict(ARNS, arrivals_queue_arn=QUEUE, arrivals_dead_letter_queue_arn=DLQ)
+REPAIR = dict(ARNS, arrivals_queue_arn=QUEUE)
 
 
 def _allowed(policy: dict[str, Any], action: str) -> set[str]:
@@ -40,28 +42,31 @@ def _actions(policy: dict[str, Any]) -> set[str]:
     return {a for s in policy["Statement"] if s["Effect"] == "Allow" for a in as_list(s["Action"])}
 
 
-def test_ingest_reads_raw_writes_processed_and_the_table() -> None:
-    p = policies.ingest_task_policy(**ARNS)
-    assert _allowed(p, "s3:GetObject") == {
-        f"{RAW}/{layout.RAW_PREFIX}*",
-        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
-    }
+def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
+    p = policies.ingest_task_policy(**INGEST)
+    # Raw objects are read; result.json only headed, when a fenced write was refused.
+    assert _allowed(p, "s3:GetObject") == {f"{RAW}/{layout.RAW_PREFIX}*", f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
     assert _allowed(p, "s3:PutObject") == {
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
     }
-    assert _allowed(p, "s3:ListBucket") == {RAW}
+    assert _allowed(p, "s3:PutObjectTagging") == {f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
+    assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED}
+    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"}
     assert _allowed(p, "dynamodb:PutItem") == {TABLE}
-    assert _allowed(p, "dynamodb:UpdateItem") == {TABLE}
-    assert _allowed(p, "dynamodb:Query") == {TABLE, INDEX}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
-    assert "dynamodb:Scan" not in _actions(p)
+    # The drain: the arrival queue only, and the depth of its dead-letter queue for the summary.
+    assert {a for a in _actions(p) if a.startswith("sqs:")} == {
+        "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes", "sqs:GetQueueUrl",
+    }
+    assert _allowed(p, "sqs:ReceiveMessage") == _allowed(p, "sqs:DeleteMessage") == {QUEUE}
+    assert _allowed(p, "sqs:GetQueueAttributes") == {QUEUE, DLQ} and _allowed(p, "sqs:GetQueueUrl") == {DLQ}
 
 
 def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_selected() -> None:
-    assert not any(a.startswith("textract:") for a in _actions(policies.ingest_task_policy(**ARNS)))
-    p = policies.ingest_task_policy(**ARNS, textract=True)
+    assert not any(a.startswith("textract:") for a in _actions(policies.ingest_task_policy(**INGEST)))
+    p = policies.ingest_task_policy(**INGEST, textract=True)
     textract = {a for a in _actions(p) if a.startswith("textract:")}
     assert textract == {"textract:AnalyzeExpense", "textract:StartExpenseAnalysis", "textract:GetExpenseAnalysis"}
     for action in textract:
@@ -72,29 +77,55 @@ def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_
         assert _allowed(p, action) == {"*"}
 
 
-def test_reconcile_reads_everything_and_writes_only_reports() -> None:
+def test_reconcile_audits_read_only_and_writes_only_its_report() -> None:
     p = policies.reconcile_task_policy(**ARNS)
-    assert _allowed(p, "s3:PutObject") == {
+    assert _allowed(p, "s3:PutObject") == {f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*"}
+    # It reads result.json (--deep) and earlier reports, never a raw document.
+    assert _allowed(p, "s3:GetObject") == {
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*",
-        f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
     }
-    assert {f"{RAW}/{layout.RAW_PREFIX}*", f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"} <= _allowed(
-        p, "s3:GetObject"
-    )
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED, REPORTS}
     (reports,) = [s for s in p["Statement"] if s["Resource"] == [REPORTS] and "s3:ListBucket" in s["Action"]]
-    assert reports["Condition"]["StringLike"]["s3:prefix"] == [
-        f"{layout.RECONCILIATION_PREFIX}*", f"{layout.INGEST_RUNS_PREFIX}*"
+    assert reports["Condition"]["StringLike"]["s3:prefix"] == [f"{layout.RECONCILIATION_PREFIX}*"]
+    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:Scan"}
+
+
+def test_repair_is_the_audit_plus_conditional_puts_of_items() -> None:
+    audit = policies.reconcile_task_policy(**ARNS)
+    repair = policies.repair_task_policy(**REPAIR)
+    assert audit["Statement"] == repair["Statement"][: len(audit["Statement"])]
+    assert _actions(repair) - _actions(audit) == {"dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"}
+    assert _allowed(repair, "dynamodb:PutItem") == {TABLE}
+    assert _allowed(repair, "sqs:SendMessage") == {QUEUE}  # UNPROCESSED_RAW back to the queue
+
+
+def test_arrival_queue_accepts_only_the_raw_bucket_of_this_account() -> None:
+    (stmt,) = policies.arrivals_queue_policy(QUEUE, RAW, ACCOUNT)["Statement"]
+    assert (stmt["Effect"], stmt["Principal"], stmt["Action"], stmt["Resource"]) == (
+        "Allow", {"Service": "s3.amazonaws.com"}, ["sqs:SendMessage"], [QUEUE]
+    )
+    assert stmt["Condition"] == {"ArnEquals": {"aws:SourceArn": RAW}, "StringEquals": {"aws:SourceAccount": ACCOUNT}}
+
+
+def test_key_policy_lets_s3_encrypt_notifications_only_for_the_buckets_named() -> None:
+    assert not any("s3.amazonaws.com" in str(s.get("Principal")) for s in policies.data_key_policy(ACCOUNT, "eu-west-1")["Statement"])
+    (s3,) = [
+        s for s in policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW])["Statement"]
+        if s.get("Principal") == {"Service": "s3.amazonaws.com"}
     ]
-    assert _allowed(p, "dynamodb:Scan") == {TABLE, INDEX}
-    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
-    assert not writes & _actions(p)
+    assert s3["Action"] == ["kms:Decrypt", "kms:GenerateDataKey"]
+    assert s3["Condition"] == {"StringEquals": {"aws:SourceAccount": ACCOUNT}, "ArnLike": {"aws:SourceArn": [RAW]}}
 
 
-def test_list_bucket_is_confined_to_the_layout_prefixes() -> None:
-    p = policies.ingest_task_policy(**ARNS)
-    (stmt,) = [s for s in p["Statement"] if "s3:ListBucket" in s["Action"]]
-    assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RAW_PREFIX}*"]}}
+def test_listing_reports_is_confined_to_the_reconcile_prefix() -> None:
+    p = policies.reconcile_task_policy(**ARNS)
+    (stmt,) = [s for s in p["Statement"] if s["Sid"] == "ListReports"]
+    assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RECONCILIATION_PREFIX}*"]}}
+    # The ingest may list the raw bucket without a prefix condition: S3 tells it that a deleted
+    # upload is gone (404) only then; a prefix-conditioned grant would turn that into a 403.
+    (raw,) = [s for s in policies.ingest_task_policy(**INGEST)["Statement"] if s["Sid"] == "ListDataBuckets"]
+    assert raw["Resource"] == [RAW, PROCESSED] and "Condition" not in raw
 
 
 def test_scheduler_runs_only_our_tasks_on_our_cluster_and_passes_both_roles() -> None:
@@ -104,12 +135,24 @@ def test_scheduler_runs_only_our_tasks_on_our_cluster_and_passes_both_roles() ->
         pass_role_arns=["exec", "task-ingest", "task-reconcile"],
         dead_letter_queue_arn="dlq",
         key_arn=KEY,
+        schedule_arns=policies.schedule_arn_pattern("eu-west-1", ACCOUNT, "docuflow-dev-jobs"),
     )
     assert _allowed(p, "ecs:RunTask") == {"td-ingest", "td-reconcile"}
     assert _allowed(p, "iam:PassRole") == {"exec", "task-ingest", "task-reconcile"}
     assert _allowed(p, "sqs:SendMessage") == {"dlq"}
     (run,) = [s for s in p["Statement"] if s["Action"] == ["ecs:RunTask"]]
     assert run["Condition"] == {"ArnEquals": {"ecs:cluster": "cluster"}}
+    # The key is used only for what the role does with it: the DLQ's messages, our schedules.
+    kms = {s["Sid"]: s for s in p["Statement"] if any(a.startswith("kms:") for a in s["Action"])}
+    assert kms["EncryptDeadLetters"]["Condition"] == {"ArnEquals": {"kms:EncryptionContext:aws:sqs:arn": "dlq"}}
+    assert kms["DecryptSchedules"]["Action"] == ["kms:Decrypt"]
+    assert kms["DecryptSchedules"]["Condition"] == {
+        "ArnLike": {
+            "kms:EncryptionContext:aws:scheduler:schedule:arn": (
+                f"arn:aws:scheduler:eu-west-1:{ACCOUNT}:schedule/docuflow-dev-jobs/*"
+            )
+        }
+    }
 
 
 def test_execution_role_pulls_only_from_its_repository() -> None:
@@ -145,6 +188,33 @@ def test_bucket_policy_denies_plain_http() -> None:
     assert set(stmt["Resource"]) == {RAW, f"{RAW}/*"}
 
 
+def test_data_buckets_without_write_once_prefixes_only_require_tls() -> None:
+    assert policies.data_bucket_policy(RAW) == policies.tls_only_bucket_policy(RAW)
+
+
+@pytest.mark.parametrize("break_glass", [None, f"arn:aws:iam::{ACCOUNT}:role/break-glass"])
+def test_reports_are_written_once_and_never_changed_except_by_break_glass(break_glass: str | None) -> None:
+    policy = policies.data_bucket_policy(REPORTS, layout.WRITE_ONCE_REPORT_PREFIXES, break_glass)
+    job = f"arn:aws:iam::{ACCOUNT}:role/docuflow-dev-repair-task-role"
+    summary = f"{REPORTS}/{layout.reconciliation_prefix('2026-11-30', 'r1')}summary.json"
+    run = f"{REPORTS}/{layout.ingest_run_key('2026-11-30', 'r1')}"
+    create = (("s3:ObjectCreationOperation", "true"),)
+    once = (*create, ("s3:if-none-match", "*"))
+    for key in (summary, run):
+        # The jobs' own puts carry If-None-Match: S3 itself refuses them once the key exists.
+        assert not denied(policy, Permission("s3:PutObject", key, once), job)
+        assert denied(policy, Permission("s3:PutObject", key, create), job)  # a plain overwrite
+        assert denied(policy, Permission("s3:PutObject", key, (*create, ("s3:if-match", '"e"'))), job)
+        for action in policies.REPORT_TAMPERING:
+            assert denied(policy, Permission(action, key), job), action
+            assert denied(policy, Permission(action, key), break_glass or job) is (break_glass is None)
+    # A multipart upload's parts cannot carry the header; only its completion must.
+    assert not denied(policy, Permission("s3:PutObject", summary, (("s3:ObjectCreationOperation", "false"),)), job)
+    # Outside the report prefixes (Athena's query results) nothing is denied beyond TLS.
+    assert not denied(policy, Permission("s3:PutObject", f"{REPORTS}/athena/q.csv", create), job)
+    assert not denied(policy, Permission("s3:DeleteObject", f"{REPORTS}/athena/q.csv"), job)
+
+
 def test_access_log_delivery_is_scoped_to_our_buckets_and_account() -> None:
     p = policies.access_log_bucket_policy("arn:aws:s3:::logs", [RAW, PROCESSED], ACCOUNT)
     (deliver,) = [s for s in p["Statement"] if s["Effect"] == "Allow"]
@@ -168,10 +238,12 @@ def _known(action: str) -> bool:
 def _all_actions() -> set[str]:
     actions: set[str] = set()
     pure = [
-        policies.ingest_task_policy(**ARNS),
-        policies.ingest_task_policy(**ARNS, textract=True),
+        policies.ingest_task_policy(**INGEST),
+        policies.ingest_task_policy(**INGEST, textract=True),
         policies.reconcile_task_policy(**ARNS),
-        policies.data_key_policy(ACCOUNT, "eu-west-1"),
+        policies.repair_task_policy(**REPAIR),
+        policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW]),
+        policies.arrivals_queue_policy(QUEUE, RAW, ACCOUNT),
         policies.alarm_topic_policy("t", ACCOUNT),
         policies.pipe_role_policy(stream_arn="s", queue_arn="q", dead_letter_queue_arn="d", key_arn=KEY),
         policies.execution_role_policy(log_group_arns=["lg"], key_arn=KEY, repository_arn="r"),

@@ -13,8 +13,10 @@ from typing import Any
 
 from policy_sentry.querying.actions import get_action_data
 
+from components.settings import StackSettings
+from jobs.contract import layout
 from jobs.settings import ENV_OCR_ENGINE, JOB_ENV_VARS
-from tests.components.program import ProgramRun, Recorded, as_list, policy_documents
+from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
 T = {
     "table": "aws:dynamodb/table:Table",
@@ -46,9 +48,14 @@ def _by_bucket(run: ProgramRun, kind: str) -> dict[str, list[Recorded]]:
     return found
 
 
+def _athena(run: ProgramRun) -> bool:
+    return StackSettings.from_mapping(stack_config(run.stack)).reconcile_engine == "athena"
+
+
 def _buckets(run: ProgramRun) -> list[str]:
     names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
-    assert len(names) == 4, names
+    # raw, processed, reports, access logs; and the audit data when the Athena engine is on.
+    assert len(names) == 4 + _athena(run), names
     return names
 
 
@@ -91,10 +98,26 @@ def test_s3_tls_only_policy(every_stack: ProgramRun) -> None:
         denies = [
             s for s in json.loads(rec.inputs["policy"])["Statement"]
             if s["Effect"] == "Deny"
-            and s["Condition"].get("Bool", {}).get("aws:SecureTransport") == "false"
+            and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
         ]
         assert denies and denies[0]["Principal"] == "*", name
         assert set(denies[0]["Resource"]) == {f"arn:aws:s3:::{name}", f"arn:aws:s3:::{name}/*"}
+
+
+def test_s3_reports_are_write_once_for_everyone_but_break_glass(every_stack: ProgramRun) -> None:
+    settings = StackSettings.from_mapping(stack_config(every_stack.stack))
+    (reports,) = [spec for spec in settings.buckets() if spec.write_once_prefixes]
+    (policy,) = _by_bucket(every_stack, "policy")[reports.name]
+    denies = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Effect"] == "Deny"}
+    objects = [f"arn:aws:s3:::{reports.name}/{p}*" for p in layout.WRITE_ONCE_REPORT_PREFIXES]
+    overwrite, tamper = denies["DenyReportOverwrites"], denies["DenyReportTampering"]
+    assert overwrite["Resource"] == objects == tamper["Resource"]
+    assert overwrite["Principal"] == tamper["Principal"] == "*"
+    assert overwrite["Condition"]["Null"] == {"s3:if-none-match": "true"}
+    assert {"s3:DeleteObject", "s3:DeleteObjectVersion", "s3:BypassGovernanceRetention"} <= set(tamper["Action"])
+    exempt = {"ArnNotEquals": {"aws:PrincipalArn": settings.break_glass_role_arn}} if settings.break_glass_role_arn else {}
+    assert tamper.get("Condition", {}) == exempt
+    assert (every_stack.stack == "prod") == bool(exempt)  # prod names a break-glass role, dev none
 
 
 def test_s3_versioning(every_stack: ProgramRun) -> None:
@@ -127,7 +150,7 @@ def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
     for (rec,) in logging.values():
         assert rec.inputs["targetBucket"] == log_bucket
         prefixes.add(rec.inputs["targetPrefix"])
-    assert len(prefixes) == 3
+    assert len(prefixes) == 3 + _athena(every_stack)
 
 
 def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack: ProgramRun) -> None:
@@ -137,7 +160,11 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
         assert len(recs) == 1, f"{name} has {len(recs)} lifecycle owners"
         rules = recs[0].inputs["rules"]
         assert all(r["status"] == "Enabled" for r in rules)
-        assert any(r.get("abortIncompleteMultipartUpload", {}).get("daysAfterInitiation") == 7 for r in rules)
+        # Bucket-wide (an empty filter): a prefix-scoped abort leaves uploads elsewhere billed forever.
+        aborts = [r for r in rules if "abortIncompleteMultipartUpload" in r]
+        assert [(r["filter"], r["abortIncompleteMultipartUpload"]) for r in aborts] == [
+            ({}, {"daysAfterInitiation": 7})
+        ], name
         assert any(r.get("noncurrentVersionExpiration", {}).get("noncurrentDays") for r in rules)
         assert any(r.get("expiration", {}).get("days") for r in rules)
 
@@ -155,13 +182,13 @@ def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
-    assert len(defs) == 2
+    assert len(defs) == 3  # ingest, reconcile, repair
     return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
 
 
 def test_containers_hardened(every_stack: ProgramRun) -> None:
     containers = _containers(every_stack)
-    assert len(containers) == 2
+    assert len(containers) == 3
     for c in containers:
         assert c["readonlyRootFilesystem"] is True
         assert c["privileged"] is False
@@ -211,7 +238,7 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    assert len(role_policies) == 5
+    assert len(role_policies) == 6
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -227,18 +254,21 @@ def test_resource_policies_name_their_principals(every_stack: ProgramRun) -> Non
                 assert stmt["Principal"] != "*" and stmt["Principal"] != {"AWS": "*"}, where
 
 
-def test_scheduler_role_can_pass_both_roles(every_stack: ProgramRun) -> None:
-    roles = {r.name: r for r in every_stack.of_type(T["role"])}
+def test_scheduler_starts_and_passes_only_what_it_schedules(every_stack: ProgramRun) -> None:
+    roles = [r.name for r in every_stack.of_type(T["role"])]
     (scheduler,) = [
         r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")
     ]
     stmts = json.loads(scheduler.inputs["policy"])["Statement"]
     passed = {r for s in stmts if "iam:PassRole" in s["Action"] for r in as_list(s["Resource"])}
-    expected = {n for n in roles if n.endswith(("-execution-role", "-ingest-task-role", "-reconcile-task-role"))}
-    assert len(expected) == 3
-    assert all(any(f"role/{n}-" in arn for arn in passed) for n in expected), passed
+    # Both stacks repair nightly: the repair task is scheduled, the read-only audit is run by hand.
+    scheduled = {n for n in roles if n.endswith(("-execution-role", "-ingest-task-role", "-repair-task-role"))}
+    assert len(scheduled) == 3
+    assert {arn.rsplit("/", 1)[1].removesuffix("-1a2b3c") for arn in passed} == scheduled
     run = {r for s in stmts if "ecs:RunTask" in s["Action"] for r in as_list(s["Resource"])}
-    assert len(run) == 2 and all(":task-definition/" in arn for arn in run)
+    assert {arn.split("task-definition/")[1] for arn in run} == {
+        f"docuflow-{every_stack.stack}-{job}:1" for job in ("ingest", "repair")
+    }
 
 
 # --- KMS and logs ----------------------------------------------------------------------------
@@ -250,10 +280,26 @@ def test_kms_rotation(every_stack: ProgramRun) -> None:
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == 2
+    assert len(groups) == 3
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
+
+
+def test_schedules_encrypted_with_the_data_key(every_stack: ProgramRun) -> None:
+    (table,) = every_stack.of_type(T["table"])
+    key_arn = table.inputs["serverSideEncryption"]["kmsKeyArn"]  # the stack's one data key
+    schedules = every_stack.of_type("aws:scheduler/schedule:Schedule")
+    assert len(schedules) >= 2
+    for rec in schedules:
+        assert rec.inputs["kmsKeyArn"] == key_arn, rec.name
+    # Scheduler decrypts a payload with the schedule's role, so that role must be able to.
+    (policy,) = [r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")]
+    decrypts = [
+        s for s in json.loads(policy.inputs["policy"])["Statement"]
+        if "kms:Decrypt" in as_list(s["Action"]) and "kms:EncryptionContext:aws:scheduler:schedule:arn" in s.get("Condition", {}).get("ArnLike", {})
+    ]
+    assert [as_list(d["Resource"]) for d in decrypts] == [[key_arn]]
 
 
 def test_queues_and_topics_encrypted_with_the_data_key(every_stack: ProgramRun) -> None:
@@ -281,6 +327,6 @@ def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None
     stateful = [
         r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])
     ]
-    assert len(stateful) == 6
+    assert len(stateful) == 6 + _athena(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]

@@ -31,8 +31,9 @@ def test_dev_stack_sets_every_key() -> None:
     """Pulumi.dev.yaml is the complete reference: every key the program reads is spelled there."""
     raw = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"]
     missing = set(StackSettings.keys().values()) - set(raw)
-    # Mutually exclusive with alarmEmail / imageTag, which dev sets.
-    assert missing == {"docuflow:alarmTopicArn", "docuflow:imageUri"}
+    # Mutually exclusive with alarmEmail / imageTag, which dev sets; dev has no break-glass role
+    # (nobody may overwrite or delete its reports), prod shows one.
+    assert missing == {"docuflow:alarmTopicArn", "docuflow:imageUri", "docuflow:breakGlassRoleArn"}
     assert all(k.startswith(("docuflow:", "aws:")) for k in raw)
 
 
@@ -52,7 +53,7 @@ def test_derived_values() -> None:
     assert dev.schedule_timezone == "Europe/Berlin"
     assert dev.ingest_schedule == "cron(0 2 * * ? *)"
     assert dev.reconcile_schedule == "cron(0 5 * * ? *)"
-    assert dev.shard_count == 4 and prod.shard_count == 8
+    assert dev.ingest_tasks == 4 and prod.ingest_tasks == 8
     assert dev.lifecycle().rules()[0]["Transitions"] == [
         {"Days": 30, "StorageClass": "STANDARD_IA"},
         {"Days": 365, "StorageClass": "GLACIER"},
@@ -79,8 +80,9 @@ def test_defaults_when_optional_keys_are_absent() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "fragment"),
     [
-        ("docuflow:shardCount", "0", "greater than or equal to 1"),
-        ("docuflow:shardCount", "many", "valid integer"),
+        ("docuflow:ingestTasks", "0", "greater than or equal to 1"),
+        ("docuflow:ingestTasks", "11", "less than or equal to 10"),  # RunTask starts at most 10
+        ("docuflow:ingestTasks", "many", "valid integer"),
         ("docuflow:stage", "Prod_1", "pattern"),
         ("docuflow:scheduleTimezone", "Mars/Olympus_Mons", "IANA time zone"),
         ("docuflow:ingestSchedule", "0 2 * * *", "cron"),
@@ -96,6 +98,7 @@ def test_defaults_when_optional_keys_are_absent() -> None:
         ("docuflow:fargateSpot", "perhaps", "boolean"),
         ("docuflow:bucketNames", '{"archive": "x"}', "unknown bucket purpose"),
         ("docuflow:ocrEngine", "tesseract", "'textract', 'local' or 'off'"),
+        ("docuflow:breakGlassRoleArn", "arn:aws:iam::111122223333:user/admin", "pattern"),
         ("aws:region", "mars-1", "pattern"),
     ],
 )
@@ -115,7 +118,8 @@ def test_wrong_value_names_the_key(key: str, value: str, fragment: str) -> None:
         ({"docuflow:ingestMemory": "512"}, "docuflow:ingestMemory"),
         ({"docuflow:glacierAfterDays": "40"}, "docuflow:glacierAfterDays"),
         ({"docuflow:alarmTopicArn": "arn:aws:sns:eu-west-1:111122223333:t"}, "docuflow:alarmTopicArn"),
-        ({"docuflow:shardcount": "2"}, "docuflow:shardcount"),
+        ({"docuflow:ingesttasks": "2"}, "docuflow:ingesttasks"),
+        ({"docuflow:shardCount": "2"}, "docuflow:shardCount"),  # the old sweep's key is gone
     ],
 )
 def test_missing_inconsistent_or_unknown_keys_are_named(
@@ -127,9 +131,9 @@ def test_missing_inconsistent_or_unknown_keys_are_named(
 
 def test_the_program_fails_on_a_wrong_config_value_naming_the_key() -> None:
     namespace = program_run("dev").namespace
-    pulumi.runtime.set_all_config(_dev(**{"docuflow:shardCount": "100"}))  # type: ignore[arg-type]
+    pulumi.runtime.set_all_config(_dev(**{"docuflow:ingestTasks": "100"}))  # type: ignore[arg-type]
     try:
-        with pytest.raises(StackSettingsError, match="docuflow:shardCount"):
+        with pytest.raises(StackSettingsError, match="docuflow:ingestTasks"):
             namespace["load_settings"]()
     finally:
         pulumi.runtime.set_all_config(stack_config("dev"))

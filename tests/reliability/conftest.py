@@ -23,7 +23,7 @@ def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[..., ob
 
     def make(**settings_values: object) -> object:
         settings = JobSettings(stage=f"r{os.getpid() % 1000}y{next(_numbers)}", **settings_values)
-        bootstrap_endpoints(local_servers.endpoints, settings)
+        settings = bootstrap_endpoints(local_servers.endpoints, settings)
         return stack_type(settings=settings, endpoints=local_servers.endpoints)
 
     return make

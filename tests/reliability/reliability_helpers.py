@@ -22,6 +22,7 @@ import pytest
 from jobs.contract import ResultDocument, Status, layout
 from jobs.contract.status import TERMINAL
 from jobs.errors import InvalidKeyError
+from jobs.local.stack import job_env as local_job_env
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 1
@@ -29,7 +30,7 @@ LEASE_SECONDS = 1
 
 def job_env(stack, **extra: str) -> dict[str, str]:  # noqa: ANN001
     """The environment of a `python -m jobs ingest` child: the stage, the endpoints, short leases."""
-    env = {**os.environ, **stack.settings.env(), **stack.endpoints.aws_env()}
+    env = {**os.environ, **local_job_env(stack.endpoints, stack.settings)}
     env.update(
         {
             "DOCUFLOW_LEASE_SECONDS": str(LEASE_SECONDS),
@@ -44,10 +45,12 @@ def job_env(stack, **extra: str) -> dict[str, str]:  # noqa: ANN001
     return env
 
 
-def spawn_ingest(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    """A new process group, so a kill -9 takes the forkserver and extraction workers with it."""
+def spawn_ingest(env: dict[str, str], *args: str, backfill: bool = True) -> subprocess.Popen[str]:
+    """A new process group, so a kill -9 takes the forkserver and extraction workers with it.
+    A backfill sweep unless `backfill=False` (then a drain of the arrival queue)."""
+    mode = ["--backfill"] if backfill else ["--idle-seconds", "1"]
     return subprocess.Popen(
-        [sys.executable, "-m", "jobs", "ingest", *args],
+        [sys.executable, "-m", "jobs", "ingest", *mode, *args],
         env=env,
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
@@ -66,8 +69,8 @@ def kill_group(process: subprocess.Popen[str]) -> None:
     process.communicate(timeout=30)
 
 
-def run_ingest_cli(env: dict[str, str], *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    process = spawn_ingest(env, *args)
+def run_ingest_cli(env: dict[str, str], *args: str, timeout: float = 180, backfill: bool = True) -> subprocess.CompletedProcess[str]:
+    process = spawn_ingest(env, *args, backfill=backfill)
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import time
 
+import boto3
 import pytest
 from reliability_helpers import (
     LEASE_SECONDS,
@@ -18,10 +19,11 @@ from reliability_helpers import (
     job_env,
     kill_group,
     rerun_until_complete,
+    run_ingest_cli,
     spawn_ingest,
 )
 
-from jobs.contract import Status, layout
+from jobs.contract import TERMINAL, Status, layout
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 
@@ -96,3 +98,41 @@ def test_kill_9_then_rerun_converges(stack, seed: int) -> None:  # noqa: ANN001
 @pytest.mark.parametrize("seed", SLOW_SEEDS)
 def test_kill_9_then_rerun_converges_many_seeds(stack, seed: int) -> None:  # noqa: ANN001
     crash_then_recover(stack, seed)
+
+
+def crash_mid_drain(stack, seed: int) -> None:  # noqa: ANN001
+    """kill -9 of a drain: the messages it held come back after their visibility timeout, and the
+    next drain converges (the claims it left expire first: the queue's timeout outlasts the lease)."""
+    rng = random.Random(seed)
+    upload(stack.s3(), stack.settings.raw_bucket, generate(3, DOCS, bad_ratio=0.15, seed=seed))
+    visibility = LEASE_SECONDS + 2
+    sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
+    sqs.set_queue_attributes(QueueUrl=stack.settings.arrivals_queue_url, Attributes={"VisibilityTimeout": str(visibility)})
+    env = job_env(stack)
+    process = spawn_ingest(env, backfill=False)
+    wait_for_finished(stack, process, rng.randrange(1, DOCS // 2))
+    assert process.poll() is None, "the drain finished before the kill"
+    kill_group(process)
+    assert any(i.status == Status.PROCESSING for i in stack.items()), "no document was in flight"
+    time.sleep(visibility + 0.5)
+    for _ in range(4):
+        done = run_ingest_cli(env, backfill=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        if all(i.status in TERMINAL for i in stack.items()) and len(stack.items()) == DOCS:
+            break
+        time.sleep(visibility + 0.5)
+    assert_clean(stack, DOCS)
+    waiting = sqs.get_queue_attributes(QueueUrl=stack.settings.arrivals_queue_url,
+                                       AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+    assert set(waiting["Attributes"].values()) == {"0"}
+
+
+@pytest.mark.parametrize("seed", [131])
+def test_kill_9_mid_drain_then_the_messages_come_back_and_converge(stack, seed: int) -> None:  # noqa: ANN001
+    crash_mid_drain(stack, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(132, 138))
+def test_kill_9_mid_drain_many_seeds(stack, seed: int) -> None:  # noqa: ANN001
+    crash_mid_drain(stack, seed)

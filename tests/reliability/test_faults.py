@@ -144,7 +144,7 @@ def faulty_run(stack, injector: FaultInjector, settings=None) -> tuple[Any, Call
     s3 = injector.attach(boto3.client("s3", config=settings.botocore_config()))
     dynamodb = injector.attach(boto3.client("dynamodb", config=settings.botocore_config()))
     metrics = CallMetrics()
-    summary = IngestRun(settings, IngestOptions(), metrics=metrics, s3=s3, dynamodb=dynamodb).execute()
+    summary = IngestRun(settings, IngestOptions(backfill=True), metrics=metrics, s3=s3, dynamodb=dynamodb).execute()
     return summary, metrics
 
 
@@ -168,7 +168,7 @@ def corpus(seed: int, docs: int):  # noqa: ANN201
 def assert_survives(stack, baseline, seed: int, docs: int, rate: float | dict[str, float], kinds: tuple[str, ...], settings=None) -> FaultInjector:  # noqa: ANN001
     upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
     upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
-    clean = IngestRun(baseline.settings, IngestOptions()).execute()
+    clean = IngestRun(baseline.settings, IngestOptions(backfill=True)).execute()
     injector = FaultInjector(seed, rate, kinds)
     summary, metrics = faulty_run(stack, injector, settings)
 
@@ -274,7 +274,7 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     s3.meta.events.register("before-send.s3.GetObject", lambda **_: time.sleep(1.0))
     dynamodb = injector.attach(boto3.client("dynamodb", config=settings.botocore_config()))
     with pytest.raises(InfrastructureError, match="throttled"):
-        IngestRun(settings, IngestOptions(), s3=s3, dynamodb=dynamodb).execute()
+        IngestRun(settings, IngestOptions(backfill=True), s3=s3, dynamodb=dynamodb).execute()
 
     items = stack.items()
     now = layout.utc_now()
@@ -284,7 +284,7 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     assert all(i.leaseExpiresAt is not None and i.leaseExpiresAt <= now for i in handed_back)
     assert all(i.attempts == 0 for i in handed_back)  # the abort was not the document's fault
 
-    summary = IngestRun(stack.settings, IngestOptions()).execute()  # at once: no lease to wait out
+    summary = IngestRun(stack.settings, IngestOptions(backfill=True)).execute()  # at once: no lease to wait out
     assert summary.outcome == "completed" and summary.decisions.get("SKIP_LEASED", 0) == 0
     assert summary.processed == docs - (len(items) - len(handed_back))
     assert all(i.attempts == 1 for i in stack.items())
@@ -307,13 +307,13 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
     attempts = []
     for _ in range(stack.settings.max_attempts):
         with pytest.raises(InfrastructureError, match="AccessDenied"):
-            IngestRun(stack.settings, IngestOptions(), s3=s3).execute()
+            IngestRun(stack.settings, IngestOptions(backfill=True), s3=s3).execute()
         item = next(i for i in stack.items() if (i.userId, i.documentId) == (user_id, document_id))
         assert item.status == Status.PROCESSING and item.leaseExpiresAt is not None and item.leaseExpiresAt <= layout.utc_now()
         attempts.append(item.attempts)
     assert attempts == list(range(1, stack.settings.max_attempts + 1))
 
-    summary = IngestRun(stack.settings, IngestOptions(), s3=s3).execute()
+    summary = IngestRun(stack.settings, IngestOptions(backfill=True), s3=s3).execute()
     assert summary.outcome == "completed" and summary.deadLetterCount == 1
     assert summary.deadLetters[0].key == poison
     others = [i for i in stack.items() if (i.userId, i.documentId) != (user_id, document_id)]
@@ -347,7 +347,7 @@ def _lost_response_run(stack, baseline, operation: str, docs: int, rate: float) 
     seed = 40
     upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
     upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
-    IngestRun(baseline.settings, IngestOptions()).execute()
+    IngestRun(baseline.settings, IngestOptions(backfill=True)).execute()
     injector = LostResponses(seed, rate, (operation,))
     summary, _ = faulty_run(stack, injector)
     print(f"lost responses on {operation}: {dict(injector.injected)}; lostClaims={summary.lostClaims} processed={summary.processed}")

@@ -238,7 +238,7 @@ def _ingest(stack, cases: list[Case]) -> Outcome:  # noqa: ANN001
     before = _objects(stack)
     summary, error = None, None
     try:
-        summary = IngestRun(stack.settings, IngestOptions()).execute()
+        summary = IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
     except Exception as exc:  # noqa: BLE001 - a run that aborts is reported by every case
         error = exc
     return Outcome(stack, summary, error, before, _objects(stack))

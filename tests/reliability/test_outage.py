@@ -72,8 +72,7 @@ def _stage_on(stack, endpoints: Endpoints, server: DedicatedServer, suffix: str,
     try:
         for key, value in endpoints.aws_env().items():
             monkeypatch.setenv(key, value)
-        settings = JobSettings(stage=f"{stack.settings.stage}{suffix}")
-        bootstrap_endpoints(endpoints, settings)
+        settings = bootstrap_endpoints(endpoints, JobSettings(stage=f"{stack.settings.stage}{suffix}"))
         for key, value in settings.env().items():
             monkeypatch.setenv(key, value)
         yield type(stack)(settings=settings, endpoints=endpoints)

@@ -36,7 +36,7 @@ def test_a_killed_extraction_worker_fails_no_document(stack) -> None:  # noqa: A
         if len(done) == 20:
             some_done.set()
 
-    run = IngestRun(stack.settings, IngestOptions(), on_document=on_document)
+    run = IngestRun(stack.settings, IngestOptions(backfill=True), on_document=on_document)
     outcome: list[object] = []
     runner = threading.Thread(target=lambda: outcome.append(run.execute()))
     runner.start()

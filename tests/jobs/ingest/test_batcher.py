@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 import pytest
 
 from jobs.contract import DocumentItem, Status
+from jobs.errors import DynamoTransactionNotSettledError
 from jobs.ingest.batcher import WriteBatcher
-from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalPut, TransactionNotSettledError, claim_put
+from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalPut, claim_put
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
@@ -53,11 +54,11 @@ def test_puts_from_many_threads_are_batched_and_each_gets_its_own_outcome() -> N
 
 
 def test_a_failed_request_fails_every_put_it_carried() -> None:
-    batcher = WriteBatcher(RecordingTable(fail=TransactionNotSettledError("still throttled")), "finish")  # type: ignore[arg-type]
+    batcher = WriteBatcher(RecordingTable(fail=DynamoTransactionNotSettledError("still throttled")), "finish")  # type: ignore[arg-type]
     futures = [batcher.submit(put(n)) for n in range(3)]
     batcher.close()
     for future in futures:
-        with pytest.raises(TransactionNotSettledError, match="still throttled"):
+        with pytest.raises(DynamoTransactionNotSettledError, match="still throttled"):
             future.result(timeout=10)
 
 

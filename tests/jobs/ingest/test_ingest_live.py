@@ -26,7 +26,7 @@ WRITES = ("s3.PutObject", "dynamodb.TransactWrite", "dynamodb.PutItem")
 
 
 def ingest(stack, **options: object) -> RunSummary:  # noqa: ANN001
-    return IngestRun(stack.settings, IngestOptions(**options)).execute()  # type: ignore[arg-type]
+    return IngestRun(stack.settings, IngestOptions(backfill=True, **options)).execute()  # type: ignore[arg-type]
 
 
 def writes(summary: RunSummary) -> int:
@@ -202,9 +202,9 @@ def test_dry_run_and_run_summary_report(stack) -> None:  # noqa: ANN001
 def test_cli_exits_non_zero_when_the_infrastructure_is_unreachable(stack) -> None:  # noqa: ANN001
     env = {**os.environ, "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9", "DOCUFLOW_RETRY_ATTEMPTS": "2"}
     upload(stack.s3(), stack.settings.raw_bucket, generate(1, 2, bad_ratio=0, seed=2))
-    done = subprocess.run([sys.executable, "-m", "jobs", "ingest"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "jobs", "ingest", "--backfill"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 3, done.stderr[-1000:]
     assert "ingest aborted" in done.stderr
-    ok = subprocess.run([sys.executable, "-m", "jobs", "ingest"], capture_output=True, text=True, timeout=120)
+    ok = subprocess.run([sys.executable, "-m", "jobs", "ingest", "--backfill"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stderr[-1000:]
     assert json.loads(ok.stdout)["processed"] == 2

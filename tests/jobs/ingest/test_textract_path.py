@@ -25,7 +25,7 @@ def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN2
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
     settings = stack.settings.model_copy(update={"ocr_engine": "textract"})
-    return client, lambda: IngestRun(settings, IngestOptions(), textract=client).execute()
+    return client, lambda: IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
 
 
 def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path, monkeypatch) -> None:  # noqa: ANN001
@@ -85,4 +85,35 @@ def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> No
 
 def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stack) -> None:  # noqa: ANN001
     with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL_TEXTRACT"):
-        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions())
+        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions(backfill=True))
+
+
+def _numberless_text_pdf() -> bytes:
+    from datetime import date
+    from decimal import Decimal
+
+    from jobs.demo.corpus import DemoInvoice, Line, text_pdf
+
+    line = Line("Consulting", Decimal(2), Decimal("50.00"), Decimal(19))
+    return text_pdf(DemoInvoice("", date(2026, 3, 1), date(2026, 3, 31), None, "Buyer AG", "EUR", (line,)))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_text_layer_missing_header_fields_goes_to_textract_only_when_enabled(stack, corpus: Path, monkeypatch, enabled: bool) -> None:  # noqa: ANN001
+    key = layout.raw_key("u1", "plain1", "invoice.pdf")
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=_numberless_text_pdf())
+    monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
+    client = boto3.client("textract", region_name="us-east-1")
+    settings = stack.settings.model_copy(update={"ocr_engine": "textract", "textract_fallback": enabled})
+    pages = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
+    with Stubber(client) as stub:
+        if enabled:
+            stub.add_response("start_expense_analysis", {"JobId": "job-9"})
+            stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": pages["ExpenseDocuments"]})
+        summary = IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+        stub.assert_no_pending_responses()
+    assert summary.calls.get("textract.start_expense_analysis", {}).get("calls", 0) == (1 if enabled else 0)
+    item = stack.items()[0]
+    # Textract's reading (invoice 123PQR456, no vendor) does not settle the document: the local one stays.
+    assert item.status == Status.REVIEW_REQUIRED and item.invoiceNumber is None
+    assert "MISSING_FIELD:invoiceNumber" in item.reviewReasons

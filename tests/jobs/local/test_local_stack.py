@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import boto3
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.schema import ABORT_MULTIPART_RULE
 from jobs.observability import CallMetrics
 from jobs.store.dynamo import DocumentTable
 
@@ -43,7 +44,7 @@ def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:  #
     for bucket in stack.settings.bucket_names().values():
         assert s3.get_bucket_versioning(Bucket=bucket)["Status"] == "Enabled"
         rules = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
-        assert {r["ID"] for r in rules} == {"tiering", "expire-standard", "expire-compliance"}
+        assert {r["ID"] for r in rules} == {"tiering", "expire-standard", "expire-compliance", ABORT_MULTIPART_RULE}
     lock = s3.get_object_lock_configuration(Bucket=stack.settings.reports_bucket)
     assert lock["ObjectLockConfiguration"]["ObjectLockEnabled"] == "Enabled"
 
@@ -51,8 +52,10 @@ def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:  #
 def test_bootstrap_is_idempotent(stack, local_servers) -> None:  # noqa: ANN001
     from jobs.local.stack import bootstrap_endpoints
 
-    created = bootstrap_endpoints(local_servers.endpoints, stack.settings)
-    assert created and not any(created.values())
+    again = bootstrap_endpoints(local_servers.endpoints, stack.settings)
+    assert again == stack.settings  # the same queue URL, nothing else changed
+    tables = stack.dynamodb().list_tables()["TableNames"]
+    assert tables.count(stack.settings.table_name) == 1
 
 
 def test_user_query_status_index_pagination_and_stream(stack) -> None:  # noqa: ANN001

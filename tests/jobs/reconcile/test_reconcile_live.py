@@ -13,13 +13,13 @@ from polars.testing import assert_frame_equal
 from reconcile_helpers import export_state
 
 from jobs.contract import DocumentItem, ResultDocument, Status, layout
+from jobs.errors import S3ObjectExistsError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.reconcile import cli
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, sha256
 from jobs.reconcile.rules import Code
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.dynamo import from_wire, to_wire
-from jobs.store.s3 import ObjectAlreadyExistsError
 
 NOW = timedelta(0)
 KEY_COLUMNS = ["code", "userId", "documentId", "bucket", "key"]
@@ -33,7 +33,7 @@ def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:  # noqa: ANN001
         key = layout.raw_key(f"u{i % 2}", f"d{i}", path.name)
         s3.put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
         keys[f"d{i}"] = key
-    IngestRun(stack.settings, IngestOptions()).execute()
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
     return keys
 
 
@@ -183,7 +183,7 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     for user, doc in (("u1", "d1"), ("u0", "d4")):
         item = _item(stack, user, doc)
         assert (item.status, item.failureCode, item.attempts) == (Status.FAILED, "INTERNAL", 0)
-    IngestRun(stack.settings, IngestOptions()).execute()
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
     assert _item(stack, "u1", "d1").status == Status.PROCESSED
     assert _item(stack, "u0", "d4").status == Status.PROCESSED
 
@@ -205,7 +205,7 @@ def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> 
     assert parquet.get_column("code").to_list() == ["BAD_KEY"]
 
     # Same run id again (e.g. a retried task): refused, the first report untouched.
-    with pytest.raises(ObjectAlreadyExistsError):
+    with pytest.raises(S3ObjectExistsError):
         ReconcileRun(stack.settings, ReconcileOptions(grace=NOW), run_id="20260101T000000Z-fixed").execute()
     again = s3.get_object(Bucket=bucket, Key=first.reportPrefix + SUMMARY_FILE)["Body"].read()
     assert ReconcileSummary.model_validate_json(again) == stored

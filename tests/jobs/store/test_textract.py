@@ -1,4 +1,7 @@
-"""TextractOcr against botocore's Stubber fed the real responses in tests/data/corpus/textract."""
+"""The Textract store adapter against botocore's Stubber fed the real responses in tests/data/corpus/textract.
+
+There is no Textract emulator; the Stubber answers like the service, errors included.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +12,24 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.stub import Stubber
-from ocr_helpers import TEXTRACT
 
 from jobs.contract.status import Status
-from jobs.extract import ExtractionSettings, extract_document
-from jobs.ocr.textract_client import (
-    RateLimiter,
+from jobs.errors import (
+    InfrastructureError,
+    TextractDocumentRejectedError,
     TextractJobFailedError,
     TextractJobTimeoutError,
-    TextractOcr,
+    TextractThrottledError,
+    TextractUnavailableError,
 )
+from jobs.extract import ExtractionSettings, extract_document
+from jobs.settings import JobSettings
+from jobs.store.clients import textract_client
+from jobs.store.textract import RateLimiter, TextractOcr
+
+TEXTRACT = Path(__file__).resolve().parents[2] / "data" / "corpus" / "textract"
 
 BUCKET, KEY = "docuflow-raw", "u/doc/invoice.pdf"
 LOCATION = {"S3Object": {"Bucket": BUCKET, "Name": KEY}}
@@ -128,17 +137,66 @@ def test_throttling_is_retried_with_backoff(corpus: Path, stubbed: tuple[Any, St
     assert len(fake_time.sleeps) >= 2
 
 
-def test_throttling_gives_up_after_max_attempts_and_other_errors_are_not_retried(
+def test_throttling_gives_up_after_max_attempts_as_a_domain_error(
         stubbed: tuple[Any, Stubber], fake_time: FakeTime) -> None:
     client, stubber = stubbed
     for _ in range(3):
         stubber.add_client_error("analyze_expense", **throttled("ThrottlingException"))
-    with pytest.raises(ClientError, match="ThrottlingException"):
+    with pytest.raises(TextractThrottledError, match="after 3 attempts") as raised:
         ocr(client, fake_time, max_attempts=3).analyze_s3_object(BUCKET, KEY, is_pdf=False)
-    stubber.add_client_error("analyze_expense", service_error_code="InvalidS3ObjectException",
-                             service_message="no such key", http_status_code=400)
-    with pytest.raises(ClientError, match="InvalidS3ObjectException"):
+    assert isinstance(raised.value.__cause__, ClientError)  # chained, never swallowed
+    assert isinstance(raised.value, InfrastructureError)
+
+
+def test_every_retry_waits_for_its_own_token(stubbed: tuple[Any, Stubber], fake_time: FakeTime) -> None:
+    client, stubber = stubbed
+    for _ in range(3):
+        stubber.add_client_error("analyze_expense", **throttled("ThrottlingException"))
+    stubber.add_response("analyze_expense", real("test_trp2_expense_sample2.json"))
+    # No backoff at all: whatever time passes is the rate limiter pacing the four attempts.
+    limited = TextractOcr(client, max_tps=1, backoff_base_s=0, sleep=fake_time.sleep, clock=fake_time.clock)
+    limited.analyze_s3_object(BUCKET, KEY, is_pdf=False)
+    assert fake_time.now == pytest.approx(3.0)  # the first token is free, then one per second
+
+
+def test_server_and_connection_errors_are_retried_in_the_same_layer(
+        stubbed: tuple[Any, Stubber], fake_time: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
+    client, stubber = stubbed
+    stubber.add_client_error("analyze_expense", service_error_code="InternalServerError",
+                             service_message="oops", http_status_code=500)
+    stubber.add_response("analyze_expense", real("test_trp2_expense_sample2.json"))
+    assert ocr(client, fake_time).analyze_s3_object(BUCKET, KEY, is_pdf=False)["ExpenseDocuments"]
+    calls = 0
+
+    def unreachable(**_: Any) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        raise EndpointConnectionError(endpoint_url="https://textract.invalid")
+
+    monkeypatch.setattr(client, "analyze_expense", unreachable)
+    with pytest.raises(TextractUnavailableError, match="unreachable after 4 attempts"):
+        ocr(client, fake_time, max_attempts=4).analyze_s3_object(BUCKET, KEY, is_pdf=False)
+    assert calls == 4
+
+
+@pytest.mark.parametrize(("code", "error"), [
+    ("InvalidS3ObjectException", TextractDocumentRejectedError),
+    ("UnsupportedDocumentException", TextractDocumentRejectedError),
+    ("AccessDeniedException", TextractUnavailableError),
+])
+def test_other_errors_are_translated_once_without_a_retry(stubbed: tuple[Any, Stubber], fake_time: FakeTime,
+                                                          code: str, error: type[Exception]) -> None:
+    client, stubber = stubbed
+    stubber.add_client_error("analyze_expense", service_error_code=code, service_message="no", http_status_code=400)
+    with pytest.raises(error, match=code) as raised:
         ocr(client, fake_time).analyze_s3_object(BUCKET, KEY, is_pdf=False)
+    assert isinstance(raised.value.__cause__, ClientError)
+    assert fake_time.sleeps == []
+
+
+def test_the_client_leaves_retries_to_the_adapter() -> None:
+    client = textract_client(JobSettings(), region_name="eu-central-1")
+    assert client.meta.config.retries["total_max_attempts"] == 1
 
 
 def test_rate_limiter_keeps_calls_below_the_configured_tps(fake_time: FakeTime) -> None:

@@ -9,8 +9,8 @@ from PIL import Image, ImageDraw
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject, NameObject
 
-from jobs.ocr.images import is_blank
-from jobs.ocr.textlayer import PageContentTooLargeError, check_content_sizes
+from jobs.extract.ocr.images import is_blank
+from jobs.extract.ocr.textlayer import PageContentTooLargeError, check_content_sizes
 
 
 def test_blank_and_printed_pages() -> None:

@@ -15,15 +15,15 @@ from collections.abc import Callable
 from PIL import Image, UnidentifiedImageError
 
 from jobs.contract.invoice import DocumentFormat, FailureCode
+from jobs.extract.ocr.expense_shape import expense_response
+from jobs.extract.ocr.images import decode_images, render_pdf_page
+from jobs.extract.ocr.labels import pair_fields
+from jobs.extract.ocr.lines import Page
+from jobs.extract.ocr.tesseract import OcrEngineError, ocr_page
+from jobs.extract.ocr.textlayer import PageContentTooLargeError, text_layer_pages
 from jobs.extract.result import DocumentRejectedError, Extraction
-from jobs.extract.settings import ExtractionSettings
+from jobs.extract.settings import ExtractionSettings, OcrEngine
 from jobs.extract.textract import extract_textract
-from jobs.ocr.expense_shape import expense_response
-from jobs.ocr.images import decode_images, render_pdf_page
-from jobs.ocr.labels import pair_fields
-from jobs.ocr.lines import Page
-from jobs.ocr.tesseract import OcrEngineError, ocr_page
-from jobs.ocr.textlayer import PageContentTooLargeError, text_layer_pages
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
             FailureCode.MALFORMED, f"unreadable PDF text layer: {type(exc).__name__}: {exc}", DocumentFormat.PDF
         ) from exc
     missing = [index for index, page in enumerate(pages) if page is None]
-    if missing and settings.ocr_engine != "local":
+    if missing and settings.ocr_engine is not OcrEngine.LOCAL:
         raise DocumentRejectedError(
             FailureCode.NEEDS_OCR, f"{len(missing)} of {len(pages)} PDF pages have no text layer", DocumentFormat.PDF
         )
@@ -53,7 +53,7 @@ def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
 
 
 def extract_image(data: bytes, settings: ExtractionSettings) -> Extraction:
-    if settings.ocr_engine != "local":
+    if settings.ocr_engine is not OcrEngine.LOCAL:
         raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
     try:
         frames = decode_images(data)

@@ -7,9 +7,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jobs.ocr.lines import Page, Word, rebuild_lines
+from jobs.extract.ocr.lines import Page, Word, rebuild_lines
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 FACTURX = CORPUS / "einvoice" / "facturx-pdf"
 TEXTRACT = CORPUS / "textract"

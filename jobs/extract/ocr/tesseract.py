@@ -2,7 +2,7 @@
 
 Owns calling tesseract with bounded resources: one thread per call (OMP_THREAD_LIMIT=1, the
 ingest already runs one extraction per core in its process pool) and a per-page timeout. Only
-word boxes are taken from tesseract; lines are rebuilt by jobs.ocr.lines.
+word boxes are taken from tesseract; lines are rebuilt by jobs.extract.ocr.lines.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import pytesseract
 from PIL import Image
 
-from jobs.ocr.images import is_blank, preprocess
-from jobs.ocr.lines import Line, Page, Word, rebuild_lines
+from jobs.extract.ocr.images import is_blank, preprocess
+from jobs.extract.ocr.lines import Line, Page, Word, rebuild_lines
 
 logger = logging.getLogger(__name__)
 

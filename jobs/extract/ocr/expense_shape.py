@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobs.ocr.labels import Candidate, currency_of
-from jobs.ocr.lines import Page, Word
+from jobs.extract.ocr.labels import Candidate, currency_of, date_order
+from jobs.extract.ocr.lines import Page, Word
 
 _MONEY_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE", "AMOUNT_PAID", "DISCOUNT"})
 
@@ -19,11 +19,14 @@ def expense_response(pages: list[Page], candidates: list[Candidate], engine: str
     sizes = {page.number: (page.width, page.height) for page in pages}
     currency = currency_of(candidates)
     fields = [_summary_field(c, sizes, currency) for c in candidates if c.type != "CURRENCY"]
-    return {
+    response: dict[str, Any] = {
         "DocumentMetadata": {"Pages": len(pages)},
         "ExpenseDocuments": [{"ExpenseIndex": 1, "SummaryFields": fields, "LineItemGroups": []}],
         "Engine": engine,  # not a Textract key: says which local engine produced this shape
     }
+    if order := date_order(pages):
+        response["DateOrder"] = order  # not a Textract key: the page's language settles numeric dates
+    return response
 
 
 def _summary_field(candidate: Candidate, sizes: dict[int, tuple[float, float]], currency: str | None

@@ -15,7 +15,7 @@ import pdfplumber
 from pypdf import PdfReader
 from pypdf.generic import ArrayObject
 
-from jobs.ocr.lines import Page, Word, rebuild_lines
+from jobs.extract.ocr.lines import Page, Word, rebuild_lines
 
 logger = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ import pytest
 from ocr_helpers import page_of
 
 from jobs.extract import ExtractionSettings
+from jobs.extract.ocr.expense_shape import expense_response
+from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, pair_fields
+from jobs.extract.ocr.lines import Word, rebuild_lines
 from jobs.extract.textract import extract_textract
-from jobs.ocr.expense_shape import expense_response
-from jobs.ocr.labels import GUESS_CONFIDENCE_CAP, pair_fields
-from jobs.ocr.lines import Word, rebuild_lines
 
 
 def fields(*rows: str | tuple[str, ...], confidence: float = 95.0) -> dict[str, str]:

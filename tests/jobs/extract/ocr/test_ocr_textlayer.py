@@ -12,7 +12,7 @@ from PIL import Image
 from jobs.contract.invoice import DocumentFormat, FailureCode
 from jobs.contract.status import Status
 from jobs.extract import ExtractionSettings, extract_document
-from jobs.ocr.degrade import HEADER_FIELDS, header_mismatches, strip_attachments
+from jobs.extract.ocr.degrade import HEADER_FIELDS, header_mismatches, strip_attachments
 
 LOCAL = ExtractionSettings(ocr_engine="local")
 TEXTRACT = ExtractionSettings(ocr_engine="textract")

@@ -18,7 +18,7 @@ from pypdf import PdfReader, PdfWriter
 from jobs.contract.invoice import DocumentFormat, FailureCode
 from jobs.contract.status import Status
 from jobs.extract import ExtractionSettings, extract_document
-from jobs.ocr.degrade import (
+from jobs.extract.ocr.degrade import (
     HEADER_FIELDS,
     clean_pages,
     header_mismatches,

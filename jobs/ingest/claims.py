@@ -1,9 +1,10 @@
-"""The claims a run holds but has not finished, and their release when the run aborts.
+"""Claims: sent 25 to a transaction, held while their documents are worked, handed back on a stop.
 
-A run that stops on an infrastructure error (an outage, throttling past the retry budget) would
-otherwise leave each claimed-but-unfinished document leased until its lease expires, as after a
-crash. Releasing ends those leases at once, each under the same condition as a finish (our lease
-and version still hold), so a document another worker has taken over is left alone.
+A claim is a conditional put on the item's version (attribute_not_exists for a new document)
+that sets PROCESSING with a lease. A run that stops early (an outage, throttling past the retry
+budget, SIGTERM) hands back every claim it has not finished: the lease ends at once, under the
+same condition as a finish (our lease and version still hold), so a document another worker has
+taken over is left alone and the next run need not wait out the lease.
 """
 
 from __future__ import annotations
@@ -11,28 +12,35 @@ from __future__ import annotations
 import logging
 import threading
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from jobs.contract import DocumentItem, layout
+from jobs.errors import StoreError
 from jobs.ingest.plan import released
-from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, TransactionNotSettledError, finish_put
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, claim_put, finish_put
 
 logger = logging.getLogger(__name__)
 
 
-class HeldClaims:
+class Claims:
     """Thread-safe: claim threads add, finished documents drop out, the run releases what is left."""
 
-    def __init__(self) -> None:
+    def __init__(self, table: DocumentTable) -> None:
+        self._table = table
         self._lock = threading.Lock()
         self._held: dict[tuple[str, str], DocumentItem] = {}
         self._failed: set[tuple[str, str]] = set()
 
-    def hold(self, claim: DocumentItem) -> None:
+    def claim(self, claims: list[tuple[DocumentItem, int | None]]) -> list[bool]:
+        """Send (claim, expected version) pairs in one transaction each chunk; the ones that
+        landed are held. False: another worker's write came first."""
+        landed = self._table.put_all([claim_put(item, version) for item, version in claims], "dynamodb.TransactWrite.claim")
         with self._lock:
-            self._held[(claim.userId, claim.documentId)] = claim
+            for (item, _), ok in zip(claims, landed, strict=True):
+                if ok:
+                    self._held[(item.userId, item.documentId)] = item
+        return landed
 
     def drop(self, user_id: str, document_id: str) -> None:
+        """The document was finished (or its claim lost): nothing of ours is left to hand back."""
         with self._lock:
             self._held.pop((user_id, document_id), None)
 
@@ -41,10 +49,11 @@ class HeldClaims:
         with self._lock:
             self._failed.add((user_id, document_id))
 
-    def release_all(self, table: DocumentTable) -> tuple[int, int]:
+    def release_all(self) -> tuple[int, int]:
         """Best effort (the store may be the thing that is down): (released, still leased)."""
         with self._lock:
             claims = [(c, (c.userId, c.documentId) not in self._failed) for c in self._held.values()]
+            self._held.clear()
         if not claims:
             return 0, 0
         now = layout.utc_now()
@@ -54,9 +63,9 @@ class HeldClaims:
             for start in range(0, len(puts), TRANSACT_CHUNK):
                 chunk = puts[start : start + TRANSACT_CHUNK]
                 # A put that loses its condition was taken over meanwhile: nothing of ours is left.
-                released_count += sum(table.put_all(chunk, "dynamodb.TransactWrite.release"))
+                released_count += sum(self._table.put_all(chunk, "dynamodb.TransactWrite.release"))
                 settled += len(chunk)
-        except (BotoCoreError, ClientError, TransactionNotSettledError) as exc:
+        except StoreError as exc:
             logger.warning(
                 "could not release every claim; the rest wait for their lease to expire",
                 extra={"released": released_count, "leased": len(puts) - settled, "error": str(exc)},

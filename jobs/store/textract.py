@@ -1,11 +1,18 @@
-"""Amazon Textract AnalyzeExpense for scans stored in S3: the AWS side of the OCR path.
+"""Amazon Textract AnalyzeExpense for scans stored in S3: the store adapter of the OCR path.
 
-Owns the calls, their pacing and their failures: synchronous AnalyzeExpense for single images,
-StartExpenseAnalysis + GetExpenseAnalysis (polled, then paginated by NextToken) for PDFs, a
-client-side token bucket that keeps this worker below the account's TPS quota, and exponential
-backoff with full jitter on throttling. The result is one AnalyzeExpense-shaped dict that the
-ingest stores as the raw extraction output and feeds back into extract_document (its JSON is
-read by jobs/extract/textract.py). The boto3 client is injected; nothing here reads settings.
+Owns the calls, their pacing, their retries and the translation of their failures: synchronous
+AnalyzeExpense for single images, StartExpenseAnalysis + GetExpenseAnalysis (polled, then
+paginated by NextToken) for PDFs, a client-side token bucket that keeps this worker below the
+account's TPS quota, and the one retry layer: every attempt, first or retried, takes a token from
+the bucket, and throttling, 5xx and connection errors back off exponentially with full jitter up
+to `max_attempts`. botocore's own retries must be off for this client (`jobs.store.clients.
+textract_client` builds it so), otherwise each of our attempts would hide up to eight requests
+that bypass the bucket. AWS errors leave this module only as the `Textract*Error`s of
+jobs.errors, chained to the botocore exception.
+
+The result is one AnalyzeExpense-shaped dict that the ingest stores as the raw extraction output
+and feeds back into extract_document (read by jobs/extract/textract.py). The boto3 client is
+injected; nothing here reads settings.
 """
 
 from __future__ import annotations
@@ -17,9 +24,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
-from jobs.errors import DocuFlowError
+from jobs.errors import (
+    TextractDocumentRejectedError,
+    TextractJobFailedError,
+    TextractJobTimeoutError,
+    TextractThrottledError,
+    TextractUnavailableError,
+)
+from jobs.observability import CallMetrics
 
 if TYPE_CHECKING:
     from mypy_boto3_textract import TextractClient
@@ -31,24 +46,16 @@ logger = logging.getLogger(__name__)
 THROTTLING_CODES = frozenset(
     {"ProvisionedThroughputExceededException", "ThrottlingException", "LimitExceededException"}
 )
+# Server-side failures worth another attempt (botocore's standard mode retries the same ones).
+_TRANSIENT_CODES = frozenset({"InternalServerError", "ServiceUnavailable", "ServiceUnavailableException"})
+# Answers about the document itself: the same bytes would get the same answer.
+REJECTED_CODES = frozenset(
+    {"InvalidS3ObjectException", "UnsupportedDocumentException", "BadDocumentException",
+     "DocumentTooLargeException"}
+)
+_CONNECTION_ERRORS = (BotocoreConnectionError, HTTPClientError)
 _RESPONSE_ONLY_KEYS = ("ResponseMetadata", "NextToken")
 _DONE = frozenset({"SUCCEEDED", "PARTIAL_SUCCESS"})
-
-
-class TextractOcrError(DocuFlowError):
-    """Textract could not read a document."""
-
-
-class TextractJobFailedError(TextractOcrError):
-    """An asynchronous expense analysis job ended FAILED (bad PDF, unsupported content, …)."""
-
-    def __init__(self, job_id: str, message: str) -> None:
-        super().__init__(f"Textract job {job_id} failed: {message}")
-        self.job_id = job_id
-
-
-class TextractJobTimeoutError(TextractOcrError):
-    """An asynchronous job was still IN_PROGRESS when our poll budget ran out."""
 
 
 class RateLimiter:
@@ -79,7 +86,8 @@ class TextractOcr:
     """AnalyzeExpense on S3 objects, paced and retried; one instance per worker process.
 
     `max_tps` should stay below the account's quota divided by the number of workers: Textract's
-    default AnalyzeExpense quota is low (single-digit TPS in most regions).
+    default AnalyzeExpense quota is low (single-digit TPS in most regions). `max_attempts` counts
+    every request of one call, the first included.
     """
 
     def __init__(
@@ -94,7 +102,11 @@ class TextractOcr:
         backoff_cap_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        metrics: CallMetrics | None = None,
     ) -> None:
+        """`metrics`: every request is counted there as textract.<operation> (the run summary)."""
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
         self._client = client
         self._limiter = RateLimiter(max_tps, clock=clock, sleep=sleep)
         self._poll_interval_s = poll_interval_s
@@ -104,6 +116,7 @@ class TextractOcr:
         self._backoff_cap_s = backoff_cap_s
         self._sleep = sleep
         self._clock = clock
+        self._metrics = metrics or CallMetrics()
 
     def analyze_s3_object(self, bucket: str, key: str, *, is_pdf: bool) -> dict[str, Any]:
         """One AnalyzeExpense-shaped response for the object (all pages of a PDF merged)."""
@@ -137,19 +150,37 @@ class TextractOcr:
         return pages
 
     def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+        """The one retry layer: each attempt waits for its token, retryable failures back off."""
         for attempt in range(1, self._max_attempts + 1):
             self._limiter.acquire()
             try:
-                response: dict[str, Any] = getattr(self._client, operation)(**params)
+                with self._metrics.call(f"textract.{operation}"):
+                    response: dict[str, Any] = getattr(self._client, operation)(**params)
                 return response
             except ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code", "")
-                if code not in THROTTLING_CODES or attempt == self._max_attempts:
-                    raise
-                delay = random.uniform(0, min(self._backoff_cap_s, self._backoff_base_s * 2 ** (attempt - 1)))
-                logger.info("Textract %s throttled (%s), retry %d in %.2fs", operation, code, attempt, delay)
-                self._sleep(delay)
+                code = str(exc.response.get("Error", {}).get("Code", ""))
+                if code not in THROTTLING_CODES and code not in _TRANSIENT_CODES:
+                    raise _translate(operation, code, exc) from exc
+                if attempt == self._max_attempts:
+                    error = TextractThrottledError if code in THROTTLING_CODES else TextractUnavailableError
+                    raise error(f"Textract {operation}: {code} after {attempt} attempts") from exc
+                reason = code
+            except _CONNECTION_ERRORS as exc:
+                if attempt == self._max_attempts:
+                    raise TextractUnavailableError(f"Textract {operation} unreachable after {attempt} attempts: "
+                                                   f"{exc}") from exc
+                reason = type(exc).__name__
+            delay = random.uniform(0, min(self._backoff_cap_s, self._backoff_base_s * 2 ** (attempt - 1)))
+            logger.info("Textract %s failed (%s), retry %d in %.2fs", operation, reason, attempt, delay)
+            self._sleep(delay)
         raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _translate(operation: str, code: str, exc: ClientError) -> Exception:
+    message = str(exc.response.get("Error", {}).get("Message", ""))
+    if code in REJECTED_CODES:
+        return TextractDocumentRejectedError(code, message)
+    return TextractUnavailableError(f"Textract {operation}: {code}: {message}")
 
 
 def _strip(response: dict[str, Any]) -> dict[str, Any]:

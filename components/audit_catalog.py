@@ -1,0 +1,165 @@
+"""AuditCatalog: the reconcile on Amazon Athena, over S3 Inventory reports and DynamoDB exports.
+
+Daily S3 Inventory configurations (Parquet, current versions, the fields components.catalog
+lists) report the raw and processed buckets into the audit-data bucket (DocumentBuckets owns it
+and its delivery policy); the reconcile exports the table there itself (PITR is on). A Glue
+database holds one table per inventory (partition projection on `dt`) and one over the exports
+(an injected `export_id`), and an Athena workgroup with an enforced configuration runs the
+queries: results under the reports bucket's Athena prefix, encrypted with the stack's key, and a
+cutoff on the bytes one query may scan. The stack builds this only with
+`docuflow:reconcileEngine: athena`; the reconcile and repair roles then get exactly what the
+engine needs (policies.CatalogArns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from components import catalog, policies
+from components._pulumi import child
+from jobs.contract import layout
+
+ATHENA_ENGINE_VERSION = "Athena engine version 3"
+
+
+@dataclass
+class AuditCatalogArgs:
+    stage: str
+    region: str
+    account_id: pulumi.Input[str]
+    # Purpose ("raw", "processed") → bucket name, for the buckets that are inventoried.
+    source_buckets: Mapping[str, str]
+    audit_bucket_name: str
+    audit_bucket_arn: pulumi.Input[str]
+    reports_bucket_name: str
+    kms_key_arn: pulumi.Input[str]
+    bytes_scanned_cutoff: int
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class AuditCatalog(pulumi.ComponentResource):
+    database_name: pulumi.Output[str]
+    workgroup_name: pulumi.Output[str]
+    grants: pulumi.Output[policies.CatalogArns]
+
+    def __init__(self, name: str, args: AuditCatalogArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("docuflow:audit_catalog:AuditCatalog", name, None, opts)
+        self._name = name
+        self._args = args
+        self._inventories()
+        database, tables = self._glue()
+        workgroup = self._workgroup()
+
+        self.database_name = database.name
+        self.workgroup_name = workgroup.name
+        self.grants = pulumi.Output.all(
+            account=args.account_id,
+            audit=args.audit_bucket_arn,
+            workgroup=workgroup.arn,
+            database=database.name,
+            tables=[t.name for t in tables],
+        ).apply(self._grants)
+        self.register_outputs(
+            {"database_name": self.database_name, "workgroup_name": self.workgroup_name, "grants": self.grants}
+        )
+
+    def _inventories(self) -> None:
+        """One daily Parquet inventory of current versions per source bucket, SSE-KMS."""
+        args = self._args
+        for purpose, bucket in args.source_buckets.items():
+            aws.s3.Inventory(
+                f"{self._name}-{purpose}-inventory",
+                bucket=bucket,
+                name=layout.INVENTORY_CONFIGURATION_ID,
+                enabled=True,
+                included_object_versions="Current",
+                schedule=aws.s3.InventoryScheduleArgs(frequency="Daily"),
+                optional_fields=list(catalog.INVENTORY_OPTIONAL_FIELDS),
+                destination=aws.s3.InventoryDestinationArgs(
+                    bucket=aws.s3.InventoryDestinationBucketArgs(
+                        bucket_arn=args.audit_bucket_arn,
+                        account_id=args.account_id,
+                        format="Parquet",
+                        # S3 writes <prefix>/<source bucket>/<configuration id>/ (layout.inventory_prefix).
+                        prefix=layout.INVENTORY_PREFIX.rstrip("/"),
+                        encryption=aws.s3.InventoryDestinationBucketEncryptionArgs(
+                            sse_kms=aws.s3.InventoryDestinationBucketEncryptionSseKmsArgs(key_id=args.kms_key_arn)
+                        ),
+                    )
+                ),
+                opts=child(self),
+            )
+
+    def _glue(self) -> tuple[aws.glue.CatalogDatabase, list[aws.glue.CatalogTable]]:
+        """The database and its external tables, as components.catalog defines them."""
+        args = self._args
+        database = aws.glue.CatalogDatabase(
+            f"{self._name}-database",
+            name=layout.glue_database_name(args.stage),
+            description="DocuFlow audit data: S3 Inventory reports and DynamoDB exports",
+            tags=args.tags,
+            opts=child(self),
+        )
+        tables = [
+            aws.glue.CatalogTable(
+                f"{self._name}-{table.name.replace('_', '-')}",
+                name=table.name,
+                database_name=database.name,
+                table_type="EXTERNAL_TABLE",
+                parameters=table.parameters,
+                partition_keys=[aws.glue.CatalogTablePartitionKeyArgs(name=n, type=t) for n, t in table.partition_keys],
+                storage_descriptor=aws.glue.CatalogTableStorageDescriptorArgs(
+                    location=table.location,
+                    input_format=table.input_format,
+                    output_format=table.output_format,
+                    ser_de_info=aws.glue.CatalogTableStorageDescriptorSerDeInfoArgs(
+                        serialization_library=table.serde
+                    ),
+                    columns=[aws.glue.CatalogTableStorageDescriptorColumnArgs(name=n, type=t) for n, t in table.columns],
+                ),
+                opts=child(self),
+            )
+            for table in catalog.audit_tables(args.audit_bucket_name, dict(args.source_buckets))
+        ]
+        return database, tables
+
+    def _workgroup(self) -> aws.athena.Workgroup:
+        """Enforced configuration: every query's results are KMS-encrypted under the reports
+        bucket, and none may scan more than the cutoff."""
+        args = self._args
+        return aws.athena.Workgroup(
+            f"{self._name}-workgroup",
+            name=layout.athena_workgroup_name(args.stage),
+            description="DocuFlow reconcile (the rules as SQL over inventories and exports)",
+            state="ENABLED",
+            configuration=aws.athena.WorkgroupConfigurationArgs(
+                enforce_workgroup_configuration=True,
+                publish_cloudwatch_metrics_enabled=True,
+                bytes_scanned_cutoff_per_query=args.bytes_scanned_cutoff,
+                engine_version=aws.athena.WorkgroupConfigurationEngineVersionArgs(
+                    selected_engine_version=ATHENA_ENGINE_VERSION
+                ),
+                result_configuration=aws.athena.WorkgroupConfigurationResultConfigurationArgs(
+                    output_location=f"s3://{args.reports_bucket_name}/{layout.ATHENA_RESULTS_PREFIX}",
+                    encryption_configuration=aws.athena.WorkgroupConfigurationResultConfigurationEncryptionConfigurationArgs(
+                        encryption_option="SSE_KMS", kms_key_arn=args.kms_key_arn
+                    ),
+                ),
+            ),
+            tags=args.tags,
+            opts=child(self),
+        )
+
+    def _grants(self, v: dict[str, object]) -> policies.CatalogArns:
+        glue = f"arn:aws:glue:{self._args.region}:{v['account']}"
+        return policies.CatalogArns(
+            audit_bucket_arn=str(v["audit"]),
+            workgroup_arn=str(v["workgroup"]),
+            glue_catalog_arn=f"{glue}:catalog",
+            glue_database_arn=f"{glue}:database/{v['database']}",
+            glue_table_arns=[f"{glue}:table/{v['database']}/{t}" for t in v["tables"]],  # type: ignore[attr-defined]
+        )

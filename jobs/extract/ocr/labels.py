@@ -1,0 +1,326 @@
+"""Label vocabulary (English, German, French) and label → value pairing on rebuilt lines.
+
+Owns which printed label means which AnalyzeExpense field type, and how a value is found for it:
+the rest of the label's segment, else the next segment on the same row (the value column), else
+the rest of the row, else the value printed directly below the label (labels above values, a row of columns). A heading line
+that carries type, number and date together ("Teilrechnung (326) Nr. 4711.2 vom 15.06.2026",
+"Credit Note CN/2026/08 of 12 May 2026") yields the number and the date.
+
+The vocabulary is ordered from specific ("Bruttosumme") to generic ("Total"); each field type
+keeps the candidates of its most specific entry only. For the invoice number, the issue date and
+the total every distinct value of that entry is kept, so two that disagree reach the normalizer
+as a conflict and the document goes to review; the other types keep the first in reading order
+(a tax row per rate is normal). The seller comes from jobs.extract.ocr.letterhead when no label
+names it.
+
+Confidence is the weakest value word's confidence (tesseract word confidence, or the text
+layer's 99). A vendor name found by a guess rather than a seller label is capped below the review
+threshold so validation sends it to REVIEW_REQUIRED.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from jobs.extract.ocr.lines import Line, Page, Segment, Word
+from jobs.extract.parsing import DATE_IN_TEXT_RE, DateOrder, parse_date, parse_money
+
+# A guess (company-suffix line, first prominent line) never reaches the default threshold of 80.
+GUESS_CONFIDENCE_CAP = 60.0
+# "Zuschläge" OCR'd as "Zuschlage", "Rechnungsnr" etc.: spellings tolerant of lost diacritics.
+_A = "(?:ä|a|ae)"
+_U = "(?:ü|u|ue)"
+_E = "(?:é|e)"
+# tesseract reads the "u" of "Steuer" as "v" often enough on 150-dpi scans to name it here.
+_STEUER = "ste[uv]er"
+# "N°" as tesseract often reads it: "N’", "N'".
+_NO = "n[°º’']"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A label found on a page with the value paired to it."""
+
+    type: str
+    rank: int  # index of the vocabulary entry: lower is more specific
+    label: list[Word]
+    value: list[Word]
+    value_text: str
+    confidence: float
+    currency: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    type: str
+    pattern: re.Pattern[str]
+    value: Callable[[str], str | None]
+
+
+_ID_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/\-_.]*")
+_CENTS_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
+_CODES = ("EUR", "USD", "GBP", "CHF", "JPY", "CAD", "AUD", "SEK", "NOK", "DKK", "PLN", "CZK")
+_CODE_RE = re.compile(rf"\b({'|'.join(_CODES)})\b")
+_SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
+
+
+def _identifier(text: str) -> str | None:
+    for token in _ID_TOKEN_RE.findall(text):
+        token = token.rstrip(".-/")
+        if any(ch.isdigit() for ch in token) and not DATE_IN_TEXT_RE.fullmatch(token):
+            return token
+    return None
+
+
+# OCR reads the French ordinal "1er" as "ler" or "Ier".
+_FIRST_OF_MONTH_RE = re.compile(r"(?<!\w)[lI]er(?=\s)")
+
+
+def _date(text: str) -> str | None:
+    text = _FIRST_OF_MONTH_RE.sub("1er", text)
+    for match in DATE_IN_TEXT_RE.finditer(text):
+        try:
+            parse_date(match.group(0))
+        except ValueError:
+            continue
+        return match.group(0)
+    return None
+
+
+# OCR reads the Swiss thousands apostrophe of 1'103.16 as a degree sign.
+_DEGREE_GROUPING_RE = re.compile(r"(?<=\d)°(?=\d{3}\b)")
+
+
+def _money(text: str) -> str | None:
+    text = _DEGREE_GROUPING_RE.sub("'", text)
+    # Invoice amounts print their cents; a bare digit run next to a money label is an ID or a
+    # reference ("USt-IdNr DE136695976" read as "USt ... 136695976"), not an amount.
+    if not _CENTS_RE.search(text):
+        return None
+    # The value cell may carry a currency code or symbol on either side: try the widest first.
+    tokens = text.split()
+    for size in range(min(len(tokens), 3), 0, -1):
+        for start in (len(tokens) - size, 0):
+            candidate = " ".join(tokens[start:start + size])
+            if not _CENTS_RE.search(candidate):
+                continue
+            try:
+                parse_money(candidate)
+            except ValueError:
+                continue
+            return candidate
+    return None
+
+
+def _unsigned_money(text: str) -> str | None:
+    # "Erhaltene Anzahlungen -50,00": a paid amount is printed as a deduction.
+    found = _money(text)
+    return found.lstrip("-−").strip() if found else None
+
+
+def _currency(text: str) -> str | None:
+    if match := _CODE_RE.search(text.upper()):
+        return match.group(1)
+    return next((code for symbol, code in _SYMBOL_CODES.items() if symbol in text), None)
+
+
+def _name(text: str) -> str | None:
+    cleaned = text.strip(" :|-")
+    return cleaned if sum(ch.isalpha() for ch in cleaned) >= 2 else None
+
+
+def _entries(kind: str, value: Callable[[str], str | None], *patterns: str) -> list[_Entry]:
+    return [_Entry(kind, re.compile(p, re.IGNORECASE), value) for p in patterns]
+
+
+VOCABULARY: list[_Entry] = [
+    *_entries(
+        "INVOICE_RECEIPT_ID", _identifier,
+        r"^(?:(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)"
+        r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)"
+        rf"|facture\s*(?:{_NO}|no\.?|num{_E}ro)|{_NO}\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
+        r"|(?:credit\s+note|gutschrift)\s*(?:no\.?|nr\.?|number|#))\s*:?",
+    ),
+    *_entries(
+        "INVOICE_RECEIPT_DATE", _date,
+        rf"^(?:invoice\s+date|date\s+of\s+(?:invoice|issue)|issue\s+date|date\s+issued|issued(?:\s+on)?"
+        rf"|rechnungsdatum|belegdatum|ausstellungsdatum|ausgestellt\s+am|datum\s+der\s+rechnung"
+        rf"|date\s+de\s+(?:la\s+)?facture|date\s+d'{_E}mission|{_E}mise?\s+le|date\s+de\s+facturation)\s*:?",
+        r"^(?:date|datum)\s*:?(?=\s|$)",
+    ),
+    *_entries(
+        "DUE_DATE", _date,
+        rf"^(?:due\s+date|payment\s+due|f{_A}lligkeit(?:sdatum)?|zahlbar\s+bis|date\s+d'{_E}ch{_E}ance|{_E}ch{_E}ance)\s*:?",
+    ),
+    *_entries(
+        "TOTAL", _money,
+        rf"^(?:bruttosumme|gesamtbetrag(?!\s+der)|gesamtsumme|rechnungsbetrag|endbetrag|summe\s+brutto"
+        rf"|bruttobetrag|total\s+ttc|montant\s+ttc|total\s+{_A}?\s*payer|grand\s+total|invoice\s+total"
+        rf"|total\s+amount|total\s+incl\.?(?:\s+vat)?)\s*:?",
+        r"^total(?!\s*(?:ht\b|net|excl|hors|tva|vat|tax|mwst|ust))\s*:?",
+    ),
+    *_entries(
+        "SUBTOTAL", _money,
+        r"^(?:rechnungssumme\s+ohne\s+ust\.?|nettosumme|summe\s+netto|gesamt\s+netto|zwischensumme"
+        r"|subtotal|sub[-\s]total|net\s+total|total\s+net|total\s+ht|montant\s+ht|sous[-\s]total"
+        r"|total\s+excl\.?(?:\s+vat)?|amount\s+excl\.?(?:\s+vat)?|nettobetrag)\s*:?",
+    ),
+    *_entries(
+        "TAX", _money,
+        rf"^(?:{_STEUER}betrag|mwst\.?(?:-betrag)?|mehrwert{_STEUER}|ust\.?(?:-betrag)?(?![-\s.]*[il1]d)|total\s+vat"
+        rf"|vat(?:\s+amount)?|total\s+tax|tax(?:\s+amount)?|sales\s+tax|montant\s+tva|total\s+tva|tva)\s*:?",
+    ),
+    *_entries(
+        # "Zahlbetrag" is what is left to pay after prepayments, not the invoice total.
+        "AMOUNT_DUE", _money,
+        rf"^(?:zahlbetrag|zu\s+zahlen(?:der\s+betrag)?|offener\s+betrag|amount\s+due|balance\s+due|total\s+due"
+        rf"|net\s+{_A}\s+payer|montant\s+d{_U}|reste\s+{_A}\s+payer)\s*:?",
+    ),
+    *_entries(
+        "AMOUNT_PAID", _unsigned_money,
+        rf"^(?:erhaltene\s+anzahlungen?|anzahlung|amount\s+paid|prepaid|acompte|d{_E}j{_A}\s+pay{_E})\s*:?",
+    ),
+    *_entries("CURRENCY", _currency, rf"^(?:w{_A}hrung|currency|devise|monnaie)\s*:?"),
+    *_entries(
+        "VENDOR_NAME", _name,
+        rf"^(?:vendor|seller|supplier|lieferant|verk{_A}ufer|fournisseur|vendeur)\s*(?:name)?\s*:",
+    ),
+]
+_RANKS = {id(entry): rank for rank, entry in enumerate(VOCABULARY)}
+_FIRST_RANK = {entry.type: _RANKS[id(entry)] for entry in reversed(VOCABULARY)}
+# Types whose disagreeing candidates of one rank must reach the normalizer as a conflict.
+_CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"})
+# A value printed below its label sits within this many line heights.
+_BELOW_LINES = 2.2
+
+# "Rechnung Nr. 4711 vom 05.06.2018", "Teilrechnung (326) Nr. 4711.2 vom …", "INVOICE No. X dated D",
+# "Gutschrift (Selbst ausgestellte Rechnung) (389) Nr. 471102 vom 05.03.2018",
+# "Credit Note CN/2026/08 of 12 May 2026", "Facture n° F-17 du 4 février 2026", "Avoir n° A-3 du …".
+_HEADING_RE = re.compile(
+    rf"^(?P<label>(?:\w*rechnung|gutschrift|(?:tax\s+)?invoice|credit\s+note|debit\s+note|facture|avoir)"
+    rf"(?:\s*\([^()]{{1,40}}\))*\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)?\s*:?)\s*"
+    rf"(?P<number>[A-Za-z0-9][\w/.\-]*)(?:\s+(?:vom|from|of|dated|du|le)\s+(?P<date>.+))?$",
+    re.IGNORECASE,
+)
+
+
+def pair_fields(pages: list[Page]) -> list[Candidate]:
+    """The candidates per field type over all pages, in vocabulary order (see the module doc)."""
+    from jobs.extract.ocr.letterhead import vendor_name
+
+    kept: dict[str, list[Candidate]] = {}
+    for page in pages:
+        for index, line in enumerate(page.lines):
+            below = page.lines[index + 1] if index + 1 < len(page.lines) else None
+            for candidate in [*_heading_candidates(line), *_line_candidates(line, below)]:
+                _keep(kept, candidate)
+    if "VENDOR_NAME" not in kept and (vendor := vendor_name(pages)):
+        kept["VENDOR_NAME"] = [vendor]
+    return sorted((c for group in kept.values() for c in group), key=lambda c: c.rank)
+
+
+def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:
+    current = kept.get(candidate.type)
+    if current is None or candidate.rank < current[0].rank:
+        kept[candidate.type] = [candidate]
+    elif (candidate.rank == current[0].rank and candidate.type in _CONFLICTING
+          and all(c.value_text != candidate.value_text for c in current)):
+        current.append(candidate)
+
+
+def _heading_candidates(line: Line) -> list[Candidate]:
+    words = line.words
+    match = _HEADING_RE.match(line.text)
+    if match is None or not any(ch.isdigit() for ch in match.group("number")):
+        return []
+    number = match.group("number").rstrip(".-/")
+    if DATE_IN_TEXT_RE.fullmatch(number):
+        return []
+    label, rest = _split_words(words, len(match.group("label").rstrip()))
+    if not rest:
+        return []
+    found = [_candidate("INVOICE_RECEIPT_ID", _FIRST_RANK["INVOICE_RECEIPT_ID"], label, rest, number)]
+    if match.group("date") and (date_text := _date(match.group("date"))):
+        found.append(_candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, rest, date_text))
+    return found
+
+
+def _candidate(kind: str, rank: int, label: list[Word], value_words: list[Word], value: str) -> Candidate:
+    used = _words_for(value_words, value)
+    return Candidate(type=kind, rank=rank, label=label, value=used, value_text=value,
+                     confidence=min(w.confidence for w in used))
+
+
+def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
+    found: list[Candidate] = []
+    segments = line.segments
+    for index, segment in enumerate(segments):
+        text = segment.text
+        for entry in VOCABULARY:
+            match = entry.pattern.search(text)
+            if match is None:
+                continue
+            # A trailing blank the label pattern took must not pull the value's first word into it.
+            label_words, rest = _split_words(segment.words, match.start() + len(match.group(0).rstrip()))
+            following = segments[index + 1].words if index + 1 < len(segments) else []
+            # Last on the row: everything after the label, for a value OCR split into pieces
+            # ("Monday," | "16 March 2026" in a monospaced font).
+            options = [rest, following, [w for other in segments[index + 1:] for w in other.words]]
+            if not rest and (under := _below(segment, line, below)) is not None:
+                options.append(under.words)
+            for value_words in options:
+                value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
+                if value is not None:
+                    found.append(_candidate(entry.type, _RANKS[id(entry)], label_words or segment.words[:1],
+                                            value_words, value))
+                    break
+    return found
+
+
+def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
+    """The segment printed directly under a label that stands alone in its column."""
+    if below is None:
+        return None
+    height = max(line.bottom - line.top, 1.0)
+    if below.top - line.bottom > _BELOW_LINES * height:
+        return None
+    overlapping = [s for s in below.segments if s.left < label.right + height and s.right > label.left - height
+                   and abs(s.left - label.left) < max(label.right - label.left, 3 * height)]
+    return min(overlapping, key=lambda s: abs(s.left - label.left), default=None)
+
+
+def _split_words(words: list[Word], offset: int) -> tuple[list[Word], list[Word]]:
+    """Words before the label match's end and words after it (a word cut by the match goes left)."""
+    position = 0
+    for index, word in enumerate(words):
+        position += len(word.text) + (1 if index else 0)
+        if position >= offset:
+            return words[: index + 1], words[index + 1:]
+    return words, []
+
+
+def _words_for(words: list[Word], value: str) -> list[Word]:
+    # Geometry and confidence come only from the words the value was read from.
+    pieces = set(value.split())
+    used = [w for w in words if w.text in pieces or any(p in w.text for p in pieces)]
+    return used or words
+
+
+def currency_of(candidates: list[Candidate]) -> str | None:
+    return next((c.value_text for c in candidates if c.type == "CURRENCY"), None)
+
+
+# Words that mark a page as German or French: their numeric dates are day first.
+_DAY_FIRST_RE = re.compile(
+    rf"\b(?:rechnung\w*|datum|betrag|mwst|ust|summe|netto|brutto|facture|montant|tva|ttc|ht|d{_E}signation|qt{_E})\b",
+    re.IGNORECASE,
+)
+_ENGLISH_RE = re.compile(r"\b(?:invoice|date|amount|subtotal|total|vat|tax|due|description|qty)\b", re.IGNORECASE)
+
+
+def date_order(pages: list[Page]) -> str | None:
+    """DMY when the page is German or French (their numeric dates are day first), else unsettled."""
+    text = " ".join(line.text for page in pages for line in page.lines)
+    return DateOrder.DMY if len(_DAY_FIRST_RE.findall(text)) > len(_ENGLISH_RE.findall(text)) else None

@@ -1,0 +1,155 @@
+"""The seller's name when no label names it: a seller block, the letterhead, a company-suffix line.
+
+Owns reading the vendor from page layout. In order:
+
+1. A seller block: a heading ("Verkäufer", "Seller", "From", …) alone on its row with a "Name:"
+   line below (confident), or just its first line (a guess).
+2. The letterhead: the most prominent text at the top of page 1 (word height at least 1.35× the
+   page's median), one line or wrapped over two, that is no document title. It is confident when
+   something confirms it — the same name printed again elsewhere (the footer, the bank block's
+   account holder, a sender line) or a company-form suffix (GmbH, Ltd, SARL, …); prominence alone
+   is a guess.
+3. A company-suffix line in the top 40 % of page 1: a guess.
+
+A guess keeps at most GUESS_CONFIDENCE_CAP, below the review threshold, so validation sends the
+document to REVIEW_REQUIRED instead of storing a name nothing confirmed.
+"""
+
+from __future__ import annotations
+
+import re
+from statistics import median
+
+from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, VOCABULARY, Candidate, _name, _split_words
+from jobs.extract.ocr.lines import Line, Page, Segment, Word
+
+_A = "(?:ä|a|ae)"
+_SELLER_HEADING_RE = re.compile(
+    rf"^(?:verk{_A}ufer|seller|vendor|supplier|lieferant|rechnungssteller|vendeur|fournisseur|from|von)\s*:?$",
+    re.IGNORECASE,
+)
+_NAME_LABEL_RE = re.compile(r"^(?:name|firma|company|raison\s+sociale|nom)\s*:?\s*", re.IGNORECASE)
+_BLOCK_LOOKAHEAD = 4
+COMPANY_RE = re.compile(
+    r"\b(?:GmbH|AG|KG|Ltd\.?|Limited|LLC|Inc\.?|SARL|SAS|S\.A\.|GbR|e\.K\.|B\.V\.|BV|S\.r\.l\.|SRL|Oy|AB)(?=\W|$)"
+)
+# Document titles are printed large at the top too; they are never the seller.
+_TITLE_RE = re.compile(
+    r"\b(?:\w*rechnung|gutschrift|invoice|facture|avoir|credit\s+note|receipt|quittung|re[cç]u|statement)\b",
+    re.IGNORECASE,
+)
+_PIECES_RE = re.compile(r"\s*[·|•,;]\s*")
+_LABEL_PREFIX_RE = re.compile(r"^[^:]{1,40}:\s*")
+_LETTERHEAD_AREA = 0.25  # share of page 1, from the top
+_PROMINENCE = 1.35  # word height over the page's median word height
+_SUFFIX_AREA = 0.4
+_RANK = len(VOCABULARY)
+
+
+def vendor_name(pages: list[Page]) -> Candidate | None:
+    """The seller from the page layout; a confident reading wins over an earlier guess."""
+    found = [c for c in (_seller_block(pages), _letterhead(pages), _suffix_line(pages)) if c is not None]
+    confident = [c for c in found if c.confidence > GUESS_CONFIDENCE_CAP]
+    return (confident or found or [None])[0]
+
+
+def _seller_block(pages: list[Page]) -> Candidate | None:
+    for page in pages:
+        lines = page.lines
+        for index, line in enumerate(lines):
+            if not _SELLER_HEADING_RE.match(line.text.strip()):
+                continue
+            block = lines[index + 1: index + 1 + _BLOCK_LOOKAHEAD]
+            named = [ln for ln in block if _NAME_LABEL_RE.match(ln.text)]
+            for candidate_line in named or block[:1]:
+                label, value_words = _name_value(candidate_line)
+                value = _name(" ".join(w.text for w in value_words))
+                if value:
+                    confidence = min(w.confidence for w in value_words)
+                    if not named:  # the first line under the heading: a layout guess
+                        confidence = min(confidence, GUESS_CONFIDENCE_CAP)
+                    return Candidate("VENDOR_NAME", _RANK, label, value_words, value, confidence)
+    return None
+
+
+def _name_value(line: Line) -> tuple[list[Word], list[Word]]:
+    match = _NAME_LABEL_RE.match(line.text)
+    if match is None:
+        return [], line.words
+    return _split_words(line.words, len(match.group(0).rstrip()))
+
+
+def _letterhead(pages: list[Page]) -> Candidate | None:
+    if not pages or not pages[0].lines:
+        return None
+    page = pages[0]
+    body = median(w.height for line in page.lines for w in line.words) or 1.0
+    prominent = [
+        (line, segment) for line in page.lines if line.top < page.height * _LETTERHEAD_AREA
+        for segment in line.segments
+        if _height(segment) >= _PROMINENCE * body and _is_name(segment.text)
+    ]
+    if not prominent:
+        return None
+    line, first = max(prominent, key=lambda pair: _height(pair[1]))
+    parts = [first]
+    # A name wrapped over two lines: a prominent segment just above or below, alike in size
+    # (descenders make either line the taller one).
+    for other_line, other in prominent:
+        gap = max(other_line.top - line.bottom, line.top - other_line.bottom)
+        if other is not first and 0 <= gap < 0.8 * _height(first) and abs(
+                _height(other) - _height(first)) < 0.2 * _height(first):
+            parts = [other, first] if other_line.top < line.top else [first, other]
+            break
+    words = [w for part in parts for w in part.words]
+    value = _name(" ".join(part.text for part in parts))
+    if value is None:
+        return None
+    confidence = min(w.confidence for w in words)
+    if not (_printed_again(value, pages, {id(part) for part in parts}) or COMPANY_RE.search(value)):
+        confidence = min(confidence, GUESS_CONFIDENCE_CAP)
+    return Candidate("VENDOR_NAME", _RANK, [], words, value, confidence)
+
+
+def _height(segment: Segment) -> float:
+    return float(median(w.height for w in segment.words))
+
+
+def _is_name(text: str) -> bool:
+    letters = sum(ch.isalpha() for ch in text)
+    digits = sum(ch.isdigit() for ch in text)
+    return letters >= 3 and digits <= letters / 4 and not _TITLE_RE.search(text) and not any(
+        entry.pattern.search(text) for entry in VOCABULARY)
+
+
+def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
+    """The whole name printed again as a piece of its own: a footer line, "Account holder: NAME",
+    "NAME · street · city" (a part of a longer name, as one line of a wrapped one, does not count)."""
+    wanted = _folded(name)
+    return any(
+        wanted == _folded(_LABEL_PREFIX_RE.sub("", piece))
+        for page in pages for line in page.lines
+        for segment in line.segments if id(segment) not in exclude
+        for piece in _PIECES_RE.split(segment.text)
+    )
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _suffix_line(pages: list[Page]) -> Candidate | None:
+    """No seller label at all: a company-suffix line near the top of page 1, capped confidence."""
+    if not pages:
+        return None
+    page = pages[0]
+    for line in page.lines:
+        if line.top > page.height * _SUFFIX_AREA:
+            break
+        if COMPANY_RE.search(line.text):
+            words = line.segments[0].words if COMPANY_RE.search(line.segments[0].text) else line.words
+            value = _name(" ".join(w.text for w in words))
+            if value:
+                confidence = min(min(w.confidence for w in words), GUESS_CONFIDENCE_CAP)
+                return Candidate("VENDOR_NAME", _RANK + 1, [], words, value, confidence)
+    return None

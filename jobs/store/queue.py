@@ -1,0 +1,104 @@
+"""SQS adapter: the arrival queue (receive, delete, change visibility, send, depth).
+
+Batches of at most 10 as SQS requires; per-entry failures of a batch call are returned, not
+raised (a receipt that expired is the caller's business, not an outage). Errors leave as
+jobs.errors, never botocore's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from jobs.contract.events import QueueMessage
+from jobs.observability import CallMetrics
+from jobs.store._aws import translated
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+SQS_BATCH = 10
+
+
+def _batches(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), SQS_BATCH):
+        yield items[start : start + SQS_BATCH]
+
+
+class ArrivalQueue:
+    def __init__(self, client: SQSClient, url: str, metrics: CallMetrics) -> None:
+        self._client = client
+        self.url = url
+        self._metrics = metrics
+
+    def receive(self, wait_seconds: int, max_messages: int = SQS_BATCH) -> list[QueueMessage]:
+        """Long-poll for up to `max_messages` (≤ 10); an empty list after `wait_seconds`."""
+        with self._metrics.call("sqs.ReceiveMessage"), translated("sqs.ReceiveMessage"):
+            response = self._client.receive_message(
+                QueueUrl=self.url,
+                MaxNumberOfMessages=max_messages,
+                WaitTimeSeconds=wait_seconds,
+                MessageSystemAttributeNames=["ApproximateReceiveCount"],
+            )
+        return [
+            QueueMessage(
+                message_id=m["MessageId"],
+                receipt=m["ReceiptHandle"],
+                body=m.get("Body", ""),
+                receive_count=int(m.get("Attributes", {}).get("ApproximateReceiveCount", "1")),
+            )
+            for m in response.get("Messages", [])
+        ]
+
+    def delete(self, messages: Sequence[QueueMessage]) -> list[str]:
+        """Delete the messages; returns the ids SQS could not delete (they will come back)."""
+        failed: list[str] = []
+        for batch in _batches(messages):
+            entries = [{"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(batch)]
+            with self._metrics.call("sqs.DeleteMessageBatch"), translated("sqs.DeleteMessageBatch"):
+                response = self._client.delete_message_batch(QueueUrl=self.url, Entries=entries)
+            failed += [batch[int(f["Id"])].message_id for f in response.get("Failed", [])]
+        return failed
+
+    def change_visibility(self, messages: Sequence[QueueMessage], seconds: int) -> list[str]:
+        """Hide the messages for `seconds` more from now (0: visible again at once)."""
+        failed: list[str] = []
+        for batch in _batches(messages):
+            entries = [
+                {"Id": str(i), "ReceiptHandle": m.receipt, "VisibilityTimeout": seconds} for i, m in enumerate(batch)
+            ]
+            with self._metrics.call("sqs.ChangeMessageVisibilityBatch"), translated("sqs.ChangeMessageVisibilityBatch"):
+                response = self._client.change_message_visibility_batch(QueueUrl=self.url, Entries=entries)
+            failed += [batch[int(f["Id"])].message_id for f in response.get("Failed", [])]
+        return failed
+
+    def send(self, bodies: Sequence[str]) -> int:
+        """Send message bodies; returns how many SQS accepted."""
+        sent = 0
+        for batch in _batches(bodies):
+            entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)]
+            with self._metrics.call("sqs.SendMessageBatch"), translated("sqs.SendMessageBatch"):
+                response = self._client.send_message_batch(QueueUrl=self.url, Entries=entries)
+            sent += len(response.get("Successful", []))
+        return sent
+
+    def depth(self) -> tuple[int, int]:
+        """(waiting, in flight) as SQS approximates them."""
+        attributes = self._attributes(self.url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+        return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+    def dead_letter_depth(self) -> int | None:
+        """Messages waiting in the queue's dead-letter queue, None when it has none."""
+        policy = self._attributes(self.url, ["RedrivePolicy"]).get("RedrivePolicy")
+        if not policy:
+            return None
+        arn = str(json.loads(policy)["deadLetterTargetArn"])
+        _, _, _, _, account, name = arn.split(":", 5)
+        with self._metrics.call("sqs.GetQueueUrl"), translated("sqs.GetQueueUrl"):
+            url = self._client.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        return int(self._attributes(url, ["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"])
+
+    def _attributes(self, url: str, names: list[str]) -> dict[str, str]:
+        with self._metrics.call("sqs.GetQueueAttributes"), translated("sqs.GetQueueAttributes"):
+            return dict(self._client.get_queue_attributes(QueueUrl=url, AttributeNames=names).get("Attributes", {}))  # type: ignore[arg-type]

@@ -1,0 +1,190 @@
+"""Scenarios that drive each job through its paths on the live local stack, for the IAM test.
+
+Each scenario seeds its own stage (the `stack` fixture), opens a `call_recording.recording()`
+around the job runs only (seeding and checks use the test's own clients, which are not
+recorded), and returns the calls the job's clients made. The scenarios assert the outcome they
+exist to exercise, so a scenario that stopped reaching a path fails instead of recording less.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import polars as pl
+import pytest
+from botocore.stub import Stubber
+
+from jobs.contract import ResultDocument, Status, layout
+from jobs.demo.corpus import generate, pdf
+from jobs.demo.seed import upload
+from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.reconcile.exports import export_line, write_export, write_inventory
+from jobs.reconcile.rules import Code
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.store import call_recording
+from jobs.store.call_recording import Call
+from jobs.store.clients import textract_client
+from jobs.store.dynamo import to_wire
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
+
+
+def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
+    """The backfill sweep: new documents (good and failing), a rerun that skips them all, a
+    re-upload, a dry run, and scans through Textract (stubbed: there is no emulator); then the
+    nightly drain of the arrival queue (see `_drain`)."""
+    s3, raw = stack.s3(), stack.settings.raw_bucket
+    docs = list(generate(2, 8, bad_ratio=0.25, seed=21))
+    upload(s3, raw, docs)
+    s3.put_object(Bucket=raw, Key="raw/u1/nested/dir/a.xml", Body=b"x")  # outside the layout
+
+    # One extraction worker: the calls do not depend on the pool's size, the start-up time does.
+    quick = stack.settings.model_copy(update={"extract_workers": 1})
+
+    def sweep(settings: Any = quick, **options: Any) -> Any:
+        return IngestRun(settings, IngestOptions(backfill=True, **options), **textract).execute()
+
+    # A result.json that no finished item points at (a stale writer's, or one written before
+    # writes were fenced): the claimant's first write is refused, it heads the object, reads its
+    # item to learn that it still holds the claim, and writes over exactly that version.
+    stray = docs[1]
+    s3.put_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(stray.user_id, stray.document_id), Body=b"{}")
+    textract: dict[str, Any] = {}
+    with call_recording.recording() as calls:
+        first = sweep()
+        assert first.processed == 8 and first.statuses.get("FAILED", 0) >= 1, first.statuses
+        assert sweep().decisions.get("CLAIM", 0) == 0  # everything done: skipped
+        again = docs[0]
+        # Its result.json is gone when the re-upload is processed: the write fenced on the old
+        # ETag meets a missing key, and the head that follows must see a 404, not a 403.
+        s3.delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(again.user_id, again.document_id))
+        s3.put_object(Bucket=raw, Key=layout.raw_key(again.user_id, again.document_id, again.filename), Body=again.body + b" ")
+        assert sweep().processed == 1  # the re-upload
+        sweep(dry_run=True)
+
+        # Scans go to Textract: an image (AnalyzeExpense), then an image-only PDF (the async API),
+        # one run each so the stubbed answers come in a known order.
+        monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
+        settings = quick.model_copy(update={"ocr_engine": "textract"})
+        client = textract_client(settings)
+        textract["textract"] = client
+        response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
+        with Stubber(client) as stub:
+            s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan1", "scan.png"), Body=PNG)
+            stub.add_response("analyze_expense", response)
+            assert sweep(settings).processed == 1
+            s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan2", "scan.pdf"), Body=pdf(None))
+            stub.add_response("start_expense_analysis", {"JobId": "job-1"})
+            stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]})
+            assert sweep(settings).processed == 1
+            stub.assert_no_pending_responses()
+        _drain(stack, quick)
+    assert {"HeadObject", "GetItem"} <= {c.operation for c in calls}  # the fenced write above
+    drained = {c.operation for c in calls if c.service == "sqs"}
+    assert drained == {"ReceiveMessage", "DeleteMessageBatch", "ChangeMessageVisibilityBatch", "GetQueueAttributes", "GetQueueUrl"}
+    return calls
+
+
+def _drain(stack: Any, settings: Any) -> None:
+    """The drain, on what S3 itself queued: messages for objects the sweeps already did (skipped
+    and deleted), new uploads, an upload deleted before the drain reads it (a 404), a malformed
+    message, and a run stopped at --max-docs that hands its unread messages back."""
+    s3, raw = stack.s3(), stack.settings.raw_bucket
+    upload(s3, raw, generate(2, 6, bad_ratio=0, seed=23))
+    gone = layout.raw_key("u4", "gone", "invoice.xml")
+    s3.put_object(Bucket=raw, Key=gone, Body=b"<Invoice/>")
+    s3.delete_object(Bucket=raw, Key=gone)
+    boto3.client("sqs", endpoint_url=stack.endpoints.sqs).send_message(QueueUrl=settings.arrivals_queue_url, MessageBody="{not json")
+
+    def drain(**options: Any) -> Any:
+        return IngestRun(settings, IngestOptions(idle_seconds=1, **options)).execute()
+
+    first = drain(max_docs=2)
+    assert first.mode == "drain" and first.processed == 2
+    rest = drain()
+    # The six new uploads and the deleted one (settled as a DELETED tombstone); the rest skipped.
+    assert first.processed + rest.processed == 7 and rest.statuses.get("DELETED") == 1, (rest.statuses, rest.messages)
+
+
+def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
+    """Ingested documents, then one discrepancy for each repair handler and a few it leaves."""
+    s3, s = stack.s3(), stack.settings
+    docs = list(generate(2, 8, bad_ratio=0, review_ratio=0, seed=22))
+    upload(s3, s.raw_bucket, docs)
+    IngestRun(s, IngestOptions(backfill=True)).execute()
+    items = {i.documentId: i for i in stack.items()}
+    first, second, third, fourth = (items[d.document_id] for d in docs[:4])
+    table = stack.dynamodb()
+
+    def put(item: dict[str, Any]) -> None:
+        table.put_item(TableName=s.table_name, Item=to_wire(item))
+
+    # ORPHAN_RESULT: a result.json (and its raw object) with no item.
+    body = s3.get_object(Bucket=s.processed_bucket, Key=layout.result_key(first.userId, first.documentId))["Body"].read()
+    orphan = ResultDocument.from_json_bytes(body)
+    orphan_raw = layout.raw_key("u9", "orphan", "invoice.xml")
+    s3.put_object(Bucket=s.raw_bucket, Key=orphan_raw, Body=s3.get_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(first.rawS3Uri)[1])["Body"].read())
+    etag = s3.head_object(Bucket=s.raw_bucket, Key=orphan_raw)["ETag"]
+    orphan = orphan.model_copy(update={"userId": "u9", "documentId": "orphan", "source": orphan.source.model_copy(update={"key": orphan_raw, "etag": etag})})
+    s3.put_object(Bucket=s.processed_bucket, Key=layout.result_key("u9", "orphan"), Body=orphan.to_json_bytes())
+    # MISSING_RESULT, STUCK_PROCESSING, INDEX_DRIFT, and an upload no run has seen.
+    s3.delete_object(Bucket=s.processed_bucket, Key=layout.result_key(second.userId, second.documentId))
+    put(third.evolve(status=Status.PROCESSING, leaseOwner="gone:1:run", leaseExpiresAt=layout.utc_now() - timedelta(days=1), version=third.version + 1).to_item())
+    put({**fourth.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})
+    s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "unseen", "invoice.xml"), Body=b"<Invoice/>")
+    return {"items": items}
+
+
+def _export_files(stack: Any, root: Path) -> tuple[str, tuple[str, ...]]:
+    """The live table and buckets as a DynamoDB export and S3 Inventory reports on local disk."""
+    s, s3 = stack.settings, stack.s3()
+    lines = [
+        export_line(item)
+        for page in stack.dynamodb().get_paginator("scan").paginate(TableName=s.table_name)
+        for item in page.get("Items", [])
+    ]
+    table_arn = f"arn:aws:dynamodb:local:000000000000:table/{s.table_name}"
+    export = write_export(root / "exports", table_arn, layout.utc_now(), ["".join(lines).encode()])
+    manifests = []
+    for bucket in (s.raw_bucket, s.processed_bucket):
+        listed = [o for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket) for o in page.get("Contents", [])]
+        frame = pl.DataFrame(
+            {
+                "bucket": [bucket] * len(listed),
+                "key": [o["Key"] for o in listed],
+                "size": [o["Size"] for o in listed],
+                "lastModified": [o["LastModified"] for o in listed],
+                "etag": [o["ETag"] for o in listed],
+            },
+            schema_overrides={"size": pl.Int64, "lastModified": pl.Datetime("ms", "UTC")},
+        )
+        manifests.append(str(write_inventory(root / "inventory", bucket, layout.utc_now(), [frame], "Parquet")))
+    return str(export), tuple(manifests)
+
+
+def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]:
+    """Reconcile live (with its report and the history of earlier ones), --deep, from files, and
+    --repair; returns (audit calls, repair calls): the two run under different roles."""
+    _seed_for_reconcile(stack)
+    export, manifests = _export_files(stack, tmp_path)
+
+    def reconcile(**options: Any) -> Any:
+        return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), **options)).execute()
+
+    with call_recording.recording() as audit:
+        first = reconcile()
+        assert first.findings.height >= 5
+        reconcile()  # a second report reads the first one's summary (the history chart)
+        deep = reconcile(deep=True, write_report=False)
+        assert deep.findings.height >= first.findings.height
+        from_files = reconcile(source="files", dynamodb_export=export, s3_inventories=manifests)
+        assert from_files.findings.height >= 5
+    with call_recording.recording() as repair:
+        repaired = reconcile(repair=True)
+        applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
+        assert applied == {Code.ORPHAN_RESULT, Code.MISSING_RESULT, Code.STUCK_PROCESSING, Code.INDEX_DRIFT}, repaired.summary.repairs
+    return audit, repair

@@ -1,0 +1,126 @@
+"""AuditCatalog under the mocks (dev turns the Athena engine on, prod does not), and its pure parts."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from components import catalog, policies
+from components.settings import StackSettings
+from jobs.contract import DocumentItem, layout
+from tests.components.program import ACCOUNT, REGION, ProgramRun, as_list, catalog_grants, stack_config
+
+AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)
+SOURCES = {p: layout.bucket_name("dev", p) for p in ("raw", "processed")}
+
+
+def _settings(run: ProgramRun) -> StackSettings:
+    return StackSettings.from_mapping(stack_config(run.stack))
+
+
+def _key_arn(run: ProgramRun) -> str:
+    return run.one("aws:dynamodb/table:Table").inputs["serverSideEncryption"]["kmsKeyArn"]
+
+
+def test_daily_parquet_inventories_of_the_data_buckets_into_the_audit_bucket(dev: ProgramRun) -> None:
+    inventories = {r.inputs["bucket"]: r.inputs for r in dev.of_type("aws:s3/inventory:Inventory")}
+    assert set(inventories) == set(SOURCES.values())
+    for inventory in inventories.values():
+        assert inventory["name"] == layout.INVENTORY_CONFIGURATION_ID and inventory["enabled"] is True
+        assert inventory["includedObjectVersions"] == "Current"
+        assert inventory["schedule"] == {"frequency": "Daily"}
+        # key, size, last-modified, ETag, storage class, multipart flag (bucket and key always).
+        assert inventory["optionalFields"] == ["Size", "LastModifiedDate", "ETag", "StorageClass", "IsMultipartUploaded"]
+        destination = inventory["destination"]["bucket"]
+        assert destination["bucketArn"] == f"arn:aws:s3:::{AUDIT}" and destination["format"] == "Parquet"
+        assert destination["prefix"] + "/" == layout.INVENTORY_PREFIX and destination["accountId"] == ACCOUNT
+        assert destination["encryption"] == {"sseKms": {"keyId": _key_arn(dev)}}
+
+
+def test_only_s3_inventory_of_our_buckets_delivers_into_the_audit_bucket(dev: ProgramRun) -> None:
+    (policy,) = [r for r in dev.of_type("aws:s3/bucketPolicy:BucketPolicy") if r.inputs["bucket"] == AUDIT]
+    (allow,) = [s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Effect"] == "Allow"]
+    assert allow["Principal"] == {"Service": "s3.amazonaws.com"} and allow["Action"] == ["s3:PutObject"]
+    assert allow["Resource"] == [f"arn:aws:s3:::{AUDIT}/{layout.INVENTORY_PREFIX}*"]
+    assert allow["Condition"] == {
+        "ArnLike": {"aws:SourceArn": [f"arn:aws:s3:::{b}" for b in SOURCES.values()]},
+        "StringEquals": {"aws:SourceAccount": ACCOUNT},
+    }
+    key = json.loads(dev.one("aws:kms/key:Key").inputs["policy"])
+    (encrypt,) = [s for s in key["Statement"] if s["Sid"] == "S3EncryptsInventoryReports"]
+    assert encrypt["Action"] == ["kms:GenerateDataKey"] and encrypt["Condition"] == allow["Condition"]
+    # The audit data is regenerated every day: it expires, bucket-wide.
+    (lifecycle,) = [r for r in dev.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration") if r.inputs["bucket"] == AUDIT]
+    (rule,) = lifecycle.inputs["rules"]
+    assert rule["filter"] == {} and rule["expiration"] == {"days": _settings(dev).audit_data_retention_days}
+
+
+def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> None:
+    database = dev.one("aws:glue/catalogDatabase:CatalogDatabase").inputs
+    assert database["name"] == layout.glue_database_name("dev") == "docuflow_dev_audit"
+    tables = {t.inputs["name"]: t.inputs for t in dev.of_type("aws:glue/catalogTable:CatalogTable")}
+    assert set(tables) == {*layout.GLUE_INVENTORY_TABLES.values(), layout.GLUE_EXPORT_TABLE}
+    for purpose, name in layout.GLUE_INVENTORY_TABLES.items():
+        table = tables[name]
+        hive = f"s3://{AUDIT}/{layout.inventory_prefix(SOURCES[purpose])}hive/"
+        assert table["databaseName"] == database["name"] and table["tableType"] == "EXTERNAL_TABLE"
+        assert table["partitionKeys"] == [{"name": "dt", "type": "string"}]
+        assert table["parameters"]["projection.dt.type"] == "date"
+        assert table["parameters"]["storage.location.template"] == hive + "dt=${dt}"
+        storage = table["storageDescriptor"]
+        assert storage["location"] == hive and storage["inputFormat"] == catalog.SYMLINK_INPUT
+        assert storage["serDeInfo"]["serializationLibrary"] == catalog.PARQUET_SERDE
+        assert [c["name"] for c in storage["columns"]] == [f.column for f in catalog.INVENTORY_FIELDS]
+    export = tables[layout.GLUE_EXPORT_TABLE]
+    assert export["parameters"]["projection.export_id.type"] == "injected"
+    assert export["parameters"]["storage.location.template"].endswith("AWSDynamoDB/${export_id}/data/")
+    assert export["storageDescriptor"]["columns"] == [{"name": "item", "type": catalog.export_item_type()}]
+
+
+def test_athena_workgroup_enforces_encrypted_results_and_a_scan_cutoff(dev: ProgramRun) -> None:
+    workgroup = dev.one("aws:athena/workgroup:Workgroup").inputs
+    assert workgroup["name"] == layout.athena_workgroup_name("dev")
+    config = workgroup["configuration"]
+    assert config["enforceWorkgroupConfiguration"] is True
+    assert config["bytesScannedCutoffPerQuery"] == _settings(dev).athena_bytes_scanned_cutoff
+    results = config["resultConfiguration"]
+    assert results["outputLocation"] == f"s3://{layout.bucket_name('dev', 'reports')}/{layout.ATHENA_RESULTS_PREFIX}"
+    assert results["encryptionConfiguration"] == {"encryptionOption": "SSE_KMS", "kmsKeyArn": _key_arn(dev)}
+    # Results land outside the write-once report prefixes, so Athena's plain puts are allowed.
+    assert not layout.ATHENA_RESULTS_PREFIX.startswith(layout.WRITE_ONCE_REPORT_PREFIXES)
+
+
+def _role_policy(run: ProgramRun, job: str) -> dict:
+    (rec,) = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-{run.stack}-{job}-task-policy"]
+    return json.loads(rec.inputs["policy"])
+
+
+@pytest.mark.parametrize("job", ["reconcile", "repair"])
+def test_reconcile_roles_get_the_catalog_grants_only_with_athena(dev: ProgramRun, prod: ProgramRun, job: str) -> None:
+    expected = catalog_grants("dev")
+    table = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{layout.table_name('dev')}"
+    reports = f"arn:aws:s3:::{layout.bucket_name('dev', 'reports')}"
+    catalog_statements = policies._catalog_statements(table, reports, expected)  # noqa: SLF001 - the one definition
+    sids = {s["Sid"] for s in catalog_statements}
+    assert [s for s in _role_policy(dev, job)["Statement"] if s["Sid"] in sids] == catalog_statements
+    # prod reconciles with polars: no catalog, and nothing of it in the roles.
+    prod_statements = _role_policy(prod, job)["Statement"]
+    assert not sids & {s["Sid"] for s in prod_statements}
+    assert not any(a.startswith(("athena:", "glue:")) for s in prod_statements for a in as_list(s["Action"]))
+    assert prod.of_type("aws:athena/workgroup:Workgroup") == [] and prod.of_type("aws:s3/inventory:Inventory") == []
+
+
+def test_export_item_type_is_derived_from_the_contract() -> None:
+    item = catalog.export_item_type()
+    for name in DocumentItem.model_fields:
+        assert f"{name.lower()}:struct<" in item, name
+    assert "totalamount:struct<n:string>" in item and "reviewreasons:struct<l:array<struct<s:string>>>" in item
+    assert "createdat:struct<s:string>" in item  # times are ISO strings on the item
+
+
+def test_an_attribute_type_the_catalog_cannot_render_fails_loudly() -> None:
+    with pytest.raises(TypeError, match="no DynamoDB JSON type"):
+        catalog._dynamodb_type(dict[str, int])  # noqa: SLF001
+    assert catalog._dynamodb_type(datetime | None) == "struct<s:string>"  # noqa: SLF001

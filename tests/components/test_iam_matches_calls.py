@@ -1,0 +1,212 @@
+"""Each task role grants exactly what its job calls on AWS, plus what AWS alone needs.
+
+Each job runs its own scenario on the live local stack (tests/components/iam_scenarios.py) with
+jobs.store.call_recording on; iam_model maps every recorded call to IAM permissions, and the
+role's policy, built by the same pure function the Pulumi component uses (with this stage's
+names), must
+- allow every one of them (the job would be denied on AWS otherwise),
+- grant nothing else: every (action, resource) it allows is used by a recorded call, or listed
+  below as needed by AWS itself (with the reason) or as pending (granted ahead of code another
+  engineer is writing, with the issue); a pending grant that the code starts to call fails the
+  test, so the lists cannot rot.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components import policies
+from jobs.contract import layout, queue_spec
+from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
+from tests.components.iam_scenarios import ingest_calls, reconcile_calls
+from tests.components.program import ProgramRun, catalog_grants
+
+REGION, ACCOUNT = "us-east-1", "123456789012"
+ARNS = Arns(REGION, ACCOUNT)
+KEY = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+Reasons = Mapping[tuple[str, str], str]
+
+
+def _role_inputs(settings: Any) -> dict[str, str]:
+    """The builders' ARNs for the stage the scenario ran on (names from its JobSettings)."""
+    return dict(
+        table_arn=ARNS.table(settings.table_name),
+        raw_bucket_arn=f"arn:aws:s3:::{settings.raw_bucket}",
+        processed_bucket_arn=f"arn:aws:s3:::{settings.processed_bucket}",
+        reports_bucket_arn=f"arn:aws:s3:::{settings.reports_bucket}",
+        key_arn=KEY,
+    )
+
+
+def _aws_only_for_sse_kms(reads: bool = True) -> dict[tuple[str, str], str]:
+    # No emulator enforces KMS: on AWS, S3 decrypts SSE-KMS objects and generates data keys for
+    # new ones with the caller's own KMS permissions (bucket keys reduce the calls, not the need).
+    needed = {("kms:GenerateDataKey", KEY): "S3 generates a data key for every SSE-KMS object it writes"}
+    if reads:
+        needed[("kms:Decrypt", KEY)] = "S3 decrypts every SSE-KMS object the job reads (and Textract reads)"
+    return needed
+
+
+def assert_grants_exactly(policy: Mapping[str, Any], needed: set[Permission], aws_only: Reasons, pending: Reasons) -> None:
+    lacking = sorted((p.action, p.resource) for p in needed if not allowed(policy, p))
+    assert not lacking, f"the role lacks what the job calls (denied on AWS): {lacking}"
+    started = sorted(k for k in pending if any(p.action == k[0] and matches(k[1], p.resource) for p in needed))
+    assert not started, f"pending grants are now called; move them out of the pending list: {started}"
+    granted = grants(policy)
+    unused = sorted(
+        g for g in granted
+        if g not in aws_only and g not in pending and not any(p.action == g[0] and matches(g[1], p.resource) for p in needed)
+    )
+    assert not unused, f"the role grants what no job calls: {unused}"
+    stale = sorted(k for k in (*aws_only, *pending) if k not in granted)
+    assert not stale, f"listed as needed but not granted: {stale}"
+
+
+def assert_reports_bucket_admits(needed: set[Permission], settings: Any, role: str) -> None:
+    """The reports bucket's write-once policy lets every report write the job makes through."""
+    reports = f"arn:aws:s3:::{settings.reports_bucket}"
+    policy = policies.data_bucket_policy(reports, layout.WRITE_ONCE_REPORT_PREFIXES)
+    writes = [p for p in needed if p.action == "s3:PutObject" and p.resource.startswith(f"{reports}/")]
+    assert writes, "the scenario wrote no report"
+    role_arn = f"arn:aws:iam::{ACCOUNT}:role/{role}"
+    refused = sorted(p.resource for p in writes if denied(policy, p, role_arn))
+    assert not refused, f"the reports bucket policy would refuse the job's own writes: {refused}"
+
+
+# --- the roles -----------------------------------------------------------------------------------
+def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    needed = permissions(ingest_calls(stack, corpus, monkeypatch), ARNS)
+    queue = ARNS.queue(stack.settings.arrivals_queue_url)
+    policy = policies.ingest_task_policy(
+        **_role_inputs(stack.settings),
+        arrivals_queue_arn=queue,
+        arrivals_dead_letter_queue_arn=ARNS.queue(queue_spec(stack.settings.stage).dead_letter_name),
+        textract=True,
+    )
+    assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(), pending={})
+    assert_reports_bucket_admits(needed, stack.settings, "ingest-task-role")
+
+
+def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
+    """The audit catalog's grants for this stage, split into what AWS uses on the role's behalf
+    (with the reason) and what the Athena engine will call (pending: issue 16, being written)."""
+    grants = catalog_grants(settings.stage, REGION, ACCOUNT)
+    audit, workgroup = grants["audit_bucket_arn"], grants["workgroup_arn"]
+    reports = f"arn:aws:s3:::{settings.reports_bucket}"
+    tables = grants["glue_table_arns"]
+    data = [f"{audit}/{p}*" for p in (layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX)]
+    exports, results = f"{audit}/{layout.DYNAMODB_EXPORTS_PREFIX}*", f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
+    aws_only = {
+        **{(a, r): "Athena looks the tables up in Glue with the caller's permissions"
+           for a in policies.GLUE_READS for r in (grants["glue_catalog_arn"], grants["glue_database_arn"], *tables)},
+        **{("s3:GetObject", r): "Athena reads the inventory and export data with the caller's permissions" for r in data},
+        ("s3:ListBucket", audit): "Athena lists the tables' locations (inventory/, exports/) with the caller's permissions",
+        **{("s3:GetBucketLocation", r): "Athena locates its source and result buckets" for r in (audit, reports)},
+        **{(a, results): "Athena writes (multipart) and reads back query results with the caller's permissions"
+           for a in policies.ATHENA_RESULT_OBJECTS},
+        ("s3:ListBucket", reports): "Athena lists its results prefix",
+        ("s3:ListBucketMultipartUploads", reports): "Athena manages the multipart uploads of its results",
+        **{(a, exports): "DynamoDB writes the export files with the caller's permissions" for a in policies.EXPORT_WRITES},
+    }
+    table = ARNS.table(settings.table_name)
+    pending = {
+        **{(a, workgroup): "issue 16: the athena engine's queries" for a in policies.ATHENA_QUERIES},
+        ("dynamodb:ExportTableToPointInTime", table): "issue 16: the run's table export",
+        ("dynamodb:DescribeExport", f"{table}/export/*"): "issue 16: waiting for the export",
+    }
+    return grants, aws_only, pending
+
+
+def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:  # noqa: ANN001
+    audit, repair = reconcile_calls(stack, tmp_path)
+    inputs = _role_inputs(stack.settings)
+    # With the Athena engine on, the roles' superset: the polars runs' calls, the catalog's
+    # grants AWS uses on the role's behalf, and those the athena engine will call.
+    grants, catalog_aws_only, catalog_pending = _catalog(stack.settings)
+    assert_grants_exactly(
+        policies.reconcile_task_policy(**inputs, catalog=grants),
+        permissions(audit, ARNS),
+        {**_aws_only_for_sse_kms(), **catalog_aws_only},
+        catalog_pending,
+    )
+    queue = ARNS.queue(stack.settings.arrivals_queue_url)
+    assert_grants_exactly(
+        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants),
+        permissions(repair, ARNS),
+        {**_aws_only_for_sse_kms(), **catalog_aws_only},
+        {
+            **catalog_pending,
+            ("sqs:SendMessage", queue): "issue 15: repair re-queues UNPROCESSED_RAW (the reconcile engineer's change)",
+        },
+    )
+    for role, calls in (("reconcile-task-role", audit), ("repair-task-role", repair)):
+        assert_reports_bucket_admits(permissions(calls, ARNS), stack.settings, role)
+    # The audit role may not write the table: the repair's puts are exactly what it lacks.
+    lacking = {p.action for p in permissions(repair, ARNS) if not allowed(policies.reconcile_task_policy(**inputs), p)}
+    lacking -= {"sqs:SendMessage"}  # once repair re-queues
+    assert lacking == {"dynamodb:GetItem", "dynamodb:PutItem"}
+
+
+def test_execution_role_is_what_ecs_needs_to_start_a_task() -> None:
+    # No job code runs under it: ECS pulls the image and writes the awslogs streams with it.
+    repository = f"arn:aws:ecr:{REGION}:{ACCOUNT}:repository/docuflow-dev-jobs"
+    groups = [f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/docuflow/dev/{job}" for job in ("ingest", "reconcile")]
+    policy = policies.execution_role_policy(log_group_arns=groups, key_arn=KEY, repository_arn=repository)
+    streams = {f"{g}:log-stream:*" for g in groups}
+    aws_only = {
+        **{("logs:CreateLogStream", s): "awslogs creates the task's log stream" for s in streams},
+        **{("logs:PutLogEvents", s): "awslogs ships the container's output" for s in streams},
+        ("ecr:GetAuthorizationToken", "*"): "ECS logs in to ECR (the action has no resource type)",
+        ("ecr:BatchCheckLayerAvailability", repository): "ECS pulls the job image",
+        ("ecr:BatchGetImage", repository): "ECS pulls the job image",
+        ("ecr:GetDownloadUrlForLayer", repository): "ECS pulls the job image",
+        ("kms:Decrypt", KEY): "the repository is encrypted with the stack's key",
+    }
+    assert_grants_exactly(policy, set(), aws_only, pending={})
+
+
+# --- the checker can fail ------------------------------------------------------------------------
+def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
+    table = ARNS.table("t")
+    needed = {Permission("dynamodb:PutItem", table)}
+    exact = policies.document(policies.statement("Put", ["dynamodb:PutItem"], [table]))
+    assert_grants_exactly(exact, needed, {}, {})
+    extra = policies.document(policies.statement("Put", ["dynamodb:PutItem", "dynamodb:DeleteItem"], [table]))
+    with pytest.raises(AssertionError, match="grants what no job calls"):
+        assert_grants_exactly(extra, needed, {}, {})
+    with pytest.raises(AssertionError, match="lacks what the job calls"):
+        assert_grants_exactly(exact, needed | {Permission("dynamodb:GetItem", table)}, {}, {})
+    with pytest.raises(AssertionError, match="now called"):
+        assert_grants_exactly(exact, needed, {}, {("dynamodb:PutItem", table): "pending"})
+    with pytest.raises(AssertionError, match="listed as needed but not granted"):
+        assert_grants_exactly(exact, needed, {("dynamodb:GetItem", table): "stale"}, {})
+
+
+# --- the program attaches these builders ------------------------------------------------------------
+_DEV_QUEUE = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').name}"
+_DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name}"
+
+
+@pytest.mark.parametrize(("job", "builder"), [
+    ("ingest", lambda a: policies.ingest_task_policy(  # dev: ocrEngine textract
+        **a, textract=True, arrivals_queue_arn=_DEV_QUEUE, arrivals_dead_letter_queue_arn=_DEV_DLQ)),
+    # dev: docuflow:reconcileEngine athena, so both carry the audit catalog's grants.
+    ("reconcile", lambda a: policies.reconcile_task_policy(**a, catalog=catalog_grants("dev", "eu-west-1"))),
+    ("repair", lambda a: policies.repair_task_policy(**a, arrivals_queue_arn=_DEV_QUEUE, catalog=catalog_grants("dev", "eu-west-1"))),
+])
+def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:
+    (recorded,) = [r for r in dev.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-dev-{job}-task-policy"]
+    attached = json.loads(recorded.inputs["policy"])
+    names = {"raw": "docuflow-dev-raw", "processed": "docuflow-dev-processed", "reports": "docuflow-dev-reports"}
+    inputs = dict(
+        table_arn=f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/docuflow-dev-documents-table",
+        **{f"{p}_bucket_arn": f"arn:aws:s3:::{n}" for p, n in names.items()},
+        key_arn=f"arn:aws:kms:eu-west-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    )
+    assert attached == builder(inputs)

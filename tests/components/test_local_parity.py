@@ -1,0 +1,33 @@
+"""The embedded local stack declares what the Pulumi stack declares, from the same contract specs.
+
+`python -m jobs local up` (and the test fixtures) bootstrap buckets from jobs.contract; the
+program translates the same specs into pulumi-aws arguments. Here both sides are read back: the
+local reports bucket's default retention and every bucket's lifecycle rules against the dev
+stack's recorded resources, so a local run meets the refusals and expiries it would on AWS.
+"""
+
+from __future__ import annotations
+
+from jobs.contract import ObjectLockSpec, bucket_specs
+from tests.components.program import ProgramRun
+
+
+def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: ProgramRun) -> None:  # noqa: ANN001
+    local = stack.s3().get_object_lock_configuration(Bucket=stack.settings.reports_bucket)["ObjectLockConfiguration"]
+    retention = local["Rule"]["DefaultRetention"]
+    contract = ObjectLockSpec()
+    assert (local["ObjectLockEnabled"], retention["Mode"], retention["Days"]) == ("Enabled", contract.mode, contract.days)
+    # Pulumi.dev.yaml keeps the contract's default, so dev on AWS and local runs agree.
+    declared = dev.one("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration").inputs
+    assert declared["rule"]["defaultRetention"] == {"mode": retention["Mode"], "days": retention["Days"]}
+
+
+def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:  # noqa: ANN001
+    s3 = stack.s3()
+    for spec in bucket_specs(stack.settings.stage, stack.settings.bucket_names()):
+        local = s3.get_bucket_lifecycle_configuration(Bucket=spec.name)["Rules"]
+        declared = dev.named(f"docuflow-dev-{spec.purpose}-lifecycle").inputs["rules"]
+        assert [r["ID"] for r in local] == [r["id"] for r in declared], spec.purpose
+        # The bucket-wide abort of incomplete multipart uploads is on both sides.
+        aborts = [r for r in local if "AbortIncompleteMultipartUpload" in r]
+        assert [r["Filter"] for r in aborts] in ([{}], [{"Prefix": ""}]), spec.purpose

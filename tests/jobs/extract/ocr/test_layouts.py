@@ -1,0 +1,74 @@
+"""The layout development set (tests/data/layouts): header fields from born-digital PDFs and clean scans.
+
+The text-layer form runs whole in the default suite (about 40 one-page PDFs, a few seconds); the
+clean scans run on a sample here and whole under `slow` and in bench/bench_ocr.py. Accuracy counts
+documents whose five header fields are all right; separately, no document may be PROCESSED with a
+wrong header value, and the ambiguity cases must never be PROCESSED at all.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from ocr_helpers import REPO_ROOT
+
+from jobs.contract.status import Status
+from jobs.extract import ExtractionSettings, OcrEngine, extract_document
+from jobs.extract.ocr.degrade import header_mismatches, make_form
+
+sys.path.insert(0, str(REPO_ROOT))
+from tests.data.layouts.render import Case, accuracy_cases, ambiguity_cases, cases, render  # noqa: E402
+
+LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
+# One of each template and language, read from clean scans in the default run.
+SCAN_SAMPLE = ("de-classic-dot", "en-stacked", "fr-headline-avoir", "de-sidebar")
+
+
+def _read(case: Case, form: str):  # noqa: ANN202
+    pdf = render(case)
+    return extract_document(pdf if form == "text-layer" else make_form(pdf, form), f"{case.id}.pdf", LOCAL)
+
+
+def test_the_set_is_layout_diverse() -> None:
+    every = cases()
+    assert len(accuracy_cases()) >= 30
+    assert {case.data["template"] for case in every} == {"classic", "stacked", "headline", "sidebar"}
+    assert {case.lang for case in every} == {"en", "de", "fr"}
+    assert len({case.expected["currency"] for case in every}) >= 5
+    assert any(len(case.data["letterhead"]) == 2 for case in every)  # wrapped seller names
+
+
+@pytest.mark.parametrize("case", accuracy_cases(), ids=lambda c: c.id)
+def test_text_layer_reads_every_header_field(case: Case) -> None:
+    outcome = _read(case, "text-layer")
+    assert header_mismatches(outcome.invoice, case.expected) == {}
+    assert outcome.validation.status is Status.PROCESSED, outcome.validation.reasons
+
+
+@pytest.mark.parametrize("case", ambiguity_cases(), ids=lambda c: c.id)
+def test_an_ambiguous_page_goes_to_review(case: Case) -> None:
+    outcome = _read(case, "text-layer")
+    assert outcome.validation.status.value == case.status, outcome.validation.reasons
+
+
+@pytest.mark.usefixtures("tesseract")
+@pytest.mark.parametrize("case", [c for c in cases() if c.id in SCAN_SAMPLE], ids=lambda c: c.id)
+def test_clean_scan_sample(case: Case) -> None:
+    outcome = _read(case, "clean")
+    assert header_mismatches(outcome.invoice, case.expected) == {}, outcome.validation.reasons
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("tesseract")
+def test_clean_scans_hold_their_measured_accuracy_and_none_are_wrongly_processed() -> None:
+    right, wrongly_processed = 0, []
+    for case in cases():
+        outcome = _read(case, "clean")
+        wrong = header_mismatches(outcome.invoice, case.expected)
+        right += case.status is None and not wrong
+        if outcome.validation.status is Status.PROCESSED and (wrong or case.status is not None):
+            wrongly_processed.append(f"{case.id}: {wrong}")
+    assert wrongly_processed == []
+    # Measured 33 of 37 (the goal is 95 %, not met yet: see docs/ocr.md for the four misses).
+    assert right >= 33

@@ -1,0 +1,196 @@
+"""The store adapters: AWS answers become domain errors and outcomes (jobs.errors), never botocore's.
+
+Live where the local stack speaks the protocol (DynamoDB Local, moto's S3 and SQS); botocore's
+Stubber only for answers the emulators cannot be made to give (throttling, cancellation reasons).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC, datetime
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError
+from botocore.stub import Stubber
+
+from jobs.contract import DocumentItem, ObjectInfo, Status, layout
+from jobs.contract.events import parse_body, requeue_body
+from jobs.errors import (
+    DynamoItemRejectedError,
+    DynamoTokenInvalidError,
+    DynamoTransactionNotSettledError,
+    S3ObjectChangedError,
+    S3ObjectExistsError,
+    S3ObjectMissingError,
+    SettingsError,
+    StoreAccessDeniedError,
+    StoreRequestError,
+    StoreResourceMissingError,
+    StoreUnavailableError,
+)
+from jobs.observability import CallMetrics
+from jobs.store import dynamo
+from jobs.store._aws import translate
+from jobs.store.dynamo import DocumentTable, claim_put
+from jobs.store.queue import ArrivalQueue
+from jobs.store.s3 import Buckets
+
+NOW = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
+
+
+def item(user: str, doc: str, status: Status = Status.PROCESSED, version: int = 1) -> DocumentItem:
+    return DocumentItem(userId=user, documentId=doc, status=status, createdAt=NOW, updatedAt=NOW,
+                        rawS3Uri=f"s3://raw/{layout.raw_key(user, doc, 'a.xml')}", rawEtag='"e"', version=version)
+
+
+def client_error(code: str, status: int = 400, **extra: object) -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}, **extra}, "Op")
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    (client_error("AccessDeniedException", 400), StoreAccessDeniedError),
+    (client_error("Anything", 403), StoreAccessDeniedError),
+    (client_error("ResourceNotFoundException"), StoreResourceMissingError),
+    (client_error("ProvisionedThroughputExceededException"), StoreUnavailableError),
+    (client_error("SomethingNew", 503), StoreUnavailableError),
+    (client_error("ValidationException"), StoreRequestError),
+    (EndpointConnectionError(endpoint_url="http://127.0.0.1:9"), StoreUnavailableError),
+    (NoRegionError(), SettingsError),
+])
+def test_botocore_errors_become_domain_errors(error: Exception, expected: type[Exception]) -> None:
+    translated = translate(error, "op")  # type: ignore[arg-type]
+    assert type(translated) is expected
+    assert "op" in str(translated)
+
+
+def test_missing_resources_are_settings_errors_that_name_the_call() -> None:
+    error = translate(client_error("NoSuchBucket", 404), "s3.ListObjectsV2")
+    assert isinstance(error, SettingsError) and "NoSuchBucket" in str(error)
+
+
+# --- DynamoDB ---------------------------------------------------------------------------------
+def _stubbed_table() -> tuple[DocumentTable, Stubber]:
+    client = boto3.client("dynamodb", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    return DocumentTable(client, "t", "i", CallMetrics()), Stubber(client)
+
+
+def test_transaction_cancellation_reasons_decide_each_put(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
+    table, stub = _stubbed_table()
+    puts = [claim_put(item("u", f"d{i}"), None) for i in range(3)]
+    reasons = [{"Code": "ConditionalCheckFailed"}, {"Code": "ThrottlingError"}, {"Code": "None"}]
+    stub.add_client_error("transact_write_items", "TransactionCanceledException", http_status_code=400,
+                          response_meta={}, modeled_fields={"CancellationReasons": reasons})
+    stub.add_response("transact_write_items", {})
+    with stub:
+        assert table.put_all(puts, "claim") == [False, True, True]
+    stub.assert_no_pending_responses()
+
+
+def test_an_item_dynamodb_refuses_raises_rejected_not_an_outage() -> None:
+    table, stub = _stubbed_table()
+    stub.add_client_error("transact_write_items", "TransactionCanceledException", http_status_code=400,
+                          modeled_fields={"CancellationReasons": [{"Code": "None"}, {"Code": "ValidationError", "Message": "too big"}]})
+    with stub, pytest.raises(DynamoItemRejectedError, match="too big"):
+        table.put_all([claim_put(item("u", "a"), None), claim_put(item("u", "b"), None)], "finish")
+    table, stub = _stubbed_table()
+    stub.add_client_error("transact_write_items", "ValidationException", http_status_code=400)
+    with stub, pytest.raises(DynamoItemRejectedError):
+        table.put_all([claim_put(item("u", "a"), None)], "finish")
+
+
+def test_transactions_still_throttled_after_the_retries_are_an_outage(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
+    table, stub = _stubbed_table()
+    for _ in range(dynamo.TRANSACT_RETRIES):
+        stub.add_client_error("transact_write_items", "TransactionCanceledException", http_status_code=400,
+                              modeled_fields={"CancellationReasons": [{"Code": "ThrottlingError"}]})
+    with stub, pytest.raises(DynamoTransactionNotSettledError):
+        table.put_all([claim_put(item("u", "a"), None)], "claim")
+
+
+def test_unprocessed_keys_are_resent_with_backoff_and_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    sleeps: list[float] = []
+    monkeypatch.setattr(dynamo.time, "sleep", sleeps.append)
+    table, stub = _stubbed_table()
+    key = {"PK": {"S": "USER#u"}, "SK": {"S": "DOC#a"}}
+    for _ in range(dynamo.BATCH_GET_RETRIES + 1):
+        stub.add_response("batch_get_item", {"Responses": {"t": []}, "UnprocessedKeys": {"t": {"Keys": [key]}}})
+    with stub, pytest.raises(StoreUnavailableError, match="still unprocessed"):
+        table.get_many([("u", "a")])
+    assert len(sleeps) == dynamo.BATCH_GET_RETRIES and all(s >= 0 for s in sleeps)
+    assert max(sleeps) <= dynamo.TRANSACT_BACKOFF * 2**dynamo.BATCH_GET_RETRIES
+
+
+def test_unprocessed_keys_that_settle_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
+    table, stub = _stubbed_table()
+    wire = dynamo.to_wire(item("u", "a").to_item())
+    stub.add_response("batch_get_item", {"Responses": {"t": []}, "UnprocessedKeys": {"t": {"Keys": [{"PK": wire["PK"], "SK": wire["SK"]}]}}})
+    stub.add_response("batch_get_item", {"Responses": {"t": [wire]}})
+    with stub:
+        assert list(table.get_many([("u", "a")])) == [("u", "a")]
+
+
+@pytest.mark.parametrize("token", ["not base64!", base64.urlsafe_b64encode(b"[1, 2]").decode(),
+                                   base64.urlsafe_b64encode(json.dumps({"PK": 1}).encode()).decode()])
+def test_a_tampered_token_is_refused(token: str) -> None:
+    with pytest.raises(DynamoTokenInvalidError):
+        dynamo.decode_token(token)
+
+
+def test_a_token_from_another_query_is_refused_by_the_table(stack) -> None:  # noqa: ANN001
+    table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    for n in range(3):
+        assert table.put_if_version(item("alice", f"d{n}"), None)
+    page = table.query_user("alice", None, 1, None)
+    assert page.next_token
+    forged = dynamo.encode_token({"PK": "USER#mallory", "SK": "DOC#d1"})
+    with pytest.raises(DynamoTokenInvalidError):
+        table.query_user("alice", None, 1, forged)
+    with pytest.raises(StoreResourceMissingError):
+        DocumentTable(stack.dynamodb(), "no-such-table", "i", CallMetrics()).get("alice", "d0")
+
+
+# --- S3 ---------------------------------------------------------------------------------------
+def test_result_writes_are_fenced_on_the_etag_they_replace(stack) -> None:  # noqa: ANN001
+    buckets, bucket = Buckets(stack.s3(), CallMetrics()), stack.settings.processed_bucket
+    first = buckets.put_json(bucket, "processed/u/d/result.json", b"{}", replaces=None)
+    with pytest.raises(S3ObjectChangedError):
+        buckets.put_json(bucket, "processed/u/d/result.json", b"{\"a\": 1}", replaces=None)  # exists already
+    second = buckets.put_json(bucket, "processed/u/d/result.json", b"{\"a\": 2}", replaces=first)
+    with pytest.raises(S3ObjectChangedError):
+        buckets.put_json(bucket, "processed/u/d/result.json", b"{\"a\": 3}", replaces=first)  # stale
+    with pytest.raises(S3ObjectChangedError):
+        buckets.put_json(bucket, "processed/u/x/result.json", b"{}", replaces=second)  # gone
+    assert buckets.get_bytes(bucket, "processed/u/d/result.json") == b"{\"a\": 2}"
+    with pytest.raises(S3ObjectMissingError):
+        buckets.get_bytes(bucket, "processed/u/nothing/result.json")
+    with pytest.raises(S3ObjectChangedError):
+        buckets.get_bytes(bucket, "processed/u/d/result.json", etag=first)
+    assert buckets.head(bucket, "processed/u/nothing/result.json") is None
+    buckets.put_once(bucket, "once.json", b"1", "application/json")
+    with pytest.raises(S3ObjectExistsError):
+        buckets.put_once(bucket, "once.json", b"2", "application/json")
+    with pytest.raises(StoreResourceMissingError):
+        next(buckets.list_pages("docuflow-no-such-bucket", "raw/"))
+
+
+# --- SQS --------------------------------------------------------------------------------------
+def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:  # noqa: ANN001
+    sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
+    queue = ArrivalQueue(sqs, stack.settings.arrivals_queue_url, CallMetrics())
+    queue.delete(queue.receive(wait_seconds=1))  # the bootstrap's s3:TestEvent
+    objects = [ObjectInfo("raw", f"raw/u/d{n}/a b.xml", f'"e{n}"', n, NOW) for n in range(12)]
+    assert queue.send([requeue_body(o) for o in objects]) == 12
+    received = queue.receive(wait_seconds=1) + queue.receive(wait_seconds=1)
+    assert len(received) == 12
+    assert sorted(parse_body(m.body)[0].obj.key for m in received) == sorted(o.key for o in objects)  # type: ignore[union-attr]
+    assert queue.change_visibility(received[:2], 0) == []
+    assert queue.delete(received[2:]) == []
+    assert queue.depth()[0] == 2
+    assert queue.dead_letter_depth() == 0
+    with pytest.raises(StoreResourceMissingError):
+        ArrivalQueue(sqs, stack.settings.arrivals_queue_url + "-nope", CallMetrics()).receive(wait_seconds=0)
