@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from jobs.contract import layout
-from jobs.errors import ExportNotReadyError, ReconcileInputError, StoreObjectMissingError
+from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissingError
 from jobs.reconcile import sql
 from jobs.reconcile.findings import WIDE_SCHEMA, empty
 from jobs.reconcile.rules import RuleParams
@@ -112,7 +112,7 @@ class AthenaReconcile:
         summary_uri = location.rstrip("/") + "/" + EXPORT_SUMMARY if not location.endswith(EXPORT_SUMMARY) else location
         try:
             summary = self._json(summary_uri)
-        except StoreObjectMissingError as exc:
+        except S3ObjectMissingError as exc:
             raise ExportNotReadyError(f"{summary_uri} does not exist: the export is still in progress or failed") from exc
         if summary.get("outputFormat", "DYNAMODB_JSON") != "DYNAMODB_JSON":
             raise ReconcileInputError(f"{summary_uri}: outputFormat {summary.get('outputFormat')!r} is not supported")

@@ -30,12 +30,11 @@ from jobs.reconcile.rules import Inputs, RuleParams, Severity
 from jobs.reconcile.sources import Snapshot, files_snapshot, live_snapshot, read_results
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
-from jobs.store.translate import TranslatedBuckets, TranslatedTable
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
 
 if TYPE_CHECKING:
     from jobs.store.athena import AthenaQueries
-    from jobs.store.dynamo import DocumentTable
-    from jobs.store.s3 import Buckets
     from jobs.store.table_export import TableExports
 
 logger = logging.getLogger(__name__)
@@ -147,12 +146,12 @@ class ReconcileRun:
     # Clients are built on first use: a files run over local paths needs no AWS at all.
     @cached_property
     def buckets(self) -> Buckets:
-        return TranslatedBuckets(s3_client(self.settings), self.metrics)
+        return Buckets(s3_client(self.settings), self.metrics)
 
     @cached_property
     def table(self) -> DocumentTable:
         s = self.settings
-        return TranslatedTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
+        return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
 
     @cached_property
     def athena_queries(self) -> AthenaQueries:

@@ -35,7 +35,7 @@ import pyarrow.parquet as pa_parquet
 from pydantic import ValidationError
 
 from jobs.contract import ObjectInfo, ResultDocument, bare_etag, layout
-from jobs.errors import InvalidKeyError, ReconcileInputError, StoreObjectMissingError
+from jobs.errors import InvalidKeyError, ReconcileInputError, S3ObjectMissingError
 from jobs.reconcile.rules import (
     DEEP_ONLY_COLUMNS,
     ITEM_ATTRIBUTE_OF,
@@ -203,7 +203,7 @@ def read_results(buckets: Buckets, bucket: str, keys: list[str], threads: int) -
     def one(key: str) -> dict[str, Any]:
         try:
             return result_row(key, buckets.get_bytes(bucket, key))
-        except StoreObjectMissingError:
+        except S3ObjectMissingError:
             return result_row(key, None)
 
     with ThreadPoolExecutor(threads, thread_name_prefix="deep") as pool:

@@ -18,12 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import boto3
-
 from jobs.errors import ReconcileQueryError
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
-from jobs.store.translate import translated
+from jobs.store._aws import translated
+from jobs.store.clients import _client
 
 if TYPE_CHECKING:
     from mypy_boto3_athena import AthenaClient
@@ -37,7 +36,7 @@ _CUTOFF_MARKERS = ("bytes scanned limit", "BytesScannedCutoffPerQuery")
 
 
 def athena_client(settings: JobSettings, **kwargs: Any) -> AthenaClient:
-    return boto3.session.Session().client("athena", config=settings.botocore_config(), **kwargs)
+    return _client("athena", settings, **kwargs)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from jobs.errors import ExportNotReadyError
 from jobs.observability import CallMetrics
-from jobs.store.translate import translated
+from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
