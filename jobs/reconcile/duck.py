@@ -31,7 +31,7 @@ import polars as pl
 from jobs.errors import ReconcileInputError, ReconcileQueryError
 from jobs.reconcile import sql
 from jobs.reconcile.rules import RESULTS_SCHEMA, RuleParams, classify_keys
-from jobs.reconcile.sources import DataFile, _field_name, export_manifest, inventory_manifest
+from jobs.reconcile.sources import DataFile, InventoryManifest, _field_name, export_manifest, inventory_pair
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -105,10 +105,7 @@ class DuckEngine:
             raise ReconcileInputError(f"{manifest.where} declares {manifest.item_count} items, the data files hold {count}")
         return manifest.export_time, count
 
-    def inventory_view(self, name: str, manifest_text: str, expected_bucket: str) -> tuple[datetime, str, int]:
-        manifest = inventory_manifest(manifest_text, self._buckets)
-        if manifest.source_bucket != expected_bucket:
-            raise ReconcileInputError(f"{manifest.where} inventories {manifest.source_bucket!r}, not {expected_bucket!r}")
+    def inventory_view(self, name: str, manifest: InventoryManifest) -> tuple[datetime, str, int]:
         paths = self._staged(manifest.files)
         typed = "SELECT CAST(NULL AS VARCHAR) AS bucket, CAST(NULL AS VARCHAR) AS key, CAST(NULL AS BIGINT) AS size, CAST(NULL AS TIMESTAMPTZ) AS last_modified_date, CAST(NULL AS VARCHAR) AS e_tag WHERE false"
         if not paths:
@@ -205,25 +202,15 @@ def duck_find(
     threads: int = 2,
 ) -> DuckResult:
     """The whole duckdb run over the files (read_results: --deep's GETs, None without --deep)."""
-    by_bucket = {}
+    raw_m, processed_m = inventory_pair(manifests, buckets, params.raw_bucket, params.processed_bucket)
     with tempfile.TemporaryDirectory(prefix="docuflow-duckdb-") as tmp:
         engine = DuckEngine(buckets, Path(tmp), threads)
         try:
             export_time, items = engine.export_view(export, read_results is not None)
-            for text in manifests:
-                bucket = inventory_manifest(text, buckets).source_bucket
-                if bucket in by_bucket:
-                    raise ReconcileInputError(f"two inventories of {bucket!r} given")
-                by_bucket[bucket] = text
             result = DuckResult(pl.DataFrame(), taken_at={"table": export_time}, inputs={"table": export}, sizes={"table": items})
-            for name, bucket, view in (("raw", params.raw_bucket, "raw_inventory"), ("processed", params.processed_bucket, "processed_inventory")):
-                if bucket not in by_bucket:
-                    raise ReconcileInputError(f"no --s3-inventory manifest for bucket {bucket!r}")
-                created, where, rows = engine.inventory_view(view, by_bucket[bucket], bucket)
+            for name, manifest, view in (("raw", raw_m, "raw_inventory"), ("processed", processed_m, "processed_inventory")):
+                created, where, rows = engine.inventory_view(view, manifest)
                 result.taken_at[name], result.inputs[name], result.sizes[name] = created, where, rows
-            unknown = set(by_bucket) - {params.raw_bucket, params.processed_bucket}
-            if unknown:
-                raise ReconcileInputError(f"inventories of {sorted(unknown)}: neither the raw nor the processed bucket")
             timed = dataclasses.replace(params, as_of=min(result.taken_at.values()))
             if read_results is not None:
                 engine.results_table("processed_inventory", read_results)

@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from jobs.errors import ReconcileInputError
 from jobs.reconcile import rules
 from jobs.reconcile.findings import WIDE_SCHEMA, empty
 from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, Prepared, RuleParams
-from jobs.reconcile.sources import _trim_heap, export_frames, export_manifest, inventory_frames, inventory_manifest
+from jobs.reconcile.sources import _trim_heap, export_frames, export_manifest, inventory_frames, inventory_pair
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets
@@ -105,21 +104,7 @@ def partitioned_find(
 ) -> PartitionedResult:
     """Every finding of the files, in bounded memory (read_results: --deep's GETs, or None)."""
     export_m = export_manifest(export, buckets)
-    by_bucket = {}
-    for text in manifests:
-        manifest = inventory_manifest(text, buckets)
-        if manifest.source_bucket not in (raw_bucket, processed_bucket):
-            raise ReconcileInputError(
-                f"{manifest.where} inventories {manifest.source_bucket!r}, "
-                f"neither the raw ({raw_bucket}) nor the processed ({processed_bucket}) bucket"
-            )
-        if manifest.source_bucket in by_bucket:
-            raise ReconcileInputError(f"two inventories of {manifest.source_bucket!r} given")
-        by_bucket[manifest.source_bucket] = manifest
-    for needed in (raw_bucket, processed_bucket):
-        if needed not in by_bucket:
-            raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
-    raw_m, processed_m = by_bucket[raw_bucket], by_bucket[processed_bucket]
+    raw_m, processed_m = inventory_pair(manifests, buckets, raw_bucket, processed_bucket)
     taken_at = {"table": export_m.export_time, "raw": raw_m.created, "processed": processed_m.created}
     params = params_for(min(taken_at.values()))
     deep = read_results is not None

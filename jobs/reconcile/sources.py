@@ -638,35 +638,45 @@ def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
 def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
     """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
     manifest = inventory_manifest(manifest_text, buckets)
+    return Inventory(manifest.source_bucket, manifest.created, _objects(manifest), manifest.where)
+
+
+def inventory_pair(manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str) -> tuple[InventoryManifest, InventoryManifest]:
+    """The raw and the processed bucket's inventory manifests among `manifests` (one each,
+    nothing else): what every files engine reads."""
+    by_bucket: dict[str, InventoryManifest] = {}
+    for text in manifests:
+        manifest = inventory_manifest(text, buckets)
+        if manifest.source_bucket not in (raw_bucket, processed_bucket):
+            raise ReconcileInputError(
+                f"{manifest.where} inventories {manifest.source_bucket!r}, "
+                f"neither the raw ({raw_bucket}) nor the processed ({processed_bucket}) bucket"
+            )
+        if manifest.source_bucket in by_bucket:
+            raise ReconcileInputError(f"two inventories of {manifest.source_bucket!r} given")
+        by_bucket[manifest.source_bucket] = manifest
+    for needed in (raw_bucket, processed_bucket):
+        if needed not in by_bucket:
+            raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
+    return by_bucket[raw_bucket], by_bucket[processed_bucket]
+
+
+def _objects(manifest: InventoryManifest) -> pl.DataFrame:
     objects = _concat(list(inventory_frames(manifest)), OBJECTS_SCHEMA)
     _trim_heap()
-    return Inventory(manifest.source_bucket, manifest.created, objects, manifest.where)
+    return objects
 
 
 def files_snapshot(
     export: str, manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str, deep: bool
 ) -> Snapshot:
+    """Everything in memory (the in-memory rules and the tests; ReconcileRun streams instead)."""
     items, export_time = read_export(export, buckets, deep)
-    by_bucket: dict[str, Inventory] = {}
-    for text in manifests:
-        inventory = read_inventory(text, buckets)
-        if inventory.source_bucket not in (raw_bucket, processed_bucket):
-            raise ReconcileInputError(
-                f"{inventory.manifest} inventories {inventory.source_bucket!r}, "
-                f"neither the raw ({raw_bucket}) nor the processed ({processed_bucket}) bucket"
-            )
-        if inventory.source_bucket in by_bucket:
-            raise ReconcileInputError(f"two inventories of {inventory.source_bucket!r} given")
-        by_bucket[inventory.source_bucket] = inventory
-    for needed in (raw_bucket, processed_bucket):
-        if needed not in by_bucket:
-            raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
-    raw, processed = by_bucket[raw_bucket], by_bucket[processed_bucket]
+    raw, processed = inventory_pair(manifests, buckets, raw_bucket, processed_bucket)
     return Snapshot(
         items,
-        raw.objects,
-        processed.objects,
+        _objects(raw),
+        _objects(processed),
         taken_at={"table": export_time, "raw": raw.created, "processed": processed.created},
-        inputs={"table": export, "raw": raw.manifest, "processed": processed.manifest},
+        inputs={"table": export, "raw": raw.where, "processed": processed.where},
     )
-
