@@ -13,10 +13,12 @@ import re
 import sys
 from datetime import timedelta
 
-# Polars' jemalloc keeps freed pages resident for seconds by default; a reconcile allocates and
-# frees join tables rule after rule, so returning them at once keeps peak RSS ~0.2-0.4 GB lower
-# per million items. Read by jemalloc when polars loads, hence set before the imports below.
-ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
+# Polars' jemalloc keeps freed pages resident for 10 s by default; a reconcile allocates and frees
+# join tables rule after rule and partition after partition. Returning them after 1 s keeps peak
+# RSS flat (1.08 GB at 1 M documents, 1.03 GB at 4 M, partitioned) and costs far fewer page faults
+# than returning them at once (0 ms: 0.98 GB, but 20-25 % more CPU, most of it in the kernel).
+# Read by jemalloc when polars loads, hence set before the imports below.
+ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:1000,muzzy_decay_ms:0"}
 for _name, _value in ALLOCATOR_ENV.items():
     os.environ.setdefault(_name, _value)
 
