@@ -21,6 +21,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.s3.models import s3_backends
 from moto.server import main as serve
 
+from jobs.local.moto_server import patch
 from jobs.local.stack import REGION
 
 OBJECT_COLUMNS = ("bucket", "key", "etag", "lastModified")
@@ -39,6 +40,7 @@ def seed(objects: Path) -> int:
 def main(argv: list[str]) -> None:
     port, objects = argv
     seed(Path(objects))
+    patch()  # the same server as the local stack's (jobs/local/moto_server.py)
     serve(["-H", "127.0.0.1", "-p", port])  # same process, so the same in-memory backend
 
 

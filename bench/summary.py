@@ -30,6 +30,17 @@ def _ingest(r: dict[str, Any]) -> Iterator[Row]:
         ]
 
 
+def _requests(r: dict[str, Any]) -> Iterator[Row]:
+    first, last = r["nights"][0], r["nights"][-1]
+    for mode in ("drain", "backfill"):
+        yield [
+            f"nightly requests ({mode}), {r['new']:,} new documents",
+            f"{first[f'{mode}Total']:,} -> {last[f'{mode}Total']:,}",
+            f"x{r['growth'][mode]} from {first['stored']:,} to {last['stored']:,} stored",
+            "-",
+        ]
+
+
 def _extract(r: dict[str, Any]) -> Iterator[Row]:
     for name, f in r["formats"].items():
         yield [
@@ -66,6 +77,7 @@ def _ocr(r: dict[str, Any]) -> Iterator[Row]:
 
 SECTIONS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
     "ingest": _ingest,
+    "requests": _requests,
     "extract": _extract,
     "reconcile": _reconcile,
     "ocr": _ocr,
