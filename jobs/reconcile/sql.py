@@ -72,8 +72,18 @@ _ID_CHARS = lit(r"\A[^#/\\" + _FORBIDDEN_CLASSES + "]{1," + str(layout.MAX_ID_LE
 _FILENAME_CHARS = lit(r"\A[^/\\" + _FORBIDDEN_CLASSES + r"]+\z")
 
 
+# A dot as written or percent-encoded: validate_id refuses ids that *decode* (urllib's unquote,
+# one level) to a traversal, and only these spellings decode to a dot.
+_DOT = r"(\.|%2[eE])"
+_TRAVERSAL = lit(_DOT + _DOT)
+_ONLY_DOT = lit(r"\A" + _DOT + r"\z")
+
+
 def valid_id(x: str) -> str:
-    return f"(regexp_like({x}, {_ID_CHARS}) AND strpos({x}, '..') = 0 AND {x} <> '.' AND NOT regexp_like({x}, {lit(_EDGE_SPACE)}))"
+    return (
+        f"(regexp_like({x}, {_ID_CHARS}) AND NOT regexp_like({x}, {_TRAVERSAL}) AND NOT regexp_like({x}, {_ONLY_DOT})"
+        f" AND NOT regexp_like({x}, '%(2[fF]|5[cC])') AND {x} = normalize({x}, NFC) AND NOT regexp_like({x}, {lit(_EDGE_SPACE)}))"
+    )
 
 
 def valid_filename(x: str) -> str:
@@ -314,13 +324,18 @@ def query(relations: Relations, params: RuleParams) -> str:
 
 # --- translation for DuckDB ----------------------------------------------------------------------
 def to_duckdb(trino_sql: str) -> str:
-    """The Trino query in DuckDB's dialect (sqlglot), plus the one gap sqlglot leaves open here:
-    `length(to_utf8(x))` (bytes of a string) becomes `strlen(x)`."""
+    """The Trino query in DuckDB's dialect (sqlglot), plus the two gaps sqlglot leaves open here:
+    `length(to_utf8(x))` (bytes of a string) becomes `strlen(x)`, `normalize(x, NFC)`
+    becomes `nfc_normalize(x)`."""
     tree = sqlglot.parse_one(trino_sql, read="trino")
 
-    def bytes_length(node: exp.Expression) -> exp.Expression:
+    def fill_gaps(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Length) and isinstance(node.this, exp.Encode):
             return exp.Anonymous(this="strlen", expressions=[node.this.this])
+        if isinstance(node, exp.Normalize):
+            if str(node.args.get("form", "NFC")).upper() != "NFC":
+                raise ValueError(f"only NFC normalisation is translated, not {node.args.get('form')}")
+            return exp.Anonymous(this="nfc_normalize", expressions=[node.this])
         return node
 
-    return tree.transform(bytes_length).sql(dialect="duckdb")
+    return tree.transform(fill_gaps).sql(dialect="duckdb")

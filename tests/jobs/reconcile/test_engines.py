@@ -34,7 +34,7 @@ OLD = AS_OF - timedelta(days=1)
 FRESH = AS_OF - timedelta(minutes=5)
 
 # Keys outside the fast path that the layout accepts, and keys it refuses, one per reason.
-ODD_IDS = [("ü.ser", "dök é"), ("u+1", "d%41"), ("x" * 128, "d.d"), ("u", "\u00a0x"[1:] + "ß")]
+ODD_IDS = [("ü.ser", "dök é"), ("u+1", "d%41"), ("x" * 128, "d.d"), ("u", "\u00a0x"[1:] + "ß"), ("u%2e", "d.%2")]
 BAD_RAW_KEYS = [
     "notes/readme.txt",
     "raw/u1/d1",
@@ -52,6 +52,11 @@ BAD_RAW_KEYS = [
     "raw/u1/./a.xml",
     "raw//d1/a.xml",
     "raw/u1/d1/a\nb.xml",
+    "raw/u1/d%2e%2e/a.xml",  # ids that decode to a traversal, or to a separator
+    "raw/u1/d.%2E/a.xml",
+    "raw/%2e/d1/a.xml",
+    "raw/u%2F1/d1/a.xml",
+    "raw/u1/de\u0301/a.xml",  # an id not in Unicode NFC
 ]
 BAD_RESULT_KEYS = ["processed/u1/d1/result.json.bak", "processed/u1/d1/other.json", "processed/u1/result.json", "processed/u\\1/d1/result.json"]
 
