@@ -2,10 +2,14 @@
 
 For each size the DynamoDB export (DYNAMODB_JSON, gzip) and the two S3 Inventory reports (CSV,
 gzip) are generated in a temp dir first (not timed), with a known sprinkle of discrepancies of
-every kind. Then two subprocesses read the same files: the reconcile job (polars) and a
-plain-Python baseline (json/csv modules, dicts and sets, the layout parsers), each timed inside
-and its peak RSS sampled from outside. Their counts per finding must agree. The live figure seeds
-the same kind of data into a fresh local stack and times `ReconcileRun` with the live source.
+every kind. Then subprocesses read the same files: the reconcile job's polars engine (key-hash
+partitions), its duckdb engine (the Athena engine's SQL, translated by sqlglot, on embedded
+DuckDB) and, up to --baseline-max, a plain-Python baseline (json/csv modules, dicts and sets, the
+layout parsers), each timed inside and its peak RSS sampled from outside. Their counts per finding
+must agree. The bytes Athena would scan are measured on the same data: the export's gzip files
+(JSON is read whole) plus, of the inventories rewritten as AWS's Parquet (Snappy), the column
+chunks of the five columns the query reads. The live figure seeds the same kind of data into a
+fresh local stack and times `ReconcileRun` with the live source (`--live 0` keeps the last one).
 
     python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 100000] [--baseline-max 1000000]
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import functools
 import gzip
 import json
@@ -32,8 +37,9 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `jobs` import
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl
+import pyarrow.parquet as pq
 
-from bench.common import fresh_stack, run_measured, stage, table, write_result
+from bench.common import RESULTS, fresh_stack, run_measured, stage, table, write_result
 from bench.seeded_s3 import OBJECT_COLUMNS
 from jobs.contract import Status, layout
 from jobs.local.servers import ServerSpec
@@ -41,6 +47,7 @@ from jobs.reconcile.cli import ALLOCATOR_ENV
 from jobs.reconcile.exports import write_export, write_inventory
 from jobs.reconcile.rules import RESULT_PROMISED, Code, templates
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.sources import read_inventory
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 
@@ -53,6 +60,7 @@ EXPORT_ROWS_PER_FILE = 250_000
 INVENTORY_ROWS_PER_FILE = 500_000
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 EVERY = 1000  # one discrepancy of each kind per thousand documents
+ATHENA_INVENTORY_COLUMNS = ("bucket", "key", "size", "last_modified_date", "e_tag")  # what sql.query reads
 
 
 # --- generation (not timed) ------------------------------------------------------------------
@@ -172,6 +180,29 @@ def _options(inputs: dict[str, Any]) -> ReconcileOptions:
     )
 
 
+def athena_scan_bytes(inputs: dict[str, Any], root: Path) -> dict[str, int]:
+    """What Athena would scan: the export's compressed JSON whole, and of each inventory in
+    Parquet (as the stack's S3 Inventory writes it) only the column chunks the SQL reads."""
+    export = Path(inputs["export"])
+    export_bytes = sum(p.stat().st_size for p in (export / "data").glob("*.json.gz"))
+    inventory_bytes = 0
+    for manifest in inputs["manifests"]:
+        objects = read_inventory(manifest, None).objects
+        out = root / f"{Path(manifest).parents[2].name}.parquet"
+        objects.select(
+            "bucket", "key", "size", pl.col("lastModified").alias("last_modified_date"), pl.col("etag").alias("e_tag")
+        ).write_parquet(out, compression="snappy", row_group_size=1_000_000)
+        metadata = pq.ParquetFile(out).metadata
+        read = set(ATHENA_INVENTORY_COLUMNS)
+        for group in range(metadata.num_row_groups):
+            row_group = metadata.row_group(group)
+            inventory_bytes += sum(
+                row_group.column(c).total_compressed_size for c in range(row_group.num_columns) if row_group.column(c).path_in_schema in read
+            )
+        out.unlink()
+    return {"export": export_bytes, "inventories": inventory_bytes, "total": export_bytes + inventory_bytes}
+
+
 def _timed(run: ReconcileRun) -> dict[str, Any]:
     started, cpu = time.perf_counter(), time.process_time()
     outcome = run.execute()
@@ -181,6 +212,11 @@ def _timed(run: ReconcileRun) -> dict[str, Any]:
 
 def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
     return _timed(ReconcileRun(JobSettings(stage=STAGE), _options(inputs)))
+
+
+def worker_duckdb(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The Athena engine's SQL on embedded DuckDB over the same files."""
+    return _timed(ReconcileRun(JobSettings(stage=STAGE), dataclasses.replace(_options(inputs), engine="duckdb")))
 
 
 def worker_live(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -266,8 +302,11 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": {c.value: counts.get(c, 0) for c in Code}}
 
 
-WORKERS = {"polars": worker_polars, "baseline": worker_baseline, "live": worker_live}
-HEADERS = ["items", "polars s", "cpu s", "peak MB", "baseline s", "cpu s", "peak MB", "speedup", "same counts", "load"]
+WORKERS = {"polars": worker_polars, "duckdb": worker_duckdb, "baseline": worker_baseline, "live": worker_live}
+HEADERS = [
+    "items", "polars s", "cpu s", "peak MB", "duckdb s", "cpu s", "peak MB",
+    "baseline s", "cpu s", "peak MB", "same counts", "Athena scans MB", "load",
+]
 
 
 # --- live -----------------------------------------------------------------------------------------
@@ -375,11 +414,13 @@ def main() -> None:
             clock = time.perf_counter()
             inputs = generate(n, Path(tmp), JobSettings(stage=STAGE))
             generated = time.perf_counter() - clock
+            scanned = athena_scan_bytes(inputs, Path(tmp))
             inputs_file = Path(tmp) / "inputs.json"
             inputs_file.write_text(json.dumps(inputs))
             job, job_rss = _measure("polars", inputs_file)
+            duck, duck_rss = _measure("duckdb", inputs_file)
             base, base_rss = _measure("baseline", inputs_file) if n <= args.baseline_max else ({}, None)
-        agree = base.get("counts") == job["counts"] if base else None
+        agree = duck["counts"] == job["counts"] and (not base or base["counts"] == job["counts"])
         result = {
             "items": n,
             "inputBytes": inputs["bytes"],
@@ -389,6 +430,10 @@ def main() -> None:
             "loadAverage1m": round(os.getloadavg()[0], 2),
             "peakRssMb": job_rss,
             "timings": {k: round(v, 2) for k, v in job["timings"].items()},
+            "duckdbSeconds": round(duck["seconds"], 2),
+            "duckdbCpuSeconds": round(duck["cpuSeconds"], 2),
+            "duckdbPeakRssMb": duck_rss,
+            "athenaScanBytes": scanned,
             "baselineSeconds": round(base["seconds"], 2) if base else None,
             "baselineCpuSeconds": round(base["cpuSeconds"], 2) if base else None,
             "baselinePeakRssMb": base_rss,
@@ -398,9 +443,15 @@ def main() -> None:
             "counts": job["counts"],
         }
         results.append(result)
-        rows.append([f"{n:,}", result["seconds"], result["cpuSeconds"], result["peakRssMb"], result["baselineSeconds"], result["baselineCpuSeconds"], result["baselinePeakRssMb"], result["speedup"], agree, result["loadAverage1m"]])
+        rows.append([
+            f"{n:,}", result["seconds"], result["cpuSeconds"], result["peakRssMb"],
+            result["duckdbSeconds"], result["duckdbCpuSeconds"], result["duckdbPeakRssMb"],
+            result["baselineSeconds"], result["baselineCpuSeconds"], result["baselinePeakRssMb"],
+            agree, round(scanned["total"] / 2**20), result["loadAverage1m"],
+        ])
         print(table(HEADERS, rows[-1:]), flush=True)
-    live_result = live(args.live) if args.live else None
+    previous = json.loads((RESULTS / "reconcile.json").read_text()) if (RESULTS / "reconcile.json").exists() else {}
+    live_result = live(args.live) if args.live else previous.get("live")
     path = write_result("reconcile", {"files": results, "live": live_result})
     print()
     print(table(HEADERS, rows))

@@ -129,3 +129,15 @@ class TextractThrottledError(TextractError, StoreUnavailableError):
 
 class TextractUnavailableError(TextractError, StoreUnavailableError):
     """Textract failed, was unreachable, or denied access after the retry budget."""
+
+
+class ReconcileInputError(DocuFlowError, ValueError):
+    """An export or inventory is missing, incomplete, damaged or of an unsupported format."""
+
+
+class ReconcileQueryError(DocuFlowError):
+    """A reconcile engine's query failed, was cancelled or scanned more than its cutoff allows."""
+
+
+class ExportNotReadyError(DocuFlowError):
+    """A DynamoDB export did not complete (still in progress past the wait, or failed)."""

@@ -35,6 +35,19 @@ ENV_RETRY_ATTEMPTS = "DOCUFLOW_RETRY_ATTEMPTS"
 ENV_CONFIDENCE = "DOCUFLOW_CONFIDENCE_THRESHOLD"
 ENV_OCR_ENGINE = "DOCUFLOW_OCR_ENGINE"
 ENV_TEXTRACT_TPS = "DOCUFLOW_TEXTRACT_TPS"
+# The reconcile's engines and the audit catalog the Athena engine queries (components/audit_catalog.py).
+ENV_RECONCILE_ENGINE = "DOCUFLOW_RECONCILE_ENGINE"
+ENV_TABLE_ARN = "DOCUFLOW_TABLE_ARN"
+ENV_ATHENA_WORKGROUP = "DOCUFLOW_ATHENA_WORKGROUP"
+ENV_GLUE_DATABASE = "DOCUFLOW_GLUE_DATABASE"
+ENV_EXPORT_TABLE = "DOCUFLOW_GLUE_EXPORT_TABLE"
+ENV_RAW_INVENTORY_TABLE = "DOCUFLOW_GLUE_RAW_INVENTORY_TABLE"
+ENV_PROCESSED_INVENTORY_TABLE = "DOCUFLOW_GLUE_PROCESSED_INVENTORY_TABLE"
+ENV_INVENTORY_BUCKET = "DOCUFLOW_INVENTORY_BUCKET"
+ENV_INVENTORY_PREFIX = "DOCUFLOW_INVENTORY_PREFIX"
+ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
+ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
+ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
@@ -76,6 +89,34 @@ class JobSettings(BaseModel):
     # Text-layer PDFs whose local reading leaves header fields missing may also go to Textract
     # AnalyzeExpense (jobs.extract.fallback decides which). Off by default: every call costs money.
     textract_fallback: bool = False
+    # Reconcile: the engine the schedule runs (one stack setting turns Athena on), and where the
+    # Athena engine finds its catalog, the inventories and the table exports. Empty: from the stage.
+    reconcile_engine: str = Field(default="polars", pattern=r"^(polars|duckdb|athena)$")
+    table_arn: str = ""  # needed only to start a table export (ExportTableToPointInTime)
+    # Names and places from jobs.contract.layout (what components/audit_catalog.py declares).
+    athena_workgroup: str = ""
+    glue_database: str = ""
+    glue_export_table: str = layout.GLUE_EXPORT_TABLE
+    glue_raw_inventory_table: str = layout.GLUE_INVENTORY_TABLES["raw"]
+    glue_processed_inventory_table: str = layout.GLUE_INVENTORY_TABLES["processed"]
+    inventory_bucket: str = ""  # the audit-data bucket
+    inventory_prefix: str = layout.INVENTORY_PREFIX  # S3 Inventory writes {prefix}{source bucket}/{config id}/…
+    inventory_config_id: str = layout.INVENTORY_CONFIGURATION_ID
+    export_bucket: str = ""  # the audit-data bucket
+    export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
+
+    @model_validator(mode="after")
+    def _audit_defaults_from_stage(self) -> JobSettings:
+        defaults = {
+            "athena_workgroup": layout.athena_workgroup_name(self.stage),
+            "glue_database": layout.glue_database_name(self.stage),
+            "inventory_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
+            "export_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
+        }
+        for name, value in defaults.items():
+            if not getattr(self, name):
+                object.__setattr__(self, name, value)
+        return self
 
     @model_validator(mode="after")
     def _defaults_from_stage(self) -> JobSettings:
@@ -124,6 +165,18 @@ class JobSettings(BaseModel):
             "confidence_threshold": ENV_CONFIDENCE,
             "ocr_engine": ENV_OCR_ENGINE,
             "textract_tps": ENV_TEXTRACT_TPS,
+            "reconcile_engine": ENV_RECONCILE_ENGINE,
+            "table_arn": ENV_TABLE_ARN,
+            "athena_workgroup": ENV_ATHENA_WORKGROUP,
+            "glue_database": ENV_GLUE_DATABASE,
+            "glue_export_table": ENV_EXPORT_TABLE,
+            "glue_raw_inventory_table": ENV_RAW_INVENTORY_TABLE,
+            "glue_processed_inventory_table": ENV_PROCESSED_INVENTORY_TABLE,
+            "inventory_bucket": ENV_INVENTORY_BUCKET,
+            "inventory_prefix": ENV_INVENTORY_PREFIX,
+            "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
+            "export_bucket": ENV_EXPORT_BUCKET,
+            "export_prefix": ENV_EXPORT_PREFIX,
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
             "textract_fallback": ENV_TEXTRACT_FALLBACK,

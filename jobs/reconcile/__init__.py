@@ -1,11 +1,30 @@
 """Reconciliation: DynamoDB items against the raw and processed buckets, findings and audit reports.
 
-`sources` turns live reads or export/inventory files into frames, `rules` (pure polars) finds the
-discrepancies, `repair` applies the safe fixes, `report` writes the write-once audit report, and
-`run` orchestrates one run for `cli` (`python -m jobs reconcile`).
+`sources` turns live reads or export/inventory files into frames, `rules` (pure polars) and `sql`
+(the same rules in Trino SQL, for Athena and DuckDB) find the discrepancies, `findings` renders
+them, `repair` applies the safe fixes, `report` writes the write-once audit report, and `run`
+orchestrates one run for `cli` (`python -m jobs reconcile`).
+
+The run's names are loaded on first use, so `import jobs.reconcile.rules` stays pure (no boto3,
+botocore or pulumi through this package's import).
 """
 
-from jobs.reconcile.rules import Code, Severity
-from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from jobs.reconcile.findings import Code, Severity
+
+if TYPE_CHECKING:
+    from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
 
 __all__ = ["Code", "ReconcileOptions", "ReconcileOutcome", "ReconcileRun", "Severity"]
+_FROM_RUN = frozenset({"ReconcileOptions", "ReconcileOutcome", "ReconcileRun"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_RUN:
+        from jobs.reconcile import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module 'jobs.reconcile' has no attribute {name!r}")

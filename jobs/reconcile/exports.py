@@ -7,6 +7,7 @@ AWS writes these files in production; these writers produce the same layouts fro
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import io
@@ -54,7 +55,8 @@ def write_export(root: Path, table_arn: str, export_time: datetime, chunks: Iter
         entries.append(
             {
                 "itemCount": count,
-                "md5Checksum": hashlib.md5(body).hexdigest(),  # noqa: S324 - AWS's own field
+                # AWS writes the MD5 of an export data file in base64 (inventories: hex).
+                "md5Checksum": base64.b64encode(hashlib.md5(body).digest()).decode(),  # noqa: S324 - AWS's own field
                 "etag": hashlib.md5(body).hexdigest(),  # noqa: S324
                 "dataFileS3Key": key,
             }

@@ -1,12 +1,17 @@
 """--repair: the few safe fixes reconcile may make, each a conditional put, each logged.
 
-- ORPHAN_RESULT: rebuild the missing item from result.json (put only if no item exists).
-- MISSING_RESULT and STUCK_PROCESSING: mark the item for reprocessing (FAILED + INTERNAL with
-  attempts reset: jobs.ingest.plan re-claims exactly that), guarded by the version we saw.
+- ORPHAN_RESULT: rebuild the missing item from result.json (put only if no item exists), and only
+  while the raw object it names is still there with the same ETag: a result.json whose raw object
+  is gone is a deleted document, not one to bring back.
+- MISSING_RESULT, STUCK_PROCESSING and RESULT_SOURCE_MISMATCH: mark the item for reprocessing
+  (FAILED + INTERNAL with attempts reset: jobs.ingest.plan re-claims exactly that), guarded by the
+  version we saw.
+- MISSING_RAW of a finished document: the DELETED tombstone (jobs.contract.status), guarded by
+  the version we saw and only while the raw object is still gone.
 - INDEX_DRIFT: rewrite the item through DocumentItem.to_item, which derives GSI1PK/GSI1SK.
 
-Nothing else is touched (MISSING_RAW, STALE_RESULT, UNPROCESSED_RAW, KEY_MISMATCH, BAD_KEY and
-SUMMARY_MISMATCH need a person or the next ingest), and no S3 object is ever deleted or written.
+Nothing else is touched (STALE_RESULT, UNPROCESSED_RAW, KEY_MISMATCH, BAD_KEY, SUMMARY_MISMATCH and
+RESULT_UNREADABLE need a person or the next ingest), and no S3 object is ever deleted or written.
 """
 
 from __future__ import annotations
@@ -15,21 +20,41 @@ import json
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import polars as pl
-from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
-from jobs.contract import DocumentItem, FailureCode, ResultDocument, Status, layout, summary_fields
+from jobs.contract import (
+    TERMINAL,
+    DocumentItem,
+    FailureCode,
+    ResultDocument,
+    Status,
+    bare_etag,
+    check_transition,
+    finished_item,
+    layout,
+)
 from jobs.errors import DocuFlowError
+from jobs.reconcile.findings import Code
 from jobs.reconcile.report import RepairAction
-from jobs.reconcile.rules import RESULT_PROMISED, Code
-from jobs.store.dynamo import DocumentTable
-from jobs.store.s3 import Buckets
+from jobs.reconcile.rules import RESULT_PROMISED
+
+if TYPE_CHECKING:
+    from jobs.store.dynamo import DocumentTable
+    from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 
-REPAIRABLE = (Code.ORPHAN_RESULT, Code.MISSING_RESULT, Code.STUCK_PROCESSING, Code.INDEX_DRIFT)
+REPAIRABLE = (
+    Code.ORPHAN_RESULT,
+    Code.MISSING_RESULT,
+    Code.STUCK_PROCESSING,
+    Code.INDEX_DRIFT,
+    Code.RESULT_SOURCE_MISMATCH,
+    Code.MISSING_RAW,
+)
 NOT_REPAIRABLE = tuple(c for c in Code if c not in REPAIRABLE)
 REPROCESS_MESSAGE = "reconcile: {why}; marked for reprocessing"
 
@@ -38,21 +63,21 @@ class _Skip(Exception):
     """The state changed since the snapshot, or the fix would not be safe: leave it."""
 
 
-def item_from_result(doc: ResultDocument, result_uri: str, now: datetime) -> DocumentItem:
-    """The summary item ingest would have written for this result.json."""
-    return DocumentItem(
-        **summary_fields(doc.invoice, doc.validation),
+def item_from_result(doc: ResultDocument, result_uri: str, result_etag: str | None, now: datetime) -> DocumentItem:
+    """The summary item ingest would have written for this result.json: `finished_item` applied
+    to the claim that wrote it (rebuilt: first attempt, version 1, so the item ends at version 2)."""
+    claim = DocumentItem(
         userId=doc.userId,
         documentId=doc.documentId,
+        status=Status.PROCESSING,
         createdAt=doc.createdAt,
-        updatedAt=now,
-        rawS3Uri=layout.s3_uri(doc.source.bucket, doc.source.key),
+        updatedAt=doc.processedAt,
+        rawS3Uri=doc.source.uri,
         rawEtag=doc.source.etag,
         attempts=1,
         version=1,
-        sourceFormat=doc.source.format,
-        resultS3Uri=result_uri,
     )
+    return finished_item(claim, doc, result_uri, result_etag, now)
 
 
 def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
@@ -93,6 +118,8 @@ class Repairer:
             Code.MISSING_RESULT: self._missing_result,
             Code.STUCK_PROCESSING: self._stuck,
             Code.INDEX_DRIFT: self._index,
+            Code.RESULT_SOURCE_MISMATCH: self._foreign_result,
+            Code.MISSING_RAW: self._deleted,
         }[code]
         user_id, document_id = row.get("userId"), row.get("documentId")
         evidence = json.loads(str(row["evidence"]))
@@ -101,7 +128,7 @@ class Repairer:
             outcome = "applied"
         except _Skip as exc:
             action, detail, outcome = _ACTION_NAMES[code], "", f"skipped: {exc}"
-        except (ClientError, BotoCoreError, ValidationError, DocuFlowError, ValueError) as exc:
+        except (ValidationError, DocuFlowError, ValueError) as exc:
             action, detail, outcome = _ACTION_NAMES[code], "", f"failed: {type(exc).__name__}: {str(exc)[:300]}"
         result = RepairAction(
             code=code.value,
@@ -126,12 +153,18 @@ class Repairer:
         if not self._table.put_if_version(item, expected):
             raise _Skip("the item changed while repairing (condition failed)")
 
-    def _orphan(self, row: dict[str, object], _evidence: dict[str, object]) -> tuple[str, str]:
+    def _orphan(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         bucket, key = str(row["bucket"]), str(row["key"])
         doc = ResultDocument.from_json_bytes(self._buckets.get_bytes(bucket, key))
         if (doc.userId, doc.documentId) != (row["userId"], row["documentId"]):
             raise _Skip("result.json names other ids than its key")
-        item = item_from_result(doc, layout.s3_uri(bucket, key), self._clock())
+        raw = self._buckets.head(doc.source.bucket, doc.source.key)
+        if raw is None:
+            raise _Skip(f"the raw object {doc.source.uri} is gone: a deleted document is not rebuilt")
+        if not raw.same_version(doc.source.uri, doc.source.etag):
+            raise _Skip(f"the raw object {doc.source.uri} changed since this result.json (ETag {bare_etag(raw.etag)})")
+        etag = evidence.get("etag")
+        item = item_from_result(doc, layout.s3_uri(bucket, key), None if etag is None else str(etag), self._clock())
         self._put(item, None)
         return _ACTION_NAMES[Code.ORPHAN_RESULT], f"status {item.status.value} from {key}"
 
@@ -158,9 +191,30 @@ class Repairer:
         return _ACTION_NAMES[Code.INDEX_DRIFT], f"GSI1PK was {evidence.get('GSI1PK')}, GSI1SK was {evidence.get('GSI1SK')}"
 
 
+    def _foreign_result(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
+        item = self._current(row, evidence)
+        if item.status == Status.PROCESSING:
+            raise _Skip("the document is being processed again")
+        self._put(reprocess(item, "result.json was extracted from another upload", self._clock()), item.version)
+        return _ACTION_NAMES[Code.RESULT_SOURCE_MISMATCH], f"result.json from {evidence.get('resultEtag')}, item {evidence.get('itemEtag')}"
+
+    def _deleted(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
+        item = self._current(row, evidence)
+        if item.status not in TERMINAL:
+            raise _Skip(f"status is {item.status.value}, not finished")
+        if self._buckets.head(str(row["bucket"]), str(row["key"])) is not None:
+            raise _Skip("the raw object exists again")
+        check_transition(item.status, Status.DELETED)
+        tombstone = item.evolve(status=Status.DELETED, version=item.version + 1, updatedAt=self._clock(), leaseOwner=None, leaseExpiresAt=None)
+        self._put(tombstone, item.version)
+        return _ACTION_NAMES[Code.MISSING_RAW], f"was {item.status.value} v{item.version}"
+
+
 _ACTION_NAMES = {
     Code.ORPHAN_RESULT: "rebuild item from result.json",
     Code.MISSING_RESULT: "mark for reprocessing",
     Code.STUCK_PROCESSING: "release lease, mark for reprocessing",
     Code.INDEX_DRIFT: "rewrite item (derived index keys)",
+    Code.RESULT_SOURCE_MISMATCH: "mark for reprocessing",
+    Code.MISSING_RAW: "mark DELETED (tombstone)",
 }

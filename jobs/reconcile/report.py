@@ -13,14 +13,16 @@ import html
 import io
 import logging
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from jobs.contract import layout
-from jobs.reconcile.rules import SEVERITY, Code
-from jobs.store.s3 import Buckets
+from jobs.reconcile.findings import SEVERITY, Code
+
+if TYPE_CHECKING:
+    from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +49,8 @@ class ReconcileSummary(BaseModel):
     startedAt: datetime
     finishedAt: datetime
     source: str
+    engine: str = "polars"  # polars | duckdb | athena: the only place a report says which ran
+    engineStats: dict[str, Any] = Field(default_factory=dict)  # e.g. Athena's bytes scanned
     options: dict[str, Any]
     inputs: dict[str, str]
     snapshotTimes: dict[str, datetime]

@@ -1,7 +1,10 @@
-"""Orchestration of one reconcile run: snapshot → rules → (repair) → write-once audit report.
+"""Orchestration of one reconcile run: inputs → an engine's findings → (repair) → write-once report.
 
-The snapshot comes from live reads or from export/inventory files (`sources`); the rules are pure
-(`rules`); repairs are conditional puts (`repair`); the report is written once (`report`).
+Engines: `polars` (default: the snapshot from live reads or export/inventory files, `sources`, and
+the pure `rules`), `duckdb` (the Athena SQL on an embedded DuckDB over the same files, `duck`) and
+`athena` (the same SQL in an Athena workgroup over S3 Inventory and a table export, `athena`).
+Every engine's rows are rendered by `findings.render`; repairs are conditional puts (`repair`);
+the report is written once (`report`), and only summary.json says which engine ran.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ import logging
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -19,6 +23,7 @@ from jobs.contract import layout
 from jobs.contract.schema import LifecycleSpec
 from jobs.observability import CallMetrics
 from jobs.reconcile import rules
+from jobs.reconcile.findings import render
 from jobs.reconcile.repair import Repairer
 from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
 from jobs.reconcile.rules import Inputs, RuleParams, Severity
@@ -28,17 +33,26 @@ from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
+if TYPE_CHECKING:
+    from jobs.store.athena import AthenaQueries
+    from jobs.store.table_export import TableExports
+
 logger = logging.getLogger(__name__)
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_FAILED = 2
+MAX_SEGMENTS = 64
 DEFAULT_RETENTION = timedelta(days=LifecycleSpec().standard_retention_days)
+
+
+ENGINES = ("polars", "duckdb", "athena")
 
 
 @dataclass(frozen=True)
 class ReconcileOptions:
     source: str = "live"  # live | files
+    engine: str = "polars"  # polars | duckdb | athena
     dynamodb_export: str | None = None
     s3_inventories: tuple[str, ...] = ()
     deep: bool = False
@@ -47,19 +61,32 @@ class ReconcileOptions:
     stuck_after: timedelta = timedelta(hours=6)
     retention: timedelta = DEFAULT_RETENTION
     fail_on: Severity = Severity.ERROR
-    segments: int = 0  # 0: from io_threads
+    segments: int | None = None  # None: one per I/O thread, 2 to 16
     write_report: bool = True
 
     def __post_init__(self) -> None:
-        if self.source not in ("live", "files"):
+        if self.engine not in ENGINES:
+            raise ValueError(f"--engine {self.engine!r}: one of {', '.join(ENGINES)}")
+        if self.engine == "duckdb" and self.source != "files":
+            raise ValueError("--engine duckdb reads export and inventory files: give --dynamodb-export and --s3-inventory")
+        if self.engine == "athena" and self.deep:
+            raise ValueError("--engine athena does not read result.json contents: run --deep with the polars or duckdb engine")
+        if self.engine == "athena":
+            object.__setattr__(self, "source", "athena")
+        elif self.source not in ("live", "files"):
             raise ValueError(f"--source {self.source!r}: live or files")
         if self.source == "files" and (not self.dynamodb_export or not self.s3_inventories):
             raise ValueError("--source files needs --dynamodb-export and one --s3-inventory per bucket")
+        if self.source == "athena" and any(not x.startswith("s3://") for x in (self.dynamodb_export or "s3://", *self.s3_inventories)):
+            raise ValueError("--engine athena reads the export and inventories where AWS wrote them: give s3:// locations")
         if self.source == "live" and (self.dynamodb_export or self.s3_inventories):
             raise ValueError("--dynamodb-export/--s3-inventory are read only with --source files")
         for name in ("grace", "stuck_after", "retention"):
             if getattr(self, name) < timedelta(0):
                 raise ValueError(f"{name} must not be negative")
+        if self.segments is not None and not 1 <= self.segments <= MAX_SEGMENTS:
+            # One thread per segment: thousands would exhaust the task, not speed the Scan up.
+            raise ValueError(f"--segments {self.segments}: give 1 to {MAX_SEGMENTS} (one Scan thread each)")
 
     def as_json(self) -> dict[str, object]:
         data = asdict(self)
@@ -68,6 +95,21 @@ class ReconcileOptions:
         data["s3_inventories"] = list(self.s3_inventories)
         data["fail_on"] = self.fail_on.value
         return data
+
+
+@dataclass
+class Judged:
+    """What an engine found, with what it read."""
+
+    findings: pl.DataFrame  # rendered (FINDINGS_SCHEMA)
+    taken_at: dict[str, datetime]
+    inputs: dict[str, str]
+    sizes: dict[str, int]  # rows read per input: table, raw, processed
+    stats: dict[str, object] = field(default_factory=dict)  # engine figures (bytes scanned, query ids)
+
+    @property
+    def as_of(self) -> datetime:
+        return min(self.taken_at.values())
 
 
 @dataclass
@@ -111,6 +153,19 @@ class ReconcileRun:
         s = self.settings
         return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
 
+    @cached_property
+    def athena_queries(self) -> AthenaQueries:
+        from jobs.store.athena import AthenaQueries, athena_client
+
+        s = self.settings
+        return AthenaQueries(athena_client(s), s.athena_workgroup, s.glue_database, self.metrics)
+
+    @cached_property
+    def table_exports(self) -> TableExports:
+        from jobs.store.table_export import TableExports
+
+        return TableExports(dynamodb_client(self.settings), self.metrics)
+
     @property
     def scan_segments(self) -> int:
         """Parallel Scan segments of a live run: one per I/O thread, 2 to 16."""
@@ -131,35 +186,87 @@ class ReconcileRun:
             o.deep,
         )
 
-    def find(self, snapshot: Snapshot) -> pl.DataFrame:
+    def params(self, as_of: datetime) -> RuleParams:
         s, o = self.settings, self.options
-        results = None
-        if o.deep:
-            # result.json contents are not in an inventory: --deep reads them from S3 either way.
-            pattern = rules.classify_keys(snapshot.processed_objects.lazy(), "result")
-            keys = pattern.filter(pl.col("badReason").is_null()).select("key").collect().get_column("key").sort().to_list()
-            results = read_results(self.buckets, s.processed_bucket, keys, s.io_threads).lazy()
-        params = RuleParams(
+        return RuleParams(
             raw_bucket=s.raw_bucket,
             processed_bucket=s.processed_bucket,
-            as_of=snapshot.as_of,
+            as_of=as_of,
             grace=o.grace,
             stuck_after=o.stuck_after,
             retention=o.retention,
             deep=o.deep,
         )
+
+    def read_results(self, keys: list[str]) -> pl.DataFrame:
+        """--deep: result.json contents are not in an inventory, so they are read from S3 either way."""
+        return read_results(self.buckets, self.settings.processed_bucket, keys, self.settings.io_threads)
+
+    def find(self, snapshot: Snapshot) -> pl.DataFrame:
+        results = None
+        if self.options.deep:
+            pattern = rules.classify_keys(snapshot.processed_objects.lazy(), "result")
+            keys = pattern.filter(~pl.col("badKey")).select("key").collect().get_column("key").sort().to_list()
+            results = self.read_results(keys).lazy()
         inputs = Inputs(snapshot.items.lazy(), snapshot.raw_objects.lazy(), snapshot.processed_objects.lazy(), results)
-        return rules.find(inputs, params)
+        return rules.find(inputs, self.params(snapshot.as_of))
+
+    def judge(self) -> Judged:
+        """Run the chosen engine; its findings rendered the same way whatever it was."""
+        o = self.options
+        if o.engine == "polars" and o.source == "files":
+            from jobs.reconcile.partitioned import partitioned_find
+
+            assert o.dynamodb_export is not None
+            remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
+            found = partitioned_find(
+                o.dynamodb_export,
+                list(o.s3_inventories),
+                self.buckets if remote else None,
+                self.settings.raw_bucket,
+                self.settings.processed_bucket,
+                self.params,
+                self.read_results if o.deep else None,
+            )
+            return Judged(render(found.wide), found.taken_at, found.inputs, found.sizes)
+        if o.engine == "polars":
+            snapshot = self.snapshot()
+            sizes = {"table": snapshot.items.height, "raw": snapshot.raw_objects.height, "processed": snapshot.processed_objects.height}
+            return Judged(self.find(snapshot), snapshot.taken_at, snapshot.inputs, sizes)
+        if o.engine == "duckdb":
+            from jobs.reconcile.duck import duck_find
+
+            assert o.dynamodb_export is not None
+            remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
+            result = duck_find(
+                o.dynamodb_export,
+                list(o.s3_inventories),
+                self.buckets if remote else None,
+                self.params(layout.utc_now()),
+                self.read_results if o.deep else None,
+            )
+            return Judged(render(result.wide), result.taken_at, result.inputs, result.sizes)
+        from jobs.reconcile.athena import AthenaReconcile
+
+        engine = AthenaReconcile(self.settings, self.buckets, self.athena_queries, self.table_exports, self.run_id)
+        result = engine.run(self.params, o, self.report_prefix)
+        return Judged(render(result.wide), result.taken_at, result.inputs, result.sizes, result.stats)
+
+    @cached_property
+    def started(self) -> datetime:
+        return layout.utc_now()
+
+    @property
+    def report_prefix(self) -> str:
+        return report_prefix(self.started, self.run_id)
 
     def execute(self) -> ReconcileOutcome:
-        started = layout.utc_now()
+        started = self.started
         timings: dict[str, float] = {}
         clock = time.perf_counter()
-        snapshot = self.snapshot()
-        timings["read"] = time.perf_counter() - clock
-        clock = time.perf_counter()
-        findings = self.find(snapshot)
-        timings["rules"] = time.perf_counter() - clock
+        judged = self.judge()
+        findings = judged.findings
+        timings["find"] = time.perf_counter() - clock
         repairs: list[RepairAction] = []
         if self.options.repair:
             repairs = Repairer(self.table, self.buckets, self.settings.processed_bucket).run(findings)
@@ -170,18 +277,20 @@ class ReconcileRun:
             startedAt=started,
             finishedAt=layout.utc_now(),
             source=self.options.source,
+            engine=self.options.engine,
+            engineStats=judged.stats,
             options=self.options.as_json(),
-            inputs=snapshot.inputs,
-            snapshotTimes=snapshot.taken_at,
-            asOf=snapshot.as_of,
-            itemCount=snapshot.items.height,
-            rawObjectCount=snapshot.raw_objects.height,
-            processedObjectCount=snapshot.processed_objects.height,
+            inputs=judged.inputs,
+            snapshotTimes=judged.taken_at,
+            asOf=judged.as_of,
+            itemCount=judged.sizes["table"],
+            rawObjectCount=judged.sizes["raw"],
+            processedObjectCount=judged.sizes["processed"],
             counts=counts,
             severities=severities,
             totalFindings=findings.height,
             repairs=repairs,
-            reportPrefix=report_prefix(started, self.run_id),
+            reportPrefix=self.report_prefix,
         )
         if self.options.write_report:
             clock = time.perf_counter()

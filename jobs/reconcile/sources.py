@@ -9,19 +9,22 @@ The file formats are described in docs/reconcile.md.
 
 from __future__ import annotations
 
+import base64
 import ctypes
+import hashlib
 import io
 import json
 import logging
 import urllib.parse
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -29,10 +32,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pa_parquet
+from pydantic import ValidationError
 
-from jobs.contract import layout
-from jobs.contract.objects import ObjectInfo
-from jobs.errors import DocuFlowError, InvalidKeyError
+from jobs.contract import ObjectInfo, ResultDocument, bare_etag, layout
+from jobs.errors import InvalidKeyError, ReconcileInputError, S3ObjectMissingError
 from jobs.reconcile.rules import (
     DEEP_ONLY_COLUMNS,
     ITEM_ATTRIBUTE_OF,
@@ -42,8 +45,12 @@ from jobs.reconcile.rules import (
     RESULTS_SCHEMA,
     empty,
 )
-from jobs.store.dynamo import DocumentTable
-from jobs.store.s3 import Buckets
+
+if TYPE_CHECKING:
+    from jobs.store.dynamo import DocumentTable
+    from jobs.store.s3 import Buckets
+
+__all__ = ["ReconcileInputError", "Snapshot", "files_snapshot", "live_snapshot", "read_export", "read_inventory", "read_results"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +59,8 @@ try:  # ISA-L inflates gzip about 1.7x faster than zlib; same format, so zlib is
 except ImportError:  # pragma: no cover - isal is in requirements-jobs.txt
     from gzip import open as _gzip_open
 
+T = TypeVar("T")
+R = TypeVar("R")
 ROWS_PER_CHUNK = 50_000
 EXPORT_BLOCK_BYTES = 16 << 20
 EXPORT_SUMMARY = "manifest-summary.json"
@@ -66,10 +75,6 @@ def _trim_heap() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
         pass
-
-
-class ReconcileInputError(DocuFlowError, ValueError):
-    """An export or inventory file is missing, malformed or of an unsupported format."""
 
 
 @dataclass
@@ -139,7 +144,7 @@ def object_rows(objects: Iterable[ObjectInfo]) -> Iterator[dict[str, Any]]:
         yield {
             "bucket": obj.bucket,
             "key": obj.key,
-            "etag": obj.etag.strip('"'),
+            "etag": bare_etag(obj.etag),
             "size": obj.size,
             "lastModified": obj.last_modified.astimezone(UTC),
         }
@@ -166,33 +171,43 @@ def live_snapshot(
 
 
 # --- result.json contents (--deep) -------------------------------------------------------------
-def result_row(key: str, data: bytes) -> dict[str, Any]:
-    """The fields --deep compares; a result.json that does not parse yields nulls (a mismatch)."""
+def result_row(key: str, data: bytes | None) -> dict[str, Any]:
+    """The fields --deep compares, from result.json parsed as the contract's ResultDocument (the
+    one way it is read, repair included); `data` None: the object is gone since the listing."""
+    row: dict[str, Any] = {"key": key} | dict.fromkeys(RESULTS_SCHEMA.keys() - {"key"})
+    if data is None:
+        return row | {"readError": "result.json is gone (deleted after the listing or inventory was taken)"}
     try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        doc = {}
-    if not isinstance(doc, dict):
-        doc = {}
-    invoice = doc.get("invoice") if isinstance(doc.get("invoice"), dict) else {}
-    validation = doc.get("validation") if isinstance(doc.get("validation"), dict) else {}
-    amount = invoice.get("totalAmount")
-    return {
-        "key": key,
-        "userId": doc.get("userId"),
-        "documentId": doc.get("documentId"),
-        "status": validation.get("status"),
-        "vendorName": invoice.get("vendorName"),
-        "invoiceDate": invoice.get("invoiceDate"),
+        doc = ResultDocument.from_json_bytes(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        return row | {"readError": f"not a ResultDocument: {where}: {first['msg']}"[:300]}
+    invoice = doc.invoice
+    amount = invoice.totalAmount if invoice else None
+    return row | {
+        "userId": doc.userId,
+        "documentId": doc.documentId,
+        "status": doc.validation.status.value,
+        "vendorName": invoice.vendorName if invoice else None,
+        "invoiceDate": invoice.invoiceDate.isoformat() if invoice and invoice.invoiceDate else None,
         "totalAmount": None if amount is None else str(amount),
+        "sourceUri": doc.source.uri,
+        "sourceEtag": bare_etag(doc.source.etag),
     }
 
 
 def read_results(buckets: Buckets, bucket: str, keys: list[str], threads: int) -> pl.DataFrame:
     """GET every result.json (threads); used by --deep with either source."""
+
+    def one(key: str) -> dict[str, Any]:
+        try:
+            return result_row(key, buckets.get_bytes(bucket, key))
+        except S3ObjectMissingError:
+            return result_row(key, None)
+
     with ThreadPoolExecutor(threads, thread_name_prefix="deep") as pool:
-        rows = pool.map(lambda k: result_row(k, buckets.get_bytes(bucket, k)), keys)
-        return _concat(list(_frames(rows, RESULTS_SCHEMA)), RESULTS_SCHEMA)
+        return _concat(list(_frames(pool.map(one, keys), RESULTS_SCHEMA)), RESULTS_SCHEMA)
 
 
 # --- file locations (local paths or s3:// URIs) ----------------------------------------------
@@ -335,25 +350,78 @@ def _items_from_arrow(table: pa.Table | None, deep: bool) -> pl.DataFrame:
     return raw.select(columns)
 
 
+def _md5_matches(data: bytes, expected: str) -> bool:
+    """S3 Inventory manifests give the MD5 in hex, DynamoDB export manifests in base64."""
+    digest = hashlib.md5(data).digest()  # noqa: S324 - AWS's own checksum, not security
+    return expected.lower() == digest.hex() or expected == base64.b64encode(digest).decode()
+
+
+def data_file(location: Location, size: int | None = None, md5: str | None = None) -> bytes:
+    """A data file's bytes, checked against its manifest entry: an empty, truncated or replaced
+    file is an error, never "no objects" (which would read as every object missing)."""
+    data = location.read()
+    if not data:
+        raise ReconcileInputError(f"{location.text} is empty (0 bytes): a damaged or truncated data file")
+    if size is not None and len(data) != size:
+        raise ReconcileInputError(f"{location.text} is {len(data)} bytes, its manifest says {size}")
+    if md5 and not _md5_matches(data, md5):
+        raise ReconcileInputError(f"{location.text}: its MD5 does not match the manifest's checksum (damaged or replaced)")
+    return data
+
+
+def refuse_duplicates(keys: list[str], where: str) -> None:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            raise ReconcileInputError(f"{where}: data file {key!r} is listed twice (its rows would count twice)")
+        seen.add(key)
+
+
 @contextmanager
-def _opened(location: Location) -> Iterator[BinaryIO]:
-    """A data file as a stream, gunzipped on the fly when it is gzip (local files are not slurped)."""
-    try:
-        handle: BinaryIO = open(location.path, "rb") if location.path is not None else io.BytesIO(location.read())  # noqa: SIM115
-    except OSError as exc:
-        raise ReconcileInputError(f"cannot read {location.text}: {exc}") from exc
-    with handle:
-        magic = handle.read(2)
-        handle.seek(0)
-        if magic == b"\x1f\x8b":
+def _opened(data: bytes) -> Iterator[BinaryIO]:
+    """A data file as a stream, gunzipped on the fly when it is gzip."""
+    with io.BytesIO(data) as handle:
+        if data[:2] == b"\x1f\x8b":
             with _gzip_open(handle) as inflated:
                 yield inflated
         else:
             yield handle
 
 
-def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
-    """Items of a DYNAMODB_JSON export; LOCATION is the export directory or its summary manifest."""
+@dataclass(frozen=True)
+class DataFile:
+    """One data file a manifest lists, with what the manifest says about it."""
+
+    location: Location
+    item_count: int | None = None  # exports
+    size: int | None = None  # inventories
+    md5: str | None = None
+
+    def read(self) -> bytes:
+        """The checked bytes; a gzip file that inflates to nothing is refused unless the manifest
+        counts 0 items in it (an export of an empty table segment)."""
+        data = data_file(self.location, self.size, self.md5)
+        if self.item_count != 0 and data[:2] == b"\x1f\x8b":
+            try:
+                with _gzip_open(io.BytesIO(data)) as inflated:
+                    empty = not inflated.read(1)
+            except (OSError, EOFError) as exc:
+                raise ReconcileInputError(f"{self.location.text} is not valid gzip: {exc}") from exc
+            if empty:
+                raise ReconcileInputError(f"{self.location.text} holds no rows (an empty data file): damaged")
+        return data
+
+
+@dataclass(frozen=True)
+class ExportManifest:
+    where: str
+    export_time: datetime
+    item_count: int | None
+    files: list[DataFile]
+
+
+def export_manifest(location_text: str, buckets: Buckets | None) -> ExportManifest:
+    """A DYNAMODB_JSON export's manifests; LOCATION is the export directory or its summary."""
     base = Location(location_text, buckets)
     if not location_text.rstrip("/").endswith(EXPORT_SUMMARY):
         base = base.child(EXPORT_SUMMARY)
@@ -363,39 +431,62 @@ def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tupl
     if fmt != "DYNAMODB_JSON":
         raise ReconcileInputError(f"{where}: outputFormat {fmt!r} is not supported (use DYNAMODB_JSON)")
     export_time = _parse_time(str(_require(summary, "exportTime", where)), where)
-    files_key = str(_require(summary, "manifestFilesS3Key", where))
-    files_loc = base.bucket_key(files_key, summary.get("s3Bucket"))
-    entries = []
+    files_loc = base.bucket_key(str(_require(summary, "manifestFilesS3Key", where)), summary.get("s3Bucket"))
+    files = []
     for number, line in enumerate(files_loc.read().decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
-            entries.append((str(entry["dataFileS3Key"]), int(entry.get("itemCount", -1))))
+            key, count, md5 = str(entry["dataFileS3Key"]), entry.get("itemCount"), entry.get("md5Checksum")
         except (ValueError, KeyError, TypeError) as exc:
             raise ReconcileInputError(f"{files_loc.text} line {number} is not a manifest entry: {exc}") from exc
-
-    def one(entry: tuple[str, int]) -> pa.Table | None:
-        key, count = entry
-        loc = base.bucket_key(key, summary.get("s3Bucket"))
-        with _opened(loc) as stream:
-            table = _export_table(stream, loc.text, deep)
-        rows = 0 if table is None else table.num_rows
-        if count >= 0 and rows != count:
-            raise ReconcileInputError(f"{loc.text} holds {rows} items, the manifest says {count}")
-        return table
-
-    # Two data files at a time: inflating and parsing release the GIL, and each file is read
-    # block by block, so memory holds two blocks plus the growing (projected) columns.
-    with ThreadPoolExecutor(2, thread_name_prefix="export") as pool:
-        tables = [t for t in pool.map(one, entries) if t is not None]
-    items = _items_from_arrow(pa.concat_tables(tables) if tables else None, deep)
-    del tables
-    _trim_heap()
+        files.append(DataFile(base.bucket_key(key, summary.get("s3Bucket")), None if count is None else int(count), md5=md5))
+    refuse_duplicates([f.location.text for f in files], files_loc.text)
     declared = summary.get("itemCount")
-    if isinstance(declared, int) and declared != items.height:
-        raise ReconcileInputError(f"{where} declares {declared} items, the data files hold {items.height}")
-    return items, export_time
+    return ExportManifest(where, export_time, declared if isinstance(declared, int) else None, files)
+
+
+def bounded_map(fn: Callable[[T], R], entries: list[T], width: int = 2) -> Iterator[R]:
+    """`fn` over `entries` on `width` threads, results in order, at most `width` ahead of the
+    consumer (Executor.map would parse every file before the first is consumed)."""
+    with ThreadPoolExecutor(width, thread_name_prefix="files") as pool:
+        pending: deque[Future[R]] = deque()
+        for entry in entries:
+            pending.append(pool.submit(fn, entry))
+            if len(pending) >= width:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def export_frames(manifest: ExportManifest, deep: bool) -> Iterator[pl.DataFrame]:
+    """The items of each data file in turn, each file checked against its manifest entry and the
+    total against the summary's itemCount once the last file is read."""
+
+    def one(entry: DataFile) -> pl.DataFrame:
+        with _opened(entry.read()) as stream:
+            table = _export_table(stream, entry.location.text, deep)
+        rows = 0 if table is None else table.num_rows
+        if entry.item_count is not None and rows != entry.item_count:
+            raise ReconcileInputError(f"{entry.location.text} holds {rows} items, the manifest says {entry.item_count}")
+        return _items_from_arrow(table, deep)
+
+    total = 0
+    # Two data files at a time: inflating and parsing release the GIL.
+    for frame in bounded_map(one, manifest.files):
+        total += frame.height
+        yield frame
+    if manifest.item_count is not None and manifest.item_count != total:
+        raise ReconcileInputError(f"{manifest.where} declares {manifest.item_count} items, the data files hold {total}")
+
+
+def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
+    """Items of a DYNAMODB_JSON export, every data file checked against its manifest entry."""
+    manifest = export_manifest(location_text, buckets)
+    items = _concat(list(export_frames(manifest, deep)), ITEMS_SCHEMA)
+    _trim_heap()
+    return items, manifest.export_time
 
 
 # --- S3 Inventory ----------------------------------------------------------------------------
@@ -409,12 +500,13 @@ _WANTED = ("bucket", "key", "size", "lastmodifieddate", "etag")
 _VERSION_FIELDS = ("islatest", "isdeletemarker")
 
 
-def _inventory_table(location: Location, fmt: str, fields: list[str]) -> pa.Table | None:
+def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pa.Table:
     """One data file as Arrow columns named by `_field_name` (parsed in Arrow's system pool)."""
-    where = location.text
+    where = entry.location.text
     pool = pa.system_memory_pool()
+    data = entry.read()
     try:
-        with _opened(location) as stream:
+        with _opened(data) as stream:
             if fmt == "CSV":
                 normalised = [_field_name(f) for f in fields]
                 types = {name: pa.string() for name in normalised}
@@ -436,7 +528,8 @@ def _inventory_table(location: Location, fmt: str, fields: list[str]) -> pa.Tabl
                 table = table.rename_columns([_field_name(c) for c in table.column_names])
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         if fmt == "CSV" and "Empty CSV file" in str(exc):
-            return None
+            # S3 Inventory writes no empty data files: an empty one lost its rows.
+            raise ReconcileInputError(f"{where} holds no rows (an empty data file): damaged inventory") from exc
         raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
     except (OSError, EOFError) as exc:
         raise ReconcileInputError(f"{where} is not valid gzip: {exc}") from exc
@@ -488,8 +581,18 @@ class Inventory:
     manifest: str
 
 
-def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
-    """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
+@dataclass(frozen=True)
+class InventoryManifest:
+    where: str
+    source_bucket: str
+    created: datetime
+    fmt: str  # CSV | Parquet
+    fields: list[str]  # CSV column order
+    files: list[DataFile]
+
+
+def inventory_manifest(manifest_text: str, buckets: Buckets | None) -> InventoryManifest:
+    """One S3 Inventory report's manifest.json (LOCATION: the file or its directory)."""
     base = Location(manifest_text, buckets)
     if not manifest_text.rstrip("/").endswith(INVENTORY_MANIFEST):
         base = base.child(INVENTORY_MANIFEST)
@@ -507,55 +610,73 @@ def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
         created = datetime.fromtimestamp(int(_require(manifest, "creationTimestamp", where)) / 1000, UTC)
     except (TypeError, ValueError) as exc:
         raise ReconcileInputError(f"{where}: creationTimestamp is not epoch milliseconds") from exc
-    files = _require(manifest, "files", where)
-    if not isinstance(files, list):
-        raise ReconcileInputError(f"{where}: files is not a list")
+    entries = _require(manifest, "files", where)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and "key" in e for e in entries):
+        raise ReconcileInputError(f"{where}: files is not a list of entries with a key")
+    refuse_duplicates([str(e["key"]) for e in entries], where)
     destination = str(manifest.get("destinationBucket", "")).rpartition(":")[2] or None
+    files = [
+        DataFile(base.bucket_key(str(e["key"]), destination), size=None if e.get("size") is None else int(e["size"]), md5=e.get("MD5checksum"))
+        for e in entries
+    ]
+    return InventoryManifest(where, source, created, fmt, fields, files)
 
-    def one(entry: Any) -> pa.Table | None:
-        if not isinstance(entry, dict) or "key" not in entry:
-            raise ReconcileInputError(f"{where}: a files entry has no key")
-        return _inventory_table(base.bucket_key(str(entry["key"]), destination), fmt, fields)
 
-    with ThreadPoolExecutor(2, thread_name_prefix="inventory") as pool:
-        tables = [t for t in pool.map(one, files) if t is not None]
-    try:
-        combined = pa.concat_tables(tables, promote_options="permissive") if tables else None
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ReconcileInputError(f"{where}: data files disagree on their columns: {exc}") from exc
-    objects = _objects_from_arrow(combined, fmt, where)
-    del combined, tables
+def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
+    """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked."""
+
+    def one(entry: DataFile) -> pl.DataFrame:
+        objects = _objects_from_arrow(_inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text)
+        others = objects.filter(pl.col("bucket") != manifest.source_bucket).height
+        if others:
+            raise ReconcileInputError(f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}")
+        return objects
+
+    yield from bounded_map(one, manifest.files)
+
+
+def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
+    """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
+    manifest = inventory_manifest(manifest_text, buckets)
+    return Inventory(manifest.source_bucket, manifest.created, _objects(manifest), manifest.where)
+
+
+def inventory_pair(manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str) -> tuple[InventoryManifest, InventoryManifest]:
+    """The raw and the processed bucket's inventory manifests among `manifests` (one each,
+    nothing else): what every files engine reads."""
+    by_bucket: dict[str, InventoryManifest] = {}
+    for text in manifests:
+        manifest = inventory_manifest(text, buckets)
+        if manifest.source_bucket not in (raw_bucket, processed_bucket):
+            raise ReconcileInputError(
+                f"{manifest.where} inventories {manifest.source_bucket!r}, "
+                f"neither the raw ({raw_bucket}) nor the processed ({processed_bucket}) bucket"
+            )
+        if manifest.source_bucket in by_bucket:
+            raise ReconcileInputError(f"two inventories of {manifest.source_bucket!r} given")
+        by_bucket[manifest.source_bucket] = manifest
+    for needed in (raw_bucket, processed_bucket):
+        if needed not in by_bucket:
+            raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
+    return by_bucket[raw_bucket], by_bucket[processed_bucket]
+
+
+def _objects(manifest: InventoryManifest) -> pl.DataFrame:
+    objects = _concat(list(inventory_frames(manifest)), OBJECTS_SCHEMA)
     _trim_heap()
-    others = objects.filter(pl.col("bucket") != source).height
-    if others:
-        raise ReconcileInputError(f"{where}: {others} rows name a bucket other than sourceBucket {source!r}")
-    return Inventory(source, created, objects, where)
+    return objects
 
 
 def files_snapshot(
     export: str, manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str, deep: bool
 ) -> Snapshot:
+    """Everything in memory (the in-memory rules and the tests; ReconcileRun streams instead)."""
     items, export_time = read_export(export, buckets, deep)
-    by_bucket: dict[str, Inventory] = {}
-    for text in manifests:
-        inventory = read_inventory(text, buckets)
-        if inventory.source_bucket not in (raw_bucket, processed_bucket):
-            raise ReconcileInputError(
-                f"{inventory.manifest} inventories {inventory.source_bucket!r}, "
-                f"neither the raw ({raw_bucket}) nor the processed ({processed_bucket}) bucket"
-            )
-        if inventory.source_bucket in by_bucket:
-            raise ReconcileInputError(f"two inventories of {inventory.source_bucket!r} given")
-        by_bucket[inventory.source_bucket] = inventory
-    for needed in (raw_bucket, processed_bucket):
-        if needed not in by_bucket:
-            raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
-    raw, processed = by_bucket[raw_bucket], by_bucket[processed_bucket]
+    raw, processed = inventory_pair(manifests, buckets, raw_bucket, processed_bucket)
     return Snapshot(
         items,
-        raw.objects,
-        processed.objects,
+        _objects(raw),
+        _objects(processed),
         taken_at={"table": export_time, "raw": raw.created, "processed": processed.created},
-        inputs={"table": export, "raw": raw.manifest, "processed": processed.manifest},
+        inputs={"table": export, "raw": raw.where, "processed": processed.where},
     )
-

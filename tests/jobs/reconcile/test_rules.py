@@ -141,7 +141,8 @@ def test_stuck_processing_only_when_the_lease_expired_long_ago() -> None:
 
 
 def test_deep_compares_summary_fields_with_canonical_amounts() -> None:
-    result = {"key": layout.result_key("u1", "d1"), "userId": "u1", "documentId": "d1", "status": "PROCESSED", "vendorName": "ACME", "invoiceDate": None, "totalAmount": "12.5"}
+    result = {"key": layout.result_key("u1", "d1"), "userId": "u1", "documentId": "d1", "status": "PROCESSED", "vendorName": "ACME", "invoiceDate": None, "totalAmount": "12.5",
+              "sourceUri": layout.s3_uri(RAW, layout.raw_key("u1", "d1", "a.xml")), "sourceEtag": "e1", "readError": None}
     deep = RuleParams(raw_bucket=RAW, processed_bucket=PROC, as_of=AS_OF, deep=True)
     assert _keys(_find([_item()], [_raw()], [_result()], deep, [result])) == []
     other = {**result, "vendorName": "Other", "userId": "u7"}

@@ -1,0 +1,211 @@
+"""The athena engine: the rules' Trino SQL (`sql.query`) in the reconcile's Athena workgroup, over
+the Glue tables the stack declares on S3 Inventory (Parquet, `dt` partitions) and the table export.
+
+One run: (1) the table export for the run's point in time, started and awaited unless
+`--dynamodb-export` names one; (2) the inventories, the latest of each bucket unless
+`--s3-inventory` names them, each checked for its `hive/dt=…` partition; (3) a count query and
+(4) `UNLOAD (query) TO` the run's report prefix (`…/athena/`) as Parquet, read back and rendered
+by the same `findings.render` as every engine. Bad inputs (an export still in progress, a missing
+partition, a failed query, the bytes-scanned cutoff) raise domain errors: exit 2, no report.
+
+The job reads only manifests and the unloaded findings; Athena reads the data with the task
+role's credentials. What the stack must provide is listed in docs/reconcile.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from jobs.contract import layout
+from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissingError
+from jobs.reconcile import sql
+from jobs.reconcile.findings import WIDE_SCHEMA, empty
+from jobs.reconcile.rules import RuleParams
+from jobs.reconcile.sources import EXPORT_SUMMARY, INVENTORY_MANIFEST
+
+if TYPE_CHECKING:
+    from jobs.reconcile.run import ReconcileOptions
+    from jobs.settings import JobSettings
+    from jobs.store.athena import AthenaQueries
+    from jobs.store.s3 import Buckets
+    from jobs.store.table_export import TableExports
+
+logger = logging.getLogger(__name__)
+
+UNLOAD_DIR = "athena/"
+
+
+@dataclass
+class AthenaResult:
+    wide: pl.DataFrame
+    taken_at: dict[str, datetime] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    stats: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InventoryPartition:
+    source_bucket: str
+    manifest: str  # s3:// of manifest.json
+    dt: str  # the Hive partition value, YYYY-MM-DD-HH-MM
+    created: datetime
+
+
+def _token(run_id: str, what: str) -> str:
+    return hashlib.sha256(f"{run_id}/{what}".encode()).hexdigest()[:64]
+
+
+def dt_of(manifest_key: str) -> str:
+    """`…/2026-11-30T01-00Z/manifest.json` → `2026-11-30-01-00` (S3 Inventory's Hive `dt`)."""
+    folder = manifest_key.rstrip("/").rsplit("/", 2)[-2]
+    try:
+        moment = datetime.strptime(folder, "%Y-%m-%dT%H-%MZ")
+    except ValueError as exc:
+        raise ReconcileInputError(f"{manifest_key}: not an S3 Inventory manifest path (…/YYYY-MM-DDTHH-MMZ/manifest.json)") from exc
+    return moment.strftime("%Y-%m-%d-%H-%M")
+
+
+class AthenaReconcile:
+    def __init__(
+        self,
+        settings: JobSettings,
+        buckets: Buckets,
+        queries: AthenaQueries,
+        exports: TableExports,
+        run_id: str,
+    ) -> None:
+        self.settings = settings
+        self.buckets = buckets
+        self.queries = queries
+        self.exports = exports
+        self.run_id = run_id
+
+    # --- inputs ------------------------------------------------------------------------------
+    def _json(self, uri: str) -> dict[str, object]:
+        bucket, key = layout.parse_s3_uri(uri)
+        try:
+            data = json.loads(self.buckets.get_bytes(bucket, key))
+        except ValueError as exc:
+            raise ReconcileInputError(f"{uri} is not JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ReconcileInputError(f"{uri} is not a JSON object")
+        return data
+
+    def export(self, location: str | None, point_in_time: datetime) -> tuple[str, datetime, int | None]:
+        """(export id, export time, item count) of a completed export, started here if none given."""
+        s = self.settings
+        if location is None:
+            if not s.table_arn:
+                raise ReconcileInputError("no --dynamodb-export and no DOCUFLOW_TABLE_ARN to start one with")
+            arn = self.exports.start(s.table_arn, point_in_time, s.export_bucket, s.export_prefix)
+            location = self.exports.wait(arn).directory
+        summary_uri = location.rstrip("/") + "/" + EXPORT_SUMMARY if not location.endswith(EXPORT_SUMMARY) else location
+        try:
+            summary = self._json(summary_uri)
+        except S3ObjectMissingError as exc:
+            raise ExportNotReadyError(f"{summary_uri} does not exist: the export is still in progress or failed") from exc
+        if summary.get("outputFormat", "DYNAMODB_JSON") != "DYNAMODB_JSON":
+            raise ReconcileInputError(f"{summary_uri}: outputFormat {summary.get('outputFormat')!r} is not supported")
+        if summary.get("exportType", "FULL_EXPORT") != "FULL_EXPORT":
+            raise ReconcileInputError(f"{summary_uri}: an incremental export holds changes, not the table: give a full export")
+        export_id = summary_uri.rsplit("/", 2)[-2]
+        try:
+            exported = datetime.fromisoformat(str(summary["exportTime"]).replace("Z", "+00:00")).astimezone(UTC)
+        except (KeyError, ValueError) as exc:
+            raise ReconcileInputError(f"{summary_uri} has no readable exportTime") from exc
+        count = summary.get("itemCount")
+        return export_id, exported, count if isinstance(count, int) else None
+
+    def latest_manifest(self, source_bucket: str) -> str:
+        """The newest inventory manifest of `source_bucket` under the configured destination."""
+        s = self.settings
+        folder = f"{s.inventory_prefix}{source_bucket}/{s.inventory_config_id}/"
+        # Dated folders sort in time order; "2" skips data/ and hive/ (years 2000-2999).
+        keys = [o.key for page in self.buckets.list_pages(s.inventory_bucket, folder + "2") for o in page if o.key.endswith("/" + INVENTORY_MANIFEST)]
+        if not keys:
+            raise ReconcileInputError(f"no S3 Inventory manifest under s3://{s.inventory_bucket}/{folder}")
+        return layout.s3_uri(s.inventory_bucket, max(keys))
+
+    def partition(self, manifest_uri: str) -> InventoryPartition:
+        manifest = self._json(manifest_uri)
+        source = str(manifest.get("sourceBucket", ""))
+        fmt = str(manifest.get("fileFormat", "")).upper()
+        if fmt != "PARQUET":
+            raise ReconcileInputError(f"{manifest_uri}: fileFormat {fmt or '?'}: the Athena tables read Parquet inventories")
+        files = manifest.get("files")
+        if isinstance(files, list):
+            keys = [str(f.get("key")) for f in files if isinstance(f, dict)]
+            if len(keys) != len(set(keys)):
+                raise ReconcileInputError(f"{manifest_uri} lists a data file twice (its rows would count twice)")
+        try:
+            created = datetime.fromtimestamp(int(str(manifest["creationTimestamp"])) / 1000, UTC)
+        except (KeyError, ValueError) as exc:
+            raise ReconcileInputError(f"{manifest_uri}: creationTimestamp is not epoch milliseconds") from exc
+        bucket, key = layout.parse_s3_uri(manifest_uri)
+        dt = dt_of(key)
+        symlink = f"{key.rsplit('/', 2)[0]}/hive/dt={dt}/symlink.txt"
+        if self.buckets.head(bucket, symlink) is None:
+            raise ReconcileInputError(f"missing partition dt={dt}: s3://{bucket}/{symlink} does not exist (inventory not delivered?)")
+        return InventoryPartition(source, manifest_uri, dt, created)
+
+    # --- the run -------------------------------------------------------------------------------
+    def run(self, params_for: Callable[[datetime], RuleParams], options: ReconcileOptions, report_prefix: str) -> AthenaResult:
+        s = self.settings
+        now = layout.utc_now()
+        export_id, export_time, item_count = self.export(options.dynamodb_export, now.replace(second=0, microsecond=0))
+        manifests = list(options.s3_inventories) or [self.latest_manifest(b) for b in (s.raw_bucket, s.processed_bucket)]
+        partitions = {p.source_bucket: p for p in map(self.partition, manifests)}
+        for needed in (s.raw_bucket, s.processed_bucket):
+            if needed not in partitions:
+                raise ReconcileInputError(f"no S3 Inventory manifest for bucket {needed!r}")
+        raw, processed = partitions[s.raw_bucket], partitions[s.processed_bucket]
+        db = f'"{s.glue_database}"'
+        relations = sql.Relations(
+            export=f'(SELECT item FROM {db}."{s.glue_export_table}" WHERE export_id = {sql.lit(export_id)})',
+            raw_inventory=f'(SELECT * FROM {db}."{s.glue_raw_inventory_table}" WHERE dt = {sql.lit(raw.dt)})',
+            processed_inventory=f'(SELECT * FROM {db}."{s.glue_processed_inventory_table}" WHERE dt = {sql.lit(processed.dt)})',
+        )
+        taken_at = {"table": export_time, "raw": raw.created, "processed": processed.created}
+        params = params_for(min(taken_at.values()))
+        counted = self.queries.run(
+            f"SELECT (SELECT count(*) FROM {relations.raw_inventory}), (SELECT count(*) FROM {relations.processed_inventory})",
+            _token(self.run_id, "counts"),
+            "object counts",
+        )
+        raw_count, processed_count = (int(v or 0) for v in self.queries.rows(counted.query_id)[0])
+        target = layout.s3_uri(s.reports_bucket, report_prefix + UNLOAD_DIR)
+        unload = f"UNLOAD ({sql.query(relations, params)}) TO {sql.lit(target)} WITH (format = 'PARQUET', compression = 'ZSTD')"
+        found = self.queries.run(unload, _token(self.run_id, "findings"), "reconcile query")
+        wide = self.read_unloaded(report_prefix + UNLOAD_DIR)
+        return AthenaResult(
+            wide,
+            taken_at=taken_at,
+            inputs={"table": f"export {export_id}", "raw": raw.manifest, "processed": processed.manifest},
+            sizes={"table": item_count if item_count is not None else -1, "raw": raw_count, "processed": processed_count},
+            stats={
+                "workgroup": s.athena_workgroup,
+                "queryIds": [counted.query_id, found.query_id],
+                "bytesScanned": counted.bytes_scanned + found.bytes_scanned,
+                "unloadedTo": target,
+            },
+        )
+
+    def read_unloaded(self, prefix: str) -> pl.DataFrame:
+        bucket = self.settings.reports_bucket
+        frames = [
+            pl.read_parquet(io.BytesIO(self.buckets.get_bytes(bucket, obj.key)))
+            for page in self.buckets.list_pages(bucket, prefix)
+            for obj in page
+            if obj.size
+        ]
+        return pl.concat(frames, how="diagonal_relaxed") if frames else empty(WIDE_SCHEMA)

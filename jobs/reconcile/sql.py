@@ -1,0 +1,341 @@
+"""The reconciliation rules in Trino SQL: what Athena runs, and DuckDB runs after sqlglot translates it.
+
+One query reads three relations shaped like the Glue tables the stack declares (`Relations`): the
+DynamoDB export (one column `item`, a struct of `{"S"|"N": value}` per attribute, as the export
+writes it) and the raw and processed S3 Inventory tables (AWS's Parquet columns), plus, with
+--deep, the result.json contents. It returns the engine-neutral wide rows of `findings`
+(`WIDE_SCHEMA`), which `findings.render` turns into the report. Every literal comes from the
+contract: key templates from `rules.templates()` (built by `jobs.contract.layout`), id rules from
+`layout.validate_id`/`validate_filename` as regular expressions, thresholds from `RuleParams`.
+The polars rules (`rules`) are the other implementation; an equivalence test holds the two to the
+same findings, finding for finding. Pure: no I/O (sqlglot only transpiles text).
+
+Regular expressions use `\\A`/`\\z` (not `^`/`$`, which are line anchors in Athena's Joni engine)
+and Unicode classes that Joni, Java and RE2 (DuckDB) all know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+from jobs.contract import Status, layout
+from jobs.reconcile.findings import SUMMARY_FIELDS, WIDE_SCHEMA, Code
+from jobs.reconcile.rules import (
+    DEEP_ONLY_COLUMNS,
+    ITEM_ATTRIBUTE_OF,
+    KEY_PROBLEMS,
+    NUMERIC_ITEM_COLUMNS,
+    RESULT_IDS_PROBLEM,
+    RESULT_PROMISED,
+    RESULTS_SCHEMA,
+    SETTLED_BY_REVIEW,
+    TOMBSTONE,
+    RuleParams,
+    Template,
+    templates,
+)
+
+# Trino types of the wide columns (Athena's UNLOAD writes them as Parquet).
+_SQL_TYPES = {"String": "varchar", "Int64": "bigint", "Datetime": "timestamp"}
+
+
+def sql_type(column: str) -> str:
+    return _SQL_TYPES[type(WIDE_SCHEMA[column]).__name__]
+
+
+def lit(value: str) -> str:
+    """A Trino string literal."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _ts(moment_text: str) -> str:
+    """A TIMESTAMP literal (UTC wall time) from layout.format_ts text."""
+    return f"TIMESTAMP {lit(moment_text.replace('T', ' ').rstrip('Z'))}"
+
+
+def _concat(template: Template, *columns: str) -> str:
+    pieces = [lit(template.parts[0])]
+    for column, literal in zip(columns, template.parts[1:], strict=True):
+        pieces += [column, lit(literal)]
+    return "concat(" + ", ".join(p for p in pieces if p != "''") + ")"
+
+
+# --- the contract's id rules as expressions (layout.validate_id / validate_filename) -------------
+_FORBIDDEN_CLASSES = r"\p{Cc}\p{Cf}\p{Zl}\p{Zp}"  # layout._has_control
+_EDGE_SPACE = r"\A\p{Zs}|\p{Zs}\z"  # what str.strip() removes beyond the control classes
+
+
+_ID_CHARS = lit(r"\A[^#/\\" + _FORBIDDEN_CLASSES + "]{1," + str(layout.MAX_ID_LENGTH) + r"}\z")
+_FILENAME_CHARS = lit(r"\A[^/\\" + _FORBIDDEN_CLASSES + r"]+\z")
+
+
+# A dot as written or percent-encoded: validate_id refuses ids that *decode* (urllib's unquote,
+# one level) to a traversal, and only these spellings decode to a dot.
+_DOT = r"(\.|%2[eE])"
+_TRAVERSAL = lit(_DOT + _DOT)
+_ONLY_DOT = lit(r"\A" + _DOT + r"\z")
+
+
+def valid_id(x: str) -> str:
+    return (
+        f"(regexp_like({x}, {_ID_CHARS}) AND NOT regexp_like({x}, {_TRAVERSAL}) AND NOT regexp_like({x}, {_ONLY_DOT})"
+        f" AND NOT regexp_like({x}, '%(2[fF]|5[cC])') AND {x} = normalize({x}, NFC) AND NOT regexp_like({x}, {lit(_EDGE_SPACE)}))"
+    )
+
+
+def valid_filename(x: str) -> str:
+    return (
+        f"(regexp_like({x}, {_FILENAME_CHARS}) AND NOT starts_with({x}, '..')"
+        f" AND {x} <> '.' AND NOT regexp_like({x}, '%(2[fF]|5[cC])')"
+        f" AND length(to_utf8({x})) <= {layout.MAX_FILENAME_LENGTH})"
+    )
+
+
+def _key_pattern(template: Template) -> str:
+    """`raw/{u}/{d}/{f}` → a pattern capturing each placeholder as one path segment."""
+    out = r"\A" + _escape(template.parts[0])
+    for literal in template.parts[1:]:
+        out += "([^/]*)" + _escape(literal)
+    return out + r"\z"
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + c if c in r".^$*+?()[]{}|\\" else c for c in text)
+
+
+def _classified(relation: str, kind: str, judged_before: str) -> str:
+    """Objects with userId/documentId (null when the key is outside the layout) and `judged`."""
+    template = templates()[kind]
+    pattern = lit(_key_pattern(template))
+    groups = len(template.parts) - 1
+
+    def group(n: int) -> str:
+        return f"CASE WHEN regexp_like(key, {pattern}) THEN regexp_extract(key, {pattern}, {n}) END"
+
+    checks = [valid_id("g1"), valid_id("g2")] + ([valid_filename("g3")] if groups == 3 else [])
+    extracted = ", ".join(f"{group(n)} AS g{n}" for n in range(1, groups + 1))
+    return f"""(
+  SELECT bucket, key, etag, size, lastModified,
+         CASE WHEN valid THEN g1 END AS userId,
+         CASE WHEN valid THEN g2 END AS documentId,
+         lastModified <= {judged_before} AS judged
+  FROM (
+    SELECT *, coalesce({" AND ".join(checks)}, false) AS valid
+    FROM (SELECT bucket, key, etag, size, lastModified, {extracted} FROM {relation})
+  )
+)"""
+
+
+# --- the inputs ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Relations:
+    """What the query reads: table names or parenthesised subqueries in the Glue tables' shapes."""
+
+    export: str  # column `item`: struct<attribute: struct<S|N: varchar>>
+    raw_inventory: str  # columns bucket, key, size, last_modified_date, e_tag
+    processed_inventory: str
+    results: str | None = None  # RESULTS_SCHEMA columns (--deep; DuckDB only)
+
+
+def export_columns(deep: bool) -> dict[str, str]:
+    """The export attributes the query reads and their DynamoDB type tags (from the contract)."""
+    return {
+        attribute: ("N" if column in NUMERIC_ITEM_COLUMNS else "S")
+        for column, attribute in ITEM_ATTRIBUTE_OF.items()
+        if deep or column not in DEEP_ONLY_COLUMNS
+    }
+
+
+def _items(relation: str, params: RuleParams) -> str:
+    columns = []
+    for column, attribute in ITEM_ATTRIBUTE_OF.items():
+        if column in DEEP_ONLY_COLUMNS and not params.deep:
+            columns.append(f"CAST(NULL AS varchar) AS {column}")
+        elif column in ("version", "attempts"):
+            columns.append(f"TRY_CAST(item.{attribute}.N AS bigint) AS {column}")
+        else:
+            columns.append(f"item.{attribute}.{'N' if column in NUMERIC_ITEM_COLUMNS else 'S'} AS {column}")
+    raw_prefix = layout.s3_uri(params.raw_bucket, "")
+    result_key = _concat(templates()["result"], "userId", "documentId")
+    return f"""(
+  SELECT *,
+         CASE WHEN starts_with(rawS3Uri, {lit(raw_prefix)}) THEN substr(rawS3Uri, {len(raw_prefix) + 1}) END AS rawKey,
+         {result_key} AS resultKey
+  FROM (SELECT {", ".join(columns)} FROM {relation})
+)"""
+
+
+def _objects(relation: str) -> str:
+    return f"(SELECT bucket, key, {_unquoted('e_tag')} AS etag, size, last_modified_date AS lastModified FROM {relation})"
+
+
+def _unquoted(x: str) -> str:
+    """jobs.contract.bare_etag."""
+    return f"""regexp_replace({x}, '\\A"+|"+\\z', '')"""
+
+
+def _canonical_amount(x: str) -> str:
+    return f"CASE WHEN strpos({x}, '.') > 0 THEN regexp_replace({x}, '\\.?0+\\z', '') ELSE {x} END"
+
+
+# --- the rules, one SELECT each (each names only its own columns) --------------------------------
+def _rules(params: RuleParams, deep: bool) -> dict[str, str]:
+    t = templates()
+    statuses = ", ".join(lit(s) for s in RESULT_PROMISED)
+    item_id = "userId AS user_id, documentId AS document_id, pk, sk"
+    object_evidence = "etag AS ev_etag, size AS ev_size, lastModified AS ev_last_modified"
+    raw_b, proc_b = lit(params.raw_bucket), lit(params.processed_bucket)
+    settled = lit(params.settled_before)
+    raw_dir = _concat(t["raw_dir"], "userId", "documentId")
+    expected_result_uri = f"concat({lit(layout.s3_uri(params.processed_bucket, ''))}, resultKey)"
+    checks = [
+        f"pk IS DISTINCT FROM {_concat(t['pk'], 'userId')}",
+        f"sk IS DISTINCT FROM {_concat(t['sk'], 'documentId')}",
+        "rawKey IS NULL",
+        f"rawKey IS NOT NULL AND (NOT starts_with(rawKey, {raw_dir})"
+        f" OR length(substr(rawKey, length({raw_dir}) + 1)) = 0 OR strpos(substr(rawKey, length({raw_dir}) + 1), '/') > 0)",
+        f"resultS3Uri IS NOT NULL AND resultS3Uri IS DISTINCT FROM {expected_result_uri}",
+    ]
+    problems = ", ".join(f"CASE WHEN coalesce({c}, true) THEN {lit(text)} END" for c, text in zip(checks, KEY_PROBLEMS, strict=True))
+    rules = {
+        Code.BAD_KEY: f"""
+  SELECT {lit(Code.BAD_KEY)} AS code, bucket, key, 'raw' AS ev_key_kind, size AS ev_size, lastModified AS ev_last_modified
+  FROM raw WHERE userId IS NULL AND judged
+  UNION ALL
+  SELECT {lit(Code.BAD_KEY)}, bucket, key, 'result', size, lastModified FROM processed WHERE userId IS NULL AND judged""",
+        Code.UNPROCESSED_RAW: f"""
+  SELECT {lit(Code.UNPROCESSED_RAW)} AS code, userId AS user_id, documentId AS document_id, bucket, key, {object_evidence}
+  FROM raw o WHERE userId IS NOT NULL AND judged AND NOT EXISTS (SELECT 1 FROM items i WHERE i.rawKey = o.key)""",
+        Code.ORPHAN_RESULT: f"""
+  SELECT {lit(Code.ORPHAN_RESULT)} AS code, userId AS user_id, documentId AS document_id, bucket, key, {object_evidence}
+  FROM processed o WHERE userId IS NOT NULL AND judged AND NOT EXISTS (SELECT 1 FROM items i WHERE i.resultKey = o.key)""",
+        Code.MISSING_RAW: f"""
+  SELECT {lit(Code.MISSING_RAW)} AS code, {item_id}, {raw_b} AS bucket, rawKey AS key,
+         rawS3Uri AS ev_raw_s3_uri, status AS ev_status, createdAt AS ev_created_at, version AS ev_version
+  FROM items i
+  WHERE status <> {lit(TOMBSTONE)} AND rawKey IS NOT NULL
+    AND createdAt >= {lit(params.expired_before)} AND createdAt <= {settled}
+    AND NOT EXISTS (SELECT 1 FROM raw o WHERE o.key = i.rawKey)""",
+        Code.STALE_RESULT: f"""
+  SELECT {lit(Code.STALE_RESULT)} AS code, i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk, {raw_b} AS bucket,
+         i.rawKey AS key, {_unquoted("i.rawEtag")} AS ev_item_etag, {_unquoted("o.etag")} AS ev_object_etag,
+         i.status AS ev_status, i.version AS ev_version
+  FROM items i JOIN raw o ON o.key = i.rawKey
+  WHERE o.judged AND {_unquoted("i.rawEtag")} IS DISTINCT FROM {_unquoted("o.etag")}""",
+        Code.MISSING_RESULT: f"""
+  SELECT {lit(Code.MISSING_RESULT)} AS code, {item_id}, {proc_b} AS bucket, resultKey AS key,
+         status AS ev_status, resultS3Uri AS ev_result_s3_uri, version AS ev_version
+  FROM items i
+  WHERE status IN ({statuses}) AND (updatedAt IS NULL OR updatedAt <= {settled})
+    AND NOT EXISTS (SELECT 1 FROM processed o WHERE o.userId IS NOT NULL AND o.key = i.resultKey)""",
+        Code.STUCK_PROCESSING: f"""
+  SELECT {lit(Code.STUCK_PROCESSING)} AS code, {item_id}, leaseOwner AS ev_lease_owner, leaseExpiresAt AS ev_lease_expires_at,
+         attempts AS ev_attempts, version AS ev_version
+  FROM items WHERE status = {lit(Status.PROCESSING)} AND (leaseExpiresAt IS NULL OR leaseExpiresAt < {lit(params.stuck_before)})""",
+        Code.INDEX_DRIFT: f"""
+  SELECT {lit(Code.INDEX_DRIFT)} AS code, {item_id}, gsi1pk AS ev_gsi1pk, {_concat(t["status"], "status")} AS ev_expected_gsi1pk,
+         gsi1sk AS ev_gsi1sk, createdAt AS ev_created_at, version AS ev_version
+  FROM items WHERE gsi1pk IS DISTINCT FROM {_concat(t["status"], "status")} OR gsi1sk IS DISTINCT FROM createdAt""",
+        Code.KEY_MISMATCH: f"""
+  SELECT {lit(Code.KEY_MISMATCH)} AS code, {item_id},
+         array_join(filter(ARRAY[{problems}], x -> x IS NOT NULL), '; ') AS ev_problems,
+         rawS3Uri AS ev_raw_s3_uri, resultS3Uri AS ev_result_s3_uri
+  FROM items WHERE {" OR ".join(f"coalesce({c}, true)" for c in checks)}""",
+    }
+    if deep:
+        rules.update(_deep_rules())
+    return rules
+
+
+_SNAKE = {"status": "status", "vendorName": "vendor_name", "invoiceDate": "invoice_date", "totalAmount": "total_amount"}
+
+
+def _deep_rules() -> dict[str, str]:
+    located = "SELECT r.*, o.bucket, o.userId AS keyUserId, o.documentId AS keyDocumentId FROM results r JOIN processed o ON o.key = r.key AND o.userId IS NOT NULL"
+    compared = f"SELECT * FROM items WHERE status NOT IN ({lit(Status.PROCESSING)}, {lit(TOMBSTONE)})"
+    pair = f"FROM ({compared}) i JOIN ({located} WHERE r.readError IS NULL) r ON r.keyUserId = i.userId AND r.keyDocumentId = i.documentId"
+    item_id = "i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk, r.bucket, r.key"
+
+    def compare(field: str) -> str:
+        left, right = (_canonical_amount(f"i.{field}"), _canonical_amount(f"r.{field}")) if field == "totalAmount" else (f"i.{field}", f"r.{field}")
+        differs = f"{left} IS DISTINCT FROM {right}"
+        if field == "status":
+            review, processed = (lit(s) for s in SETTLED_BY_REVIEW)
+            differs += f" AND NOT (r.status = {review} AND i.status = {processed})"
+        return f"CASE WHEN {differs} THEN {lit(field)} END"
+
+    fields = f"filter(ARRAY[{', '.join(compare(f) for f in SUMMARY_FIELDS)}], x -> x IS NOT NULL)"
+    def shown(side: str, field: str) -> str:  # amounts in evidence as compared: canonical
+        return _canonical_amount(f"{side}.{field}") if field == "totalAmount" else f"{side}.{field}"
+
+    summary_columns = ", ".join(
+        f"{shown('i', f)} AS ev_item_{_SNAKE[f]}, {shown('r', f)} AS ev_result_{_SNAKE[f]}" for f in SUMMARY_FIELDS
+    )
+    source_differs = f"r.sourceUri IS DISTINCT FROM i.rawS3Uri OR {_unquoted('r.sourceEtag')} IS DISTINCT FROM {_unquoted('i.rawEtag')}"
+    return {
+        "KEY_MISMATCH_RESULT": f"""
+  SELECT {lit(Code.KEY_MISMATCH)} AS code, keyUserId AS user_id, keyDocumentId AS document_id, bucket, key,
+         {lit(RESULT_IDS_PROBLEM)} AS ev_problems, userId AS ev_result_user_id, documentId AS ev_result_document_id
+  FROM ({located} WHERE r.readError IS NULL)
+  WHERE userId IS DISTINCT FROM keyUserId OR documentId IS DISTINCT FROM keyDocumentId""",
+        Code.SUMMARY_MISMATCH: f"""
+  SELECT {lit(Code.SUMMARY_MISMATCH)} AS code, user_id, document_id, pk, sk, bucket, key, array_join(fields, ',') AS ev_fields,
+         {", ".join(f"ev_item_{_SNAKE[f]}, ev_result_{_SNAKE[f]}" for f in SUMMARY_FIELDS)}
+  FROM (SELECT {item_id}, {fields} AS fields, {summary_columns} {pair})
+  WHERE cardinality(fields) > 0""",
+        Code.RESULT_SOURCE_MISMATCH: f"""
+  SELECT {lit(Code.RESULT_SOURCE_MISMATCH)} AS code, {item_id}, i.rawS3Uri AS ev_raw_s3_uri, r.sourceUri AS ev_result_source_uri,
+         {_unquoted("i.rawEtag")} AS ev_item_etag, {_unquoted("r.sourceEtag")} AS ev_result_etag, i.status AS ev_status, i.version AS ev_version
+  {pair} WHERE {source_differs}""",
+        Code.RESULT_UNREADABLE: f"""
+  SELECT {lit(Code.RESULT_UNREADABLE)} AS code, keyUserId AS user_id, keyDocumentId AS document_id, bucket, key, readError AS ev_error
+  FROM ({located} WHERE r.readError IS NOT NULL)""",
+    }
+
+
+def _widened(rule_sql: str) -> str:
+    """The rule's rows with every wide column, in WIDE_SCHEMA order (nulls of the right type)."""
+    own = set(sqlglot.parse_one(rule_sql, read="trino").named_selects)
+    unknown = own - WIDE_SCHEMA.keys()
+    if unknown:
+        raise AssertionError(f"a rule selects columns outside the wide schema: {sorted(unknown)}")
+    columns = [c if c in own else f"CAST(NULL AS {sql_type(c)}) AS {c}" for c in WIDE_SCHEMA]
+    return f"SELECT {', '.join(columns)} FROM ({rule_sql}\n)"
+
+
+def query(relations: Relations, params: RuleParams) -> str:
+    """The whole reconcile as one Trino query returning WIDE_SCHEMA rows."""
+    deep = params.deep and relations.results is not None
+    judged = _ts(layout.format_ts(params.judged_before))
+    ctes = {
+        "items": _items(relations.export, params),
+        "raw": _classified(_objects(relations.raw_inventory), "raw", judged),
+        "processed": _classified(_objects(relations.processed_inventory), "result", judged),
+    }
+    if deep:
+        ctes["results"] = f"(SELECT {', '.join(RESULTS_SCHEMA)} FROM {relations.results})"
+    with_clause = ",\n".join(f"{name} AS {body}" for name, body in ctes.items())
+    union = "\nUNION ALL\n".join(_widened(sql) for sql in _rules(params, deep).values())
+    return f"WITH {with_clause}\n{union}"
+
+
+# --- translation for DuckDB ----------------------------------------------------------------------
+def to_duckdb(trino_sql: str) -> str:
+    """The Trino query in DuckDB's dialect (sqlglot), plus the two gaps sqlglot leaves open here:
+    `length(to_utf8(x))` (bytes of a string) becomes `strlen(x)`, `normalize(x, NFC)`
+    becomes `nfc_normalize(x)`."""
+    tree = sqlglot.parse_one(trino_sql, read="trino")
+
+    def fill_gaps(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Length) and isinstance(node.this, exp.Encode):
+            return exp.Anonymous(this="strlen", expressions=[node.this.this])
+        if isinstance(node, exp.Normalize):
+            if str(node.args.get("form", "NFC")).upper() != "NFC":
+                raise ValueError(f"only NFC normalisation is translated, not {node.args.get('form')}")
+            return exp.Anonymous(this="nfc_normalize", expressions=[node.this])
+        return node
+
+    return tree.transform(fill_gaps).sql(dialect="duckdb")

@@ -1,0 +1,200 @@
+"""The engines agree: polars rules vs the Athena SQL executed locally (DuckDB), finding for finding.
+
+One state holds every kind of finding (and the states that must give none: a tombstone, a claim
+in flight, a reviewer's settlement, objects within the grace period, an item past retention),
+with keys the layout accepts only through its slow path and keys it refuses for every reason it
+has. It is written in the AWS file layouts (export + CSV or Parquet inventories) and judged by
+both engines from the same files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from jobs.contract import DocumentItem, Status, layout
+from jobs.reconcile import partitioned, rules, sql
+from jobs.reconcile.duck import duck_find
+from jobs.reconcile.exports import export_line, write_export, write_inventory
+from jobs.reconcile.findings import Code, render
+from jobs.reconcile.partitioned import partitioned_find
+from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, Inputs, RuleParams
+from jobs.reconcile.sources import files_snapshot
+from jobs.store.dynamo import to_wire
+
+RAW, PROC = "eq-raw", "eq-processed"
+AS_OF = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+OLD = AS_OF - timedelta(days=1)
+FRESH = AS_OF - timedelta(minutes=5)
+
+# Keys outside the fast path that the layout accepts, and keys it refuses, one per reason.
+ODD_IDS = [("ü.ser", "dök é"), ("u+1", "d%41"), ("x" * 128, "d.d"), ("u", "\u00a0x"[1:] + "ß"), ("u%2e", "d.%2")]
+BAD_RAW_KEYS = [
+    "notes/readme.txt",
+    "raw/u1/d1",
+    "raw/u1/d1/a.xml/deeper",
+    "raw/u#1/d1/a.xml",
+    "raw/u1/../a.xml",
+    "raw/u1/d1/..x",
+    "raw/u1/d1/a%2Fb.xml",
+    "raw/u1/d\u0007/a.xml",
+    "raw/ u1/d1/a.xml",
+    "raw/u1/d1\u00a0/a.xml",
+    "raw/u1/d\u200b/a.xml",
+    "raw/" + "x" * 129 + "/d1/a.xml",
+    "raw/u1/d1/" + "é" * 128 + ".pdf",
+    "raw/u1/./a.xml",
+    "raw//d1/a.xml",
+    "raw/u1/d1/a\nb.xml",
+    "raw/u1/d%2e%2e/a.xml",  # ids that decode to a traversal, or to a separator
+    "raw/u1/d.%2E/a.xml",
+    "raw/%2e/d1/a.xml",
+    "raw/u%2F1/d1/a.xml",
+    "raw/u1/de\u0301/a.xml",  # an id not in Unicode NFC
+]
+BAD_RESULT_KEYS = ["processed/u1/d1/result.json.bak", "processed/u1/d1/other.json", "processed/u1/result.json", "processed/u\\1/d1/result.json"]
+
+
+def _item(user: str, doc: str, **changes: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "userId": user,
+        "documentId": doc,
+        "status": Status.PROCESSED,
+        "createdAt": OLD,
+        "updatedAt": OLD,
+        "rawS3Uri": layout.s3_uri(RAW, layout.raw_key(user, doc, "a.xml")),
+        "rawEtag": f'"e-{doc}"',
+        "version": 2,
+        "attempts": 1,
+        "resultS3Uri": layout.s3_uri(PROC, layout.result_key(user, doc)),
+        "vendorName": "ACME",
+        "totalAmount": "12.50",
+    }
+    wire_changes = {k: v for k, v in changes.items() if k in (layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR, layout.PK_ATTR)}
+    fields.update({k: v for k, v in changes.items() if k not in wire_changes})
+    return {**DocumentItem(**fields).to_item(), **wire_changes}
+
+
+def _obj(bucket: str, key: str, etag: str, modified: datetime = OLD) -> dict[str, Any]:
+    return {"bucket": bucket, "key": key, "etag": etag, "size": 10, "lastModified": modified}
+
+
+def _result(user: str, doc: str, **changes: Any) -> dict[str, Any]:
+    return {
+        "key": layout.result_key(user, doc),
+        "userId": user,
+        "documentId": doc,
+        "status": "PROCESSED",
+        "vendorName": "ACME",
+        "invoiceDate": None,
+        "totalAmount": "12.5",
+        "sourceUri": layout.s3_uri(RAW, layout.raw_key(user, doc, "a.xml")),
+        "sourceEtag": f"e-{doc}",
+        "readError": None,
+    } | changes
+
+
+def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    items, raw, processed, results = [], [], [], []
+
+    def document(user: str, doc: str, with_raw: bool = True, with_result: bool = True, result: dict[str, Any] | None = None, **item: Any) -> None:
+        items.append(_item(user, doc, **item))
+        if with_raw:
+            raw.append(_obj(RAW, layout.raw_key(user, doc, "a.xml"), f"e-{doc}"))
+        if with_result:
+            processed.append(_obj(PROC, layout.result_key(user, doc), f"r-{doc}"))
+            results.append(_result(user, doc, **(result or {})))
+
+    document("u1", "ok")
+    for user, doc in ODD_IDS:
+        document(user, doc)
+    document("u1", "noresult", with_result=False)  # MISSING_RESULT
+    document("u1", "failed", with_result=False, status=Status.FAILED)  # no finding: FAILED promises none
+    document("u1", "noraw", with_raw=False)  # MISSING_RAW
+    document("u1", "expired", with_raw=False, createdAt=AS_OF - timedelta(days=6 * 365))  # past retention
+    document("u1", "tomb", with_raw=False, status=Status.DELETED, result={"status": "PROCESSED"})  # tombstone
+    document("u1", "stale")
+    raw[-1]["etag"] = "e-new"  # STALE_RESULT
+    document("u1", "stuck", status=Status.PROCESSING, leaseOwner="w", leaseExpiresAt=AS_OF - timedelta(hours=7))
+    document("u1", "leased", status=Status.PROCESSING, leaseOwner="w", leaseExpiresAt=AS_OF + timedelta(hours=1), result={"status": "PROCESSED"})
+    document("u1", "drift", GSI1PK=layout.status_pk("FAILED"))  # INDEX_DRIFT
+    document("u1", "drift2", GSI1SK="2020-01-01T00:00:00.000Z")
+    document("u1", "pk", PK=layout.user_pk("other"))  # KEY_MISMATCH
+    document("u1", "wronguri", resultS3Uri=layout.s3_uri(PROC, layout.result_key("u1", "ok")))
+    document("u1", "elsewhere", rawS3Uri=layout.s3_uri("another-bucket", layout.raw_key("u1", "elsewhere", "a.xml")))
+    document("u1", "otherdoc", rawS3Uri=layout.s3_uri(RAW, layout.raw_key("u1", "ok", "a.xml")))
+    document("u1", "vendor", result={"vendorName": "Other GmbH", "totalAmount": "12.500"})  # SUMMARY_MISMATCH (vendor only)
+    document("u1", "settled", result={"status": "REVIEW_REQUIRED"})  # a reviewer's settlement: none
+    document("u1", "unsettled", status=Status.REVIEW_REQUIRED, reviewReasons=["x"])  # SUMMARY_MISMATCH (status)
+    document("u1", "ids", result={"userId": "u9"})  # KEY_MISMATCH (deep)
+    document("u1", "foreign", result={"sourceEtag": "e-old"})  # RESULT_SOURCE_MISMATCH
+    document("u1", "moved", result={"sourceUri": layout.s3_uri(RAW, layout.raw_key("u1", "moved", "old.xml"))})
+    document("u1", "unreadable", result=dict.fromkeys(("userId", "documentId", "status", "sourceUri", "sourceEtag")) | {"readError": "gone"})
+    raw.append(_obj(RAW, layout.raw_key("u2", "new", "a.xml"), "e"))  # UNPROCESSED_RAW
+    raw.append(_obj(RAW, layout.raw_key("u2", "fresh", "a.xml"), "e", FRESH))  # within grace
+    raw.append(_obj(RAW, layout.raw_key("ü.ser", "dök é", "zweite Datei.pdf"), "e"))  # odd UNPROCESSED_RAW
+    processed.append(_obj(PROC, layout.result_key("u3", "orphan"), "r"))  # ORPHAN_RESULT
+    results.append(_result("u3", "orphan"))
+    processed.append(_obj(PROC, layout.result_key("u3", "fresh"), "r", FRESH))
+    raw += [_obj(RAW, key, '"q"') for key in BAD_RAW_KEYS]  # BAD_KEY
+    raw.append(_obj(RAW, "stray/fresh.txt", "e", FRESH))  # outside the layout, within grace
+    processed += [_obj(PROC, key, "r") for key in BAD_RESULT_KEYS]
+    return items, raw, processed, results
+
+
+def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl.DataFrame]:
+    items, raw, processed, results_rows = state()
+    lines = [export_line(to_wire(item)).encode() for item in items]
+    export = write_export(tmp_path / "exports", "arn:aws:dynamodb:eq:0:table/t", AS_OF, [b"".join(lines[:10]), b"".join(lines[10:]), b""])
+    manifests = [
+        str(write_inventory(tmp_path / "inventory", bucket, AS_OF, [pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")], fmt))
+        for bucket, rows in ((RAW, raw), (PROC, processed))
+    ]
+    results = pl.DataFrame(results_rows, schema=RESULTS_SCHEMA, orient="row")
+    params = RuleParams(raw_bucket=RAW, processed_bucket=PROC, as_of=AS_OF, deep=deep)
+
+    def read(keys: list[str]) -> pl.DataFrame:
+        return results.filter(pl.col("key").is_in(keys))
+
+    snapshot = files_snapshot(str(export), manifests, None, RAW, PROC, deep)
+    assert snapshot.as_of == AS_OF
+    listed = rules.classify_keys(snapshot.processed_objects.lazy(), "result").filter(~pl.col("badKey")).collect()
+    inputs = Inputs(snapshot.items.lazy(), snapshot.raw_objects.lazy(), snapshot.processed_objects.lazy(), read(listed.get_column("key").to_list()).lazy() if deep else None)
+    by_polars = rules.find(inputs, params)
+    # The same rules over key-hash partitions, three of them for this small state.
+    monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", 20)
+    spilled = partitioned_find(str(export), manifests, None, RAW, PROC, lambda as_of: dataclasses.replace(params, as_of=as_of), read if deep else None)
+    assert_frame_equal(render(spilled.wide), by_polars)
+    duck = duck_find(str(export), manifests, None, params, read if deep else None)
+    return by_polars, render(duck.wide)
+
+
+@pytest.mark.parametrize("fmt", ["CSV", "Parquet"])
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
+def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    by_polars, by_sql = _both(tmp_path, fmt, deep, monkeypatch)
+    assert_frame_equal(by_sql, by_polars)
+    kinds = set(by_polars.get_column("code").to_list())
+    deep_only = {Code.SUMMARY_MISMATCH, Code.RESULT_SOURCE_MISMATCH, Code.RESULT_UNREADABLE}
+    assert kinds == ({c.value for c in Code} if deep else {c.value for c in Code} - deep_only)
+    bad = by_polars.filter(pl.col("code") == Code.BAD_KEY).get_column("key").to_list()
+    assert sorted(bad) == sorted(BAD_RAW_KEYS + BAD_RESULT_KEYS)
+    # No finding for the states that must give none.
+    quiet = {"ok", "failed", "expired", "tomb", "leased", "settled", "fresh", *(d for _, d in ODD_IDS[1:])}
+    assert not quiet & set(by_polars.get_column("documentId").drop_nulls().to_list())
+
+
+def test_the_sql_names_only_the_columns_the_stack_must_declare() -> None:
+    """The Glue export table's columns are the contract's attributes the rules read, nothing more."""
+    columns = sql.export_columns(deep=False)
+    assert columns[layout.PK_ATTR] == "S" and columns["version"] == "N"
+    assert set(columns) == {a for c, a in rules.ITEM_ATTRIBUTE_OF.items() if c not in rules.DEEP_ONLY_COLUMNS}
+    text = sql.query(sql.Relations("E", "R", "P"), RuleParams(raw_bucket=RAW, processed_bucket=PROC, as_of=AS_OF))
+    for column in ("bucket", "key", "size", "last_modified_date", "e_tag"):
+        assert column in text
