@@ -1,4 +1,5 @@
-"""JobSettings: what every job reads from the environment, validated once; the botocore Config factory.
+"""JobSettings: what every job reads from the environment, validated once (the botocore Config
+built from it is jobs.store.clients.botocore_config: this module stays free of the AWS SDK).
 
 The jobs reach AWS only through boto3's standard configuration: endpoints come from
 AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 when set (local stack), so no code path differs.
@@ -8,16 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
 from jobs.errors import SettingsError
-
-if TYPE_CHECKING:
-    from botocore.config import Config
 
 ENV_STAGE = "DOCUFLOW_STAGE"
 ENV_TABLE = "DOCUFLOW_TABLE_NAME"
@@ -194,26 +192,6 @@ class JobSettings(BaseModel):
     @property
     def workers(self) -> int:
         return self.extract_workers or (os.cpu_count() or 1)
-
-    def botocore_config(self, pool: int | None = None) -> Config:
-        """One Config for every client: bounded retries with backoff, a pool sized to the threads.
-
-        botocore is imported here, not at the top: the Pulumi program and the pure modules import
-        this module for its names (JOB_ENV_VARS) and must not load the AWS SDK.
-        """
-        from botocore.config import Config
-
-        return Config(
-            retries={"mode": self.retry_mode, "total_max_attempts": self.retry_attempts},
-            max_pool_connections=pool or max(10, self.io_threads * 2),
-            connect_timeout=5,
-            read_timeout=30,
-            # No addressing style: botocore uses path style by itself for IP and localhost
-            # endpoints (the emulators) and virtual hosts on AWS.
-            # Requests are built from validated models and the service validates them again;
-            # botocore's own pass over every nested TransactItems structure was 5% of the ingest's CPU.
-            parameter_validation=False,
-        )
 
     def bucket_names(self) -> dict[str, str]:
         """Bucket name per purpose, as jobs.contract.bucket_specs expects them."""

@@ -20,6 +20,7 @@ import pytest
 from jobs.contract import DocumentItem
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
 from jobs.settings import JobSettings
+from jobs.store.clients import botocore_config
 from jobs.store.dynamo import from_wire
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -39,10 +40,10 @@ class Stack:
     endpoints: Endpoints
 
     def s3(self):  # noqa: ANN201 - boto3 client types are stubs-only
-        return boto3.client("s3", config=self.settings.botocore_config())
+        return boto3.client("s3", config=botocore_config(self.settings))
 
     def dynamodb(self):  # noqa: ANN201
-        return boto3.client("dynamodb", config=self.settings.botocore_config())
+        return boto3.client("dynamodb", config=botocore_config(self.settings))
 
     def table(self):  # noqa: ANN201
         return boto3.resource("dynamodb").Table(self.settings.table_name)

@@ -20,6 +20,7 @@ from jobs.contract.item import (
     SourceObject,
     finished_item,
     summary_fields,
+    tombstone,
 )
 from jobs.contract.objects import ObjectInfo, bare_etag
 from jobs.contract.schema import (
@@ -63,4 +64,5 @@ __all__ = [
     "queue_spec",
     "summary_fields",
     "table_spec",
+    "tombstone",
 ]

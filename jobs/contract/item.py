@@ -256,6 +256,21 @@ class ResultDocument(BaseModel):
         return cls.model_validate_json(data)
 
 
+def tombstone(item: DocumentItem, now: datetime, why: str) -> DocumentItem:
+    """The DELETED tombstone of a document whose raw object is gone (jobs.contract.status): what
+    the ingest writes over its claim and reconcile's repair over a finished item."""
+    check_transition(item.status, Status.DELETED)
+    return item.evolve(
+        status=Status.DELETED,
+        version=item.version + 1,
+        updatedAt=now,
+        leaseOwner=None,
+        leaseExpiresAt=None,
+        failureCode=None,
+        failureMessage=why,
+    )
+
+
 def finished_item(claim: DocumentItem, result: ResultDocument, result_uri: str, result_etag: str | None, now: datetime) -> DocumentItem:
     """The summary item that ends `claim` with `result`: what the ingest writes when it finishes a
     document, and what reconcile's repair rebuilds from a result.json (from a synthetic claim)."""

@@ -152,17 +152,3 @@ def restored(previous: DocumentItem, claim: DocumentItem, now: datetime) -> Docu
     """The item as it was before a claim that proved stale (its raw object had been replaced or
     deleted in the meantime), written over the claim so the newer state is not lost."""
     return previous.evolve(version=claim.version + 1, updatedAt=now)
-
-
-def tombstone(claim: DocumentItem, now: datetime) -> DocumentItem:
-    """The claimed raw object is gone: the document is DELETED (item and result.json are kept)."""
-    check_transition(claim.status, Status.DELETED)
-    return claim.evolve(
-        status=Status.DELETED,
-        version=claim.version + 1,
-        updatedAt=now,
-        leaseOwner=None,
-        leaseExpiresAt=None,
-        failureCode=None,
-        failureMessage="raw object deleted before it was processed",
-    )

@@ -34,6 +34,7 @@ from jobs.contract import (
     ValidationResult,
     finished_item,
     layout,
+    tombstone,
 )
 from jobs.errors import (
     RunStoppedError,
@@ -44,7 +45,7 @@ from jobs.errors import (
     TextractJobTimeoutError,
 )
 from jobs.extract.fallback import wants_textract_fallback
-from jobs.ingest.plan import Decision, released, restored, tombstone
+from jobs.ingest.plan import Decision, released, restored
 from jobs.store.dynamo import ConditionalPut, DocumentTable, finish_put
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
@@ -190,7 +191,7 @@ class DocumentProcessor:
         assert claim is not None
         now = self._clock()
         if gone and (previous is None or previous.rawS3Uri == obj.uri):
-            item, status = tombstone(claim, now), Status.DELETED
+            item, status = tombstone(claim, now, "raw object deleted before it was processed"), Status.DELETED
         elif previous is not None:
             item, status = restored(previous, claim, now), None
         else:

@@ -26,6 +26,7 @@ from jobs.contract.engines import OcrEngine
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
 from jobs.settings import ENV_OCR_ENGINE, JobSettings
+from jobs.store.clients import botocore_config
 
 REGION = "us-east-1"
 DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
@@ -104,7 +105,7 @@ def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSetti
     session = boto3.session.Session(
         aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
     )
-    config = settings.botocore_config()
+    config = botocore_config(settings)
     url = bootstrap(
         session.client("dynamodb", endpoint_url=endpoints.dynamodb, config=config),
         session.client("s3", endpoint_url=endpoints.s3, config=config),

@@ -9,9 +9,12 @@
 - MISSING_RAW of a finished document: the DELETED tombstone (jobs.contract.status), guarded by
   the version we saw and only while the raw object is still gone.
 - INDEX_DRIFT: rewrite the item through DocumentItem.to_item, which derives GSI1PK/GSI1SK.
+- UNPROCESSED_RAW: a raw object whose arrival never reached the ingest (a lost notification, or
+  one from before the queue existed) is sent to the arrival queue again, in the shape of an S3
+  event (jobs.contract.events), while it is still there: the next nightly drain processes it.
 
-Nothing else is touched (STALE_RESULT, UNPROCESSED_RAW, KEY_MISMATCH, BAD_KEY, SUMMARY_MISMATCH and
-RESULT_UNREADABLE need a person or the next ingest), and no S3 object is ever deleted or written.
+Nothing else is touched (STALE_RESULT, KEY_MISMATCH, BAD_KEY, SUMMARY_MISMATCH and
+RESULT_UNREADABLE need a person), and no S3 object is ever deleted or written.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from jobs.contract import (
     ResultDocument,
     Status,
     bare_etag,
-    check_transition,
     finished_item,
     layout,
+    tombstone,
 )
+from jobs.contract.events import requeue_body
 from jobs.errors import DocuFlowError
 from jobs.reconcile.findings import Code
 from jobs.reconcile.report import RepairAction
@@ -43,6 +47,7 @@ from jobs.reconcile.rules import RESULT_PROMISED
 
 if TYPE_CHECKING:
     from jobs.store.dynamo import DocumentTable
+    from jobs.store.queue import ArrivalQueue
     from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
@@ -54,6 +59,7 @@ REPAIRABLE = (
     Code.INDEX_DRIFT,
     Code.RESULT_SOURCE_MISMATCH,
     Code.MISSING_RAW,
+    Code.UNPROCESSED_RAW,
 )
 NOT_REPAIRABLE = tuple(c for c in Code if c not in REPAIRABLE)
 REPROCESS_MESSAGE = "reconcile: {why}; marked for reprocessing"
@@ -98,11 +104,20 @@ def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
 
 
 class Repairer:
-    def __init__(self, table: DocumentTable, buckets: Buckets, processed_bucket: str, clock: Callable[[], datetime] = layout.utc_now) -> None:
+    def __init__(
+        self,
+        table: DocumentTable,
+        buckets: Buckets,
+        processed_bucket: str,
+        clock: Callable[[], datetime] = layout.utc_now,
+        arrivals: ArrivalQueue | None = None,
+    ) -> None:
+        """`arrivals`: the queue lost arrivals are sent to again (None: they are reported only)."""
         self._table = table
         self._buckets = buckets
         self._processed_bucket = processed_bucket
         self._clock = clock
+        self._arrivals = arrivals
 
     def run(self, findings: pl.DataFrame) -> list[RepairAction]:
         todo = findings.filter(pl.col("code").is_in([c.value for c in REPAIRABLE]))
@@ -120,6 +135,7 @@ class Repairer:
             Code.INDEX_DRIFT: self._index,
             Code.RESULT_SOURCE_MISMATCH: self._foreign_result,
             Code.MISSING_RAW: self._deleted,
+            Code.UNPROCESSED_RAW: self._requeue,
         }[code]
         user_id, document_id = row.get("userId"), row.get("documentId")
         evidence = json.loads(str(row["evidence"]))
@@ -204,10 +220,19 @@ class Repairer:
             raise _Skip(f"status is {item.status.value}, not finished")
         if self._buckets.head(str(row["bucket"]), str(row["key"])) is not None:
             raise _Skip("the raw object exists again")
-        check_transition(item.status, Status.DELETED)
-        tombstone = item.evolve(status=Status.DELETED, version=item.version + 1, updatedAt=self._clock(), leaseOwner=None, leaseExpiresAt=None)
-        self._put(tombstone, item.version)
+        self._put(tombstone(item, self._clock(), "reconcile: raw object deleted after it was processed"), item.version)
         return _ACTION_NAMES[Code.MISSING_RAW], f"was {item.status.value} v{item.version}"
+
+
+    def _requeue(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
+        if self._arrivals is None:
+            raise _Skip("no arrival queue configured: run `ingest --backfill`")
+        raw = self._buckets.head(str(row["bucket"]), str(row["key"]))
+        if raw is None:
+            raise _Skip("the raw object is gone")
+        if self._arrivals.send([requeue_body(raw)]) != 1:
+            raise _Skip("the queue did not accept the message")
+        return _ACTION_NAMES[Code.UNPROCESSED_RAW], f"ETag {bare_etag(raw.etag)}: processed by the next drain"
 
 
 _ACTION_NAMES = {
@@ -217,4 +242,5 @@ _ACTION_NAMES = {
     Code.INDEX_DRIFT: "rewrite item (derived index keys)",
     Code.RESULT_SOURCE_MISMATCH: "mark for reprocessing",
     Code.MISSING_RAW: "mark DELETED (tombstone)",
+    Code.UNPROCESSED_RAW: "re-queue the arrival",
 }

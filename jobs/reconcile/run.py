@@ -35,6 +35,7 @@ from jobs.store.s3 import Buckets
 
 if TYPE_CHECKING:
     from jobs.store.athena import AthenaQueries
+    from jobs.store.queue import ArrivalQueue
     from jobs.store.table_export import TableExports
 
 logger = logging.getLogger(__name__)
@@ -154,6 +155,15 @@ class ReconcileRun:
         return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
 
     @cached_property
+    def arrivals(self) -> ArrivalQueue | None:
+        if not self.settings.arrivals_queue_url:
+            return None
+        from jobs.store.clients import sqs_client
+        from jobs.store.queue import ArrivalQueue
+
+        return ArrivalQueue(sqs_client(self.settings), self.settings.arrivals_queue_url, self.metrics)
+
+    @cached_property
     def athena_queries(self) -> AthenaQueries:
         from jobs.store.athena import AthenaQueries, athena_client
 
@@ -269,7 +279,7 @@ class ReconcileRun:
         timings["find"] = time.perf_counter() - clock
         repairs: list[RepairAction] = []
         if self.options.repair:
-            repairs = Repairer(self.table, self.buckets, self.settings.processed_bucket).run(findings)
+            repairs = Repairer(self.table, self.buckets, self.settings.processed_bucket, arrivals=self.arrivals).run(findings)
         counts = rules.counts(findings)
         severities = {sev.value: int(findings.filter(pl.col("severity") == sev.value).height) for sev in Severity}
         summary = ReconcileSummary(

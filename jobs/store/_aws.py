@@ -2,7 +2,7 @@
 
 Each adapter catches the few error codes that mean something to its caller (a lost condition,
 a missing object) and lets `translated` map the rest, so what leaves jobs/store is a StoreError
-and the retry policy stays botocore's (one layer, configured once in JobSettings.botocore_config).
+and the retry policy stays botocore's (one layer, configured once in jobs.store.clients.botocore_config).
 """
 
 from __future__ import annotations

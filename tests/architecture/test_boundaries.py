@@ -28,19 +28,31 @@ PURE_MODULES = (
     "jobs.contract.events",
     "jobs.contract.schema",
     "jobs.ingest.plan",
+    "jobs.reconcile.rules",
+    "jobs.reconcile.findings",
+    "jobs.reconcile.sql",
 )
 PURE_PACKAGES = ("jobs.extract",)  # every module below them
 AWS_SPEAKERS = ("jobs/store/", "jobs/local/")
 
 _PROBE = textwrap.dedent(
     """
-    import importlib, importlib.abc, pkgutil, sys
+    import importlib, importlib.abc, importlib.machinery, pkgutil, sys
     BLOCKED = {blocked!r}
 
+    class Refuse(importlib.abc.Loader):
+        def create_module(self, spec):
+            raise ImportError(f"{{spec.name}} is blocked: this module must stay pure")
+
+        def exec_module(self, module):
+            pass
+
     class Blocker(importlib.abc.MetaPathFinder):
+        # A spec that fails to load, rather than no spec: a package probing for optional ones
+        # (polars asks importlib.util.find_spec("boto3")) still imports; loading them fails.
         def find_spec(self, name, path=None, target=None):
             if name.split(".")[0] in BLOCKED:
-                raise ImportError(f"{{name}} is blocked: this module must stay pure")
+                return importlib.machinery.ModuleSpec(name, Refuse())
             return None
 
     sys.meta_path.insert(0, Blocker())

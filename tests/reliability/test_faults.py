@@ -32,6 +32,7 @@ from jobs.demo.seed import upload
 from jobs.errors import InfrastructureError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
+from jobs.store.clients import botocore_config
 
 THROTTLE = "throttle"
 PROVISIONED = "provisioned-throughput"
@@ -141,8 +142,8 @@ class FaultInjector:
 
 def faulty_run(stack, injector: FaultInjector, settings=None) -> tuple[Any, CallMetrics]:  # noqa: ANN001
     settings = settings or stack.settings
-    s3 = injector.attach(boto3.client("s3", config=settings.botocore_config()))
-    dynamodb = injector.attach(boto3.client("dynamodb", config=settings.botocore_config()))
+    s3 = injector.attach(boto3.client("s3", config=botocore_config(settings)))
+    dynamodb = injector.attach(boto3.client("dynamodb", config=botocore_config(settings)))
     metrics = CallMetrics()
     summary = IngestRun(settings, IngestOptions(backfill=True), metrics=metrics, s3=s3, dynamodb=dynamodb).execute()
     return summary, metrics
@@ -270,9 +271,9 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     upload(stack.s3(), stack.settings.raw_bucket, corpus(7, docs))
     injector = FaultInjector(7, 1.0, (TRANSACTION_THROTTLED,), match=_claims_after_the_first(1))
     settings = stack.settings.model_copy(update={"io_threads": 1})
-    s3 = injector.attach(boto3.client("s3", config=settings.botocore_config()))
+    s3 = injector.attach(boto3.client("s3", config=botocore_config(settings)))
     s3.meta.events.register("before-send.s3.GetObject", lambda **_: time.sleep(1.0))
-    dynamodb = injector.attach(boto3.client("dynamodb", config=settings.botocore_config()))
+    dynamodb = injector.attach(boto3.client("dynamodb", config=botocore_config(settings)))
     with pytest.raises(InfrastructureError, match="throttled"):
         IngestRun(settings, IngestOptions(backfill=True), s3=s3, dynamodb=dynamodb).execute()
 
@@ -298,7 +299,7 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
     docs = 12
     upload(stack.s3(), stack.settings.raw_bucket, corpus(9, docs))
     poison = sorted(stack.keys(stack.settings.raw_bucket, "raw/"))[0]
-    s3 = boto3.client("s3", config=stack.settings.botocore_config())
+    s3 = boto3.client("s3", config=botocore_config(stack.settings))
     s3.meta.events.register(
         "before-send.s3.GetObject",
         lambda request, **_: _s3_error(403, "AccessDenied") if request.url.endswith(poison) else None,

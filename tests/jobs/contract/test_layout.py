@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,13 +16,15 @@ from jobs.errors import InvalidIdError, InvalidKeyError
 
 REPO = Path(__file__).resolve().parents[3]
 
+# Ids as the application makes them: NFC, no percent-encoding (the rules refuse NFD spellings
+# and encoded separators or traversals; tests below check that refusal).
 safe_ids = st.text(
     alphabet=st.characters(
-        blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp", "Zs"), blacklist_characters="#/\\."
+        blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp", "Zs"), blacklist_characters="#/\\.%"
     ),
     min_size=1,
     max_size=layout.MAX_ID_LENGTH,
-)
+).map(lambda s: unicodedata.normalize("NFC", s)).filter(lambda s: 0 < len(s) <= layout.MAX_ID_LENGTH)
 filenames = st.text(
     alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"), blacklist_characters="/\\"),
     min_size=1,
@@ -61,6 +64,9 @@ def test_result_key_round_trip(user_id: str, document_id: str) -> None:
         ("zero\u200bwidth", "control"),
         (" padded", "whitespace"),
         ("x" * (layout.MAX_ID_LENGTH + 1), "max"),
+        ("%2e%2e", "decodes to a path separator or traversal"),
+        ("a%2Fb", "decodes to a path separator or traversal"),
+        ("cafe\u0301", "NFC"),
     ],
 )
 def test_bad_ids_name_the_offending_value(value: str, fragment: str) -> None:

@@ -172,3 +172,28 @@ def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:  # noq
     backfill = IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
     assert backfill.mode == "backfill" and backfill.processed == len(docs)
     assert len(stack.items()) == len(docs)
+
+
+def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_next_drain(stack) -> None:  # noqa: ANN001
+    from datetime import timedelta
+
+    from jobs.reconcile import ReconcileOptions, ReconcileRun
+
+    docs = list(generate(1, 3, bad_ratio=0, seed=29))
+    upload(stack.s3(), stack.settings.raw_bucket, docs[:2])
+    assert drain(stack).processed == 2
+    stack.s3().put_bucket_notification_configuration(Bucket=stack.settings.raw_bucket, NotificationConfiguration={})
+    upload(stack.s3(), stack.settings.raw_bucket, docs[2:])  # its notification is lost
+    assert drain(stack).processed == 0
+
+    def reconcile(repair: bool):  # noqa: ANN202
+        options = ReconcileOptions(grace=timedelta(0), repair=repair, write_report=False)
+        return ReconcileRun(stack.settings, options).execute()
+
+    found = reconcile(repair=True)
+    assert found.findings.get_column("code").to_list() == ["UNPROCESSED_RAW"]
+    (action,) = found.summary.repairs
+    assert (action.action, action.outcome) == ("re-queue the arrival", "applied")
+    healed = drain(stack)
+    assert healed.processed == 1 and healed.decisions == {"CLAIM": 1}
+    assert reconcile(repair=False).findings.height == 0
