@@ -455,11 +455,14 @@ def repair_task_policy(
 ) -> Policy:
     """The audit plus its safe repairs: read an item again and put it back conditionally
     (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
-    objects back to the arrival queue so the next drain takes them."""
+    objects back to the arrival queue so the next drain takes them. Each repair that depends on a
+    raw object heads it first (an orphan is rebuilt, a tombstone written, an arrival re-queued
+    only while the object is as the finding says)."""
     return document(
         *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
         *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
     )
 

@@ -186,5 +186,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
     with call_recording.recording() as repair:
         repaired = reconcile(repair=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
-        assert applied == {Code.ORPHAN_RESULT, Code.MISSING_RESULT, Code.STUCK_PROCESSING, Code.INDEX_DRIFT}, repaired.summary.repairs
+        assert applied == {
+            Code.ORPHAN_RESULT, Code.MISSING_RESULT, Code.STUCK_PROCESSING, Code.INDEX_DRIFT, Code.UNPROCESSED_RAW,
+        }, repaired.summary.repairs
     return audit, repair
