@@ -27,7 +27,7 @@ from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
-from jobs.settings import ENV_OCR_ENGINE, JOB_ENV_VARS
+from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 
 CONTAINER_NAME = "job"
 SCRATCH_VOLUME = "scratch"
@@ -105,9 +105,18 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
 
 def container_definition(
     *, job: str, image: str, log_group: str, region: str, environment: Mapping[str, str],
-    ocr_engine: str | None = None, reconcile_engine: str = "polars",
+    ocr_engine: str | None = None, reconcile_engine: str = "polars", table_arn: str | None = None,
 ) -> dict[str, Any]:
-    """One job container, hardened: non-root, read-only root fs, no privileges, awslogs."""
+    """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
+
+    Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), and
+    the table's ARN (the Athena reconcile and its repair start the night's table export with it).
+    """
+    extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
+    if job != "ingest" and reconcile_engine == "athena":
+        if not table_arn:
+            raise ValueError("the athena reconcile needs the table's ARN to export it")
+        extra[ENV_TABLE_ARN] = table_arn
     return {
         "name": CONTAINER_NAME,
         "image": image,
@@ -122,10 +131,7 @@ def container_definition(
         "mountPoints": [
             {"sourceVolume": SCRATCH_VOLUME, "containerPath": SCRATCH_PATH, "readOnly": False}
         ],
-        "environment": job_environment(environment) + (
-            # The OCR engine is a non-secret setting only the ingest reads.
-            [{"name": ENV_OCR_ENGINE, "value": ocr_engine}] if ocr_engine is not None else []
-        ),
+        "environment": job_environment(environment) + [{"name": n, "value": v} for n, v in extra.items()],
         "logConfiguration": {
             "logDriver": "awslogs",
             "options": {
@@ -299,7 +305,7 @@ class BatchJobs(pulumi.ComponentResource):
                 task_role_arn=role.arn,
                 volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
                 container_definitions=pulumi.Output.all(
-                    image=image, log_group=log_groups[job].name, environment=args.job_environment
+                    image=image, log_group=log_groups[job].name, environment=args.job_environment, table_arn=args.table_arn
                 ).apply(
                     lambda v, job=job: json.dumps(
                         [
@@ -311,6 +317,7 @@ class BatchJobs(pulumi.ComponentResource):
                                 environment=v["environment"],
                                 ocr_engine=args.ocr_engine if job == "ingest" else None,
                                 reconcile_engine=args.reconcile_engine,
+                                table_arn=v["table_arn"],
                             )
                         ]
                     )

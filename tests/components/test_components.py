@@ -12,7 +12,7 @@ from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
 from jobs.contract import LifecycleSpec, layout, queue_spec, table_spec
-from jobs.settings import ENV_ARRIVALS_QUEUE_URL, ENV_OCR_ENGINE, JOB_ENV_VARS
+from jobs.settings import ENV_ARRIVALS_QUEUE_URL, ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
 
 # Resource count per component type in the dev stack (own ECR repo, own topic + email, three
@@ -240,8 +240,11 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     assert c["image"] == "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docuflow-dev-jobs:2026.11.29-1"
     assert c["logConfiguration"]["options"]["awslogs-group"] == f"/docuflow/dev/{job}"
     env = {e["name"]: e["value"] for e in c["environment"]}
-    assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else set())
+    # dev runs the Athena reconcile: it and its repair export the table, so they get its ARN.
+    assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else {ENV_TABLE_ARN})
     assert env[JOB_ENV_VARS[1]] == layout.table_name("dev")
+    if job != "ingest":
+        assert env[ENV_TABLE_ARN].endswith(f":table/{layout.table_name('dev')}")
 
 
 def test_prod_uses_the_configured_image_and_no_repository(prod: ProgramRun) -> None:

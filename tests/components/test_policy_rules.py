@@ -15,7 +15,7 @@ from policy_sentry.querying.actions import get_action_data
 
 from components.settings import StackSettings
 from jobs.contract import layout
-from jobs.settings import ENV_OCR_ENGINE, JOB_ENV_VARS
+from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
 T = {
@@ -203,9 +203,11 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
     for c in _containers(every_stack):
         assert "secrets" not in c and "environmentFiles" not in c
         names = [e["name"] for e in c["environment"]]
-        # The ingest alone also gets the OCR engine, a non-secret setting.
+        # The ingest alone also gets the OCR engine, the Athena reconcile the table's ARN (for
+        # its export): non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
-        assert names == list(JOB_ENV_VARS) + ocr
+        arn = [ENV_TABLE_ARN] if "athena" in c["command"] else []
+        assert names == list(JOB_ENV_VARS) + ocr + arn
         for e in c["environment"]:
             assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e
 
