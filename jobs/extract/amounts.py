@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from decimal import Decimal, getcontext
 from typing import Any
 
-from jobs.contract.invoice import FailureCode, Invoice
+from jobs.contract.invoice import FailureCode, Invoice, LineItem
 from jobs.contract.item import DYNAMODB_MAX_DIGITS, dynamodb_number_problem
 from jobs.extract.result import DocumentRejectedError
 
@@ -28,8 +28,10 @@ _MINOR_UNITS = {"JPY": 0, "KRW": 0, "ISK": 0, "CLP": 0, "VND": 0, "BHD": 3, "JOD
 def normalize_amounts(invoice: Invoice) -> Invoice:
     """The invoice with storable, padded amounts; DocumentRejectedError(MALFORMED) otherwise."""
     minor = _MINOR_UNITS.get(invoice.currency or "", 2)
-    for where, value in _numbers(invoice):
-        if problem := _problem(value, minor):
+    short = _short_enough(minor)
+    for name, index, value in _numbers(invoice):
+        if problem := _problem(value, minor, short):
+            where = name if index is None else f"lineItems[{index}].{name}"
             raise DocumentRejectedError(FailureCode.MALFORMED, f"{where} is out of range: {problem}")
     exponent = Decimal(1).scaleb(-minor)
 
@@ -38,36 +40,60 @@ def normalize_amounts(invoice: Invoice) -> Invoice:
             return None
         if value.is_zero() and value.is_signed():
             value = value.copy_abs()
+        # Most amounts already have exactly the minor unit's decimals: one same_quantum (~0.1 µs)
+        # instead of as_tuple (~1 µs, it builds a named tuple of every digit).
+        if value.same_quantum(exponent):
+            return value
         # Only pad: quantizing 3.3333 to the cent would change the amount.
         if int(value.as_tuple().exponent) <= -minor:
             return value
         return value.quantize(exponent)
 
     updates: dict[str, Any] = {name: padded(getattr(invoice, name)) for name in MONEY_FIELDS}
-    updates["lineItems"] = [
-        line if padded(line.amount) is line.amount else line.model_copy(update={"amount": padded(line.amount)})
-        for line in invoice.lineItems
-    ]
+    updates["lineItems"] = [_with_amount(line, padded(line.amount)) for line in invoice.lineItems]
     return invoice.model_copy(update=updates)
 
 
-def _numbers(invoice: Invoice) -> Iterator[tuple[str, Decimal]]:
+def _with_amount(line: LineItem, amount: Decimal | None) -> LineItem:
+    return line if amount is line.amount else line.model_copy(update={"amount": amount})
+
+
+def _numbers(invoice: Invoice) -> Iterator[tuple[str, int | None, Decimal]]:
+    """Every number the rules apply to: its field, line index (None on the invoice) and value.
+
+    The location is formatted only for a number with a problem: an f-string per line number
+    cost ~10% of normalize_amounts on the CII corpus."""
     for name in MONEY_FIELDS:
         if (value := getattr(invoice, name)) is not None:
-            yield name, value
+            yield name, None, value
     for index, line in enumerate(invoice.lineItems):
         for name in _LINE_NUMBERS:
             if (value := getattr(line, name)) is not None:
-                yield f"lineItems[{index}].{name}", value
+                yield name, index, value
 
 
-def _problem(value: Decimal, minor: int) -> str | None:
+def _short_enough(minor: int) -> int:
+    """The longest printed form (`str`) of a finite number that passes every check without looking
+    further: see _problem. The bound holds for the context's precision read now."""
+    return min(getcontext().prec, DYNAMODB_MAX_DIGITS) - minor
+
+
+def _problem(value: Decimal, minor: int, short: int) -> str | None:
     if not value.is_finite() or value.is_zero():
         return dynamodb_number_problem(value)
+    # Fast path, ~4x cheaper than the exact checks below (no as_tuple). A finite number printed
+    # without an exponent has its digits before and after the point in its text, so no more
+    # significant digits, integer digits or decimals than `len(text)`; if that plus the minor
+    # unit fits the precision (≤ 38), and it has an integer digit count well inside DynamoDB's
+    # magnitude range (plain notation means adjusted ≥ -6), every check below passes.
+    text = str(value)
+    if len(text) <= short and "E" not in text and "e" not in text:
+        return None
     exponent = int(value.as_tuple().exponent)
     adjusted = value.adjusted()
-    # The common case decided from two integers; the exact digit count only when it can matter.
-    if not (-130 <= adjusted <= 125) or len(value.as_tuple().digits) > DYNAMODB_MAX_DIGITS:
+    # The common case decided from two integers (the digit count is adjusted - exponent + 1);
+    # the exact digit count only when it can matter.
+    if not (-130 <= adjusted <= 125) or adjusted - exponent + 1 > DYNAMODB_MAX_DIGITS:
         if problem := dynamodb_number_problem(value):
             return problem
     digits = adjusted + 1 + max(minor, -exponent)
