@@ -1,6 +1,6 @@
 # The DocuFlow batch-job image: `python -m jobs <command>` (ingest, reconcile, ...).
 # It runs every OCR engine the stack can select (docuflow:ocrEngine): textract is an AWS API,
-# local is Debian's tesseract with the English and German data jobs/extract/ocr/tesseract.py asks for.
+# local is Debian's tesseract with the French, German and English data jobs/extract/ocr/tesseract.py asks for.
 # Non-root on a read-only root filesystem: ECS mounts a scratch volume at /tmp (the task
 # definition's SCRATCH_PATH), which is TMPDIR for tesseract, pytesseract and polars' spills.
 # `make image` checks this file without a Docker daemon and builds it where one runs.
@@ -17,7 +17,7 @@ WORKDIR /app
 # The local OCR engine; no recommends, no package lists left in the layer.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu \
+        tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra \
  && rm -rf /var/lib/apt/lists/*
 
 # Dependencies first so code changes reuse the layer; only the jobs' runtime requirements.

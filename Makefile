@@ -37,11 +37,11 @@ java:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
 	fi
 
-# Local OCR engine for scans (English and German models).
+# Local OCR engine for scans (French, German and English models).
 ocr:
-	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx deu; then \
-		echo "installing tesseract-ocr (eng, deu)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu >/dev/null; \
+	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx fra; then \
+		echo "installing tesseract-ocr (eng, deu, fra)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra >/dev/null; \
 	fi
 
 setup: $(VENV)/.installed node_modules/.installed java ocr

@@ -15,8 +15,10 @@ from collections.abc import Callable
 from PIL import Image, UnidentifiedImageError
 
 from jobs.contract.invoice import DocumentFormat, FailureCode
+from jobs.contract.status import Status
+from jobs.extract.amounts import normalize_amounts
 from jobs.extract.ocr.expense_shape import expense_response
-from jobs.extract.ocr.images import decode_images, render_pdf_page
+from jobs.extract.ocr.images import PDF_RENDER_DPI, decode_images, render_pdf_page
 from jobs.extract.ocr.labels import pair_fields
 from jobs.extract.ocr.lines import Page
 from jobs.extract.ocr.tesseract import OcrEngineError, ocr_page
@@ -24,11 +26,19 @@ from jobs.extract.ocr.textlayer import PageContentTooLargeError, text_layer_page
 from jobs.extract.result import DocumentRejectedError, Extraction
 from jobs.extract.settings import ExtractionSettings, OcrEngine
 from jobs.extract.textract import extract_textract
+from jobs.extract.validate import validate
 
 logger = logging.getLogger(__name__)
 
 TEXT_LAYER = "pdf-text-layer"
 TESSERACT = "tesseract"
+# The second look reads a low-resolution scan again as if scanned at this resolution, and only
+# when that enlarges it at least MIN_SECOND_LOOK_GAIN times (a 200-dpi render: 1.5×).
+SECOND_LOOK_DPI = 300.0
+MIN_SECOND_LOOK_GAIN = 1.5
+MAX_SECOND_LOOK_SCALE = 3.0  # a thumbnail enlarged further has nothing more to show
+AGREEING_FIELDS = ("invoiceNumber", "invoiceDate", "vendorName", "currency")
+A4_SHORT_SIDE_INCHES = 8.27
 
 
 def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
@@ -46,10 +56,14 @@ def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
         raise DocumentRejectedError(
             FailureCode.NEEDS_OCR, f"{len(missing)} of {len(pages)} PDF pages have no text layer", DocumentFormat.PDF
         )
-    for index in missing:
-        pages[index] = _ocr(lambda i=index: render_pdf_page(data, i), index + 1, settings, DocumentFormat.PDF)
-    engines = ([TEXT_LAYER] if len(missing) < len(pages) else []) + ([TESSERACT] if missing else [])
-    return _normalize([p for p in pages if p is not None], "+".join(engines), DocumentFormat.PDF, settings)
+    engines = "+".join(([TEXT_LAYER] if len(missing) < len(pages) else []) + ([TESSERACT] if missing else []))
+
+    def read(scale: float) -> list[Page]:
+        scanned = {index: _ocr(lambda i=index: render_pdf_page(data, i), index + 1, settings, DocumentFormat.PDF,
+                               scale) for index in missing}
+        return [page if page is not None else scanned[index] for index, page in enumerate(pages)]
+
+    return read_with_second_look(read, engines, DocumentFormat.PDF, settings, PDF_RENDER_DPI if missing else None)
 
 
 def extract_image(data: bytes, settings: ExtractionSettings) -> Extraction:
@@ -66,19 +80,77 @@ def extract_image(data: bytes, settings: ExtractionSettings) -> Extraction:
             FailureCode.TOO_LARGE, f"image has {len(frames)} pages (limit {settings.max_pdf_pages})",
             DocumentFormat.IMAGE,
         )
-    pages = [_ocr(lambda f=frame: f, n, settings, DocumentFormat.IMAGE) for n, frame in enumerate(frames, start=1)]
-    return _normalize(pages, TESSERACT, DocumentFormat.IMAGE, settings)
+
+    def read(scale: float) -> list[Page]:
+        return [_ocr(lambda f=frame: f, n, settings, DocumentFormat.IMAGE, scale)
+                for n, frame in enumerate(frames, start=1)]
+
+    return read_with_second_look(read, TESSERACT, DocumentFormat.IMAGE, settings, _dpi_of(frames[0]))
 
 
-def _ocr(image: Callable[[], Image.Image], number: int, settings: ExtractionSettings, fmt: DocumentFormat) -> Page:
+def _ocr(image: Callable[[], Image.Image], number: int, settings: ExtractionSettings, fmt: DocumentFormat,
+         scale: float = 1.0) -> Page:
     # The image is made lazily so a 200-page PDF holds one rendered page at a time.
     try:
-        return ocr_page(image(), number, settings.ocr_page_timeout_s)
+        return ocr_page(image(), number, settings.ocr_page_timeout_s, scale)
     except OcrEngineError as exc:
         raise DocumentRejectedError(FailureCode.NEEDS_OCR, f"local OCR failed: {exc}", fmt) from exc
 
 
-def _normalize(pages: list[Page], engine: str, fmt: DocumentFormat, settings: ExtractionSettings) -> Extraction:
+def read_with_second_look(read: Callable[[float], list[Page]], engine: str, fmt: DocumentFormat,
+                           settings: ExtractionSettings, dpi: float | None) -> Extraction:
+    """Read the pages; when tesseract read a low-resolution scan that would not be PROCESSED, read
+    its scanned pages again enlarged to SECOND_LOOK_DPI and keep that reading only if it is.
+
+    tesseract is trained on ~300-dpi print: at 150 dpi it drops a leading "1." of an amount or
+    the middle of a Courier number with high confidence. Enlarging every page would cost ~3× the
+    CPU of every scan; the second look costs it only for the documents that would go to a person.
+    A second reading that is not clean is discarded, so it can settle a document, never unsettle one.
+    """
+    first = normalize_pages(read(1.0), engine, fmt, settings)
+    if dpi is None or dpi * MIN_SECOND_LOOK_GAIN > SECOND_LOOK_DPI or _clean(first, settings):
+        return first
+    scale = min(SECOND_LOOK_DPI / dpi, MAX_SECOND_LOOK_SCALE)
+    try:
+        second = normalize_pages(read(scale), engine, fmt, settings)
+    except DocumentRejectedError as exc:  # e.g. the enlarged page ran past tesseract's time budget
+        logger.info("second OCR look at %.1fx skipped: %s", scale, exc.message)
+        return first
+    second = agreed_readings(first, second)
+    if not _clean(second, settings):
+        return first
+    second.raw["SecondLook"] = {"dpi": SECOND_LOOK_DPI, "scale": round(scale, 3)}  # not a Textract key
+    return second
+
+
+def agreed_readings(first: Extraction, second: Extraction) -> Extraction:
+    """The second reading, where both readings give a header text the same value, with the more
+    confident of the two: small print (a footer confirming the letterhead) may be read well only
+    once. Amounts are never carried over: they must add up in the second reading on their own."""
+    confidence = dict(second.invoice.confidence)
+    for name in AGREEING_FIELDS:
+        value = getattr(second.invoice, name)
+        if value is not None and value == getattr(first.invoice, name) and name in first.invoice.confidence:
+            confidence[name] = max(confidence.get(name, 0.0), first.invoice.confidence[name])
+    second.invoice = second.invoice.model_copy(update={"confidence": confidence})
+    return second
+
+
+def _clean(extraction: Extraction, settings: ExtractionSettings) -> bool:
+    try:
+        invoice = normalize_amounts(extraction.invoice)
+    except DocumentRejectedError:
+        return False
+    return validate(invoice, extraction.reasons, settings).status is Status.PROCESSED
+
+
+def _dpi_of(image: Image.Image) -> float:
+    """The scan's resolution as if its short side were A4's: image metadata often says 72 dpi
+    whatever the scan, and a page-sized estimate errs only for small paper (receipts), upwards."""
+    return min(image.width, image.height) / A4_SHORT_SIDE_INCHES
+
+
+def normalize_pages(pages: list[Page], engine: str, fmt: DocumentFormat, settings: ExtractionSettings) -> Extraction:
     response = expense_response(pages, pair_fields(pages), engine)
     inner = extract_textract(response, settings)
     reasons = list(inner.reasons)

@@ -18,6 +18,8 @@ document to REVIEW_REQUIRED instead of storing a name nothing confirmed.
 from __future__ import annotations
 
 import re
+import unicodedata
+from difflib import SequenceMatcher
 from statistics import median
 
 from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, VOCABULARY, Candidate, _name, _split_words
@@ -40,6 +42,9 @@ _TITLE_RE = re.compile(
 )
 _PIECES_RE = re.compile(r"\s*[·|•,;]\s*")
 _LABEL_PREFIX_RE = re.compile(r"^[^:]{1,40}:\s*")
+# Account-holder labels of a bank block, and how alike an OCR reading must be to count.
+_HOLDER_LABELS = ("kontoinhaber", "inhaber", "titulaire", "account holder", "beneficiary", "begunstigter")
+_HOLDER_SIMILARITY = 0.8
 _LETTERHEAD_AREA = 0.25  # share of page 1, from the top
 _PROMINENCE = 1.35  # word height over the page's median word height
 _SUFFIX_AREA = 0.4
@@ -127,15 +132,29 @@ def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
     "NAME · street · city" (a part of a longer name, as one line of a wrapped one, does not count)."""
     wanted = _folded(name)
     return any(
-        wanted == _folded(_LABEL_PREFIX_RE.sub("", piece))
+        wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
         for page in pages for line in page.lines
         for segment in line.segments if id(segment) not in exclude
         for piece in _PIECES_RE.split(segment.text)
     )
 
 
+def _after_holder_label(piece: str) -> str | None:
+    """The name after an account-holder label whose colon small print lost under OCR
+    ("Kontonnhaber Bauunternehmen Krause"): the label is recognised up to two misread letters."""
+    words = _folded(piece).split()
+    for size in (1, 2):
+        label = " ".join(words[:size]).rstrip(":")
+        if len(words) > size and any(SequenceMatcher(None, label, known).ratio() >= _HOLDER_SIMILARITY
+                                     for known in _HOLDER_LABELS):
+            return " ".join(words[size:])
+    return None
+
+
 def _folded(text: str) -> str:
-    return " ".join(text.casefold().split())
+    """Case, spacing and accents folded: small print loses accents under OCR more than large print."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split())
 
 
 def _suffix_line(pages: list[Page]) -> Candidate | None:

@@ -1,4 +1,4 @@
-"""The embedded OCR engine: Debian's tesseract (eng+deu) through word boxes (pytesseract).
+"""The embedded OCR engine: Debian's tesseract (fra+deu+eng) through word boxes (pytesseract).
 
 Owns calling tesseract with bounded resources: one thread per call (OMP_THREAD_LIMIT=1, the
 ingest already runs one extraction per core in its process pool) and a per-page timeout. Only
@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 # tesseract's OpenMP pool would otherwise take every core per page and fight the process pool.
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
-LANGUAGES = "deu+eng"
+LANGUAGES = "fra+deu+eng"
 # psm 11 (sparse text): find every word wherever it is; we do our own line and column layout.
 _CONFIG = "--oem 1 --psm 11"
 _LINE_CONFIG = "--oem 1 --psm 7"
@@ -36,11 +36,17 @@ class OcrEngineError(RuntimeError):
     """tesseract is missing, failed, or ran past its per-page time budget."""
 
 
-def ocr_page(image: Image.Image, number: int, timeout_s: float = PAGE_TIMEOUT_S) -> Page:
-    """Pre-process one scanned page and read its words with positions and confidences."""
+def ocr_page(image: Image.Image, number: int, timeout_s: float = PAGE_TIMEOUT_S, scale: float = 1.0) -> Page:
+    """Pre-process one scanned page and read its words with positions and confidences.
+
+    `scale` enlarges the cleaned page before reading (a second look at a low-resolution scan).
+    """
     if is_blank(image):
         return Page(number, float(image.width), float(image.height), [])
     prepared = preprocess(image)
+    if scale != 1.0:
+        prepared = prepared.resize((round(prepared.width * scale), round(prepared.height * scale)),
+                                   Image.Resampling.LANCZOS)
     try:
         data = pytesseract.image_to_data(
             prepared, lang=LANGUAGES, config=_CONFIG, output_type=pytesseract.Output.DICT, timeout=timeout_s
