@@ -133,10 +133,17 @@ def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
     wanted = _folded(name)
     return any(
         wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
+        # Small print may lose accents the letterhead kept, never the other way round: a footer
+        # with accents the letterhead lacks says the letterhead was misread.
+        and _accents(piece) <= _accents(name)
         for page in pages for line in page.lines
         for segment in line.segments if id(segment) not in exclude
         for piece in _PIECES_RE.split(segment.text)
     )
+
+
+def _accents(text: str) -> int:
+    return sum(unicodedata.combining(ch) > 0 for ch in unicodedata.normalize("NFD", text))
 
 
 def _after_holder_label(piece: str) -> str | None:

@@ -56,3 +56,8 @@ def test_accents_lost_in_the_small_print_still_confirm_and_the_letterhead_keeps_
 def test_a_name_that_is_only_part_of_another_piece_is_no_confirmation(small_print: str) -> None:
     found = vendor_name([letterhead_page("Krause", small_print)])
     assert found is not None and found.confidence < THRESHOLD
+
+
+def test_a_letterhead_that_lost_accents_the_small_print_shows_is_not_confirmed() -> None:
+    found = vendor_name([letterhead_page("Cafe Central", "Kontoinhaber: Café Central")])
+    assert found is not None and found.confidence < THRESHOLD
