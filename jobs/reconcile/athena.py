@@ -19,7 +19,7 @@ import io
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -28,7 +28,7 @@ import polars as pl
 from jobs.contract import layout
 from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissingError
 from jobs.reconcile import sql
-from jobs.reconcile.findings import WIDE_SCHEMA, empty
+from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings, empty
 from jobs.reconcile.rules import RuleParams
 from jobs.reconcile.sources import EXPORT_SUMMARY, INVENTORY_MANIFEST
 
@@ -42,15 +42,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 UNLOAD_DIR = "athena/"
-
-
-@dataclass
-class AthenaResult:
-    wide: pl.DataFrame
-    taken_at: dict[str, datetime] = field(default_factory=dict)
-    inputs: dict[str, str] = field(default_factory=dict)
-    sizes: dict[str, int] = field(default_factory=dict)
-    stats: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -159,7 +150,7 @@ class AthenaReconcile:
         return InventoryPartition(source, manifest_uri, dt, created)
 
     # --- the run -------------------------------------------------------------------------------
-    def run(self, params_for: Callable[[datetime], RuleParams], options: ReconcileOptions, report_prefix: str) -> AthenaResult:
+    def run(self, params_for: Callable[[datetime], RuleParams], options: ReconcileOptions, report_prefix: str) -> EngineFindings:
         s = self.settings
         now = layout.utc_now()
         export_id, export_time, item_count = self.export(options.dynamodb_export, now.replace(second=0, microsecond=0))
@@ -187,7 +178,7 @@ class AthenaReconcile:
         unload = f"UNLOAD ({sql.query(relations, params)}) TO {sql.lit(target)} WITH (format = 'PARQUET', compression = 'ZSTD')"
         found = self.queries.run(unload, _token(self.run_id, "findings"), "reconcile query")
         wide = self.read_unloaded(report_prefix + UNLOAD_DIR)
-        return AthenaResult(
+        return EngineFindings(
             wide,
             taken_at=taken_at,
             inputs={"table": f"export {export_id}", "raw": raw.manifest, "processed": processed.manifest},

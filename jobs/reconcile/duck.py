@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import tempfile
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +29,7 @@ import polars as pl
 
 from jobs.errors import ReconcileInputError, ReconcileQueryError
 from jobs.reconcile import sql
+from jobs.reconcile.findings import EngineFindings
 from jobs.reconcile.rules import RESULTS_SCHEMA, RuleParams, classify_keys
 from jobs.reconcile.sources import DataFile, InventoryManifest, _field_name, export_manifest, inventory_pair
 
@@ -42,14 +42,6 @@ logger = logging.getLogger(__name__)
 
 INVENTORY_COLUMNS = ("bucket", "key", "size", "last_modified_date", "e_tag")
 _CSV_NAMES = {"bucket": "bucket", "key": "key", "size": "size", "lastmodifieddate": "last_modified_date", "etag": "e_tag"}
-
-
-@dataclass
-class DuckResult:
-    wide: pl.DataFrame
-    taken_at: dict[str, datetime] = field(default_factory=dict)
-    inputs: dict[str, str] = field(default_factory=dict)
-    sizes: dict[str, int] = field(default_factory=dict)  # rows per input
 
 
 def _q(path: Path) -> str:
@@ -200,14 +192,14 @@ def duck_find(
     params: RuleParams,
     read_results: Callable[[list[str]], pl.DataFrame] | None,
     threads: int = 2,
-) -> DuckResult:
+) -> EngineFindings:
     """The whole duckdb run over the files (read_results: --deep's GETs, None without --deep)."""
     raw_m, processed_m = inventory_pair(manifests, buckets, params.raw_bucket, params.processed_bucket)
     with tempfile.TemporaryDirectory(prefix="docuflow-duckdb-") as tmp:
         engine = DuckEngine(buckets, Path(tmp), threads)
         try:
             export_time, items = engine.export_view(export, read_results is not None)
-            result = DuckResult(pl.DataFrame(), taken_at={"table": export_time}, inputs={"table": export}, sizes={"table": items})
+            result = EngineFindings(pl.DataFrame(), taken_at={"table": export_time}, inputs={"table": export}, sizes={"table": items})
             for name, manifest, view in (("raw", raw_m, "raw_inventory"), ("processed", processed_m, "processed_inventory")):
                 created, where, rows = engine.inventory_view(view, manifest)
                 result.taken_at[name], result.inputs[name], result.sizes[name] = created, where, rows

@@ -10,12 +10,25 @@ what makes an auditor unable to tell the engines apart from the findings files. 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 import polars as pl
 
 from jobs.contract import layout
 from jobs.errors import InvalidKeyError
+
+
+@dataclass
+class EngineFindings:
+    """What an engine hands back: its wide findings frame (not yet rendered) and what it read."""
+
+    wide: pl.DataFrame
+    taken_at: dict[str, datetime] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)  # rows read per input: table, raw, processed
+    stats: dict[str, object] = field(default_factory=dict)  # engine figures (bytes scanned, query ids)
 
 
 class Code(StrEnum):

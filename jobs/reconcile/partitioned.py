@@ -23,7 +23,6 @@ import dataclasses
 import math
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from jobs.reconcile import rules
-from jobs.reconcile.findings import WIDE_SCHEMA, empty
+from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings, empty
 from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, Prepared, RuleParams
 from jobs.reconcile.sources import _trim_heap, export_frames, export_manifest, inventory_frames, inventory_pair
 
@@ -45,14 +44,6 @@ HASH_SEED = 20260601
 RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawS3Uri", "rawEtag", "version")
 RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "resultKey", "resultS3Uri", "rawS3Uri", "rawEtag", "version")
 DEEP_SIDE = rules.DEEP_ONLY_COLUMNS
-
-
-@dataclass
-class PartitionedResult:
-    wide: pl.DataFrame
-    taken_at: dict[str, datetime] = field(default_factory=dict)
-    inputs: dict[str, str] = field(default_factory=dict)
-    sizes: dict[str, int] = field(default_factory=dict)
 
 
 class _Spill:
@@ -101,7 +92,7 @@ def partitioned_find(
     processed_bucket: str,
     params_for: Callable[[datetime], RuleParams],
     read_results: Callable[[list[str]], pl.DataFrame] | None = None,
-) -> PartitionedResult:
+) -> EngineFindings:
     """Every finding of the files, in bounded memory (read_results: --deep's GETs, or None)."""
     export_m = export_manifest(export, buckets)
     raw_m, processed_m = inventory_pair(manifests, buckets, raw_bucket, processed_bucket)
@@ -172,4 +163,4 @@ def partitioned_find(
     found = [f for f in found if f.height]
     wide = pl.concat(found, how="diagonal_relaxed") if found else empty(WIDE_SCHEMA)
     inputs = {"table": export, "raw": raw_m.where, "processed": processed_m.where}
-    return PartitionedResult(wide, taken_at, inputs, sizes)
+    return EngineFindings(wide, taken_at, inputs, sizes)

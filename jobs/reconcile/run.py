@@ -23,7 +23,7 @@ from jobs.contract import layout
 from jobs.contract.schema import LifecycleSpec
 from jobs.observability import CallMetrics
 from jobs.reconcile import rules
-from jobs.reconcile.findings import render
+from jobs.reconcile.findings import EngineFindings, render
 from jobs.reconcile.repair import Repairer
 from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
 from jobs.reconcile.rules import Inputs, RuleParams, Severity
@@ -107,6 +107,10 @@ class Judged:
     inputs: dict[str, str]
     sizes: dict[str, int]  # rows read per input: table, raw, processed
     stats: dict[str, object] = field(default_factory=dict)  # engine figures (bytes scanned, query ids)
+
+    @classmethod
+    def of(cls, found: EngineFindings) -> Judged:
+        return cls(render(found.wide), found.taken_at, found.inputs, found.sizes, found.stats)
 
     @property
     def as_of(self) -> datetime:
@@ -228,17 +232,16 @@ class ReconcileRun:
             from jobs.reconcile.partitioned import partitioned_find
 
             assert o.dynamodb_export is not None
-            remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
             found = partitioned_find(
                 o.dynamodb_export,
                 list(o.s3_inventories),
-                self.buckets if remote else None,
+                self.file_buckets,
                 self.settings.raw_bucket,
                 self.settings.processed_bucket,
                 self.params,
                 self.read_results if o.deep else None,
             )
-            return Judged(render(found.wide), found.taken_at, found.inputs, found.sizes)
+            return Judged.of(found)
         if o.engine == "polars":
             snapshot = self.snapshot()
             sizes = {"table": snapshot.items.height, "raw": snapshot.raw_objects.height, "processed": snapshot.processed_objects.height}
@@ -247,20 +250,24 @@ class ReconcileRun:
             from jobs.reconcile.duck import duck_find
 
             assert o.dynamodb_export is not None
-            remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
             result = duck_find(
                 o.dynamodb_export,
                 list(o.s3_inventories),
-                self.buckets if remote else None,
+                self.file_buckets,
                 self.params(layout.utc_now()),
                 self.read_results if o.deep else None,
             )
-            return Judged(render(result.wide), result.taken_at, result.inputs, result.sizes)
+            return Judged.of(result)
         from jobs.reconcile.athena import AthenaReconcile
 
         engine = AthenaReconcile(self.settings, self.buckets, self.athena_queries, self.table_exports, self.run_id)
-        result = engine.run(self.params, o, self.report_prefix)
-        return Judged(render(result.wide), result.taken_at, result.inputs, result.sizes, result.stats)
+        return Judged.of(engine.run(self.params, o, self.report_prefix))
+
+    @property
+    def file_buckets(self) -> Buckets | None:
+        """The S3 adapter when the export or an inventory is an s3:// location, else None (local files)."""
+        o = self.options
+        return self.buckets if any(x.startswith("s3://") for x in (o.dynamodb_export or "", *o.s3_inventories)) else None
 
     @cached_property
     def started(self) -> datetime:
