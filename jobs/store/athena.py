@@ -13,8 +13,6 @@ athena:GetQueryResults (small result sets only: the reconcile's counts).
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,14 +21,14 @@ from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
 from jobs.store._aws import translated
 from jobs.store.clients import _client
+from jobs.store.polling import Polling
 
 if TYPE_CHECKING:
     from mypy_boto3_athena import AthenaClient
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS = 2.0
-TIMEOUT_SECONDS = 2 * 3600.0
+POLLING = Polling(every_s=2.0, timeout_s=2 * 3600.0)
 # Athena's reason text when a workgroup's BytesScannedCutoffPerQuery stops a query.
 _CUTOFF_MARKERS = ("bytes scanned limit", "BytesScannedCutoffPerQuery")
 
@@ -54,17 +52,13 @@ class AthenaQueries:
         database: str,
         metrics: CallMetrics,
         *,
-        poll_seconds: float = POLL_SECONDS,
-        timeout_seconds: float = TIMEOUT_SECONDS,
-        sleep: Callable[[float], None] = time.sleep,
+        polling: Polling = POLLING,
     ) -> None:
         self._client = client
         self.workgroup = workgroup
         self.database = database
         self._metrics = metrics
-        self._poll = poll_seconds
-        self._timeout = timeout_seconds
-        self._sleep = sleep
+        self._polling = polling
 
     def run(self, sql: str, token: str, what: str) -> QueryOutcome:
         """Start `sql` (idempotent by `token`, 32-128 characters) and wait until it ends."""
@@ -77,8 +71,7 @@ class AthenaQueries:
             )
         query_id = started["QueryExecutionId"]
         logger.info("athena query started", extra={"query": what, "queryId": query_id, "workgroup": self.workgroup})
-        waited = 0.0
-        while True:
+        for waited in self._polling.checks():
             with translated(f"Athena {what}"), self._metrics.call("athena.GetQueryExecution"):
                 execution = self._client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
             status = execution["Status"]
@@ -93,12 +86,9 @@ class AthenaQueries:
                         f"Athena {what} ({query_id}) exceeded workgroup {self.workgroup}'s bytes-scanned cutoff: {reason}"
                     )
                 raise ReconcileQueryError(f"Athena {what} ({query_id}) {state.lower()}: {reason}")
-            if waited >= self._timeout:
-                with translated(f"Athena {what}"), self._metrics.call("athena.StopQueryExecution"):
-                    self._client.stop_query_execution(QueryExecutionId=query_id)
-                raise ReconcileQueryError(f"Athena {what} ({query_id}) still {state} after {waited:.0f} s: stopped")
-            self._sleep(self._poll)
-            waited += self._poll
+        with translated(f"Athena {what}"), self._metrics.call("athena.StopQueryExecution"):
+            self._client.stop_query_execution(QueryExecutionId=query_id)
+        raise ReconcileQueryError(f"Athena {what} ({query_id}) still {state} after {waited:.0f} s: stopped")
 
     def rows(self, query_id: str) -> list[list[str | None]]:
         """The rows of a small result (header row dropped), as Athena's strings."""

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -22,14 +20,14 @@ from typing import TYPE_CHECKING
 from jobs.errors import ExportNotReadyError
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
+from jobs.store.polling import Polling
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS = 30.0
-TIMEOUT_SECONDS = 6 * 3600.0  # AWS: a full export of a large table takes minutes to hours
+POLLING = Polling(every_s=30.0, timeout_s=6 * 3600.0)  # AWS: a full export of a large table takes minutes to hours
 
 
 @dataclass(frozen=True)
@@ -57,15 +55,11 @@ class TableExports:
         client: DynamoDBClient,
         metrics: CallMetrics,
         *,
-        poll_seconds: float = POLL_SECONDS,
-        timeout_seconds: float = TIMEOUT_SECONDS,
-        sleep: Callable[[float], None] = time.sleep,
+        polling: Polling = POLLING,
     ) -> None:
         self._client = client
         self._metrics = metrics
-        self._poll = poll_seconds
-        self._timeout = timeout_seconds
-        self._sleep = sleep
+        self._polling = polling
 
     def start(self, table_arn: str, export_time: datetime, bucket: str, prefix: str) -> str:
         """Start (or, with the same table and time, find again) a full DYNAMODB_JSON export."""
@@ -86,8 +80,7 @@ class TableExports:
     def wait(self, export_arn: str) -> ExportDone:
         """Poll DescribeExport until the export completes; ExportNotReadyError when it failed or
         is still in progress after the timeout."""
-        waited = 0.0
-        while True:
+        for waited in self._polling.checks():
             with translated("DynamoDB export"), self._metrics.call("dynamodb.DescribeExport"):
                 described = self._client.describe_export(ExportArn=export_arn)["ExportDescription"]
             status = described["ExportStatus"]
@@ -104,7 +97,4 @@ class TableExports:
                 raise ExportNotReadyError(
                     f"table export {export_arn} failed: {described.get('FailureCode')}: {described.get('FailureMessage')}"
                 )
-            if waited >= self._timeout:
-                raise ExportNotReadyError(f"table export {export_arn} still {status} after {waited:.0f} s")
-            self._sleep(self._poll)
-            waited += self._poll
+        raise ExportNotReadyError(f"table export {export_arn} still {status} after {waited:.0f} s")

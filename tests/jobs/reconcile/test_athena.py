@@ -29,6 +29,7 @@ from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.athena import AthenaQueries, QueryOutcome, athena_client
 from jobs.store.clients import dynamodb_client
+from jobs.store.polling import Polling
 from jobs.store.table_export import TableExports, client_token
 
 T = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)
@@ -37,7 +38,7 @@ T = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)
 # --- adapters ------------------------------------------------------------------------------------
 def _athena(settings) -> tuple[AthenaQueries, Stubber]:  # noqa: ANN001
     client = athena_client(settings, region_name="eu-central-1")
-    return AthenaQueries(client, "wg", "db", CallMetrics(), poll_seconds=1, timeout_seconds=2, sleep=lambda _: None), Stubber(client)
+    return AthenaQueries(client, "wg", "db", CallMetrics(), polling=Polling(1, 2, sleep=lambda _: None)), Stubber(client)
 
 
 def _execution(state: str, reason: str | None = None, scanned: int = 0) -> dict[str, Any]:
@@ -92,7 +93,7 @@ def test_aws_errors_come_out_as_domain_errors() -> None:
 
 def test_a_table_export_is_started_for_the_point_in_time_and_awaited() -> None:
     client = dynamodb_client(JobSettings(), region_name="eu-central-1")
-    exports = TableExports(client, CallMetrics(), poll_seconds=1, timeout_seconds=1, sleep=lambda _: None)
+    exports = TableExports(client, CallMetrics(), polling=Polling(1, 1, sleep=lambda _: None))
     arn = "arn:aws:dynamodb:eu-central-1:1:table/t/export/01-abc"
     stub = Stubber(client)
     stub.add_response(
