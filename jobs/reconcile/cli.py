@@ -54,6 +54,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--dynamodb-export", metavar="LOCATION", help="export directory or manifest-summary.json (path or s3://)")
     p.add_argument("--s3-inventory", metavar="MANIFEST", action="append", default=[], help="inventory manifest.json, once per bucket")
+    p.add_argument(
+        "--table-state",
+        metavar="LOCATION",
+        help="the table as an earlier run kept it (path or s3://); --dynamodb-export then names the incremental export that follows it",
+    )
+    p.add_argument("--write-table-state", metavar="LOCATION", help="keep the table this run reads there (write-once), for the next run's --table-state")
     p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
     p.add_argument("--repair", action="store_true", help="apply the safe fixes (logged, in the report)")
     p.add_argument("--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)")
@@ -71,13 +77,16 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
         engine = args.engine or JobSettings.from_env().reconcile_engine
     except SettingsError as exc:
         p.error(str(exc))
-    source = args.source or ("files" if args.dynamodb_export or args.s3_inventory or engine == "duckdb" else "live")
+    files = args.dynamodb_export or args.s3_inventory or args.table_state or engine == "duckdb"
+    source = args.source or ("files" if files else "live")
     try:
         return ReconcileOptions(
             source=source,
             engine=engine,
             dynamodb_export=args.dynamodb_export,
             s3_inventories=tuple(args.s3_inventory),
+            table_state=args.table_state,
+            write_table_state=args.write_table_state,
             deep=args.deep,
             repair=args.repair,
             grace=args.grace,

@@ -31,7 +31,7 @@ from jobs.errors import ReconcileInputError, ReconcileQueryError
 from jobs.reconcile import sql
 from jobs.reconcile.findings import EngineFindings
 from jobs.reconcile.rules import RESULTS_SCHEMA, RuleParams, classify_keys
-from jobs.reconcile.sources import DataFile, InventoryManifest, _field_name, export_manifest, inventory_pair
+from jobs.reconcile.sources import DataFile, InventoryManifest, _field_name, full_export_manifest, inventory_pair
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -75,7 +75,7 @@ class DuckEngine:
         return paths
 
     def export_view(self, location: str, deep: bool) -> tuple[datetime, int]:
-        manifest = export_manifest(location, self._buckets)
+        manifest = full_export_manifest(location, self._buckets)
         files = [f for f in manifest.files if f.item_count != 0]  # an empty segment's file holds no lines
         paths = self._staged(files)
         struct = ", ".join(f'"{attr}" STRUCT("{tag}" VARCHAR)' for attr, tag in sql.export_columns(deep).items())

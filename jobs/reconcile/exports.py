@@ -1,4 +1,5 @@
-"""Writers of the file layouts reconcile reads: a DynamoDB export and S3 Inventory reports.
+"""Writers of the file layouts reconcile reads: DynamoDB exports (full and incremental) and S3
+Inventory reports.
 
 AWS writes these files in production; these writers produce the same layouts from a live stack
 (tests: "the same state exported to files gives the same findings") or from generated data
@@ -32,12 +33,31 @@ def _ms(moment: datetime) -> int:
 
 
 def write_export(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes]) -> Path:
-    """A DYNAMODB_JSON export under `root` (the bucket): one gzip data file per chunk.
+    """A full DYNAMODB_JSON export under `root` (the bucket): one gzip data file per chunk.
 
     A chunk is newline-terminated lines `{"Item": {...DynamoDB JSON...}}`. Returns the export
     directory (`AWSDynamoDB/<exportId>/`), the LOCATION reconcile takes.
     """
-    export_id = f"{_ms(export_time):013d}-{hashlib.sha256(table_arn.encode()).hexdigest()[:8]}"
+    return _write(root, table_arn, export_time, chunks, {"exportTime": _stamp(export_time)})
+
+
+def write_incremental_export(root: Path, table_arn: str, from_time: datetime, to_time: datetime, chunks: Iterable[bytes]) -> Path:
+    """An incremental export of the window [from_time, to_time): chunks of `change_line`s."""
+    window = {
+        "exportFromTime": _stamp(from_time),
+        "exportToTime": _stamp(to_time),
+        "exportType": "INCREMENTAL_EXPORT",
+        "outputView": "NEW_AND_OLD_IMAGES",
+    }
+    return _write(root, table_arn, to_time, chunks, window)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _write(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes], times: dict[str, str]) -> Path:
+    export_id = f"{_ms(export_time):013d}-{hashlib.sha256((table_arn + json.dumps(times)).encode()).hexdigest()[:8]}"
     prefix = f"AWSDynamoDB/{export_id}/"
     directory = root / prefix
     (directory / "data").mkdir(parents=True, exist_ok=True)
@@ -62,7 +82,7 @@ def write_export(root: Path, table_arn: str, export_time: datetime, chunks: Iter
             }
         )
     (root / prefix / EXPORT_FILES).write_text("".join(json.dumps(e) + "\n" for e in entries))
-    stamp = export_time.strftime("%Y-%m-%dT%H:%M:%S.") + f"{export_time.microsecond // 1000:03d}Z"
+    stamp = _stamp(export_time)
     summary = {
         "version": "2020-06-30",
         "exportArn": f"{table_arn}/export/{export_id}",
@@ -70,7 +90,7 @@ def write_export(root: Path, table_arn: str, export_time: datetime, chunks: Iter
         "endTime": stamp,
         "tableArn": table_arn,
         "tableId": hashlib.sha256(table_arn.encode()).hexdigest()[:32],
-        "exportTime": stamp,
+        **times,
         "s3Bucket": root.name,
         "s3Prefix": None,
         "s3SseAlgorithm": "AES256",
@@ -148,4 +168,13 @@ def write_inventory(
 def export_line(wire_item: dict[str, object]) -> str:
     """One export line for an item already in DynamoDB JSON (e.g. straight from a Scan)."""
     return json.dumps({"Item": wire_item}, separators=(",", ":")) + "\n"
+
+
+def change_line(keys: dict[str, object], new_image: dict[str, object] | None, written: datetime) -> str:
+    """One incremental export line: the item's key attributes and its final image in the window
+    (None: it was deleted), in DynamoDB JSON."""
+    record: dict[str, object] = {"Metadata": {"WriteTimestampMicros": {"N": str(int(written.timestamp() * 1_000_000))}}, "Keys": keys}
+    if new_image is not None:
+        record["NewImage"] = new_image
+    return json.dumps(record, separators=(",", ":")) + "\n"
 

@@ -17,7 +17,7 @@ import types
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from functools import cache
+from functools import cache, cached_property
 from typing import Union, get_args, get_origin
 
 import polars as pl
@@ -325,12 +325,49 @@ class Prepared:
     params: RuleParams
 
     @property
-    def valid_raw(self) -> pl.LazyFrame:
-        return self.raw.filter(~pl.col("badKey"))
-
-    @property
     def valid_processed(self) -> pl.LazyFrame:
         return self.processed.filter(~pl.col("badKey"))
+
+    # Each side's rules share one join, of row numbers on hashes of the key: a full join of the
+    # key strings took 3x the time and most of a run's peak memory (1 M x 1 M: 0.39 s -> 0.10 s,
+    # measured). The raw-side rules then only filter the pairs.
+    @cached_property
+    def raw_pairs(self) -> pl.DataFrame:
+        """Items and raw objects paired on rawKey = key: `_item`/`_object` are row numbers into
+        `items`/`raw`, null on the side without a partner; ETags as hashes (`_itemEtag`,
+        `_objectEtag`) and the object's `judged`."""
+        items = self.items.select(*_key_hashes(pl.col("rawKey")), _etag_hash(pl.col("rawEtag")).alias("_itemEtag")).with_row_index("_item")
+        objects = self.raw.select(*_key_hashes(pl.col("key")), "judged", _etag_hash(pl.col("etag")).alias("_objectEtag")).with_row_index("_object")
+        return items.join(objects, on=KEY_HASHES, how="full").drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES]).collect()
+
+    @cached_property
+    def result_pairs(self) -> pl.DataFrame:
+        """Items and valid result objects paired on resultKey = key (row numbers as in raw_pairs)."""
+        items = self.items.select(*_key_hashes(pl.col("resultKey"))).with_row_index("_item")
+        objects = self.processed.select(*_key_hashes(pl.col("key")), "badKey").with_row_index("_object").filter(~pl.col("badKey"))
+        return items.join(objects.drop("badKey"), on=KEY_HASHES, how="full").drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES]).collect()
+
+
+# Two independent 64-bit hashes stand for a key in the joins: two different keys agree on both
+# with odds of about 2^-128 per pair (~1e-21 for a billion items against a billion objects).
+# An ETag needs one: a replaced object whose new ETag collides with the old is a 2^-64 event.
+KEY_HASHES = ["_h1", "_h2"]
+_KEY_SEEDS = (0x5EED1, 0x5EED2)
+_ETAG_SEED = 0x5EED3
+
+
+def _key_hashes(key: pl.Expr) -> list[pl.Expr]:
+    # A null key (an item whose rawS3Uri is elsewhere) hashes to null: it pairs with nothing.
+    return [pl.when(key.is_not_null()).then(key.hash(seed)).alias(name) for name, seed in zip(KEY_HASHES, _KEY_SEEDS, strict=True)]
+
+
+def _etag_hash(etag: pl.Expr) -> pl.Expr:
+    return pl.when(etag.is_not_null()).then(unquoted(etag).hash(_ETAG_SEED))
+
+
+def _rows(frame: pl.LazyFrame, numbers: pl.DataFrame, column: str) -> pl.LazyFrame:
+    """The rows of `frame` whose row numbers are in `numbers[column]` (with its other columns)."""
+    return frame.with_row_index(column).join(numbers.lazy(), on=column, how="inner").drop(column)
 
 
 def with_keys(items: pl.LazyFrame, params: RuleParams) -> pl.LazyFrame:
@@ -340,9 +377,13 @@ def with_keys(items: pl.LazyFrame, params: RuleParams) -> pl.LazyFrame:
         pl.when(pl.col("rawS3Uri").str.starts_with(raw_uri_prefix))
         .then(pl.col("rawS3Uri").str.strip_prefix(raw_uri_prefix))
         .alias("rawKey"),
-        # The result key the item's ids imply: joins on one string beat joins on two.
-        templates()["result"].build(pl.col("userId"), pl.col("documentId")).alias("resultKey"),
+        result_key(),
     )
+
+
+def result_key() -> pl.Expr:
+    """The result key the item's ids imply: joins on one string beat joins on two."""
+    return templates()["result"].build(pl.col("userId"), pl.col("documentId")).alias("resultKey")
 
 
 def classified(objects: pl.LazyFrame, kind: str, params: RuleParams) -> pl.LazyFrame:
@@ -383,11 +424,10 @@ def bad_key(p: Prepared) -> pl.LazyFrame:
     return pl.concat(parts)
 
 
-def _untracked(objects: pl.LazyFrame, items: pl.LazyFrame, item_key: str, code: Code) -> pl.LazyFrame:
-    """Settled objects in the layout that no item names in its `item_key` column."""
-    untracked = objects.filter(pl.col("judged")).join(
-        items.select(item_key).drop_nulls().unique(), left_on="key", right_on=item_key, how="anti"
-    )
+def _untracked(objects: pl.LazyFrame, pairs: pl.DataFrame, code: Code) -> pl.LazyFrame:
+    """Settled objects in the layout that no item names (no partner in `pairs`)."""
+    alone = pairs.filter(pl.col("_item").is_null()).select("_object")
+    untracked = _rows(objects, alone, "_object").filter(~pl.col("badKey") & pl.col("judged"))
     return _row(
         untracked,
         code,
@@ -401,24 +441,25 @@ def _untracked(objects: pl.LazyFrame, items: pl.LazyFrame, item_key: str, code: 
 
 def unprocessed_raw(p: Prepared) -> pl.LazyFrame:
     """UNPROCESSED_RAW: a settled raw object no item tracks (the item's rawS3Uri names it)."""
-    return _untracked(p.valid_raw, p.items, "rawKey", Code.UNPROCESSED_RAW)
+    return _untracked(p.raw, p.raw_pairs, Code.UNPROCESSED_RAW)
 
 
 def orphan_result(p: Prepared) -> pl.LazyFrame:
     """ORPHAN_RESULT: a settled result.json with no item for its ids."""
-    return _untracked(p.valid_processed, p.items, "resultKey", Code.ORPHAN_RESULT)
+    return _untracked(p.processed, p.result_pairs, Code.ORPHAN_RESULT)
 
 
 def missing_raw(p: Prepared) -> pl.LazyFrame:
     """MISSING_RAW: the item's raw object is gone, unless lifecycle retention expired it by now."""
     params = p.params
-    candidates = p.items.filter(
+    # Any object under the key counts as present, a bad or unjudged one included.
+    alone = p.raw_pairs.filter(pl.col("_object").is_null()).select("_item")
+    missing = _rows(p.items, alone, "_item").filter(
         (pl.col("status") != TOMBSTONE)
         & pl.col("rawKey").is_not_null()
         & (pl.col("createdAt") >= params.expired_before)
         & (pl.col("createdAt") <= params.settled_before)
     )
-    missing = candidates.join(p.raw.select("key"), left_on="rawKey", right_on="key", how="anti")
     return _row(
         missing,
         Code.MISSING_RAW,
@@ -434,29 +475,19 @@ def missing_raw(p: Prepared) -> pl.LazyFrame:
 
 def stale_result(p: Prepared) -> pl.LazyFrame:
     """STALE_RESULT: the raw object was replaced after the item recorded its ETag."""
-    # Compare ETags on two narrow columns first; only the few stale rows fetch the item details,
-    # matched on key *and* ETag: two items may name one raw object (a KEY_MISMATCH), and only
-    # the one whose ETag differs is stale.
-    items = p.items.with_columns(unquoted(pl.col("rawEtag")).alias("rawEtagBare"))
-    stale_keys = (
-        items.select("rawKey", "rawEtagBare")
-        .join(
-            p.raw.filter(pl.col("judged")).select("key", unquoted(pl.col("etag")).alias("objectEtag")),
-            left_on="rawKey",
-            right_on="key",
-            how="inner",
-        )
-        .filter(pl.col("rawEtagBare").ne_missing(pl.col("objectEtag")))
-        .unique()
-    )
-    stale = items.join(stale_keys, on=["rawKey", "rawEtagBare"], how="inner", nulls_equal=True)
+    # Pairs are per item: two items naming one raw object (a KEY_MISMATCH) are judged each
+    # against the object on their own ETag.
+    stale = p.raw_pairs.filter(
+        pl.col("_item").is_not_null() & pl.col("judged").fill_null(False) & pl.col("_itemEtag").ne_missing(pl.col("_objectEtag"))
+    ).select("_item", "_object")
+    objects = _rows(p.raw.select(unquoted(pl.col("etag")).alias("objectEtag")), stale.select("_object", "_item"), "_object")
     return _row(
-        stale,
+        _rows(p.items, objects.collect(), "_item"),
         Code.STALE_RESULT,
         **_item_identity(),
         bucket=pl.lit(p.params.raw_bucket),
         key=pl.col("rawKey"),
-        ev_item_etag=pl.col("rawEtagBare"),
+        ev_item_etag=unquoted(pl.col("rawEtag")),
         ev_object_etag=pl.col("objectEtag"),
         ev_status=pl.col("status"),
         ev_version=pl.col("version"),
@@ -466,9 +497,8 @@ def stale_result(p: Prepared) -> pl.LazyFrame:
 def missing_result(p: Prepared) -> pl.LazyFrame:
     """MISSING_RESULT: the item promises a result.json that is not there."""
     settled = pl.col("updatedAt").is_null() | (pl.col("updatedAt") <= p.params.settled_before)
-    missing = p.items.filter(pl.col("status").is_in(RESULT_PROMISED) & settled).join(
-        p.valid_processed.select("key"), left_on="resultKey", right_on="key", how="anti"
-    )
+    alone = p.result_pairs.filter(pl.col("_object").is_null()).select("_item")
+    missing = _rows(p.items, alone, "_item").filter(pl.col("status").is_in(RESULT_PROMISED) & settled)
     return _row(
         missing,
         Code.MISSING_RESULT,

@@ -27,13 +27,14 @@ from jobs.reconcile.findings import EngineFindings, render
 from jobs.reconcile.repair import Repairer
 from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
 from jobs.reconcile.rules import Inputs, RuleParams, Severity
-from jobs.reconcile.sources import Snapshot, files_snapshot, live_snapshot, read_results
+from jobs.reconcile.sources import Snapshot, live_snapshot, read_results
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
 if TYPE_CHECKING:
+    from jobs.reconcile.table_state import TableSource
     from jobs.store.athena import AthenaQueries
     from jobs.store.queue import ArrivalQueue
     from jobs.store.table_export import TableExports
@@ -54,8 +55,10 @@ ENGINES = ("polars", "duckdb", "athena")
 class ReconcileOptions:
     source: str = "live"  # live | files
     engine: str = "polars"  # polars | duckdb | athena
-    dynamodb_export: str | None = None
+    dynamodb_export: str | None = None  # a full export; with table_state, an incremental one
     s3_inventories: tuple[str, ...] = ()
+    table_state: str | None = None  # the table as an earlier run kept it (table_state module)
+    write_table_state: str | None = None  # keep the table this run reads there, for the next run
     deep: bool = False
     repair: bool = False
     grace: timedelta = timedelta(minutes=15)
@@ -76,8 +79,12 @@ class ReconcileOptions:
             object.__setattr__(self, "source", "athena")
         elif self.source not in ("live", "files"):
             raise ValueError(f"--source {self.source!r}: live or files")
-        if self.source == "files" and (not self.dynamodb_export or not self.s3_inventories):
-            raise ValueError("--source files needs --dynamodb-export and one --s3-inventory per bucket")
+        if (self.table_state or self.write_table_state) and (self.engine != "polars" or self.source != "files"):
+            raise ValueError("--table-state and --write-table-state are read and written by the polars engine over files")
+        if self.source == "files" and (not (self.dynamodb_export or self.table_state) or not self.s3_inventories):
+            raise ValueError("--source files needs --dynamodb-export (or --table-state) and one --s3-inventory per bucket")
+        if self.table_state and self.write_table_state and self.table_state.rstrip("/") == self.write_table_state.rstrip("/"):
+            raise ValueError("--write-table-state must be a new location, not the --table-state it reads")
         if self.source == "athena" and any(not x.startswith("s3://") for x in (self.dynamodb_export or "s3://", *self.s3_inventories)):
             raise ValueError("--engine athena reads the export and inventories where AWS wrote them: give s3:// locations")
         if self.source == "live" and (self.dynamodb_export or self.s3_inventories):
@@ -186,19 +193,9 @@ class ReconcileRun:
         return self.options.segments or max(2, min(16, self.settings.io_threads))
 
     def snapshot(self) -> Snapshot:
+        """The live table and listings, in memory (files runs stream instead: `partitioned`)."""
         s, o = self.settings, self.options
-        if o.source == "live":
-            return live_snapshot(self.table, self.buckets, s.raw_bucket, s.processed_bucket, self.scan_segments, o.deep)
-        assert o.dynamodb_export is not None
-        remote = any(x.startswith("s3://") for x in (o.dynamodb_export, *o.s3_inventories))
-        return files_snapshot(
-            o.dynamodb_export,
-            list(o.s3_inventories),
-            self.buckets if remote else None,
-            s.raw_bucket,
-            s.processed_bucket,
-            o.deep,
-        )
+        return live_snapshot(self.table, self.buckets, s.raw_bucket, s.processed_bucket, self.scan_segments, o.deep)
 
     def params(self, as_of: datetime) -> RuleParams:
         s, o = self.settings, self.options
@@ -230,10 +227,12 @@ class ReconcileRun:
         o = self.options
         if o.engine == "polars" and o.source == "files":
             from jobs.reconcile.partitioned import partitioned_find
+            from jobs.reconcile.table_state import StateWriter
 
-            assert o.dynamodb_export is not None
+            writer = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
+            table = self.table_source(deep=o.deep or writer is not None)
             found = partitioned_find(
-                o.dynamodb_export,
+                writer.tee(table) if writer else table,
                 list(o.s3_inventories),
                 self.file_buckets,
                 self.settings.raw_bucket,
@@ -241,6 +240,8 @@ class ReconcileRun:
                 self.params,
                 self.read_results if o.deep else None,
             )
+            if writer is not None:
+                found.stats["tableStateWritten"] = writer.commit(table)
             return Judged.of(found)
         if o.engine == "polars":
             snapshot = self.snapshot()
@@ -263,11 +264,22 @@ class ReconcileRun:
         engine = AthenaReconcile(self.settings, self.buckets, self.athena_queries, self.table_exports, self.run_id)
         return Judged.of(engine.run(self.params, o, self.report_prefix))
 
+    def table_source(self, deep: bool) -> TableSource:
+        """The table from files: a full export, or a kept state brought forward by an incremental one."""
+        from jobs.reconcile.table_state import export_source, state_source
+
+        o = self.options
+        if o.table_state:
+            return state_source(o.table_state, o.dynamodb_export, self.file_buckets)
+        assert o.dynamodb_export is not None
+        return export_source(o.dynamodb_export, self.file_buckets, deep)
+
     @property
     def file_buckets(self) -> Buckets | None:
-        """The S3 adapter when the export or an inventory is an s3:// location, else None (local files)."""
+        """The S3 adapter when an input or the table state to write is an s3:// location, else None (local files)."""
         o = self.options
-        return self.buckets if any(x.startswith("s3://") for x in (o.dynamodb_export or "", *o.s3_inventories)) else None
+        files = (o.dynamodb_export or "", o.table_state or "", o.write_table_state or "", *o.s3_inventories)
+        return self.buckets if any(x.startswith("s3://") for x in files) else None
 
     @cached_property
     def started(self) -> datetime:

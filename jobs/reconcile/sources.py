@@ -238,6 +238,24 @@ class Location:
         except Exception as exc:  # noqa: BLE001 - any read failure is a bad input for the caller
             raise ReconcileInputError(f"cannot read {self.text}: {type(exc).__name__}: {exc}") from exc
 
+    def exists(self) -> bool:
+        if self.path is not None:
+            return self.path.exists()
+        if self._buckets is None:
+            raise ReconcileInputError(f"{self.text}: no S3 client to look it up with")
+        return self._buckets.head(self.bucket, self.key) is not None
+
+    def write_once(self, data: bytes, content_type: str) -> None:
+        """Create the file; an existing one is never replaced (S3ObjectExistsError / FileExistsError)."""
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("xb") as handle:
+                handle.write(data)
+            return
+        if self._buckets is None:
+            raise ReconcileInputError(f"{self.text}: no S3 client to write it with")
+        self._buckets.put_once(self.bucket, self.key, data, content_type)
+
     def child(self, name: str) -> Location:
         if self.path is not None:
             return Location(str(self.path / name), self._buckets)
@@ -281,8 +299,15 @@ def _parse_time(text: str, where: str) -> datetime:
         raise ReconcileInputError(f"{where}: {text!r} is not an ISO-8601 time") from exc
 
 
-# --- DynamoDB export -------------------------------------------------------------------------
-def _export_schema(deep: bool) -> pa.Schema:
+# --- DynamoDB export ----------------------------------------------------------------------------
+FULL_EXPORT = "FULL_EXPORT"
+INCREMENTAL_EXPORT = "INCREMENTAL_EXPORT"
+# An incremental export's lines carry the item's key and its image at the end of the window
+# (absent when it was deleted): `_alive` says which.
+CHANGE_COLUMNS = {"_alive": pl.Boolean()}
+
+
+def _attributes(deep: bool) -> pa.StructType:
     """The attributes reconcile reads, each as DynamoDB JSON ({"S": ...} or {"N": ...}).
 
     Anything else in a line (other attributes, other type tags) is ignored by the parser.
@@ -293,40 +318,62 @@ def _export_schema(deep: bool) -> pa.Schema:
             continue
         wire = "N" if column in NUMERIC_ITEM_COLUMNS else "S"
         attrs.append(pa.field(attribute, pa.struct([pa.field(wire, pa.string())])))
-    return pa.schema([pa.field("Item", pa.struct(attrs))])
+    return pa.struct(attrs)
 
 
-def _flatten(batch: pa.RecordBatch, where: str) -> pa.Table:
-    """{"Item": {attr: {"S": v}}} → one flat column per attribute, still in Arrow memory."""
-    item = batch.column(0)
-    if item.null_count:
-        raise ReconcileInputError(f"{where}: a line has no \"Item\" (not a DYNAMODB_JSON export)")
-    pool = pa.system_memory_pool()
-    columns = {
-        field.name: pc.struct_field(pc.struct_field(item, [field.name], memory_pool=pool), [0], memory_pool=pool)
-        for field in item.type
+def _export_schema(deep: bool, incremental: bool) -> pa.Schema:
+    if not incremental:
+        return pa.schema([pa.field("Item", _attributes(deep))])
+    keys = pa.struct([pa.field(ITEM_ATTRIBUTE_OF[c], pa.struct([pa.field("S", pa.string())])) for c in ("pk", "sk")])
+    return pa.schema([pa.field("Keys", keys), pa.field("NewImage", _attributes(deep))])
+
+
+def _unwrapped(struct: pa.ChunkedArray | pa.Array, pool: pa.MemoryPool) -> dict[str, pa.Array]:
+    """{attr: {"S": v}} → {attr: v}, still in Arrow memory."""
+    return {
+        field.name: pc.struct_field(pc.struct_field(struct, [field.name], memory_pool=pool), [0], memory_pool=pool)
+        for field in struct.type
     }
+
+
+def _flatten(batch: pa.RecordBatch, where: str, incremental: bool) -> pa.Table:
+    """One flat column per attribute (plus `_alive` for an incremental export)."""
+    pool = pa.system_memory_pool()
+    if not incremental:
+        item = batch.column(0)
+        if item.null_count:
+            raise ReconcileInputError(f"{where}: a line has no \"Item\" (not a full DYNAMODB_JSON export)")
+        return pa.table(_unwrapped(item, pool))
+    keys, image = batch.column(0), batch.column(1)
+    columns = _unwrapped(image, pool)
+    key_columns = _unwrapped(keys, pool)
+    if keys.null_count or any(column.null_count for column in key_columns.values()):
+        raise ReconcileInputError(f"{where}: a line has no \"Keys\" with PK and SK (not an incremental DYNAMODB_JSON export)")
+    columns.update(key_columns)  # a deleted item's key is only in Keys
+    columns["_alive"] = pc.is_valid(image, memory_pool=pool)
     return pa.table(columns)
 
 
-def _export_table(stream: BinaryIO, where: str, deep: bool) -> pa.Table | None:
+def _export_table(stream: BinaryIO, where: str, deep: bool, incremental: bool = False) -> pa.Table | None:
     """One data file, parsed block by block: memory stays at a few blocks whatever the file size.
 
     pyarrow's JSON reader with an explicit schema parses these nested lines several times faster
     than polars' NDJSON reader, and keeping the blocks in Arrow (system allocator, which returns
     freed blocks to the OS) until one final conversion kept peak RSS ~0.5 GB lower per million
     items than converting each block to polars (both measured while building the benchmark).
+    Two files are parsed at once (`bounded_map`), so each parse is single-threaded: its own
+    threads only added ~35 % CPU for the same wall time.
     """
     tables: list[pa.Table] = []
     try:
         reader = pa_json.open_json(
             stream,
-            read_options=pa_json.ReadOptions(block_size=EXPORT_BLOCK_BYTES),
-            parse_options=pa_json.ParseOptions(explicit_schema=_export_schema(deep), unexpected_field_behavior="ignore"),
+            read_options=pa_json.ReadOptions(block_size=EXPORT_BLOCK_BYTES, use_threads=False),
+            parse_options=pa_json.ParseOptions(explicit_schema=_export_schema(deep, incremental), unexpected_field_behavior="ignore"),
             memory_pool=pa.system_memory_pool(),
         )
         for batch in reader:
-            tables.append(_flatten(batch, where))
+            tables.append(_flatten(batch, where, incremental))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         if "Empty JSON stream" in str(exc):  # an export of an empty table segment
             return None
@@ -336,9 +383,10 @@ def _export_table(stream: BinaryIO, where: str, deep: bool) -> pa.Table | None:
     return pa.concat_tables(tables) if tables else None
 
 
-def _items_from_arrow(table: pa.Table | None, deep: bool) -> pl.DataFrame:
+def _items_from_arrow(table: pa.Table | None, deep: bool, extra: dict[str, pl.DataType] | None = None) -> pl.DataFrame:
+    schema = {**ITEMS_SCHEMA, **(extra or {})}
     if table is None or table.num_rows == 0:
-        return empty(ITEMS_SCHEMA)
+        return empty(schema)
     raw = pl.from_arrow(table)
     assert isinstance(raw, pl.DataFrame)
     columns = []
@@ -347,7 +395,10 @@ def _items_from_arrow(table: pa.Table | None, deep: bool) -> pl.DataFrame:
             columns.append(pl.lit(None, pl.String).alias(column))
         else:
             columns.append(pl.col(attribute).cast(ITEMS_SCHEMA[column], strict=False).alias(column))
-    return raw.select(columns)
+    try:
+        return raw.select(*columns, *[pl.col(name).cast(dtype) for name, dtype in (extra or {}).items()])
+    except pl.exceptions.PolarsError as exc:
+        raise ReconcileInputError(f"export metadata has unexpected values: {exc}") from exc
 
 
 def _md5_matches(data: bytes, expected: str) -> bool:
@@ -415,9 +466,16 @@ class DataFile:
 @dataclass(frozen=True)
 class ExportManifest:
     where: str
-    export_time: datetime
+    export_time: datetime  # a full export's point in time; an incremental export's window end
     item_count: int | None
     files: list[DataFile]
+    export_type: str = FULL_EXPORT
+    from_time: datetime | None = None  # an incremental export's window start (inclusive)
+    table_arn: str | None = None
+
+    @property
+    def incremental(self) -> bool:
+        return self.export_type == INCREMENTAL_EXPORT
 
 
 def export_manifest(location_text: str, buckets: Buckets | None) -> ExportManifest:
@@ -430,7 +488,18 @@ def export_manifest(location_text: str, buckets: Buckets | None) -> ExportManife
     fmt = summary.get("outputFormat", "DYNAMODB_JSON")
     if fmt != "DYNAMODB_JSON":
         raise ReconcileInputError(f"{where}: outputFormat {fmt!r} is not supported (use DYNAMODB_JSON)")
-    export_time = _parse_time(str(_require(summary, "exportTime", where)), where)
+    # Only incremental exports name their type in the summary.
+    export_type = str(summary.get("exportType") or FULL_EXPORT)
+    if export_type not in (FULL_EXPORT, INCREMENTAL_EXPORT):
+        raise ReconcileInputError(f"{where}: exportType {export_type!r} is not {FULL_EXPORT} or {INCREMENTAL_EXPORT}")
+    from_time = None
+    if export_type == INCREMENTAL_EXPORT:
+        from_time = _parse_time(str(_require(summary, "exportFromTime", where)), where)
+        export_time = _parse_time(str(_require(summary, "exportToTime", where)), where)
+        if from_time >= export_time:
+            raise ReconcileInputError(f"{where}: exportFromTime is not before exportToTime")
+    else:
+        export_time = _parse_time(str(_require(summary, "exportTime", where)), where)
     files_loc = base.bucket_key(str(_require(summary, "manifestFilesS3Key", where)), summary.get("s3Bucket"))
     files = []
     for number, line in enumerate(files_loc.read().decode("utf-8", "replace").splitlines(), 1):
@@ -444,7 +513,27 @@ def export_manifest(location_text: str, buckets: Buckets | None) -> ExportManife
         files.append(DataFile(base.bucket_key(key, summary.get("s3Bucket")), None if count is None else int(count), md5=md5))
     refuse_duplicates([f.location.text for f in files], files_loc.text)
     declared = summary.get("itemCount")
-    return ExportManifest(where, export_time, declared if isinstance(declared, int) else None, files)
+    table_arn = summary.get("tableArn")
+    return ExportManifest(
+        where,
+        export_time,
+        declared if isinstance(declared, int) else None,
+        files,
+        export_type,
+        from_time,
+        table_arn if isinstance(table_arn, str) and table_arn else None,
+    )
+
+
+def full_export_manifest(location_text: str, buckets: Buckets | None) -> ExportManifest:
+    """A full export (the whole table at one point in time), what every engine reads as the table."""
+    manifest = export_manifest(location_text, buckets)
+    if manifest.incremental:
+        raise ReconcileInputError(
+            f"{manifest.where} is an incremental export (the changes of a window, not the table): "
+            "give it with --table-state, the table as an earlier run kept it"
+        )
+    return manifest
 
 
 def bounded_map(fn: Callable[[T], R], entries: list[T], width: int = 2) -> Iterator[R]:
@@ -460,17 +549,17 @@ def bounded_map(fn: Callable[[T], R], entries: list[T], width: int = 2) -> Itera
             yield pending.popleft().result()
 
 
-def export_frames(manifest: ExportManifest, deep: bool) -> Iterator[pl.DataFrame]:
-    """The items of each data file in turn, each file checked against its manifest entry and the
+def _data_frames(manifest: ExportManifest, deep: bool, extra: dict[str, pl.DataType] | None) -> Iterator[pl.DataFrame]:
+    """The rows of each data file in turn, each file checked against its manifest entry and the
     total against the summary's itemCount once the last file is read."""
 
     def one(entry: DataFile) -> pl.DataFrame:
         with _opened(entry.read()) as stream:
-            table = _export_table(stream, entry.location.text, deep)
+            table = _export_table(stream, entry.location.text, deep, manifest.incremental)
         rows = 0 if table is None else table.num_rows
         if entry.item_count is not None and rows != entry.item_count:
             raise ReconcileInputError(f"{entry.location.text} holds {rows} items, the manifest says {entry.item_count}")
-        return _items_from_arrow(table, deep)
+        return _items_from_arrow(table, deep, extra)
 
     total = 0
     # Two data files at a time: inflating and parsing release the GIL.
@@ -481,9 +570,20 @@ def export_frames(manifest: ExportManifest, deep: bool) -> Iterator[pl.DataFrame
         raise ReconcileInputError(f"{manifest.where} declares {manifest.item_count} items, the data files hold {total}")
 
 
+def export_frames(manifest: ExportManifest, deep: bool) -> Iterator[pl.DataFrame]:
+    """A full export's items (ITEMS_SCHEMA), data file by data file."""
+    yield from _data_frames(manifest, deep, None)
+
+
+def change_frames(manifest: ExportManifest) -> Iterator[pl.DataFrame]:
+    """An incremental export's changed items: ITEMS_SCHEMA (every column; only pk and sk for a
+    deleted item) plus `_alive` (false: deleted)."""
+    yield from _data_frames(manifest, True, CHANGE_COLUMNS)
+
+
 def read_export(location_text: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
     """Items of a DYNAMODB_JSON export, every data file checked against its manifest entry."""
-    manifest = export_manifest(location_text, buckets)
+    manifest = full_export_manifest(location_text, buckets)
     items = _concat(list(export_frames(manifest, deep)), ITEMS_SCHEMA)
     _trim_heap()
     return items, manifest.export_time
@@ -500,8 +600,10 @@ _WANTED = ("bucket", "key", "size", "lastmodifieddate", "etag")
 _VERSION_FIELDS = ("islatest", "isdeletemarker")
 
 
-def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pa.Table:
-    """One data file as Arrow columns named by `_field_name` (parsed in Arrow's system pool)."""
+def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pl.DataFrame:
+    """One data file with its columns named by `_field_name`: CSV parsed by Arrow (it reads the
+    quoted, gzipped lines and ISO times in one pass), Parquet by polars (2.6x faster than Arrow
+    and converting, with ~45 % less memory, measured on a 500k-row inventory file)."""
     where = entry.location.text
     pool = pa.system_memory_pool()
     data = entry.read()
@@ -513,7 +615,7 @@ def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pa.Table:
                 # Arrow parses sizes and ISO times itself; the bucket repeats on every row.
                 types.update(size=pa.int64(), lastmodifieddate=pa.timestamp("ms", tz="UTC"))
                 types["bucket"] = pa.dictionary(pa.int32(), pa.string())
-                table = pa_csv.read_csv(
+                arrow = pa_csv.read_csv(
                     stream,
                     read_options=pa_csv.ReadOptions(column_names=normalised, block_size=EXPORT_BLOCK_BYTES),
                     convert_options=pa_csv.ConvertOptions(
@@ -523,27 +625,30 @@ def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pa.Table:
                     ),
                     memory_pool=pool,
                 )
+                converted = pl.from_arrow(arrow)
+                assert isinstance(converted, pl.DataFrame)
+                table = converted
             else:
-                table = pa_parquet.read_table(stream)
-                table = table.rename_columns([_field_name(c) for c in table.column_names])
+                table = pl.read_parquet(stream)
+                table = table.rename({c: _field_name(c) for c in table.columns})
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         if fmt == "CSV" and "Empty CSV file" in str(exc):
             # S3 Inventory writes no empty data files: an empty one lost its rows.
             raise ReconcileInputError(f"{where} holds no rows (an empty data file): damaged inventory") from exc
         raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
+    except pl.exceptions.PolarsError as exc:
+        raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
     except (OSError, EOFError) as exc:
         raise ReconcileInputError(f"{where} is not valid gzip: {exc}") from exc
-    missing = [f for f in _WANTED if f not in table.column_names]
+    missing = [f for f in _WANTED if f not in table.columns]
     if missing:
-        raise ReconcileInputError(f"{where} lacks inventory fields {missing} (has {table.column_names})")
-    return table.select([c for c in table.column_names if c in _WANTED or c in _VERSION_FIELDS])
+        raise ReconcileInputError(f"{where} lacks inventory fields {missing} (has {table.columns})")
+    return table.select([c for c in table.columns if c in _WANTED or c in _VERSION_FIELDS])
 
 
-def _objects_from_arrow(table: pa.Table | None, fmt: str, where: str) -> pl.DataFrame:
-    if table is None or table.num_rows == 0:
+def _objects_from_frame(frame: pl.DataFrame | None, fmt: str, where: str) -> pl.DataFrame:
+    if frame is None or frame.height == 0:
         return empty(OBJECTS_SCHEMA)
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
     # A versioned inventory lists every version; the current ones are what a listing shows.
     if "islatest" in frame.columns:
         frame = frame.filter(pl.col("islatest").cast(pl.String).str.to_lowercase() == "true")
@@ -626,7 +731,7 @@ def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
     """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked."""
 
     def one(entry: DataFile) -> pl.DataFrame:
-        objects = _objects_from_arrow(_inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text)
+        objects = _objects_from_frame(_inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text)
         others = objects.filter(pl.col("bucket") != manifest.source_bucket).height
         if others:
             raise ReconcileInputError(f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}")

@@ -26,6 +26,7 @@ from jobs.reconcile.findings import Code, render
 from jobs.reconcile.partitioned import partitioned_find
 from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, Inputs, RuleParams
 from jobs.reconcile.sources import files_snapshot
+from jobs.reconcile.table_state import export_source
 from jobs.store.dynamo import to_wire
 
 RAW, PROC = "eq-raw", "eq-processed"
@@ -169,7 +170,7 @@ def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch)
     by_polars = rules.find(inputs, params)
     # The same rules over key-hash partitions, three of them for this small state.
     monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", 20)
-    spilled = partitioned_find(str(export), manifests, None, RAW, PROC, lambda as_of: dataclasses.replace(params, as_of=as_of), read if deep else None)
+    spilled = partitioned_find(export_source(str(export), None, deep), manifests, None, RAW, PROC, lambda as_of: dataclasses.replace(params, as_of=as_of), read if deep else None)
     assert_frame_equal(render(spilled.wide), by_polars)
     duck = duck_find(str(export), manifests, None, params, read if deep else None)
     return by_polars, render(duck.wide)
