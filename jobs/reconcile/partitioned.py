@@ -5,18 +5,17 @@ An in-memory run holds every item and object at once (1.6 GB at a million docume
 Here the files stream through once, one data file per thread, and each side is judged on its own:
 
 1. each table data file's items meet the rules of one item alone (`rules.ITEM_RULES`) at once,
-   then only the columns the join rules read are kept, twice: by rawKey for the raw side and by
-   resultKey for the result side (which waits on disk while the raw side is judged);
+   then only the columns the join rules read are kept, once per side (the raw side's by rawKey,
+   the result side's by the result key its ids imply);
 2. the raw bucket's inventory: keys classified, `rules.OBJECT_RULES`, then the raw-side join
    rules (`RAW_JOIN_RULES`) partition by partition, after which that side's rows are dropped;
 3. the same for the processed bucket's inventory and the result-side rules (and --deep's).
 
 An item and the object it names always hash alike, so every join finds its partner in the same
 partition and the findings are exactly the in-memory ones. Up to `ROWS_PER_PARTITION` items there
-is one partition and the side being judged stays in memory; beyond, rows are spilled as Arrow IPC
-pieces per partition (uncompressed: cheaper than a compression pass) in a temporary directory, so
-peak memory is a few data files plus one partition of one side whatever the table's size.
-"""
+is one partition, held in memory (both sides share the columns they both read); beyond, rows are
+spilled as Arrow IPC pieces per partition (uncompressed: cheaper than a compression pass) in a
+temporary directory, so peak memory is about one partition whatever the table's size.
 
 from __future__ import annotations
 
@@ -52,13 +51,13 @@ DEEP_SIDE = ("rawS3Uri", "rawEtag", *rules.DEEP_ONLY_COLUMNS)  # what --deep's r
 
 
 class _Spill:
-    """Rows of one kind by partition: held in memory when there is one partition and `hold` is
-    set, else Arrow IPC pieces under a directory (split by key hash when more than one)."""
+    """Rows of one kind by partition: held in memory when there is one partition, else Arrow IPC
+    pieces under a directory, split by key hash."""
 
-    def __init__(self, root: Path, name: str, partitions: int, hold: bool = True) -> None:
+    def __init__(self, root: Path, name: str, partitions: int) -> None:
         self.root = root / name
         self.partitions = partitions
-        self._hold = hold and partitions == 1
+        self._hold = partitions == 1
         self._held: list[pl.DataFrame] = []
         self._pieces = 0
 
@@ -67,11 +66,8 @@ class _Spill:
         if self._hold:
             self._held.append(frame)
             return
-        pieces = {0: frame}
-        if self.partitions > 1:
-            part = frame.with_columns((key.hash(HASH_SEED) % self.partitions).alias("_p"))
-            pieces = {number: piece for (number,), piece in part.partition_by("_p", as_dict=True, include_key=False).items()}
-        for number, piece in pieces.items():
+        part = frame.with_columns((key.hash(HASH_SEED) % self.partitions).alias("_p"))
+        for (number,), piece in part.partition_by("_p", as_dict=True, include_key=False).items():
             directory = self.root / f"p{number}"
             directory.mkdir(parents=True, exist_ok=True)
             piece.write_ipc(directory / f"{self._pieces:06d}.arrow", compression="uncompressed")
@@ -115,11 +111,13 @@ class _Side:
 
 
 class _Engine:
-    def __init__(self, params: RuleParams, root: Path, partitions: int, deep: bool) -> None:
+    """The run's state: what was found so far, rows read, and the empty frames a rule reads for
+    the side it does not look at."""
+
+    def __init__(self, params: RuleParams, root: Path, partitions: int) -> None:
         self.params = params
         self.root = root
         self.partitions = partitions
-        self.deep = deep
         objects = rules.classified(empty(OBJECTS_SCHEMA).lazy(), "raw", params).collect()
         self.nothing = Prepared(rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params), objects.lazy(), objects.lazy(), params)
         self.item_schema = rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params).collect_schema()
@@ -156,10 +154,10 @@ class _Engine:
             del objects, prepared, chunk
             _trim_heap()
         results_spill = _Spill(self.root, "results", self.partitions)
-        deep_keys.sort()
-        for start in range(0, len(deep_keys), ROWS_PER_PARTITION):
-            assert read_results is not None
-            results_spill.write(read_results(deep_keys[start : start + ROWS_PER_PARTITION]), pl.col("key"))
+        if read_results is not None:
+            deep_keys.sort()
+            for start in range(0, len(deep_keys), ROWS_PER_PARTITION):
+                results_spill.write(read_results(deep_keys[start : start + ROWS_PER_PARTITION]), pl.col("key"))
         for number in range(self.partitions):
             items = side.items.read(number, {c: self.item_schema[c] for c in side.columns}).lazy()
             if side.kind == "result":
@@ -195,15 +193,14 @@ def partitioned_find(
     partitions = max(1, math.ceil((table.item_count or 0) / ROWS_PER_PARTITION))
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-") as tmp:
         root = Path(tmp)
-        engine = _Engine(params, root, partitions, deep)
+        engine = _Engine(params, root, partitions)
         sides = [
             _Side("raw", "raw", raw_m, _Spill(root, "items-raw", partitions), RAW_SIDE, rules.RAW_JOIN_RULES),
             _Side(
                 "result",
                 "processed",
                 processed_m,
-                # Waits on disk while the raw side is judged: the two sides are never in memory at once.
-                _Spill(root, "items-result", partitions, hold=True),
+                _Spill(root, "items-result", partitions),
                 tuple(dict.fromkeys((*RESULT_SIDE, *(DEEP_SIDE if deep else ())))),
                 rules.RESULT_JOIN_RULES,
             ),

@@ -1,0 +1,240 @@
+"""A kept table state brought forward by an incremental export is the table a full export shows.
+
+The engines' test state (every kind of finding) is the table at T1. At T0, a day earlier, three of
+its items did not exist yet, three had other values and two more existed that were deleted since.
+T0 goes out as a full export and is kept as a table state; the window [T0, T1) goes out as an
+incremental export (a final image per changed item, keys only for the deleted ones); T1 also goes
+out as a full export. The state plus the changes must give the findings the full T1 export gives,
+finding for finding; and a broken chain or a damaged state is refused, never read as a table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from jobs.contract import Status, layout
+from jobs.errors import ReconcileInputError
+from jobs.reconcile import cli, partitioned
+from jobs.reconcile.exports import change_line, export_line, write_export, write_incremental_export, write_inventory
+from jobs.reconcile.findings import render
+from jobs.reconcile.partitioned import partitioned_find
+from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, RuleParams
+from jobs.reconcile.table_state import TABLE_STATE, StateWriter, TableSource, export_source, state_source
+from jobs.store.dynamo import to_wire
+from tests.jobs.reconcile.test_engines import AS_OF, PROC, RAW, _item, state
+
+TABLE = "arn:aws:dynamodb:eq:0:table/t"
+T0 = AS_OF - timedelta(days=1)
+NEW = ("ok", "noresult", "stale")  # created in the window (their item is absent at T0)
+CHANGED = ("noraw", "stuck", "drift")  # other values at T0
+DELETED = ("gone1", "gone2")  # existed at T0, deleted in the window
+
+
+def _doc(item: dict[str, Any]) -> str:
+    return str(item["documentId"]["S"])
+
+
+def _key(item: dict[str, Any]) -> dict[str, Any]:
+    return {a: item[a] for a in (layout.PK_ATTR, layout.SK_ATTR)}
+
+
+def _chunks(lines: list[str], size: int = 7) -> list[bytes]:
+    return [("".join(lines[i : i + size])).encode() for i in range(0, len(lines), size)] + [b""]
+
+
+@dataclasses.dataclass
+class Files:
+    t0: str
+    t1: str
+    changes: str
+    manifests: list[str]
+    results: pl.DataFrame
+
+
+def _files(tmp_path: Path) -> Files:
+    items, raw, processed, results = state()
+    t1 = [to_wire(item) for item in items]
+    earlier = {doc: to_wire(_item("u1", doc, status=Status.FAILED, updatedAt=T0 - timedelta(hours=1))) for doc in CHANGED}
+    t0 = [earlier.get(_doc(i), i) for i in t1 if _doc(i) not in NEW] + [to_wire(_item("u9", doc)) for doc in DELETED]
+    changed = [i for i in t1 if _doc(i) in NEW + CHANGED]
+    assert len(changed) == len(NEW + CHANGED)
+    change_lines = [change_line(_key(i), i, AS_OF - timedelta(hours=2)) for i in changed]
+    change_lines += [change_line(_key(i), None, AS_OF - timedelta(hours=3)) for i in t0 if _doc(i) in DELETED]
+    exports = tmp_path / "exports"
+    manifests = [
+        str(write_inventory(tmp_path / "inventory", bucket, AS_OF, [pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")], "Parquet"))
+        for bucket, rows in ((RAW, raw), (PROC, processed))
+    ]
+    return Files(
+        t0=str(write_export(exports, TABLE, T0, _chunks([export_line(i) for i in t0]))),
+        t1=str(write_export(exports, TABLE, AS_OF, _chunks([export_line(i) for i in t1]))),
+        changes=str(write_incremental_export(exports, TABLE, T0, AS_OF, _chunks(change_lines, 3))),
+        manifests=manifests,
+        results=pl.DataFrame(results, schema=RESULTS_SCHEMA, orient="row"),
+    )
+
+
+def _kept(source: TableSource, location: Path) -> str:
+    writer = StateWriter(str(location), None)
+    for _ in writer.tee(source).frames():
+        pass
+    return writer.commit(source)
+
+
+def _findings(files: Files, table: TableSource, deep: bool) -> tuple[pl.DataFrame, dict[str, int]]:
+    params = RuleParams(raw_bucket=RAW, processed_bucket=PROC, as_of=AS_OF, deep=deep)
+
+    def read(keys: list[str]) -> pl.DataFrame:
+        return files.results.filter(pl.col("key").is_in(keys))
+
+    found = partitioned_find(table, files.manifests, None, RAW, PROC, lambda as_of: dataclasses.replace(params, as_of=as_of), read if deep else None)
+    assert found.taken_at["table"] == table.taken_at
+    return render(found.wide), found.sizes
+
+
+def _sorted(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat(frames).sort("pk", "sk")
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
+@pytest.mark.parametrize("rows_per_partition", [partitioned.ROWS_PER_PARTITION, 10], ids=["one-partition", "partitions"])
+def test_state_plus_incremental_export_gives_the_full_exports_findings(tmp_path: Path, deep: bool, rows_per_partition: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", rows_per_partition)
+    files = _files(tmp_path)
+    kept = _kept(export_source(files.t0, None, deep=True), tmp_path / "state-t0")
+    # The kept state is the T0 table, every column.
+    t0_items = _sorted(list(export_source(files.t0, None, deep=True).frames()))
+    assert_frame_equal(_sorted(list(state_source(kept, None, None).frames())), t0_items)
+
+    forward = state_source(kept, files.changes, None)
+    assert forward.taken_at == AS_OF
+    by_state, sizes = _findings(files, forward, deep)
+    by_full, full_sizes = _findings(files, export_source(files.t1, None, deep), deep)
+    assert_frame_equal(by_state, by_full)
+    assert sizes == full_sizes
+    documents = set(by_state.get_column("documentId").drop_nulls().to_list())
+    assert {"noresult", "noraw", "stale", "stuck", "drift"} <= documents  # findings of new and changed items
+    assert not set(DELETED) & documents
+    t1_items = _sorted(list(export_source(files.t1, None, deep=True).frames()))
+    assert_frame_equal(_sorted(list(state_source(kept, files.changes, None).frames())), t1_items)
+
+
+def test_the_state_a_run_keeps_chains_into_the_next_nights_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Through the CLI: night 1 reads the full export and keeps the table; night 2 reads that
+    plus the incremental export, keeps its own, and finds what a full export finds."""
+    files = _files(tmp_path)
+    monkeypatch.setenv("DOCUFLOW_RAW_BUCKET", RAW)
+    monkeypatch.setenv("DOCUFLOW_PROCESSED_BUCKET", PROC)
+    inventories = [arg for m in files.manifests for arg in ("--s3-inventory", m)]
+    common = [*inventories, "--no-report", "--grace", "0s"]
+    night1, night2 = tmp_path / "night1", tmp_path / "night2"
+    assert cli.main(["--dynamodb-export", files.t0, "--write-table-state", str(night1), *common]) == 1
+    assert json.loads((night1 / TABLE_STATE).read_text())["builtFrom"] == [files.t0]
+    capsys.readouterr()
+    assert cli.main(["--table-state", str(night1), "--dynamodb-export", files.changes, "--write-table-state", str(night2), *common]) == 1
+    by_state = capsys.readouterr().out
+    assert cli.main(["--dynamodb-export", files.t1, *common]) == 1
+    by_full = capsys.readouterr().out
+    assert by_state.splitlines()[1:] == by_full.splitlines()[1:]  # the same counts, line for line
+    kept = json.loads((night2 / TABLE_STATE).read_text())
+    assert kept["builtFrom"] == [str(night1), files.changes]
+    assert kept["asOf"].startswith(AS_OF.strftime("%Y-%m-%dT%H:%M"))
+    assert kept["itemCount"] == len(state()[0])
+    # A state is written once: the same location again is exit 2, before anything is read.
+    assert cli.main(["--table-state", str(night1), "--dynamodb-export", files.changes, "--write-table-state", str(night2), *common]) == 2
+    assert "written once" in capsys.readouterr().err
+
+
+def _summary(export: str) -> tuple[Path, dict[str, Any]]:
+    path = Path(export) / "manifest-summary.json"
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("gap", "the changes in between are in no input"),
+        ("before", "brings nothing forward"),
+        ("other-table", "the table state at"),
+        ("full-as-changes", "is a full export"),
+        ("twice", "more than once"),
+    ],
+)
+def test_a_broken_chain_is_refused(tmp_path: Path, case: str, message: str) -> None:
+    files = _files(tmp_path)
+    kept = _kept(export_source(files.t0, None, deep=True), tmp_path / "state")
+    changes = files.changes
+    if case == "gap":
+        changes = str(write_incremental_export(tmp_path / "later", TABLE, T0 + timedelta(hours=1), AS_OF, [b""]))
+    elif case == "before":
+        changes = str(write_incremental_export(tmp_path / "older", TABLE, T0 - timedelta(hours=5), T0, [b""]))
+    elif case == "other-table":
+        changes = str(write_incremental_export(tmp_path / "other", TABLE + "2", T0, AS_OF, [b""]))
+    elif case == "full-as-changes":
+        changes = files.t1
+    else:
+        item = to_wire(_item("u1", "ok"))
+        line = change_line(_key(item), item, AS_OF - timedelta(hours=1))
+        changes = str(write_incremental_export(tmp_path / "twice", TABLE, T0, AS_OF, [(line + line).encode()]))
+    with pytest.raises(ReconcileInputError, match=message):
+        list(state_source(kept, changes, None).frames())
+
+
+def test_an_incremental_export_alone_is_not_a_table(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    with pytest.raises(ReconcileInputError, match="give it with --table-state"):
+        export_source(files.changes, None, deep=False)
+
+
+@pytest.mark.parametrize("damage", ["replaced", "missing", "format", "count"])
+def test_a_damaged_state_is_refused(tmp_path: Path, damage: str) -> None:
+    files = _files(tmp_path)
+    kept = Path(_kept(export_source(files.t0, None, deep=True), tmp_path / "state"))
+    manifest = json.loads((kept / TABLE_STATE).read_text())
+    data = kept / manifest["files"][0]["key"]
+    if damage == "replaced":
+        frame = pl.read_parquet(data)
+        frame.with_columns(pl.lit("PROCESSED").alias("status")).write_parquet(data)
+    elif damage == "missing":
+        data.unlink()
+    elif damage == "format":
+        (kept / TABLE_STATE).write_text(json.dumps(manifest | {"format": "something-else/9"}))
+    else:
+        (kept / TABLE_STATE).write_text(json.dumps(manifest | {"itemCount": manifest["itemCount"] + 1}))
+    with pytest.raises(ReconcileInputError):
+        list(state_source(str(kept), files.changes, None).frames())
+
+
+def test_an_unfinished_write_leaves_no_state_and_a_retry_writes_one(tmp_path: Path) -> None:
+    files = _files(tmp_path)
+    location = tmp_path / "state"
+    writer = StateWriter(str(location), None)
+    frames = writer.tee(export_source(files.t0, None, deep=True)).frames()
+    next(frames)  # the run dies after its first data file
+    assert not (location / TABLE_STATE).exists()
+    with pytest.raises(ReconcileInputError, match="table-state.json"):
+        state_source(str(location), None, None)
+    kept = _kept(export_source(files.t0, None, deep=True), location)
+    listed = {f["key"] for f in json.loads((Path(kept) / TABLE_STATE).read_text())["files"]}
+    on_disk = {p.relative_to(location).as_posix() for p in (location / "data").iterdir()}
+    assert listed < on_disk  # the dead attempt's file is there, and not part of the state
+    assert sum(f.height for f in state_source(kept, None, None).frames()) == len(state()[0]) - len(NEW) + len(DELETED)
+
+
+def test_a_deleted_item_needs_only_its_key(tmp_path: Path) -> None:
+    """A deleted item's line has Keys and no NewImage (NEW_IMAGE view, or OldImage only)."""
+    files = _files(tmp_path)
+    kept = _kept(export_source(files.t0, None, deep=True), tmp_path / "state")
+    item = to_wire(_item("u9", "gone1"))
+    line = json.dumps({"Metadata": {"WriteTimestampMicros": {"N": "1"}}, "Keys": _key(item), "OldImage": item}) + "\n"
+    changes = str(write_incremental_export(tmp_path / "delete", TABLE, T0, AS_OF, [line.encode()]))
+    ids = pl.concat(list(state_source(kept, changes, None).frames())).get_column("documentId").to_list()
+    assert "gone1" not in ids and "gone2" in ids
