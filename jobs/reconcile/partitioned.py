@@ -16,6 +16,7 @@ partition and the findings are exactly the in-memory ones. Up to `ROWS_PER_PARTI
 is one partition, held in memory (both sides share the columns they both read); beyond, rows are
 spilled as Arrow IPC pieces per partition (uncompressed: cheaper than a compression pass) in a
 temporary directory, so peak memory is about one partition whatever the table's size.
+"""
 
 from __future__ import annotations
 
