@@ -11,7 +11,13 @@ must agree. The bytes Athena would scan are measured on the same data: the expor
 chunks of the five columns the query reads. The live figure seeds the same kind of data into a
 fresh local stack and times `ReconcileRun` with the live source (`--live 0` keeps the last one).
 
-    python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 100000] [--baseline-max 1000000]
+The nightly figure is the run the mission asks to follow the night's work: the table as the
+previous night's run kept it (a Parquet table state, `jobs.reconcile.table_state`) brought forward
+by an incremental export of the night's changes (`NIGHTLY_CHANGES`: new, changed and deleted
+items), the new state kept for the next night. The previous night (the full export at T0, kept) is
+generated and run untimed as "keep"; the night's findings must equal the full T1 export's.
+
+    python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 100000] [--baseline-max 1000000] [--inventory-format Parquet]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import tempfile
 import time
 import urllib.parse
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -44,7 +51,7 @@ from bench.seeded_s3 import OBJECT_COLUMNS
 from jobs.contract import Status, layout
 from jobs.local.servers import ServerSpec
 from jobs.reconcile.cli import ALLOCATOR_ENV
-from jobs.reconcile.exports import write_export, write_inventory
+from jobs.reconcile.exports import write_export, write_incremental_export, write_inventory
 from jobs.reconcile.rules import RESULT_PROMISED, Code, templates
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.reconcile.sources import read_inventory
@@ -60,6 +67,10 @@ EXPORT_ROWS_PER_FILE = 250_000
 INVENTORY_ROWS_PER_FILE = 500_000
 TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 EVERY = 1000  # one discrepancy of each kind per thousand documents
+# The night's changes per million stored: 5,000 new items, 4,000 changed, 1,000 deleted (1 %:
+# 5 M new documents a night against billions stored is well under that).
+NIGHTLY_CHANGES = {"new": 5_000, "changed": 4_000, "deleted": 1_000}
+NIGHT = timedelta(days=1)
 ATHENA_INVENTORY_COLUMNS = ("bucket", "key", "size", "last_modified_date", "e_tag")  # what sql.query reads
 
 
@@ -155,18 +166,49 @@ def _objects(frame: pl.DataFrame, settings: JobSettings) -> tuple[pl.DataFrame, 
     return pl.concat([raw, bad]), processed
 
 
-def generate(n: int, root: Path, settings: JobSettings) -> dict[str, Any]:
+def _chunks(lines: pl.Series) -> Iterator[bytes]:
+    return ("".join(lines.slice(o, EXPORT_ROWS_PER_FILE).to_list()).encode() for o in range(0, lines.len(), EXPORT_ROWS_PER_FILE))
+
+
+def generate(n: int, root: Path, settings: JobSettings, inventory_format: str) -> dict[str, Any]:
     frame = _frame(n)
-    lines = _export_lines(frame, settings.raw_bucket, settings.processed_bucket)
-    chunks = ("".join(lines.slice(o, EXPORT_ROWS_PER_FILE).to_list()).encode() for o in range(0, lines.len(), EXPORT_ROWS_PER_FILE))
-    export = write_export(root / "exports", f"arn:aws:dynamodb:bench:0:table/{settings.table_name}", AS_OF, chunks)
+    table_arn = f"arn:aws:dynamodb:bench:0:table/{settings.table_name}"
+    export = write_export(root / "exports", table_arn, AS_OF, _chunks(_export_lines(frame, settings.raw_bucket, settings.processed_bucket)))
     raw, processed = _objects(frame, settings)
     manifests = [
-        write_inventory(root / "inventory", f.item(0, "bucket"), AS_OF, (f.slice(o, INVENTORY_ROWS_PER_FILE) for o in range(0, f.height, INVENTORY_ROWS_PER_FILE)))
+        write_inventory(
+            root / "inventory",
+            f.item(0, "bucket"),
+            AS_OF,
+            (f.slice(o, INVENTORY_ROWS_PER_FILE) for o in range(0, f.height, INVENTORY_ROWS_PER_FILE)),
+            inventory_format,
+        )
         for f in (raw, processed)
     ]
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    return {"export": str(export), "manifests": [str(m) for m in manifests], "bytes": size}
+    return {"export": str(export), "manifests": [str(m) for m in manifests], "bytes": size, **_night(frame, n, root, settings, table_arn)}
+
+
+def _night(frame: pl.DataFrame, n: int, root: Path, settings: JobSettings, table_arn: str) -> dict[str, Any]:
+    """The previous night's full export (T0) and the night's incremental export [T0, T1): at T0
+    the newest items did not exist yet, some had another status and a few more existed."""
+    scale = n / 1_000_000
+    new, changed, deleted = (max(1, int(NIGHTLY_CHANGES[k] * scale)) for k in ("new", "changed", "deleted"))
+    i = pl.col("i")
+    is_new = i >= n - new
+    is_changed = (i % (n // changed) == 5) & ~is_new
+    doomed = _frame(n + deleted).filter(pl.col("i") >= n)
+    earlier = frame.filter(~is_new).with_columns(pl.when(is_changed).then(pl.lit(Status.FAILED.value)).otherwise(pl.col("status")).alias("status"))
+    buckets = (settings.raw_bucket, settings.processed_bucket)
+    t0 = write_export(root / "exports", table_arn, AS_OF - NIGHT, _chunks(_export_lines(pl.concat([earlier, doomed]), *buckets)))
+    t = templates()
+    keys = pl.concat_str([pl.lit('{"Keys":{"PK":'), _s(t["pk"].build(pl.col("userId"))), pl.lit(',"SK":'), _s(t["sk"].build(pl.col("documentId"))), pl.lit("}")])
+    touched = frame.filter(is_new | is_changed)
+    images = _export_lines(touched, *buckets).str.strip_prefix('{"Item":').str.strip_suffix("}\n")
+    upserts = touched.filter(pl.col("kind") != 3).select(keys).to_series() + ',"NewImage":' + images + "}\n"
+    deletes = doomed.select(keys).to_series() + "}\n"
+    changes = write_incremental_export(root / "exports", table_arn, AS_OF - NIGHT, AS_OF, _chunks(pl.concat([upserts, deletes])))
+    return {"previousExport": str(t0), "changes": str(changes), "nightlyChanges": {"new": new, "changed": changed, "deleted": deleted}}
 
 
 # --- the contenders (each in its own subprocess) -------------------------------------------------
@@ -214,6 +256,20 @@ def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
     return _timed(ReconcileRun(JobSettings(stage=STAGE), _options(inputs)))
 
 
+def worker_keep(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The previous night: its full export judged and kept as a table state."""
+    options = dataclasses.replace(_options(inputs), dynamodb_export=inputs["previousExport"], write_table_state=inputs["state0"])
+    return _timed(ReconcileRun(JobSettings(stage=STAGE), options))
+
+
+def worker_nightly(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The night: the kept state plus the incremental export, the new state kept."""
+    options = dataclasses.replace(
+        _options(inputs), table_state=inputs["state0"], dynamodb_export=inputs["changes"], write_table_state=inputs["state1"]
+    )
+    return _timed(ReconcileRun(JobSettings(stage=STAGE), options))
+
+
 def worker_duckdb(inputs: dict[str, Any]) -> dict[str, Any]:
     """The Athena engine's SQL on embedded DuckDB over the same files."""
     return _timed(ReconcileRun(JobSettings(stage=STAGE), dataclasses.replace(_options(inputs), engine="duckdb")))
@@ -241,6 +297,10 @@ def _baseline_objects(manifest_path: str) -> list[tuple[str, str, datetime]]:
     root = Path(manifest_path).parents[3]
     out = []
     for entry in manifest["files"]:
+        if manifest["fileFormat"] == "Parquet":
+            rows = pq.read_table(root / entry["key"], columns=["key", "e_tag", "last_modified_date"]).to_pylist()
+            out += [(row["key"], row["e_tag"], row["last_modified_date"]) for row in rows]
+            continue
         with gzip.open(root / entry["key"], "rt", newline="") as handle:
             for bucket, key, _size, modified, etag in csv.reader(handle):
                 out.append((urllib.parse.unquote_plus(key), etag, datetime.fromisoformat(modified.replace("Z", "+00:00"))))
@@ -302,9 +362,16 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": {c.value: counts.get(c, 0) for c in Code}}
 
 
-WORKERS = {"polars": worker_polars, "duckdb": worker_duckdb, "baseline": worker_baseline, "live": worker_live}
+WORKERS = {
+    "polars": worker_polars,
+    "keep": worker_keep,
+    "nightly": worker_nightly,
+    "duckdb": worker_duckdb,
+    "baseline": worker_baseline,
+    "live": worker_live,
+}
 HEADERS = [
-    "items", "polars s", "cpu s", "peak MB", "duckdb s", "cpu s", "peak MB",
+    "items", "nightly s", "cpu s", "peak MB", "full export s", "cpu s", "peak MB", "duckdb s", "cpu s", "peak MB",
     "baseline s", "cpu s", "peak MB", "same counts", "Athena scans MB", "load",
 ]
 
@@ -402,6 +469,7 @@ def main() -> None:
     # The baseline holds one Python dict per item (~4 GB at 1M), so above 1M it is skipped by default.
     parser.add_argument("--baseline-max", type=int, default=1_000_000, help="skip the baseline above this size")
     parser.add_argument("--live", type=int, default=100_000, help="live items to seed (0: skip)")
+    parser.add_argument("--inventory-format", choices=("Parquet", "CSV"), default="Parquet", help="S3 Inventory format (the stack writes Parquet)")
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("inputs", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -412,17 +480,33 @@ def main() -> None:
     for n in (int(s) for s in args.sizes.split(",") if s.strip()):
         with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-bench-") as tmp:
             clock = time.perf_counter()
-            inputs = generate(n, Path(tmp), JobSettings(stage=STAGE))
+            inputs = generate(n, Path(tmp), JobSettings(stage=STAGE), args.inventory_format)
+            inputs |= {"state0": str(Path(tmp) / "state0"), "state1": str(Path(tmp) / "state1")}
             generated = time.perf_counter() - clock
             scanned = athena_scan_bytes(inputs, Path(tmp))
             inputs_file = Path(tmp) / "inputs.json"
             inputs_file.write_text(json.dumps(inputs))
             job, job_rss = _measure("polars", inputs_file)
+            kept, kept_rss = _measure("keep", inputs_file)
+            nightly, nightly_rss = _measure("nightly", inputs_file)
+            state_bytes = sum(p.stat().st_size for p in Path(inputs["state1"]).rglob("*") if p.is_file())
+            changes_bytes = sum(p.stat().st_size for p in Path(inputs["changes"]).rglob("*") if p.is_file())
             duck, duck_rss = _measure("duckdb", inputs_file)
             base, base_rss = _measure("baseline", inputs_file) if n <= args.baseline_max else ({}, None)
-        agree = duck["counts"] == job["counts"] and (not base or base["counts"] == job["counts"])
+        agree = duck["counts"] == job["counts"] == nightly["counts"] and (not base or base["counts"] == job["counts"])
         result = {
             "items": n,
+            "inventoryFormat": args.inventory_format,
+            "nightly": {
+                "seconds": round(nightly["seconds"], 2),
+                "cpuSeconds": round(nightly["cpuSeconds"], 2),
+                "peakRssMb": nightly_rss,
+                "changes": inputs["nightlyChanges"],
+                "changesBytes": changes_bytes,
+                "stateBytes": state_bytes,
+                "previousNightSeconds": round(kept["seconds"], 2),
+                "previousNightPeakRssMb": kept_rss,
+            },
             "inputBytes": inputs["bytes"],
             "generateSeconds": round(generated, 1),
             "seconds": round(job["seconds"], 2),
@@ -444,7 +528,8 @@ def main() -> None:
         }
         results.append(result)
         rows.append([
-            f"{n:,}", result["seconds"], result["cpuSeconds"], result["peakRssMb"],
+            f"{n:,}", result["nightly"]["seconds"], result["nightly"]["cpuSeconds"], nightly_rss,
+            result["seconds"], result["cpuSeconds"], result["peakRssMb"],
             result["duckdbSeconds"], result["duckdbCpuSeconds"], result["duckdbPeakRssMb"],
             result["baselineSeconds"], result["baselineCpuSeconds"], result["baselinePeakRssMb"],
             agree, round(scanned["total"] / 2**20), result["loadAverage1m"],
