@@ -31,7 +31,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
-import pyarrow.parquet as pa_parquet
 from pydantic import ValidationError
 
 from jobs.contract import ObjectInfo, ResultDocument, bare_etag, layout

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
-from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
 from jobs.reconcile.rules import ITEMS_SCHEMA, empty
@@ -79,7 +79,9 @@ def export_source(location: str, buckets: Buckets | None, deep: bool) -> TableSo
 class StateFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    key: str  # relative to the state's location
+    # Relative to the state's location, and only the names a writer gives: a manifest cannot send
+    # the reader to another file (`../`, another prefix).
+    key: str = Field(pattern=r"^data/[0-9a-f]{8}-[0-9]{5}\.parquet$")
     rows: int
     bytes: int
     md5: str
@@ -102,6 +104,7 @@ class StateManifest(BaseModel):
 
 
 def read_state(location: str, buckets: Buckets | None) -> tuple[StateManifest, Location]:
+    """table-state.json at LOCATION (the state's directory or the file itself), checked."""
     base = Location(location.removesuffix(TABLE_STATE).rstrip("/") or ".", buckets)
     manifest_loc = base.child(TABLE_STATE)
     try:

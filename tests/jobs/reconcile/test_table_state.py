@@ -194,7 +194,7 @@ def test_an_incremental_export_alone_is_not_a_table(tmp_path: Path) -> None:
         export_source(files.changes, None, deep=False)
 
 
-@pytest.mark.parametrize("damage", ["replaced", "missing", "format", "count"])
+@pytest.mark.parametrize("damage", ["replaced", "missing", "format", "count", "elsewhere"])
 def test_a_damaged_state_is_refused(tmp_path: Path, damage: str) -> None:
     files = _files(tmp_path)
     kept = Path(_kept(export_source(files.t0, None, deep=True), tmp_path / "state"))
@@ -205,6 +205,9 @@ def test_a_damaged_state_is_refused(tmp_path: Path, damage: str) -> None:
         frame.with_columns(pl.lit("PROCESSED").alias("status")).write_parquet(data)
     elif damage == "missing":
         data.unlink()
+    elif damage == "elsewhere":  # a manifest naming a file outside the state
+        manifest["files"][0]["key"] = "data/../../exports/" + manifest["files"][0]["key"]
+        (kept / TABLE_STATE).write_text(json.dumps(manifest))
     elif damage == "format":
         (kept / TABLE_STATE).write_text(json.dumps(manifest | {"format": "something-else/9"}))
     else:
