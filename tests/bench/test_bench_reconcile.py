@@ -23,7 +23,14 @@ def test_live_and_files_sources_find_exactly_the_planted_discrepancies(tmp_path:
     for key in Endpoints("", "").aws_env():  # the benchmark points the process at its own servers
         monkeypatch.delenv(key, raising=False)
     live = bench_reconcile.live(DOCS)
-    files = bench_reconcile.worker_polars(bench_reconcile.generate(DOCS, tmp_path, JobSettings(stage=bench_reconcile.STAGE)))
+    inputs = bench_reconcile.generate(DOCS, tmp_path, JobSettings(stage=bench_reconcile.STAGE), "CSV")
+    inputs |= {"state0": str(tmp_path / "state0"), "state1": str(tmp_path / "state1")}
+    files = bench_reconcile.worker_polars(inputs)
+    previous_night = bench_reconcile.worker_keep(inputs)
+    nightly = bench_reconcile.worker_nightly(inputs)
+    assert nightly["counts"] == files["counts"]
+    assert previous_night["counts"] != files["counts"]  # the night changed the table (new, changed, deleted items)
+    assert (tmp_path / "state1" / "table-state.json").is_file()
 
     planted = DOCS // bench_reconcile.EVERY
     assert live["counts"] == files["counts"]

@@ -6,13 +6,15 @@ each bucket as an S3 Inventory report, so a files-source run sees exactly the li
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
 from jobs.contract import layout
-from jobs.reconcile.exports import export_line, write_export, write_inventory
+from jobs.reconcile.exports import change_line, export_line, write_export, write_incremental_export, write_inventory
 
 
 @dataclass(frozen=True)
@@ -35,11 +37,35 @@ class ExportedState:
             for path in (p for p in bucket_dir.rglob("*") if p.is_file()):
                 s3.put_object(Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes())
 
-        def uri(local: str) -> str:
-            relative = Path(local).relative_to(root)
-            return f"s3://{relative.parts[0]}/{Path(*relative.parts[1:]).as_posix()}"
+        return ExportedState(s3_location(root, self.export) + "/", [s3_location(root, m) for m in self.manifests])
 
-        return ExportedState(uri(self.export) + "/", [uri(m) for m in self.manifests])
+
+def s3_location(root: Path, local: str) -> str:
+    """Where a file under `root` is once the tree is uploaded (`ExportedState.in_s3`)."""
+    relative = Path(local).relative_to(root)
+    return f"s3://{relative.parts[0]}/{Path(*relative.parts[1:]).as_posix()}"
+
+
+def scan(stack) -> list[dict]:  # noqa: ANN001
+    """Every item of the table, in DynamoDB JSON."""
+    pages = stack.dynamodb().get_paginator("scan").paginate(TableName=stack.settings.table_name)
+    return [item for page in pages for item in page.get("Items", [])]
+
+
+def export_changes(stack, root: Path, before: list[dict], since: datetime) -> str:  # noqa: ANN001
+    """An incremental export of what changed in the table since `before` was scanned: the final
+    image of every new or changed item, the key of every deleted one."""
+    key = (layout.PK_ATTR, layout.SK_ATTR)
+
+    def by_key(items: list[dict]) -> dict[tuple, dict]:
+        return {tuple(json.dumps(item[a], sort_keys=True) for a in key): item for item in items}
+
+    old, new = by_key(before), by_key(scan(stack))
+    now = layout.utc_now()
+    lines = [change_line({a: item[a] for a in key}, item, now) for k, item in new.items() if old.get(k) != item]
+    lines += [change_line({a: item[a] for a in key}, None, now) for k, item in old.items() if k not in new]
+    table_arn = f"arn:aws:dynamodb:local:000000000000:table/{stack.settings.table_name}"
+    return str(write_incremental_export(root / f"{stack.settings.stage}-exports", table_arn, since, now, ["".join(lines).encode()]))
 
 
 def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) -> ExportedState:  # noqa: ANN001

@@ -10,10 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from reconcile_helpers import export_state
+from reconcile_helpers import export_changes, export_state, s3_location, scan
 
 from jobs.contract import DocumentItem, ResultDocument, Status, layout
-from jobs.errors import S3ObjectExistsError
+from jobs.errors import ReconcileInputError, S3ObjectExistsError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.reconcile import cli
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, sha256
@@ -190,6 +190,43 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
     assert _item(stack, "u1", "d1").status == Status.PROCESSED
     assert _item(stack, "u0", "d4").status == Status.PROCESSED
+
+
+def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_finds(stack, corpus, tmp_path) -> None:  # noqa: ANN001
+    """Night 0 keeps the table in S3; the discrepancies happen; night 1 reads that state plus an
+    incremental export of the changes (new, changed and deleted items) and keeps its own."""
+    keys = _seed_and_ingest(stack, corpus)
+    before, since = scan(stack), layout.utc_now()
+    root = f"s3://{stack.settings.reports_bucket}/table-state"
+    night0 = export_state(stack, tmp_path / "n0", "Parquet").in_s3(stack, tmp_path / "n0")
+    _, _, code = _run(stack, source="files", dynamodb_export=night0.export, s3_inventories=tuple(night0.manifests), write_table_state=f"{root}/n0/", write_report=False)
+    assert code == 0
+    expected = _inject(stack, keys)
+    stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire({layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk("d7")}))
+    expected.append((Code.ORPHAN_RESULT, "u1", "d7", stack.settings.processed_bucket, layout.result_key("u1", "d7")))
+    expected.append((Code.UNPROCESSED_RAW, "u1", "d7", stack.settings.raw_bucket, keys["d7"]))
+    changes = export_changes(stack, tmp_path / "n1", before, since)
+    night1 = export_state(stack, tmp_path / "n1", "Parquet").in_s3(stack, tmp_path / "n1")
+    summary, live, _ = _run(stack, write_report=False)
+    assert_frame_equal(_keys(live), _frame(expected))
+    summary, forward, code = _run(
+        stack,
+        source="files",
+        table_state=f"{root}/n0/",
+        dynamodb_export=s3_location(tmp_path / "n1", changes),
+        s3_inventories=tuple(night1.manifests),
+        write_table_state=f"{root}/n1/",
+        write_report=False,
+    )
+    assert code == 1
+    assert_frame_equal(forward, live)
+    assert summary.inputs["table"] == f"{root}/n0 + {s3_location(tmp_path / 'n1', changes)}"
+    kept = json.loads(stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key="table-state/n1/table-state.json")["Body"].read())
+    assert kept["itemCount"] == len(scan(stack))
+    # Written once, in S3 too: a second run to the same location is refused before it reads.
+    with pytest.raises(ReconcileInputError, match="written once"):
+        _run(stack, source="files", table_state=f"{root}/n0/", dynamodb_export=s3_location(tmp_path / "n1", changes),
+             s3_inventories=tuple(night1.manifests), write_table_state=f"{root}/n1/", write_report=False)
 
 
 def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> None:  # noqa: ANN001
