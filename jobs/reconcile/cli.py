@@ -77,7 +77,7 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
         engine = args.engine or JobSettings.from_env().reconcile_engine
     except SettingsError as exc:
         p.error(str(exc))
-    files = args.dynamodb_export or args.s3_inventory or args.table_state or engine == "duckdb"
+    files = args.dynamodb_export or args.s3_inventory or args.table_state or args.write_table_state or engine == "duckdb"
     source = args.source or ("files" if files else "live")
     try:
         return ReconcileOptions(

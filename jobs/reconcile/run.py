@@ -231,17 +231,21 @@ class ReconcileRun:
 
             writer = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
             table = self.table_source(deep=o.deep or writer is not None)
-            found = partitioned_find(
-                writer.tee(table) if writer else table,
-                list(o.s3_inventories),
-                self.file_buckets,
-                self.settings.raw_bucket,
-                self.settings.processed_bucket,
-                self.params,
-                self.read_results if o.deep else None,
-            )
-            if writer is not None:
-                found.stats["tableStateWritten"] = writer.commit(table)
+            try:
+                found = partitioned_find(
+                    writer.tee(table) if writer else table,
+                    list(o.s3_inventories),
+                    self.file_buckets,
+                    self.settings.raw_bucket,
+                    self.settings.processed_bucket,
+                    self.params,
+                    self.read_results if o.deep else None,
+                )
+                if writer is not None:
+                    found.stats["tableStateWritten"] = writer.commit(table)
+            finally:
+                if writer is not None:
+                    writer.close()
             return Judged.of(found)
         if o.engine == "polars":
             snapshot = self.snapshot()

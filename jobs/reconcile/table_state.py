@@ -232,8 +232,8 @@ class StateWriter:
 
     def commit(self, source: TableSource) -> str:
         """Write table-state.json once every data file is written: the state exists from here on."""
-        with self._pool:
-            files = [pending.result() for pending in self._pending]
+        files = [pending.result() for pending in self._pending]
+        self.close()
         manifest = StateManifest(
             format=FORMAT,
             tableArn=source.table_arn,
@@ -244,6 +244,10 @@ class StateWriter:
         )
         self._write_once(self.base.child(TABLE_STATE), manifest.dump(), "application/json")
         return self.base.text
+
+    def close(self) -> None:
+        """Stop writing (a failed run): data files not started are dropped, none is listed."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
     @staticmethod
     def _write_once(location: Location, data: bytes, content_type: str) -> None:

@@ -148,6 +148,11 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(tmp_path: Path, m
     assert kept["builtFrom"] == [str(night1), files.changes]
     assert kept["asOf"].startswith(AS_OF.strftime("%Y-%m-%dT%H:%M"))
     assert kept["itemCount"] == len(state()[0])
+    # A run that fails (one bucket's inventory missing) keeps no state.
+    failed = tmp_path / "failed"
+    one_inventory = ["--s3-inventory", files.manifests[0], "--no-report"]
+    assert cli.main(["--table-state", str(night1), "--dynamodb-export", files.changes, "--write-table-state", str(failed), *one_inventory]) == 2
+    assert not (failed / TABLE_STATE).exists()
     # A state is written once: the same location again is exit 2, before anything is read.
     assert cli.main(["--table-state", str(night1), "--dynamodb-export", files.changes, "--write-table-state", str(night2), *common]) == 2
     assert "written once" in capsys.readouterr().err
