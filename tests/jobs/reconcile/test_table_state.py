@@ -246,3 +246,11 @@ def test_a_deleted_item_needs_only_its_key(tmp_path: Path) -> None:
     changes = str(write_incremental_export(tmp_path / "delete", TABLE, T0, AS_OF, [line.encode()]))
     ids = pl.concat(list(state_source(kept, changes, None).frames())).get_column("documentId").to_list()
     assert "gone1" not in ids and "gone2" in ids
+
+
+def test_a_summary_without_an_item_count_is_sized_from_its_data_files(tmp_path: Path) -> None:
+    """The count sizes the partitions: without it a large export would be held in one."""
+    files = _files(tmp_path)
+    path, summary = _summary(files.t1)
+    path.write_text(json.dumps({k: v for k, v in summary.items() if k != "itemCount"}))
+    assert export_source(files.t1, None, deep=False).item_count == summary["itemCount"]
