@@ -30,7 +30,7 @@ from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissin
 from jobs.reconcile import sql
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings, empty
 from jobs.reconcile.rules import RuleParams
-from jobs.reconcile.sources import EXPORT_SUMMARY, INVENTORY_MANIFEST
+from jobs.reconcile.sources import EXPORT_SUMMARY, FULL_EXPORT, INVENTORY_MANIFEST
 
 if TYPE_CHECKING:
     from jobs.reconcile.run import ReconcileOptions
@@ -107,7 +107,7 @@ class AthenaReconcile:
             raise ExportNotReadyError(f"{summary_uri} does not exist: the export is still in progress or failed") from exc
         if summary.get("outputFormat", "DYNAMODB_JSON") != "DYNAMODB_JSON":
             raise ReconcileInputError(f"{summary_uri}: outputFormat {summary.get('outputFormat')!r} is not supported")
-        if summary.get("exportType", "FULL_EXPORT") != "FULL_EXPORT":
+        if summary.get("exportType", FULL_EXPORT) != FULL_EXPORT:
             raise ReconcileInputError(f"{summary_uri}: an incremental export holds changes, not the table: give a full export")
         export_id = summary_uri.rsplit("/", 2)[-2]
         try:

@@ -123,7 +123,7 @@ class _Engine:
         self.partitions = partitions
         objects = rules.classified(empty(OBJECTS_SCHEMA).lazy(), "raw", params).collect()
         self.nothing = Prepared(rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params), objects.lazy(), objects.lazy(), params)
-        self.item_schema = rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params).collect_schema()
+        self.item_schema = self.nothing.items.collect_schema()
         self.object_schema = dict(objects.schema)
         self.found: list[pl.DataFrame] = []
         self.sizes = {"table": 0, "raw": 0, "processed": 0}
@@ -204,7 +204,7 @@ def partitioned_find(
                 "processed",
                 processed_m,
                 _Spill(root, "items-result", partitions),
-                tuple(dict.fromkeys((*RESULT_SIDE, *(DEEP_SIDE if deep else ())))),
+                (*RESULT_SIDE, *(DEEP_SIDE if deep else ())),
                 rules.RESULT_JOIN_RULES,
             ),
         ]

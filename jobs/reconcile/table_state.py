@@ -73,9 +73,11 @@ class TableSource:
 def export_source(location: str, buckets: Buckets | None, deep: bool) -> TableSource:
     """A full export (deep: also parse the columns only --deep compares)."""
     manifest = full_export_manifest(location, buckets)
-    counts = [f.item_count for f in manifest.files]
     # The summary's itemCount sizes the partitions; the data files' counts when it has none.
-    item_count = manifest.item_count if manifest.item_count is not None else (sum(c for c in counts if c) if None not in counts else None)
+    counts = [f.item_count for f in manifest.files]
+    item_count = manifest.item_count
+    if item_count is None and None not in counts:
+        item_count = sum(c or 0 for c in counts)
     return TableSource((location,), manifest.export_time, item_count, manifest.table_arn, lambda: export_frames(manifest, deep))
 
 
@@ -106,9 +108,14 @@ class StateManifest(BaseModel):
         return self.model_dump_json(indent=2).encode()
 
 
+def _state_directory(location: str, buckets: Buckets | None) -> Location:
+    """A state's LOCATION is its directory or its table-state.json."""
+    return Location(location.removesuffix(TABLE_STATE).rstrip("/") or ".", buckets)
+
+
 def read_state(location: str, buckets: Buckets | None) -> tuple[StateManifest, Location]:
-    """table-state.json at LOCATION (the state's directory or the file itself), checked."""
-    base = Location(location.removesuffix(TABLE_STATE).rstrip("/") or ".", buckets)
+    """table-state.json at LOCATION, checked."""
+    base = _state_directory(location, buckets)
     manifest_loc = base.child(TABLE_STATE)
     try:
         manifest = StateManifest.model_validate_json(manifest_loc.read())
@@ -205,7 +212,7 @@ class StateWriter:
     ROWS_PER_FILE = 250_000
 
     def __init__(self, location: str, buckets: Buckets | None) -> None:
-        self.base = Location(location.removesuffix(TABLE_STATE).rstrip("/") or ".", buckets)
+        self.base = _state_directory(location, buckets)
         if self.base.child(TABLE_STATE).exists():
             raise ReconcileInputError(f"{self.base.child(TABLE_STATE).text} exists: a table state is written once, give a new location")
         # Data files of an attempt that never wrote table-state.json are not listed, so never read.
