@@ -114,14 +114,25 @@ def extract_rates(corpus: Path, seconds: float) -> dict[str, float | None]:
 
 def _ref_rates(ref: str, corpus: Path, seconds: float) -> dict[str, float | None]:
     with tempfile.TemporaryDirectory(prefix="docuflow-bench-ref-") as tmp:
-        archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", ref, "jobs"], check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "archive", ref, "jobs"], check=True, capture_output=True
+        ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
         done = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--child", "--seconds", str(seconds),
-             "--corpus", str(corpus)],
-            env={**os.environ, "DOCUFLOW_BENCH_CODE_ROOT": tmp}, check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--child",
+                "--seconds",
+                str(seconds),
+                "--corpus",
+                str(corpus),
+            ],
+            env={**os.environ, "DOCUFLOW_BENCH_CODE_ROOT": tmp},
+            check=True,
+            capture_output=True,
+            text=True,
         )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -180,16 +191,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     formats = run(args.corpus, args.seconds, args.ref or None, args.rounds)
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(f"{'format':<18}{'files':>6}{'docs/s/core':>14}{'ref ' + (args.ref or '-'):>12}{'vs ref':>8}"
-          f"{'raw parse/s':>13}{'overhead':>10}  raw parse")
+    print(
+        f"{'format':<18}{'files':>6}{'docs/s/core':>14}{'ref ' + (args.ref or '-'):>12}{'vs ref':>8}"
+        f"{'raw parse/s':>13}{'overhead':>10}  raw parse"
+    )
     for name, row in formats.items():
         assert isinstance(row, dict)
         ref_rate = f"{row['ref_docs_per_s']:,.0f}" if row["ref_docs_per_s"] else "n/a"
         ratio = f"{row['ratio_to_ref']:.2f}x" if row["ratio_to_ref"] else "n/a"
-        print(f"{name:<18}{row['files']:>6}{row['docs_per_s']:>14,.0f}{ref_rate:>12}{ratio:>8}"
-              f"{row['baseline_docs_per_s']:>13,.0f}{row['overhead_over_raw_parse']:>9.1f}x  {row['baseline']}")
-    print(f"peak RSS: {peak_rss_mib:.1f} MiB; goal ≥ {GOAL_DOCS_PER_S:,.0f} docs/s/core for UBL, CII, Textract JSON; "
-          f"no format below 0.90x of {args.ref or 'the ref'}")
+        print(
+            f"{name:<18}{row['files']:>6}{row['docs_per_s']:>14,.0f}{ref_rate:>12}{ratio:>8}"
+            f"{row['baseline_docs_per_s']:>13,.0f}{row['overhead_over_raw_parse']:>9.1f}x  {row['baseline']}"
+        )
+    print(
+        f"peak RSS: {peak_rss_mib:.1f} MiB; goal ≥ {GOAL_DOCS_PER_S:,.0f} docs/s/core for UBL, CII, Textract JSON; "
+        f"no format below 0.90x of {args.ref or 'the ref'}"
+    )
     report = {
         "benchmark": "extract",
         "seconds_per_format": args.seconds,

@@ -49,8 +49,13 @@ def _raw_objects(settings: JobSettings) -> list[ObjectInfo]:
 def _summary_item(obj: ObjectInfo, status: Status) -> dict:
     raw = layout.parse_raw_key(obj.key)
     return DocumentItem(
-        userId=raw.user_id, documentId=raw.document_id, status=status, createdAt=obj.last_modified,
-        updatedAt=layout.utc_now(), rawS3Uri=obj.uri, rawEtag=obj.etag,
+        userId=raw.user_id,
+        documentId=raw.document_id,
+        status=status,
+        createdAt=obj.last_modified,
+        updatedAt=layout.utc_now(),
+        rawS3Uri=obj.uri,
+        rawEtag=obj.etag,
     ).to_item()
 
 
@@ -63,7 +68,9 @@ class _Minimal:
     def one(self, obj: ObjectInfo) -> None:
         body = self.s3.get_object(Bucket=obj.bucket, Key=obj.key)["Body"].read()
         raw = layout.parse_raw_key(obj.key)
-        self.s3.put_object(Bucket=self.settings.processed_bucket, Key=layout.result_key(raw.user_id, raw.document_id), Body=body)
+        self.s3.put_object(
+            Bucket=self.settings.processed_bucket, Key=layout.result_key(raw.user_id, raw.document_id), Body=body
+        )
         self.ddb.put_item(TableName=self.settings.table_name, Item=to_wire(_summary_item(obj, Status.PROCESSED)))
 
 
@@ -80,13 +87,18 @@ def drain_ceiling(settings: JobSettings, threads: int) -> float:
     done: list[int] = []
 
     def receiver() -> None:
-        while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=IDLE_SECONDS).get("Messages", []):
+        while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=IDLE_SECONDS).get(
+            "Messages", []
+        ):
             for message in messages:
                 for record in parse_body(message["Body"]):
                     if isinstance(record, Arrival):
                         minimal.one(record.obj)
                         done.append(1)
-            sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+            sqs.delete_message_batch(
+                QueueUrl=url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)],
+            )
 
     started = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
@@ -102,8 +114,11 @@ def naive(settings: JobSettings, objects: list[ObjectInfo]) -> float:
         body = s3.get_object(Bucket=obj.bucket, Key=obj.key)["Body"].read()
         raw = layout.parse_raw_key(obj.key)
         outcome = extract_document(body, raw.filename)
-        s3.put_object(Bucket=settings.processed_bucket, Key=layout.result_key(raw.user_id, raw.document_id),
-                      Body=outcome.model_dump_json().encode())
+        s3.put_object(
+            Bucket=settings.processed_bucket,
+            Key=layout.result_key(raw.user_id, raw.document_id),
+            Body=outcome.model_dump_json().encode(),
+        )
         ddb.put_item(TableName=settings.table_name, Item=to_wire(_summary_item(obj, outcome.validation.status)))
     return len(objects) / (time.perf_counter() - started)
 
@@ -117,7 +132,9 @@ def seeded(docs: int, threads: int) -> Iterator[tuple[Endpoints, JobSettings, in
         yield endpoints, settings, sum(kinds.values())
 
 
-def run_job(endpoints: Endpoints, settings: JobSettings, mode: list[str], job_threads: int | None) -> tuple[dict, float]:
+def run_job(
+    endpoints: Endpoints, settings: JobSettings, mode: list[str], job_threads: int | None
+) -> tuple[dict, float]:
     env = {**os.environ, **job_env(endpoints, settings), "DOCUFLOW_LOG_FORMAT": "json"}
     if job_threads:
         env["DOCUFLOW_IO_THREADS"] = str(job_threads)
@@ -139,8 +156,11 @@ def pairs(
         jobs.append(summary["processed"] / summary["seconds"])
         summaries.append(summary)
         rss.append(job_rss)
-        print(f"{name} pair {len(jobs)}: ceiling {ceilings[-1]:.1f} docs/s, job {jobs[-1]:.1f} docs/s "
-              f"({jobs[-1] / ceilings[-1]:.2f} x)", flush=True)
+        print(
+            f"{name} pair {len(jobs)}: ceiling {ceilings[-1]:.1f} docs/s, job {jobs[-1]:.1f} docs/s "
+            f"({jobs[-1] / ceilings[-1]:.2f} x)",
+            flush=True,
+        )
     ceiling_rate, job_rate = statistics.median(ceilings), statistics.median(jobs)
     summary = summaries[jobs.index(statistics.median_high(jobs))]
     return {
@@ -148,7 +168,10 @@ def pairs(
         "repeat": repeat,
         "docsPerSecond": {"ceiling": round(ceiling_rate, 1), "job": round(job_rate, 1)},
         "jobOverCeiling": round(job_rate / ceiling_rate, 3),
-        "runs": [{"ceiling": round(c, 1), "job": round(j, 1), "ratio": round(j / c, 3)} for c, j in zip(ceilings, jobs, strict=True)],
+        "runs": [
+            {"ceiling": round(c, 1), "job": round(j, 1), "ratio": round(j / c, 3)}
+            for c, j in zip(ceilings, jobs, strict=True)
+        ],
         "jobPeakRssMb": max(rss),
         "statuses": summary["statuses"],
         "calls": summary["calls"],
@@ -168,16 +191,26 @@ def main(argv: list[str] | None = None) -> dict:
     with seeded(args.naive_docs, args.threads) as (_, settings, _):
         naive_rate = naive(settings, _raw_objects(settings))
     rows = [
-        ["drain: emulator ceiling (receive+GET+PUT+PutItem+delete)", f"{drain['docsPerSecond']['ceiling']:.1f}", "1.00"],
+        [
+            "drain: emulator ceiling (receive+GET+PUT+PutItem+delete)",
+            f"{drain['docsPerSecond']['ceiling']:.1f}",
+            "1.00",
+        ],
         ["drain: ingest job", f"{drain['docsPerSecond']['job']:.1f}", f"{drain['jobOverCeiling']:.2f}"],
         ["backfill: emulator ceiling (GET+PUT+PutItem)", f"{backfill['docsPerSecond']['ceiling']:.1f}", "1.00"],
-        ["backfill: ingest job --backfill", f"{backfill['docsPerSecond']['job']:.1f}", f"{backfill['jobOverCeiling']:.2f}"],
+        [
+            "backfill: ingest job --backfill",
+            f"{backfill['docsPerSecond']['job']:.1f}",
+            f"{backfill['jobOverCeiling']:.2f}",
+        ],
         ["naive sequential loop (with extraction)", f"{naive_rate:.1f}", "-"],
     ]
     print(f"\nIngest, {drain['documents']} documents, fresh servers per run; drain median of {args.repeat}")
     print(table(["contender", "docs/s", "x its ceiling"], rows))
-    print(f"drain vs naive: {drain['docsPerSecond']['job'] / naive_rate:.2f}x; "
-          f"drain peak RSS (process tree): {drain['jobPeakRssMb']} MB")
+    print(
+        f"drain vs naive: {drain['docsPerSecond']['job'] / naive_rate:.2f}x; "
+        f"drain peak RSS (process tree): {drain['jobPeakRssMb']} MB"
+    )
     result = {
         "documents": drain["documents"],
         "drain": drain,

@@ -176,11 +176,16 @@ def layout_accuracy(form: str) -> dict[str, Any]:
                 misses.append(f"{case.id}: {sorted(wrong)}")
     documents = len(accuracy_cases())
     return {
-        "form": form, "documents": documents, "documents_right": right,
+        "form": form,
+        "documents": documents,
+        "documents_right": right,
         "documents_right_share": round(right / documents, 4),
-        "header_fields_right": fields, "header_fields_total": len(HEADER_FIELDS) * documents,
-        "ambiguity_cases": len(cases()) - documents, "review_required": review,
-        "processed_with_wrong_value": wrongly_processed, "misses": misses,
+        "header_fields_right": fields,
+        "header_fields_total": len(HEADER_FIELDS) * documents,
+        "ambiguity_cases": len(cases()) - documents,
+        "review_required": review,
+        "processed_with_wrong_value": wrongly_processed,
+        "misses": misses,
         "cpu_s_per_document": round(cpu / len(cases()), 3),
     }
 
@@ -188,8 +193,12 @@ def layout_accuracy(form: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--invoices", type=int, default=8)
-    parser.add_argument("--layouts", choices=("all", "text-layer", "none"), default="all",
-                        help="the layout development set: both forms, the text layer only, or skip it")
+    parser.add_argument(
+        "--layouts",
+        choices=("all", "text-layer", "none"),
+        default="all",
+        help="the layout development set: both forms, the text layer only, or skip it",
+    )
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "ocr.json")
     parser.add_argument("--child", choices=list(PATHS), help=argparse.SUPPRESS)
     parser.add_argument("--forms", type=Path, help=argparse.SUPPRESS)
@@ -206,27 +215,39 @@ def main(argv: list[str] | None = None) -> int:
         for form in PATHS:
             done = subprocess.run(
                 [sys.executable, str(Path(__file__).resolve()), "--child", form, "--forms", tmp],
-                check=True, capture_output=True, text=True,
+                check=True,
+                capture_output=True,
+                text=True,
             )
             rows[form] = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"{'path':<17}{'pages':>6}{'s/page cpu':>11}{'wall':>7}{'pages/s':>9}{'baseline':>10}{'ratio':>7}"
-          f"{'RSS MiB':>9}{'tess MiB':>9}{'fields':>8}{'bad':>5}")
+    print(
+        f"{'path':<17}{'pages':>6}{'s/page cpu':>11}{'wall':>7}{'pages/s':>9}{'baseline':>10}{'ratio':>7}"
+        f"{'RSS MiB':>9}{'tess MiB':>9}{'fields':>8}{'bad':>5}"
+    )
     for row in rows.values():
-        print(f"{row['path']:<17}{row['pages']:>6}{row['cpu_s_per_page']:>11.3f}{row['wall_s_per_page']:>7.2f}"
-              f"{row['pages_per_cpu_s']:>9.2f}{row['baseline_cpu_s_per_page']:>10.3f}{row['ratio_to_baseline']:>6.2f}x"
-              f"{row['peak_rss_mib']:>9.1f}{row['peak_rss_tesseract_mib']:>9.1f}"
-              f"{row['header_fields_correct']:>5}/{row['header_fields_total']:<2}{row['processed_with_wrong_value']:>5}")
+        print(
+            f"{row['path']:<17}{row['pages']:>6}{row['cpu_s_per_page']:>11.3f}{row['wall_s_per_page']:>7.2f}"
+            f"{row['pages_per_cpu_s']:>9.2f}{row['baseline_cpu_s_per_page']:>10.3f}{row['ratio_to_baseline']:>6.2f}x"
+            f"{row['peak_rss_mib']:>9.1f}{row['peak_rss_tesseract_mib']:>9.1f}"
+            f"{row['header_fields_correct']:>5}/{row['header_fields_total']:<2}{row['processed_with_wrong_value']:>5}"
+        )
     worst = max(rows[f]["cpu_s_per_page"] for f in ("clean", "noisy"))
-    print(f"goal: local OCR ≤ {GOAL_S_PER_PAGE} s per 150-dpi page on one core — worst {worst:.2f} s "
-          f"({'met' if worst <= GOAL_S_PER_PAGE else 'MISSED'}); baseline = raw tesseract / plain text extraction")
-    layouts = [layout_accuracy(form) for form in {"all": ("text-layer", "clean"), "text-layer": ("text-layer",),
-                                                    "none": ()}[args.layouts]]
+    print(
+        f"goal: local OCR ≤ {GOAL_S_PER_PAGE} s per 150-dpi page on one core — worst {worst:.2f} s "
+        f"({'met' if worst <= GOAL_S_PER_PAGE else 'MISSED'}); baseline = raw tesseract / plain text extraction"
+    )
+    layouts = [
+        layout_accuracy(form)
+        for form in {"all": ("text-layer", "clean"), "text-layer": ("text-layer",), "none": ()}[args.layouts]
+    ]
     if layouts:
         print(f"\n{'layout set':<12}{'documents right':>17}{'fields':>10}{'review':>8}{'wrong PROCESSED':>17}")
     for row in layouts:
-        print(f"{row['form']:<12}{row['documents_right']:>7}/{row['documents']:<3} ({row['documents_right_share']:.1%})"
-              f"{row['header_fields_right']:>6}/{row['header_fields_total']:<4}{row['review_required']:>6}"
-              f"{row['processed_with_wrong_value']:>17}")
+        print(
+            f"{row['form']:<12}{row['documents_right']:>7}/{row['documents']:<3} ({row['documents_right_share']:.1%})"
+            f"{row['header_fields_right']:>6}/{row['header_fields_total']:<4}{row['review_required']:>6}"
+            f"{row['processed_with_wrong_value']:>17}"
+        )
         for miss in row["misses"]:
             print(f"    miss: {miss}")
     report = {

@@ -80,9 +80,12 @@ def _frame(n: int) -> pl.DataFrame:
     i = pl.col("i")
     created = (pl.lit(BASE) + pl.duration(milliseconds=i * 7)).dt.strftime(TS_FORMAT)
     status = (
-        pl.when(i % EVERY == 11).then(pl.lit(Status.PROCESSING.value))
-        .when(i % 10 == 1).then(pl.lit(Status.REVIEW_REQUIRED.value))
-        .when(i % 10 == 2).then(pl.lit(Status.FAILED.value))
+        pl.when(i % EVERY == 11)
+        .then(pl.lit(Status.PROCESSING.value))
+        .when(i % 10 == 1)
+        .then(pl.lit(Status.REVIEW_REQUIRED.value))
+        .when(i % 10 == 2)
+        .then(pl.lit(Status.FAILED.value))
         .otherwise(pl.lit(Status.PROCESSED.value))
     )
     frame = pl.DataFrame({"i": pl.arange(0, n, eager=True)}).with_columns(
@@ -107,14 +110,22 @@ def _export_lines(frame: pl.DataFrame, raw_bucket: str, processed_bucket: str) -
     t = templates()
     kind = pl.col("kind")
     status = pl.col("status")
-    gsi1pk = pl.when(kind == 13).then(t["status"].build(pl.lit(Status.FAILED.value))).otherwise(t["status"].build(status))
+    gsi1pk = (
+        pl.when(kind == 13).then(t["status"].build(pl.lit(Status.FAILED.value))).otherwise(t["status"].build(status))
+    )
     result_uri = pl.lit(layout.s3_uri(processed_bucket, "")) + pl.when(kind == 17).then(
         t["result"].build(pl.col("userId"), pl.lit("elsewhere"))
     ).otherwise(pl.col("resultKey"))
     etag = pl.when(kind == 9).then(pl.lit("stale")).otherwise(pl.col("etag"))
-    lease = pl.when(status == Status.PROCESSING.value).then(
-        pl.concat_str([pl.lit(',"leaseOwner":{"S":"gone"},"leaseExpiresAt":'), _s(pl.lit("2026-01-01T00:00:00.000Z"))])
-    ).otherwise(pl.lit(""))
+    lease = (
+        pl.when(status == Status.PROCESSING.value)
+        .then(
+            pl.concat_str(
+                [pl.lit(',"leaseOwner":{"S":"gone"},"leaseExpiresAt":'), _s(pl.lit("2026-01-01T00:00:00.000Z"))]
+            )
+        )
+        .otherwise(pl.lit(""))
+    )
     fields = [
         ("PK", _s(t["pk"].build(pl.col("userId")))),
         ("SK", _s(t["sk"].build(pl.col("documentId")))),
@@ -167,13 +178,21 @@ def _objects(frame: pl.DataFrame, settings: JobSettings) -> tuple[pl.DataFrame, 
 
 
 def _chunks(lines: pl.Series) -> Iterator[bytes]:
-    return ("".join(lines.slice(o, EXPORT_ROWS_PER_FILE).to_list()).encode() for o in range(0, lines.len(), EXPORT_ROWS_PER_FILE))
+    return (
+        "".join(lines.slice(o, EXPORT_ROWS_PER_FILE).to_list()).encode()
+        for o in range(0, lines.len(), EXPORT_ROWS_PER_FILE)
+    )
 
 
 def generate(n: int, root: Path, settings: JobSettings, inventory_format: str) -> dict[str, Any]:
     frame = _frame(n)
     table_arn = f"arn:aws:dynamodb:bench:0:table/{settings.table_name}"
-    export = write_export(root / "exports", table_arn, AS_OF, _chunks(_export_lines(frame, settings.raw_bucket, settings.processed_bucket)))
+    export = write_export(
+        root / "exports",
+        table_arn,
+        AS_OF,
+        _chunks(_export_lines(frame, settings.raw_bucket, settings.processed_bucket)),
+    )
     raw, processed = _objects(frame, settings)
     manifests = [
         write_inventory(
@@ -186,29 +205,53 @@ def generate(n: int, root: Path, settings: JobSettings, inventory_format: str) -
         for f in (raw, processed)
     ]
     size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    return {"export": str(export), "manifests": [str(m) for m in manifests], "bytes": size, **_night(frame, n, root, settings, table_arn)}
+    return {
+        "export": str(export),
+        "manifests": [str(m) for m in manifests],
+        "bytes": size,
+        **_night(frame, n, root, settings, table_arn),
+    }
 
 
 def _night(frame: pl.DataFrame, n: int, root: Path, settings: JobSettings, table_arn: str) -> dict[str, Any]:
     """The previous night's full export (T0) and the night's incremental export [T0, T1): at T0
-    the newest items did not exist yet, some had another status and a few more existed."""
+    the newest items did not exist yet, some had another status and a few more existed.
+    """
     scale = n / 1_000_000
     new, changed, deleted = (max(1, int(NIGHTLY_CHANGES[k] * scale)) for k in ("new", "changed", "deleted"))
     i = pl.col("i")
     is_new = i >= n - new
     is_changed = (i % (n // changed) == 5) & ~is_new
     doomed = _frame(n + deleted).filter(pl.col("i") >= n)
-    earlier = frame.filter(~is_new).with_columns(pl.when(is_changed).then(pl.lit(Status.FAILED.value)).otherwise(pl.col("status")).alias("status"))
+    earlier = frame.filter(~is_new).with_columns(
+        pl.when(is_changed).then(pl.lit(Status.FAILED.value)).otherwise(pl.col("status")).alias("status")
+    )
     buckets = (settings.raw_bucket, settings.processed_bucket)
-    t0 = write_export(root / "exports", table_arn, AS_OF - NIGHT, _chunks(_export_lines(pl.concat([earlier, doomed]), *buckets)))
+    t0 = write_export(
+        root / "exports", table_arn, AS_OF - NIGHT, _chunks(_export_lines(pl.concat([earlier, doomed]), *buckets))
+    )
     t = templates()
-    keys = pl.concat_str([pl.lit('{"Keys":{"PK":'), _s(t["pk"].build(pl.col("userId"))), pl.lit(',"SK":'), _s(t["sk"].build(pl.col("documentId"))), pl.lit("}")])
+    keys = pl.concat_str(
+        [
+            pl.lit('{"Keys":{"PK":'),
+            _s(t["pk"].build(pl.col("userId"))),
+            pl.lit(',"SK":'),
+            _s(t["sk"].build(pl.col("documentId"))),
+            pl.lit("}"),
+        ]
+    )
     touched = frame.filter(is_new | is_changed)
     images = _export_lines(touched, *buckets).str.strip_prefix('{"Item":').str.strip_suffix("}\n")
     upserts = touched.filter(pl.col("kind") != 3).select(keys).to_series() + ',"NewImage":' + images + "}\n"
     deletes = doomed.select(keys).to_series() + "}\n"
-    changes = write_incremental_export(root / "exports", table_arn, AS_OF - NIGHT, AS_OF, _chunks(pl.concat([upserts, deletes])))
-    return {"previousExport": str(t0), "changes": str(changes), "nightlyChanges": {"new": new, "changed": changed, "deleted": deleted}}
+    changes = write_incremental_export(
+        root / "exports", table_arn, AS_OF - NIGHT, AS_OF, _chunks(pl.concat([upserts, deletes]))
+    )
+    return {
+        "previousExport": str(t0),
+        "changes": str(changes),
+        "nightlyChanges": {"new": new, "changed": changed, "deleted": deleted},
+    }
 
 
 # --- the contenders (each in its own subprocess) -------------------------------------------------
@@ -224,7 +267,8 @@ def _options(inputs: dict[str, Any]) -> ReconcileOptions:
 
 def athena_scan_bytes(inputs: dict[str, Any], root: Path) -> dict[str, int]:
     """What Athena would scan: the export's compressed JSON whole, and of each inventory in
-    Parquet (as the stack's S3 Inventory writes it) only the column chunks the SQL reads."""
+    Parquet (as the stack's S3 Inventory writes it) only the column chunks the SQL reads.
+    """
     export = Path(inputs["export"])
     export_bytes = sum(p.stat().st_size for p in (export / "data").glob("*.json.gz"))
     inventory_bytes = 0
@@ -239,7 +283,9 @@ def athena_scan_bytes(inputs: dict[str, Any], root: Path) -> dict[str, int]:
         for group in range(metadata.num_row_groups):
             row_group = metadata.row_group(group)
             inventory_bytes += sum(
-                row_group.column(c).total_compressed_size for c in range(row_group.num_columns) if row_group.column(c).path_in_schema in read
+                row_group.column(c).total_compressed_size
+                for c in range(row_group.num_columns)
+                if row_group.column(c).path_in_schema in read
             )
         out.unlink()
     return {"export": export_bytes, "inventories": inventory_bytes, "total": export_bytes + inventory_bytes}
@@ -249,7 +295,12 @@ def _timed(run: ReconcileRun) -> dict[str, Any]:
     started, cpu = time.perf_counter(), time.process_time()
     outcome = run.execute()
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": outcome.summary.counts, "timings": outcome.timings}
+    return {
+        "seconds": seconds,
+        "cpuSeconds": time.process_time() - cpu,
+        "counts": outcome.summary.counts,
+        "timings": outcome.timings,
+    }
 
 
 def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -258,14 +309,19 @@ def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def worker_keep(inputs: dict[str, Any]) -> dict[str, Any]:
     """The previous night: its full export judged and kept as a table state."""
-    options = dataclasses.replace(_options(inputs), dynamodb_export=inputs["previousExport"], write_table_state=inputs["state0"])
+    options = dataclasses.replace(
+        _options(inputs), dynamodb_export=inputs["previousExport"], write_table_state=inputs["state0"]
+    )
     return _timed(ReconcileRun(JobSettings(stage=STAGE), options))
 
 
 def worker_nightly(inputs: dict[str, Any]) -> dict[str, Any]:
     """The night: the kept state plus the incremental export, the new state kept."""
     options = dataclasses.replace(
-        _options(inputs), table_state=inputs["state0"], dynamodb_export=inputs["changes"], write_table_state=inputs["state1"]
+        _options(inputs),
+        table_state=inputs["state0"],
+        dynamodb_export=inputs["changes"],
+        write_table_state=inputs["state1"],
     )
     return _timed(ReconcileRun(JobSettings(stage=STAGE), options))
 
@@ -303,7 +359,9 @@ def _baseline_objects(manifest_path: str) -> list[tuple[str, str, datetime]]:
             continue
         with gzip.open(root / entry["key"], "rt", newline="") as handle:
             for bucket, key, _size, modified, etag in csv.reader(handle):
-                out.append((urllib.parse.unquote_plus(key), etag, datetime.fromisoformat(modified.replace("Z", "+00:00"))))
+                out.append(
+                    (urllib.parse.unquote_plus(key), etag, datetime.fromisoformat(modified.replace("Z", "+00:00")))
+                )
     return out
 
 
@@ -334,7 +392,7 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     for item in items:
         user, doc = item["userId"], item["documentId"]
         ids.add((user, doc))
-        raw_key = item["rawS3Uri"][len(raw_prefix):] if item["rawS3Uri"].startswith(raw_prefix) else None
+        raw_key = item["rawS3Uri"][len(raw_prefix) :] if item["rawS3Uri"].startswith(raw_prefix) else None
         if raw_key is not None:
             tracked_raw.add(raw_key)
             if raw_key not in raw_by_key:
@@ -359,7 +417,11 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     counts[Code.UNPROCESSED_RAW] = sum(1 for key in raw_by_key if key not in tracked_raw)
     counts[Code.ORPHAN_RESULT] = sum(1 for pair in results if pair not in ids)
     seconds = time.perf_counter() - started
-    return {"seconds": seconds, "cpuSeconds": time.process_time() - cpu, "counts": {c.value: counts.get(c, 0) for c in Code}}
+    return {
+        "seconds": seconds,
+        "cpuSeconds": time.process_time() - cpu,
+        "counts": {c.value: counts.get(c, 0) for c in Code},
+    }
 
 
 WORKERS = {
@@ -371,8 +433,22 @@ WORKERS = {
     "live": worker_live,
 }
 HEADERS = [
-    "items", "nightly s", "cpu s", "peak MB", "full export s", "cpu s", "peak MB", "duckdb s", "cpu s", "peak MB",
-    "baseline s", "cpu s", "peak MB", "same counts", "Athena scans MB", "load",
+    "items",
+    "nightly s",
+    "cpu s",
+    "peak MB",
+    "full export s",
+    "cpu s",
+    "peak MB",
+    "duckdb s",
+    "cpu s",
+    "peak MB",
+    "baseline s",
+    "cpu s",
+    "peak MB",
+    "same counts",
+    "Athena scans MB",
+    "load",
 ]
 
 
@@ -387,7 +463,9 @@ def live_ceiling(settings: JobSettings, segments: int) -> float:
     ddb, s3 = dynamodb_client(settings), s3_client(settings)
 
     def scan(segment: int) -> int:
-        pages = ddb.get_paginator("scan").paginate(TableName=settings.table_name, Segment=segment, TotalSegments=segments)
+        pages = ddb.get_paginator("scan").paginate(
+            TableName=settings.table_name, Segment=segment, TotalSegments=segments
+        )
         return sum(page["Count"] for page in pages)
 
     def listing(bucket: str) -> int:
@@ -469,7 +547,12 @@ def main() -> None:
     # The baseline holds one Python dict per item (~4 GB at 1M), so above 1M it is skipped by default.
     parser.add_argument("--baseline-max", type=int, default=1_000_000, help="skip the baseline above this size")
     parser.add_argument("--live", type=int, default=100_000, help="live items to seed (0: skip)")
-    parser.add_argument("--inventory-format", choices=("Parquet", "CSV"), default="Parquet", help="S3 Inventory format (the stack writes Parquet)")
+    parser.add_argument(
+        "--inventory-format",
+        choices=("Parquet", "CSV"),
+        default="Parquet",
+        help="S3 Inventory format (the stack writes Parquet)",
+    )
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("inputs", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -527,13 +610,26 @@ def main() -> None:
             "counts": job["counts"],
         }
         results.append(result)
-        rows.append([
-            f"{n:,}", result["nightly"]["seconds"], result["nightly"]["cpuSeconds"], nightly_rss,
-            result["seconds"], result["cpuSeconds"], result["peakRssMb"],
-            result["duckdbSeconds"], result["duckdbCpuSeconds"], result["duckdbPeakRssMb"],
-            result["baselineSeconds"], result["baselineCpuSeconds"], result["baselinePeakRssMb"],
-            agree, round(scanned["total"] / 2**20), result["loadAverage1m"],
-        ])
+        rows.append(
+            [
+                f"{n:,}",
+                result["nightly"]["seconds"],
+                result["nightly"]["cpuSeconds"],
+                nightly_rss,
+                result["seconds"],
+                result["cpuSeconds"],
+                result["peakRssMb"],
+                result["duckdbSeconds"],
+                result["duckdbCpuSeconds"],
+                result["duckdbPeakRssMb"],
+                result["baselineSeconds"],
+                result["baselineCpuSeconds"],
+                result["baselinePeakRssMb"],
+                agree,
+                round(scanned["total"] / 2**20),
+                result["loadAverage1m"],
+            ]
+        )
         print(table(HEADERS, rows[-1:]), flush=True)
     previous = json.loads((RESULTS / "reconcile.json").read_text()) if (RESULTS / "reconcile.json").exists() else {}
     live_result = live(args.live) if args.live else previous.get("live")
@@ -541,9 +637,11 @@ def main() -> None:
     print()
     print(table(HEADERS, rows))
     if live_result:
-        print(f"\nlive (local stack, {live_result['items']:,} items + {live_result['objects']:,} objects): "
-              f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s, peak RSS {live_result['peakRssMb']} MB; the same reads with no "
-              f"work done take {live_result['ceilingSeconds']} s ({live_result['ceilingOverJob']:.2f} x ceiling)")
+        print(
+            f"\nlive (local stack, {live_result['items']:,} items + {live_result['objects']:,} objects): "
+            f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s, peak RSS {live_result['peakRssMb']} MB; the same reads with no "
+            f"work done take {live_result['ceilingSeconds']} s ({live_result['ceilingOverJob']:.2f} x ceiling)"
+        )
     print(f"\nwritten {path}")
 
 

@@ -43,7 +43,7 @@ UPLOADED = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _stored(n: int, settings: JobSettings) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
-    """n raw objects (for the S3 server to load) and their PROCESSED items."""
+    """N raw objects (for the S3 server to load) and their PROCESSED items."""
     rows, items = [], []
     for i in range(n):
         key = layout.raw_key(f"user-{i % 5000:05d}", f"old-{i:08d}", "invoice.xml")
@@ -51,12 +51,24 @@ def _stored(n: int, settings: JobSettings) -> tuple[pl.DataFrame, list[dict[str,
         modified = UPLOADED + timedelta(seconds=i)
         rows.append((settings.raw_bucket, key, etag, modified))
         raw = layout.parse_raw_key(key)
-        items.append(DocumentItem(
-            userId=raw.user_id, documentId=raw.document_id, status=Status.PROCESSED, createdAt=modified,
-            updatedAt=modified, rawS3Uri=layout.s3_uri(settings.raw_bucket, key), rawEtag=f'"{etag}"', version=2,
-            resultS3Uri=layout.s3_uri(settings.processed_bucket, layout.result_key(raw.user_id, raw.document_id)),
-        ).to_item())
-    frame = pl.DataFrame(rows, schema=dict(zip(OBJECT_COLUMNS, (pl.String, pl.String, pl.String, pl.Datetime("us", "UTC")), strict=True)), orient="row")
+        items.append(
+            DocumentItem(
+                userId=raw.user_id,
+                documentId=raw.document_id,
+                status=Status.PROCESSED,
+                createdAt=modified,
+                updatedAt=modified,
+                rawS3Uri=layout.s3_uri(settings.raw_bucket, key),
+                rawEtag=f'"{etag}"',
+                version=2,
+                resultS3Uri=layout.s3_uri(settings.processed_bucket, layout.result_key(raw.user_id, raw.document_id)),
+            ).to_item()
+        )
+    frame = pl.DataFrame(
+        rows,
+        schema=dict(zip(OBJECT_COLUMNS, (pl.String, pl.String, pl.String, pl.Datetime("us", "UTC")), strict=True)),
+        orient="row",
+    )
     return frame, items
 
 
@@ -131,9 +143,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"\nRequests per nightly run with {args.new:,} new documents")
     print(table(headers, rows))
     first, last = nights[0], nights[-1]
-    growth = {"drain": round(last["drainTotal"] / first["drainTotal"], 3),
-              "backfill": round(last["backfillTotal"] / first["backfillTotal"], 3)}
-    print(f"from {first['stored']:,} to {last['stored']:,} stored: drain x{growth['drain']}, backfill x{growth['backfill']}")
+    growth = {
+        "drain": round(last["drainTotal"] / first["drainTotal"], 3),
+        "backfill": round(last["backfillTotal"] / first["backfillTotal"], 3),
+    }
+    print(
+        f"from {first['stored']:,} to {last['stored']:,} stored: drain x{growth['drain']}, backfill x{growth['backfill']}"
+    )
     result = {"new": args.new, "nights": nights, "growth": growth}
     write_result("requests", result)
     return result

@@ -68,7 +68,12 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:
-    body = {"benchmark": name, "measuredAt": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(), **payload}
+    body = {
+        "benchmark": name,
+        "measuredAt": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        **payload,
+    }
     return write_json(RESULTS / f"{name}.json", body)
 
 

@@ -54,7 +54,12 @@ def _extract(r: dict[str, Any]) -> Iterator[Row]:
 def _reconcile(r: dict[str, Any]) -> Iterator[Row]:
     for f in r["files"]:
         against = f"{f['speedup']} x faster than plain Python" if f.get("speedup") else "baseline skipped"
-        yield [f"reconcile files, {f['items']:,} x {f['items']:,}", f"{f['seconds']} s", against, f"{f['peakRssMb']:.0f} MB"]
+        yield [
+            f"reconcile files, {f['items']:,} x {f['items']:,}",
+            f"{f['seconds']} s",
+            against,
+            f"{f['peakRssMb']:.0f} MB",
+        ]
     live = r.get("live")
     if live:
         yield [

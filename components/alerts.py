@@ -43,9 +43,7 @@ class Alerts(pulumi.ComponentResource):
             aws.sns.TopicPolicy(
                 f"{name}-topic-policy",
                 arn=topic.arn,
-                policy=json_document(
-                    policies.alarm_topic_policy, topic_arn=topic.arn, account_id=args.account_id
-                ),
+                policy=json_document(policies.alarm_topic_policy, topic_arn=topic.arn, account_id=args.account_id),
                 opts=child(self),
             )
             if args.email:
@@ -105,9 +103,7 @@ def encrypted_queue(
     rendered elsewhere, e.g. by the contract's QueueSpec).
     """
     redrive = (
-        pulumi.Output.json_dumps(
-            {"deadLetterTargetArn": redrive_to.arn, "maxReceiveCount": max_receive_count}
-        )
+        pulumi.Output.json_dumps({"deadLetterTargetArn": redrive_to.arn, "maxReceiveCount": max_receive_count})
         if redrive_to is not None
         else None
     )

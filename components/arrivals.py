@@ -41,8 +41,12 @@ class Arrivals(pulumi.ComponentResource):
         super().__init__("docuflow:arrivals:Arrivals", name, None, opts)
         spec = args.spec
         dlq = encrypted_queue(
-            self, f"{name}-dlq", args.kms_key_arn, args.tags,
-            retention_seconds=spec.retention_seconds, name=spec.dead_letter_name,
+            self,
+            f"{name}-dlq",
+            args.kms_key_arn,
+            args.tags,
+            retention_seconds=spec.retention_seconds,
+            name=spec.dead_letter_name,
         )
         queue = encrypted_queue(
             self,

@@ -116,10 +116,10 @@ class AuditCatalog(pulumi.ComponentResource):
                     location=table.location,
                     input_format=table.input_format,
                     output_format=table.output_format,
-                    ser_de_info=aws.glue.CatalogTableStorageDescriptorSerDeInfoArgs(
-                        serialization_library=table.serde
-                    ),
-                    columns=[aws.glue.CatalogTableStorageDescriptorColumnArgs(name=n, type=t) for n, t in table.columns],
+                    ser_de_info=aws.glue.CatalogTableStorageDescriptorSerDeInfoArgs(serialization_library=table.serde),
+                    columns=[
+                        aws.glue.CatalogTableStorageDescriptorColumnArgs(name=n, type=t) for n, t in table.columns
+                    ],
                 ),
                 opts=child(self),
             )
@@ -129,7 +129,8 @@ class AuditCatalog(pulumi.ComponentResource):
 
     def _workgroup(self) -> aws.athena.Workgroup:
         """Enforced configuration: every query's results are KMS-encrypted under the reports
-        bucket, and none may scan more than the cutoff."""
+        bucket, and none may scan more than the cutoff.
+        """
         args = self._args
         return aws.athena.Workgroup(
             f"{self._name}-workgroup",

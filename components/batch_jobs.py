@@ -104,8 +104,15 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
 
 
 def container_definition(
-    *, job: str, image: str, log_group: str, region: str, environment: Mapping[str, str],
-    ocr_engine: str | None = None, reconcile_engine: str = "polars", table_arn: str | None = None,
+    *,
+    job: str,
+    image: str,
+    log_group: str,
+    region: str,
+    environment: Mapping[str, str],
+    ocr_engine: str | None = None,
+    reconcile_engine: str = "polars",
+    table_arn: str | None = None,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
@@ -128,9 +135,7 @@ def container_definition(
         "privileged": False,
         "linuxParameters": {"initProcessEnabled": True, "capabilities": {"drop": ["ALL"]}},
         # Extraction and polars spill to /tmp: a task-local volume, since the root fs is read-only.
-        "mountPoints": [
-            {"sourceVolume": SCRATCH_VOLUME, "containerPath": SCRATCH_PATH, "readOnly": False}
-        ],
+        "mountPoints": [{"sourceVolume": SCRATCH_VOLUME, "containerPath": SCRATCH_PATH, "readOnly": False}],
         "environment": job_environment(environment) + [{"name": n, "value": v} for n, v in extra.items()],
         "logConfiguration": {
             "logDriver": "awslogs",
@@ -164,7 +169,8 @@ def failed_task_pattern(cluster_arn: str, task_definition_arns: Sequence[str]) -
 
 class BatchJobs(pulumi.ComponentResource):
     """The job runtime, built in the order AWS needs it: cluster, then the task definitions and
-    their roles, then the schedules that start them, then the alarms that watch them."""
+    their roles, then the schedules that start them, then the alarms that watch them.
+    """
 
     cluster_arn: pulumi.Output[str]
     cluster_name: pulumi.Output[str]
@@ -261,13 +267,13 @@ class BatchJobs(pulumi.ComponentResource):
             ),
             opts=child(self),
         )
-        task_policy_inputs = dict(
-            table_arn=args.table_arn,
-            raw_bucket_arn=args.bucket_arns["raw"],
-            processed_bucket_arn=args.bucket_arns["processed"],
-            reports_bucket_arn=args.bucket_arns["reports"],
-            key_arn=args.kms_key_arn,
-        )
+        task_policy_inputs = {
+            "table_arn": args.table_arn,
+            "raw_bucket_arn": args.bucket_arns["raw"],
+            "processed_bucket_arn": args.bucket_arns["processed"],
+            "reports_bucket_arn": args.bucket_arns["reports"],
+            "key_arn": args.kms_key_arn,
+        }
         # Each job's policy builder and the Outputs it takes beyond the shared ones.
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
         catalog = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
@@ -305,7 +311,10 @@ class BatchJobs(pulumi.ComponentResource):
                 task_role_arn=role.arn,
                 volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
                 container_definitions=pulumi.Output.all(
-                    image=image, log_group=log_groups[job].name, environment=args.job_environment, table_arn=args.table_arn
+                    image=image,
+                    log_group=log_groups[job].name,
+                    environment=args.job_environment,
+                    table_arn=args.table_arn,
                 ).apply(
                     lambda v, job=job: json.dumps(
                         [
@@ -397,9 +406,7 @@ class BatchJobs(pulumi.ComponentResource):
     ) -> None:
         """Undeliverable schedule starts and failed job tasks go to the alert topic."""
         args, name = self._args, self._name
-        queue_depth_alarm(
-            self, f"{name}-schedule-dlq-alarm", dlq.name, args.alarm_topic_arn, "job schedule", args.tags
-        )
+        queue_depth_alarm(self, f"{name}-schedule-dlq-alarm", dlq.name, args.alarm_topic_arn, "job schedule", args.tags)
         rule = aws.cloudwatch.EventRule(
             f"{name}-failed-tasks",
             description="DocuFlow job task stopped with a non-zero exit code or failed to start",
@@ -424,20 +431,14 @@ class BatchJobs(pulumi.ComponentResource):
         args = self._args
         if args.image_uri:
             self.repository_url = None
-            return pulumi.Output.from_input(args.image_uri), policies.ecr_repository_arn(
-                args.image_uri
-            )
+            return pulumi.Output.from_input(args.image_uri), policies.ecr_repository_arn(args.image_uri)
         repository = aws.ecr.Repository(
             f"{self._name}-repository",
             name=f"{layout.stage_prefix(args.stage)}-jobs",
             image_tag_mutability="IMMUTABLE",
-            image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(
-                scan_on_push=True
-            ),
+            image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(scan_on_push=True),
             encryption_configurations=[
-                aws.ecr.RepositoryEncryptionConfigurationArgs(
-                    encryption_type="KMS", kms_key=args.kms_key_arn
-                )
+                aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="KMS", kms_key=args.kms_key_arn)
             ],
             tags=args.tags,
             opts=child(self),

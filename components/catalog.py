@@ -107,8 +107,9 @@ def _dynamodb_type(annotation: Any) -> str:
 
 def export_item_type() -> str:
     """The `item` column: every contract attribute of the item, names lowercased (Hive's way;
-    the JSON SerDe matches keys case-insensitively), derived from DocumentItem."""
-    keys = {name: "struct<s:string>" for name in (layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR)}
+    the JSON SerDe matches keys case-insensitively), derived from DocumentItem.
+    """
+    keys = dict.fromkeys((layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR), "struct<s:string>")
     keys[layout.TTL_ATTR] = "struct<n:string>"
     fields = {name: _dynamodb_type(field.annotation) for name, field in DocumentItem.model_fields.items()}
     return "struct<" + ",".join(f"{name.lower()}:{hive}" for name, hive in {**keys, **fields}.items()) + ">"
@@ -116,7 +117,8 @@ def export_item_type() -> str:
 
 def export_table(name: str, audit_bucket: str) -> GlueTable:
     """The DynamoDB exports (DYNAMODB_JSON, gzip lines `{"Item": {...}}`), one partition per
-    export: the query names its `export_id` (injected projection), so it reads that export only."""
+    export: the query names its `export_id` (injected projection), so it reads that export only.
+    """
     exports = f"s3://{audit_bucket}/{layout.DYNAMODB_EXPORTS_PREFIX}AWSDynamoDB/"
     return GlueTable(
         name=name,

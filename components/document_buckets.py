@@ -61,9 +61,7 @@ def lifecycle_rule_args(rule: Mapping[str, Any]) -> aws.s3.BucketLifecycleConfig
         )
     elif "Tag" in flt:
         filter_args = lc.BucketLifecycleConfigurationRuleFilterArgs(
-            tag=lc.BucketLifecycleConfigurationRuleFilterTagArgs(
-                key=flt["Tag"]["Key"], value=flt["Tag"]["Value"]
-            )
+            tag=lc.BucketLifecycleConfigurationRuleFilterTagArgs(key=flt["Tag"]["Key"], value=flt["Tag"]["Value"])
         )
     else:
         # An empty filter applies the rule to every object (or to the prefix when one is set).
@@ -76,15 +74,11 @@ def lifecycle_rule_args(rule: Mapping[str, Any]) -> aws.s3.BucketLifecycleConfig
         status=rule["Status"],
         filter=filter_args,
         transitions=[
-            lc.BucketLifecycleConfigurationRuleTransitionArgs(
-                days=t["Days"], storage_class=t["StorageClass"]
-            )
+            lc.BucketLifecycleConfigurationRuleTransitionArgs(days=t["Days"], storage_class=t["StorageClass"])
             for t in rule.get("Transitions", [])
         ]
         or None,
-        expiration=lc.BucketLifecycleConfigurationRuleExpirationArgs(days=expiration["Days"])
-        if expiration
-        else None,
+        expiration=lc.BucketLifecycleConfigurationRuleExpirationArgs(days=expiration["Days"]) if expiration else None,
         noncurrent_version_expiration=lc.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
             noncurrent_days=noncurrent["NoncurrentDays"]
         )
@@ -117,9 +111,7 @@ class DocumentBuckets(pulumi.ComponentResource):
     bucket_arns: dict[str, pulumi.Output[str]]
     access_log_bucket_name: pulumi.Output[str]
 
-    def __init__(
-        self, name: str, args: DocumentBucketsArgs, opts: pulumi.ResourceOptions | None = None
-    ):
+    def __init__(self, name: str, args: DocumentBucketsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("docuflow:document_buckets:DocumentBuckets", name, None, opts)
         self._name = name
         self._args = args
@@ -302,9 +294,7 @@ class DocumentBuckets(pulumi.ComponentResource):
         versioning = aws.s3.BucketVersioning(
             f"{prefix}-versioning",
             bucket=bucket.id,
-            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(
-                status="Enabled"
-            ),
+            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
             opts=child(self),
         )
         aws.s3.BucketServerSideEncryptionConfiguration(

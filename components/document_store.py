@@ -31,9 +31,7 @@ class DocumentStore(pulumi.ComponentResource):
     index_name: str
     index_arn: pulumi.Output[str]
 
-    def __init__(
-        self, name: str, args: DocumentStoreArgs, opts: pulumi.ResourceOptions | None = None
-    ):
+    def __init__(self, name: str, args: DocumentStoreArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("docuflow:document_store:DocumentStore", name, None, opts)
         spec = args.spec
         table = aws.dynamodb.Table(
@@ -42,10 +40,7 @@ class DocumentStore(pulumi.ComponentResource):
             billing_mode="PAY_PER_REQUEST",
             hash_key=spec.hash_key,
             range_key=spec.range_key,
-            attributes=[
-                aws.dynamodb.TableAttributeArgs(name=attr, type="S")
-                for attr in spec.string_attributes
-            ],
+            attributes=[aws.dynamodb.TableAttributeArgs(name=attr, type="S") for attr in spec.string_attributes],
             global_secondary_indexes=[
                 aws.dynamodb.TableGlobalSecondaryIndexArgs(
                     name=spec.index_name,

@@ -58,6 +58,4 @@ class DataKey(pulumi.ComponentResource):
         self.key_arn = key.arn
         self.key_id = key.key_id
         self.alias_name = alias.name
-        self.register_outputs(
-            {"key_arn": self.key_arn, "key_id": self.key_id, "alias_name": self.alias_name}
-        )
+        self.register_outputs({"key_arn": self.key_arn, "key_id": self.key_id, "alias_name": self.alias_name})

@@ -173,11 +173,7 @@ def data_key_policy(
             "*",
             principal={"Service": f"logs.{region}.amazonaws.com"},
             condition={
-                "ArnLike": {
-                    "kms:EncryptionContext:aws:logs:arn": (
-                        f"arn:aws:logs:{region}:{account_id}:log-group:*"
-                    )
-                }
+                "ArnLike": {"kms:EncryptionContext:aws:logs:arn": (f"arn:aws:logs:{region}:{account_id}:log-group:*")}
             },
         ),
         statement(
@@ -250,14 +246,14 @@ def data_bucket_policy(
                     **everyone_but,
                 },
             ),
-            statement("DenyReportTampering", REPORT_TAMPERING, reports, effect="Deny", principal="*", condition=everyone_but),
+            statement(
+                "DenyReportTampering", REPORT_TAMPERING, reports, effect="Deny", principal="*", condition=everyone_but
+            ),
         ]
     return document(*statements)
 
 
-def access_log_bucket_policy(
-    log_bucket_arn: str, source_bucket_arns: Sequence[str], account_id: str
-) -> Policy:
+def access_log_bucket_policy(log_bucket_arn: str, source_bucket_arns: Sequence[str], account_id: str) -> Policy:
     """TLS only, and the S3 logging service may write logs for our buckets only."""
     return document(
         _deny_insecure_transport(log_bucket_arn),
@@ -326,9 +322,7 @@ def ingest_task_policy(
             ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"],
             [arrivals_queue_arn],
         ),
-        statement(
-            "CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [arrivals_dead_letter_queue_arn]
-        ),
+        statement("CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [arrivals_dead_letter_queue_arn]),
         # The backfill lists raw/; and S3 answers 404 for an object that is gone (a raw upload
         # deleted before the drain reads it, a result.json removed under a fenced write) only to a
         # caller that may list the bucket (403 otherwise, which would read as a refusal, not as a
@@ -457,7 +451,8 @@ def repair_task_policy(
     (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
     objects back to the arrival queue so the next drain takes them. Each repair that depends on a
     raw object heads it first (an orphan is rebuilt, a tombstone written, an arrival re-queued
-    only while the object is as the finding says)."""
+    only while the object is as the finding says).
+    """
     return document(
         *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
         *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
@@ -488,9 +483,7 @@ def ecr_repository_arn(image_uri: str) -> str | None:
     return f"arn:aws:ecr:{match['region']}:{match['account']}:repository/{match['repo']}"
 
 
-def execution_role_policy(
-    *, log_group_arns: Sequence[str], key_arn: str, repository_arn: str | None
-) -> Policy:
+def execution_role_policy(*, log_group_arns: Sequence[str], key_arn: str, repository_arn: str | None) -> Policy:
     """What ECS itself needs to start a job task: pull the image, write its log streams."""
     statements = [
         statement(
@@ -562,9 +555,7 @@ def scheduler_role_policy(
 
 
 # --- status events -------------------------------------------------------------------------
-def pipe_role_policy(
-    *, stream_arn: str, queue_arn: str, dead_letter_queue_arn: str, key_arn: str
-) -> Policy:
+def pipe_role_policy(*, stream_arn: str, queue_arn: str, dead_letter_queue_arn: str, key_arn: str) -> Policy:
     """Read the table stream, deliver to the queue, park poison batches in the DLQ.
 
     The four stream actions are the ones AWS's EventBridge Pipes documentation lists for a
@@ -593,5 +584,4 @@ def alarm_topic_policy(topic_arn: str, account_id: str) -> Policy:
             principal={"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
             condition={"StringEquals": {"aws:SourceAccount": account_id}},
         ),
-
     )

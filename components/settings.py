@@ -35,8 +35,15 @@ REGION_KEY = "aws:region"
 # The only retention periods CloudWatch Logs accepts from one year up.
 LOG_RETENTION_DAYS = (365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
 # Fargate CPU units and the memory (MiB) range each allows.
-FARGATE_MEMORY = {256: (512, 2048), 512: (1024, 4096), 1024: (2048, 8192), 2048: (4096, 16384),
-                  4096: (8192, 30720), 8192: (16384, 61440), 16384: (32768, 122880)}
+FARGATE_MEMORY = {
+    256: (512, 2048),
+    512: (1024, 4096),
+    1024: (2048, 8192),
+    2048: (4096, 16384),
+    4096: (8192, 30720),
+    8192: (16384, 61440),
+    16384: (32768, 122880),
+}
 
 _CRON = re.compile(r"^cron\(\S+ \S+ \S+ \S+ \S+ \S+\)$")
 _SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
@@ -56,9 +63,7 @@ class StackSettingsError(ValueError):
 
 
 class StackSettings(BaseModel):
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     stage: str = Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")
     region: str = Field(alias=REGION_KEY, pattern=_REGION.pattern)
@@ -123,8 +128,7 @@ class StackSettings(BaseModel):
 
     tags: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("bucket_names", "cors_origins", "subnet_ids", "security_group_ids", "tags",
-                     mode="before")
+    @field_validator("bucket_names", "cors_origins", "subnet_ids", "security_group_ids", "tags", mode="before")
     @classmethod
     def _json(cls, value: Any) -> Any:
         # pulumi.Config.get returns structured YAML values as JSON text.
@@ -172,8 +176,7 @@ class StackSettings(BaseModel):
     @classmethod
     def _log_retention(cls, value: int) -> int:
         if value not in LOG_RETENTION_DAYS:
-            raise ValueError(f"{value} is not a CloudWatch Logs retention of a year or more "
-                             f"{LOG_RETENTION_DAYS}")
+            raise ValueError(f"{value} is not a CloudWatch Logs retention of a year or more {LOG_RETENTION_DAYS}")
         return value
 
     @field_validator("bucket_names")
@@ -192,8 +195,7 @@ class StackSettings(BaseModel):
             low, high = FARGATE_MEMORY.get(cpu, (0, -1))
             if not low <= memory <= high:
                 raise ValueError(
-                    f"{NAMESPACE}:{job}Cpu={cpu} / {NAMESPACE}:{job}Memory={memory} "
-                    "is not a Fargate task size"
+                    f"{NAMESPACE}:{job}Cpu={cpu} / {NAMESPACE}:{job}Memory={memory} is not a Fargate task size"
                 )
         if self.image_uri is None and self.image_tag is None:
             raise ValueError(
@@ -205,8 +207,7 @@ class StackSettings(BaseModel):
         # S3 keeps an object in STANDARD_IA at least 30 days before a later transition.
         if self.glacier_after_days < self.infrequent_access_after_days + 30:
             raise ValueError(
-                f"{NAMESPACE}:glacierAfterDays must be at least "
-                f"{NAMESPACE}:infrequentAccessAfterDays + 30"
+                f"{NAMESPACE}:glacierAfterDays must be at least {NAMESPACE}:infrequentAccessAfterDays + 30"
             )
         return self
 
@@ -263,9 +264,7 @@ class StackSettings(BaseModel):
     def from_mapping(cls, values: Mapping[str, Any]) -> StackSettings:
         """Build from fully-qualified config keys, as in a `Pulumi.<stack>.yaml` `config:` block."""
         keys = cls.keys()
-        unknown = sorted(
-            k for k in values if k.startswith(f"{NAMESPACE}:") and k not in keys.values()
-        )
+        unknown = sorted(k for k in values if k.startswith(f"{NAMESPACE}:") and k not in keys.values())
         if unknown:
             raise StackSettingsError(f"unknown config key(s): {', '.join(unknown)}")
         data = {name: values[key] for name, key in keys.items() if values.get(key) is not None}

@@ -56,14 +56,10 @@ class StatusEvents(pulumi.ComponentResource):
     dead_letter_queue_url: pulumi.Output[str]
     pipe_arn: pulumi.Output[str]
 
-    def __init__(
-        self, name: str, args: StatusEventsArgs, opts: pulumi.ResourceOptions | None = None
-    ):
+    def __init__(self, name: str, args: StatusEventsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("docuflow:status_events:StatusEvents", name, None, opts)
         dlq = encrypted_queue(self, f"{name}-dlq", args.kms_key_arn, args.tags)
-        queue = encrypted_queue(
-            self, f"{name}-queue", args.kms_key_arn, args.tags, redrive_to=dlq
-        )
+        queue = encrypted_queue(self, f"{name}-queue", args.kms_key_arn, args.tags, redrive_to=dlq)
         role = aws.iam.Role(
             f"{name}-pipe-role",
             assume_role_policy=json_document(
@@ -116,9 +112,7 @@ class StatusEvents(pulumi.ComponentResource):
             # The pipe validates its role on create: the policy must exist first.
             opts=child(self, depends_on=[role_policy]),
         )
-        queue_depth_alarm(
-            self, f"{name}-dlq-alarm", dlq.name, args.alarm_topic_arn, "status events", args.tags
-        )
+        queue_depth_alarm(self, f"{name}-dlq-alarm", dlq.name, args.alarm_topic_arn, "status events", args.tags)
         self.queue_url = queue.url
         self.queue_arn = queue.arn
         self.dead_letter_queue_url = dlq.url

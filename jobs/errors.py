@@ -79,7 +79,8 @@ class S3ObjectExistsError(StoreConditionFailedError):
 
 class DynamoItemRejectedError(StoreError):
     """DynamoDB refused to store an item as given (ValidationException): a bad value in that one
-    item, not an outage. A batch that contains it is resent one item at a time."""
+    item, not an outage. A batch that contains it is resent one item at a time.
+    """
 
 
 class DynamoTransactionNotSettledError(StoreUnavailableError):
@@ -116,7 +117,8 @@ class TextractJobTimeoutError(TextractError):
 
 class TextractDocumentRejectedError(TextractError):
     """Textract refused the document itself (unsupported, bad or too large, or the object is not
-    readable by Textract): a property of these bytes, so a retry would give the same answer."""
+    readable by Textract): a property of these bytes, so a retry would give the same answer.
+    """
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"Textract refused the document: {code}: {message}")

@@ -133,10 +133,13 @@ class JobSettings(BaseModel):
     def check_endpoints(self, environ: Mapping[str, str] | None = None) -> None:
         """Refuse to send documents to the real Textract while S3 is an emulator on loopback.
 
-        The process environment by default: it is where boto3 itself reads the endpoints."""
+        The process environment by default: it is where boto3 itself reads the endpoints.
+        """
         env = os.environ if environ is None else environ
-        if self.ocr_engine == "textract" and env.get("AWS_ENDPOINT_URL_S3") and not env.get(
-            "AWS_ENDPOINT_URL_TEXTRACT"
+        if (
+            self.ocr_engine == "textract"
+            and env.get("AWS_ENDPOINT_URL_S3")
+            and not env.get("AWS_ENDPOINT_URL_TEXTRACT")
         ):
             raise SettingsError(
                 f"{ENV_OCR_ENGINE}=textract with a local S3 endpoint but no AWS_ENDPOINT_URL_TEXTRACT: "
@@ -184,9 +187,7 @@ class JobSettings(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{mapping[str(e['loc'][0])] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()
-            )
+            problems = "; ".join(f"{mapping[str(e['loc'][0])] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors())
             raise SettingsError(f"invalid job settings: {problems}") from exc
 
     @property

@@ -39,13 +39,13 @@ class Stack:
     settings: JobSettings
     endpoints: Endpoints
 
-    def s3(self):  # noqa: ANN201 - boto3 client types are stubs-only
+    def s3(self):
         return boto3.client("s3", config=botocore_config(self.settings))
 
-    def dynamodb(self):  # noqa: ANN201
+    def dynamodb(self):
         return boto3.client("dynamodb", config=botocore_config(self.settings))
 
-    def table(self):  # noqa: ANN201
+    def table(self):
         return boto3.resource("dynamodb").Table(self.settings.table_name)
 
     def items(self) -> list[DocumentItem]:

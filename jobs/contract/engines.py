@@ -1,5 +1,6 @@
 """The engines a stack may select for a job: one enum, read by the Pulumi settings (what a
-platform team may write in Pulumi.<stack>.yaml), the job settings and the extraction."""
+platform team may write in Pulumi.<stack>.yaml), the job settings and the extraction.
+"""
 
 from __future__ import annotations
 

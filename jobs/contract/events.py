@@ -101,7 +101,11 @@ def requeue_body(obj: ObjectInfo) -> str:
         "eventName": f"{OBJECT_CREATED}Requeue",
         "s3": {
             "bucket": {"name": obj.bucket},
-            "object": {"key": urllib.parse.quote_plus(obj.key, safe="/"), "size": obj.size, "eTag": bare_etag(obj.etag)},
+            "object": {
+                "key": urllib.parse.quote_plus(obj.key, safe="/"),
+                "size": obj.size,
+                "eTag": bare_etag(obj.etag),
+            },
         },
     }
     return json.dumps({"Records": [record]})

@@ -175,7 +175,8 @@ class DocumentItem(BaseModel):
     @classmethod
     def from_item(cls, item: dict[str, Any]) -> DocumentItem:
         """Inverse of to_item; derived key attributes are dropped (reconcile checks them), and
-        attributes outside the contract are kept aside, to be written back unchanged."""
+        attributes outside the contract are kept aside, to be written back unchanged.
+        """
         data = {k: v for k, v in item.items() if k in _FIELDS}
         for name in ("createdAt", "updatedAt", "leaseExpiresAt"):
             if isinstance(data.get(name), str):
@@ -203,9 +204,7 @@ def summary_fields(invoice: Invoice | None, validation: ValidationResult) -> dic
     }
 
 
-_KEY_ATTRS = frozenset(
-    {layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR, layout.TTL_ATTR}
-)
+_KEY_ATTRS = frozenset({layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR, layout.TTL_ATTR})
 _FIELDS = frozenset(DocumentItem.model_fields)
 ITEM_ATTRIBUTES = _FIELDS | _KEY_ATTRS
 
@@ -224,7 +223,9 @@ class SourceObject(BaseModel):
 
     @classmethod
     def of(cls, obj: ObjectInfo, fmt: DocumentFormat) -> SourceObject:
-        return cls(bucket=obj.bucket, key=obj.key, etag=obj.etag, size=obj.size, lastModified=obj.last_modified, format=fmt)
+        return cls(
+            bucket=obj.bucket, key=obj.key, etag=obj.etag, size=obj.size, lastModified=obj.last_modified, format=fmt
+        )
 
     @property
     def uri(self) -> str:
@@ -258,7 +259,8 @@ class ResultDocument(BaseModel):
 
 def tombstone(item: DocumentItem, now: datetime, why: str) -> DocumentItem:
     """The DELETED tombstone of a document whose raw object is gone (jobs.contract.status): what
-    the ingest writes over its claim and reconcile's repair over a finished item."""
+    the ingest writes over its claim and reconcile's repair over a finished item.
+    """
     check_transition(item.status, Status.DELETED)
     return item.evolve(
         status=Status.DELETED,
@@ -271,9 +273,12 @@ def tombstone(item: DocumentItem, now: datetime, why: str) -> DocumentItem:
     )
 
 
-def finished_item(claim: DocumentItem, result: ResultDocument, result_uri: str, result_etag: str | None, now: datetime) -> DocumentItem:
+def finished_item(
+    claim: DocumentItem, result: ResultDocument, result_uri: str, result_etag: str | None, now: datetime
+) -> DocumentItem:
     """The summary item that ends `claim` with `result`: what the ingest writes when it finishes a
-    document, and what reconcile's repair rebuilds from a result.json (from a synthetic claim)."""
+    document, and what reconcile's repair rebuilds from a result.json (from a synthetic claim).
+    """
     check_transition(claim.status, result.validation.status)
     return claim.evolve(
         **summary_fields(result.invoice, result.validation),

@@ -241,8 +241,7 @@ def parse_raw_key(key: str) -> RawKey:
 
 def result_key(user_id: str, document_id: str) -> str:
     return (
-        f"{PROCESSED_PREFIX}{validate_id(user_id, 'userId')}/"
-        f"{validate_id(document_id, 'documentId')}/{RESULT_FILENAME}"
+        f"{PROCESSED_PREFIX}{validate_id(user_id, 'userId')}/{validate_id(document_id, 'documentId')}/{RESULT_FILENAME}"
     )
 
 
@@ -251,9 +250,7 @@ def parse_result_key(key: str) -> tuple[str, str]:
     rest = _strip(PROCESSED_PREFIX, key, "result key")
     parts = rest.split("/")
     if len(parts) != 3 or parts[2] != RESULT_FILENAME:
-        raise InvalidKeyError(
-            f"result key {key!r} is not processed/{{userId}}/{{documentId}}/{RESULT_FILENAME}"
-        )
+        raise InvalidKeyError(f"result key {key!r} is not processed/{{userId}}/{{documentId}}/{RESULT_FILENAME}")
     try:
         return validate_id(parts[0], "userId"), validate_id(parts[1], "documentId")
     except InvalidIdError as exc:

@@ -30,5 +30,6 @@ class ObjectInfo:
 
     def same_version(self, uri: str, etag: str) -> bool:
         """Is this the object (key and content) that `uri`/`etag` name? Identity is both: the
-        same bytes under a new name are a new object."""
+        same bytes under a new name are a new object.
+        """
         return self.uri == uri and bare_etag(self.etag) == bare_etag(etag)

@@ -125,7 +125,9 @@ class QueueSpec(BaseModel):
 
 
 def queue_spec(stage: str) -> QueueSpec:
-    return QueueSpec(name=layout.arrivals_queue_name(stage), dead_letter_name=layout.arrivals_dead_letter_queue_name(stage))
+    return QueueSpec(
+        name=layout.arrivals_queue_name(stage), dead_letter_name=layout.arrivals_dead_letter_queue_name(stage)
+    )
 
 
 class ObjectLockSpec(BaseModel):

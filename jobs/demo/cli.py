@@ -23,10 +23,21 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     settings = JobSettings.from_env()
     try:
-        documents = generate(args.users, args.docs, bad_ratio=args.bad_ratio, review_ratio=args.review_ratio,
-                             ocr_ratio=args.ocr_ratio, seed=args.seed)
+        documents = generate(
+            args.users,
+            args.docs,
+            bad_ratio=args.bad_ratio,
+            review_ratio=args.review_ratio,
+            ocr_ratio=args.ocr_ratio,
+            seed=args.seed,
+        )
         kinds = upload(s3_client(settings), settings.raw_bucket, documents, settings.io_threads)
     except ValueError as exc:
         parser.error(str(exc))
-    print(json.dumps({"bucket": settings.raw_bucket, "uploaded": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))}, indent=2))
+    print(
+        json.dumps(
+            {"bucket": settings.raw_bucket, "uploaded": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))},
+            indent=2,
+        )
+    )
     return 0

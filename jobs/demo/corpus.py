@@ -19,11 +19,27 @@ from decimal import ROUND_HALF_UP, Decimal
 from xml.sax.saxutils import escape
 
 CENT = Decimal("0.01")
-VENDORS = ("Lieferant GmbH", "Nordwind Logistik AG", "Atelier Lumière SARL", "Acme Office Supplies Ltd.",
-           "Bäckerei Müller & Söhne", "Global Parts Inc.", "Studio Verde S.r.l.", "Kowalski Sp. z o.o.")
+VENDORS = (
+    "Lieferant GmbH",
+    "Nordwind Logistik AG",
+    "Atelier Lumière SARL",
+    "Acme Office Supplies Ltd.",
+    "Bäckerei Müller & Söhne",
+    "Global Parts Inc.",
+    "Studio Verde S.r.l.",
+    "Kowalski Sp. z o.o.",
+)
 BUYERS = ("Kunden AG", "Contoso Ltd.", "Fabrikam GmbH", "Northwind Traders")
-ITEMS = ("Consulting hours", "Printer paper A4", "Freight Hamburg–Lyon", "Software licence", "Espresso beans 1 kg",
-         "Safety boots", "Server rack rental", "Translation DE→FR")
+ITEMS = (
+    "Consulting hours",
+    "Printer paper A4",
+    "Freight Hamburg–Lyon",
+    "Software licence",
+    "Espresso beans 1 kg",
+    "Safety boots",
+    "Server rack rental",
+    "Translation DE→FR",
+)
 GOOD_FORMATS = ("ubl", "cii", "facturx", "textract", "normalized")
 OCR_FORMATS = ("text-pdf", "scan")  # cost OCR time: opt-in share via `ocr_ratio`
 BAD_KINDS = ("truncated", "junk", "empty", "xxe", "plain-pdf")
@@ -78,8 +94,12 @@ class DemoDocument:
 def _invoice(rng: random.Random, number: int, review: bool) -> DemoInvoice:
     issued = date(2026, 1, 1) + timedelta(days=rng.randrange(0, 330))
     lines = tuple(
-        Line(rng.choice(ITEMS), Decimal(rng.randrange(1, 40)), Decimal(rng.randrange(150, 90000)) / 100,
-             Decimal(rng.choice((19, 7, 20, 0))))
+        Line(
+            rng.choice(ITEMS),
+            Decimal(rng.randrange(1, 40)),
+            Decimal(rng.randrange(150, 90000)) / 100,
+            Decimal(rng.choice((19, 7, 20, 0))),
+        )
         for _ in range(rng.randrange(1, 6))
     )
     missing_vendor = review and rng.random() < 0.5
@@ -100,14 +120,15 @@ def ubl(inv: DemoInvoice) -> bytes:
     seller = (
         f"<cac:AccountingSupplierParty><cac:Party><cac:PartyLegalEntity><cbc:RegistrationName>{escape(inv.vendor)}"
         "</cbc:RegistrationName></cac:PartyLegalEntity></cac:Party></cac:AccountingSupplierParty>"
-        if inv.vendor else "<cac:AccountingSupplierParty><cac:Party/></cac:AccountingSupplierParty>"
+        if inv.vendor
+        else "<cac:AccountingSupplierParty><cac:Party/></cac:AccountingSupplierParty>"
     )
     lines = "".join(
-        f"<cac:InvoiceLine><cbc:ID>{i}</cbc:ID><cbc:InvoicedQuantity unitCode=\"C62\">{line.quantity}</cbc:InvoicedQuantity>"
-        f"<cbc:LineExtensionAmount currencyID=\"{c}\">{line.amount}</cbc:LineExtensionAmount>"
+        f'<cac:InvoiceLine><cbc:ID>{i}</cbc:ID><cbc:InvoicedQuantity unitCode="C62">{line.quantity}</cbc:InvoicedQuantity>'
+        f'<cbc:LineExtensionAmount currencyID="{c}">{line.amount}</cbc:LineExtensionAmount>'
         f"<cac:Item><cbc:Name>{escape(line.description)}</cbc:Name><cac:ClassifiedTaxCategory><cbc:ID>S</cbc:ID>"
         f"<cbc:Percent>{line.rate}</cbc:Percent><cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme></cac:ClassifiedTaxCategory></cac:Item>"
-        f"<cac:Price><cbc:PriceAmount currencyID=\"{c}\">{line.unit_price}</cbc:PriceAmount></cac:Price></cac:InvoiceLine>"
+        f'<cac:Price><cbc:PriceAmount currencyID="{c}">{line.unit_price}</cbc:PriceAmount></cac:Price></cac:InvoiceLine>'
         for i, line in enumerate(inv.lines, 1)
     )
     return (
@@ -120,11 +141,11 @@ def ubl(inv: DemoInvoice) -> bytes:
         f"<cbc:InvoiceTypeCode>380</cbc:InvoiceTypeCode><cbc:DocumentCurrencyCode>{c}</cbc:DocumentCurrencyCode>"
         f"{seller}<cac:AccountingCustomerParty><cac:Party><cac:PartyLegalEntity><cbc:RegistrationName>{escape(inv.buyer)}"
         "</cbc:RegistrationName></cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>"
-        f"<cac:TaxTotal><cbc:TaxAmount currencyID=\"{c}\">{inv.tax}</cbc:TaxAmount></cac:TaxTotal>"
-        f"<cac:LegalMonetaryTotal><cbc:LineExtensionAmount currencyID=\"{c}\">{inv.net}</cbc:LineExtensionAmount>"
-        f"<cbc:TaxExclusiveAmount currencyID=\"{c}\">{inv.net}</cbc:TaxExclusiveAmount>"
-        f"<cbc:TaxInclusiveAmount currencyID=\"{c}\">{inv.total}</cbc:TaxInclusiveAmount>"
-        f"<cbc:PayableAmount currencyID=\"{c}\">{inv.total}</cbc:PayableAmount></cac:LegalMonetaryTotal>"
+        f'<cac:TaxTotal><cbc:TaxAmount currencyID="{c}">{inv.tax}</cbc:TaxAmount></cac:TaxTotal>'
+        f'<cac:LegalMonetaryTotal><cbc:LineExtensionAmount currencyID="{c}">{inv.net}</cbc:LineExtensionAmount>'
+        f'<cbc:TaxExclusiveAmount currencyID="{c}">{inv.net}</cbc:TaxExclusiveAmount>'
+        f'<cbc:TaxInclusiveAmount currencyID="{c}">{inv.total}</cbc:TaxInclusiveAmount>'
+        f'<cbc:PayableAmount currencyID="{c}">{inv.total}</cbc:PayableAmount></cac:LegalMonetaryTotal>'
         f"{lines}</Invoice>"
     ).encode()
 
@@ -137,7 +158,7 @@ def cii(inv: DemoInvoice) -> bytes:
         f"<ram:SpecifiedTradeProduct><ram:Name>{escape(line.description)}</ram:Name></ram:SpecifiedTradeProduct>"
         "<ram:SpecifiedLineTradeAgreement><ram:NetPriceProductTradePrice>"
         f"<ram:ChargeAmount>{line.unit_price}</ram:ChargeAmount></ram:NetPriceProductTradePrice></ram:SpecifiedLineTradeAgreement>"
-        f"<ram:SpecifiedLineTradeDelivery><ram:BilledQuantity unitCode=\"C62\">{line.quantity}</ram:BilledQuantity></ram:SpecifiedLineTradeDelivery>"
+        f'<ram:SpecifiedLineTradeDelivery><ram:BilledQuantity unitCode="C62">{line.quantity}</ram:BilledQuantity></ram:SpecifiedLineTradeDelivery>'
         "<ram:SpecifiedLineTradeSettlement><ram:ApplicableTradeTax><ram:TypeCode>VAT</ram:TypeCode><ram:CategoryCode>S</ram:CategoryCode>"
         f"<ram:RateApplicablePercent>{line.rate}</ram:RateApplicablePercent></ram:ApplicableTradeTax>"
         f"<ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>{line.amount}</ram:LineTotalAmount>"
@@ -145,7 +166,11 @@ def cii(inv: DemoInvoice) -> bytes:
         "</ram:IncludedSupplyChainTradeLineItem>"
         for i, line in enumerate(inv.lines, 1)
     )
-    seller = f"<ram:SellerTradeParty><ram:Name>{escape(inv.vendor)}</ram:Name></ram:SellerTradeParty>" if inv.vendor else "<ram:SellerTradeParty/>"
+    seller = (
+        f"<ram:SellerTradeParty><ram:Name>{escape(inv.vendor)}</ram:Name></ram:SellerTradeParty>"
+        if inv.vendor
+        else "<ram:SellerTradeParty/>"
+    )
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" '
@@ -154,15 +179,15 @@ def cii(inv: DemoInvoice) -> bytes:
         "<rsm:ExchangedDocumentContext><ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:cen.eu:en16931:2017</ram:ID>"
         "</ram:GuidelineSpecifiedDocumentContextParameter></rsm:ExchangedDocumentContext>"
         f"<rsm:ExchangedDocument><ram:ID>{inv.number}</ram:ID><ram:TypeCode>380</ram:TypeCode>"
-        f"<ram:IssueDateTime><udt:DateTimeString format=\"102\">{inv.issued:%Y%m%d}</udt:DateTimeString></ram:IssueDateTime></rsm:ExchangedDocument>"
+        f'<ram:IssueDateTime><udt:DateTimeString format="102">{inv.issued:%Y%m%d}</udt:DateTimeString></ram:IssueDateTime></rsm:ExchangedDocument>'
         f"<rsm:SupplyChainTradeTransaction>{lines}"
         f"<ram:ApplicableHeaderTradeAgreement>{seller}<ram:BuyerTradeParty><ram:Name>{escape(inv.buyer)}</ram:Name></ram:BuyerTradeParty>"
         "</ram:ApplicableHeaderTradeAgreement><ram:ApplicableHeaderTradeDelivery/>"
         f"<ram:ApplicableHeaderTradeSettlement><ram:InvoiceCurrencyCode>{c}</ram:InvoiceCurrencyCode>"
-        f"<ram:SpecifiedTradePaymentTerms><ram:DueDateDateTime><udt:DateTimeString format=\"102\">{inv.due:%Y%m%d}</udt:DateTimeString>"
+        f'<ram:SpecifiedTradePaymentTerms><ram:DueDateDateTime><udt:DateTimeString format="102">{inv.due:%Y%m%d}</udt:DateTimeString>'
         "</ram:DueDateDateTime></ram:SpecifiedTradePaymentTerms>"
         f"<ram:SpecifiedTradeSettlementHeaderMonetarySummation><ram:LineTotalAmount>{inv.net}</ram:LineTotalAmount>"
-        f"<ram:TaxBasisTotalAmount>{inv.net}</ram:TaxBasisTotalAmount><ram:TaxTotalAmount currencyID=\"{c}\">{inv.tax}</ram:TaxTotalAmount>"
+        f'<ram:TaxBasisTotalAmount>{inv.net}</ram:TaxBasisTotalAmount><ram:TaxTotalAmount currencyID="{c}">{inv.tax}</ram:TaxTotalAmount>'
         f"<ram:GrandTotalAmount>{inv.total}</ram:GrandTotalAmount><ram:DuePayableAmount>{inv.total}</ram:DuePayableAmount>"
         "</ram:SpecifiedTradeSettlementHeaderMonetarySummation></ram:ApplicableHeaderTradeSettlement>"
         "</rsm:SupplyChainTradeTransaction></rsm:CrossIndustryInvoice>"
@@ -193,28 +218,46 @@ def text_pdf(inv: DemoInvoice) -> bytes:
     from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
     symbol = {"EUR": "EUR", "USD": "USD", "GBP": "GBP"}[inv.currency]
-    rows = [(14, inv.vendor or "Invoice"), (10, "Musterstrasse 1, 10115 Berlin"), (10, ""),
-            (10, f"Bill to: {inv.buyer}"), (10, ""), (12, f"Invoice No: {inv.number}"),
-            (12, f"Invoice Date: {inv.issued:%d.%m.%Y}"), (12, f"Due Date: {inv.due:%d.%m.%Y}"), (10, "")]
-    rows += [(10, f"{line.description}   {line.quantity} x {line.unit_price}   {line.amount} {symbol}") for line in inv.lines]
-    rows += [(10, ""), (12, f"Net amount: {inv.net} {symbol}"), (12, f"VAT: {inv.tax} {symbol}"),
-             (12, f"Total: {inv.total} {symbol}")]
+    rows = [
+        (14, inv.vendor or "Invoice"),
+        (10, "Musterstrasse 1, 10115 Berlin"),
+        (10, ""),
+        (10, f"Bill to: {inv.buyer}"),
+        (10, ""),
+        (12, f"Invoice No: {inv.number}"),
+        (12, f"Invoice Date: {inv.issued:%d.%m.%Y}"),
+        (12, f"Due Date: {inv.due:%d.%m.%Y}"),
+        (10, ""),
+    ]
+    rows += [
+        (10, f"{line.description}   {line.quantity} x {line.unit_price}   {line.amount} {symbol}") for line in inv.lines
+    ]
+    rows += [
+        (10, ""),
+        (12, f"Net amount: {inv.net} {symbol}"),
+        (12, f"VAT: {inv.tax} {symbol}"),
+        (12, f"Total: {inv.total} {symbol}"),
+    ]
     lines, y = [], 790
     for size, text in rows:
         lines.append(f"BT /F1 {size} Tf 60 {y} Td ({_pdf_text(text)}) Tj ET")
         y -= size + 8
     writer = PdfWriter()
     page = writer.add_blank_page(width=595, height=842)
-    font = DictionaryObject({
-        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
-        NameObject("/BaseFont"): NameObject("/Helvetica"), NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
-    })
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+            NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+        }
+    )
     page[NameObject("/Resources")] = DictionaryObject(
-        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})}  # noqa: SLF001
+        {NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})}
     )
     content = DecodedStreamObject()
     content.set_data("\n".join(lines).encode("cp1252", errors="replace"))
-    page[NameObject("/Contents")] = writer._add_object(content)  # noqa: SLF001
+    page[NameObject("/Contents")] = writer._add_object(content)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
@@ -253,23 +296,27 @@ def textract(inv: DemoInvoice) -> bytes:
         summary.append(_field("VENDOR_NAME", "", inv.vendor))
     summary[-1]["Currency"] = {"Code": inv.currency, "Confidence": 99.0}
     rows = [
-        {"LineItemExpenseFields": [
-            _field("ITEM", "Description", line.description),
-            _field("QUANTITY", "Qty", str(line.quantity)),
-            _field("UNIT_PRICE", "Unit price", f"{symbol}{line.unit_price:,}"),
-            _field("PRICE", "Amount", f"{symbol}{line.amount:,}"),
-        ]}
+        {
+            "LineItemExpenseFields": [
+                _field("ITEM", "Description", line.description),
+                _field("QUANTITY", "Qty", str(line.quantity)),
+                _field("UNIT_PRICE", "Unit price", f"{symbol}{line.unit_price:,}"),
+                _field("PRICE", "Amount", f"{symbol}{line.amount:,}"),
+            ]
+        }
         for line in inv.lines
     ]
     for field in summary:
         field["Currency"] = {"Code": inv.currency, "Confidence": 99.0}
     response = {
         "DocumentMetadata": {"Pages": 1},
-        "ExpenseDocuments": [{
-            "ExpenseIndex": 1,
-            "SummaryFields": summary,
-            "LineItemGroups": [{"LineItemGroupIndex": 1, "LineItems": rows}],
-        }],
+        "ExpenseDocuments": [
+            {
+                "ExpenseIndex": 1,
+                "SummaryFields": summary,
+                "LineItemGroups": [{"LineItemGroupIndex": 1, "LineItems": rows}],
+            }
+        ],
     }
     return json.dumps(response).encode()
 
@@ -288,8 +335,14 @@ def normalized(inv: DemoInvoice) -> bytes:
         "totalAmount": str(inv.total),
         "amountDue": str(inv.total),
         "lineItems": [
-            {"lineNumber": i, "description": line.description, "quantity": str(line.quantity),
-             "unitPrice": str(line.unit_price), "amount": str(line.amount), "taxRate": str(line.rate)}
+            {
+                "lineNumber": i,
+                "description": line.description,
+                "quantity": str(line.quantity),
+                "unitPrice": str(line.unit_price),
+                "amount": str(line.amount),
+                "taxRate": str(line.rate),
+            }
             for i, line in enumerate(inv.lines, 1)
         ],
     }
@@ -315,8 +368,9 @@ def _bad(kind: str, rng: random.Random) -> tuple[bytes, str]:
     if kind == "empty":
         return b"", "invoice.pdf"
     if kind == "xxe":
-        return (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
-                b"<Invoice>&x;</Invoice>"), "invoice.xml"
+        return (
+            b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><Invoice>&x;</Invoice>'
+        ), "invoice.xml"
     return pdf(None), "scan.pdf"
 
 

@@ -32,19 +32,46 @@ def main() -> int:
     stack.down()
     endpoints, settings, info = stack.up(JobSettings.from_env())
     env = {**os.environ, **stack.job_env(endpoints, settings)}
-    print(f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 and SQS {endpoints.s3} "
-          f"(data in memory; arrival queue {settings.arrivals_queue_url})")
+    print(
+        f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 and SQS {endpoints.s3} "
+        f"(data in memory; arrival queue {settings.arrivals_queue_url})"
+    )
 
-    seeded = _step("seed demo invoices into raw/", "demo", "seed", "--users", str(USERS), "--docs", str(DOCS),
-                   "--ocr-ratio", "0.05", env=env)
+    seeded = _step(
+        "seed demo invoices into raw/",
+        "demo",
+        "seed",
+        "--users",
+        str(USERS),
+        "--docs",
+        str(DOCS),
+        "--ocr-ratio",
+        "0.05",
+        env=env,
+    )
     print(seeded.stdout)
     # The night's uploads reached the arrival queue through the raw bucket's notifications; the
     # drain ends once the queue stays empty for IDLE_SECONDS (20 s by default on AWS).
     run = _step("nightly ingest: drain the arrival queue", "ingest", "--idle-seconds", IDLE_SECONDS, env=env)
     summary = json.loads(run.stdout)
-    shown = {k: summary[k] for k in ("runId", "mode", "outcome", "seconds", "processed", "documentsPerSecond",
-                                     "statuses", "formats", "messages", "queueWaiting", "deadLetterQueue",
-                                     "deadLetterCount", "invalidKeyCount")}
+    shown = {
+        k: summary[k]
+        for k in (
+            "runId",
+            "mode",
+            "outcome",
+            "seconds",
+            "processed",
+            "documentsPerSecond",
+            "statuses",
+            "formats",
+            "messages",
+            "queueWaiting",
+            "deadLetterQueue",
+            "deadLetterCount",
+            "invalidKeyCount",
+        )
+    }
     print(json.dumps(shown, indent=2))
     if summary["failures"]:
         print("failed documents (first 5):")
@@ -56,11 +83,21 @@ def main() -> int:
         raise SystemExit(f"reconcile failed with exit code {reconcile.returncode}")
     user = _step("dashboard: one user's documents", "documents", "list", "--user", "user-0000", "--limit", "3", env=env)
     print(user.stdout)
-    queue = _step("dashboard: review queue, newest first", "documents", "list", "--status", "REVIEW_REQUIRED",
-                  "--limit", "3", env=env)
+    queue = _step(
+        "dashboard: review queue, newest first",
+        "documents",
+        "list",
+        "--status",
+        "REVIEW_REQUIRED",
+        "--limit",
+        "3",
+        env=env,
+    )
     print(queue.stdout)
-    print("The stack keeps running: `eval \"$(.venv/bin/python -m jobs local up)\"` configures a shell; "
-          "`make local-down` stops it.")
+    print(
+        'The stack keeps running: `eval "$(.venv/bin/python -m jobs local up)"` configures a shell; '
+        "`make local-down` stops it."
+    )
     return 0
 
 

@@ -1,5 +1,6 @@
 """`python -m jobs documents list --user U [--status S] [--limit N] [--next-token T]`, or `--status S`
-alone for the cross-user queue newest first. Prints one JSON object: items and nextToken."""
+alone for the cross-user queue newest first. Prints one JSON object: items and nextToken.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +13,20 @@ from jobs.documents.queries import list_documents
 from jobs.errors import DocuFlowError
 from jobs.settings import JobSettings
 
-SHOWN = ("userId", "documentId", "status", "vendorName", "invoiceNumber", "invoiceDate", "totalAmount",
-         "currency", "createdAt", "resultS3Uri", "failureCode", "reviewReasons")
+SHOWN = (
+    "userId",
+    "documentId",
+    "status",
+    "vendorName",
+    "invoiceNumber",
+    "invoiceDate",
+    "totalAmount",
+    "currency",
+    "createdAt",
+    "resultS3Uri",
+    "failureCode",
+    "reviewReasons",
+)
 
 
 def main(argv: list[str]) -> int:

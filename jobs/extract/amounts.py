@@ -18,8 +18,16 @@ from jobs.contract.invoice import FailureCode, Invoice, LineItem
 from jobs.contract.item import DYNAMODB_MAX_DIGITS, dynamodb_number_problem
 from jobs.extract.result import DocumentRejectedError
 
-MONEY_FIELDS = ("subtotal", "allowanceTotal", "chargeTotal", "taxExclusiveAmount", "tax", "totalAmount",
-                "prepaidAmount", "amountDue")
+MONEY_FIELDS = (
+    "subtotal",
+    "allowanceTotal",
+    "chargeTotal",
+    "taxExclusiveAmount",
+    "tax",
+    "totalAmount",
+    "prepaidAmount",
+    "amountDue",
+)
 _LINE_NUMBERS = ("quantity", "unitPrice", "amount", "taxRate")
 # ISO 4217 minor units that differ from 2.
 _MINOR_UNITS = {"JPY": 0, "KRW": 0, "ISK": 0, "CLP": 0, "VND": 0, "BHD": 3, "JOD": 3, "KWD": 3, "OMR": 3, "TND": 3}
@@ -62,7 +70,8 @@ def _numbers(invoice: Invoice) -> Iterator[tuple[str, int | None, Decimal]]:
     """Every number the rules apply to: its field, line index (None on the invoice) and value.
 
     The location is formatted only for a number with a problem: an f-string per line number
-    cost ~10% of normalize_amounts on the CII corpus."""
+    cost ~10% of normalize_amounts on the CII corpus.
+    """
     for name in MONEY_FIELDS:
         if (value := getattr(invoice, name)) is not None:
             yield name, None, value
@@ -74,7 +83,8 @@ def _numbers(invoice: Invoice) -> Iterator[tuple[str, int | None, Decimal]]:
 
 def _short_enough(minor: int) -> int:
     """The longest printed form (`str`) of a finite number that passes every check without looking
-    further: see _problem. The bound holds for the context's precision read now."""
+    further: see _problem. The bound holds for the context's precision read now.
+    """
     return min(getcontext().prec, DYNAMODB_MAX_DIGITS) - minor
 
 

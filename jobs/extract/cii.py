@@ -162,19 +162,22 @@ def read_cii(root: etree._Element, tolerance: Decimal, syntax: CiiSyntax = D16B)
     currency = r.to_currency(found.get("currency"))
     # BT-110 carries the invoice currency; BT-111 (tax currency) is a second TaxTotalAmount.
     tax_path = (
-        f"{sums}/ram:TaxTotalAmount[@currencyID='{currency}' or not(@currencyID)]" if currency
+        f"{sums}/ram:TaxTotalAmount[@currencyID='{currency}' or not(@currencyID)]"
+        if currency
         else f"{sums}/ram:TaxTotalAmount"
     )
     reasons: list[str] = []
     allowance_total = settle_total(
         r.to_decimal(found.get("allowanceTotal"), "allowanceTotal"),
         r.amounts(root, allowance_charge.format("false"), "ram:ActualAmount", "allowanceTotal"),
-        tolerance, reasons,
+        tolerance,
+        reasons,
     )
     charge_total = settle_total(
         r.to_decimal(found.get("chargeTotal"), "chargeTotal"),
         r.amounts(root, allowance_charge.format("true"), "ram:ActualAmount", "chargeTotal"),
-        tolerance, reasons,
+        tolerance,
+        reasons,
     )
     specification = found.get("specification")
     invoice = Invoice(
@@ -231,6 +234,7 @@ def _line(r: FieldReader, syntax: CiiSyntax, node: etree._Element, position: int
 
 def _carries_hierarchy(syntax: CiiSyntax, node: etree._Element) -> bool:
     """Whether the line's (first) AssociatedDocumentLineDocument holds more than its LineID: only
-    then are its ParentLineID and LineStatusReasonCode read, as since line hierarchies came in."""
+    then are its ParentLineID and LineStatusReasonCode read, as since line hierarchies came in.
+    """
     document = node.find("ram:AssociatedDocumentLineDocument", syntax.namespaces)
     return document is not None and len(document) > 1

@@ -19,10 +19,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
-    parser.add_argument("--confidence-threshold", type=float, default=None, metavar="N",
-                        help="minimum Textract confidence for required fields (default 80)")
-    parser.add_argument("--ocr", choices=(OcrEngine.OFF, OcrEngine.LOCAL), default=OcrEngine.LOCAL, type=OcrEngine,
-                        help="plain PDFs and scans: the embedded tesseract (default) or NEEDS_OCR")
+    parser.add_argument(
+        "--confidence-threshold",
+        type=float,
+        default=None,
+        metavar="N",
+        help="minimum Textract confidence for required fields (default 80)",
+    )
+    parser.add_argument(
+        "--ocr",
+        choices=(OcrEngine.OFF, OcrEngine.LOCAL),
+        default=OcrEngine.LOCAL,
+        type=OcrEngine,
+        help="plain PDFs and scans: the embedded tesseract (default) or NEEDS_OCR",
+    )
     return parser
 
 
@@ -57,8 +67,11 @@ def _print_human(path: Path, outcome: ExtractionOutcome, out: TextIO) -> None:
         print(f"  {name}: {value}{suffix}", file=out)
     print(f"  lineItems: {len(outcome.invoice.lineItems)}", file=out)
     for line in outcome.invoice.lineItems:
-        print(f"    {line.lineNumber}. {line.description or ''} | qty {line.quantity} | unit {line.unitPrice}"
-              f" | amount {line.amount} | tax% {line.taxRate}", file=out)
+        print(
+            f"    {line.lineNumber}. {line.description or ''} | qty {line.quantity} | unit {line.unitPrice}"
+            f" | amount {line.amount} | tax% {line.taxRate}",
+            file=out,
+        )
 
 
 def main(argv: list[str]) -> int:

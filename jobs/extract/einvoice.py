@@ -170,7 +170,6 @@ class FieldReader:
             return None
         return code
 
-
     def amounts(self, node: etree._Element, nodes_path: str, amount_path: str, field: str) -> list[Decimal]:
         values = (self.decimal(found, amount_path, field) for found in self.nodes(node, nodes_path))
         return [value for value in values if value is not None]
@@ -180,7 +179,8 @@ def settle_total(
     stated: Decimal | None, parts: Iterable[Decimal], tolerance: Decimal, reasons: list[str]
 ) -> Decimal | None:
     """The document-level allowance (or charge) total: the stated BT-107/108, else the sum of the
-    individual ones; a stated total that disagrees with the sum breaks BR-CO-11/12."""
+    individual ones; a stated total that disagrees with the sum breaks BR-CO-11/12.
+    """
     values = list(parts)
     if not values:
         return stated

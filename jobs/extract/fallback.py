@@ -20,7 +20,8 @@ def wants_textract_fallback(outcome: ExtractionOutcome, *, enabled: bool) -> boo
     review with a header field missing (invoiceNumber, invoiceDate, vendorName, currency,
     totalAmount). Never for e-invoices, images, failures (a scan needing OCR already goes to
     Textract as NEEDS_OCR), PROCESSED documents, or a review for other reasons only (a conflict
-    or a total that does not add up is a question for a person, not for another reader)."""
+    or a total that does not add up is a question for a person, not for another reader).
+    """
     return (
         enabled
         and outcome.format is DocumentFormat.PDF

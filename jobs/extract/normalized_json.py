@@ -29,9 +29,7 @@ def extract_normalized(data: bytes, payload: dict[str, Any]) -> Extraction:
     try:
         invoice = Invoice.model_validate(exact)
     except ValidationError as exc:
-        errors = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()[:5]
-        )
+        errors = "; ".join(f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()[:5])
         raise DocumentRejectedError(
             FailureCode.MALFORMED, f"not a valid normalized invoice: {errors}", DocumentFormat.NORMALIZED_JSON
         ) from exc

@@ -14,10 +14,25 @@ from decimal import Decimal, InvalidOperation
 
 # Symbols that name exactly one currency. Shared ones ("kr", "¥") settle nothing; a bare "$" is
 # left to the caller's policy (ExtractionSettings.dollar_sign_currency).
-_SYMBOLS: dict[str, str] = {"€": "EUR", "£": "GBP", "₹": "INR", "₩": "KRW", "₺": "TRY", "₽": "RUB",
-                            "zł": "PLN", "Fr.": "CHF", "US$": "USD", "C$": "CAD",
-                            "CA$": "CAD", "A$": "AUD", "AU$": "AUD", "NZ$": "NZD", "HK$": "HKD",
-                            "R$": "BRL", "S$": "SGD"}
+_SYMBOLS: dict[str, str] = {
+    "€": "EUR",
+    "£": "GBP",
+    "₹": "INR",
+    "₩": "KRW",
+    "₺": "TRY",
+    "₽": "RUB",
+    "zł": "PLN",
+    "Fr.": "CHF",
+    "US$": "USD",
+    "C$": "CAD",
+    "CA$": "CAD",
+    "A$": "AUD",
+    "AU$": "AUD",
+    "NZ$": "NZD",
+    "HK$": "HKD",
+    "R$": "BRL",
+    "S$": "SGD",
+}
 DOLLAR = "$"
 # Shared symbols are dropped from the number without naming a currency (NOK/SEK/DKK; JPY/CNY).
 _SHARED_SYMBOL_RE = re.compile(r"(?<![A-Za-z])(?:kr\.?|Kr\.?|¥|￥)(?![A-Za-z])")
@@ -27,9 +42,39 @@ _SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_SYMBOLS, key=len,
 _THOUSANDS_ONLY = "'’ \u00a0\u202f"
 _NUMBER_CHARS_RE = re.compile(r"^[0-9.,'’ \u00a0\u202f]+$")
 _PLAIN_DECIMAL_RE = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
-_KNOWN_CODES = frozenset({"EUR", "USD", "GBP", "CHF", "JPY", "CNY", "CAD", "AUD", "NZD", "SEK",
-                          "NOK", "DKK", "PLN", "CZK", "HUF", "RON", "BGN", "INR", "BRL", "MXN",
-                          "ZAR", "SGD", "HKD", "KRW", "TRY", "RUB", "ILS", "AED", "SAR"})
+_KNOWN_CODES = frozenset(
+    {
+        "EUR",
+        "USD",
+        "GBP",
+        "CHF",
+        "JPY",
+        "CNY",
+        "CAD",
+        "AUD",
+        "NZD",
+        "SEK",
+        "NOK",
+        "DKK",
+        "PLN",
+        "CZK",
+        "HUF",
+        "RON",
+        "BGN",
+        "INR",
+        "BRL",
+        "MXN",
+        "ZAR",
+        "SGD",
+        "HKD",
+        "KRW",
+        "TRY",
+        "RUB",
+        "ILS",
+        "AED",
+        "SAR",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +103,7 @@ def parse_number(text: str) -> Decimal:
         s = s[1:].strip()
     if s.endswith("-"):  # accounting style "12.00-"
         negative, s = True, s[:-1].strip()
-    if not _NUMBER_CHARS_RE.match(s) or not s[0].isdigit() and s[0] not in ".," or not any(c.isdigit() for c in s):
+    if not _NUMBER_CHARS_RE.match(s) or (not s[0].isdigit() and s[0] not in ".,") or not any(c.isdigit() for c in s):
         raise ValueError(f"not a number: {text!r}")
     for ch in _THOUSANDS_ONLY:
         if ch in s:
@@ -75,9 +120,11 @@ def _drop_grouping(s: str, sep: str) -> str:
     last = groups[-1] if groups else ""
     # The last group may carry the decimal part: "1'234.50".
     tail_digits = re.split(r"[.,]", last, maxsplit=1)[0]
-    if not (1 <= len(head) <= 3 and head.isdigit()) or any(
-        len(g) != 3 or not g.isdigit() for g in groups[:-1]
-    ) or len(tail_digits) != 3:
+    if (
+        not (1 <= len(head) <= 3 and head.isdigit())
+        or any(len(g) != 3 or not g.isdigit() for g in groups[:-1])
+        or len(tail_digits) != 3
+    ):
         raise ValueError(f"bad digit grouping: {s!r}")
     return s.replace(sep, "")
 
@@ -119,7 +166,7 @@ def parse_money(text: str) -> Money:
     found = _SYMBOL_RE.search(s)
     if found:
         currency = _SYMBOLS[found.group(0)]
-        s = s[: found.start()] + s[found.end():]
+        s = s[: found.start()] + s[found.end() :]
     elif DOLLAR in s:
         currency = DOLLAR
         s = s.replace(DOLLAR, "", 1)
@@ -129,7 +176,7 @@ def parse_money(text: str) -> Money:
         if currency not in (None, DOLLAR) and currency != code.group(1):
             raise ValueError(f"two currencies in {text!r}")
         currency = code.group(1)
-        s = s[: code.start()] + s[code.end():]
+        s = s[: code.start()] + s[code.end() :]
     # "$-1,136.16" and "- 12,00 €" put the sign on either side of the symbol.
     return Money(parse_number(s.strip()), currency)
 
@@ -164,9 +211,7 @@ _ORDINAL = r"(?:st|nd|rd|th|er|e)?"
 _DAY_MONTH_YEAR_RE = re.compile(
     rf"^{_WEEKDAY}(\d{{1,2}}){_ORDINAL}\.?[\s\-/]*([A-Za-zÀ-ÿ]+)\.?,?[\s\-/.]*(\d{{2}}|\d{{4}})$"
 )
-_MONTH_DAY_YEAR_RE = re.compile(
-    rf"^{_WEEKDAY}([A-Za-zÀ-ÿ]+)\.?[\s\-]*(\d{{1,2}}){_ORDINAL},?[\s\-]+(\d{{4}})$"
-)
+_MONTH_DAY_YEAR_RE = re.compile(rf"^{_WEEKDAY}([A-Za-zÀ-ÿ]+)\.?[\s\-]*(\d{{1,2}}){_ORDINAL},?[\s\-]+(\d{{4}})$")
 # Where a date stands in running text (a label's value cell, a heading line): the forms parse_date
 # reads, found by a search, with the month names spelled out so ordinary words never match.
 DATE_IN_TEXT_RE = re.compile(

@@ -23,7 +23,8 @@ class DocumentRejectedError(DocuFlowError):
 
 class UnusableAttachmentError(DocumentRejectedError):
     """A PDF's embedded invoice XML cannot be used (broken XML, a standard we do not read): the
-    page content may still be, so extract_document falls back to it and records this reason."""
+    page content may still be, so extract_document falls back to it and records this reason.
+    """
 
     def __init__(self, attachment: str, cause: DocumentRejectedError, document_format: DocumentFormat) -> None:
         super().__init__(cause.code, f"embedded {attachment}: {cause.message}", document_format)

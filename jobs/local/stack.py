@@ -46,7 +46,7 @@ class Endpoints:
 
     @property
     def sqs(self) -> str:
-        """moto in server mode answers every service it emulates on one port."""
+        """Moto in server mode answers every service it emulates on one port."""
         return self.s3
 
     def aws_env(self) -> dict[str, str]:
@@ -61,7 +61,9 @@ class Endpoints:
 
 
 @contextmanager
-def ephemeral(log_dir: Path, s3_spec: Callable[[int, Path], servers.ServerSpec] = servers.s3_spec) -> Iterator[Endpoints]:
+def ephemeral(
+    log_dir: Path, s3_spec: Callable[[int, Path], servers.ServerSpec] = servers.s3_spec
+) -> Iterator[Endpoints]:
     """Fresh in-memory DynamoDB Local and moto S3 on free ports, stopped on exit.
 
     For test sessions and benchmarks: a new engine each time, since DynamoDB Local slows down on
@@ -102,9 +104,7 @@ def _read_state() -> dict[str, dict[str, int]]:
 
 def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSettings:
     """Create the stage's resources; returns the settings completed with the arrival queue URL."""
-    session = boto3.session.Session(
-        aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION
-    )
+    session = boto3.session.Session(aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION)
     config = botocore_config(settings)
     url = bootstrap(
         session.client("dynamodb", endpoint_url=endpoints.dynamodb, config=config),
@@ -120,7 +120,8 @@ def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSetti
 
 def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]]:
     """Start what is not running, wait for both servers, bootstrap; returns endpoints, the
-    completed settings and timings."""
+    completed settings and timings.
+    """
     started = time.monotonic()
     state = _read_state()
     specs = {
@@ -171,7 +172,8 @@ def status() -> dict[str, dict[str, object]]:
 
 def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
     """What a job needs to run on the embedded stack: endpoints, dummy credentials, settings, and
-    the local OCR engine (there is no Textract here)."""
+    the local OCR engine (there is no Textract here).
+    """
     return {**endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: LOCAL_OCR_ENGINE}
 
 

@@ -62,7 +62,9 @@ def dt_of(manifest_key: str) -> str:
     try:
         moment = datetime.strptime(folder, "%Y-%m-%dT%H-%MZ")
     except ValueError as exc:
-        raise ReconcileInputError(f"{manifest_key}: not an S3 Inventory manifest path (…/YYYY-MM-DDTHH-MMZ/manifest.json)") from exc
+        raise ReconcileInputError(
+            f"{manifest_key}: not an S3 Inventory manifest path (…/YYYY-MM-DDTHH-MMZ/manifest.json)"
+        ) from exc
     return moment.strftime("%Y-%m-%d-%H-%M")
 
 
@@ -104,11 +106,15 @@ class AthenaReconcile:
         try:
             summary = self._json(summary_uri)
         except S3ObjectMissingError as exc:
-            raise ExportNotReadyError(f"{summary_uri} does not exist: the export is still in progress or failed") from exc
+            raise ExportNotReadyError(
+                f"{summary_uri} does not exist: the export is still in progress or failed"
+            ) from exc
         if summary.get("outputFormat", "DYNAMODB_JSON") != "DYNAMODB_JSON":
             raise ReconcileInputError(f"{summary_uri}: outputFormat {summary.get('outputFormat')!r} is not supported")
         if summary.get("exportType", FULL_EXPORT) != FULL_EXPORT:
-            raise ReconcileInputError(f"{summary_uri}: an incremental export holds changes, not the table: give a full export")
+            raise ReconcileInputError(
+                f"{summary_uri}: an incremental export holds changes, not the table: give a full export"
+            )
         export_id = summary_uri.rsplit("/", 2)[-2]
         try:
             exported = datetime.fromisoformat(str(summary["exportTime"]).replace("Z", "+00:00")).astimezone(UTC)
@@ -122,7 +128,12 @@ class AthenaReconcile:
         s = self.settings
         folder = f"{s.inventory_prefix}{source_bucket}/{s.inventory_config_id}/"
         # Dated folders sort in time order; "2" skips data/ and hive/ (years 2000-2999).
-        keys = [o.key for page in self.buckets.list_pages(s.inventory_bucket, folder + "2") for o in page if o.key.endswith("/" + INVENTORY_MANIFEST)]
+        keys = [
+            o.key
+            for page in self.buckets.list_pages(s.inventory_bucket, folder + "2")
+            for o in page
+            if o.key.endswith("/" + INVENTORY_MANIFEST)
+        ]
         if not keys:
             raise ReconcileInputError(f"no S3 Inventory manifest under s3://{s.inventory_bucket}/{folder}")
         return layout.s3_uri(s.inventory_bucket, max(keys))
@@ -132,7 +143,9 @@ class AthenaReconcile:
         source = str(manifest.get("sourceBucket", ""))
         fmt = str(manifest.get("fileFormat", "")).upper()
         if fmt != "PARQUET":
-            raise ReconcileInputError(f"{manifest_uri}: fileFormat {fmt or '?'}: the Athena tables read Parquet inventories")
+            raise ReconcileInputError(
+                f"{manifest_uri}: fileFormat {fmt or '?'}: the Athena tables read Parquet inventories"
+            )
         files = manifest.get("files")
         if isinstance(files, list):
             keys = [str(f.get("key")) for f in files if isinstance(f, dict)]
@@ -146,15 +159,21 @@ class AthenaReconcile:
         dt = dt_of(key)
         symlink = f"{key.rsplit('/', 2)[0]}/hive/dt={dt}/symlink.txt"
         if self.buckets.head(bucket, symlink) is None:
-            raise ReconcileInputError(f"missing partition dt={dt}: s3://{bucket}/{symlink} does not exist (inventory not delivered?)")
+            raise ReconcileInputError(
+                f"missing partition dt={dt}: s3://{bucket}/{symlink} does not exist (inventory not delivered?)"
+            )
         return InventoryPartition(source, manifest_uri, dt, created)
 
     # --- the run -------------------------------------------------------------------------------
-    def run(self, params_for: Callable[[datetime], RuleParams], options: ReconcileOptions, report_prefix: str) -> EngineFindings:
+    def run(
+        self, params_for: Callable[[datetime], RuleParams], options: ReconcileOptions, report_prefix: str
+    ) -> EngineFindings:
         s = self.settings
         now = layout.utc_now()
         export_id, export_time, item_count = self.export(options.dynamodb_export, now.replace(second=0, microsecond=0))
-        manifests = list(options.s3_inventories) or [self.latest_manifest(b) for b in (s.raw_bucket, s.processed_bucket)]
+        manifests = list(options.s3_inventories) or [
+            self.latest_manifest(b) for b in (s.raw_bucket, s.processed_bucket)
+        ]
         partitions = {p.source_bucket: p for p in map(self.partition, manifests)}
         for needed in (s.raw_bucket, s.processed_bucket):
             if needed not in partitions:
@@ -182,7 +201,11 @@ class AthenaReconcile:
             wide,
             taken_at=taken_at,
             inputs={"table": f"export {export_id}", "raw": raw.manifest, "processed": processed.manifest},
-            sizes={"table": item_count if item_count is not None else -1, "raw": raw_count, "processed": processed_count},
+            sizes={
+                "table": item_count if item_count is not None else -1,
+                "raw": raw_count,
+                "processed": processed_count,
+            },
             stats={
                 "workgroup": s.athena_workgroup,
                 "queryIds": [counted.query_id, found.query_id],

@@ -44,7 +44,9 @@ def duration(text: str) -> timedelta:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m jobs reconcile", description=__doc__)
-    p.add_argument("--source", choices=("live", "files"), default=None, help="default: files when files are given, else live")
+    p.add_argument(
+        "--source", choices=("live", "files"), default=None, help="default: files when files are given, else live"
+    )
     p.add_argument(
         "--engine",
         choices=ENGINES,
@@ -52,20 +54,40 @@ def parser() -> argparse.ArgumentParser:
         help="polars (in process), duckdb (the Athena SQL on embedded DuckDB over the files) or athena; "
         "default: DOCUFLOW_RECONCILE_ENGINE, else polars",
     )
-    p.add_argument("--dynamodb-export", metavar="LOCATION", help="export directory or manifest-summary.json (path or s3://)")
-    p.add_argument("--s3-inventory", metavar="MANIFEST", action="append", default=[], help="inventory manifest.json, once per bucket")
+    p.add_argument(
+        "--dynamodb-export", metavar="LOCATION", help="export directory or manifest-summary.json (path or s3://)"
+    )
+    p.add_argument(
+        "--s3-inventory",
+        metavar="MANIFEST",
+        action="append",
+        default=[],
+        help="inventory manifest.json, once per bucket",
+    )
     p.add_argument(
         "--table-state",
         metavar="LOCATION",
         help="the table as an earlier run kept it (path or s3://); --dynamodb-export then names the incremental export that follows it",
     )
-    p.add_argument("--write-table-state", metavar="LOCATION", help="keep the table this run reads there (write-once), for the next run's --table-state")
+    p.add_argument(
+        "--write-table-state",
+        metavar="LOCATION",
+        help="keep the table this run reads there (write-once), for the next run's --table-state",
+    )
     p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
     p.add_argument("--repair", action="store_true", help="apply the safe fixes (logged, in the report)")
-    p.add_argument("--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)")
-    p.add_argument("--stuck-after", type=duration, default=timedelta(hours=6), help="lease expired longer ago than this (6h)")
-    p.add_argument("--fail-on", choices=[s.value for s in Severity], default=Severity.ERROR.value, help="exit 1 threshold (error)")
-    p.add_argument("--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)")
+    p.add_argument(
+        "--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)"
+    )
+    p.add_argument(
+        "--stuck-after", type=duration, default=timedelta(hours=6), help="lease expired longer ago than this (6h)"
+    )
+    p.add_argument(
+        "--fail-on", choices=[s.value for s in Severity], default=Severity.ERROR.value, help="exit 1 threshold (error)"
+    )
+    p.add_argument(
+        "--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)"
+    )
     p.add_argument("--no-report", action="store_true", help="print findings only, write nothing to the reports bucket")
     return p
 
@@ -77,7 +99,9 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
         engine = args.engine or JobSettings.from_env().reconcile_engine
     except SettingsError as exc:
         p.error(str(exc))
-    files = args.dynamodb_export or args.s3_inventory or args.table_state or args.write_table_state or engine == "duckdb"
+    files = (
+        args.dynamodb_export or args.s3_inventory or args.table_state or args.write_table_state or engine == "duckdb"
+    )
     source = args.source or ("files" if files else "live")
     try:
         return ReconcileOptions(
@@ -112,8 +136,10 @@ def main(argv: list[str]) -> int:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     summary = outcome.summary
-    print(f"reconcile {summary.runId}: {summary.totalFindings} findings "
-          f"({summary.severities.get('error', 0)} errors, {summary.severities.get('warning', 0)} warnings)")
+    print(
+        f"reconcile {summary.runId}: {summary.totalFindings} findings "
+        f"({summary.severities.get('error', 0)} errors, {summary.severities.get('warning', 0)} warnings)"
+    )
     for code, count in summary.counts.items():
         if count:
             print(f"  {code:<18} {count}")

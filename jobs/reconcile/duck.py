@@ -41,7 +41,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 INVENTORY_COLUMNS = ("bucket", "key", "size", "last_modified_date", "e_tag")
-_CSV_NAMES = {"bucket": "bucket", "key": "key", "size": "size", "lastmodifieddate": "last_modified_date", "etag": "e_tag"}
+_CSV_NAMES = {
+    "bucket": "bucket",
+    "key": "key",
+    "size": "size",
+    "lastmodifieddate": "last_modified_date",
+    "etag": "e_tag",
+}
 
 
 def _q(path: Path) -> str:
@@ -85,16 +91,22 @@ class DuckEngine:
             # Parsed once into a table: the per-file counts and the query then read it, not the JSON.
             self._execute(f"CREATE TABLE export_lines AS SELECT Item AS item, filename FROM {source}", manifest.where)
             self._sql("CREATE VIEW export AS SELECT item FROM export_lines")
-            per_file = dict(self.con.execute("SELECT filename, count(*) FROM export_lines GROUP BY filename").fetchall())
+            per_file = dict(
+                self.con.execute("SELECT filename, count(*) FROM export_lines GROUP BY filename").fetchall()
+            )
             for entry, path in zip(files, paths, strict=True):
                 rows = per_file.get(str(path), 0)
                 if entry.item_count is not None and rows != entry.item_count:
-                    raise ReconcileInputError(f"{entry.location.text} holds {rows} items, the manifest says {entry.item_count}")
+                    raise ReconcileInputError(
+                        f"{entry.location.text} holds {rows} items, the manifest says {entry.item_count}"
+                    )
         else:
             self._sql(f"CREATE VIEW export AS SELECT CAST(NULL AS STRUCT({struct})) AS item WHERE false")
         count = self._count("export", manifest.where)
         if manifest.item_count is not None and manifest.item_count != count:
-            raise ReconcileInputError(f"{manifest.where} declares {manifest.item_count} items, the data files hold {count}")
+            raise ReconcileInputError(
+                f"{manifest.where} declares {manifest.item_count} items, the data files hold {count}"
+            )
         return manifest.export_time, count
 
     def inventory_view(self, name: str, manifest: InventoryManifest) -> tuple[datetime, str, int]:
@@ -133,9 +145,14 @@ class DuckEngine:
                 CAST({c["size"]} AS BIGINT) AS size, CAST({c["last_modified_date"]} AS TIMESTAMPTZ) AS last_modified_date,
                 CAST({c["e_tag"]} AS VARCHAR) AS e_tag FROM {source} {where}"""
         )
-        others = self._scalar(f"SELECT count(*) FROM {name} WHERE bucket IS DISTINCT FROM {sql.lit(manifest.source_bucket)}", manifest.where)
+        others = self._scalar(
+            f"SELECT count(*) FROM {name} WHERE bucket IS DISTINCT FROM {sql.lit(manifest.source_bucket)}",
+            manifest.where,
+        )
         if others:
-            raise ReconcileInputError(f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}")
+            raise ReconcileInputError(
+                f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}"
+            )
         return manifest.created, manifest.where, self._count(name, manifest.where)
 
     def results_table(self, processed_view: str, read: Callable[[list[str]], pl.DataFrame]) -> None:
@@ -199,8 +216,13 @@ def duck_find(
         engine = DuckEngine(buckets, Path(tmp), threads)
         try:
             export_time, items = engine.export_view(export, read_results is not None)
-            result = EngineFindings(pl.DataFrame(), taken_at={"table": export_time}, inputs={"table": export}, sizes={"table": items})
-            for name, manifest, view in (("raw", raw_m, "raw_inventory"), ("processed", processed_m, "processed_inventory")):
+            result = EngineFindings(
+                pl.DataFrame(), taken_at={"table": export_time}, inputs={"table": export}, sizes={"table": items}
+            )
+            for name, manifest, view in (
+                ("raw", raw_m, "raw_inventory"),
+                ("processed", processed_m, "processed_inventory"),
+            ):
                 created, where, rows = engine.inventory_view(view, manifest)
                 result.taken_at[name], result.inputs[name], result.sizes[name] = created, where, rows
             timed = dataclasses.replace(params, as_of=min(result.taken_at.values()))

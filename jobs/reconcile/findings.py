@@ -125,7 +125,12 @@ WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
 # The summary fields --deep compares, as (evidence name, item column, result column suffix).
 SUMMARY_FIELDS = ("status", "vendorName", "invoiceDate", "totalAmount")
-_SUMMARY_COLUMNS = {"status": "status", "vendorName": "vendor_name", "invoiceDate": "invoice_date", "totalAmount": "total_amount"}
+_SUMMARY_COLUMNS = {
+    "status": "status",
+    "vendorName": "vendor_name",
+    "invoiceDate": "invoice_date",
+    "totalAmount": "total_amount",
+}
 
 # An evidence field: (JSON name, wide column) or (JSON name, nested fields).
 EvidenceField = tuple[str, "str | tuple[EvidenceField, ...]"]
@@ -257,7 +262,10 @@ def _render_code(rows: pl.DataFrame, code: Code) -> pl.DataFrame:
         item_shape = rows.filter(pl.col("key").is_null())
         deep_shape = rows.filter(pl.col("key").is_not_null())
         parts = []
-        for part, keep in ((item_shape, ("rawS3Uri", "resultS3Uri")), (deep_shape, ("resultUserId", "resultDocumentId"))):
+        for part, keep in (
+            (item_shape, ("rawS3Uri", "resultS3Uri")),
+            (deep_shape, ("resultUserId", "resultDocumentId")),
+        ):
             chosen = tuple(f for f in fields if f[0] not in _OPTIONAL or f[0] in keep)
             parts.append(part.with_columns(_evidence_expr(chosen, code).alias("evidence")))
         rows = pl.concat(parts)

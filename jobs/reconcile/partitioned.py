@@ -55,7 +55,8 @@ DEEP_SIDE = ("rawS3Uri", "rawEtag", *rules.DEEP_ONLY_COLUMNS)  # what --deep's r
 
 class _Spill:
     """Rows of one kind by partition: held in memory when there is one partition, else Arrow IPC
-    pieces under a directory, split by key hash."""
+    pieces under a directory, split by key hash.
+    """
 
     def __init__(self, root: Path, name: str, partitions: int) -> None:
         self.root = root / name
@@ -89,7 +90,8 @@ class _Spill:
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     """A findings frame with its own string buffers: polars' strings are views into the buffers of
     the frame they were filtered from, so a kept finding would pin its whole chunk (~60 MB per
-    export file at 250k items, measured: RSS grew linearly until this copy)."""
+    export file at 250k items, measured: RSS grew linearly until this copy).
+    """
     arrow = frame.to_arrow()  # views → contiguous Arrow strings: a copy of just these rows
     detached = pl.from_arrow(arrow)
     assert isinstance(detached, pl.DataFrame)
@@ -115,14 +117,17 @@ class _Side:
 
 class _Engine:
     """The run's state: what was found so far, rows read, and the empty frames a rule reads for
-    the side it does not look at."""
+    the side it does not look at.
+    """
 
     def __init__(self, params: RuleParams, root: Path, partitions: int) -> None:
         self.params = params
         self.root = root
         self.partitions = partitions
         objects = rules.classified(empty(OBJECTS_SCHEMA).lazy(), "raw", params).collect()
-        self.nothing = Prepared(rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params), objects.lazy(), objects.lazy(), params)
+        self.nothing = Prepared(
+            rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params), objects.lazy(), objects.lazy(), params
+        )
         self.item_schema = self.nothing.items.collect_schema()
         self.object_schema = dict(objects.schema)
         self.found: list[pl.DataFrame] = []
@@ -165,7 +170,11 @@ class _Engine:
             items = side.items.read(number, {c: self.item_schema[c] for c in side.columns}).lazy()
             if side.kind == "result":
                 items = items.with_columns(rules.result_key())
-            objects = objects_spill.read(number, self.object_schema).lazy().with_columns(pl.lit(side.manifest.source_bucket).alias("bucket"))
+            objects = (
+                objects_spill.read(number, self.object_schema)
+                .lazy()
+                .with_columns(pl.lit(side.manifest.source_bucket).alias("bucket"))
+            )
             prepared = self._prepared(side, items, objects)
             self.collect(rule(prepared) for rule in side.rules)
             if read_results is not None:

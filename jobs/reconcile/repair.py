@@ -71,7 +71,8 @@ class _Skip(Exception):
 
 def item_from_result(doc: ResultDocument, result_uri: str, result_etag: str | None, now: datetime) -> DocumentItem:
     """The summary item ingest would have written for this result.json: `finished_item` applied
-    to the claim that wrote it (rebuilt: first attempt, version 1, so the item ends at version 2)."""
+    to the claim that wrote it (rebuilt: first attempt, version 1, so the item ends at version 2).
+    """
     claim = DocumentItem(
         userId=doc.userId,
         documentId=doc.documentId,
@@ -89,17 +90,15 @@ def item_from_result(doc: ResultDocument, result_uri: str, result_etag: str | No
 def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
     """FAILED + INTERNAL with attempts 0: the next ingest claims it again (plan.decide)."""
     return item.evolve(
-        **{
-            "status": Status.FAILED,
-            "failureCode": FailureCode.INTERNAL.value,
-            "failureMessage": REPROCESS_MESSAGE.format(why=why),
-            "attempts": 0,
-            "version": item.version + 1,
-            "updatedAt": now,
-            "resultS3Uri": None,
-            "leaseOwner": None,
-            "leaseExpiresAt": None,
-        }
+        status=Status.FAILED,
+        failureCode=FailureCode.INTERNAL.value,
+        failureMessage=REPROCESS_MESSAGE.format(why=why),
+        attempts=0,
+        version=item.version + 1,
+        updatedAt=now,
+        resultS3Uri=None,
+        leaseOwner=None,
+        leaseExpiresAt=None,
     )
 
 
@@ -204,15 +203,18 @@ class Repairer:
     def _index(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
         self._put(item.evolve(version=item.version + 1, updatedAt=self._clock()), item.version)
-        return _ACTION_NAMES[Code.INDEX_DRIFT], f"GSI1PK was {evidence.get('GSI1PK')}, GSI1SK was {evidence.get('GSI1SK')}"
-
+        return _ACTION_NAMES[
+            Code.INDEX_DRIFT
+        ], f"GSI1PK was {evidence.get('GSI1PK')}, GSI1SK was {evidence.get('GSI1SK')}"
 
     def _foreign_result(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
         if item.status == Status.PROCESSING:
             raise _Skip("the document is being processed again")
         self._put(reprocess(item, "result.json was extracted from another upload", self._clock()), item.version)
-        return _ACTION_NAMES[Code.RESULT_SOURCE_MISMATCH], f"result.json from {evidence.get('resultEtag')}, item {evidence.get('itemEtag')}"
+        return _ACTION_NAMES[
+            Code.RESULT_SOURCE_MISMATCH
+        ], f"result.json from {evidence.get('resultEtag')}, item {evidence.get('itemEtag')}"
 
     def _deleted(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
@@ -222,7 +224,6 @@ class Repairer:
             raise _Skip("the raw object exists again")
         self._put(tombstone(item, self._clock(), "reconcile: raw object deleted after it was processed"), item.version)
         return _ACTION_NAMES[Code.MISSING_RAW], f"was {item.status.value} v{item.version}"
-
 
     def _requeue(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         if self._arrivals is None:

@@ -109,7 +109,9 @@ def _chart(history: list[ReconcileSummary]) -> str:
     width, height, pad = 720, 220, 30
     bar = max(4, (width - 2 * pad) // len(history) - 4)
     top = max(1, max(s.totalFindings for s in history))
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" role="img" aria-label="findings per run">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" role="img" aria-label="findings per run">'
+    ]
     for i, run in enumerate(history):
         x = pad + i * (bar + 4)
         errors = run.severities.get("error", 0)
@@ -117,7 +119,9 @@ def _chart(history: list[ReconcileSummary]) -> str:
         h_err = round(errors / top * height)
         h_warn = round(warnings / top * height)
         label = html.escape(f"{run.runId}: {errors} errors, {warnings} warnings")
-        parts.append(f'<rect x="{x}" y="{height - h_err}" width="{bar}" height="{h_err}" fill="#c0392b"><title>{label}</title></rect>')
+        parts.append(
+            f'<rect x="{x}" y="{height - h_err}" width="{bar}" height="{h_err}" fill="#c0392b"><title>{label}</title></rect>'
+        )
         parts.append(
             f'<rect x="{x}" y="{height - h_err - h_warn}" width="{bar}" height="{h_warn}" fill="#e67e22"><title>{label}</title></rect>'
         )
@@ -142,7 +146,10 @@ def render_html(summary: ReconcileSummary, findings: pl.DataFrame, history: list
         f"<td>{esc(r.action)}</td><td>{esc(r.outcome)}</td><td>{esc(r.detail)}</td></tr>"
         for r in summary.repairs
     )
-    snapshot = "".join(f"<li>{esc(k)}: {esc(summary.inputs.get(k, ''))} at {v.isoformat()}</li>" for k, v in summary.snapshotTimes.items())
+    snapshot = "".join(
+        f"<li>{esc(k)}: {esc(summary.inputs.get(k, ''))} at {v.isoformat()}</li>"
+        for k, v in summary.snapshotTimes.items()
+    )
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>DocuFlow reconciliation {esc(summary.runId)}</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}</style>
@@ -159,7 +166,7 @@ def render_html(summary: ReconcileSummary, findings: pl.DataFrame, history: list
 <h2>Repairs ({len(summary.repairs)})</h2>
 <table><tr><th>code</th><th>document</th><th>action</th><th>outcome</th><th>detail</th></tr>{repairs}</table>
 <h2>Findings (first {min(HTML_FINDINGS_SHOWN, findings.height)} of {findings.height}; all in findings.csv / findings.parquet)</h2>
-<table><tr>{''.join(f'<th>{esc(c)}</th>' for c in findings.columns)}</tr>{finding_rows}</table>
+<table><tr>{"".join(f"<th>{esc(c)}</th>" for c in findings.columns)}</tr>{finding_rows}</table>
 </body></html>
 """
     return page.encode()
@@ -187,4 +194,3 @@ def write_report(
     buckets.put_once(bucket, prefix + SUMMARY_FILE, final.model_dump_json(indent=2).encode(), "application/json")
     logger.info("report written", extra={"bucket": bucket, "prefix": prefix})
     return final
-

@@ -219,7 +219,7 @@ def templates() -> dict[str, Template]:
         "sk": split_template(layout.document_sk("{d}"), "{d}"),
         "status": split_template(layout.status_pk("{s}"), "{s}"),
         "raw": raw,
-        "raw_dir": Template(raw.parts[:2] + (raw.parts[2],)),  # raw/{u}/{d}/: this document's raw objects
+        "raw_dir": Template((*raw.parts[:2], raw.parts[2])),  # raw/{u}/{d}/: this document's raw objects
         "result": split_template(layout.result_key("{u}", "{d}"), "{u}", "{d}"),
     }
 
@@ -264,7 +264,9 @@ def classify_keys(objects: pl.LazyFrame, kind: str) -> pl.LazyFrame:
         # class allows (found by the engines' equivalence test: "..x" was read as a valid name).
         filename = groups_col.struct.field("filename")
         fast_ok = fast_ok & (filename != ".") & ~filename.str.starts_with("..")
-    marked = objects.with_columns(parsed.alias("_groups")).with_columns(fast_ok.fill_null(False).alias("_fast")).collect()
+    marked = (
+        objects.with_columns(parsed.alias("_groups")).with_columns(fast_ok.fill_null(False).alias("_fast")).collect()
+    )
     # Only the keys the fast path could not vouch for pay for a Python call; their answers are
     # looked up by key, so the big frame is never split and copied.
     answers = {k: _slow_ids(kind, k) for k in marked.filter(~pl.col("_fast")).get_column("key").unique().to_list()}
@@ -294,7 +296,7 @@ def unquoted(expr: pl.Expr) -> pl.Expr:
 
 
 def canonical_amount(expr: pl.Expr) -> pl.Expr:
-    """"12.50" and "12.5" are one amount (DynamoDB normalises numbers, result.json does not)."""
+    """ "12.50" and "12.5" are one amount (DynamoDB normalises numbers, result.json does not)."""
     return pl.when(expr.str.contains(r"\.")).then(expr.str.replace(r"\.?0+$", "")).otherwise(expr)
 
 
@@ -335,17 +337,34 @@ class Prepared:
     def raw_pairs(self) -> pl.DataFrame:
         """Items and raw objects paired on rawKey = key: `_item`/`_object` are row numbers into
         `items`/`raw`, null on the side without a partner; ETags as hashes (`_itemEtag`,
-        `_objectEtag`) and the object's `judged`."""
-        items = self.items.select(*_key_hashes(pl.col("rawKey")), _etag_hash(pl.col("rawEtag")).alias("_itemEtag")).with_row_index("_item")
-        objects = self.raw.select(*_key_hashes(pl.col("key")), "judged", _etag_hash(pl.col("etag")).alias("_objectEtag")).with_row_index("_object")
-        return items.join(objects, on=KEY_HASHES, how="full").drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES]).collect()
+        `_objectEtag`) and the object's `judged`.
+        """
+        items = self.items.select(
+            *_key_hashes(pl.col("rawKey")), _etag_hash(pl.col("rawEtag")).alias("_itemEtag")
+        ).with_row_index("_item")
+        objects = self.raw.select(
+            *_key_hashes(pl.col("key")), "judged", _etag_hash(pl.col("etag")).alias("_objectEtag")
+        ).with_row_index("_object")
+        return (
+            items.join(objects, on=KEY_HASHES, how="full")
+            .drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES])
+            .collect()
+        )
 
     @cached_property
     def result_pairs(self) -> pl.DataFrame:
         """Items and valid result objects paired on resultKey = key (row numbers as in raw_pairs)."""
         items = self.items.select(*_key_hashes(pl.col("resultKey"))).with_row_index("_item")
-        objects = self.processed.select(*_key_hashes(pl.col("key")), "badKey").with_row_index("_object").filter(~pl.col("badKey"))
-        return items.join(objects.drop("badKey"), on=KEY_HASHES, how="full").drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES]).collect()
+        objects = (
+            self.processed.select(*_key_hashes(pl.col("key")), "badKey")
+            .with_row_index("_object")
+            .filter(~pl.col("badKey"))
+        )
+        return (
+            items.join(objects.drop("badKey"), on=KEY_HASHES, how="full")
+            .drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES])
+            .collect()
+        )
 
 
 # Two independent 64-bit hashes stand for a key in the joins: two different keys agree on both
@@ -358,7 +377,10 @@ _ETAG_SEED = 0x5EED3
 
 def _key_hashes(key: pl.Expr) -> list[pl.Expr]:
     # A null key (an item whose rawS3Uri is elsewhere) hashes to null: it pairs with nothing.
-    return [pl.when(key.is_not_null()).then(key.hash(seed)).alias(name) for name, seed in zip(KEY_HASHES, _KEY_SEEDS, strict=True)]
+    return [
+        pl.when(key.is_not_null()).then(key.hash(seed)).alias(name)
+        for name, seed in zip(KEY_HASHES, _KEY_SEEDS, strict=True)
+    ]
 
 
 def _etag_hash(etag: pl.Expr) -> pl.Expr:
@@ -478,9 +500,13 @@ def stale_result(p: Prepared) -> pl.LazyFrame:
     # Pairs are per item: two items naming one raw object (a KEY_MISMATCH) are judged each
     # against the object on their own ETag.
     stale = p.raw_pairs.filter(
-        pl.col("_item").is_not_null() & pl.col("judged").fill_null(False) & pl.col("_itemEtag").ne_missing(pl.col("_objectEtag"))
+        pl.col("_item").is_not_null()
+        & pl.col("judged").fill_null(False)
+        & pl.col("_itemEtag").ne_missing(pl.col("_objectEtag"))
     ).select("_item", "_object")
-    objects = _rows(p.raw.select(unquoted(pl.col("etag")).alias("objectEtag")), stale.select("_object", "_item"), "_object")
+    objects = _rows(
+        p.raw.select(unquoted(pl.col("etag")).alias("objectEtag")), stale.select("_object", "_item"), "_object"
+    )
     return _row(
         _rows(p.items, objects.collect(), "_item"),
         Code.STALE_RESULT,
@@ -567,7 +593,11 @@ def key_mismatch(p: Prepared) -> pl.LazyFrame:
         pl.col("sk").ne_missing(t["sk"].build(doc)),
         pl.col("rawKey").is_null(),
         pl.col("rawKey").is_not_null()
-        & (~pl.col("rawKey").str.starts_with(raw_dir) | (raw_rest.str.len_chars() == 0) | raw_rest.str.contains("/", literal=True)),
+        & (
+            ~pl.col("rawKey").str.starts_with(raw_dir)
+            | (raw_rest.str.len_chars() == 0)
+            | raw_rest.str.contains("/", literal=True)
+        ),
         pl.col("resultS3Uri").is_not_null() & pl.col("resultS3Uri").ne_missing(expected_result_uri),
     ]
     # A cheap OR of the checks first; the readable problem list only for the few flagged rows.
@@ -597,7 +627,8 @@ def _located_results(p: Prepared, results: pl.LazyFrame, readable: bool = True) 
 
 def _compared_items(p: Prepared) -> pl.LazyFrame:
     """Items --deep holds to their result.json: not one being redone (PROCESSING: its old
-    result.json is about to be replaced), not a tombstone (its result.json stays as evidence)."""
+    result.json is about to be replaced), not a tombstone (its result.json stays as evidence).
+    """
     return p.items.filter(~pl.col("status").is_in([Status.PROCESSING.value, TOMBSTONE]))
 
 
@@ -662,13 +693,20 @@ def summary_mismatch(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
 
 def result_source_mismatch(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
     """RESULT_SOURCE_MISMATCH (--deep): result.json was extracted from another raw object (key or
-    ETag) than the one the item names: a writer whose claim was taken over left its bytes."""
+    ETag) than the one the item names: a writer whose claim was taken over left its bytes.
+    """
     result_side = _located_results(p, results).select(
-        pl.col("keyUserId").alias("userId"), pl.col("keyDocumentId").alias("documentId"), "bucket", "key", "sourceUri", "sourceEtag"
+        pl.col("keyUserId").alias("userId"),
+        pl.col("keyDocumentId").alias("documentId"),
+        "bucket",
+        "key",
+        "sourceUri",
+        "sourceEtag",
     )
     joined = _compared_items(p).join(result_side, on=["userId", "documentId"], how="inner")
     foreign = joined.filter(
-        pl.col("sourceUri").ne_missing(pl.col("rawS3Uri")) | unquoted(pl.col("sourceEtag")).ne_missing(unquoted(pl.col("rawEtag")))
+        pl.col("sourceUri").ne_missing(pl.col("rawS3Uri"))
+        | unquoted(pl.col("sourceEtag")).ne_missing(unquoted(pl.col("rawEtag")))
     )
     return _row(
         foreign,
@@ -718,8 +756,7 @@ def find_wide(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
     # One rule at a time: each join still uses every core, and only one rule's hash tables are
     # alive at once (all at once cost ~0.8 GB more at a million items for no gain on 2 cores).
     collected = [part.collect() for part in parts]
-    wide = pl.concat(collected, how="diagonal_relaxed") if collected else empty(WIDE_SCHEMA)
-    return wide
+    return pl.concat(collected, how="diagonal_relaxed") if collected else empty(WIDE_SCHEMA)
 
 
 def find(inputs: Inputs, params: RuleParams) -> pl.DataFrame:

@@ -72,21 +72,37 @@ class ReconcileOptions:
         if self.engine not in ENGINES:
             raise ValueError(f"--engine {self.engine!r}: one of {', '.join(ENGINES)}")
         if self.engine == "duckdb" and self.source != "files":
-            raise ValueError("--engine duckdb reads export and inventory files: give --dynamodb-export and --s3-inventory")
+            raise ValueError(
+                "--engine duckdb reads export and inventory files: give --dynamodb-export and --s3-inventory"
+            )
         if self.engine == "athena" and self.deep:
-            raise ValueError("--engine athena does not read result.json contents: run --deep with the polars or duckdb engine")
+            raise ValueError(
+                "--engine athena does not read result.json contents: run --deep with the polars or duckdb engine"
+            )
         if self.engine == "athena":
             object.__setattr__(self, "source", "athena")
         elif self.source not in ("live", "files"):
             raise ValueError(f"--source {self.source!r}: live or files")
         if (self.table_state or self.write_table_state) and (self.engine != "polars" or self.source != "files"):
-            raise ValueError("--table-state and --write-table-state are read and written by the polars engine over files")
+            raise ValueError(
+                "--table-state and --write-table-state are read and written by the polars engine over files"
+            )
         if self.source == "files" and (not (self.dynamodb_export or self.table_state) or not self.s3_inventories):
-            raise ValueError("--source files needs --dynamodb-export (or --table-state) and one --s3-inventory per bucket")
-        if self.table_state and self.write_table_state and self.table_state.rstrip("/") == self.write_table_state.rstrip("/"):
+            raise ValueError(
+                "--source files needs --dynamodb-export (or --table-state) and one --s3-inventory per bucket"
+            )
+        if (
+            self.table_state
+            and self.write_table_state
+            and self.table_state.rstrip("/") == self.write_table_state.rstrip("/")
+        ):
             raise ValueError("--write-table-state must be a new location, not the --table-state it reads")
-        if self.source == "athena" and any(not x.startswith("s3://") for x in (self.dynamodb_export or "s3://", *self.s3_inventories)):
-            raise ValueError("--engine athena reads the export and inventories where AWS wrote them: give s3:// locations")
+        if self.source == "athena" and any(
+            not x.startswith("s3://") for x in (self.dynamodb_export or "s3://", *self.s3_inventories)
+        ):
+            raise ValueError(
+                "--engine athena reads the export and inventories where AWS wrote them: give s3:// locations"
+            )
         if self.source == "live" and (self.dynamodb_export or self.s3_inventories):
             raise ValueError("--dynamodb-export/--s3-inventory are read only with --source files")
         for name in ("grace", "stuck_after", "retention"):
@@ -249,7 +265,11 @@ class ReconcileRun:
             return Judged.of(found)
         if o.engine == "polars":
             snapshot = self.snapshot()
-            sizes = {"table": snapshot.items.height, "raw": snapshot.raw_objects.height, "processed": snapshot.processed_objects.height}
+            sizes = {
+                "table": snapshot.items.height,
+                "raw": snapshot.raw_objects.height,
+                "processed": snapshot.processed_objects.height,
+            }
             return Judged(self.find(snapshot), snapshot.taken_at, snapshot.inputs, sizes)
         if o.engine == "duckdb":
             from jobs.reconcile.duck import duck_find
@@ -302,7 +322,9 @@ class ReconcileRun:
         timings["find"] = time.perf_counter() - clock
         repairs: list[RepairAction] = []
         if self.options.repair:
-            repairs = Repairer(self.table, self.buckets, self.settings.processed_bucket, arrivals=self.arrivals).run(findings)
+            repairs = Repairer(self.table, self.buckets, self.settings.processed_bucket, arrivals=self.arrivals).run(
+                findings
+            )
         counts = rules.counts(findings)
         severities = {sev.value: int(findings.filter(pl.col("severity") == sev.value).height) for sev in Severity}
         summary = ReconcileSummary(

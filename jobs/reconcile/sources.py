@@ -49,7 +49,15 @@ if TYPE_CHECKING:
     from jobs.store.dynamo import DocumentTable
     from jobs.store.s3 import Buckets
 
-__all__ = ["ReconcileInputError", "Snapshot", "files_snapshot", "live_snapshot", "read_export", "read_inventory", "read_results"]
+__all__ = [
+    "ReconcileInputError",
+    "Snapshot",
+    "files_snapshot",
+    "live_snapshot",
+    "read_export",
+    "read_inventory",
+    "read_results",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +77,8 @@ INVENTORY_MANIFEST = "manifest.json"
 
 def _trim_heap() -> None:
     """Give glibc's freed heap pages back to the OS after a parse (Arrow's system pool allocates
-    many block-sized buffers; without a trim RSS stays ~200 MB per million rows higher)."""
+    many block-sized buffers; without a trim RSS stays ~200 MB per million rows higher).
+    """
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
@@ -165,14 +174,19 @@ def live_snapshot(
         processed = pool.submit(live_objects, buckets, processed_bucket)
         snapshot = Snapshot(items.result(), raw.result(), processed.result())
     snapshot.taken_at = {"table": started, "raw": started, "processed": started}
-    snapshot.inputs = {"table": "live Scan", "raw": f"live listing of {raw_bucket}", "processed": f"live listing of {processed_bucket}"}
+    snapshot.inputs = {
+        "table": "live Scan",
+        "raw": f"live listing of {raw_bucket}",
+        "processed": f"live listing of {processed_bucket}",
+    }
     return snapshot
 
 
 # --- result.json contents (--deep) -------------------------------------------------------------
 def result_row(key: str, data: bytes | None) -> dict[str, Any]:
     """The fields --deep compares, from result.json parsed as the contract's ResultDocument (the
-    one way it is read, repair included); `data` None: the object is gone since the listing."""
+    one way it is read, repair included); `data` None: the object is gone since the listing.
+    """
     row: dict[str, Any] = {"key": key} | dict.fromkeys(RESULTS_SCHEMA.keys() - {"key"})
     if data is None:
         return row | {"readError": "result.json is gone (deleted after the listing or inventory was taken)"}
@@ -234,7 +248,7 @@ class Location:
             return self._buckets.get_bytes(self.bucket, self.key)
         except ReconcileInputError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any read failure is a bad input for the caller
+        except Exception as exc:
             raise ReconcileInputError(f"cannot read {self.text}: {type(exc).__name__}: {exc}") from exc
 
     def exists(self) -> bool:
@@ -341,13 +355,15 @@ def _flatten(batch: pa.RecordBatch, where: str, incremental: bool) -> pa.Table:
     if not incremental:
         item = batch.column(0)
         if item.null_count:
-            raise ReconcileInputError(f"{where}: a line has no \"Item\" (not a full DYNAMODB_JSON export)")
+            raise ReconcileInputError(f'{where}: a line has no "Item" (not a full DYNAMODB_JSON export)')
         return pa.table(_unwrapped(item, pool))
     keys, image = batch.column(0), batch.column(1)
     columns = _unwrapped(image, pool)
     key_columns = _unwrapped(keys, pool)
     if keys.null_count or any(column.null_count for column in key_columns.values()):
-        raise ReconcileInputError(f"{where}: a line has no \"Keys\" with PK and SK (not an incremental DYNAMODB_JSON export)")
+        raise ReconcileInputError(
+            f'{where}: a line has no "Keys" with PK and SK (not an incremental DYNAMODB_JSON export)'
+        )
     columns.update(key_columns)  # a deleted item's key is only in Keys
     columns["_alive"] = pc.is_valid(image, memory_pool=pool)
     return pa.table(columns)
@@ -368,7 +384,9 @@ def _export_table(stream: BinaryIO, where: str, deep: bool, incremental: bool = 
         reader = pa_json.open_json(
             stream,
             read_options=pa_json.ReadOptions(block_size=EXPORT_BLOCK_BYTES, use_threads=False),
-            parse_options=pa_json.ParseOptions(explicit_schema=_export_schema(deep, incremental), unexpected_field_behavior="ignore"),
+            parse_options=pa_json.ParseOptions(
+                explicit_schema=_export_schema(deep, incremental), unexpected_field_behavior="ignore"
+            ),
             memory_pool=pa.system_memory_pool(),
         )
         for batch in reader:
@@ -399,20 +417,23 @@ def _items_from_arrow(table: pa.Table | None, deep: bool, extra: dict[str, pl.Da
 
 def _md5_matches(data: bytes, expected: str) -> bool:
     """S3 Inventory manifests give the MD5 in hex, DynamoDB export manifests in base64."""
-    digest = hashlib.md5(data).digest()  # noqa: S324 - AWS's own checksum, not security
+    digest = hashlib.md5(data).digest()
     return expected.lower() == digest.hex() or expected == base64.b64encode(digest).decode()
 
 
 def data_file(location: Location, size: int | None = None, md5: str | None = None) -> bytes:
     """A data file's bytes, checked against its manifest entry: an empty, truncated or replaced
-    file is an error, never "no objects" (which would read as every object missing)."""
+    file is an error, never "no objects" (which would read as every object missing).
+    """
     data = location.read()
     if not data:
         raise ReconcileInputError(f"{location.text} is empty (0 bytes): a damaged or truncated data file")
     if size is not None and len(data) != size:
         raise ReconcileInputError(f"{location.text} is {len(data)} bytes, its manifest says {size}")
     if md5 and not _md5_matches(data, md5):
-        raise ReconcileInputError(f"{location.text}: its MD5 does not match the manifest's checksum (damaged or replaced)")
+        raise ReconcileInputError(
+            f"{location.text}: its MD5 does not match the manifest's checksum (damaged or replaced)"
+        )
     return data
 
 
@@ -446,7 +467,8 @@ class DataFile:
 
     def read(self) -> bytes:
         """The checked bytes; a gzip file that inflates to nothing is refused unless the manifest
-        counts 0 items in it (an export of an empty table segment)."""
+        counts 0 items in it (an export of an empty table segment).
+        """
         data = data_file(self.location, self.size, self.md5)
         if self.item_count != 0 and data[:2] == b"\x1f\x8b":
             try:
@@ -506,7 +528,9 @@ def export_manifest(location_text: str, buckets: Buckets | None) -> ExportManife
             key, count, md5 = str(entry["dataFileS3Key"]), entry.get("itemCount"), entry.get("md5Checksum")
         except (ValueError, KeyError, TypeError) as exc:
             raise ReconcileInputError(f"{files_loc.text} line {number} is not a manifest entry: {exc}") from exc
-        files.append(DataFile(base.bucket_key(key, summary.get("s3Bucket")), None if count is None else int(count), md5=md5))
+        files.append(
+            DataFile(base.bucket_key(key, summary.get("s3Bucket")), None if count is None else int(count), md5=md5)
+        )
     refuse_duplicates([f.location.text for f in files], files_loc.text)
     declared = summary.get("itemCount")
     table_arn = summary.get("tableArn")
@@ -534,7 +558,8 @@ def full_export_manifest(location_text: str, buckets: Buckets | None) -> ExportM
 
 def bounded_map(fn: Callable[[T], R], entries: list[T], width: int = 2) -> Iterator[R]:
     """`fn` over `entries` on `width` threads, results in order, at most `width` ahead of the
-    consumer (Executor.map would parse every file before the first is consumed)."""
+    consumer (Executor.map would parse every file before the first is consumed).
+    """
     with ThreadPoolExecutor(width, thread_name_prefix="files") as pool:
         pending: deque[Future[R]] = deque()
         for entry in entries:
@@ -547,7 +572,8 @@ def bounded_map(fn: Callable[[T], R], entries: list[T], width: int = 2) -> Itera
 
 def _data_frames(manifest: ExportManifest, deep: bool, extra: dict[str, pl.DataType] | None) -> Iterator[pl.DataFrame]:
     """The rows of each data file in turn, each file checked against its manifest entry and the
-    total against the summary's itemCount once the last file is read."""
+    total against the summary's itemCount once the last file is read.
+    """
 
     def one(entry: DataFile) -> pl.DataFrame:
         with _opened(entry.read()) as stream:
@@ -573,7 +599,8 @@ def export_frames(manifest: ExportManifest, deep: bool) -> Iterator[pl.DataFrame
 
 def change_frames(manifest: ExportManifest) -> Iterator[pl.DataFrame]:
     """An incremental export's changed items: ITEMS_SCHEMA (every column; only pk and sk for a
-    deleted item) plus `_alive` (false: deleted)."""
+    deleted item) plus `_alive` (false: deleted).
+    """
     yield from _data_frames(manifest, True, CHANGE_COLUMNS)
 
 
@@ -599,7 +626,8 @@ _VERSION_FIELDS = ("islatest", "isdeletemarker")
 def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pl.DataFrame:
     """One data file with its columns named by `_field_name`: CSV parsed by Arrow (it reads the
     quoted, gzipped lines and ISO times in one pass), Parquet by polars (2.6x faster than Arrow
-    and converting, with ~45 % less memory, measured on a 500k-row inventory file)."""
+    and converting, with ~45 % less memory, measured on a 500k-row inventory file).
+    """
     where = entry.location.text
     pool = pa.system_memory_pool()
     data = entry.read()
@@ -717,7 +745,11 @@ def inventory_manifest(manifest_text: str, buckets: Buckets | None) -> Inventory
     refuse_duplicates([str(e["key"]) for e in entries], where)
     destination = str(manifest.get("destinationBucket", "")).rpartition(":")[2] or None
     files = [
-        DataFile(base.bucket_key(str(e["key"]), destination), size=None if e.get("size") is None else int(e["size"]), md5=e.get("MD5checksum"))
+        DataFile(
+            base.bucket_key(str(e["key"]), destination),
+            size=None if e.get("size") is None else int(e["size"]),
+            md5=e.get("MD5checksum"),
+        )
         for e in entries
     ]
     return InventoryManifest(where, source, created, fmt, fields, files)
@@ -727,10 +759,14 @@ def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
     """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked."""
 
     def one(entry: DataFile) -> pl.DataFrame:
-        objects = _objects_from_frame(_inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text)
+        objects = _objects_from_frame(
+            _inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text
+        )
         others = objects.filter(pl.col("bucket") != manifest.source_bucket).height
         if others:
-            raise ReconcileInputError(f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}")
+            raise ReconcileInputError(
+                f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}"
+            )
         return objects
 
     yield from bounded_map(one, manifest.files)
@@ -742,9 +778,12 @@ def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
     return Inventory(manifest.source_bucket, manifest.created, _objects(manifest), manifest.where)
 
 
-def inventory_pair(manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str) -> tuple[InventoryManifest, InventoryManifest]:
+def inventory_pair(
+    manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str
+) -> tuple[InventoryManifest, InventoryManifest]:
     """The raw and the processed bucket's inventory manifests among `manifests` (one each,
-    nothing else): what every files engine reads."""
+    nothing else): what every files engine reads.
+    """
     by_bucket: dict[str, InventoryManifest] = {}
     for text in manifests:
         manifest = inventory_manifest(text, buckets)

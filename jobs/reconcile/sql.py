@@ -1,4 +1,4 @@
-"""The reconciliation rules in Trino SQL: what Athena runs, and DuckDB runs after sqlglot translates it.
+r"""The reconciliation rules in Trino SQL: what Athena runs, and DuckDB runs after sqlglot translates it.
 
 One query reads three relations shaped like the Glue tables the stack declares (`Relations`): the
 DynamoDB export (one column `item`, a struct of `{"S"|"N": value}` per attribute, as the export
@@ -169,7 +169,9 @@ def _items(relation: str, params: RuleParams) -> str:
 
 
 def _objects(relation: str) -> str:
-    return f"(SELECT bucket, key, {_unquoted('e_tag')} AS etag, size, last_modified_date AS lastModified FROM {relation})"
+    return (
+        f"(SELECT bucket, key, {_unquoted('e_tag')} AS etag, size, last_modified_date AS lastModified FROM {relation})"
+    )
 
 
 def _unquoted(x: str) -> str:
@@ -199,7 +201,9 @@ def _rules(params: RuleParams, deep: bool) -> dict[str, str]:
         f" OR length(substr(rawKey, length({raw_dir}) + 1)) = 0 OR strpos(substr(rawKey, length({raw_dir}) + 1), '/') > 0)",
         f"resultS3Uri IS NOT NULL AND resultS3Uri IS DISTINCT FROM {expected_result_uri}",
     ]
-    problems = ", ".join(f"CASE WHEN coalesce({c}, true) THEN {lit(text)} END" for c, text in zip(checks, KEY_PROBLEMS, strict=True))
+    problems = ", ".join(
+        f"CASE WHEN coalesce({c}, true) THEN {lit(text)} END" for c, text in zip(checks, KEY_PROBLEMS, strict=True)
+    )
     rules = {
         Code.BAD_KEY: f"""
   SELECT {lit(Code.BAD_KEY)} AS code, bucket, key, 'raw' AS ev_key_kind, size AS ev_size, lastModified AS ev_last_modified
@@ -260,7 +264,11 @@ def _deep_rules() -> dict[str, str]:
     item_id = "i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk, r.bucket, r.key"
 
     def compare(field: str) -> str:
-        left, right = (_canonical_amount(f"i.{field}"), _canonical_amount(f"r.{field}")) if field == "totalAmount" else (f"i.{field}", f"r.{field}")
+        left, right = (
+            (_canonical_amount(f"i.{field}"), _canonical_amount(f"r.{field}"))
+            if field == "totalAmount"
+            else (f"i.{field}", f"r.{field}")
+        )
         differs = f"{left} IS DISTINCT FROM {right}"
         if field == "status":
             review, processed = (lit(s) for s in SETTLED_BY_REVIEW)
@@ -268,6 +276,7 @@ def _deep_rules() -> dict[str, str]:
         return f"CASE WHEN {differs} THEN {lit(field)} END"
 
     fields = f"filter(ARRAY[{', '.join(compare(f) for f in SUMMARY_FIELDS)}], x -> x IS NOT NULL)"
+
     def shown(side: str, field: str) -> str:  # amounts in evidence as compared: canonical
         return _canonical_amount(f"{side}.{field}") if field == "totalAmount" else f"{side}.{field}"
 
@@ -326,7 +335,8 @@ def query(relations: Relations, params: RuleParams) -> str:
 def to_duckdb(trino_sql: str) -> str:
     """The Trino query in DuckDB's dialect (sqlglot), plus the two gaps sqlglot leaves open here:
     `length(to_utf8(x))` (bytes of a string) becomes `strlen(x)`, `normalize(x, NFC)`
-    becomes `nfc_normalize(x)`."""
+    becomes `nfc_normalize(x)`.
+    """
     tree = sqlglot.parse_one(trino_sql, read="trino")
 
     def fill_gaps(node: exp.Expression) -> exp.Expression:

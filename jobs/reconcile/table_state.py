@@ -57,7 +57,8 @@ KEY = ["pk", "sk"]
 @dataclass(frozen=True)
 class TableSource:
     """Where the table's items come from, as of when, and the items themselves (ITEMS_SCHEMA
-    frames, one data file at a time)."""
+    frames, one data file at a time).
+    """
 
     inputs: tuple[str, ...]  # the export, or the state and the export that brought it forward
     taken_at: datetime
@@ -78,7 +79,9 @@ def export_source(location: str, buckets: Buckets | None, deep: bool) -> TableSo
     item_count = manifest.item_count
     if item_count is None and None not in counts:
         item_count = sum(c or 0 for c in counts)
-    return TableSource((location,), manifest.export_time, item_count, manifest.table_arn, lambda: export_frames(manifest, deep))
+    return TableSource(
+        (location,), manifest.export_time, item_count, manifest.table_arn, lambda: export_frames(manifest, deep)
+    )
 
 
 class StateFile(BaseModel):
@@ -121,11 +124,15 @@ def read_state(location: str, buckets: Buckets | None) -> tuple[StateManifest, L
         manifest = StateManifest.model_validate_json(manifest_loc.read())
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ReconcileInputError(f"{manifest_loc.text} is not a table state: {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+        raise ReconcileInputError(
+            f"{manifest_loc.text} is not a table state: {'.'.join(map(str, first['loc']))}: {first['msg']}"
+        ) from exc
     if manifest.format != FORMAT:
         raise ReconcileInputError(f"{manifest_loc.text}: format {manifest.format!r} is not {FORMAT!r}")
     if sum(f.rows for f in manifest.files) != manifest.itemCount:
-        raise ReconcileInputError(f"{manifest_loc.text}: its files hold {sum(f.rows for f in manifest.files)} rows, itemCount says {manifest.itemCount}")
+        raise ReconcileInputError(
+            f"{manifest_loc.text}: its files hold {sum(f.rows for f in manifest.files)} rows, itemCount says {manifest.itemCount}"
+        )
     return manifest, base
 
 
@@ -149,7 +156,9 @@ def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> N
             f"{changes.where} is a full export (the whole table): give it without --table-state, or give the incremental export that follows the state"
         )
     if state.tableArn and changes.table_arn and state.tableArn != changes.table_arn:
-        raise ReconcileInputError(f"{changes.where} exports {changes.table_arn}, the table state at {where} is of {state.tableArn}")
+        raise ReconcileInputError(
+            f"{changes.where} exports {changes.table_arn}, the table state at {where} is of {state.tableArn}"
+        )
     assert changes.from_time is not None
     if changes.from_time > state.asOf:
         raise ReconcileInputError(
@@ -157,14 +166,18 @@ def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> N
             "the changes in between are in no input (export from the state's time, or start over from a full export)"
         )
     if changes.export_time <= state.asOf:
-        raise ReconcileInputError(f"{changes.where} ends at {changes.export_time:%Y-%m-%dT%H:%M:%SZ}, not after the table state's time: it brings nothing forward")
+        raise ReconcileInputError(
+            f"{changes.where} ends at {changes.export_time:%Y-%m-%dT%H:%M:%SZ}, not after the table state's time: it brings nothing forward"
+        )
 
 
 def state_source(location: str, changes_location: str | None, buckets: Buckets | None) -> TableSource:
     """A kept table state, brought forward by an incremental export when one is given."""
     state, base = read_state(location, buckets)
     if changes_location is None:
-        return TableSource((base.text,), state.asOf, state.itemCount, state.tableArn, lambda: _brought_forward(base, state, None))
+        return TableSource(
+            (base.text,), state.asOf, state.itemCount, state.tableArn, lambda: _brought_forward(base, state, None)
+        )
     changes = export_manifest(changes_location, buckets)
     _check_chain(state, base.text, changes)
     return TableSource(
@@ -178,7 +191,8 @@ def state_source(location: str, changes_location: str | None, buckets: Buckets |
 
 def _brought_forward(base: Location, state: StateManifest, changes: ExportManifest | None) -> Iterator[pl.DataFrame]:
     """The state's items without those the changes name, then the changed items still alive
-    (spilled while the state is read, so only the changed keys stay in memory)."""
+    (spilled while the state is read, so only the changed keys stay in memory).
+    """
     with tempfile.TemporaryDirectory(prefix="docuflow-table-state-") as tmp:
         keys = empty({k: ITEMS_SCHEMA[k] for k in KEY})
         alive: list[Path] = []
@@ -214,7 +228,9 @@ class StateWriter:
     def __init__(self, location: str, buckets: Buckets | None) -> None:
         self.base = _state_directory(location, buckets)
         if self.base.child(TABLE_STATE).exists():
-            raise ReconcileInputError(f"{self.base.child(TABLE_STATE).text} exists: a table state is written once, give a new location")
+            raise ReconcileInputError(
+                f"{self.base.child(TABLE_STATE).text} exists: a table state is written once, give a new location"
+            )
         # Data files of an attempt that never wrote table-state.json are not listed, so never read.
         self._attempt = uuid.uuid4().hex[:8]
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="table-state")
@@ -238,7 +254,7 @@ class StateWriter:
         frame.write_parquet(buffer, compression="zstd", compression_level=1, statistics=False)
         data = buffer.getvalue()
         self._write_once(self.base.child(key), data, "application/vnd.apache.parquet")
-        return StateFile(key=key, rows=frame.height, bytes=len(data), md5=hashlib.md5(data).hexdigest())  # noqa: S324 - integrity, not security
+        return StateFile(key=key, rows=frame.height, bytes=len(data), md5=hashlib.md5(data).hexdigest())
 
     def commit(self, source: TableSource) -> str:
         """Write table-state.json once every data file is written: the state exists from here on."""
@@ -264,4 +280,6 @@ class StateWriter:
         try:
             location.write_once(data, content_type)
         except (FileExistsError, S3ObjectExistsError) as exc:
-            raise ReconcileInputError(f"{location.text} exists: a table state is written once, give a new location") from exc
+            raise ReconcileInputError(
+                f"{location.text} exists: a table state is written once, give a new location"
+            ) from exc

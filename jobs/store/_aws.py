@@ -29,21 +29,48 @@ from jobs.errors import (
     StoreUnavailableError,
 )
 
-ACCESS_DENIED = frozenset({
-    "AccessDenied", "AccessDeniedException", "UnrecognizedClientException", "InvalidAccessKeyId",
-    "SignatureDoesNotMatch", "ExpiredToken", "ExpiredTokenException", "InvalidClientTokenId",
-    "KMS.AccessDeniedException", "KMSAccessDeniedException", "AllAccessDisabled",
-})
-MISSING_RESOURCE = frozenset({
-    "ResourceNotFoundException", "NoSuchBucket", "QueueDoesNotExist",
-    "AWS.SimpleQueueService.NonExistentQueue", "NonExistentQueue",
-})
-UNAVAILABLE = frozenset({
-    "ThrottlingException", "Throttling", "ProvisionedThroughputExceededException",
-    "RequestLimitExceeded", "SlowDown", "ServiceUnavailable", "InternalError", "InternalServerError",
-    "InternalFailure", "ServiceUnavailableException", "RequestTimeout", "RequestTimeoutException",
-    "TransactionInProgressException", "LimitExceededException",
-})
+ACCESS_DENIED = frozenset(
+    {
+        "AccessDenied",
+        "AccessDeniedException",
+        "UnrecognizedClientException",
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "InvalidClientTokenId",
+        "KMS.AccessDeniedException",
+        "KMSAccessDeniedException",
+        "AllAccessDisabled",
+    }
+)
+MISSING_RESOURCE = frozenset(
+    {
+        "ResourceNotFoundException",
+        "NoSuchBucket",
+        "QueueDoesNotExist",
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "NonExistentQueue",
+    }
+)
+UNAVAILABLE = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "SlowDown",
+        "ServiceUnavailable",
+        "InternalError",
+        "InternalServerError",
+        "InternalFailure",
+        "ServiceUnavailableException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "TransactionInProgressException",
+        "LimitExceededException",
+    }
+)
 
 
 def error_code(exc: ClientError) -> str:
@@ -75,7 +102,8 @@ def translate(exc: BotoCoreError | ClientError, operation: str) -> Exception:
 @contextmanager
 def translated(operation: str, expected: Mapping[str, type[StoreError]] | None = None) -> Iterator[None]:
     """Raise the domain error for whatever botocore raises inside; `expected` maps the error
-    codes that mean something to the caller (NoSuchKey, PreconditionFailed, …) to their errors."""
+    codes that mean something to the caller (NoSuchKey, PreconditionFailed, …) to their errors.
+    """
     try:
         yield
     except ClientError as exc:

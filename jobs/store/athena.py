@@ -78,7 +78,11 @@ class AthenaQueries:
             state = status["State"]
             stats = execution.get("Statistics", {})
             if state == "SUCCEEDED":
-                return QueryOutcome(query_id, int(stats.get("DataScannedInBytes", 0)), stats.get("EngineExecutionTimeInMillis", 0) / 1000)
+                return QueryOutcome(
+                    query_id,
+                    int(stats.get("DataScannedInBytes", 0)),
+                    stats.get("EngineExecutionTimeInMillis", 0) / 1000,
+                )
             if state in ("FAILED", "CANCELLED"):
                 reason = status.get("StateChangeReason") or status.get("AthenaError", {}).get("ErrorMessage") or state
                 if any(marker.lower() in reason.lower() for marker in _CUTOFF_MARKERS):

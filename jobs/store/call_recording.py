@@ -59,7 +59,9 @@ def _record(params: dict[str, Any], model: Any, context: dict[str, Any], **_: An
 def _answered(http_response: Any, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
     call = context.get(_CONTEXT_KEY)
     if call is not None:
-        call.outcome.update(status=getattr(http_response, "status_code", None), error=parsed.get("Error", {}).get("Code"))
+        call.outcome.update(
+            status=getattr(http_response, "status_code", None), error=parsed.get("Error", {}).get("Code")
+        )
 
 
 @contextmanager

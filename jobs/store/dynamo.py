@@ -104,7 +104,7 @@ class DocumentTable:
             request: dict[str, Any] = {self.table_name: {"Keys": keys, "ConsistentRead": True}}
             for attempt in range(BATCH_GET_RETRIES + 1):
                 if attempt:
-                    time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))  # noqa: S311 - jitter
+                    time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))
                 with self._metrics.call("dynamodb.BatchGetItem"), translated("dynamodb.BatchGetItem"):
                     response = self._client.batch_get_item(RequestItems=request)
                 for raw in response.get("Responses", {}).get(self.table_name, []):
@@ -187,9 +187,7 @@ class DocumentTable:
     def scan(self, segment: int, total_segments: int) -> Iterator[dict[str, Any]]:
         """One segment of a parallel Scan, page by page, as plain attribute dicts."""
         paginator = self._client.get_paginator("scan")
-        pages = paginator.paginate(
-            TableName=self.table_name, Segment=segment, TotalSegments=total_segments
-        )
+        pages = paginator.paginate(TableName=self.table_name, Segment=segment, TotalSegments=total_segments)
         iterator = iter(pages)
         while True:
             with self._metrics.call("dynamodb.Scan"), translated("dynamodb.Scan"):
@@ -231,7 +229,7 @@ class DocumentTable:
                 if not pending:
                     break
                 if contended:
-                    time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))  # noqa: S311 - jitter
+                    time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))
             if pending:
                 raise DynamoTransactionNotSettledError(
                     f"{len(pending)} conditional put(s) still throttled or conflicting after {TRANSACT_RETRIES} tries"
@@ -271,7 +269,9 @@ class DocumentTable:
             elif code == "ValidationError":
                 raise DynamoItemRejectedError(f"{operation}: {reason.get('Message', 'item rejected')}", code)
             else:
-                raise StoreUnavailableError(f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code)
+                raise StoreUnavailableError(
+                    f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code
+                )
         return retry, contended
 
 

@@ -18,7 +18,8 @@ class Polling:
 
     def checks(self) -> Iterator[float]:
         """Seconds waited so far, once before each check, sleeping between checks; the iteration
-        ends after the check made at or past the timeout (the caller then raises its timeout)."""
+        ends after the check made at or past the timeout (the caller then raises its timeout).
+        """
         waited = 0.0
         while True:
             yield waited

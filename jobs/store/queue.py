@@ -85,7 +85,9 @@ class ArrivalQueue:
 
     def depth(self) -> tuple[int, int]:
         """(waiting, in flight) as SQS approximates them."""
-        attributes = self._attributes(self.url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+        attributes = self._attributes(
+            self.url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        )
         return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
 
     def dead_letter_depth(self) -> int | None:

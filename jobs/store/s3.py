@@ -58,7 +58,8 @@ class Buckets:
 
     def get_bytes(self, bucket: str, key: str, etag: str | None = None) -> bytes:
         """Read an object; with `etag`, only that version of it (IfMatch), so we never extract
-        bytes other than the ones we claimed. S3ObjectMissingError / S3ObjectChangedError."""
+        bytes other than the ones we claimed. S3ObjectMissingError / S3ObjectChangedError.
+        """
         kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key}
         if etag:
             kwargs["IfMatch"] = etag

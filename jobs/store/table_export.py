@@ -79,7 +79,8 @@ class TableExports:
 
     def wait(self, export_arn: str) -> ExportDone:
         """Poll DescribeExport until the export completes; ExportNotReadyError when it failed or
-        is still in progress after the timeout."""
+        is still in progress after the timeout.
+        """
         for waited in self._polling.checks():
             with translated("DynamoDB export"), self._metrics.call("dynamodb.DescribeExport"):
                 described = self._client.describe_export(ExportArn=export_arn)["ExportDescription"]

@@ -50,8 +50,7 @@ THROTTLING_CODES = frozenset(
 _TRANSIENT_CODES = frozenset({"InternalServerError", "ServiceUnavailable", "ServiceUnavailableException"})
 # Answers about the document itself: the same bytes would get the same answer.
 REJECTED_CODES = frozenset(
-    {"InvalidS3ObjectException", "UnsupportedDocumentException", "BadDocumentException",
-     "DocumentTooLargeException"}
+    {"InvalidS3ObjectException", "UnsupportedDocumentException", "BadDocumentException", "DocumentTooLargeException"}
 )
 _CONNECTION_ERRORS = (BotocoreConnectionError, HTTPClientError)
 _RESPONSE_ONLY_KEYS = ("ResponseMetadata", "NextToken")
@@ -61,8 +60,14 @@ _DONE = frozenset({"SUCCEEDED", "PARTIAL_SUCCESS"})
 class RateLimiter:
     """Token bucket: at most `rate` calls per second on average, bursts of at most `burst`."""
 
-    def __init__(self, rate: float, burst: float = 1.0, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        rate: float,
+        burst: float = 1.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         if rate <= 0:
             raise ValueError("rate must be positive")
         self.rate, self.burst = rate, max(burst, 1.0)
@@ -167,8 +172,9 @@ class TextractOcr:
                 reason = code
             except _CONNECTION_ERRORS as exc:
                 if attempt == self._max_attempts:
-                    raise TextractUnavailableError(f"Textract {operation} unreachable after {attempt} attempts: "
-                                                   f"{exc}") from exc
+                    raise TextractUnavailableError(
+                        f"Textract {operation} unreachable after {attempt} attempts: {exc}"
+                    ) from exc
                 reason = type(exc).__name__
             delay = random.uniform(0, min(self._backoff_cap_s, self._backoff_base_s * 2 ** (attempt - 1)))
             logger.info("Textract %s failed (%s), retry %d in %.2fs", operation, reason, attempt, delay)

@@ -71,7 +71,9 @@ _PROBE = textwrap.dedent(
 
 def _probe(modules: tuple[str, ...], packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     code = _PROBE.format(blocked=BLOCKED, modules=modules, packages=packages)
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def test_pure_modules_import_with_aws_and_pulumi_blocked() -> None:

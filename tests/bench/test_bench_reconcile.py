@@ -19,7 +19,9 @@ from jobs.settings import JobSettings
 DOCS = 3000
 
 
-def test_live_and_files_sources_find_exactly_the_planted_discrepancies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_and_files_sources_find_exactly_the_planted_discrepancies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for key in Endpoints("", "").aws_env():  # the benchmark points the process at its own servers
         monkeypatch.delenv(key, raising=False)
     live = bench_reconcile.live(DOCS)
@@ -38,4 +40,4 @@ def test_live_and_files_sources_find_exactly_the_planted_discrepancies(tmp_path:
     assert {code for code, n in live["counts"].items() if n} == {c.value for c in Code} - deep_only
     assert all(n == planted for n in live["counts"].values() if n)
     assert live["objects"] == 2 * DOCS - 2 * planted + planted  # raw and results, less the missing, plus strays
-    assert 0 < live["ceilingSeconds"] and 0 < live["seconds"]
+    assert live["ceilingSeconds"] > 0 and live["seconds"] > 0

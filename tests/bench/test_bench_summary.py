@@ -20,4 +20,7 @@ def test_missing_results_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "ingest.json").write_text((RESULTS / "ingest.json").read_text())
     rows = summary.rows(tmp_path)
     documents = json.loads((RESULTS / "ingest.json").read_text())["documents"]
-    assert [row[0] for row in rows] == [f"ingest drain, {documents:,} documents", f"ingest backfill, {documents:,} documents"]
+    assert [row[0] for row in rows] == [
+        f"ingest drain, {documents:,} documents",
+        f"ingest backfill, {documents:,} documents",
+    ]

@@ -36,7 +36,8 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     """The backfill sweep: new documents (good and failing), a rerun that skips them all, a
     re-upload, a dry run, and scans through Textract (stubbed: there is no emulator); then the
-    nightly drain of the arrival queue (see `_drain`)."""
+    nightly drain of the arrival queue (see `_drain`).
+    """
     s3, raw = stack.s3(), stack.settings.raw_bucket
     docs = list(generate(2, 8, bad_ratio=0.25, seed=21))
     upload(s3, raw, docs)
@@ -52,7 +53,9 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     # writes were fenced): the claimant's first write is refused, it heads the object, reads its
     # item to learn that it still holds the claim, and writes over exactly that version.
     stray = docs[1]
-    s3.put_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(stray.user_id, stray.document_id), Body=b"{}")
+    s3.put_object(
+        Bucket=stack.settings.processed_bucket, Key=layout.result_key(stray.user_id, stray.document_id), Body=b"{}"
+    )
     textract: dict[str, Any] = {}
     with call_recording.recording() as calls:
         first = sweep()
@@ -61,8 +64,12 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         again = docs[0]
         # Its result.json is gone when the re-upload is processed: the write fenced on the old
         # ETag meets a missing key, and the head that follows must see a 404, not a 403.
-        s3.delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(again.user_id, again.document_id))
-        s3.put_object(Bucket=raw, Key=layout.raw_key(again.user_id, again.document_id, again.filename), Body=again.body + b" ")
+        s3.delete_object(
+            Bucket=stack.settings.processed_bucket, Key=layout.result_key(again.user_id, again.document_id)
+        )
+        s3.put_object(
+            Bucket=raw, Key=layout.raw_key(again.user_id, again.document_id, again.filename), Body=again.body + b" "
+        )
         assert sweep().processed == 1  # the re-upload
         sweep(dry_run=True)
 
@@ -79,26 +86,37 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
             assert sweep(settings).processed == 1
             s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan2", "scan.pdf"), Body=pdf(None))
             stub.add_response("start_expense_analysis", {"JobId": "job-1"})
-            stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]})
+            stub.add_response(
+                "get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]}
+            )
             assert sweep(settings).processed == 1
             stub.assert_no_pending_responses()
         _drain(stack, quick)
     assert {"HeadObject", "GetItem"} <= {c.operation for c in calls}  # the fenced write above
     drained = {c.operation for c in calls if c.service == "sqs"}
-    assert drained == {"ReceiveMessage", "DeleteMessageBatch", "ChangeMessageVisibilityBatch", "GetQueueAttributes", "GetQueueUrl"}
+    assert drained == {
+        "ReceiveMessage",
+        "DeleteMessageBatch",
+        "ChangeMessageVisibilityBatch",
+        "GetQueueAttributes",
+        "GetQueueUrl",
+    }
     return calls
 
 
 def _drain(stack: Any, settings: Any) -> None:
     """The drain, on what S3 itself queued: messages for objects the sweeps already did (skipped
     and deleted), new uploads, an upload deleted before the drain reads it (a 404), a malformed
-    message, and a run stopped at --max-docs that hands its unread messages back."""
+    message, and a run stopped at --max-docs that hands its unread messages back.
+    """
     s3, raw = stack.s3(), stack.settings.raw_bucket
     upload(s3, raw, generate(2, 6, bad_ratio=0, seed=23))
     gone = layout.raw_key("u4", "gone", "invoice.xml")
     s3.put_object(Bucket=raw, Key=gone, Body=b"<Invoice/>")
     s3.delete_object(Bucket=raw, Key=gone)
-    boto3.client("sqs", endpoint_url=stack.endpoints.sqs).send_message(QueueUrl=settings.arrivals_queue_url, MessageBody="{not json")
+    boto3.client("sqs", endpoint_url=stack.endpoints.sqs).send_message(
+        QueueUrl=settings.arrivals_queue_url, MessageBody="{not json"
+    )
 
     def drain(**options: Any) -> Any:
         return IngestRun(settings, IngestOptions(idle_seconds=1, **options)).execute()
@@ -124,16 +142,35 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
         table.put_item(TableName=s.table_name, Item=to_wire(item))
 
     # ORPHAN_RESULT: a result.json (and its raw object) with no item.
-    body = s3.get_object(Bucket=s.processed_bucket, Key=layout.result_key(first.userId, first.documentId))["Body"].read()
+    body = s3.get_object(Bucket=s.processed_bucket, Key=layout.result_key(first.userId, first.documentId))[
+        "Body"
+    ].read()
     orphan = ResultDocument.from_json_bytes(body)
     orphan_raw = layout.raw_key("u9", "orphan", "invoice.xml")
-    s3.put_object(Bucket=s.raw_bucket, Key=orphan_raw, Body=s3.get_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(first.rawS3Uri)[1])["Body"].read())
+    s3.put_object(
+        Bucket=s.raw_bucket,
+        Key=orphan_raw,
+        Body=s3.get_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(first.rawS3Uri)[1])["Body"].read(),
+    )
     etag = s3.head_object(Bucket=s.raw_bucket, Key=orphan_raw)["ETag"]
-    orphan = orphan.model_copy(update={"userId": "u9", "documentId": "orphan", "source": orphan.source.model_copy(update={"key": orphan_raw, "etag": etag})})
+    orphan = orphan.model_copy(
+        update={
+            "userId": "u9",
+            "documentId": "orphan",
+            "source": orphan.source.model_copy(update={"key": orphan_raw, "etag": etag}),
+        }
+    )
     s3.put_object(Bucket=s.processed_bucket, Key=layout.result_key("u9", "orphan"), Body=orphan.to_json_bytes())
     # MISSING_RESULT, STUCK_PROCESSING, INDEX_DRIFT, and an upload no run has seen.
     s3.delete_object(Bucket=s.processed_bucket, Key=layout.result_key(second.userId, second.documentId))
-    put(third.evolve(status=Status.PROCESSING, leaseOwner="gone:1:run", leaseExpiresAt=layout.utc_now() - timedelta(days=1), version=third.version + 1).to_item())
+    put(
+        third.evolve(
+            status=Status.PROCESSING,
+            leaseOwner="gone:1:run",
+            leaseExpiresAt=layout.utc_now() - timedelta(days=1),
+            version=third.version + 1,
+        ).to_item()
+    )
     put({**fourth.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})
     s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "unseen", "invoice.xml"), Body=b"<Invoice/>")
     return {"items": items}
@@ -151,7 +188,9 @@ def _export_files(stack: Any, root: Path) -> tuple[str, tuple[str, ...]]:
     export = write_export(root / "exports", table_arn, layout.utc_now(), ["".join(lines).encode()])
     manifests = []
     for bucket in (s.raw_bucket, s.processed_bucket):
-        listed = [o for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket) for o in page.get("Contents", [])]
+        listed = [
+            o for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket) for o in page.get("Contents", [])
+        ]
         frame = pl.DataFrame(
             {
                 "bucket": [bucket] * len(listed),
@@ -168,7 +207,8 @@ def _export_files(stack: Any, root: Path) -> tuple[str, tuple[str, ...]]:
 
 def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]:
     """Reconcile live (with its report and the history of earlier ones), --deep, from files, and
-    --repair; returns (audit calls, repair calls): the two run under different roles."""
+    --repair; returns (audit calls, repair calls): the two run under different roles.
+    """
     _seed_for_reconcile(stack)
     export, manifests = _export_files(stack, tmp_path)
 
@@ -187,6 +227,10 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         repaired = reconcile(repair=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
-            Code.ORPHAN_RESULT, Code.MISSING_RESULT, Code.STUCK_PROCESSING, Code.INDEX_DRIFT, Code.UNPROCESSED_RAW,
+            Code.ORPHAN_RESULT,
+            Code.MISSING_RESULT,
+            Code.STUCK_PROCESSING,
+            Code.INDEX_DRIFT,
+            Code.UNPROCESSED_RAW,
         }, repaired.summary.repairs
     return audit, repair

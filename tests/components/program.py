@@ -131,7 +131,7 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
 class RecordingMonitor(MockMonitor):
     """Adds what only the registration request carries: URN, parent URN and `protect`."""
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
+    def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
         with self._lock:
             for rec in reversed(MOCKS.resources):
@@ -242,7 +242,8 @@ def as_list(value: Any) -> list[Any]:
 
 def catalog_grants(stage: str, region: str = REGION, account: str = ACCOUNT) -> Any:
     """The audit catalog's ARNs for `stage` as AuditCatalog hands them to the roles
-    (components.policies.CatalogArns), spelled from the contract's names."""
+    (components.policies.CatalogArns), spelled from the contract's names.
+    """
     from components.policies import CatalogArns
     from jobs.contract import layout
 

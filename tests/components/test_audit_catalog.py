@@ -32,7 +32,13 @@ def test_daily_parquet_inventories_of_the_data_buckets_into_the_audit_bucket(dev
         assert inventory["includedObjectVersions"] == "Current"
         assert inventory["schedule"] == {"frequency": "Daily"}
         # key, size, last-modified, ETag, storage class, multipart flag (bucket and key always).
-        assert inventory["optionalFields"] == ["Size", "LastModifiedDate", "ETag", "StorageClass", "IsMultipartUploaded"]
+        assert inventory["optionalFields"] == [
+            "Size",
+            "LastModifiedDate",
+            "ETag",
+            "StorageClass",
+            "IsMultipartUploaded",
+        ]
         destination = inventory["destination"]["bucket"]
         assert destination["bucketArn"] == f"arn:aws:s3:::{AUDIT}" and destination["format"] == "Parquet"
         assert destination["prefix"] + "/" == layout.INVENTORY_PREFIX and destination["accountId"] == ACCOUNT
@@ -52,7 +58,11 @@ def test_only_s3_inventory_of_our_buckets_delivers_into_the_audit_bucket(dev: Pr
     (encrypt,) = [s for s in key["Statement"] if s["Sid"] == "S3EncryptsInventoryReports"]
     assert encrypt["Action"] == ["kms:GenerateDataKey"] and encrypt["Condition"] == allow["Condition"]
     # The audit data is regenerated every day: it expires, bucket-wide.
-    (lifecycle,) = [r for r in dev.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration") if r.inputs["bucket"] == AUDIT]
+    (lifecycle,) = [
+        r
+        for r in dev.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+        if r.inputs["bucket"] == AUDIT
+    ]
     (rule,) = lifecycle.inputs["rules"]
     assert rule["filter"] == {} and rule["expiration"] == {"days": _settings(dev).audit_data_retention_days}
 
@@ -93,7 +103,9 @@ def test_athena_workgroup_enforces_encrypted_results_and_a_scan_cutoff(dev: Prog
 
 
 def _role_policy(run: ProgramRun, job: str) -> dict:
-    (rec,) = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-{run.stack}-{job}-task-policy"]
+    (rec,) = [
+        r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-{run.stack}-{job}-task-policy"
+    ]
     return json.loads(rec.inputs["policy"])
 
 
@@ -102,7 +114,7 @@ def test_reconcile_roles_get_the_catalog_grants_only_with_athena(dev: ProgramRun
     expected = catalog_grants("dev")
     table = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{layout.table_name('dev')}"
     reports = f"arn:aws:s3:::{layout.bucket_name('dev', 'reports')}"
-    catalog_statements = policies._catalog_statements(table, reports, expected)  # noqa: SLF001 - the one definition
+    catalog_statements = policies._catalog_statements(table, reports, expected)
     sids = {s["Sid"] for s in catalog_statements}
     assert [s for s in _role_policy(dev, job)["Statement"] if s["Sid"] in sids] == catalog_statements
     # prod reconciles with polars: no catalog, and nothing of it in the roles.
@@ -122,5 +134,5 @@ def test_export_item_type_is_derived_from_the_contract() -> None:
 
 def test_an_attribute_type_the_catalog_cannot_render_fails_loudly() -> None:
     with pytest.raises(TypeError, match="no DynamoDB JSON type"):
-        catalog._dynamodb_type(dict[str, int])  # noqa: SLF001
-    assert catalog._dynamodb_type(datetime | None) == "struct<s:string>"  # noqa: SLF001
+        catalog._dynamodb_type(dict[str, int])
+    assert catalog._dynamodb_type(datetime | None) == "struct<s:string>"

@@ -54,9 +54,7 @@ def test_table_matches_the_contract(dev: ProgramRun) -> None:
     assert table["name"] == spec.name
     assert (table["hashKey"], table["rangeKey"]) == (layout.PK_ATTR, layout.SK_ATTR)
     assert table["billingMode"] == "PAY_PER_REQUEST"
-    assert {(a["name"], a["type"]) for a in table["attributes"]} == {
-        (a, "S") for a in spec.string_attributes
-    }
+    assert {(a["name"], a["type"]) for a in table["attributes"]} == {(a, "S") for a in spec.string_attributes}
     (gsi,) = table["globalSecondaryIndexes"]
     assert gsi["name"] == spec.index_name and gsi["projectionType"] == "ALL"
     assert "hashKey" not in gsi and "rangeKey" not in gsi  # the deprecated v6 shape
@@ -160,8 +158,14 @@ def test_pipe_role_is_least_privilege(dev: ProgramRun) -> None:
     policy = json.loads(dev.named("docuflow-dev-status-pipe-policy").inputs["policy"])
     actions = {a for s in policy["Statement"] for a in s["Action"]}
     assert actions == {
-        "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
-        "dynamodb:ListStreams", "sqs:SendMessage", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey",
+        "dynamodb:DescribeStream",
+        "dynamodb:GetRecords",
+        "dynamodb:GetShardIterator",
+        "dynamodb:ListStreams",
+        "sqs:SendMessage",
+        "kms:Decrypt",
+        "kms:GenerateDataKey",
+        "kms:DescribeKey",
     }
     trust = json.loads(dev.named("docuflow-dev-status-pipe-role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "pipes.amazonaws.com"}
@@ -180,7 +184,9 @@ def test_arrival_queue_is_the_contracts_queue_spec(dev: ProgramRun) -> None:
     assert json.loads(queue["redrivePolicy"]) == json.loads(spec.redrive_policy(dlq_arn))
     for q in (queue, dlq):
         assert q["kmsMasterKeyId"] == dev.one("aws:dynamodb/table:Table").inputs["serverSideEncryption"]["kmsKeyArn"]
-    (alarm,) = [a for a in dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm") if a.name == "docuflow-dev-arrivals-dlq-alarm"]
+    (alarm,) = [
+        a for a in dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm") if a.name == "docuflow-dev-arrivals-dlq-alarm"
+    ]
     assert alarm.inputs["dimensions"] == {"QueueName": spec.dead_letter_name}
     assert (alarm.inputs["metricName"], alarm.inputs["threshold"]) == ("ApproximateNumberOfMessagesVisible", 0)
 
@@ -191,7 +197,8 @@ def test_only_the_raw_bucket_notifies_the_queue_and_only_for_raw(dev: ProgramRun
     (policy,) = json.loads(dev.one("aws:sqs/queuePolicy:QueuePolicy").inputs["policy"])["Statement"]
     assert policy["Principal"] == {"Service": "s3.amazonaws.com"} and policy["Action"] == ["sqs:SendMessage"]
     assert policy["Condition"] == {
-        "ArnEquals": {"aws:SourceArn": raw_arn}, "StringEquals": {"aws:SourceAccount": "123456789012"}
+        "ArnEquals": {"aws:SourceArn": raw_arn},
+        "StringEquals": {"aws:SourceAccount": "123456789012"},
     }
     notification = dev.one("aws:s3/bucketNotification:BucketNotification")
     assert notification.inputs["bucket"] == layout.bucket_name("dev", "raw")
@@ -203,7 +210,10 @@ def test_only_the_raw_bucket_notifies_the_queue_and_only_for_raw(dev: ProgramRun
     (s3,) = [s for s in key["Statement"] if s["Sid"] == "S3NotifiesEncryptedQueue"]
     assert s3["Principal"] == {"Service": "s3.amazonaws.com"}
     assert set(s3["Action"]) == {"kms:GenerateDataKey", "kms:Decrypt"}
-    assert s3["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}, "ArnLike": {"aws:SourceArn": [raw_arn]}}
+    assert s3["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": "123456789012"},
+        "ArnLike": {"aws:SourceArn": [raw_arn]},
+    }
 
 
 def test_jobs_get_the_queue_url_in_their_environment(dev: ProgramRun) -> None:
@@ -288,7 +298,9 @@ def test_nightly_repair_off_schedules_the_read_only_audit(dev: ProgramRun) -> No
     assert reconcile.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-audit-reconcile:1")
     (scheduler,) = [r for r in recorded if r.name.endswith("scheduler-policy")]
     passed = {
-        arn for s in json.loads(scheduler.inputs["policy"])["Statement"] if "iam:PassRole" in s["Action"]
+        arn
+        for s in json.loads(scheduler.inputs["policy"])["Statement"]
+        if "iam:PassRole" in s["Action"]
         for arn in as_list(s["Resource"])
     }
     assert any("reconcile-task-role" in arn for arn in passed) and not any("repair-task-role" in arn for arn in passed)
@@ -307,7 +319,9 @@ def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramR
             assert ecs["networkConfiguration"]["assignPublicIp"] is False
             assert ecs["networkConfiguration"]["subnets"]
             if spot:
-                assert ecs["capacityProviderStrategies"] == [{"capacityProvider": "FARGATE_SPOT", "base": 0, "weight": 1}]
+                assert ecs["capacityProviderStrategies"] == [
+                    {"capacityProvider": "FARGATE_SPOT", "base": 0, "weight": 1}
+                ]
                 assert "launchType" not in ecs
             else:
                 assert ecs["launchType"] == "FARGATE" and "capacityProviderStrategies" not in ecs
@@ -333,7 +347,7 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
 
 
 def test_job_environment_rejects_anything_but_job_env_vars() -> None:
-    values = {name: "x" for name in JOB_ENV_VARS}
+    values = dict.fromkeys(JOB_ENV_VARS, "x")
     assert [e["name"] for e in batch_jobs.job_environment(values)] == list(JOB_ENV_VARS)
     with pytest.raises(ValueError, match="extra"):
         batch_jobs.job_environment({**values, "DB_PASSWORD": "hunter2"})
@@ -346,9 +360,19 @@ def test_job_environment_rejects_anything_but_job_env_vars() -> None:
 def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
     out = dev.outputs
     names = [
-        "tableName", "tableArn", "tableStreamArn", "statusIndexName", "rawBucketName",
-        "processedBucketName", "reportsBucketName", "clusterArn", "ingestTaskDefinitionArn",
-        "reconcileTaskDefinitionArn", "scheduleNames", "statusEventsQueueUrl", "arrivalsQueueUrl",
+        "tableName",
+        "tableArn",
+        "tableStreamArn",
+        "statusIndexName",
+        "rawBucketName",
+        "processedBucketName",
+        "reportsBucketName",
+        "clusterArn",
+        "ingestTaskDefinitionArn",
+        "reconcileTaskDefinitionArn",
+        "scheduleNames",
+        "statusEventsQueueUrl",
+        "arrivalsQueueUrl",
         "scheduleDeadLetterQueueUrl",
     ]
 
@@ -375,16 +399,23 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
 
 @pytest.mark.parametrize(("engine", "granted"), [("textract", True), ("local", False), ("off", False)])
 def test_ocr_engine_reaches_the_ingest_container_and_gates_textract(engine: str, granted: bool) -> None:
-    c = batch_jobs.container_definition(job="ingest", image="i", log_group="g", region="eu-west-1",
-                                        environment={n: "x" for n in JOB_ENV_VARS}, ocr_engine=engine)
+    c = batch_jobs.container_definition(
+        job="ingest",
+        image="i",
+        log_group="g",
+        region="eu-west-1",
+        environment=dict.fromkeys(JOB_ENV_VARS, "x"),
+        ocr_engine=engine,
+    )
     assert c["environment"][-1] == {"name": ENV_OCR_ENGINE, "value": engine}
-    reconcile = batch_jobs.container_definition(job="reconcile", image="i", log_group="g", region="eu-west-1",
-                                                environment={n: "x" for n in JOB_ENV_VARS})
+    reconcile = batch_jobs.container_definition(
+        job="reconcile", image="i", log_group="g", region="eu-west-1", environment=dict.fromkeys(JOB_ENV_VARS, "x")
+    )
     assert ENV_OCR_ENGINE not in {e["name"] for e in reconcile["environment"]}
 
 
 def test_dev_ingest_task_role_may_call_textract_expense_analysis(dev: ProgramRun) -> None:
-    docs = {name: doc for name, doc in policy_documents(dev)}
+    docs = dict(policy_documents(dev))
     ingest = [doc for name, doc in docs.items() if "ingest-task-policy" in name]
     reconcile = [doc for name, doc in docs.items() if "reconcile-task-policy" in name]
     assert len(ingest) == 1 and len(reconcile) == 1

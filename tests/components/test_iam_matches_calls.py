@@ -35,13 +35,13 @@ Reasons = Mapping[tuple[str, str], str]
 
 def _role_inputs(settings: Any) -> dict[str, str]:
     """The builders' ARNs for the stage the scenario ran on (names from its JobSettings)."""
-    return dict(
-        table_arn=ARNS.table(settings.table_name),
-        raw_bucket_arn=f"arn:aws:s3:::{settings.raw_bucket}",
-        processed_bucket_arn=f"arn:aws:s3:::{settings.processed_bucket}",
-        reports_bucket_arn=f"arn:aws:s3:::{settings.reports_bucket}",
-        key_arn=KEY,
-    )
+    return {
+        "table_arn": ARNS.table(settings.table_name),
+        "raw_bucket_arn": f"arn:aws:s3:::{settings.raw_bucket}",
+        "processed_bucket_arn": f"arn:aws:s3:::{settings.processed_bucket}",
+        "reports_bucket_arn": f"arn:aws:s3:::{settings.reports_bucket}",
+        "key_arn": KEY,
+    }
 
 
 def _aws_only_for_sse_kms(reads: bool = True) -> dict[tuple[str, str], str]:
@@ -53,15 +53,20 @@ def _aws_only_for_sse_kms(reads: bool = True) -> dict[tuple[str, str], str]:
     return needed
 
 
-def assert_grants_exactly(policy: Mapping[str, Any], needed: set[Permission], aws_only: Reasons, pending: Reasons) -> None:
+def assert_grants_exactly(
+    policy: Mapping[str, Any], needed: set[Permission], aws_only: Reasons, pending: Reasons
+) -> None:
     lacking = sorted((p.action, p.resource) for p in needed if not allowed(policy, p))
     assert not lacking, f"the role lacks what the job calls (denied on AWS): {lacking}"
     started = sorted(k for k in pending if any(p.action == k[0] and matches(k[1], p.resource) for p in needed))
     assert not started, f"pending grants are now called; move them out of the pending list: {started}"
     granted = grants(policy)
     unused = sorted(
-        g for g in granted
-        if g not in aws_only and g not in pending and not any(p.action == g[0] and matches(g[1], p.resource) for p in needed)
+        g
+        for g in granted
+        if g not in aws_only
+        and g not in pending
+        and not any(p.action == g[0] and matches(g[1], p.resource) for p in needed)
     )
     assert not unused, f"the role grants what no job calls: {unused}"
     stale = sorted(k for k in (*aws_only, *pending) if k not in granted)
@@ -80,7 +85,7 @@ def assert_reports_bucket_admits(needed: set[Permission], settings: Any, role: s
 
 
 # --- the roles -----------------------------------------------------------------------------------
-def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     needed = permissions(ingest_calls(stack, corpus, monkeypatch), ARNS)
     queue = ARNS.queue(stack.settings.arrivals_queue_url)
     policy = policies.ingest_task_policy(
@@ -97,7 +102,8 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
     """The audit catalog's grants for this stage, split into what AWS uses on the role's behalf
     (with the reason), and what only the athena engine calls: no emulator answers those calls, so
     they cannot be recorded here (jobs/store/athena.py and table_export.py are tested against
-    botocore's Stubber, tests/jobs/reconcile/test_athena.py); they stay listed with the reason."""
+    botocore's Stubber, tests/jobs/reconcile/test_athena.py); they stay listed with the reason.
+    """
     grants = catalog_grants(settings.stage, REGION, ACCOUNT)
     audit, workgroup = grants["audit_bucket_arn"], grants["workgroup_arn"]
     reports = f"arn:aws:s3:::{settings.reports_bucket}"
@@ -105,27 +111,47 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
     data = [f"{audit}/{p}*" for p in (layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX)]
     exports, results = f"{audit}/{layout.DYNAMODB_EXPORTS_PREFIX}*", f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
     aws_only = {
-        **{(a, r): "Athena looks the tables up in Glue with the caller's permissions"
-           for a in policies.GLUE_READS for r in (grants["glue_catalog_arn"], grants["glue_database_arn"], *tables)},
-        **{("s3:GetObject", r): "Athena reads the inventory and export data with the caller's permissions" for r in data},
-        ("s3:ListBucket", audit): "Athena lists the tables' locations (inventory/, exports/) with the caller's permissions",
+        **{
+            (a, r): "Athena looks the tables up in Glue with the caller's permissions"
+            for a in policies.GLUE_READS
+            for r in (grants["glue_catalog_arn"], grants["glue_database_arn"], *tables)
+        },
+        **{
+            ("s3:GetObject", r): "Athena reads the inventory and export data with the caller's permissions"
+            for r in data
+        },
+        (
+            "s3:ListBucket",
+            audit,
+        ): "Athena lists the tables' locations (inventory/, exports/) with the caller's permissions",
         **{("s3:GetBucketLocation", r): "Athena locates its source and result buckets" for r in (audit, reports)},
-        **{(a, results): "Athena writes (multipart) and reads back query results with the caller's permissions"
-           for a in policies.ATHENA_RESULT_OBJECTS},
+        **{
+            (a, results): "Athena writes (multipart) and reads back query results with the caller's permissions"
+            for a in policies.ATHENA_RESULT_OBJECTS
+        },
         ("s3:ListBucket", reports): "Athena lists its results prefix",
         ("s3:ListBucketMultipartUploads", reports): "Athena manages the multipart uploads of its results",
-        **{(a, exports): "DynamoDB writes the export files with the caller's permissions" for a in policies.EXPORT_WRITES},
+        **{
+            (a, exports): "DynamoDB writes the export files with the caller's permissions"
+            for a in policies.EXPORT_WRITES
+        },
     }
     table = ARNS.table(settings.table_name)
     pending = {
-        **{(a, workgroup): "athena engine (AWS only): StartQueryExecution, GetQueryExecution, GetQueryResults, StopQueryExecution" for a in policies.ATHENA_QUERIES},
+        **{
+            (
+                a,
+                workgroup,
+            ): "athena engine (AWS only): StartQueryExecution, GetQueryExecution, GetQueryResults, StopQueryExecution"
+            for a in policies.ATHENA_QUERIES
+        },
         ("dynamodb:ExportTableToPointInTime", table): "athena engine (AWS only): the run's table export",
         ("dynamodb:DescribeExport", f"{table}/export/*"): "athena engine (AWS only): waiting for the export",
     }
     return grants, aws_only, pending
 
 
-def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:  # noqa: ANN001
+def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:
     audit, repair = reconcile_calls(stack, tmp_path)
     inputs = _role_inputs(stack.settings)
     # With the Athena engine on, the roles' superset: the polars runs' calls, the catalog's
@@ -149,7 +175,8 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     # The audit role may not write the table, touch the queue or read raw documents: what the
     # repair adds is exactly what it lacks.
     lacking = {
-        (p.action, p.resource.split("/")[0]) for p in permissions(repair, ARNS)
+        (p.action, p.resource.split("/")[0])
+        for p in permissions(repair, ARNS)
         if not allowed(policies.reconcile_task_policy(**inputs), p)
     }
     raw = f"arn:aws:s3:::{stack.settings.raw_bucket}"
@@ -197,15 +224,29 @@ _DEV_QUEUE = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').name}"
 _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name}"
 
 
-@pytest.mark.parametrize(("job", "builder"), [
-    ("ingest", lambda a: policies.ingest_task_policy(  # dev: ocrEngine textract
-        **a, textract=True, arrivals_queue_arn=_DEV_QUEUE, arrivals_dead_letter_queue_arn=_DEV_DLQ)),
-    # dev: docuflow:reconcileEngine athena, so both carry the audit catalog's grants.
-    ("reconcile", lambda a: policies.reconcile_task_policy(**a, catalog=catalog_grants("dev", "eu-west-1"))),
-    ("repair", lambda a: policies.repair_task_policy(**a, arrivals_queue_arn=_DEV_QUEUE, catalog=catalog_grants("dev", "eu-west-1"))),
-])
+@pytest.mark.parametrize(
+    ("job", "builder"),
+    [
+        (
+            "ingest",
+            lambda a: policies.ingest_task_policy(  # dev: ocrEngine textract
+                **a, textract=True, arrivals_queue_arn=_DEV_QUEUE, arrivals_dead_letter_queue_arn=_DEV_DLQ
+            ),
+        ),
+        # dev: docuflow:reconcileEngine athena, so both carry the audit catalog's grants.
+        ("reconcile", lambda a: policies.reconcile_task_policy(**a, catalog=catalog_grants("dev", "eu-west-1"))),
+        (
+            "repair",
+            lambda a: policies.repair_task_policy(
+                **a, arrivals_queue_arn=_DEV_QUEUE, catalog=catalog_grants("dev", "eu-west-1")
+            ),
+        ),
+    ],
+)
 def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:
-    (recorded,) = [r for r in dev.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-dev-{job}-task-policy"]
+    (recorded,) = [
+        r for r in dev.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == f"docuflow-dev-{job}-task-policy"
+    ]
     attached = json.loads(recorded.inputs["policy"])
     names = {"raw": "docuflow-dev-raw", "processed": "docuflow-dev-processed", "reports": "docuflow-dev-reports"}
     inputs = dict(

@@ -75,7 +75,7 @@ def _one(parsed: list[tuple[str, str]], keyword: str) -> str:
 
 def _env(parsed: list[tuple[str, str]]) -> dict[str, str]:
     pairs = [w.split("=", 1) for k, a in parsed if k == "ENV" for w in shlex.split(a)]
-    return {name: value for name, value in pairs}
+    return dict(pairs)
 
 
 def test_every_selectable_engine_is_provided(dockerfile: list[tuple[str, str]]) -> None:
@@ -115,8 +115,11 @@ def test_temporary_files_go_to_the_mounted_scratch_volume(dockerfile: list[tuple
     env = _env(dockerfile)
     assert env["TMPDIR"] == batch_jobs.SCRATCH_PATH == env["HOME"]
     container = batch_jobs.container_definition(
-        job="ingest", image="i", log_group="g", region="eu-west-1",
-        environment={name: "x" for name in batch_jobs.JOB_ENV_VARS},
+        job="ingest",
+        image="i",
+        log_group="g",
+        region="eu-west-1",
+        environment=dict.fromkeys(batch_jobs.JOB_ENV_VARS, "x"),
     )
     assert container["readonlyRootFilesystem"] is True
     assert [m["containerPath"] for m in container["mountPoints"]] == [env["TMPDIR"]]
@@ -141,5 +144,7 @@ def test_dockerignore_admits_only_the_image_inputs() -> None:
 
 def test_the_parser_sees_a_missing_engine() -> None:
     # The same checks on a Dockerfile without tesseract must fail, or they prove nothing.
-    bare = instructions("FROM python:3.11.14-slim-bookworm\nRUN apt-get update && apt-get install -y --no-install-recommends curl\n")
+    bare = instructions(
+        "FROM python:3.11.14-slim-bookworm\nRUN apt-get update && apt-get install -y --no-install-recommends curl\n"
+    )
     assert not ENGINE_PACKAGES["local"] <= apt_packages(bare)

@@ -12,17 +12,21 @@ from jobs.contract import ObjectLockSpec, bucket_specs
 from tests.components.program import ProgramRun
 
 
-def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: ProgramRun) -> None:  # noqa: ANN001
+def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: ProgramRun) -> None:
     local = stack.s3().get_object_lock_configuration(Bucket=stack.settings.reports_bucket)["ObjectLockConfiguration"]
     retention = local["Rule"]["DefaultRetention"]
     contract = ObjectLockSpec()
-    assert (local["ObjectLockEnabled"], retention["Mode"], retention["Days"]) == ("Enabled", contract.mode, contract.days)
+    assert (local["ObjectLockEnabled"], retention["Mode"], retention["Days"]) == (
+        "Enabled",
+        contract.mode,
+        contract.days,
+    )
     # Pulumi.dev.yaml keeps the contract's default, so dev on AWS and local runs agree.
     declared = dev.one("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration").inputs
     assert declared["rule"]["defaultRetention"] == {"mode": retention["Mode"], "days": retention["Days"]}
 
 
-def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:  # noqa: ANN001
+def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:
     s3 = stack.s3()
     for spec in bucket_specs(stack.settings.stage, stack.settings.bucket_names()):
         local = s3.get_bucket_lifecycle_configuration(Bucket=spec.name)["Rules"]

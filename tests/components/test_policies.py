@@ -16,13 +16,13 @@ ACCOUNT = "123456789012"
 TABLE = f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/t"
 KEY = f"arn:aws:kms:eu-west-1:{ACCOUNT}:key/k"
 RAW, PROCESSED, REPORTS = (f"arn:aws:s3:::b-{p}" for p in ("raw", "processed", "reports"))
-ARNS = dict(
-    table_arn=TABLE,
-    raw_bucket_arn=RAW,
-    processed_bucket_arn=PROCESSED,
-    reports_bucket_arn=REPORTS,
-    key_arn=KEY,
-)
+ARNS = {
+    "table_arn": TABLE,
+    "raw_bucket_arn": RAW,
+    "processed_bucket_arn": PROCESSED,
+    "reports_bucket_arn": REPORTS,
+    "key_arn": KEY,
+}
 QUEUE, DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals", f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals-dlq"
 INGEST = dict(ARNS, arrivals_queue_arn=QUEUE, arrivals_dead_letter_queue_arn=DLQ)
 REPAIR = dict(ARNS, arrivals_queue_arn=QUEUE)
@@ -52,13 +52,21 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     }
     assert _allowed(p, "s3:PutObjectTagging") == {f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED}
-    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"}
+    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {
+        "dynamodb:BatchGetItem",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+    }
     assert _allowed(p, "dynamodb:PutItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
     # The drain: the arrival queue only, and the depth of its dead-letter queue for the summary.
     assert {a for a in _actions(p) if a.startswith("sqs:")} == {
-        "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes", "sqs:GetQueueUrl",
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+        "sqs:GetQueueUrl",
     }
     assert _allowed(p, "sqs:ReceiveMessage") == _allowed(p, "sqs:DeleteMessage") == {QUEUE}
     assert _allowed(p, "sqs:GetQueueAttributes") == {QUEUE, DLQ} and _allowed(p, "sqs:GetQueueUrl") == {DLQ}
@@ -103,15 +111,22 @@ def test_repair_is_the_audit_plus_conditional_puts_of_items() -> None:
 def test_arrival_queue_accepts_only_the_raw_bucket_of_this_account() -> None:
     (stmt,) = policies.arrivals_queue_policy(QUEUE, RAW, ACCOUNT)["Statement"]
     assert (stmt["Effect"], stmt["Principal"], stmt["Action"], stmt["Resource"]) == (
-        "Allow", {"Service": "s3.amazonaws.com"}, ["sqs:SendMessage"], [QUEUE]
+        "Allow",
+        {"Service": "s3.amazonaws.com"},
+        ["sqs:SendMessage"],
+        [QUEUE],
     )
     assert stmt["Condition"] == {"ArnEquals": {"aws:SourceArn": RAW}, "StringEquals": {"aws:SourceAccount": ACCOUNT}}
 
 
 def test_key_policy_lets_s3_encrypt_notifications_only_for_the_buckets_named() -> None:
-    assert not any("s3.amazonaws.com" in str(s.get("Principal")) for s in policies.data_key_policy(ACCOUNT, "eu-west-1")["Statement"])
+    assert not any(
+        "s3.amazonaws.com" in str(s.get("Principal"))
+        for s in policies.data_key_policy(ACCOUNT, "eu-west-1")["Statement"]
+    )
     (s3,) = [
-        s for s in policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW])["Statement"]
+        s
+        for s in policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW])["Statement"]
         if s.get("Principal") == {"Service": "s3.amazonaws.com"}
     ]
     assert s3["Action"] == ["kms:Decrypt", "kms:GenerateDataKey"]
@@ -172,8 +187,10 @@ def test_execution_role_pulls_only_from_its_repository() -> None:
             f"{ACCOUNT}.dkr.ecr.eu-west-1.amazonaws.com/team/docuflow-jobs:1.2.3",
             f"arn:aws:ecr:eu-west-1:{ACCOUNT}:repository/team/docuflow-jobs",
         ),
-        (f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/jobs@sha256:{'a' * 64}",
-         f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/jobs"),
+        (
+            f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/jobs@sha256:{'a' * 64}",
+            f"arn:aws:ecr:us-east-1:{ACCOUNT}:repository/jobs",
+        ),
         ("ghcr.io/docuflow/jobs:1.0", None),
     ],
 )
@@ -265,8 +282,5 @@ def test_every_iam_action_exists() -> None:
     actions = _all_actions()
     assert len(actions) > 40
     # `s3:*` appears only in Deny statements; a service wildcard is checked as a service.
-    unknown = sorted(
-        a for a in actions
-        if not (_known(a) or (a.endswith(":*") and get_actions_for_service(a[:-2])))
-    )
+    unknown = sorted(a for a in actions if not (_known(a) or (a.endswith(":*") and get_actions_for_service(a[:-2]))))
     assert unknown == []

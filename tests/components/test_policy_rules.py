@@ -96,9 +96,9 @@ def test_s3_tls_only_policy(every_stack: ProgramRun) -> None:
     assert set(bucket_policies) == set(_buckets(every_stack))
     for name, (rec,) in bucket_policies.items():
         denies = [
-            s for s in json.loads(rec.inputs["policy"])["Statement"]
-            if s["Effect"] == "Deny"
-            and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
+            s
+            for s in json.loads(rec.inputs["policy"])["Statement"]
+            if s["Effect"] == "Deny" and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
         ]
         assert denies and denies[0]["Principal"] == "*", name
         assert set(denies[0]["Resource"]) == {f"arn:aws:s3:::{name}", f"arn:aws:s3:::{name}/*"}
@@ -115,7 +115,9 @@ def test_s3_reports_are_write_once_for_everyone_but_break_glass(every_stack: Pro
     assert overwrite["Principal"] == tamper["Principal"] == "*"
     assert overwrite["Condition"]["Null"] == {"s3:if-none-match": "true"}
     assert {"s3:DeleteObject", "s3:DeleteObjectVersion", "s3:BypassGovernanceRetention"} <= set(tamper["Action"])
-    exempt = {"ArnNotEquals": {"aws:PrincipalArn": settings.break_glass_role_arn}} if settings.break_glass_role_arn else {}
+    exempt = (
+        {"ArnNotEquals": {"aws:PrincipalArn": settings.break_glass_role_arn}} if settings.break_glass_role_arn else {}
+    )
     assert tamper.get("Condition", {}) == exempt
     assert (every_stack.stack == "prod") == bool(exempt)  # prod names a break-glass role, dev none
 
@@ -258,9 +260,7 @@ def test_resource_policies_name_their_principals(every_stack: ProgramRun) -> Non
 
 def test_scheduler_starts_and_passes_only_what_it_schedules(every_stack: ProgramRun) -> None:
     roles = [r.name for r in every_stack.of_type(T["role"])]
-    (scheduler,) = [
-        r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")
-    ]
+    (scheduler,) = [r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")]
     stmts = json.loads(scheduler.inputs["policy"])["Statement"]
     passed = {r for s in stmts if "iam:PassRole" in s["Action"] for r in as_list(s["Resource"])}
     # Both stacks repair nightly: the repair task is scheduled, the read-only audit is run by hand.
@@ -298,8 +298,10 @@ def test_schedules_encrypted_with_the_data_key(every_stack: ProgramRun) -> None:
     # Scheduler decrypts a payload with the schedule's role, so that role must be able to.
     (policy,) = [r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")]
     decrypts = [
-        s for s in json.loads(policy.inputs["policy"])["Statement"]
-        if "kms:Decrypt" in as_list(s["Action"]) and "kms:EncryptionContext:aws:scheduler:schedule:arn" in s.get("Condition", {}).get("ArnLike", {})
+        s
+        for s in json.loads(policy.inputs["policy"])["Statement"]
+        if "kms:Decrypt" in as_list(s["Action"])
+        and "kms:EncryptionContext:aws:scheduler:schedule:arn" in s.get("Condition", {}).get("ArnLike", {})
     ]
     assert [as_list(d["Resource"]) for d in decrypts] == [[key_arn]]
 
@@ -326,9 +328,7 @@ def test_every_resource_belongs_to_a_docuflow_component(every_stack: ProgramRun)
 
 
 def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None:
-    stateful = [
-        r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])
-    ]
+    stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])]
     assert len(stateful) == 6 + _athena(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]

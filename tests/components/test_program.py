@@ -14,7 +14,9 @@ def test_main_runs_the_whole_program_for_a_new_stage(dev: ProgramRun) -> None:
     assert len(custom) == len(dev.custom)
     tables = [r for r in custom if r.typ == "aws:dynamodb/table:Table"]
     assert [t.inputs["name"] for t in tables] == [layout.table_name("qa")]
-    (ingest,) = [r for r in custom if r.typ == "aws:scheduler/schedule:Schedule" and r.inputs["name"] == "docuflow-qa-ingest"]
+    (ingest,) = [
+        r for r in custom if r.typ == "aws:scheduler/schedule:Schedule" and r.inputs["name"] == "docuflow-qa-ingest"
+    ]
     assert ingest.inputs["target"]["ecsParameters"]["taskCount"] == 2
 
 

@@ -122,9 +122,7 @@ def test_wrong_value_names_the_key(key: str, value: str, fragment: str) -> None:
         ({"docuflow:shardCount": "2"}, "docuflow:shardCount"),  # the old sweep's key is gone
     ],
 )
-def test_missing_inconsistent_or_unknown_keys_are_named(
-    changes: dict[str, str | None], key: str
-) -> None:
+def test_missing_inconsistent_or_unknown_keys_are_named(changes: dict[str, str | None], key: str) -> None:
     with pytest.raises(StackSettingsError, match=key):
         StackSettings.from_mapping(_dev(**changes))
 

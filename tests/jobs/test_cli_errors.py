@@ -14,23 +14,32 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def run(*args: str, env: dict[str, str] | None = None, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in {**os.environ, **(env or {})}.items() if k not in drop}
-    return subprocess.run([sys.executable, "-m", "jobs", *args], env=environ, cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "jobs", *args], env=environ, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
-@pytest.mark.parametrize(("args", "env", "drop", "says"), [
-    (("ingest", "--backfill"), {"SHARD_INDEX": "one"}, (), "SHARD_INDEX"),
-    (("ingest", "--backfill"), {"SHARD_COUNT": "0"}, (), "SHARD_COUNT"),
-    (("ingest", "--max-docs", "0"), {}, (), "--max-docs"),
-    (("ingest", "--shard", "1/4"), {}, (), "--backfill"),
-    (("ingest", "--backfill"), {}, ("AWS_REGION", "AWS_DEFAULT_REGION"), "region"),
-    (("ingest", "--backfill"), {"AWS_ENDPOINT_URL_DYNAMODB": "ht!tp//::nope"}, (), "AWS_ENDPOINT_URL_DYNAMODB"),
-    (("ingest",), {"DOCUFLOW_ARRIVALS_QUEUE_URL": ""}, (), "--backfill"),
-    (("ingest", "--backfill"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "ResourceNotFound"),
-    (("documents", "list", "--user", "u", "--next-token", "Zm9yZ2Vk"), {}, (), "next-token"),
-    (("documents", "list", "--user", "u"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "ResourceNotFound"),
-])
-def test_bad_input_exits_2_with_one_clear_line(stack, args, env, drop, says) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    ("args", "env", "drop", "says"),
+    [
+        (("ingest", "--backfill"), {"SHARD_INDEX": "one"}, (), "SHARD_INDEX"),
+        (("ingest", "--backfill"), {"SHARD_COUNT": "0"}, (), "SHARD_COUNT"),
+        (("ingest", "--max-docs", "0"), {}, (), "--max-docs"),
+        (("ingest", "--shard", "1/4"), {}, (), "--backfill"),
+        (("ingest", "--backfill"), {}, ("AWS_REGION", "AWS_DEFAULT_REGION"), "region"),
+        (("ingest", "--backfill"), {"AWS_ENDPOINT_URL_DYNAMODB": "ht!tp//::nope"}, (), "AWS_ENDPOINT_URL_DYNAMODB"),
+        (("ingest",), {"DOCUFLOW_ARRIVALS_QUEUE_URL": ""}, (), "--backfill"),
+        (("ingest", "--backfill"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "ResourceNotFound"),
+        (("documents", "list", "--user", "u", "--next-token", "Zm9yZ2Vk"), {}, (), "next-token"),
+        (
+            ("documents", "list", "--user", "u"),
+            {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"},
+            (),
+            "ResourceNotFound",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_one_clear_line(stack, args, env, drop, says) -> None:
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="raw/u/d/a.json", Body=b"{}")  # work to do
     done = run(*args, env=env, drop=drop)
     assert done.returncode == 2, done.stderr[-1500:]

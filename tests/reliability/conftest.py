@@ -17,7 +17,7 @@ _numbers = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
-def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[..., object]:  # noqa: ANN001
+def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[..., object]:
     """Make further isolated stages on the session's servers (module-wide runs, clean baselines)."""
     stack_type = request.config.pluginmanager.get_plugin(str(ROOT_CONFTEST)).Stack
 
@@ -30,6 +30,6 @@ def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[..., ob
 
 
 @pytest.fixture
-def extra_stack(stack, new_stage: Callable[..., object]) -> object:  # noqa: ANN001
+def extra_stack(stack, new_stage: Callable[..., object]) -> object:
     """A second isolated stage beside `stack` (same OCR engine): the clean baseline of a comparison."""
     return new_stage(ocr_engine=stack.settings.ocr_engine)

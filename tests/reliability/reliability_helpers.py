@@ -8,6 +8,7 @@ question (deep, no grace) so both views must agree.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -28,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 1
 
 
-def job_env(stack, **extra: str) -> dict[str, str]:  # noqa: ANN001
+def job_env(stack, **extra: str) -> dict[str, str]:
     """The environment of a `python -m jobs ingest` child: the stage, the endpoints, short leases."""
     env = {**os.environ, **local_job_env(stack.endpoints, stack.settings)}
     env.update(
@@ -47,7 +48,8 @@ def job_env(stack, **extra: str) -> dict[str, str]:  # noqa: ANN001
 
 def spawn_ingest(env: dict[str, str], *args: str, backfill: bool = True) -> subprocess.Popen[str]:
     """A new process group, so a kill -9 takes the forkserver and extraction workers with it.
-    A backfill sweep unless `backfill=False` (then a drain of the arrival queue)."""
+    A backfill sweep unless `backfill=False` (then a drain of the arrival queue).
+    """
     mode = ["--backfill"] if backfill else ["--idle-seconds", "1"]
     return subprocess.Popen(
         [sys.executable, "-m", "jobs", "ingest", *mode, *args],
@@ -61,15 +63,15 @@ def spawn_ingest(env: dict[str, str], *args: str, backfill: bool = True) -> subp
 
 
 def kill_group(process: subprocess.Popen[str]) -> None:
-    """kill -9 the ingest we started and every child of its session (by its own pid)."""
-    try:
+    """Kill -9 the ingest we started and every child of its session (by its own pid)."""
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.communicate(timeout=30)
 
 
-def run_ingest_cli(env: dict[str, str], *args: str, timeout: float = 180, backfill: bool = True) -> subprocess.CompletedProcess[str]:
+def run_ingest_cli(
+    env: dict[str, str], *args: str, timeout: float = 180, backfill: bool = True
+) -> subprocess.CompletedProcess[str]:
     process = spawn_ingest(env, *args, backfill=backfill)
     try:
         out, err = process.communicate(timeout=timeout)
@@ -79,7 +81,7 @@ def run_ingest_cli(env: dict[str, str], *args: str, timeout: float = 180, backfi
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
-def rerun_until_complete(stack, env: dict[str, str], max_runs: int = 6) -> list[subprocess.CompletedProcess[str]]:  # noqa: ANN001
+def rerun_until_complete(stack, env: dict[str, str], max_runs: int = 6) -> list[subprocess.CompletedProcess[str]]:
     """Rerun the ingest (each time after the leases of a dead run expired) until nothing is PROCESSING."""
     runs = []
     for _ in range(max_runs):
@@ -89,14 +91,18 @@ def rerun_until_complete(stack, env: dict[str, str], max_runs: int = 6) -> list[
         if all(i.status in TERMINAL for i in stack.items()):
             return runs
         time.sleep(LEASE_SECONDS + 0.3)
-    pytest.fail(f"still PROCESSING after {max_runs} runs: {[i.documentId for i in stack.items() if i.status not in TERMINAL]}")
+    pytest.fail(
+        f"still PROCESSING after {max_runs} runs: {[i.documentId for i in stack.items() if i.status not in TERMINAL]}"
+    )
 
 
-def raw_documents(stack) -> dict[tuple[str, str], dict]:  # noqa: ANN001
+def raw_documents(stack) -> dict[tuple[str, str], dict]:
     """Valid raw documents by (userId, documentId): key and ETag."""
     s3 = stack.s3()
     docs: dict[tuple[str, str], dict] = {}
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=stack.settings.raw_bucket, Prefix=layout.RAW_PREFIX):
+    for page in s3.get_paginator("list_objects_v2").paginate(
+        Bucket=stack.settings.raw_bucket, Prefix=layout.RAW_PREFIX
+    ):
         for obj in page.get("Contents", []):
             try:
                 raw = layout.parse_raw_key(obj["Key"])
@@ -107,14 +113,16 @@ def raw_documents(stack) -> dict[tuple[str, str], dict]:  # noqa: ANN001
     return docs
 
 
-def read_result(stack, user_id: str, document_id: str) -> ResultDocument:  # noqa: ANN001
-    body = stack.s3().get_object(
-        Bucket=stack.settings.processed_bucket, Key=layout.result_key(user_id, document_id)
-    )["Body"].read()
+def read_result(stack, user_id: str, document_id: str) -> ResultDocument:
+    body = (
+        stack.s3()
+        .get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user_id, document_id))["Body"]
+        .read()
+    )
     return ResultDocument.from_json_bytes(body)
 
 
-def assert_consistent(stack, expected: int | None = None) -> dict[tuple[str, str], object]:  # noqa: ANN001
+def assert_consistent(stack, expected: int | None = None) -> dict[tuple[str, str], object]:
     """The ingest invariants, checked directly against the table and the buckets."""
     raws = raw_documents(stack)
     items = stack.items()
@@ -122,7 +130,10 @@ def assert_consistent(stack, expected: int | None = None) -> dict[tuple[str, str
     assert len(by_id) == len(items), "two items for one document"
     if expected is not None:
         assert len(raws) == expected
-    assert set(by_id) == set(raws), {"items without raw": set(by_id) - set(raws), "raw without item": set(raws) - set(by_id)}
+    assert set(by_id) == set(raws), {
+        "items without raw": set(by_id) - set(raws),
+        "raw without item": set(raws) - set(by_id),
+    }
     result_keys = set(stack.keys(stack.settings.processed_bucket, "processed/"))
     assert result_keys == {layout.result_key(*ident) for ident in raws}, "results do not match raw documents one to one"
     for ident, item in by_id.items():
@@ -138,7 +149,7 @@ def assert_consistent(stack, expected: int | None = None) -> dict[tuple[str, str
     return by_id
 
 
-def reconcile_findings(stack) -> list[dict]:  # noqa: ANN001
+def reconcile_findings(stack) -> list[dict]:
     """Findings of a deep live reconcile with no grace period (an empty list: reconcile is clean)."""
     from jobs.reconcile import ReconcileOptions, ReconcileRun
 
@@ -148,23 +159,24 @@ def reconcile_findings(stack) -> list[dict]:  # noqa: ANN001
     return outcome.findings.to_dicts()
 
 
-def assert_clean(stack, expected: int | None = None) -> dict[tuple[str, str], object]:  # noqa: ANN001
+def assert_clean(stack, expected: int | None = None) -> dict[tuple[str, str], object]:
     items = assert_consistent(stack, expected)
     findings = reconcile_findings(stack)
     assert findings == [], findings[:5]
     return items
 
 
-def claims_and_finishes(stack) -> dict[str, list[tuple[str, str | None, str | None]]]:  # noqa: ANN001
+def claims_and_finishes(stack) -> dict[str, list[tuple[str, str | None, str | None]]]:
     per_doc: dict[str, list[tuple[str, str | None, str | None]]] = defaultdict(list)
     for change in stack.stream_changes():
         per_doc[change.sort_key].append((change.event, change.old_status, change.new_status))
     return per_doc
 
 
-def assert_one_finish_per_claim(stack) -> dict[str, int]:  # noqa: ANN001
+def assert_one_finish_per_claim(stack) -> dict[str, int]:
     """On the stream, every claim (→ PROCESSING) is followed by at most one terminal write, the last
-    claim by exactly one; no terminal status is ever overwritten by another terminal write."""
+    claim by exactly one; no terminal status is ever overwritten by another terminal write.
+    """
     claims: dict[str, int] = {}
     for sort_key, changes in claims_and_finishes(stack).items():
         finishes_since_claim = None

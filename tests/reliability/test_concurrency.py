@@ -16,7 +16,7 @@ from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 
 
-def run_concurrently(stack, docs: int, runs: int, seed: int) -> list[dict]:  # noqa: ANN001
+def run_concurrently(stack, docs: int, runs: int, seed: int) -> list[dict]:
     upload(stack.s3(), stack.settings.raw_bucket, generate(5, docs, bad_ratio=0.1, seed=seed))
     # A long lease: no run may take over another's claim, however slow the machine.
     env = job_env(stack, DOCUFLOW_LEASE_SECONDS="900", DOCUFLOW_EXTRACT_WORKERS="1", DOCUFLOW_IO_THREADS="4")
@@ -28,7 +28,9 @@ def run_concurrently(stack, docs: int, runs: int, seed: int) -> list[dict]:  # n
         summaries.append(json.loads(out))
     assert sum(s["processed"] for s in summaries) == docs
     # every claim a run decided on either landed and was processed or lost to the other run
-    assert sum(s["processed"] + s["lostClaims"] for s in summaries) == sum(s["decisions"].get("CLAIM", 0) for s in summaries)
+    assert sum(s["processed"] + s["lostClaims"] for s in summaries) == sum(
+        s["decisions"].get("CLAIM", 0) for s in summaries
+    )
     claims = assert_one_finish_per_claim(stack)
     assert len(claims) == docs and set(claims.values()) == {1}, Counter(claims.values())
     items = assert_clean(stack, docs)
@@ -36,12 +38,34 @@ def run_concurrently(stack, docs: int, runs: int, seed: int) -> list[dict]:  # n
     return summaries
 
 
-def test_two_ingest_processes_on_one_prefix(stack) -> None:  # noqa: ANN001
+def test_two_ingest_processes_on_one_prefix(stack) -> None:
     summaries = run_concurrently(stack, docs=40, runs=2, seed=31)
-    print("runs:", [(s["processed"], s["lostClaims"], s["decisions"], s["calls"].get("dynamodb.TransactWrite.claim", {}).get("conditional_check_failures")) for s in summaries])
+    print(
+        "runs:",
+        [
+            (
+                s["processed"],
+                s["lostClaims"],
+                s["decisions"],
+                s["calls"].get("dynamodb.TransactWrite.claim", {}).get("conditional_check_failures"),
+            )
+            for s in summaries
+        ],
+    )
 
 
 @pytest.mark.slow
-def test_three_ingest_processes_on_a_larger_prefix(stack) -> None:  # noqa: ANN001
+def test_three_ingest_processes_on_a_larger_prefix(stack) -> None:
     summaries = run_concurrently(stack, docs=150, runs=3, seed=32)
-    print("runs:", [(s["processed"], s["lostClaims"], s["decisions"], s["calls"].get("dynamodb.TransactWrite.claim", {}).get("conditional_check_failures")) for s in summaries])
+    print(
+        "runs:",
+        [
+            (
+                s["processed"],
+                s["lostClaims"],
+                s["decisions"],
+                s["calls"].get("dynamodb.TransactWrite.claim", {}).get("conditional_check_failures"),
+            )
+            for s in summaries
+        ],
+    )

@@ -38,7 +38,7 @@ FAST_SEEDS = [102, 110]  # both kill with documents in flight
 SLOW_SEEDS = [seed for seed in range(100, 121) if seed not in FAST_SEEDS]  # 21 seeds in `make test-slow`
 
 
-def wait_for_finished(stack, process, at_least: int, timeout: float = 60) -> None:  # noqa: ANN001
+def wait_for_finished(stack, process, at_least: int, timeout: float = 60) -> None:
     """Until the table holds `at_least` terminal items (0: any item, i.e. the first claims)."""
     client = stack.dynamodb()
     table = stack.settings.table_name
@@ -49,15 +49,18 @@ def wait_for_finished(stack, process, at_least: int, timeout: float = 60) -> Non
                 return
         else:
             terminal = client.scan(
-                TableName=table, Select="COUNT", FilterExpression="#s <> :p",
-                ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues={":p": {"S": "PROCESSING"}},
+                TableName=table,
+                Select="COUNT",
+                FilterExpression="#s <> :p",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":p": {"S": "PROCESSING"}},
             )["Count"]
             if terminal >= at_least:
                 return
         time.sleep(0.03)
 
 
-def crash_then_recover(stack, seed: int) -> dict[str, object]:  # noqa: ANN001
+def crash_then_recover(stack, seed: int) -> dict[str, object]:
     rng = random.Random(seed)
     upload(stack.s3(), stack.settings.raw_bucket, generate(3, DOCS, bad_ratio=0.15, seed=seed))
     env = job_env(stack)
@@ -90,24 +93,27 @@ def crash_then_recover(stack, seed: int) -> dict[str, object]:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("seed", FAST_SEEDS)
-def test_kill_9_then_rerun_converges(stack, seed: int) -> None:  # noqa: ANN001
+def test_kill_9_then_rerun_converges(stack, seed: int) -> None:
     crash_then_recover(stack, seed)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", SLOW_SEEDS)
-def test_kill_9_then_rerun_converges_many_seeds(stack, seed: int) -> None:  # noqa: ANN001
+def test_kill_9_then_rerun_converges_many_seeds(stack, seed: int) -> None:
     crash_then_recover(stack, seed)
 
 
-def crash_mid_drain(stack, seed: int) -> None:  # noqa: ANN001
-    """kill -9 of a drain: the messages it held come back after their visibility timeout, and the
-    next drain converges (the claims it left expire first: the queue's timeout outlasts the lease)."""
+def crash_mid_drain(stack, seed: int) -> None:
+    """Kill -9 of a drain: the messages it held come back after their visibility timeout, and the
+    next drain converges (the claims it left expire first: the queue's timeout outlasts the lease).
+    """
     rng = random.Random(seed)
     upload(stack.s3(), stack.settings.raw_bucket, generate(3, DOCS, bad_ratio=0.15, seed=seed))
     visibility = LEASE_SECONDS + 2
     sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
-    sqs.set_queue_attributes(QueueUrl=stack.settings.arrivals_queue_url, Attributes={"VisibilityTimeout": str(visibility)})
+    sqs.set_queue_attributes(
+        QueueUrl=stack.settings.arrivals_queue_url, Attributes={"VisibilityTimeout": str(visibility)}
+    )
     env = job_env(stack)
     process = spawn_ingest(env, backfill=False)
     wait_for_finished(stack, process, rng.randrange(1, DOCS // 2))
@@ -122,17 +128,19 @@ def crash_mid_drain(stack, seed: int) -> None:  # noqa: ANN001
             break
         time.sleep(visibility + 0.5)
     assert_clean(stack, DOCS)
-    waiting = sqs.get_queue_attributes(QueueUrl=stack.settings.arrivals_queue_url,
-                                       AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+    waiting = sqs.get_queue_attributes(
+        QueueUrl=stack.settings.arrivals_queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )
     assert set(waiting["Attributes"].values()) == {"0"}
 
 
 @pytest.mark.parametrize("seed", [131])
-def test_kill_9_mid_drain_then_the_messages_come_back_and_converge(stack, seed: int) -> None:  # noqa: ANN001
+def test_kill_9_mid_drain_then_the_messages_come_back_and_converge(stack, seed: int) -> None:
     crash_mid_drain(stack, seed)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(132, 138))
-def test_kill_9_mid_drain_many_seeds(stack, seed: int) -> None:  # noqa: ANN001
+def test_kill_9_mid_drain_many_seeds(stack, seed: int) -> None:
     crash_mid_drain(stack, seed)

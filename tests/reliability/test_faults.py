@@ -127,9 +127,13 @@ class FaultInjector:
         if kind == TRANSACTION_THROTTLED:
             count = len(json.loads(_body(request))["TransactItems"])
             reasons = [{"Code": "ThrottlingError", "Message": "injected"}] * count
-            return _dynamodb_error(400, "TransactionCanceledException", "Transaction cancelled", CancellationReasons=reasons)
+            return _dynamodb_error(
+                400, "TransactionCanceledException", "Transaction cancelled", CancellationReasons=reasons
+            )
         return {
-            THROTTLE: lambda: _dynamodb_error(400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."),
+            THROTTLE: lambda: _dynamodb_error(
+                400, "ThrottlingException", "Rate of requests exceeds the allowed throughput."
+            ),
             PROVISIONED: lambda: _dynamodb_error(400, "ProvisionedThroughputExceededException", "injected"),
             SERVER_500: lambda: _dynamodb_error(500, "InternalServerError", "injected"),
             SERVER_503: lambda: _dynamodb_error(503, "ServiceUnavailable", "injected"),
@@ -140,7 +144,7 @@ class FaultInjector:
         return sum(n for (op, kind), n in self.injected.items() if kind != TRANSACTION_THROTTLED and op != exclude)
 
 
-def faulty_run(stack, injector: FaultInjector, settings=None) -> tuple[Any, CallMetrics]:  # noqa: ANN001
+def faulty_run(stack, injector: FaultInjector, settings=None) -> tuple[Any, CallMetrics]:
     settings = settings or stack.settings
     s3 = injector.attach(boto3.client("s3", config=botocore_config(settings)))
     dynamodb = injector.attach(boto3.client("dynamodb", config=botocore_config(settings)))
@@ -149,24 +153,33 @@ def faulty_run(stack, injector: FaultInjector, settings=None) -> tuple[Any, Call
     return summary, metrics
 
 
-def final_state(stack) -> dict[tuple[str, str], tuple]:  # noqa: ANN001
+def final_state(stack) -> dict[tuple[str, str], tuple]:
     """What a run leaves behind, without run-specific values (times, lease owners)."""
     state = {}
     for ident, item in assert_consistent(stack).items():
         result = read_result(stack, *ident)
         state[ident] = (
-            item.status, item.failureCode, item.sourceFormat, item.invoiceNumber, item.totalAmount, item.currency,
-            item.attempts, item.version, result.validation.model_dump_json(),
+            item.status,
+            item.failureCode,
+            item.sourceFormat,
+            item.invoiceNumber,
+            item.totalAmount,
+            item.currency,
+            item.attempts,
+            item.version,
+            result.validation.model_dump_json(),
             result.invoice.model_dump_json() if result.invoice else None,
         )
     return state
 
 
-def corpus(seed: int, docs: int):  # noqa: ANN201
+def corpus(seed: int, docs: int):
     return generate(4, docs, bad_ratio=0.1, seed=seed)
 
 
-def assert_survives(stack, baseline, seed: int, docs: int, rate: float | dict[str, float], kinds: tuple[str, ...], settings=None) -> FaultInjector:  # noqa: ANN001
+def assert_survives(
+    stack, baseline, seed: int, docs: int, rate: float | dict[str, float], kinds: tuple[str, ...], settings=None
+) -> FaultInjector:
     upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
     upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
     clean = IngestRun(baseline.settings, IngestOptions(backfill=True)).execute()
@@ -182,14 +195,16 @@ def assert_survives(stack, baseline, seed: int, docs: int, rate: float | dict[st
     attempts = sum(n for op, n in injector.attempts.items() if op != "ListObjectsV2")
     assert attempts == calls + injector.retried(exclude="ListObjectsV2")
     # Every fault recovered: no error reached the store, but the cancelled transactions it resends.
-    errors = {name: op["errors"] for name, op in summary.calls.items() if set(op["errors"]) - {"TransactionCanceledException"}}
+    errors = {
+        name: op["errors"] for name, op in summary.calls.items() if set(op["errors"]) - {"TransactionCanceledException"}
+    }
     assert not errors, errors
     assert injector.retried() > 0
     print(f"faults seed {seed}: {attempts} attempts, {calls} calls, injected {dict(injector.injected)}")
     return injector
 
 
-def test_a_run_through_mixed_faults_matches_a_clean_run(stack, extra_stack) -> None:  # noqa: ANN001
+def test_a_run_through_mixed_faults_matches_a_clean_run(stack, extra_stack) -> None:
     injector = assert_survives(stack, extra_stack, seed=1, docs=16, rate={"s3": 0.2, "dynamodb": 0.5}, kinds=ALL_KINDS)
     assert len({kind for _op, kind in injector.injected}) >= 4
     assert {"GetObject", "PutObject"} & {op for op, _kind in injector.injected}
@@ -198,7 +213,7 @@ def test_a_run_through_mixed_faults_matches_a_clean_run(stack, extra_stack) -> N
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ALL_KINDS)
-def test_each_fault_kind_alone(stack, extra_stack, kind: str) -> None:  # noqa: ANN001
+def test_each_fault_kind_alone(stack, extra_stack, kind: str) -> None:
     injector = assert_survives(stack, extra_stack, seed=ALL_KINDS.index(kind), docs=20, rate=0.25, kinds=(kind,))
     assert {k for _op, k in injector.injected} == {kind if kind != TRANSACTION_THROTTLED else THROTTLE} | (
         {TRANSACTION_THROTTLED} if kind == TRANSACTION_THROTTLED else set()
@@ -207,14 +222,14 @@ def test_each_fault_kind_alone(stack, extra_stack, kind: str) -> None:  # noqa: 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["standard", "adaptive"])
-def test_mixed_faults_in_both_retry_modes(stack, extra_stack, mode: str) -> None:  # noqa: ANN001
+def test_mixed_faults_in_both_retry_modes(stack, extra_stack, mode: str) -> None:
     settings = stack.settings.model_copy(update={"retry_mode": mode})
     # adaptive mode also slows its own sending rate after throttling: a smaller run keeps it short
     docs, rate = (40, 0.3) if mode == "standard" else (16, 0.2)
     assert_survives(stack, extra_stack, seed=len(mode), docs=docs, rate=rate, kinds=ALL_KINDS, settings=settings)
 
 
-def test_faults_past_the_retry_budget_abort_the_run_cleanly(stack) -> None:  # noqa: ANN001
+def test_faults_past_the_retry_budget_abort_the_run_cleanly(stack) -> None:
     """Every DynamoDB write throttled: the run gives up after bounded retries and says so."""
     upload(stack.s3(), stack.settings.raw_bucket, corpus(5, 6))
     settings = stack.settings.model_copy(update={"retry_attempts": 2})
@@ -231,10 +246,11 @@ def _is_finish(operation: str, body: bytes) -> bool:
 
 
 @pytest.mark.slow
-def test_persistent_transaction_throttling_is_not_reported_as_lost_claims(stack) -> None:  # noqa: ANN001
+def test_persistent_transaction_throttling_is_not_reported_as_lost_claims(stack) -> None:
     """Regression (found here, fixed in 1fcd743): put_all read a transaction still cancelled for
     ThrottlingError after its resends as a lost condition, so the run completed with the
-    documents left PROCESSING and counted as lost claims."""
+    documents left PROCESSING and counted as lost claims.
+    """
     upload(stack.s3(), stack.settings.raw_bucket, corpus(6, 12))
     injector = FaultInjector(6, 1.0, (TRANSACTION_THROTTLED,), match=_is_finish)
     try:
@@ -244,7 +260,9 @@ def test_persistent_transaction_throttling_is_not_reported_as_lost_claims(stack)
         assert all(i.status == Status.PROCESSING and i.leaseOwner for i in stack.items())  # retried after the lease
         return
     stuck = [i.documentId for i in stack.items() if i.status == Status.PROCESSING]
-    assert summary.lostClaims == 0 and not stuck, f"completed with {summary.lostClaims} 'lost' claims, {len(stuck)} PROCESSING"
+    assert summary.lostClaims == 0 and not stuck, (
+        f"completed with {summary.lostClaims} 'lost' claims, {len(stuck)} PROCESSING"
+    )
 
 
 def _claims_after_the_first(limit: int) -> Callable[[str, bytes], bool]:
@@ -260,7 +278,7 @@ def _claims_after_the_first(limit: int) -> Callable[[str, bytes], bool]:
     return match
 
 
-def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None:  # noqa: ANN001
+def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None:
     """Regression: a claim transaction still throttled after its resends aborted the run, and the
     documents claimed earlier but not yet processed stayed leased until their lease expired.
 
@@ -292,10 +310,11 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     assert_clean(stack, expected=docs)
 
 
-def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(stack) -> None:  # noqa: ANN001
+def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(stack) -> None:
     """Reads of one raw object are denied: each run aborts on it (exit 3) and hands it back with
     the attempt counted (the others refunded), so after max_attempts runs it is a dead letter and
-    the next run completes; a refund for it too would abort every run forever."""
+    the next run completes; a refund for it too would abort every run forever.
+    """
     docs = 12
     upload(stack.s3(), stack.settings.raw_bucket, corpus(9, docs))
     poison = sorted(stack.keys(stack.settings.raw_bucket, "raw/"))[0]
@@ -310,7 +329,11 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
         with pytest.raises(InfrastructureError, match="AccessDenied"):
             IngestRun(stack.settings, IngestOptions(backfill=True), s3=s3).execute()
         item = next(i for i in stack.items() if (i.userId, i.documentId) == (user_id, document_id))
-        assert item.status == Status.PROCESSING and item.leaseExpiresAt is not None and item.leaseExpiresAt <= layout.utc_now()
+        assert (
+            item.status == Status.PROCESSING
+            and item.leaseExpiresAt is not None
+            and item.leaseExpiresAt <= layout.utc_now()
+        )
         attempts.append(item.attempts)
     assert attempts == list(range(1, stack.settings.max_attempts + 1))
 
@@ -344,30 +367,33 @@ class LostResponses(FaultInjector):
         raise ReadTimeoutError(endpoint_url=request.url)  # ...but the job never hears of it
 
 
-def _lost_response_run(stack, baseline, operation: str, docs: int, rate: float) -> tuple[Any, LostResponses]:  # noqa: ANN001
+def _lost_response_run(stack, baseline, operation: str, docs: int, rate: float) -> tuple[Any, LostResponses]:
     seed = 40
     upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
     upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
     IngestRun(baseline.settings, IngestOptions(backfill=True)).execute()
     injector = LostResponses(seed, rate, (operation,))
     summary, _ = faulty_run(stack, injector)
-    print(f"lost responses on {operation}: {dict(injector.injected)}; lostClaims={summary.lostClaims} processed={summary.processed}")
+    print(
+        f"lost responses on {operation}: {dict(injector.injected)}; lostClaims={summary.lostClaims} processed={summary.processed}"
+    )
     assert injector.injected
     return summary, injector
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("operation", ["TransactWriteItems", "PutObject"])
-def test_a_write_applied_but_its_response_lost(stack, extra_stack, operation: str) -> None:  # noqa: ANN001
-    """botocore resends the write: TransactWriteItems carries an idempotency token
-    (ClientRequestToken, filled in by botocore), a result.json PutObject is idempotent."""
+def test_a_write_applied_but_its_response_lost(stack, extra_stack, operation: str) -> None:
+    """Botocore resends the write: TransactWriteItems carries an idempotency token
+    (ClientRequestToken, filled in by botocore), a result.json PutObject is idempotent.
+    """
     summary, _ = _lost_response_run(stack, extra_stack, operation, docs=20, rate=0.5)
     assert summary.outcome == "completed" and summary.lostClaims == 0 and summary.processed == 20
     assert final_state(stack) == final_state(extra_stack)
 
 
 @pytest.mark.slow
-def test_a_single_conditional_put_applied_but_its_response_lost(stack, extra_stack) -> None:  # noqa: ANN001
+def test_a_single_conditional_put_applied_but_its_response_lost(stack, extra_stack) -> None:
     # One document: its claim and its finish are lone writes, sent as one-item transactions
     # (a plain conditional PutItem would meet its own write on the resend); every response lost.
     summary, _ = _lost_response_run(stack, extra_stack, "TransactWriteItems", docs=1, rate=1.0)

@@ -144,8 +144,12 @@ CASES: list[Case] = [
     doc("quadratic-blowup", "invoice.xml", lambda: QUADRATIC, FailureCode.UNSAFE_XML),
     doc("external-dtd", "invoice.xml", lambda: EXTERNAL_DTD, FailureCode.UNSAFE_XML),
     doc("parameter-entity", "invoice.xml", lambda: PARAMETER_ENTITY, FailureCode.UNSAFE_XML),
-    doc("utf16-doctype", "invoice.xml", lambda: XXE.decode().replace('"1.0"', '"1.0" encoding="UTF-16"', 1).encode("utf-16"),
-        FailureCode.UNSAFE_XML),
+    doc(
+        "utf16-doctype",
+        "invoice.xml",
+        lambda: XXE.decode().replace('"1.0"', '"1.0" encoding="UTF-16"', 1).encode("utf-16"),
+        FailureCode.UNSAFE_XML,
+    ),
     doc("xxe-in-facturx", "invoice.pdf", lambda: pdf(XXE), FailureCode.UNSAFE_XML),
     # harmless after all: the stylesheet is never fetched, the XInclude never followed
     doc("processing-instruction", "invoice.xml", lambda: with_pi(GOOD_UBL), Status.PROCESSED),
@@ -154,11 +158,21 @@ CASES: list[Case] = [
     doc("truncated-pdf", "invoice.pdf", lambda: pdf(GOOD_CII)[:-400], FailureCode.MALFORMED),
     doc("half-pdf", "invoice.pdf", lambda: (b := pdf(GOOD_CII))[: len(b) // 2], FailureCode.MALFORMED),
     doc("encrypted-pdf", "invoice.pdf", lambda: pdf(GOOD_CII, password="secret"), FailureCode.ENCRYPTED),
-    doc("garbage-pdf-header", "invoice.pdf", lambda: b"%PDF-1.7\n" + b"\x00garbage" * 50 + b"\n%%EOF\n", FailureCode.MALFORMED),
+    doc(
+        "garbage-pdf-header",
+        "invoice.pdf",
+        lambda: b"%PDF-1.7\n" + b"\x00garbage" * 50 + b"\n%%EOF\n",
+        FailureCode.MALFORMED,
+    ),
     doc("huge-pdf", "invoice.pdf", lambda: b"%PDF-1.7\n" + os.urandom(MAX_INPUT - 8), FailureCode.TOO_LARGE),
     doc("oversized-attachment", "invoice.pdf", lambda: pdf(os.urandom(MAX_ATTACHMENT + 1024)), FailureCode.TOO_LARGE),
     doc("too-many-pages", "invoice.pdf", lambda: pdf(GOOD_CII, pages=201), FailureCode.TOO_LARGE),
-    doc("flate-bomb-attachment", "invoice.pdf", lambda: flate_bomb_pdf(200 * MIB, attachment=True), FailureCode.MALFORMED),
+    doc(
+        "flate-bomb-attachment",
+        "invoice.pdf",
+        lambda: flate_bomb_pdf(200 * MIB, attachment=True),
+        FailureCode.MALFORMED,
+    ),
     doc("flate-bomb-page", "invoice.pdf", lambda: flate_bomb_pdf(200 * MIB, attachment=False), FailureCode.NEEDS_OCR),
     doc("blank-pdf", "invoice.pdf", lambda: pdf(), FailureCode.NEEDS_OCR),
     # archives and compression bombs dressed as XML
@@ -166,22 +180,48 @@ CASES: list[Case] = [
     doc("zip-bomb-as-xml", "invoice.xml", lambda: zip_bomb(50 * MIB), FailureCode.UNSUPPORTED_FORMAT),
     # encodings and bytes
     doc("zero-bytes", "invoice.pdf", lambda: b"", FailureCode.EMPTY),
-    doc("invalid-utf8-xml", "invoice.xml", lambda: GOOD_UBL.replace(b"<cbc:ID>", b"<cbc:ID>\xff\xfe\xc3", 1), FailureCode.MALFORMED),
+    doc(
+        "invalid-utf8-xml",
+        "invoice.xml",
+        lambda: GOOD_UBL.replace(b"<cbc:ID>", b"<cbc:ID>\xff\xfe\xc3", 1),
+        FailureCode.MALFORMED,
+    ),
     doc("invalid-utf8-json", "invoice.json", lambda: b'{"invoiceNumber": "\xff\xfe"}', FailureCode.MALFORMED),
     doc("nul-in-xml", "invoice.xml", lambda: GOOD_UBL[:200] + bytes(16) + GOOD_UBL[200:], FailureCode.MALFORMED),
     doc("nul-only", "invoice.xml", lambda: bytes(4096), FailureCode.UNSUPPORTED_FORMAT),
-    doc("bom-utf16-mismatch", "invoice.xml", lambda: b"\xef\xbb\xbf" + GOOD_UBL.decode().encode("utf-16-le"), FailureCode.MALFORMED),
+    doc(
+        "bom-utf16-mismatch",
+        "invoice.xml",
+        lambda: b"\xef\xbb\xbf" + GOOD_UBL.decode().encode("utf-16-le"),
+        FailureCode.MALFORMED,
+    ),
     # JSON
     doc("deeply-nested-json", "invoice.json", lambda: b"[" * 200_000 + b"]" * 200_000, FailureCode.MALFORMED),
     doc("deeply-nested-xml", "invoice.xml", lambda: b"<a>" * 50_000 + b"</a>" * 50_000, FailureCode.MALFORMED),
-    doc("huge-single-line-json", "invoice.json", lambda: b'{"invoiceNumber": "1", "x": "' + b"9" * (8 * MIB) + b'"}',
-        FailureCode.UNSUPPORTED_FORMAT),
-    doc("json-nan", "invoice.json", lambda: b'{"invoiceNumber": "1", "totalAmount": NaN, "currency": "EUR"}', FailureCode.MALFORMED),
-    doc("json-huge-number", "invoice.json", lambda: b'{"invoiceNumber": "1", "totalAmount": ' + b"9" * 5000 + b"}",
-        FailureCode.MALFORMED),
-    doc("huge-invoice-number", "invoice.json",
+    doc(
+        "huge-single-line-json",
+        "invoice.json",
+        lambda: b'{"invoiceNumber": "1", "x": "' + b"9" * (8 * MIB) + b'"}',
+        FailureCode.UNSUPPORTED_FORMAT,
+    ),
+    doc(
+        "json-nan",
+        "invoice.json",
+        lambda: b'{"invoiceNumber": "1", "totalAmount": NaN, "currency": "EUR"}',
+        FailureCode.MALFORMED,
+    ),
+    doc(
+        "json-huge-number",
+        "invoice.json",
+        lambda: b'{"invoiceNumber": "1", "totalAmount": ' + b"9" * 5000 + b"}",
+        FailureCode.MALFORMED,
+    ),
+    doc(
+        "huge-invoice-number",
+        "invoice.json",
         lambda: b'{"invoiceNumber": "' + b"9" * 500_000 + b'", "totalAmount": "1.00", "currency": "EUR"}',
-        FailureCode.MALFORMED),  # regression: its item exceeded DynamoDB's 400 KB and aborted the run
+        FailureCode.MALFORMED,
+    ),  # regression: its item exceeded DynamoDB's 400 KB and aborted the run
     # wrong extensions: content decides
     doc("ubl-named-pdf", "invoice.pdf", lambda: GOOD_UBL, Status.PROCESSED),
     doc("png-named-xml", "invoice.xml", lambda: b"\x89PNG\r\n\x1a\n" + bytes(100), FailureCode.NEEDS_OCR),
@@ -224,12 +264,12 @@ class Outcome:
     after: dict[str, tuple[str, int]]
 
 
-def _objects(stack) -> dict[str, tuple[str, int]]:  # noqa: ANN001
+def _objects(stack) -> dict[str, tuple[str, int]]:
     pages = stack.s3().get_paginator("list_objects_v2").paginate(Bucket=stack.settings.raw_bucket)
     return {o["Key"]: (o["ETag"], o["Size"]) for page in pages for o in page.get("Contents", [])}
 
 
-def _ingest(stack, cases: list[Case]) -> Outcome:  # noqa: ANN001
+def _ingest(stack, cases: list[Case]) -> Outcome:
     s3 = stack.s3()
     for case in cases:
         s3.put_object(Bucket=stack.settings.raw_bucket, Key=case.key, Body=case.body())
@@ -239,15 +279,16 @@ def _ingest(stack, cases: list[Case]) -> Outcome:  # noqa: ANN001
     summary, error = None, None
     try:
         summary = IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
-    except Exception as exc:  # noqa: BLE001 - a run that aborts is reported by every case
+    except Exception as exc:
         error = exc
     return Outcome(stack, summary, error, before, _objects(stack))
 
 
 @pytest.fixture(scope="module")
-def outcome(new_stage) -> Outcome:  # noqa: ANN001
+def outcome(new_stage) -> Outcome:
     """One ingest over every case, and good documents beside them. OCR off: the codes are the
-    extraction's own (the OCR path has its table below)."""
+    extraction's own (the OCR path has its table below).
+    """
     return _ingest(new_stage(ocr_engine="off"), CASES)
 
 
@@ -295,7 +336,9 @@ def test_the_batch_goes_on_and_nothing_else_changes(outcome: Outcome) -> None:
         assert items[(raw.user_id, raw.document_id)].status == Status.PROCESSED, key
     documents = [c for c in CASES if c.expect != INVALID_KEY]
     invalid = [c for c in CASES if c.expect == INVALID_KEY]
-    expected_ids = {(r.user_id, r.document_id) for r in (layout.parse_raw_key(k) for k in [c.key for c in documents] + GOOD_KEYS)}
+    expected_ids = {
+        (r.user_id, r.document_id) for r in (layout.parse_raw_key(k) for k in [c.key for c in documents] + GOOD_KEYS)
+    }
     assert set(items) == expected_ids  # no item for an invalid key
     assert set(stack.keys(stack.settings.processed_bucket)) == {layout.result_key(*i) for i in expected_ids}
     assert outcome.after == outcome.before  # raw objects untouched, none added or removed
@@ -310,6 +353,7 @@ def test_the_batch_goes_on_and_nothing_else_changes(outcome: Outcome) -> None:
 # --- the OCR path (embedded tesseract): what reaches it when a document needs OCR ---------------
 def png(width: int, height: int, pixels: bytes = b"") -> bytes:
     """A PNG whose header declares `width` x `height` (a pixel bomb when they are huge)."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -326,7 +370,7 @@ OCR_CASES: list[Case] = [
 
 
 @pytest.fixture(scope="module")
-def ocr_outcome(new_stage) -> Outcome:  # noqa: ANN001
+def ocr_outcome(new_stage) -> Outcome:
     return _ingest(new_stage(ocr_engine="local"), OCR_CASES)
 
 
@@ -350,8 +394,9 @@ def test_a_pdf_page_bomb_is_refused_within_the_page_timeout() -> None:
     here = os.path.dirname(__file__)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.path.dirname(os.path.dirname(here))])}
     try:
-        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                              timeout=PAGE_BOMB_TIMEOUT)
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=PAGE_BOMB_TIMEOUT
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"extraction still running after {PAGE_BOMB_TIMEOUT:.0f}s")
     assert done.returncode == 0 and done.stdout.startswith("FAILED"), done.stdout + done.stderr[-500:]

@@ -29,39 +29,47 @@ from jobs.store import s3 as s3_adapter
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
-INVOICE = {"invoiceNumber": "N-1", "vendorName": "Acme GmbH", "invoiceDate": "2026-03-01",
-           "currency": "EUR", "totalAmount": "119.00", "subtotal": "100.00", "tax": "19.00"}
+INVOICE = {
+    "invoiceNumber": "N-1",
+    "vendorName": "Acme GmbH",
+    "invoiceDate": "2026-03-01",
+    "currency": "EUR",
+    "totalAmount": "119.00",
+    "subtotal": "100.00",
+    "tax": "19.00",
+}
 
 
 def invoice(number: str, total: str = "119.00") -> bytes:
     return json.dumps({**INVOICE, "invoiceNumber": number, "totalAmount": total}).encode()
 
 
-def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> ObjectInfo:  # noqa: ANN001
+def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> ObjectInfo:
     key = layout.raw_key(user, doc, name)
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)
     head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=key)
     return ObjectInfo(stack.settings.raw_bucket, key, head["ETag"], head["ContentLength"], head["LastModified"])
 
 
-def backfill(stack) -> object:  # noqa: ANN001
+def backfill(stack) -> object:
     return IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
 
 
-def item_of(stack, user: str, doc: str) -> DocumentItem:  # noqa: ANN001
+def item_of(stack, user: str, doc: str) -> DocumentItem:
     return next(i for i in stack.items() if (i.userId, i.documentId) == (user, doc))
 
 
-def result_of(stack, user: str, doc: str) -> tuple[ResultDocument, str]:  # noqa: ANN001
+def result_of(stack, user: str, doc: str) -> tuple[ResultDocument, str]:
     response = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc))
     return ResultDocument.from_json_bytes(response["Body"].read()), response["ETag"]
 
 
 class Worker:
     """One ingest worker's claim and processing, with its extraction held until `resume()`:
-    what a run paused by SIGSTOP (or a long GC pause) looks like to everybody else."""
+    what a run paused by SIGSTOP (or a long GC pause) looks like to everybody else.
+    """
 
-    def __init__(self, stack, owner: str, lease: timedelta) -> None:  # noqa: ANN001
+    def __init__(self, stack, owner: str, lease: timedelta) -> None:
         metrics = CallMetrics()
         self.table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, metrics)
         self.buckets = Buckets(stack.s3(), metrics)
@@ -84,7 +92,7 @@ class Worker:
         done.set_result(self.table.put_all([put], "finish")[0])  # type: ignore[list-item]
         return done
 
-    def claim(self, obj: ObjectInfo):  # noqa: ANN201
+    def claim(self, obj: ObjectInfo):
         raw = layout.parse_raw_key(obj.key)
         existing = self.table.get(raw.user_id, raw.document_id)
         decision = decide(raw, obj, existing, now=layout.utc_now(), owner=self.owner, lease=self.lease, max_attempts=3)
@@ -104,7 +112,7 @@ class Worker:
 
 
 @pytest.mark.parametrize("takeover", ["lease expired while paused", "re-upload while the claim was live"])
-def test_a_stale_writer_never_replaces_the_newer_result(stack, takeover: str) -> None:  # noqa: ANN001
+def test_a_stale_writer_never_replaces_the_newer_result(stack, takeover: str) -> None:
     first = put_raw(stack, "alice", "doc-1", "a.json", invoice("OLD-1"))
     stale = Worker(stack, "stale", timedelta(seconds=1))
     paused = stale.start(first)  # claimed, bytes read, extraction held
@@ -123,12 +131,13 @@ def test_a_stale_writer_never_replaces_the_newer_result(stack, takeover: str) ->
     assert item.status == Status.PROCESSED and item.leaseOwner is None
     assert item.resultEtag == etag  # the item points at exactly the result.json that is current
     assert result.source.etag == item.rawEtag == current.etag
-    versions = stack.s3().list_object_versions(Bucket=stack.settings.processed_bucket,
-                                              Prefix=layout.result_key("alice", "doc-1"))["Versions"]
+    versions = stack.s3().list_object_versions(
+        Bucket=stack.settings.processed_bucket, Prefix=layout.result_key("alice", "doc-1")
+    )["Versions"]
     assert len(versions) == 1  # the loser's bytes never became a version at all
 
 
-def test_the_newest_of_two_files_under_one_document_wins_across_listing_pages(stack, monkeypatch) -> None:  # noqa: ANN001
+def test_the_newest_of_two_files_under_one_document_wins_across_listing_pages(stack, monkeypatch) -> None:
     monkeypatch.setattr(ingest_run, "FIRST_PAGE_SIZE", 1)
     monkeypatch.setattr(s3_adapter, "LIST_PAGE_SIZE", 1)
     put_raw(stack, "bob", "doc-9", "b.json", invoice("OLDER"))
@@ -145,7 +154,7 @@ def test_the_newest_of_two_files_under_one_document_wins_across_listing_pages(st
     assert all(s.superseded[0].key.endswith("b.json") for s in summaries)
 
 
-def test_the_same_bytes_under_a_new_filename_are_a_new_upload(stack) -> None:  # noqa: ANN001
+def test_the_same_bytes_under_a_new_filename_are_a_new_upload(stack) -> None:
     body = invoice("SAME-1")
     old = put_raw(stack, "carol", "doc-3", "invoice.json", body)
     backfill(stack)
@@ -163,7 +172,7 @@ def test_the_same_bytes_under_a_new_filename_are_a_new_upload(stack) -> None:  #
     assert backfill(stack).processed == 0  # and it stays settled
 
 
-def test_a_raw_object_deleted_under_its_claim_ends_deleted_and_stays_settled(stack) -> None:  # noqa: ANN001
+def test_a_raw_object_deleted_under_its_claim_ends_deleted_and_stays_settled(stack) -> None:
     obj = put_raw(stack, "dave", "doc-4", "x.json", invoice("GONE"))
     worker = Worker(stack, "w", timedelta(minutes=5))
     raw, decision = worker.claim(obj)
@@ -181,7 +190,7 @@ def test_a_raw_object_deleted_under_its_claim_ends_deleted_and_stays_settled(sta
 
 
 @pytest.mark.parametrize("total", ["1E+200", "1" * 39, "1E+400"])
-def test_a_total_dynamodb_cannot_store_fails_that_document_only(stack, total: str) -> None:  # noqa: ANN001
+def test_a_total_dynamodb_cannot_store_fails_that_document_only(stack, total: str) -> None:
     for n in range(30):  # more than one transaction of finishes: neighbours share the poison's batch
         put_raw(stack, "erin", f"doc-{n:02d}", "i.json", invoice(f"N-{n}", total if n == 13 else "119.00"))
 
@@ -196,7 +205,7 @@ def test_a_total_dynamodb_cannot_store_fails_that_document_only(stack, total: st
     assert backfill(stack).processed == 0  # a dead letter for that ETag, not a retry loop
 
 
-def test_an_attribute_outside_the_contract_is_kept_and_never_fatal(stack) -> None:  # noqa: ANN001
+def test_an_attribute_outside_the_contract_is_kept_and_never_fatal(stack) -> None:
     obj = put_raw(stack, "frank", "doc-5", "i.json", invoice("KEEP"))
     backfill(stack)
     key = item_of(stack, "frank", "doc-5").key()

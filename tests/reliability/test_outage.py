@@ -16,7 +16,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -54,19 +54,20 @@ class DedicatedServer:
         servers.wait_until_ready(self.spec, self.process)
 
     def stop(self) -> None:
-        """kill -9 the server's process group (DynamoDB Local takes 10 s to honour a SIGTERM);
-        what DynamoDB Local committed stays in its SQLite files."""
+        """Kill -9 the server's process group (DynamoDB Local takes 10 s to honour a SIGTERM);
+        what DynamoDB Local committed stays in its SQLite files.
+        """
         if self.process is not None:
-            try:
+            with suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.process.wait(timeout=10)
             self.process = None
 
 
 @contextmanager
-def _stage_on(stack, endpoints: Endpoints, server: DedicatedServer, suffix: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:  # noqa: ANN001
+def _stage_on(
+    stack, endpoints: Endpoints, server: DedicatedServer, suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[object]:
     """A new stage on `endpoints`, one of which is `server` (started here, stopped on exit)."""
     server.start()
     try:
@@ -81,24 +82,28 @@ def _stage_on(stack, endpoints: Endpoints, server: DedicatedServer, suffix: str,
 
 
 @pytest.fixture
-def outage_stack(stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, DedicatedServer]]:  # noqa: ANN001
+def outage_stack(stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, DedicatedServer]]:
     """A stage whose table lives on a dedicated DynamoDB Local (data on disk); S3 stays the session's."""
     data_dir = tmp_path / "dynamodb-data"
     data_dir.mkdir()
     dynamo = DedicatedServer(servers.dynamodb_spec(servers.free_port(), data_dir, tmp_path))
-    with _stage_on(stack, Endpoints(dynamodb=dynamo.spec.endpoint, s3=stack.endpoints.s3), dynamo, "o", monkeypatch) as staged:
+    with _stage_on(
+        stack, Endpoints(dynamodb=dynamo.spec.endpoint, s3=stack.endpoints.s3), dynamo, "o", monkeypatch
+    ) as staged:
         yield staged, dynamo
 
 
 @pytest.fixture
-def s3_outage_stack(stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, DedicatedServer]]:  # noqa: ANN001
+def s3_outage_stack(stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[object, DedicatedServer]]:
     """A stage whose buckets live on a dedicated moto server; DynamoDB stays the session's."""
     s3 = DedicatedServer(servers.s3_spec(servers.free_port(), tmp_path))
-    with _stage_on(stack, Endpoints(dynamodb=stack.endpoints.dynamodb, s3=s3.spec.endpoint), s3, "s", monkeypatch) as staged:
+    with _stage_on(
+        stack, Endpoints(dynamodb=stack.endpoints.dynamodb, s3=s3.spec.endpoint), s3, "s", monkeypatch
+    ) as staged:
         yield staged, s3
 
 
-def assert_nothing_half_written(stack) -> Counter[str]:  # noqa: ANN001
+def assert_nothing_half_written(stack) -> Counter[str]:
     """Each item absent, PROCESSING under a lease, or terminal with the result.json it points at."""
     seen: Counter[str] = Counter()
     raws = {}
@@ -118,9 +123,10 @@ def assert_nothing_half_written(stack) -> Counter[str]:  # noqa: ANN001
     return seen
 
 
-def kill_mid_run(stack, server: DedicatedServer, seed: int) -> tuple[dict[str, str], float]:  # noqa: ANN001
+def kill_mid_run(stack, server: DedicatedServer, seed: int) -> tuple[dict[str, str], float]:
     """Seed DOCS documents, start an ingest, kill `server` once claims landed: exit 3, said clearly.
-    Returns the job's environment and the seconds from the kill to the exit."""
+    Returns the job's environment and the seconds from the kill to the exit.
+    """
     rng = random.Random(seed)
     upload(stack.s3(), stack.settings.raw_bucket, generate(4, DOCS, bad_ratio=0.1, seed=seed))
     env = job_env(stack, DOCUFLOW_RETRY_ATTEMPTS="3")
@@ -145,7 +151,7 @@ def kill_mid_run(stack, server: DedicatedServer, seed: int) -> tuple[dict[str, s
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_dynamodb_outage_mid_run_exits_3_and_the_next_run_completes(outage_stack, seed: int) -> None:  # noqa: ANN001
+def test_dynamodb_outage_mid_run_exits_3_and_the_next_run_completes(outage_stack, seed: int) -> None:
     stack, dynamo = outage_stack
     env, exited = kill_mid_run(stack, dynamo, seed)
     dynamo.start()  # same port, same data directory
@@ -157,9 +163,10 @@ def test_dynamodb_outage_mid_run_exits_3_and_the_next_run_completes(outage_stack
     assert_clean(stack, DOCS)
 
 
-def test_s3_outage_mid_run_exits_3_and_hands_back_the_claims_it_held(s3_outage_stack) -> None:  # noqa: ANN001
+def test_s3_outage_mid_run_exits_3_and_hands_back_the_claims_it_held(s3_outage_stack) -> None:
     """DynamoDB stays up, so the aborted run can end the leases of what it claimed but could not
-    finish: the next run (once S3 is back) need not wait for them."""
+    finish: the next run (once S3 is back) need not wait for them.
+    """
     stack, s3 = s3_outage_stack
     _, exited = kill_mid_run(stack, s3, seed=3)
     now = layout.utc_now()
@@ -173,5 +180,7 @@ def test_s3_outage_mid_run_exits_3_and_hands_back_the_claims_it_held(s3_outage_s
     assert {i.attempts for i in handed_back} <= {0, 1} and len(charged) < len(handed_back)
     assert len(charged) <= 2 * stack.settings.io_threads  # at most what was in flight
     assert all(i.leaseOwner is None for i in items if i.status in TERMINAL)
-    print(f"s3 outage: exit 3 after {exited:.1f}s, {len(handed_back)} claims handed back ({len(charged)} were in flight), "
-          f"{len(items) - len(handed_back)} finished")
+    print(
+        f"s3 outage: exit 3 after {exited:.1f}s, {len(handed_back)} claims handed back ({len(charged)} were in flight), "
+        f"{len(items) - len(handed_back)} finished"
+    )

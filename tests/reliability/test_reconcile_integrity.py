@@ -28,7 +28,7 @@ from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.dynamo import to_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs" / "reconcile"))
-from reconcile_helpers import export_state  # noqa: E402 - the reconcile tests' exporter
+from reconcile_helpers import export_state
 
 T0 = layout.utc_now() - timedelta(days=1)
 
@@ -43,12 +43,14 @@ def _restore_logging() -> Iterator[None]:
     root.setLevel(level)
 
 
-def _raw(stack, user: str, doc: str, body: bytes = b"<Invoice/>", name: str = "a.xml") -> tuple[str, str]:  # noqa: ANN001
+def _raw(stack, user: str, doc: str, body: bytes = b"<Invoice/>", name: str = "a.xml") -> tuple[str, str]:
     key = layout.raw_key(user, doc, name)
     return key, stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)["ETag"]
 
 
-def _result(stack, user: str, doc: str, etag: str, status: Status = Status.PROCESSED, raw_key: str | None = None) -> ResultDocument:  # noqa: ANN001
+def _result(
+    stack, user: str, doc: str, etag: str, status: Status = Status.PROCESSED, raw_key: str | None = None
+) -> ResultDocument:
     result = ResultDocument(
         userId=user,
         documentId=doc,
@@ -61,16 +63,20 @@ def _result(stack, user: str, doc: str, etag: str, status: Status = Status.PROCE
             format=DocumentFormat.UBL,
         ),
         engine="ubl",
-        validation=ValidationResult(status=status, reasons=["low confidence"] if status == Status.REVIEW_REQUIRED else []),
+        validation=ValidationResult(
+            status=status, reasons=["low confidence"] if status == Status.REVIEW_REQUIRED else []
+        ),
         createdAt=T0,
         processedAt=T0,
         pipelineVersion="test",
     )
-    stack.s3().put_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc), Body=result.to_json_bytes())
+    stack.s3().put_object(
+        Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc), Body=result.to_json_bytes()
+    )
     return result
 
 
-def _document(stack, user: str, doc: str, status: Status = Status.PROCESSED, **extra: Any) -> DocumentItem:  # noqa: ANN001
+def _document(stack, user: str, doc: str, status: Status = Status.PROCESSED, **extra: Any) -> DocumentItem:
     """A consistent finished document: raw object, result.json and item (plus `extra` attributes)."""
     key, etag = _raw(stack, user, doc)
     _result(stack, user, doc, etag, status)
@@ -91,7 +97,7 @@ def _document(stack, user: str, doc: str, status: Status = Status.PROCESSED, **e
     return item
 
 
-def _run(stack, **options: Any) -> Any:  # noqa: ANN001
+def _run(stack, **options: Any) -> Any:
     options.setdefault("grace", timedelta(0))
     options.setdefault("write_report", False)
     return ReconcileRun(stack.settings, ReconcileOptions(**options)).execute()
@@ -101,12 +107,12 @@ def _codes(outcome: Any) -> list[tuple[str, str | None]]:
     return [(r["code"], r["documentId"]) for r in outcome.findings.iter_rows(named=True)]
 
 
-def _item(stack, user: str, doc: str) -> DocumentItem | None:  # noqa: ANN001
+def _item(stack, user: str, doc: str) -> DocumentItem | None:
     return ReconcileRun(stack.settings, ReconcileOptions()).table.get(user, doc)
 
 
 # --- (1) a stale writer's result.json ---------------------------------------------------------
-def test_deep_reports_a_result_json_from_another_upload_and_repair_marks_it_for_reprocessing(stack) -> None:  # noqa: ANN001
+def test_deep_reports_a_result_json_from_another_upload_and_repair_marks_it_for_reprocessing(stack) -> None:
     _document(stack, "u1", "ok")
     item = _document(stack, "u1", "stale")
     # A writer that lost its claim left the old upload's result.json as the current version.
@@ -119,11 +125,16 @@ def test_deep_reports_a_result_json_from_another_upload_and_repair_marks_it_for_
     repaired = _run(stack, deep=True, repair=True)
     assert [(r.code, r.outcome) for r in repaired.summary.repairs] == [(Code.RESULT_SOURCE_MISMATCH, "applied")]
     marked = _item(stack, "u1", "stale")
-    assert (marked.status, marked.failureCode, marked.attempts, marked.version) == (Status.FAILED, "INTERNAL", 0, item.version + 1)
+    assert (marked.status, marked.failureCode, marked.attempts, marked.version) == (
+        Status.FAILED,
+        "INTERNAL",
+        0,
+        item.version + 1,
+    )
 
 
 # --- (4) repair does not resurrect deleted documents ------------------------------------------
-def test_repair_rebuilds_an_orphan_only_when_its_raw_object_is_still_there_unchanged(stack) -> None:  # noqa: ANN001
+def test_repair_rebuilds_an_orphan_only_when_its_raw_object_is_still_there_unchanged(stack) -> None:
     _, etag = _raw(stack, "u2", "alive")
     _result(stack, "u2", "alive", etag)
     _result(stack, "u2", "deleted", '"e-gone"')  # its raw object was deleted
@@ -141,12 +152,19 @@ def test_repair_rebuilds_an_orphan_only_when_its_raw_object_is_still_there_uncha
 
 
 # --- (5) the DELETED lifecycle ------------------------------------------------------------------
-def test_a_deleted_raw_object_ends_in_the_deleted_tombstone_and_reconcile_agrees(stack) -> None:  # noqa: ANN001
+def test_a_deleted_raw_object_ends_in_the_deleted_tombstone_and_reconcile_agrees(stack) -> None:
     done = _document(stack, "u3", "done")
     claimed = _document(stack, "u3", "inflight")
     stack.dynamodb().put_item(
         TableName=stack.settings.table_name,
-        Item=to_wire(claimed.evolve(status=Status.PROCESSING, leaseOwner="w", leaseExpiresAt=layout.utc_now() + timedelta(hours=1), version=3).to_item()),
+        Item=to_wire(
+            claimed.evolve(
+                status=Status.PROCESSING,
+                leaseOwner="w",
+                leaseExpiresAt=layout.utc_now() + timedelta(hours=1),
+                version=3,
+            ).to_item()
+        ),
     )
     for doc in ("done", "inflight"):
         stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u3", doc, "a.xml"))
@@ -162,13 +180,15 @@ def test_a_deleted_raw_object_ends_in_the_deleted_tombstone_and_reconcile_agrees
     assert [r.documentId for r in _run(stack, repair=True).summary.repairs] == ["inflight"]
 
 
-def test_the_deleted_repair_is_guarded_by_the_version_it_saw(stack) -> None:  # noqa: ANN001
+def test_the_deleted_repair_is_guarded_by_the_version_it_saw(stack) -> None:
     item = _document(stack, "u3", "racing")
     stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u3", "racing", "a.xml"))
     findings = _run(stack).findings
     # The document is re-uploaded and re-processed after the snapshot.
     _raw(stack, "u3", "racing", b"<Invoice>again</Invoice>")
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(item.evolve(version=item.version + 2).to_item()))
+    stack.dynamodb().put_item(
+        TableName=stack.settings.table_name, Item=to_wire(item.evolve(version=item.version + 2).to_item())
+    )
     run = ReconcileRun(stack.settings, ReconcileOptions())
     from jobs.reconcile.repair import Repairer
 
@@ -178,7 +198,7 @@ def test_the_deleted_repair_is_guarded_by_the_version_it_saw(stack) -> None:  # 
 
 
 # --- (7) attributes outside the contract --------------------------------------------------------
-def test_items_with_foreign_attributes_are_reconciled_and_repaired_with_them_kept(stack, tmp_path: Path) -> None:  # noqa: ANN001
+def test_items_with_foreign_attributes_are_reconciled_and_repaired_with_them_kept(stack, tmp_path: Path) -> None:
     _document(stack, "u4", "reviewed", reviewedBy="alice", notes={"why": "checked"})
     drifted = _document(stack, "u4", "drifted", reviewedBy="bob")
     stack.dynamodb().put_item(
@@ -188,7 +208,18 @@ def test_items_with_foreign_attributes_are_reconciled_and_repaired_with_them_kep
     expected = [(Code.INDEX_DRIFT, "drifted")]
     assert _codes(_run(stack, deep=True)) == expected
     exported = export_state(stack, tmp_path)
-    assert _codes(_run(stack, source="files", dynamodb_export=exported.export, s3_inventories=tuple(exported.manifests), deep=True)) == expected
+    assert (
+        _codes(
+            _run(
+                stack,
+                source="files",
+                dynamodb_export=exported.export,
+                s3_inventories=tuple(exported.manifests),
+                deep=True,
+            )
+        )
+        == expected
+    )
     assert [r.outcome for r in _run(stack, repair=True).summary.repairs] == ["applied"]
     assert _item(stack, "u4", "drifted").foreign_attributes == {"reviewedBy": "bob"}
     assert _codes(_run(stack, deep=True)) == []
@@ -215,7 +246,9 @@ def _data_file(manifest_path: Path, entry: dict[str, Any]) -> Path:
         ("export_md5", "MD5"),
     ],
 )
-def test_damaged_files_exit_2_with_a_clear_message_and_no_report(stack, tmp_path: Path, capsys, damage: str, message: str) -> None:  # noqa: ANN001
+def test_damaged_files_exit_2_with_a_clear_message_and_no_report(
+    stack, tmp_path: Path, capsys, damage: str, message: str
+) -> None:
     _document(stack, "u5", "a")
     _document(stack, "u5", "b")
     exported = export_state(stack, tmp_path, rows_per_file=1)
@@ -224,11 +257,11 @@ def test_damaged_files_exit_2_with_a_clear_message_and_no_report(stack, tmp_path
     if damage.startswith("zero_bytes"):
         data.write_bytes(b"")
         if damage == "zero_bytes_in_manifest_too":
-            manifest["files"][0].update(size=0, MD5checksum=hashlib.md5(b"").hexdigest())  # noqa: S324
+            manifest["files"][0].update(size=0, MD5checksum=hashlib.md5(b"").hexdigest())
     elif damage == "empty_gzip_in_manifest_too":
         body = gzip.compress(b"", mtime=0)
         data.write_bytes(body)
-        manifest["files"][0].update(size=len(body), MD5checksum=hashlib.md5(body).hexdigest())  # noqa: S324
+        manifest["files"][0].update(size=len(body), MD5checksum=hashlib.md5(body).hexdigest())
     elif damage == "truncated":
         data.write_bytes(data.read_bytes()[:-5])
         manifest["files"][0]["size"] = data.stat().st_size  # a manifest that agrees on the size
@@ -251,36 +284,40 @@ def test_damaged_files_exit_2_with_a_clear_message_and_no_report(stack, tmp_path
     assert stack.keys(stack.settings.reports_bucket) == []  # no report
 
 
-def test_deep_reports_a_result_json_deleted_after_the_inventory(stack, tmp_path: Path) -> None:  # noqa: ANN001
+def test_deep_reports_a_result_json_deleted_after_the_inventory(stack, tmp_path: Path) -> None:
     _document(stack, "u6", "a")
     _document(stack, "u6", "b")
     exported = export_state(stack, tmp_path)
     stack.s3().delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u6", "b"))
-    outcome = _run(stack, source="files", dynamodb_export=exported.export, s3_inventories=tuple(exported.manifests), deep=True)
+    outcome = _run(
+        stack, source="files", dynamodb_export=exported.export, s3_inventories=tuple(exported.manifests), deep=True
+    )
     assert _codes(outcome) == [(Code.RESULT_UNREADABLE, "b")]
     assert "gone" in json.loads(outcome.findings.item(0, "evidence"))["error"]
 
 
 # --- the reviewer's settlement ------------------------------------------------------------------
-def test_a_reviewer_settled_document_is_no_summary_mismatch(stack) -> None:  # noqa: ANN001
+def test_a_reviewer_settled_document_is_no_summary_mismatch(stack) -> None:
     review = _document(stack, "u7", "settled", Status.REVIEW_REQUIRED)
     settled = review.evolve(status=Status.PROCESSED, version=review.version + 1)
     stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(settled.to_item()))
     assert _codes(_run(stack, deep=True)) == []
     # The other way round is still a mismatch: no one un-settles a document.
     wrong = _document(stack, "u7", "wrong")
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(wrong.evolve(status=Status.REVIEW_REQUIRED).to_item()))
+    stack.dynamodb().put_item(
+        TableName=stack.settings.table_name, Item=to_wire(wrong.evolve(status=Status.REVIEW_REQUIRED).to_item())
+    )
     assert _codes(_run(stack, deep=True)) == [(Code.SUMMARY_MISMATCH, "wrong")]
 
 
 # --- options --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("segments", ["0", "-3", "100000"])
-def test_absurd_segments_are_refused_with_exit_2(stack, capsys, segments: str) -> None:  # noqa: ANN001
+def test_absurd_segments_are_refused_with_exit_2(stack, capsys, segments: str) -> None:
     assert cli.main(["--no-report", "--segments", segments]) == 2
     assert "--segments" in capsys.readouterr().err
 
 
-def test_segments_within_the_cap_run(stack) -> None:  # noqa: ANN001
+def test_segments_within_the_cap_run(stack) -> None:
     _document(stack, "u8", "a")
     assert cli.main(["--no-report", "--grace", "0s", "--segments", "3"]) == 0
     assert pl.DataFrame(_run(stack, segments=3).findings).height == 0

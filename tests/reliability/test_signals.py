@@ -21,15 +21,16 @@ from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 
 
-def _visible(stack) -> int:  # noqa: ANN001
+def _visible(stack) -> int:
     client = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
-    attributes = client.get_queue_attributes(QueueUrl=stack.settings.arrivals_queue_url,
-                                             AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
+    attributes = client.get_queue_attributes(
+        QueueUrl=stack.settings.arrivals_queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]
     return int(attributes["ApproximateNumberOfMessages"])
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
-def test_a_signalled_drain_hands_everything_back_and_leaves_no_process(stack, signum: signal.Signals) -> None:  # noqa: ANN001
+def test_a_signalled_drain_hands_everything_back_and_leaves_no_process(stack, signum: signal.Signals) -> None:
     docs = list(generate(3, 40, bad_ratio=0, ocr_ratio=0.5, seed=21))  # scans keep tesseract busy
     upload(stack.s3(), stack.settings.raw_bucket, docs)
     env = job_env(stack, DOCUFLOW_LEASE_SECONDS="600")
@@ -61,4 +62,3 @@ def test_a_signalled_drain_hands_everything_back_and_leaves_no_process(stack, si
     assert json.loads(out)["outcome"] == "completed"
     assert {i.status for i in stack.items()} <= {Status.PROCESSED, Status.REVIEW_REQUIRED}
     assert len(stack.items()) == len(docs)
-

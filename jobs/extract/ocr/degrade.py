@@ -26,7 +26,7 @@ NOISY_SEED = 20260
 def strip_attachments(pdf: bytes) -> bytes:
     """The same PDF without /EmbeddedFiles and /AF: what a plain-PDF invoice looks like."""
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
-    root = writer._root_object  # noqa: SLF001 - pypdf exposes the catalog only this way
+    root = writer._root_object
     names = root.get("/Names")
     if names is not None:
         names.get_object().pop(NameObject("/EmbeddedFiles"), None)
@@ -99,6 +99,8 @@ def make_form(pdf: bytes, form: str) -> bytes:
 
 def header_mismatches(invoice: Invoice | None, expected: dict[str, str]) -> dict[str, str | None]:
     """Header fields that differ from einvoice/expected.json: {field: what was read}."""
-    read = {name: (None if invoice is None or getattr(invoice, name) is None else str(getattr(invoice, name)))
-            for name in HEADER_FIELDS}
+    read = {
+        name: (None if invoice is None or getattr(invoice, name) is None else str(getattr(invoice, name)))
+        for name in HEADER_FIELDS
+    }
     return {name: value for name, value in read.items() if value != expected[name]}

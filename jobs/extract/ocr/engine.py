@@ -63,8 +63,10 @@ def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
     def read(scale: float) -> list[Page]:
         # A second look renders the page at the higher resolution rather than enlarging pixels.
         dpi = round(PDF_RENDER_DPI * scale)
-        scanned = {index: _ocr(lambda i=index: render_pdf_page(data, i, dpi), index + 1, settings, DocumentFormat.PDF)
-                   for index in missing}
+        scanned = {
+            index: _ocr(lambda i=index: render_pdf_page(data, i, dpi), index + 1, settings, DocumentFormat.PDF)
+            for index in missing
+        }
         return [page if page is not None else scanned[index] for index, page in enumerate(pages)]
 
     return read_with_second_look(read, engines, DocumentFormat.PDF, settings, PDF_RENDER_DPI, len(missing))
@@ -81,19 +83,22 @@ def extract_image(data: bytes, settings: ExtractionSettings) -> Extraction:
         ) from exc
     if len(frames) > settings.max_pdf_pages:
         raise DocumentRejectedError(
-            FailureCode.TOO_LARGE, f"image has {len(frames)} pages (limit {settings.max_pdf_pages})",
+            FailureCode.TOO_LARGE,
+            f"image has {len(frames)} pages (limit {settings.max_pdf_pages})",
             DocumentFormat.IMAGE,
         )
 
     def read(scale: float) -> list[Page]:
-        return [_ocr(lambda f=frame: f, n, settings, DocumentFormat.IMAGE, scale)
-                for n, frame in enumerate(frames, start=1)]
+        return [
+            _ocr(lambda f=frame: f, n, settings, DocumentFormat.IMAGE, scale) for n, frame in enumerate(frames, start=1)
+        ]
 
     return read_with_second_look(read, TESSERACT, DocumentFormat.IMAGE, settings, _dpi_of(frames[0]), len(frames))
 
 
-def _ocr(image: Callable[[], Image.Image], number: int, settings: ExtractionSettings, fmt: DocumentFormat,
-         scale: float = 1.0) -> Page:
+def _ocr(
+    image: Callable[[], Image.Image], number: int, settings: ExtractionSettings, fmt: DocumentFormat, scale: float = 1.0
+) -> Page:
     # The image is made lazily so a 200-page PDF holds one rendered page at a time.
     try:
         return ocr_page(image(), number, settings.ocr_page_timeout_s, scale)
@@ -101,8 +106,14 @@ def _ocr(image: Callable[[], Image.Image], number: int, settings: ExtractionSett
         raise DocumentRejectedError(FailureCode.NEEDS_OCR, f"local OCR failed: {exc}", fmt) from exc
 
 
-def read_with_second_look(read: Callable[[float], list[Page]], engine: str, fmt: DocumentFormat,
-                           settings: ExtractionSettings, dpi: float, scanned_pages: int) -> Extraction:
+def read_with_second_look(
+    read: Callable[[float], list[Page]],
+    engine: str,
+    fmt: DocumentFormat,
+    settings: ExtractionSettings,
+    dpi: float,
+    scanned_pages: int,
+) -> Extraction:
     """Read the pages; when tesseract read a low-resolution scan that would not be PROCESSED, read
     its scanned pages again enlarged to SECOND_LOOK_DPI and keep that reading only if it is.
 
@@ -114,8 +125,11 @@ def read_with_second_look(read: Callable[[float], list[Page]], engine: str, fmt:
     A second reading that is not clean is discarded, so it can settle a document, never unsettle one.
     """
     first = normalize_pages(read(1.0), engine, fmt, settings)
-    if (not 0 < scanned_pages <= SECOND_LOOK_MAX_PAGES or dpi * MIN_SECOND_LOOK_GAIN > SECOND_LOOK_DPI
-            or _clean(first, settings)):
+    if (
+        not 0 < scanned_pages <= SECOND_LOOK_MAX_PAGES
+        or dpi * MIN_SECOND_LOOK_GAIN > SECOND_LOOK_DPI
+        or _clean(first, settings)
+    ):
         return first
     scale = min(SECOND_LOOK_DPI / dpi, MAX_SECOND_LOOK_SCALE)
     try:
@@ -133,7 +147,8 @@ def read_with_second_look(read: Callable[[float], list[Page]], engine: str, fmt:
 def agreed_readings(first: Extraction, second: Extraction) -> Extraction:
     """The second reading, where both readings give a header text the same value, with the more
     confident of the two: small print (a footer confirming the letterhead) may be read well only
-    once. Amounts are never carried over: they must add up in the second reading on their own."""
+    once. Amounts are never carried over: they must add up in the second reading on their own.
+    """
     confidence = dict(second.invoice.confidence)
     for name in AGREEING_FIELDS:
         value = getattr(second.invoice, name)
@@ -153,7 +168,8 @@ def _clean(extraction: Extraction, settings: ExtractionSettings) -> bool:
 
 def _dpi_of(image: Image.Image) -> float:
     """The scan's resolution as if its short side were A4's: image metadata often says 72 dpi
-    whatever the scan, and a page-sized estimate errs only for small paper (receipts), upwards."""
+    whatever the scan, and a page-sized estimate errs only for small paper (receipts), upwards.
+    """
     return min(image.width, image.height) / A4_SHORT_SIDE_INCHES
 
 

@@ -29,8 +29,7 @@ def expense_response(pages: list[Page], candidates: list[Candidate], engine: str
     return response
 
 
-def _summary_field(candidate: Candidate, sizes: dict[int, tuple[float, float]], currency: str | None
-                   ) -> dict[str, Any]:
+def _summary_field(candidate: Candidate, sizes: dict[int, tuple[float, float]], currency: str | None) -> dict[str, Any]:
     page = candidate.value[0].page
     width, height = sizes.get(page, (1.0, 1.0))
     field: dict[str, Any] = {
@@ -56,5 +55,11 @@ def _summary_field(candidate: Candidate, sizes: dict[int, tuple[float, float]], 
 def _geometry(words: list[Word], width: float, height: float) -> dict[str, Any]:
     left, top = min(w.left for w in words), min(w.top for w in words)
     right, bottom = max(w.right for w in words), max(w.bottom for w in words)
-    return {"BoundingBox": {"Left": round(left / width, 5), "Top": round(top / height, 5),
-                            "Width": round((right - left) / width, 5), "Height": round((bottom - top) / height, 5)}}
+    return {
+        "BoundingBox": {
+            "Left": round(left / width, 5),
+            "Top": round(top / height, 5),
+            "Width": round((right - left) / width, 5),
+            "Height": round((bottom - top) / height, 5),
+        }
+    }

@@ -103,7 +103,7 @@ def _money(text: str) -> str | None:
     tokens = text.split()
     for size in range(min(len(tokens), 3), 0, -1):
         for start in (len(tokens) - size, 0):
-            candidate = " ".join(tokens[start:start + size])
+            candidate = " ".join(tokens[start : start + size])
             if not _CENTS_RE.search(candidate):
                 continue
             try:
@@ -137,54 +137,63 @@ def _entries(kind: str, value: Callable[[str], str | None], *patterns: str) -> l
 
 VOCABULARY: list[_Entry] = [
     *_entries(
-        "INVOICE_RECEIPT_ID", _identifier,
+        "INVOICE_RECEIPT_ID",
+        _identifier,
         r"^(?:(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)"
         r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)"
         rf"|facture\s*(?:{_NO}|no\.?|num{_E}ro)|{_NO}\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
         r"|(?:credit\s+note|gutschrift)\s*(?:no\.?|nr\.?|number|#))\s*:?",
     ),
     *_entries(
-        "INVOICE_RECEIPT_DATE", _date,
+        "INVOICE_RECEIPT_DATE",
+        _date,
         rf"^(?:invoice\s+date|date\s+of\s+(?:invoice|issue)|issue\s+date|date\s+issued|issued(?:\s+on)?"
         rf"|rechnungsdatum|belegdatum|ausstellungsdatum|ausgestellt\s+am|datum\s+der\s+rechnung"
         rf"|date\s+de\s+(?:la\s+)?facture|date\s+d'{_E}mission|{_E}mise?\s+le|date\s+de\s+facturation)\s*:?",
         r"^(?:date|datum)\s*:?(?=\s|$)",
     ),
     *_entries(
-        "DUE_DATE", _date,
+        "DUE_DATE",
+        _date,
         rf"^(?:due\s+date|payment\s+due|f{_A}lligkeit(?:sdatum)?|zahlbar\s+bis|date\s+d'{_E}ch{_E}ance|{_E}ch{_E}ance)\s*:?",
     ),
     *_entries(
-        "TOTAL", _money,
+        "TOTAL",
+        _money,
         rf"^(?:bruttosumme|gesamtbetrag(?!\s+der)|gesamtsumme|rechnungsbetrag|endbetrag|summe\s+brutto"
         rf"|bruttobetrag|total\s+ttc|montant\s+ttc|total\s+{_A}?\s*payer|grand\s+total|invoice\s+total"
         rf"|total\s+amount|total\s+incl\.?(?:\s+vat)?)\s*:?",
         r"^total(?!\s*(?:ht\b|net|excl|hors|tva|vat|tax|mwst|ust))\s*:?",
     ),
     *_entries(
-        "SUBTOTAL", _money,
+        "SUBTOTAL",
+        _money,
         r"^(?:rechnungssumme\s+ohne\s+ust\.?|nettosumme|summe\s+netto|gesamt\s+netto|zwischensumme"
         r"|subtotal|sub[-\s]total|net\s+total|total\s+net|total\s+ht|montant\s+ht|sous[-\s]total"
         r"|total\s+excl\.?(?:\s+vat)?|amount\s+excl\.?(?:\s+vat)?|nettobetrag)\s*:?",
     ),
     *_entries(
-        "TAX", _money,
+        "TAX",
+        _money,
         rf"^(?:{_STEUER}betrag|mwst\.?(?:-betrag)?|mehrwert{_STEUER}|ust\.?(?:-betrag)?(?![-\s.]*[il1]d)|total\s+vat"
         rf"|vat(?:\s+amount)?|total\s+tax|tax(?:\s+amount)?|sales\s+tax|montant\s+tva|total\s+tva|tva)\s*:?",
     ),
     *_entries(
         # "Zahlbetrag" is what is left to pay after prepayments, not the invoice total.
-        "AMOUNT_DUE", _money,
+        "AMOUNT_DUE",
+        _money,
         rf"^(?:zahlbetrag|zu\s+zahlen(?:der\s+betrag)?|offener\s+betrag|amount\s+due|balance\s+due|total\s+due"
         rf"|net\s+{_A}\s+payer|montant\s+d{_U}|reste\s+{_A}\s+payer)\s*:?",
     ),
     *_entries(
-        "AMOUNT_PAID", _unsigned_money,
+        "AMOUNT_PAID",
+        _unsigned_money,
         rf"^(?:erhaltene\s+anzahlungen?|anzahlung|amount\s+paid|prepaid|acompte|d{_E}j{_A}\s+pay{_E})\s*:?",
     ),
     *_entries("CURRENCY", _currency, rf"^(?:w{_A}hrung|currency|devise|monnaie)\s*:?"),
     *_entries(
-        "VENDOR_NAME", _name,
+        "VENDOR_NAME",
+        _name,
         rf"^(?:vendor|seller|supplier|lieferant|verk{_A}ufer|fournisseur|vendeur)\s*(?:name)?\s*:",
     ),
 ]
@@ -225,8 +234,11 @@ def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:
     current = kept.get(candidate.type)
     if current is None or candidate.rank < current[0].rank:
         kept[candidate.type] = [candidate]
-    elif (candidate.rank == current[0].rank and candidate.type in _CONFLICTING
-          and all(c.value_text != candidate.value_text for c in current)):
+    elif (
+        candidate.rank == current[0].rank
+        and candidate.type in _CONFLICTING
+        and all(c.value_text != candidate.value_text for c in current)
+    ):
         current.append(candidate)
 
 
@@ -249,8 +261,9 @@ def _heading_candidates(line: Line) -> list[Candidate]:
 
 def _candidate(kind: str, rank: int, label: list[Word], value_words: list[Word], value: str) -> Candidate:
     used = _words_for(value_words, value)
-    return Candidate(type=kind, rank=rank, label=label, value=used, value_text=value,
-                     confidence=min(w.confidence for w in used))
+    return Candidate(
+        type=kind, rank=rank, label=label, value=used, value_text=value, confidence=min(w.confidence for w in used)
+    )
 
 
 def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
@@ -267,14 +280,15 @@ def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
             following = segments[index + 1].words if index + 1 < len(segments) else []
             # Last on the row: everything after the label, for a value OCR split into pieces
             # ("Monday," | "16 March 2026" in a monospaced font).
-            options = [rest, following, [w for other in segments[index + 1:] for w in other.words]]
+            options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
             if not rest and (under := _below(segment, line, below)) is not None:
                 options.append(under.words)
             for value_words in options:
                 value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
                 if value is not None:
-                    found.append(_candidate(entry.type, _RANKS[id(entry)], label_words or segment.words[:1],
-                                            value_words, value))
+                    found.append(
+                        _candidate(entry.type, _RANKS[id(entry)], label_words or segment.words[:1], value_words, value)
+                    )
                     break
     return found
 
@@ -286,8 +300,13 @@ def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
     height = max(line.bottom - line.top, 1.0)
     if below.top - line.bottom > _BELOW_LINES * height:
         return None
-    overlapping = [s for s in below.segments if s.left < label.right + height and s.right > label.left - height
-                   and abs(s.left - label.left) < max(label.right - label.left, 3 * height)]
+    overlapping = [
+        s
+        for s in below.segments
+        if s.left < label.right + height
+        and s.right > label.left - height
+        and abs(s.left - label.left) < max(label.right - label.left, 3 * height)
+    ]
     return min(overlapping, key=lambda s: abs(s.left - label.left), default=None)
 
 
@@ -297,7 +316,7 @@ def _split_words(words: list[Word], offset: int) -> tuple[list[Word], list[Word]
     for index, word in enumerate(words):
         position += len(word.text) + (1 if index else 0)
         if position >= offset:
-            return words[: index + 1], words[index + 1:]
+            return words[: index + 1], words[index + 1 :]
     return words, []
 
 

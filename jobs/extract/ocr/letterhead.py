@@ -64,7 +64,7 @@ def _seller_block(pages: list[Page]) -> Candidate | None:
         for index, line in enumerate(lines):
             if not _SELLER_HEADING_RE.match(line.text.strip()):
                 continue
-            block = lines[index + 1: index + 1 + _BLOCK_LOOKAHEAD]
+            block = lines[index + 1 : index + 1 + _BLOCK_LOOKAHEAD]
             named = [ln for ln in block if _NAME_LABEL_RE.match(ln.text)]
             for candidate_line in named or block[:1]:
                 label, value_words = _name_value(candidate_line)
@@ -90,7 +90,9 @@ def _letterhead(pages: list[Page]) -> Candidate | None:
     page = pages[0]
     body = median(w.height for line in page.lines for w in line.words) or 1.0
     prominent = [
-        (line, segment) for line in page.lines if line.top < page.height * _LETTERHEAD_AREA
+        (line, segment)
+        for line in page.lines
+        if line.top < page.height * _LETTERHEAD_AREA
         for segment in line.segments
         if _height(segment) >= _PROMINENCE * body and _is_name(segment.text)
     ]
@@ -102,8 +104,11 @@ def _letterhead(pages: list[Page]) -> Candidate | None:
     # (descenders make either line the taller one).
     for other_line, other in prominent:
         gap = max(other_line.top - line.bottom, line.top - other_line.bottom)
-        if other is not first and 0 <= gap < 0.8 * _height(first) and abs(
-                _height(other) - _height(first)) < 0.2 * _height(first):
+        if (
+            other is not first
+            and 0 <= gap < 0.8 * _height(first)
+            and abs(_height(other) - _height(first)) < 0.2 * _height(first)
+        ):
             parts = [other, first] if other_line.top < line.top else [first, other]
             break
     words = [w for part in parts for w in part.words]
@@ -123,21 +128,28 @@ def _height(segment: Segment) -> float:
 def _is_name(text: str) -> bool:
     letters = sum(ch.isalpha() for ch in text)
     digits = sum(ch.isdigit() for ch in text)
-    return letters >= 3 and digits <= letters / 4 and not _TITLE_RE.search(text) and not any(
-        entry.pattern.search(text) for entry in VOCABULARY)
+    return (
+        letters >= 3
+        and digits <= letters / 4
+        and not _TITLE_RE.search(text)
+        and not any(entry.pattern.search(text) for entry in VOCABULARY)
+    )
 
 
 def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
     """The whole name printed again as a piece of its own: a footer line, "Account holder: NAME",
-    "NAME · street · city" (a part of a longer name, as one line of a wrapped one, does not count)."""
+    "NAME · street · city" (a part of a longer name, as one line of a wrapped one, does not count).
+    """
     wanted = _folded(name)
     return any(
         wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
         # Small print may lose accents the letterhead kept, never the other way round: a footer
         # with accents the letterhead lacks says the letterhead was misread.
         and _accents(piece) <= _accents(name)
-        for page in pages for line in page.lines
-        for segment in line.segments if id(segment) not in exclude
+        for page in pages
+        for line in page.lines
+        for segment in line.segments
+        if id(segment) not in exclude
         for piece in _PIECES_RE.split(segment.text)
     )
 
@@ -148,12 +160,14 @@ def _accents(text: str) -> int:
 
 def _after_holder_label(piece: str) -> str | None:
     """The name after an account-holder label whose colon small print lost under OCR
-    ("Kontonnhaber Bauunternehmen Krause"): the label is recognised up to two misread letters."""
+    ("Kontonnhaber Bauunternehmen Krause"): the label is recognised up to two misread letters.
+    """
     words = _folded(piece).split()
     for size in (1, 2):
         label = " ".join(words[:size]).rstrip(":")
-        if len(words) > size and any(SequenceMatcher(None, label, known).ratio() >= _HOLDER_SIMILARITY
-                                     for known in _HOLDER_LABELS):
+        if len(words) > size and any(
+            SequenceMatcher(None, label, known).ratio() >= _HOLDER_SIMILARITY for known in _HOLDER_LABELS
+        ):
             return " ".join(words[size:])
     return None
 

@@ -45,8 +45,9 @@ def ocr_page(image: Image.Image, number: int, timeout_s: float = PAGE_TIMEOUT_S,
         return Page(number, float(image.width), float(image.height), [])
     prepared = preprocess(image)
     if scale != 1.0:
-        prepared = prepared.resize((round(prepared.width * scale), round(prepared.height * scale)),
-                                   Image.Resampling.LANCZOS)
+        prepared = prepared.resize(
+            (round(prepared.width * scale), round(prepared.height * scale)), Image.Resampling.LANCZOS
+        )
     try:
         data = pytesseract.image_to_data(
             prepared, lang=LANGUAGES, config=_CONFIG, output_type=pytesseract.Output.DICT, timeout=timeout_s
@@ -65,8 +66,15 @@ def ocr_page(image: Image.Image, number: int, timeout_s: float = PAGE_TIMEOUT_S,
 
 def _words(data: dict[str, list[Any]], number: int, dx: float, dy: float) -> list[Word]:
     return [
-        Word(text.strip(), float(left) + dx, float(top) + dy, float(left + width) + dx, float(top + height) + dy,
-             max(float(conf), 0.0), number)
+        Word(
+            text.strip(),
+            float(left) + dx,
+            float(top) + dy,
+            float(left + width) + dx,
+            float(top + height) + dy,
+            max(float(conf), 0.0),
+            number,
+        )
         for text, left, top, width, height, conf in zip(
             data["text"], data["left"], data["top"], data["width"], data["height"], data["conf"], strict=True
         )
@@ -91,8 +99,13 @@ def _recover_row_labels(image: Image.Image, lines: list[Line], number: int, time
         if box[2] <= box[0] + pad:
             continue
         try:
-            data = pytesseract.image_to_data(image.crop(box), lang=LANGUAGES, config=_LINE_CONFIG,
-                                             output_type=pytesseract.Output.DICT, timeout=timeout_s)
+            data = pytesseract.image_to_data(
+                image.crop(box),
+                lang=LANGUAGES,
+                config=_LINE_CONFIG,
+                output_type=pytesseract.Output.DICT,
+                timeout=timeout_s,
+            )
         except (RuntimeError, pytesseract.TesseractError) as exc:
             logger.debug("row recovery on page %d skipped: %s", number, exc)
             continue

@@ -44,7 +44,7 @@ def check_content_sizes(pdf: bytes, limit: int = MAX_PAGE_CONTENT_BYTES) -> None
         size = 0
         for ref in streams:
             stream = ref.get_object()
-            encoded: bytes = stream._data  # noqa: SLF001 - the raw bytes, before pypdf inflates them
+            encoded: bytes = stream._data
             filters = stream.get("/Filter")
             if filters in ("/FlateDecode", ["/FlateDecode"]):
                 size += len(zlib.decompressobj().decompress(encoded, limit - size + 1))
@@ -61,12 +61,22 @@ def text_layer_pages(pdf: bytes) -> list[Page | None]:
     with pdfplumber.open(io.BytesIO(pdf)) as document:
         for number, page in enumerate(document.pages, start=1):
             words = [
-                Word(w["text"], float(w["x0"]), float(w["top"]), float(w["x1"]), float(w["bottom"]),
-                     TEXT_LAYER_CONFIDENCE, number)
+                Word(
+                    w["text"],
+                    float(w["x0"]),
+                    float(w["top"]),
+                    float(w["x1"]),
+                    float(w["bottom"]),
+                    TEXT_LAYER_CONFIDENCE,
+                    number,
+                )
                 for w in page.extract_words(keep_blank_chars=False, use_text_flow=False)
                 if w["text"].strip()
             ]
-            pages.append(Page(number, float(page.width), float(page.height), rebuild_lines(words))
-                         if len(words) >= _MIN_WORDS else None)
+            pages.append(
+                Page(number, float(page.width), float(page.height), rebuild_lines(words))
+                if len(words) >= _MIN_WORDS
+                else None
+            )
             page.flush_cache()  # pdfplumber keeps every parsed object per page otherwise
     return pages

@@ -31,18 +31,57 @@ WIDTH, HEIGHT = A4
 MARGIN = 50.0
 
 _WORDS: dict[str, dict[str, str]] = {
-    "en": {"qty": "Qty", "item": "Description", "price": "Unit price", "amount": "Amount", "net": "Subtotal",
-           "tax": "VAT {rate}%", "total": "Total", "bank": "Bank details", "holder": "Account holder",
-           "to": "Bill to", "page": "Page 1 of 1", "thanks": "Thank you for your business.",
-           "customer": "Customer No.", "order": "Order No.", "due": "Due date"},
-    "de": {"qty": "Menge", "item": "Bezeichnung", "price": "Einzelpreis", "amount": "Betrag", "net": "Nettobetrag",
-           "tax": "MwSt. {rate} %", "total": "Gesamtbetrag", "bank": "Bankverbindung", "holder": "Kontoinhaber",
-           "to": "Rechnungsempfänger", "page": "Seite 1 von 1", "thanks": "Vielen Dank für Ihren Auftrag.",
-           "customer": "Kunden-Nr.", "order": "Bestell-Nr.", "due": "Fällig am"},
-    "fr": {"qty": "Qté", "item": "Désignation", "price": "Prix unitaire", "amount": "Montant", "net": "Total HT",
-           "tax": "TVA {rate} %", "total": "Total TTC", "bank": "Coordonnées bancaires", "holder": "Titulaire",
-           "to": "Client", "page": "Page 1 sur 1", "thanks": "Merci de votre confiance.",
-           "customer": "N° client", "order": "N° de commande", "due": "Échéance"},
+    "en": {
+        "qty": "Qty",
+        "item": "Description",
+        "price": "Unit price",
+        "amount": "Amount",
+        "net": "Subtotal",
+        "tax": "VAT {rate}%",
+        "total": "Total",
+        "bank": "Bank details",
+        "holder": "Account holder",
+        "to": "Bill to",
+        "page": "Page 1 of 1",
+        "thanks": "Thank you for your business.",
+        "customer": "Customer No.",
+        "order": "Order No.",
+        "due": "Due date",
+    },
+    "de": {
+        "qty": "Menge",
+        "item": "Bezeichnung",
+        "price": "Einzelpreis",
+        "amount": "Betrag",
+        "net": "Nettobetrag",
+        "tax": "MwSt. {rate} %",
+        "total": "Gesamtbetrag",
+        "bank": "Bankverbindung",
+        "holder": "Kontoinhaber",
+        "to": "Rechnungsempfänger",
+        "page": "Seite 1 von 1",
+        "thanks": "Vielen Dank für Ihren Auftrag.",
+        "customer": "Kunden-Nr.",
+        "order": "Bestell-Nr.",
+        "due": "Fällig am",
+    },
+    "fr": {
+        "qty": "Qté",
+        "item": "Désignation",
+        "price": "Prix unitaire",
+        "amount": "Montant",
+        "net": "Total HT",
+        "tax": "TVA {rate} %",
+        "total": "Total TTC",
+        "bank": "Coordonnées bancaires",
+        "holder": "Titulaire",
+        "to": "Client",
+        "page": "Page 1 sur 1",
+        "thanks": "Merci de votre confiance.",
+        "customer": "N° client",
+        "order": "N° de commande",
+        "due": "Échéance",
+    },
 }
 
 
@@ -90,8 +129,11 @@ def priced(value: str, case: Case) -> str:
     mark = case.data.get("mark", "")
     if not mark:
         return text
-    return f"{mark}{text}" if case.data.get("mark_before", False) and len(mark) == 1 else (
-        f"{mark} {text}" if case.data.get("mark_before", False) else f"{text} {mark}")
+    return (
+        f"{mark}{text}"
+        if case.data.get("mark_before", False) and len(mark) == 1
+        else (f"{mark} {text}" if case.data.get("mark_before", False) else f"{text} {mark}")
+    )
 
 
 class Page:
@@ -103,8 +145,9 @@ class Page:
         self.font = str(case.data.get("font", "Helvetica"))
         self.bold = {"Helvetica": "Helvetica-Bold", "Times-Roman": "Times-Bold", "Courier": "Courier-Bold"}[self.font]
 
-    def text(self, x: float, top: float, text: str, size: float = 9.5, *, bold: bool = False,
-             align: str = "left") -> None:
+    def text(
+        self, x: float, top: float, text: str, size: float = 9.5, *, bold: bool = False, align: str = "left"
+    ) -> None:
         font = self.bold if bold else self.font
         width = stringWidth(text, font, size)
         left = {"left": x, "right": x - width, "center": x - width / 2}[align]
@@ -221,8 +264,11 @@ def footer(page: Page, case: Case) -> None:
     repeat = case.data.get("repeat", "bank")
     name = " ".join(case.data["letterhead"])
     left = [case.data.get("footer_name", name) if repeat in ("footer", "both") else "", case.data["seller_address"]]
-    bank = [words["bank"], f"{words['holder']}: {name}" if repeat in ("bank", "both") else "",
-            "IBAN DE02 1203 0000 0000 2020 51"]
+    bank = [
+        words["bank"],
+        f"{words['holder']}: {name}" if repeat in ("bank", "both") else "",
+        "IBAN DE02 1203 0000 0000 2020 51",
+    ]
     for index, line in enumerate(x for x in left if x):
         page.text(MARGIN, top + index * 10, line, 7.5)
     for index, line in enumerate(x for x in bank if x):
@@ -294,7 +340,10 @@ def sidebar(case: Case) -> bytes:
 
 
 TEMPLATES: dict[str, Callable[[Case], bytes]] = {
-    "classic": classic, "stacked": stacked, "headline": headline, "sidebar": sidebar,
+    "classic": classic,
+    "stacked": stacked,
+    "headline": headline,
+    "sidebar": sidebar,
 }
 
 

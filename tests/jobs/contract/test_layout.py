@@ -18,13 +18,17 @@ REPO = Path(__file__).resolve().parents[3]
 
 # Ids as the application makes them: NFC, no percent-encoding (the rules refuse NFD spellings
 # and encoded separators or traversals; tests below check that refusal).
-safe_ids = st.text(
-    alphabet=st.characters(
-        blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp", "Zs"), blacklist_characters="#/\\.%"
-    ),
-    min_size=1,
-    max_size=layout.MAX_ID_LENGTH,
-).map(lambda s: unicodedata.normalize("NFC", s)).filter(lambda s: 0 < len(s) <= layout.MAX_ID_LENGTH)
+safe_ids = (
+    st.text(
+        alphabet=st.characters(
+            blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp", "Zs"), blacklist_characters="#/\\.%"
+        ),
+        min_size=1,
+        max_size=layout.MAX_ID_LENGTH,
+    )
+    .map(lambda s: unicodedata.normalize("NFC", s))
+    .filter(lambda s: 0 < len(s) <= layout.MAX_ID_LENGTH)
+)
 filenames = st.text(
     alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"), blacklist_characters="/\\"),
     min_size=1,

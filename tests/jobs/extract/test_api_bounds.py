@@ -26,17 +26,23 @@ def test_an_oversized_invoice_number_in_xml_is_malformed() -> None:
 def _with_total(total: str) -> bytes:
     return UBL.read_bytes().replace(
         b'<cbc:TaxInclusiveAmount currencyID="EUR">529.87</cbc:TaxInclusiveAmount>',
-        f'<cbc:TaxInclusiveAmount currencyID="EUR">{total}</cbc:TaxInclusiveAmount>'.encode(), 1)
+        f'<cbc:TaxInclusiveAmount currencyID="EUR">{total}</cbc:TaxInclusiveAmount>'.encode(),
+        1,
+    )
 
 
-@pytest.mark.parametrize(("total", "problem"), [
-    ("1" + "0" * 400, "outside DynamoDB's range"),  # 1E+400 written out, as XML decimals must be
-    ("0." + "0" * 140 + "1", "outside DynamoDB's range"),  # below 1E-130
-    ("9" * 40, "40 significant digits (DynamoDB keeps 38)"),
-    ("12345678901234567890123456789", "31 significant digits"),  # 29 digits, 31 with its cents
-])
+@pytest.mark.parametrize(
+    ("total", "problem"),
+    [
+        ("1" + "0" * 400, "outside DynamoDB's range"),  # 1E+400 written out, as XML decimals must be
+        ("0." + "0" * 140 + "1", "outside DynamoDB's range"),  # below 1E-130
+        ("9" * 40, "40 significant digits (DynamoDB keeps 38)"),
+        ("12345678901234567890123456789", "31 significant digits"),  # 29 digits, 31 with its cents
+    ],
+)
 def test_a_total_dynamodb_or_the_totals_checks_cannot_hold_is_malformed_with_the_field_named(
-        total: str, problem: str) -> None:
+    total: str, problem: str
+) -> None:
     outcome = extract_document(_with_total(total), "invoice.xml")
     assert (outcome.validation.status, outcome.validation.errorCode) == (Status.FAILED, FailureCode.MALFORMED)
     assert outcome.validation.errorMessage is not None
@@ -54,8 +60,13 @@ def test_normalized_json_totals_out_of_range_are_malformed_not_internal(total: s
 
 
 def test_a_line_amount_out_of_range_names_the_line() -> None:
-    body = json.dumps({"invoiceNumber": "A-1", "totalAmount": "10", "lineItems": [
-        {"lineNumber": 1, "amount": "10"}, {"lineNumber": 2, "amount": "9" * 39}]}).encode()
+    body = json.dumps(
+        {
+            "invoiceNumber": "A-1",
+            "totalAmount": "10",
+            "lineItems": [{"lineNumber": 1, "amount": "10"}, {"lineNumber": 2, "amount": "9" * 39}],
+        }
+    ).encode()
     outcome = extract_document(body, "invoice.json")
     assert outcome.validation.errorCode == FailureCode.MALFORMED
     assert (outcome.validation.errorMessage or "").startswith("lineItems[1].amount is out of range")
@@ -69,8 +80,17 @@ def test_the_largest_storable_totals_still_pass_and_fit_the_item() -> None:
 
 @pytest.mark.parametrize("zero", ["-0", "-0.00", "0"])
 def test_negative_zero_is_zero(zero: str) -> None:
-    body = json.dumps({"invoiceNumber": "A-1", "currency": "EUR", "vendorName": "V", "invoiceDate": "2026-01-02",
-                       "totalAmount": zero, "tax": "0", "subtotal": zero}).encode()
+    body = json.dumps(
+        {
+            "invoiceNumber": "A-1",
+            "currency": "EUR",
+            "vendorName": "V",
+            "invoiceDate": "2026-01-02",
+            "totalAmount": zero,
+            "tax": "0",
+            "subtotal": zero,
+        }
+    ).encode()
     outcome = extract_document(body, "invoice.json")
     assert outcome.invoice is not None and outcome.validation.status is Status.PROCESSED
     total = outcome.invoice.totalAmount

@@ -13,9 +13,21 @@ from extract_helpers import REPO_ROOT
 def test_bench_writes_a_report(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "extract.json"
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "bench" / "bench_extract.py"), "--seconds", "0.05", "--rounds", "1",
-         "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            str(REPO_ROOT / "bench" / "bench_extract.py"),
+            "--seconds",
+            "0.05",
+            "--rounds",
+            "1",
+            "--out",
+            str(out),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())

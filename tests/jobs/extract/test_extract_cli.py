@@ -36,8 +36,9 @@ def test_human_output(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "LOW_CONFIDENCE:vendorName" in out and "vendorName: costco  (confidence 24)" in out
 
 
-def test_unreadable_file_exits_2_but_reports_the_others(corpus: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_file_exits_2_but_reports_the_others(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main([str(tmp_path / "missing.pdf"), str(EINVOICE / "cii" / "EN16931_Einfach.cii.xml"), "--json"]) == 2
     captured = capsys.readouterr()
     assert "missing.pdf" in captured.err
@@ -52,7 +53,11 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_dispatcher_routes_extract(corpus: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "jobs", "extract", "--json", str(EINVOICE / "cii" / "EN16931_Miete.cii.xml")],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["invoice"]["invoiceNumber"] == "9314110911/00/M/00/N"

@@ -91,7 +91,11 @@ def test_document_level_allowances_and_charges_are_read(corpus: Path) -> None:
         invoice = extract_document((EINVOICE / form / pattern.format("EN16931_Rabatte")).read_bytes(), "r").invoice
         assert invoice is not None
         assert (invoice.subtotal, invoice.allowanceTotal, invoice.chargeTotal, invoice.taxExclusiveAmount) == (
-            Decimal("202.70"), Decimal("14.73"), Decimal("5.80"), Decimal("193.77"))
+            Decimal("202.70"),
+            Decimal("14.73"),
+            Decimal("5.80"),
+            Decimal("193.77"),
+        )
 
 
 def test_self_billed_gutschrift_is_an_invoice_not_a_credit_note(corpus: Path) -> None:

@@ -26,20 +26,28 @@ def with_attachment(xml: bytes, name: str = "factur-x.xml") -> bytes:
     return out.getvalue()
 
 
-@pytest.mark.parametrize(("xml", "code"), [
-    (b"<rsm:CrossIndustryInvoice xmlns:rsm='urn:x'><unclosed>", FailureCode.MALFORMED),
-    (b"<Order xmlns='urn:some:other:standard'><ID>1</ID></Order>", FailureCode.UNSUPPORTED_FORMAT),
-], ids=["broken-xml", "unknown-standard"])
+@pytest.mark.parametrize(
+    ("xml", "code"),
+    [
+        (b"<rsm:CrossIndustryInvoice xmlns:rsm='urn:x'><unclosed>", FailureCode.MALFORMED),
+        (b"<Order xmlns='urn:some:other:standard'><ID>1</ID></Order>", FailureCode.UNSUPPORTED_FORMAT),
+    ],
+    ids=["broken-xml", "unknown-standard"],
+)
 @pytest.mark.parametrize("settings", [LOCAL, TEXTRACT], ids=["local", "textract"])
-def test_the_page_is_read_when_the_attachment_cannot_be(xml: bytes, code: FailureCode,
-                                                        settings: ExtractionSettings) -> None:
+def test_the_page_is_read_when_the_attachment_cannot_be(
+    xml: bytes, code: FailureCode, settings: ExtractionSettings
+) -> None:
     outcome = extract_document(with_attachment(xml), "invoice.pdf", settings)
     assert (outcome.format, outcome.engine) == (DocumentFormat.PDF, "pdf-text-layer")
     assert outcome.validation.status is Status.PROCESSED, outcome.validation.reasons
     invoice = outcome.invoice
     assert invoice is not None
-    assert (invoice.invoiceNumber, str(invoice.totalAmount), invoice.vendorName) == ("471102", "529.87",
-                                                                                     "Lieferant GmbH")
+    assert (invoice.invoiceNumber, str(invoice.totalAmount), invoice.vendorName) == (
+        "471102",
+        "529.87",
+        "Lieferant GmbH",
+    )
     embedded = outcome.raw["EmbeddedInvoice"]  # result.json keeps why the XML was not used
     assert embedded["attachment"] == "factur-x.xml" and embedded["used"] is False
     assert embedded["failureCode"] == code and embedded["reason"].startswith("embedded factur-x.xml: ")

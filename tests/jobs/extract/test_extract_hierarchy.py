@@ -32,12 +32,16 @@ def _cii() -> etree._Element:
     return etree.fromstring((EINVOICE / "cii" / "EN16931_Einfach.cii.xml").read_bytes())
 
 
-def _set_line(line: etree._Element, line_id: str, parent: str | None, status: str | None,
-              amount: str | None = None) -> None:
+def _set_line(
+    line: etree._Element, line_id: str, parent: str | None, status: str | None, amount: str | None = None
+) -> None:
     document = line.find(_ram("AssociatedDocumentLineDocument"))
     document.find(_ram("LineID")).text = line_id
-    for value, tag in ((parent, "ParentLineID"), (status and "TYPE_LINE", "LineStatusCode"),
-                       (status, "LineStatusReasonCode")):
+    for value, tag in (
+        (parent, "ParentLineID"),
+        (status and "TYPE_LINE", "LineStatusCode"),
+        (status, "LineStatusReasonCode"),
+    ):
         if value:
             etree.SubElement(document, _ram(tag)).text = value
     if amount is not None:
@@ -67,8 +71,11 @@ def test_a_consistent_extended_invoice_with_group_and_detail_lines_is_processed(
     invoice = outcome.invoice
     assert invoice is not None and invoice.profile == "EXTENDED"
     assert [(line.lineId, line.parentLineId, line.lineStatus) for line in invoice.lineItems] == [
-        ("G1", None, LineStatus.GROUP), ("G1.1", "G1", LineStatus.DETAIL), ("G1.2", "G1", LineStatus.DETAIL),
-        ("I1", None, LineStatus.INFORMATION)]
+        ("G1", None, LineStatus.GROUP),
+        ("G1.1", "G1", LineStatus.DETAIL),
+        ("G1.2", "G1", LineStatus.DETAIL),
+        ("I1", None, LineStatus.INFORMATION),
+    ]
     # The hierarchy is kept in what result.json stores.
     assert invoice.model_dump(mode="json")["lineItems"][1]["parentLineId"] == "G1"
 
@@ -115,7 +122,10 @@ def test_ubl_sub_lines_are_kept_and_counted_once() -> None:
     assert outcome.validation.status is Status.PROCESSED, outcome.validation.reasons
     assert outcome.invoice is not None
     assert [(line.lineId, line.parentLineId, str(line.amount)) for line in outcome.invoice.lineItems] == [
-        ("1", None, "473.00"), ("1.1", "1", "198.00"), ("1.2", "1", "275.00")]
+        ("1", None, "473.00"),
+        ("1.1", "1", "198.00"),
+        ("1.2", "1", "275.00"),
+    ]
 
 
 def test_a_ubl_parent_that_is_not_the_sum_of_its_sub_lines_goes_to_review() -> None:  # BR-DEX-02
@@ -135,8 +145,13 @@ def test_minimum_and_basic_wl_carry_no_lines_and_that_is_no_defect() -> None:
 
 
 def _line(line_id: str, parent: str | None, amount: str | None, status: LineStatus | None = None) -> LineItem:
-    return LineItem(lineNumber=1, lineId=line_id, parentLineId=parent, lineStatus=status,
-                    amount=None if amount is None else Decimal(amount))
+    return LineItem(
+        lineNumber=1,
+        lineId=line_id,
+        parentLineId=parent,
+        lineStatus=status,
+        amount=None if amount is None else Decimal(amount),
+    )
 
 
 def test_broken_hierarchies_never_lose_an_amount() -> None:
@@ -147,8 +162,12 @@ def test_broken_hierarchies_never_lose_an_amount() -> None:
     assert not counted_line_sum([_line("1", "2", "10"), _line("2", "1", "5")], tolerance).groups_consistent
     assert not counted_line_sum([_line("1", "2", "10"), _line("2", "1", "10")], tolerance).groups_consistent
     # Nested groups: only the top counts; every level is checked.
-    nested = [_line("A", None, "30", LineStatus.GROUP), _line("B", "A", "30", LineStatus.GROUP),
-              _line("C", "B", "10"), _line("D", "B", "21")]
+    nested = [
+        _line("A", None, "30", LineStatus.GROUP),
+        _line("B", "A", "30", LineStatus.GROUP),
+        _line("C", "B", "10"),
+        _line("D", "B", "21"),
+    ]
     result = counted_line_sum(nested, tolerance)
     assert (result.total, result.groups_consistent) == (Decimal(30), False)
     # A missing amount under a group without one: BR-CO-10 cannot run.

@@ -42,8 +42,12 @@ def test_paginated_async_results_in_a_list_are_merged() -> None:
 
 @pytest.mark.parametrize("field", ["INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "VENDOR_NAME", "TOTAL"])
 def test_each_missing_required_field_is_named(field: str) -> None:
-    names = {"INVOICE_RECEIPT_ID": "invoiceNumber", "INVOICE_RECEIPT_DATE": "invoiceDate",
-             "VENDOR_NAME": "vendorName", "TOTAL": "totalAmount"}
+    names = {
+        "INVOICE_RECEIPT_ID": "invoiceNumber",
+        "INVOICE_RECEIPT_DATE": "invoiceDate",
+        "VENDOR_NAME": "vendorName",
+        "TOTAL": "totalAmount",
+    }
     assert f"MISSING_FIELD:{names[field]}" in _reasons(textract_bytes(textract_doc(complete_fields(**{field: ""}))))
 
 
@@ -83,20 +87,24 @@ def test_low_confidence_on_optional_fields_is_not_a_reason() -> None:
 
 
 def test_repeated_equal_values_are_not_a_conflict() -> None:
-    fields = complete_fields() + [summary_field("TOTAL", "1.190,00 €", confidence=85.0)]
+    fields = [*complete_fields(), summary_field("TOTAL", "1.190,00 €", confidence=85.0)]
     assert _reasons(textract_bytes(textract_doc(fields))) == []
 
 
 def test_conflicting_values_pick_the_most_confident_and_are_reported() -> None:
-    fields = complete_fields(TOTAL="") + [summary_field("TOTAL", "1.190,00 €", confidence=95.0),
-                                          summary_field("TOTAL", "999,00 €", confidence=80.0)]
+    fields = [
+        *complete_fields(TOTAL=""),
+        summary_field("TOTAL", "1.190,00 €", confidence=95.0),
+        summary_field("TOTAL", "999,00 €", confidence=80.0),
+    ]
     outcome = extract_document(textract_bytes(textract_doc(fields)), "r")
     assert outcome.invoice is not None and outcome.invoice.totalAmount == Decimal("1190.00")
     assert outcome.validation.reasons == ["CONFLICTING_VALUES:totalAmount"]
 
 
 def test_vendor_from_name_grouped_as_vendor() -> None:
-    fields = complete_fields(VENDOR_NAME="") + [
+    fields = [
+        *complete_fields(VENDOR_NAME=""),
         summary_field("NAME", "Buyer Inc", groups=("RECEIVER",)),
         summary_field("NAME", "Seller AG\n-", groups=("VENDOR",)),
     ]
@@ -107,7 +115,7 @@ def test_vendor_from_name_grouped_as_vendor() -> None:
 
 
 def test_vendor_name_field_beats_grouped_name() -> None:
-    fields = complete_fields() + [summary_field("NAME", "Other Name", groups=("VENDOR",))]
+    fields = [*complete_fields(), summary_field("NAME", "Other Name", groups=("VENDOR",))]
     invoice = extract_document(textract_bytes(textract_doc(fields)), "r").invoice
     assert invoice is not None and invoice.vendorName == "ACME GmbH"
 
@@ -119,7 +127,7 @@ def test_ambiguous_date_is_reported_not_guessed() -> None:
 
 
 def test_a_sibling_date_settles_the_day_month_order() -> None:
-    fields = complete_fields(INVOICE_RECEIPT_DATE="03/04/2021") + [summary_field("DUE_DATE", "04/30/2021")]
+    fields = [*complete_fields(INVOICE_RECEIPT_DATE="03/04/2021"), summary_field("DUE_DATE", "04/30/2021")]
     outcome = extract_document(textract_bytes(textract_doc(fields)), "r")
     assert outcome.invoice is not None
     assert outcome.invoice.invoiceDate is not None and outcome.invoice.invoiceDate.isoformat() == "2021-03-04"
@@ -138,8 +146,13 @@ def test_line_items_from_line_item_groups_with_expense_row_fallback() -> None:
     outcome = extract_document(textract_bytes(textract_doc(complete_fields(), lines)), "r")
     assert outcome.invoice is not None
     assert outcome.invoice.lineItems == [
-        LineItem(lineNumber=1, description="Widget", quantity=Decimal(2), unitPrice=Decimal("250.00"),
-                 amount=Decimal("500.00")),
+        LineItem(
+            lineNumber=1,
+            description="Widget",
+            quantity=Decimal(2),
+            unitPrice=Decimal("250.00"),
+            amount=Decimal("500.00"),
+        ),
         LineItem(lineNumber=2, description="Gadget 1 500,00 €", amount=Decimal("500.00")),
     ]
     assert outcome.validation.status is Status.PROCESSED  # lines sum to the subtotal (BR-CO-10)
@@ -170,6 +183,7 @@ def test_multiple_documents_with_different_numbers_conflict() -> None:
 
 # --------------------------------------------------------------------- EN 16931 totals (XML)
 
+
 def _mutated(corpus: Path, folder: str, name: str, old: str, new: str) -> bytes:
     data = (EINVOICE / folder / name).read_bytes()
     assert old.encode() in data
@@ -199,14 +213,16 @@ def test_broken_totals_in_rabatte_are_a_totals_mismatch(corpus: Path, folder: st
 
 
 def test_missing_currency_in_xml(corpus: Path) -> None:
-    data = _mutated(corpus, "ubl", "EN16931_Einfach.ubl.xml", "<cbc:DocumentCurrencyCode>EUR</cbc:DocumentCurrencyCode>",
-                    "")
+    data = _mutated(
+        corpus, "ubl", "EN16931_Einfach.ubl.xml", "<cbc:DocumentCurrencyCode>EUR</cbc:DocumentCurrencyCode>", ""
+    )
     assert _reasons(data) == ["MISSING_FIELD:currency"]
 
 
 def test_garbled_amount_in_xml_is_invalid_not_fatal(corpus: Path) -> None:
-    data = _mutated(corpus, "cii", "EN16931_Einfach.cii.xml", "<ram:GrandTotalAmount>529.87<",
-                    "<ram:GrandTotalAmount>NaN<")
+    data = _mutated(
+        corpus, "cii", "EN16931_Einfach.cii.xml", "<ram:GrandTotalAmount>529.87<", "<ram:GrandTotalAmount>NaN<"
+    )
     outcome = extract_document(data, "x.xml")
     assert outcome.validation.status is Status.REVIEW_REQUIRED
     assert {"INVALID_VALUE:totalAmount", "MISSING_FIELD:totalAmount"} <= set(outcome.validation.reasons)
@@ -214,10 +230,15 @@ def test_garbled_amount_in_xml_is_invalid_not_fatal(corpus: Path) -> None:
 
 def test_ubl_credit_note_is_read(corpus: Path) -> None:
     data = (EINVOICE / "ubl" / "EN16931_Einfach.ubl.xml").read_text(encoding="utf-8")
-    data = (data.replace("schema:xsd:Invoice-2", "schema:xsd:CreditNote-2").replace("<Invoice ", "<CreditNote ")
-            .replace("</Invoice>", "</CreditNote>").replace("InvoiceTypeCode>380<", "CreditNoteTypeCode>381<")
-            .replace("cbc:InvoiceTypeCode", "cbc:CreditNoteTypeCode").replace("cac:InvoiceLine", "cac:CreditNoteLine")
-            .replace("cbc:InvoicedQuantity", "cbc:CreditedQuantity"))
+    data = (
+        data.replace("schema:xsd:Invoice-2", "schema:xsd:CreditNote-2")
+        .replace("<Invoice ", "<CreditNote ")
+        .replace("</Invoice>", "</CreditNote>")
+        .replace("InvoiceTypeCode>380<", "CreditNoteTypeCode>381<")
+        .replace("cbc:InvoiceTypeCode", "cbc:CreditNoteTypeCode")
+        .replace("cac:InvoiceLine", "cac:CreditNoteLine")
+        .replace("cbc:InvoicedQuantity", "cbc:CreditedQuantity")
+    )
     outcome = extract_document(data.encode(), "cn.xml")
     assert outcome.invoice is not None
     assert outcome.invoice.documentType is DocumentType.CREDIT_NOTE
@@ -232,6 +253,7 @@ def test_cii_credit_note_type_code(corpus: Path) -> None:
 
 # -------------------------------------------------------------------------- normalized JSON
 
+
 def test_normalized_json_round_trips_from_an_extraction(corpus: Path) -> None:
     original = extract_document((EINVOICE / "cii" / "EN16931_Rabatte.cii.xml").read_bytes(), "x").invoice
     assert original is not None
@@ -242,8 +264,10 @@ def test_normalized_json_round_trips_from_an_extraction(corpus: Path) -> None:
 
 
 def test_normalized_json_numbers_stay_exact() -> None:
-    data = b'{"invoiceNumber": "1", "invoiceDate": "2026-03-15", "vendorName": "V", "currency": "EUR", ' \
-           b'"subtotal": 0.1, "tax": 0.2, "totalAmount": 0.3}'
+    data = (
+        b'{"invoiceNumber": "1", "invoiceDate": "2026-03-15", "vendorName": "V", "currency": "EUR", '
+        b'"subtotal": 0.1, "tax": 0.2, "totalAmount": 0.3}'
+    )
     outcome = extract_document(data, "x.json")
     assert outcome.invoice is not None and outcome.invoice.totalAmount == Decimal("0.30")
     assert outcome.validation.status is Status.PROCESSED  # 0.1 + 0.2 == 0.3 only without floats
@@ -255,17 +279,25 @@ def test_normalized_json_without_currency_needs_review() -> None:
 
 
 def test_normalized_json_low_confidence() -> None:
-    data = b'{"invoiceNumber": "1", "invoiceDate": "2026-03-15", "vendorName": "V", "currency": "EUR", ' \
-           b'"totalAmount": "10", "confidence": {"invoiceNumber": 12.5}}'
+    data = (
+        b'{"invoiceNumber": "1", "invoiceDate": "2026-03-15", "vendorName": "V", "currency": "EUR", '
+        b'"totalAmount": "10", "confidence": {"invoiceNumber": 12.5}}'
+    )
     assert _reasons(data) == ["LOW_CONFIDENCE:invoiceNumber"]
 
 
 # ------------------------------------------------------------------------ validate() directly
 
+
 def test_totals_rules_include_document_level_allowances_and_charges() -> None:
-    invoice = Invoice(subtotal=Decimal("100.00"), allowanceTotal=Decimal("10.00"), chargeTotal=Decimal("5.00"),
-                      tax=Decimal("19.95"), totalAmount=Decimal("114.95"),
-                      lineItems=[LineItem(lineNumber=1, amount=Decimal("100.00"))])
+    invoice = Invoice(
+        subtotal=Decimal("100.00"),
+        allowanceTotal=Decimal("10.00"),
+        chargeTotal=Decimal("5.00"),
+        tax=Decimal("19.95"),
+        totalAmount=Decimal("114.95"),
+        lineItems=[LineItem(lineNumber=1, amount=Decimal("100.00"))],
+    )
     assert totals_reasons(invoice, Decimal("0.01")) == []
     assert totals_reasons(invoice.model_copy(update={"chargeTotal": None}), Decimal("0.01")) == ["TOTALS_MISMATCH"]
 
@@ -274,5 +306,6 @@ def test_reasons_are_unique_and_status_follows_them() -> None:
     result = validate(Invoice(), ["AMBIGUOUS_DATE", "AMBIGUOUS_DATE"], ExtractionSettings())
     assert result.reasons.count("AMBIGUOUS_DATE") == 1
     assert result.status is Status.REVIEW_REQUIRED
-    assert {f"MISSING_FIELD:{f}" for f in ("invoiceNumber", "invoiceDate", "vendorName", "currency", "totalAmount")} \
-        <= set(result.reasons)
+    assert {
+        f"MISSING_FIELD:{f}" for f in ("invoiceNumber", "invoiceDate", "vendorName", "currency", "totalAmount")
+    } <= set(result.reasons)

@@ -31,14 +31,29 @@ def zugferd_pdf(xml: bytes, name: str = "ZUGFeRD-invoice.xml") -> bytes:
     return out.getvalue()
 
 
-def _check(outcome, expected: dict) -> None:  # noqa: ANN001
+def _check(outcome, expected: dict) -> None:
     invoice = outcome.invoice
     assert invoice is not None, outcome.validation
     assert outcome.validation.status == expected["status"], outcome.validation.reasons
-    assert (invoice.profile, str(invoice.documentType), invoice.invoiceNumber, invoice.invoiceDate.isoformat(),
-            invoice.vendorName, invoice.currency, str(invoice.totalAmount), len(invoice.lineItems)) == (
-        expected["profile"], expected["documentType"], expected["invoiceNumber"], expected["invoiceDate"],
-        expected["vendorName"], expected["currency"], expected["totalAmount"], expected["lineItems"])
+    assert (
+        invoice.profile,
+        str(invoice.documentType),
+        invoice.invoiceNumber,
+        invoice.invoiceDate.isoformat(),
+        invoice.vendorName,
+        invoice.currency,
+        str(invoice.totalAmount),
+        len(invoice.lineItems),
+    ) == (
+        expected["profile"],
+        expected["documentType"],
+        expected["invoiceNumber"],
+        expected["invoiceDate"],
+        expected["vendorName"],
+        expected["currency"],
+        expected["totalAmount"],
+        expected["lineItems"],
+    )
     assert invoice.specification is not None and invoice.specification.startswith("urn:ferd:CrossIndustryDocument")
 
 
@@ -61,9 +76,18 @@ def test_the_stored_result_names_the_standard_and_the_profile() -> None:
     outcome = extract_document(zugferd_pdf((ZUGFERD1 / "ZUGFeRD1_EXTENDED.xml").read_bytes()), "z.pdf")
     now = datetime(2026, 1, 2, tzinfo=UTC)
     source = SourceObject(bucket="b", key="raw/u/d/z.pdf", etag="e", size=1, lastModified=now, format=outcome.format)
-    result = ResultDocument(userId="u", documentId="d", source=source, engine=outcome.engine,
-                            extraction=outcome.raw, invoice=outcome.invoice, validation=outcome.validation,
-                            createdAt=now, processedAt=now, pipelineVersion="t")
+    result = ResultDocument(
+        userId="u",
+        documentId="d",
+        source=source,
+        engine=outcome.engine,
+        extraction=outcome.raw,
+        invoice=outcome.invoice,
+        validation=outcome.validation,
+        createdAt=now,
+        processedAt=now,
+        pipelineVersion="t",
+    )
     stored = json.loads(result.to_json_bytes())
     assert stored["source"]["format"] == "ZUGFERD1_PDF"
     assert stored["invoice"]["profile"] == "EXTENDED"
@@ -74,8 +98,12 @@ def test_extended_allowances_charges_and_prepayment_are_checked() -> None:
     outcome = extract_document((ZUGFERD1 / "ZUGFeRD1_EXTENDED.xml").read_bytes(), "e.xml")
     invoice = outcome.invoice
     assert invoice is not None and outcome.validation.status is Status.PROCESSED
-    assert (str(invoice.allowanceTotal), str(invoice.chargeTotal), str(invoice.prepaidAmount),
-            str(invoice.amountDue)) == ("23.00", "10.00", "100.00", "447.40")
+    assert (
+        str(invoice.allowanceTotal),
+        str(invoice.chargeTotal),
+        str(invoice.prepaidAmount),
+        str(invoice.amountDue),
+    ) == ("23.00", "10.00", "100.00", "447.40")
     broken = (ZUGFERD1 / "ZUGFeRD1_EXTENDED.xml").read_bytes().replace(b">547.40<", b">574.40<")
     assert "TOTALS_MISMATCH" in extract_document(broken, "e.xml").validation.reasons
 

@@ -48,8 +48,13 @@ def test_everything_else_does_not(source: str) -> None:
 
 def test_a_review_for_a_conflict_only_does_not() -> None:
     outcome = extract_document(strip_attachments(TEXT_PDF.read_bytes()), "x.pdf", SETTINGS)
-    conflicted = outcome.model_copy(update={"validation": outcome.validation.model_copy(
-        update={"status": "REVIEW_REQUIRED", "reasons": ["CONFLICTING_VALUES:totalAmount"]})})
+    conflicted = outcome.model_copy(
+        update={
+            "validation": outcome.validation.model_copy(
+                update={"status": "REVIEW_REQUIRED", "reasons": ["CONFLICTING_VALUES:totalAmount"]}
+            )
+        }
+    )
     assert not wants_textract_fallback(conflicted, enabled=True)
 
 

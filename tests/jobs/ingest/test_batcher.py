@@ -1,5 +1,6 @@
 """WriteBatcher: many threads' puts go out in transactions of at most 25; each put learns its own
-outcome, and a failed request reaches every put it carried."""
+outcome, and a failed request reaches every put it carried.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +19,15 @@ NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
 
 def put(n: int) -> ConditionalPut:
-    item = DocumentItem(userId="u", documentId=f"d{n}", status=Status.PROCESSING, createdAt=NOW, updatedAt=NOW,
-                        rawS3Uri="s3://raw/k", rawEtag='"e"')
+    item = DocumentItem(
+        userId="u",
+        documentId=f"d{n}",
+        status=Status.PROCESSING,
+        createdAt=NOW,
+        updatedAt=NOW,
+        rawS3Uri="s3://raw/k",
+        rawEtag='"e"',
+    )
     return claim_put(item, None)
 
 

@@ -26,15 +26,15 @@ from jobs.ingest.summary import RunSummary
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-def drain(stack, **options: object) -> RunSummary:  # noqa: ANN001
+def drain(stack, **options: object) -> RunSummary:
     return IngestRun(stack.settings, IngestOptions(idle_seconds=1, **options)).execute()  # type: ignore[arg-type]
 
 
-def sqs(stack):  # noqa: ANN001, ANN201
+def sqs(stack):
     return boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
 
 
-def queue_counts(stack) -> tuple[int, int]:  # noqa: ANN001
+def queue_counts(stack) -> tuple[int, int]:
     attributes = sqs(stack).get_queue_attributes(
         QueueUrl=stack.settings.arrivals_queue_url,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
@@ -42,7 +42,7 @@ def queue_counts(stack) -> tuple[int, int]:  # noqa: ANN001
     return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
 
 
-def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> str:  # noqa: ANN001
+def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> str:
     key = layout.raw_key(user, doc, name)
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)
     return key
@@ -50,15 +50,18 @@ def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> str:  # noqa:
 
 def writes(summary: RunSummary) -> int:
     return sum(
-        v["calls"] for k, v in summary.calls.items()
+        v["calls"]
+        for k, v in summary.calls.items()
         if k.startswith(("s3.PutObject", "dynamodb.TransactWrite")) and k != "s3.PutObject.once"
     )
 
 
-def test_uploads_become_messages_and_a_drain_processes_exactly_them(stack) -> None:  # noqa: ANN001
+def test_uploads_become_messages_and_a_drain_processes_exactly_them(stack) -> None:
     docs = list(generate(3, 12, bad_ratio=0.1, seed=7))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="elsewhere/not-raw.txt", Body=b"x")  # outside the filter
+    stack.s3().put_object(
+        Bucket=stack.settings.raw_bucket, Key="elsewhere/not-raw.txt", Body=b"x"
+    )  # outside the filter
     assert queue_counts(stack)[0] == len(docs) + 1  # one per upload, plus the bootstrap's s3:TestEvent
 
     summary = drain(stack)
@@ -76,7 +79,7 @@ def test_uploads_become_messages_and_a_drain_processes_exactly_them(stack) -> No
     assert all(i.resultEtag for i in items.values())
 
 
-def test_a_duplicate_message_writes_nothing_and_a_reupload_is_processed_again(stack) -> None:  # noqa: ANN001
+def test_a_duplicate_message_writes_nothing_and_a_reupload_is_processed_again(stack) -> None:
     docs = list(generate(1, 3, bad_ratio=0, seed=3))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
     assert drain(stack).processed == 3
@@ -97,7 +100,7 @@ def test_a_duplicate_message_writes_nothing_and_a_reupload_is_processed_again(st
     assert item.rawEtag != head["ETag"] and item.version == 4  # claim, finish, claim, finish
 
 
-def test_max_docs_leaves_the_rest_queued_for_the_next_run(stack) -> None:  # noqa: ANN001
+def test_max_docs_leaves_the_rest_queued_for_the_next_run(stack) -> None:
     docs = list(generate(2, 20, bad_ratio=0, seed=5))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
     first = drain(stack, max_docs=7)
@@ -110,15 +113,17 @@ def test_max_docs_leaves_the_rest_queued_for_the_next_run(stack) -> None:  # noq
     assert len(stack.items()) == len(docs) and queue_counts(stack) == (0, 0)
 
 
-def test_events_that_are_not_work_are_recorded_and_never_crash_the_run(stack) -> None:  # noqa: ANN001
+def test_events_that_are_not_work_are_recorded_and_never_crash_the_run(stack) -> None:
     client, url = sqs(stack), stack.settings.arrivals_queue_url
     put_raw(stack, "alice", "doc-1", "a.xml", b"<Invoice/>")
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="raw/alice/missing-filename", Body=b"x")
     gone = put_raw(stack, "alice", "doc-2", "b.xml", b"<Invoice/>")
     stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=gone)  # an event for a deleted object
     client.send_message(QueueUrl=url, MessageBody="not json at all")
-    client.send_message(QueueUrl=url, MessageBody=json.dumps({"Records": [{"eventName": "ObjectRemoved:Delete",
-                                                                           "eventSource": "aws:s3"}]}))
+    client.send_message(
+        QueueUrl=url,
+        MessageBody=json.dumps({"Records": [{"eventName": "ObjectRemoved:Delete", "eventSource": "aws:s3"}]}),
+    )
     client.send_message(QueueUrl=url, MessageBody=json.dumps({"Records": [{"eventName": "ObjectCreated:Put"}]}))
 
     summary = drain(stack)
@@ -133,24 +138,31 @@ def test_events_that_are_not_work_are_recorded_and_never_crash_the_run(stack) ->
     assert queue_counts(stack) == (0, 2)  # the two malformed messages wait for the dead-letter queue
 
 
-def test_messages_that_keep_failing_reach_the_dead_letter_queue_and_are_counted(stack) -> None:  # noqa: ANN001
+def test_messages_that_keep_failing_reach_the_dead_letter_queue_and_are_counted(stack) -> None:
     client, url = sqs(stack), stack.settings.arrivals_queue_url
     client.send_message(QueueUrl=url, MessageBody="{broken")
-    receives = json.loads(client.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])
-                          ["Attributes"]["RedrivePolicy"])["maxReceiveCount"]
+    receives = json.loads(
+        client.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]["RedrivePolicy"]
+    )["maxReceiveCount"]
     for _ in range(receives):  # earlier runs that received it and could not settle it
         assert client.receive_message(QueueUrl=url, VisibilityTimeout=0, WaitTimeSeconds=1)["Messages"]
     last = drain(stack)
     assert last.deadLetterQueue == 1 and last.queueWaiting == 0
 
 
-def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> None:  # noqa: ANN001
+def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> None:
     docs = list(generate(4, 30, bad_ratio=0.05, seed=11))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
     env = {**os.environ, "PYTHONPATH": REPO_ROOT, "DOCUFLOW_LOG_FORMAT": "json"}
     tasks = [
-        subprocess.Popen([sys.executable, "-m", "jobs", "ingest", "--idle-seconds", "2"], env=env, cwd=REPO_ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "jobs", "ingest", "--idle-seconds", "2"],
+            env=env,
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(3)
     ]
     summaries = []
@@ -164,7 +176,7 @@ def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> Non
     assert queue_counts(stack) == (0, 0)
 
 
-def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:  # noqa: ANN001
+def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:
     stack.s3().put_bucket_notification_configuration(Bucket=stack.settings.raw_bucket, NotificationConfiguration={})
     docs = list(generate(2, 8, bad_ratio=0, seed=9))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
@@ -174,7 +186,7 @@ def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:  # noq
     assert len(stack.items()) == len(docs)
 
 
-def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_next_drain(stack) -> None:  # noqa: ANN001
+def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_next_drain(stack) -> None:
     from datetime import timedelta
 
     from jobs.reconcile import ReconcileOptions, ReconcileRun
@@ -186,7 +198,7 @@ def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_
     upload(stack.s3(), stack.settings.raw_bucket, docs[2:])  # its notification is lost
     assert drain(stack).processed == 0
 
-    def reconcile(repair: bool):  # noqa: ANN202
+    def reconcile(repair: bool):
         options = ReconcileOptions(grace=timedelta(0), repair=repair, write_report=False)
         return ReconcileRun(stack.settings, options).execute()
 

@@ -25,7 +25,7 @@ from jobs.store.dynamo import DocumentTable
 WRITES = ("s3.PutObject", "dynamodb.TransactWrite", "dynamodb.PutItem")
 
 
-def ingest(stack, **options: object) -> RunSummary:  # noqa: ANN001
+def ingest(stack, **options: object) -> RunSummary:
     return IngestRun(stack.settings, IngestOptions(backfill=True, **options)).execute()  # type: ignore[arg-type]
 
 
@@ -34,18 +34,20 @@ def writes(summary: RunSummary) -> int:
     return sum(v["calls"] for k, v in summary.calls.items() if k.startswith(WRITES) and k != "s3.PutObject.once")
 
 
-def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> str:  # noqa: ANN001
+def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> str:
     key = layout.raw_key(user, doc, name)
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)
     return key
 
 
-def result_of(stack, user: str, doc: str) -> ResultDocument:  # noqa: ANN001
-    body = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc))["Body"].read()
+def result_of(stack, user: str, doc: str) -> ResultDocument:
+    body = (
+        stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc))["Body"].read()
+    )
     return ResultDocument.from_json_bytes(body)
 
 
-def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, corpus: Path) -> None:  # noqa: ANN001
+def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, corpus: Path) -> None:
     expected = json.loads((corpus / "einvoice" / "expected.json").read_text())["invoices"]
     uploads = {}
     for form in ("facturx-pdf", "cii", "ubl"):
@@ -87,7 +89,7 @@ def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, 
         assert item.createdAt <= item.updatedAt
 
 
-def test_second_run_writes_nothing_and_a_changed_raw_object_is_reprocessed(stack) -> None:  # noqa: ANN001
+def test_second_run_writes_nothing_and_a_changed_raw_object_is_reprocessed(stack) -> None:
     upload(stack.s3(), stack.settings.raw_bucket, generate(3, 20, bad_ratio=0.2, seed=3))
     first = ingest(stack)
     assert first.processed == 20 and writes(first) > 0
@@ -107,11 +109,13 @@ def test_second_run_writes_nothing_and_a_changed_raw_object_is_reprocessed(stack
     assert result_of(stack, item.userId, item.documentId).source.etag == after.rawEtag
 
 
-def test_malformed_documents_fail_with_reasons_while_the_batch_succeeds(stack) -> None:  # noqa: ANN001
+def test_malformed_documents_fail_with_reasons_while_the_batch_succeeds(stack) -> None:
     good = next(d for d in generate(1, 10, bad_ratio=0, review_ratio=0, seed=5) if d.kind == "ubl")
     put_raw(stack, "u1", "good", good.filename, good.body)
     put_raw(stack, "u1", "truncated", "a.xml", good.body[:200])
-    put_raw(stack, "u1", "xxe", "a.xml", b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><Invoice>&e;</Invoice>')
+    put_raw(
+        stack, "u1", "xxe", "a.xml", b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><Invoice>&e;</Invoice>'
+    )
     put_raw(stack, "u1", "empty", "a.pdf", b"")
     put_raw(stack, "u1", "zip", "a.xml", b"PK\x03\x04" + bytes(100))
     bad_key = "raw/u1/nested/dir/a.xml"
@@ -130,7 +134,7 @@ def test_malformed_documents_fail_with_reasons_while_the_batch_succeeds(stack) -
     assert stack.keys(stack.settings.raw_bucket, bad_key) == [bad_key]  # left untouched
 
 
-def test_two_concurrent_runs_process_each_document_once(stack) -> None:  # noqa: ANN001
+def test_two_concurrent_runs_process_each_document_once(stack) -> None:
     upload(stack.s3(), stack.settings.raw_bucket, generate(4, 60, bad_ratio=0, seed=21))
     results: list[RunSummary] = []
     threads = [threading.Thread(target=lambda: results.append(ingest(stack))) for _ in range(2)]
@@ -144,7 +148,7 @@ def test_two_concurrent_runs_process_each_document_once(stack) -> None:  # noqa:
     assert all(i.version == 2 and i.status != Status.PROCESSING for i in stack.items())
 
 
-def test_shards_together_cover_every_document_exactly_once(stack) -> None:  # noqa: ANN001
+def test_shards_together_cover_every_document_exactly_once(stack) -> None:
     upload(stack.s3(), stack.settings.raw_bucket, generate(5, 45, bad_ratio=0, seed=8))
     per_shard = [ingest(stack, shard_index=i, shard_count=3).processed for i in range(3)]
     assert sum(per_shard) == 45 and all(n > 0 for n in per_shard)
@@ -152,7 +156,7 @@ def test_shards_together_cover_every_document_exactly_once(stack) -> None:  # no
     assert ingest(stack).processed == 0
 
 
-def test_stream_carries_every_status_transition(stack) -> None:  # noqa: ANN001
+def test_stream_carries_every_status_transition(stack) -> None:
     doc = next(d for d in generate(1, 10, bad_ratio=0, review_ratio=0, seed=4) if d.kind == "cii")
     put_raw(stack, "u1", "d1", doc.filename, doc.body)
     ingest(stack)
@@ -169,15 +173,22 @@ def test_stream_carries_every_status_transition(stack) -> None:  # noqa: ANN001
     assert item.to_item()["GSI1PK"] == layout.status_pk("PROCESSED")
 
 
-def test_an_expired_lease_is_taken_over(stack) -> None:  # noqa: ANN001
+def test_an_expired_lease_is_taken_over(stack) -> None:
     doc = next(d for d in generate(1, 10, bad_ratio=0, review_ratio=0, seed=4) if d.kind == "ubl")
     put_raw(stack, "u1", "d1", doc.filename, doc.body)
     raw = layout.RawKey("u1", "d1", doc.filename)
     head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=raw.key)
     obj = ObjectInfo(stack.settings.raw_bucket, raw.key, head["ETag"], head["ContentLength"], head["LastModified"])
     # a worker that claimed the document an hour ago and died
-    claim = decide(raw, obj, None, now=layout.utc_now() - timedelta(hours=1), owner="dead-worker",
-                   lease=timedelta(minutes=15), max_attempts=3).claim
+    claim = decide(
+        raw,
+        obj,
+        None,
+        now=layout.utc_now() - timedelta(hours=1),
+        owner="dead-worker",
+        lease=timedelta(minutes=15),
+        max_attempts=3,
+    ).claim
     table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
     assert claim is not None and table.put_if_version(claim, None)
     summary = ingest(stack)
@@ -186,7 +197,7 @@ def test_an_expired_lease_is_taken_over(stack) -> None:  # noqa: ANN001
     assert item.status == Status.PROCESSED and item.attempts == 2 and item.leaseOwner is None
 
 
-def test_dry_run_and_run_summary_report(stack) -> None:  # noqa: ANN001
+def test_dry_run_and_run_summary_report(stack) -> None:
     upload(stack.s3(), stack.settings.raw_bucket, generate(2, 6, bad_ratio=0, seed=2))
     dry = ingest(stack, dry_run=True)
     assert dry.decisions == {"CLAIM": 6} and writes(dry) == 0 and stack.items() == []
@@ -199,12 +210,16 @@ def test_dry_run_and_run_summary_report(stack) -> None:  # noqa: ANN001
     assert stored["processed"] == 4 and stored["outcome"] == "completed"
 
 
-def test_cli_exits_non_zero_when_the_infrastructure_is_unreachable(stack) -> None:  # noqa: ANN001
+def test_cli_exits_non_zero_when_the_infrastructure_is_unreachable(stack) -> None:
     env = {**os.environ, "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9", "DOCUFLOW_RETRY_ATTEMPTS": "2"}
     upload(stack.s3(), stack.settings.raw_bucket, generate(1, 2, bad_ratio=0, seed=2))
-    done = subprocess.run([sys.executable, "-m", "jobs", "ingest", "--backfill"], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs", "ingest", "--backfill"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 3, done.stderr[-1000:]
     assert "ingest aborted" in done.stderr
-    ok = subprocess.run([sys.executable, "-m", "jobs", "ingest", "--backfill"], capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [sys.executable, "-m", "jobs", "ingest", "--backfill"], capture_output=True, text=True, timeout=120
+    )
     assert ok.returncode == 0, ok.stderr[-1000:]
     assert json.loads(ok.stdout)["processed"] == 2

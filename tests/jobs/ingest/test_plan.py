@@ -22,14 +22,21 @@ LEASE = timedelta(minutes=15)
 
 def existing(status: Status, **kw: object) -> DocumentItem:
     fields: dict[str, object] = {
-        "userId": "alice", "documentId": "inv-1", "status": status, "createdAt": UPLOADED,
-        "updatedAt": NOW - timedelta(hours=1), "rawS3Uri": OBJ.uri, "rawEtag": OBJ.etag, "attempts": 1, "version": 2,
+        "userId": "alice",
+        "documentId": "inv-1",
+        "status": status,
+        "createdAt": UPLOADED,
+        "updatedAt": NOW - timedelta(hours=1),
+        "rawS3Uri": OBJ.uri,
+        "rawEtag": OBJ.etag,
+        "attempts": 1,
+        "version": 2,
     }
     fields.update(kw)
     return DocumentItem.model_validate(fields)
 
 
-def run(item: DocumentItem | None, max_attempts: int = 3):  # noqa: ANN201
+def run(item: DocumentItem | None, max_attempts: int = 3):
     return decide(RAW, OBJ, item, now=NOW, owner="me", lease=LEASE, max_attempts=max_attempts)
 
 
@@ -74,7 +81,9 @@ def test_a_released_claim_is_claimable_at_once_without_using_up_an_attempt(previ
     assert handed_back.leaseExpiresAt == later and handed_back.version == claim.version + 1
     assert handed_back.attempts == (previous.attempts if previous else 0)
     assert released(claim, later, refund=False).attempts == claim.attempts  # its own processing failed
-    again = decide(RAW, OBJ, handed_back, now=later + timedelta(milliseconds=1), owner="next", lease=LEASE, max_attempts=3)
+    again = decide(
+        RAW, OBJ, handed_back, now=later + timedelta(milliseconds=1), owner="next", lease=LEASE, max_attempts=3
+    )
     assert again.action == Action.CLAIM and again.expected_version == handed_back.version
     assert again.claim is not None and again.claim.attempts == claim.attempts
 

@@ -21,14 +21,14 @@ from jobs.ingest.run import IngestOptions, IngestRun
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 
 
-def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN202
+def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
     settings = stack.settings.model_copy(update={"ocr_engine": "textract"})
     return client, lambda: IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
 
 
-def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path, monkeypatch) -> None:
     response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
     key = layout.raw_key("u1", "scan1", "scan.png")
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=PNG)
@@ -48,7 +48,7 @@ def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path
     assert result.engine == "textract" and result.extraction["ExpenseDocuments"]
 
 
-def test_an_image_only_pdf_uses_the_async_api_with_pagination(stack, corpus: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_an_image_only_pdf_uses_the_async_api_with_pagination(stack, corpus: Path, monkeypatch) -> None:
     pages = json.loads((corpus / "textract" / "analyzeExpenseResponse-multipage.json").read_text())
     documents = pages["ExpenseDocuments"]
     key = layout.raw_key("u1", "scan2", "scan.pdf")
@@ -57,10 +57,16 @@ def test_an_image_only_pdf_uses_the_async_api_with_pagination(stack, corpus: Pat
     location = {"S3Object": {"Bucket": stack.settings.raw_bucket, "Name": key}}
     with Stubber(client) as stub:
         stub.add_response("start_expense_analysis", {"JobId": "job-1"}, {"DocumentLocation": location})
-        stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents[:1],
-                                                   "NextToken": "t2"}, {"JobId": "job-1"})
-        stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents[1:]},
-                          {"JobId": "job-1", "NextToken": "t2"})
+        stub.add_response(
+            "get_expense_analysis",
+            {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents[:1], "NextToken": "t2"},
+            {"JobId": "job-1"},
+        )
+        stub.add_response(
+            "get_expense_analysis",
+            {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents[1:]},
+            {"JobId": "job-1", "NextToken": "t2"},
+        )
         summary = run()
         stub.assert_no_pending_responses()
     assert summary.processed == 1
@@ -69,7 +75,7 @@ def test_an_image_only_pdf_uses_the_async_api_with_pagination(stack, corpus: Pat
     assert "MULTIPLE_DOCUMENTS" in item.reviewReasons
 
 
-def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> None:  # noqa: ANN001
+def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> None:
     key = layout.raw_key("u1", "scan3", "scan.pdf")
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=pdf(None))
     client, run = _textract_run(stack, monkeypatch)
@@ -83,7 +89,7 @@ def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> No
     assert "unsupported document" in (item.failureMessage or "")
 
 
-def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stack) -> None:  # noqa: ANN001
+def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stack) -> None:
     with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL_TEXTRACT"):
         IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions(backfill=True))
 
@@ -99,7 +105,9 @@ def _numberless_text_pdf() -> bytes:
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_a_text_layer_missing_header_fields_goes_to_textract_only_when_enabled(stack, corpus: Path, monkeypatch, enabled: bool) -> None:  # noqa: ANN001
+def test_a_text_layer_missing_header_fields_goes_to_textract_only_when_enabled(
+    stack, corpus: Path, monkeypatch, enabled: bool
+) -> None:
     key = layout.raw_key("u1", "plain1", "invoice.pdf")
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=_numberless_text_pdf())
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
@@ -109,7 +117,9 @@ def test_a_text_layer_missing_header_fields_goes_to_textract_only_when_enabled(s
     with Stubber(client) as stub:
         if enabled:
             stub.add_response("start_expense_analysis", {"JobId": "job-9"})
-            stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": pages["ExpenseDocuments"]})
+            stub.add_response(
+                "get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": pages["ExpenseDocuments"]}
+            )
         summary = IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
         stub.assert_no_pending_responses()
     assert summary.calls.get("textract.start_expense_analysis", {}).get("calls", 0) == (1 if enabled else 0)

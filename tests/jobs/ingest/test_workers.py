@@ -16,7 +16,8 @@ from jobs.ingest.workers import RestartingPool
 
 def work(task: str, marker: str = "") -> str:
     """'die': the worker process exits mid-task; 'die-once': only the first time (a marker file);
-    'hang': never returns; 'die-late': notes each start in the marker file, dies a second later."""
+    'hang': never returns; 'die-late': notes each start in the marker file, dies a second later.
+    """
     if task == "hang":
         time.sleep(3600)
     if task == "die-late":
@@ -34,7 +35,7 @@ def work(task: str, marker: str = "") -> str:
 
 
 @pytest.fixture
-def pool():  # noqa: ANN201
+def pool():
     with RestartingPool(work, 2, get_context("forkserver")) as pool:
         yield pool
 

@@ -26,11 +26,11 @@ def _item(user: str, doc: str, status: Status, minutes: int) -> DocumentItem:
     )
 
 
-def _table(stack) -> DocumentTable:  # noqa: ANN001
+def _table(stack) -> DocumentTable:
     return DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
 
 
-def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:  # noqa: ANN001
+def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:
     table = stack.dynamodb().describe_table(TableName=stack.settings.table_name)["Table"]
     assert [k["AttributeName"] for k in table["KeySchema"]] == ["PK", "SK"]
     index = table["GlobalSecondaryIndexes"][0]
@@ -49,7 +49,7 @@ def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:  #
     assert lock["ObjectLockConfiguration"]["ObjectLockEnabled"] == "Enabled"
 
 
-def test_bootstrap_is_idempotent(stack, local_servers) -> None:  # noqa: ANN001
+def test_bootstrap_is_idempotent(stack, local_servers) -> None:
     from jobs.local.stack import bootstrap_endpoints
 
     again = bootstrap_endpoints(local_servers.endpoints, stack.settings)
@@ -58,7 +58,7 @@ def test_bootstrap_is_idempotent(stack, local_servers) -> None:  # noqa: ANN001
     assert tables.count(stack.settings.table_name) == 1
 
 
-def test_user_query_status_index_pagination_and_stream(stack) -> None:  # noqa: ANN001
+def test_user_query_status_index_pagination_and_stream(stack) -> None:
     table = _table(stack)
     for i in range(5):
         assert table.put_if_version(_item("alice", f"doc{i}", Status.REVIEW_REQUIRED, i), None)
@@ -106,7 +106,7 @@ def test_user_query_status_index_pagination_and_stream(stack) -> None:  # noqa: 
     assert sum(r["eventName"] == "INSERT" for r in records) == 7
 
 
-def test_exports_configure_plain_boto3(stack) -> None:  # noqa: ANN001
+def test_exports_configure_plain_boto3(stack) -> None:
     from jobs.local.stack import exports
 
     text = exports(stack.endpoints, stack.settings)

@@ -1,5 +1,6 @@
 """`local down` then `local up` gives an empty, consistent stack: a restart never produces
-findings nobody caused (before, DynamoDB kept its items on disk while S3 came back empty)."""
+findings nobody caused (before, DynamoDB kept its items on disk while S3 came back empty).
+"""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def _jobs(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jobs", *args], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=240)
+    return subprocess.run(
+        [sys.executable, "-m", "jobs", *args], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=240
+    )
 
 
 def _up(env: dict[str, str]) -> dict[str, str]:
@@ -28,8 +31,14 @@ def _up(env: dict[str, str]) -> dict[str, str]:
 
 
 def test_down_then_up_then_reconcile_finds_nothing(tmp_path: Path) -> None:
-    base = {**os.environ, "DOCUFLOW_LOCAL_DIR": str(tmp_path), "DOCUFLOW_DYNAMODB_PORT": str(free_port()),
-            "DOCUFLOW_S3_PORT": str(free_port()), "DOCUFLOW_STAGE": "restart", "DOCUFLOW_LOG_FORMAT": "json"}
+    base = {
+        **os.environ,
+        "DOCUFLOW_LOCAL_DIR": str(tmp_path),
+        "DOCUFLOW_DYNAMODB_PORT": str(free_port()),
+        "DOCUFLOW_S3_PORT": str(free_port()),
+        "DOCUFLOW_STAGE": "restart",
+        "DOCUFLOW_LOG_FORMAT": "json",
+    }
     try:
         env = _up(base)
         assert _jobs(env, "demo", "seed", "--users", "2", "--docs", "12").returncode == 0

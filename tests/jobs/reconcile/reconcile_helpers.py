@@ -28,14 +28,17 @@ class ExportedState:
             out += ["--s3-inventory", manifest]
         return out
 
-    def in_s3(self, stack, root: Path) -> ExportedState:  # noqa: ANN001
+    def in_s3(self, stack, root: Path) -> ExportedState:
         """Upload the bucket trees under `root` (one bucket per top directory) and return the
-        same state as s3:// locations, as AWS would leave them."""
+        same state as s3:// locations, as AWS would leave them.
+        """
         s3 = stack.s3()
         for bucket_dir in (d for d in root.iterdir() if d.is_dir()):
             s3.create_bucket(Bucket=bucket_dir.name)
             for path in (p for p in bucket_dir.rglob("*") if p.is_file()):
-                s3.put_object(Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes())
+                s3.put_object(
+                    Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes()
+                )
 
         return ExportedState(s3_location(root, self.export) + "/", [s3_location(root, m) for m in self.manifests])
 
@@ -46,15 +49,16 @@ def s3_location(root: Path, local: str) -> str:
     return f"s3://{relative.parts[0]}/{Path(*relative.parts[1:]).as_posix()}"
 
 
-def scan(stack) -> list[dict]:  # noqa: ANN001
+def scan(stack) -> list[dict]:
     """Every item of the table, in DynamoDB JSON."""
     pages = stack.dynamodb().get_paginator("scan").paginate(TableName=stack.settings.table_name)
     return [item for page in pages for item in page.get("Items", [])]
 
 
-def export_changes(stack, root: Path, before: list[dict], since: datetime) -> str:  # noqa: ANN001
+def export_changes(stack, root: Path, before: list[dict], since: datetime) -> str:
     """An incremental export of what changed in the table since `before` was scanned: the final
-    image of every new or changed item, the key of every deleted one."""
+    image of every new or changed item, the key of every deleted one.
+    """
     key = (layout.PK_ATTR, layout.SK_ATTR)
 
     def by_key(items: list[dict]) -> dict[tuple, dict]:
@@ -65,10 +69,14 @@ def export_changes(stack, root: Path, before: list[dict], since: datetime) -> st
     lines = [change_line({a: item[a] for a in key}, item, now) for k, item in new.items() if old.get(k) != item]
     lines += [change_line({a: item[a] for a in key}, None, now) for k, item in old.items() if k not in new]
     table_arn = f"arn:aws:dynamodb:local:000000000000:table/{stack.settings.table_name}"
-    return str(write_incremental_export(root / f"{stack.settings.stage}-exports", table_arn, since, now, ["".join(lines).encode()]))
+    return str(
+        write_incremental_export(
+            root / f"{stack.settings.stage}-exports", table_arn, since, now, ["".join(lines).encode()]
+        )
+    )
 
 
-def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) -> ExportedState:  # noqa: ANN001
+def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) -> ExportedState:
     settings = stack.settings
     lines: list[str] = []
     for page in stack.dynamodb().get_paginator("scan").paginate(TableName=settings.table_name):
@@ -77,7 +85,9 @@ def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) ->
     chunks = [("".join(lines[i : i + rows_per_file])).encode() for i in range(0, len(lines), rows_per_file)]
     # Directory names double as bucket names when the tree is uploaded (upload_tree).
     exports_root = root / f"{settings.stage}-exports"
-    export = write_export(exports_root, f"arn:aws:dynamodb:local:000000000000:table/{settings.table_name}", layout.utc_now(), chunks)
+    export = write_export(
+        exports_root, f"arn:aws:dynamodb:local:000000000000:table/{settings.table_name}", layout.utc_now(), chunks
+    )
     inventory_root = root / f"{settings.stage}-inventory"
     manifests = []
     s3 = stack.s3()
@@ -89,7 +99,13 @@ def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) ->
         ]
         frame = pl.DataFrame(
             rows,
-            schema={"bucket": pl.String, "key": pl.String, "size": pl.Int64, "lastModified": pl.Datetime("ms", "UTC"), "etag": pl.String},
+            schema={
+                "bucket": pl.String,
+                "key": pl.String,
+                "size": pl.Int64,
+                "lastModified": pl.Datetime("ms", "UTC"),
+                "etag": pl.String,
+            },
             orient="row",
         )
         frames = [frame.slice(i, rows_per_file) for i in range(0, max(frame.height, 1), rows_per_file)]

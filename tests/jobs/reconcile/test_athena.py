@@ -36,16 +36,20 @@ T = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)
 
 
 # --- adapters ------------------------------------------------------------------------------------
-def _athena(settings) -> tuple[AthenaQueries, Stubber]:  # noqa: ANN001
+def _athena(settings) -> tuple[AthenaQueries, Stubber]:
     client = athena_client(settings, region_name="eu-central-1")
-    return AthenaQueries(client, "wg", "db", CallMetrics(), polling=Polling(1, 2, sleep=lambda _: None)), Stubber(client)
+    return AthenaQueries(client, "wg", "db", CallMetrics(), polling=Polling(1, 2, sleep=lambda _: None)), Stubber(
+        client
+    )
 
 
 def _execution(state: str, reason: str | None = None, scanned: int = 0) -> dict[str, Any]:
     status: dict[str, Any] = {"State": state}
     if reason:
         status["StateChangeReason"] = reason
-    return {"QueryExecution": {"QueryExecutionId": "q1", "Status": status, "Statistics": {"DataScannedInBytes": scanned}}}
+    return {
+        "QueryExecution": {"QueryExecutionId": "q1", "Status": status, "Statistics": {"DataScannedInBytes": scanned}}
+    }
 
 
 def test_a_query_is_started_idempotently_in_the_workgroup_and_awaited() -> None:
@@ -54,7 +58,12 @@ def test_a_query_is_started_idempotently_in_the_workgroup_and_awaited() -> None:
     stub.add_response(
         "start_query_execution",
         {"QueryExecutionId": "q1"},
-        {"QueryString": "SELECT 1", "ClientRequestToken": token, "QueryExecutionContext": {"Database": "db"}, "WorkGroup": "wg"},
+        {
+            "QueryString": "SELECT 1",
+            "ClientRequestToken": token,
+            "QueryExecutionContext": {"Database": "db"},
+            "WorkGroup": "wg",
+        },
     )
     stub.add_response("get_query_execution", _execution("RUNNING"), {"QueryExecutionId": "q1"})
     stub.add_response("get_query_execution", _execution("SUCCEEDED", scanned=1234), {"QueryExecutionId": "q1"})
@@ -110,15 +119,29 @@ def test_a_table_export_is_started_for_the_point_in_time_and_awaited() -> None:
         },
     )
     stub.add_response("describe_export", {"ExportDescription": {"ExportArn": arn, "ExportStatus": "IN_PROGRESS"}})
-    done = {"ExportArn": arn, "ExportStatus": "COMPLETED", "S3Bucket": "b", "S3Prefix": "exports", "ExportTime": T, "ItemCount": 3,
-            "ExportManifest": "exports/AWSDynamoDB/01-abc/manifest-summary.json"}
+    done = {
+        "ExportArn": arn,
+        "ExportStatus": "COMPLETED",
+        "S3Bucket": "b",
+        "S3Prefix": "exports",
+        "ExportTime": T,
+        "ItemCount": 3,
+        "ExportManifest": "exports/AWSDynamoDB/01-abc/manifest-summary.json",
+    }
     stub.add_response("describe_export", {"ExportDescription": done})
     with stub:
         assert exports.start("arn:table", T, "b", "exports/") == arn
         finished = exports.wait(arn)
     assert finished.directory == "s3://b/exports/AWSDynamoDB/01-abc/" and finished.item_count == 3
-    assert client_token("arn:table", T) == client_token("arn:table", T) != client_token("arn:table", T + timedelta(minutes=1))
-    stub.add_response("describe_export", {"ExportDescription": {**done, "ExportStatus": "FAILED", "FailureCode": "X", "FailureMessage": "PITR off"}})
+    assert (
+        client_token("arn:table", T)
+        == client_token("arn:table", T)
+        != client_token("arn:table", T + timedelta(minutes=1))
+    )
+    stub.add_response(
+        "describe_export",
+        {"ExportDescription": {**done, "ExportStatus": "FAILED", "FailureCode": "X", "FailureMessage": "PITR off"}},
+    )
     stub.add_response("describe_export", {"ExportDescription": {**done, "ExportStatus": "IN_PROGRESS"}})
     stub.add_response("describe_export", {"ExportDescription": {**done, "ExportStatus": "IN_PROGRESS"}})
     with stub:
@@ -135,9 +158,10 @@ def test_inventory_partitions_are_named_as_s3_inventory_names_them() -> None:
 # --- the engine, with Athena played by DuckDB ------------------------------------------------------
 class DuckAthena:
     """Executes what the engine sends Athena: the Glue tables are DuckDB views over the files
-    AWS would have written; UNLOAD writes Parquet to the S3 location it names."""
+    AWS would have written; UNLOAD writes Parquet to the S3 location it names.
+    """
 
-    def __init__(self, stack, files: dict[str, list[Path]]) -> None:  # noqa: ANN001
+    def __init__(self, stack, files: dict[str, list[Path]]) -> None:
         self.stack, self.sent = stack, []
         s = stack.settings
         self.con = duckdb.connect()
@@ -174,9 +198,10 @@ class DuckAthena:
         return self.results[query_id]
 
 
-def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], ReconcileOptions]:  # noqa: ANN001
+def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], ReconcileOptions]:
     """A small state with findings, written where AWS writes it (export and Parquet inventories),
-    uploaded to the local S3 server as the stack's buckets would hold it."""
+    uploaded to the local S3 server as the stack's buckets would hold it.
+    """
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -203,27 +228,49 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], Reconcile
         files[key] = [root / f["key"] for f in json.loads(manifest.read_text())["files"]]
         hive = manifest.parent.parent / "hive" / f"dt={dt_of(str(manifest))}" / "symlink.txt"
         hive.parent.mkdir(parents=True)
-        hive.write_text("\n".join(f"s3://{s.inventory_bucket}/{s.inventory_prefix}{f['key']}" for f in json.loads(manifest.read_text())["files"]))
+        hive.write_text(
+            "\n".join(
+                f"s3://{s.inventory_bucket}/{s.inventory_prefix}{f['key']}"
+                for f in json.loads(manifest.read_text())["files"]
+            )
+        )
         manifests.append(manifest)
     client = stack.s3()
     for bucket_dir in (tmp_path / s.export_bucket, tmp_path / s.inventory_bucket):
         if bucket_dir.name not in [b["Name"] for b in client.list_buckets()["Buckets"]]:
             client.create_bucket(Bucket=bucket_dir.name)
         for path in (p for p in bucket_dir.rglob("*") if p.is_file()):
-            client.put_object(Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes())
-    return files, ReconcileOptions(engine="athena", dynamodb_export=f"s3://{s.export_bucket}/{export.relative_to(tmp_path / s.export_bucket).as_posix()}/", grace=timedelta(minutes=15))
+            client.put_object(
+                Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes()
+            )
+    return files, ReconcileOptions(
+        engine="athena",
+        dynamodb_export=f"s3://{s.export_bucket}/{export.relative_to(tmp_path / s.export_bucket).as_posix()}/",
+        grace=timedelta(minutes=15),
+    )
 
 
-def _polars(stack, files: dict[str, list[Path]], tmp_path: Path) -> Any:  # noqa: ANN001
+def _polars(stack, files: dict[str, list[Path]], tmp_path: Path) -> Any:
     s = stack.settings
     export_dir = files["export"][0].parent.parent
     inventory = tmp_path / s.inventory_bucket / s.inventory_prefix.rstrip("/")
-    manifests = [str(next((inventory / b / s.inventory_config_id).glob("*/manifest.json"))) for b in (s.raw_bucket, s.processed_bucket)]
-    options = ReconcileOptions(source="files", dynamodb_export=str(export_dir), s3_inventories=tuple(manifests), grace=timedelta(minutes=15), write_report=False)
+    manifests = [
+        str(next((inventory / b / s.inventory_config_id).glob("*/manifest.json")))
+        for b in (s.raw_bucket, s.processed_bucket)
+    ]
+    options = ReconcileOptions(
+        source="files",
+        dynamodb_export=str(export_dir),
+        s3_inventories=tuple(manifests),
+        grace=timedelta(minutes=15),
+        write_report=False,
+    )
     return ReconcileRun(s, options).execute()
 
 
-def test_the_athena_engine_reports_what_polars_finds_and_only_summary_json_says_which_ran(stack, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_athena_engine_reports_what_polars_finds_and_only_summary_json_says_which_ran(
+    stack, tmp_path: Path
+) -> None:
     files, options = _aws_layout(stack, tmp_path)
     run = ReconcileRun(stack.settings, options)
     run.athena_queries = fake = DuckAthena(stack, files)  # type: ignore[misc]
@@ -235,23 +282,41 @@ def test_the_athena_engine_reports_what_polars_finds_and_only_summary_json_says_
     assert (summary.engine, summary.engineStats["bytesScanned"], by_polars.summary.engine) == ("athena", 1010, "polars")
     sizes = ("itemCount", "rawObjectCount", "processedObjectCount")
     assert [getattr(summary, n) for n in sizes] == [getattr(by_polars.summary, n) for n in sizes]
-    assert f'FROM "{stack.settings.glue_database}"."{stack.settings.glue_export_table}" WHERE export_id = ' in fake.sent[-1]
+    assert (
+        f'FROM "{stack.settings.glue_database}"."{stack.settings.glue_export_table}" WHERE export_id = '
+        in fake.sent[-1]
+    )
     assert "WHERE dt = '2026-11-30-01-00'" in fake.sent[-1]
     keys = stack.keys(stack.settings.reports_bucket, summary.reportPrefix)
     assert {k.rsplit("/", 1)[-1] for k in keys} >= {"findings.parquet", "findings.csv", "report.html", "summary.json"}
-    stored = json.loads(stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=summary.reportPrefix + "summary.json")["Body"].read())
+    stored = json.loads(
+        stack.s3()
+        .get_object(Bucket=stack.settings.reports_bucket, Key=summary.reportPrefix + "summary.json")["Body"]
+        .read()
+    )
     assert stored["engine"] == "athena"
-    parquet = stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=summary.reportPrefix + "findings.parquet")["Body"].read()
+    parquet = (
+        stack.s3()
+        .get_object(Bucket=stack.settings.reports_bucket, Key=summary.reportPrefix + "findings.parquet")["Body"]
+        .read()
+    )
     assert hashlib.sha256(parquet).hexdigest() == stored["files"]["findings.parquet"]
 
 
 @pytest.mark.parametrize("case", ["missing_partition", "export_in_progress", "query_fails", "bytes_cutoff"])
-def test_bad_athena_inputs_exit_2_with_a_clear_message_and_no_report(stack, tmp_path: Path, monkeypatch, capsys, case: str) -> None:  # noqa: ANN001
+def test_bad_athena_inputs_exit_2_with_a_clear_message_and_no_report(
+    stack, tmp_path: Path, monkeypatch, capsys, case: str
+) -> None:
     files, options = _aws_layout(stack, tmp_path)
     s = stack.settings
     queries: Any = DuckAthena(stack, files)
     export = options.dynamodb_export
-    message = {"missing_partition": "missing partition dt=", "export_in_progress": "still in progress", "query_fails": "failed: SYNTAX", "bytes_cutoff": "bytes-scanned cutoff"}[case]
+    message = {
+        "missing_partition": "missing partition dt=",
+        "export_in_progress": "still in progress",
+        "query_fails": "failed: SYNTAX",
+        "bytes_cutoff": "bytes-scanned cutoff",
+    }[case]
     if case == "missing_partition":
         for key in stack.keys(s.inventory_bucket, f"{s.inventory_prefix}{s.raw_bucket}/"):
             if key.endswith("symlink.txt"):
@@ -273,7 +338,7 @@ def test_bad_athena_inputs_exit_2_with_a_clear_message_and_no_report(stack, tmp_
     assert not [k for k in stack.keys(s.reports_bucket) if k.endswith("summary.json")]
 
 
-def test_the_stack_setting_chooses_the_engine(monkeypatch) -> None:  # noqa: ANN001
+def test_the_stack_setting_chooses_the_engine(monkeypatch) -> None:
     monkeypatch.setenv("DOCUFLOW_RECONCILE_ENGINE", "athena")
     assert cli.parse_options([]).engine == "athena"
     assert cli.parse_options(["--engine", "polars"]).engine == "polars"

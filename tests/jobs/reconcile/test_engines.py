@@ -59,7 +59,12 @@ BAD_RAW_KEYS = [
     "raw/u%2F1/d1/a.xml",
     "raw/u1/de\u0301/a.xml",  # an id not in Unicode NFC
 ]
-BAD_RESULT_KEYS = ["processed/u1/d1/result.json.bak", "processed/u1/d1/other.json", "processed/u1/result.json", "processed/u\\1/d1/result.json"]
+BAD_RESULT_KEYS = [
+    "processed/u1/d1/result.json.bak",
+    "processed/u1/d1/other.json",
+    "processed/u1/result.json",
+    "processed/u\\1/d1/result.json",
+]
 
 
 def _item(user: str, doc: str, **changes: Any) -> dict[str, Any]:
@@ -104,7 +109,14 @@ def _result(user: str, doc: str, **changes: Any) -> dict[str, Any]:
 def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     items, raw, processed, results = [], [], [], []
 
-    def document(user: str, doc: str, with_raw: bool = True, with_result: bool = True, result: dict[str, Any] | None = None, **item: Any) -> None:
+    def document(
+        user: str,
+        doc: str,
+        with_raw: bool = True,
+        with_result: bool = True,
+        result: dict[str, Any] | None = None,
+        **item: Any,
+    ) -> None:
         items.append(_item(user, doc, **item))
         if with_raw:
             raw.append(_obj(RAW, layout.raw_key(user, doc, "a.xml"), f"e-{doc}"))
@@ -123,20 +135,33 @@ def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
     document("u1", "stale")
     raw[-1]["etag"] = "e-new"  # STALE_RESULT
     document("u1", "stuck", status=Status.PROCESSING, leaseOwner="w", leaseExpiresAt=AS_OF - timedelta(hours=7))
-    document("u1", "leased", status=Status.PROCESSING, leaseOwner="w", leaseExpiresAt=AS_OF + timedelta(hours=1), result={"status": "PROCESSED"})
+    document(
+        "u1",
+        "leased",
+        status=Status.PROCESSING,
+        leaseOwner="w",
+        leaseExpiresAt=AS_OF + timedelta(hours=1),
+        result={"status": "PROCESSED"},
+    )
     document("u1", "drift", GSI1PK=layout.status_pk("FAILED"))  # INDEX_DRIFT
     document("u1", "drift2", GSI1SK="2020-01-01T00:00:00.000Z")
     document("u1", "pk", PK=layout.user_pk("other"))  # KEY_MISMATCH
     document("u1", "wronguri", resultS3Uri=layout.s3_uri(PROC, layout.result_key("u1", "ok")))
     document("u1", "elsewhere", rawS3Uri=layout.s3_uri("another-bucket", layout.raw_key("u1", "elsewhere", "a.xml")))
     document("u1", "otherdoc", rawS3Uri=layout.s3_uri(RAW, layout.raw_key("u1", "ok", "a.xml")))
-    document("u1", "vendor", result={"vendorName": "Other GmbH", "totalAmount": "12.500"})  # SUMMARY_MISMATCH (vendor only)
+    document(
+        "u1", "vendor", result={"vendorName": "Other GmbH", "totalAmount": "12.500"}
+    )  # SUMMARY_MISMATCH (vendor only)
     document("u1", "settled", result={"status": "REVIEW_REQUIRED"})  # a reviewer's settlement: none
     document("u1", "unsettled", status=Status.REVIEW_REQUIRED, reviewReasons=["x"])  # SUMMARY_MISMATCH (status)
     document("u1", "ids", result={"userId": "u9"})  # KEY_MISMATCH (deep)
     document("u1", "foreign", result={"sourceEtag": "e-old"})  # RESULT_SOURCE_MISMATCH
     document("u1", "moved", result={"sourceUri": layout.s3_uri(RAW, layout.raw_key("u1", "moved", "old.xml"))})
-    document("u1", "unreadable", result=dict.fromkeys(("userId", "documentId", "status", "sourceUri", "sourceEtag")) | {"readError": "gone"})
+    document(
+        "u1",
+        "unreadable",
+        result=dict.fromkeys(("userId", "documentId", "status", "sourceUri", "sourceEtag")) | {"readError": "gone"},
+    )
     raw.append(_obj(RAW, layout.raw_key("u2", "new", "a.xml"), "e"))  # UNPROCESSED_RAW
     raw.append(_obj(RAW, layout.raw_key("u2", "fresh", "a.xml"), "e", FRESH))  # within grace
     raw.append(_obj(RAW, layout.raw_key("ü.ser", "dök é", "zweite Datei.pdf"), "e"))  # odd UNPROCESSED_RAW
@@ -152,9 +177,15 @@ def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
 def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[pl.DataFrame, pl.DataFrame]:
     items, raw, processed, results_rows = state()
     lines = [export_line(to_wire(item)).encode() for item in items]
-    export = write_export(tmp_path / "exports", "arn:aws:dynamodb:eq:0:table/t", AS_OF, [b"".join(lines[:10]), b"".join(lines[10:]), b""])
+    export = write_export(
+        tmp_path / "exports", "arn:aws:dynamodb:eq:0:table/t", AS_OF, [b"".join(lines[:10]), b"".join(lines[10:]), b""]
+    )
     manifests = [
-        str(write_inventory(tmp_path / "inventory", bucket, AS_OF, [pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")], fmt))
+        str(
+            write_inventory(
+                tmp_path / "inventory", bucket, AS_OF, [pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")], fmt
+            )
+        )
         for bucket, rows in ((RAW, raw), (PROC, processed))
     ]
     results = pl.DataFrame(results_rows, schema=RESULTS_SCHEMA, orient="row")
@@ -166,11 +197,24 @@ def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch)
     snapshot = files_snapshot(str(export), manifests, None, RAW, PROC, deep)
     assert snapshot.as_of == AS_OF
     listed = rules.classify_keys(snapshot.processed_objects.lazy(), "result").filter(~pl.col("badKey")).collect()
-    inputs = Inputs(snapshot.items.lazy(), snapshot.raw_objects.lazy(), snapshot.processed_objects.lazy(), read(listed.get_column("key").to_list()).lazy() if deep else None)
+    inputs = Inputs(
+        snapshot.items.lazy(),
+        snapshot.raw_objects.lazy(),
+        snapshot.processed_objects.lazy(),
+        read(listed.get_column("key").to_list()).lazy() if deep else None,
+    )
     by_polars = rules.find(inputs, params)
     # The same rules over key-hash partitions, three of them for this small state.
     monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", 20)
-    spilled = partitioned_find(export_source(str(export), None, deep), manifests, None, RAW, PROC, lambda as_of: dataclasses.replace(params, as_of=as_of), read if deep else None)
+    spilled = partitioned_find(
+        export_source(str(export), None, deep),
+        manifests,
+        None,
+        RAW,
+        PROC,
+        lambda as_of: dataclasses.replace(params, as_of=as_of),
+        read if deep else None,
+    )
     assert_frame_equal(render(spilled.wide), by_polars)
     duck = duck_find(str(export), manifests, None, params, read if deep else None)
     return by_polars, render(duck.wide)
@@ -178,7 +222,9 @@ def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize("fmt", ["CSV", "Parquet"])
 @pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
-def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(
+    tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     by_polars, by_sql = _both(tmp_path, fmt, deep, monkeypatch)
     assert_frame_equal(by_sql, by_polars)
     kinds = set(by_polars.get_column("code").to_list())

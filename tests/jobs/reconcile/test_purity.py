@@ -14,10 +14,10 @@ def test_item_schema_is_a_projection_of_the_contract() -> None:
     for column, attribute in rules.ITEM_ATTRIBUTE_OF.items():
         if column not in rules.KEY_COLUMNS:
             assert attribute in DocumentItem.model_fields, attribute
-    assert rules.NUMERIC_ITEM_COLUMNS == {"version", "attempts", "totalAmount"}
+    assert {"version", "attempts", "totalAmount"} == rules.NUMERIC_ITEM_COLUMNS
     assert rules.ITEMS_SCHEMA["version"] == pl.Int64 and rules.ITEMS_SCHEMA["totalAmount"] == pl.String
 
 
-@given(st.text(alphabet='"ab\' ', max_size=8))
+@given(st.text(alphabet="\"ab' ", max_size=8))
 def test_vectorised_unquoting_is_bare_etag(etag: str) -> None:
     assert pl.select(rules.unquoted(pl.lit(etag))).item() == bare_etag(etag)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import operator
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,7 +27,7 @@ NOW = timedelta(0)
 KEY_COLUMNS = ["code", "userId", "documentId", "bucket", "key"]
 
 
-def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:  # noqa: ANN001
+def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:
     """Eight UBL invoices for two users, ingested; returns documentId -> raw key."""
     s3 = stack.s3()
     keys = {}
@@ -37,18 +39,19 @@ def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:  # noqa: ANN001
     return keys
 
 
-def _item(stack, user: str, doc: str) -> DocumentItem:  # noqa: ANN001
+def _item(stack, user: str, doc: str) -> DocumentItem:
     raw = stack.dynamodb().get_item(
-        TableName=stack.settings.table_name, Key=to_wire({layout.PK_ATTR: layout.user_pk(user), layout.SK_ATTR: layout.document_sk(doc)})
+        TableName=stack.settings.table_name,
+        Key=to_wire({layout.PK_ATTR: layout.user_pk(user), layout.SK_ATTR: layout.document_sk(doc)}),
     )["Item"]
     return DocumentItem.from_item(from_wire(raw))
 
 
-def _put(stack, item: dict) -> None:  # noqa: ANN001
+def _put(stack, item: dict) -> None:
     stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(item))
 
 
-def _inject(stack, keys: dict[str, str]) -> list[tuple[str, str | None, str | None, str, str | None]]:  # noqa: ANN001
+def _inject(stack, keys: dict[str, str]) -> list[tuple[str, str | None, str | None, str, str | None]]:
     """One discrepancy of every kind; returns the findings (code, user, doc, bucket, key) expected."""
     s, s3 = stack.settings, stack.s3()
     raw_b, proc_b = s.raw_bucket, s.processed_bucket
@@ -62,7 +65,11 @@ def _inject(stack, keys: dict[str, str]) -> list[tuple[str, str | None, str | No
     orphan_raw = layout.raw_key("u9", "orphan1", "invoice.xml")
     s3.copy_object(Bucket=raw_b, Key=orphan_raw, CopySource={"Bucket": raw_b, "Key": keys["d0"]})
     orphan = original.model_copy(
-        update={"userId": "u9", "documentId": "orphan1", "source": original.source.model_copy(update={"key": orphan_raw})}
+        update={
+            "userId": "u9",
+            "documentId": "orphan1",
+            "source": original.source.model_copy(update={"key": orphan_raw}),
+        }
     )
     s3.put_object(Bucket=proc_b, Key=layout.result_key("u9", "orphan1"), Body=orphan.to_json_bytes())
     # MISSING_RESULT: d1's result.json is gone.
@@ -77,7 +84,12 @@ def _inject(stack, keys: dict[str, str]) -> list[tuple[str, str | None, str | No
     # STUCK_PROCESSING: d4's claim died a day ago.
     d4 = _item(stack, "u0", "d4")
     stuck = d4.model_copy(
-        update={"status": Status.PROCESSING, "leaseOwner": "dead-host:1:run", "leaseExpiresAt": layout.utc_now() - timedelta(days=1), "version": d4.version + 1}
+        update={
+            "status": Status.PROCESSING,
+            "leaseOwner": "dead-host:1:run",
+            "leaseExpiresAt": layout.utc_now() - timedelta(days=1),
+            "version": d4.version + 1,
+        }
     )
     _put(stack, stuck.to_item())
     # INDEX_DRIFT: d5's index key says FAILED.
@@ -110,7 +122,7 @@ def _inject(stack, keys: dict[str, str]) -> list[tuple[str, str | None, str | No
 
 def _frame(rows: list[tuple]) -> pl.DataFrame:
     return pl.DataFrame(
-        [(str(r[0]), *r[1:]) for r in rows], schema={c: pl.String for c in KEY_COLUMNS}, orient="row"
+        [(str(r[0]), *r[1:]) for r in rows], schema=dict.fromkeys(KEY_COLUMNS, pl.String), orient="row"
     ).sort(KEY_COLUMNS, nulls_last=True)
 
 
@@ -118,13 +130,15 @@ def _keys(findings: pl.DataFrame) -> pl.DataFrame:
     return findings.select(KEY_COLUMNS).sort(KEY_COLUMNS, nulls_last=True)
 
 
-def _run(stack, **options) -> tuple:  # noqa: ANN001, ANN003
+def _run(stack, **options) -> tuple:
     options.setdefault("grace", NOW)
     outcome = ReconcileRun(stack.settings, ReconcileOptions(**options)).execute()
     return outcome.summary, outcome.findings, outcome.exit_code
 
 
-def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_unfixable(stack, corpus, tmp_path) -> None:  # noqa: ANN001
+def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_unfixable(
+    stack, corpus, tmp_path
+) -> None:
     keys = _seed_and_ingest(stack, corpus)
     summary, clean, code = _run(stack)
     assert clean.height == 0 and code == 0, clean
@@ -144,7 +158,12 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     _, deep, _ = _run(stack, deep=True, write_report=False)
     assert_frame_equal(
         _keys(deep),
-        _frame([*expected, (Code.SUMMARY_MISMATCH, "u1", "d7", stack.settings.processed_bucket, layout.result_key("u1", "d7"))]),
+        _frame(
+            [
+                *expected,
+                (Code.SUMMARY_MISMATCH, "u1", "d7", stack.settings.processed_bucket, layout.result_key("u1", "d7")),
+            ]
+        ),
     )
     fields = json.loads(deep.filter(pl.col("code") == Code.SUMMARY_MISMATCH).row(0, named=True)["evidence"])["fields"]
     assert fields == "vendorName"
@@ -181,7 +200,9 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     _, after, code = _run(stack)
     unfixable = [e for e in expected if e[0] in (Code.STALE_RESULT, Code.KEY_MISMATCH, Code.BAD_KEY)]
     # Re-queued, not yet drained: still reported until the next ingest has processed it.
-    unfixable.append((Code.UNPROCESSED_RAW, "u1", "new1", stack.settings.raw_bucket, layout.raw_key("u1", "new1", "invoice.xml")))
+    unfixable.append(
+        (Code.UNPROCESSED_RAW, "u1", "new1", stack.settings.raw_bucket, layout.raw_key("u1", "new1", "invoice.xml"))
+    )
     assert_frame_equal(_keys(after), _frame(unfixable))
     # The items marked for reprocessing are what the next ingest re-claims.
     for user, doc in (("u1", "d1"), ("u0", "d4")):
@@ -192,17 +213,28 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     assert _item(stack, "u0", "d4").status == Status.PROCESSED
 
 
-def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_finds(stack, corpus, tmp_path) -> None:  # noqa: ANN001
+def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_finds(stack, corpus, tmp_path) -> None:
     """Night 0 keeps the table in S3; the discrepancies happen; night 1 reads that state plus an
-    incremental export of the changes (new, changed and deleted items) and keeps its own."""
+    incremental export of the changes (new, changed and deleted items) and keeps its own.
+    """
     keys = _seed_and_ingest(stack, corpus)
     before, since = scan(stack), layout.utc_now()
     root = f"s3://{stack.settings.reports_bucket}/table-state"
     night0 = export_state(stack, tmp_path / "n0", "Parquet").in_s3(stack, tmp_path / "n0")
-    _, _, code = _run(stack, source="files", dynamodb_export=night0.export, s3_inventories=tuple(night0.manifests), write_table_state=f"{root}/n0/", write_report=False)
+    _, _, code = _run(
+        stack,
+        source="files",
+        dynamodb_export=night0.export,
+        s3_inventories=tuple(night0.manifests),
+        write_table_state=f"{root}/n0/",
+        write_report=False,
+    )
     assert code == 0
     expected = _inject(stack, keys)
-    stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire({layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk("d7")}))
+    stack.dynamodb().delete_item(
+        TableName=stack.settings.table_name,
+        Key=to_wire({layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk("d7")}),
+    )
     expected.append((Code.ORPHAN_RESULT, "u1", "d7", stack.settings.processed_bucket, layout.result_key("u1", "d7")))
     expected.append((Code.UNPROCESSED_RAW, "u1", "d7", stack.settings.raw_bucket, keys["d7"]))
     changes = export_changes(stack, tmp_path / "n1", before, since)
@@ -221,15 +253,26 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     assert code == 1
     assert_frame_equal(forward, live)
     assert summary.inputs["table"] == f"{root}/n0 + {s3_location(tmp_path / 'n1', changes)}"
-    kept = json.loads(stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key="table-state/n1/table-state.json")["Body"].read())
+    kept = json.loads(
+        stack.s3()
+        .get_object(Bucket=stack.settings.reports_bucket, Key="table-state/n1/table-state.json")["Body"]
+        .read()
+    )
     assert kept["itemCount"] == len(scan(stack))
     # Written once, in S3 too: a second run to the same location is refused before it reads.
     with pytest.raises(ReconcileInputError, match="written once"):
-        _run(stack, source="files", table_state=f"{root}/n0/", dynamodb_export=s3_location(tmp_path / "n1", changes),
-             s3_inventories=tuple(night1.manifests), write_table_state=f"{root}/n1/", write_report=False)
+        _run(
+            stack,
+            source="files",
+            table_state=f"{root}/n0/",
+            dynamodb_export=s3_location(tmp_path / "n1", changes),
+            s3_inventories=tuple(night1.manifests),
+            write_table_state=f"{root}/n1/",
+            write_report=False,
+        )
 
 
-def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> None:  # noqa: ANN001
+def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> None:
     _seed_and_ingest(stack, corpus)
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="stray.bin", Body=b"x")
     run = ReconcileRun(stack.settings, ReconcileOptions(grace=NOW), run_id="20260101T000000Z-fixed")
@@ -238,7 +281,9 @@ def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> 
     bucket = stack.settings.reports_bucket
     for name, digest in first.files.items():
         assert sha256(s3.get_object(Bucket=bucket, Key=first.reportPrefix + name)["Body"].read()) == digest
-    stored = ReconcileSummary.model_validate_json(s3.get_object(Bucket=bucket, Key=first.reportPrefix + SUMMARY_FILE)["Body"].read())
+    stored = ReconcileSummary.model_validate_json(
+        s3.get_object(Bucket=bucket, Key=first.reportPrefix + SUMMARY_FILE)["Body"].read()
+    )
     assert stored.counts[Code.BAD_KEY] == 1 and stored.snapshotTimes and stored.files == first.files
     html = s3.get_object(Bucket=bucket, Key=first.reportPrefix + "report.html")["Body"].read().decode()
     assert "BAD_KEY" in html and "<svg" not in html  # no history yet
@@ -259,7 +304,7 @@ def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> 
     assert second.files["findings.csv"] == first.files["findings.csv"]
 
 
-def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:  # noqa: ANN001
+def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:
     s3 = stack.s3()
     assert cli.main(["--no-report"]) == 0
     # A fresh upload is within the default 15-minute grace period: not judged yet.
@@ -276,14 +321,24 @@ def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:  #
     broken.mkdir()
     (broken / "manifest-summary.json").write_text("{not json")
     cases = {
-        "is not JSON": ["--dynamodb-export", str(broken), *sum((["--s3-inventory", m] for m in exported.manifests), [])],
+        "is not JSON": [
+            "--dynamodb-export",
+            str(broken),
+            *functools.reduce(operator.iadd, (["--s3-inventory", m] for m in exported.manifests), []),
+        ],
         "no --s3-inventory manifest": ["--dynamodb-export", exported.export, "--s3-inventory", exported.manifests[1]],
-        "cannot read": ["--dynamodb-export", str(tmp_path / "missing"), *sum((["--s3-inventory", m] for m in exported.manifests), [])],
+        "cannot read": [
+            "--dynamodb-export",
+            str(tmp_path / "missing"),
+            *functools.reduce(operator.iadd, (["--s3-inventory", m] for m in exported.manifests), []),
+        ],
     }
     data_file = next((Path(exported.manifests[0]).parent.parent / "data").glob("*.csv.gz"))
     data_file.write_bytes(b"\x1f\x8bnot really gzip")
     manifest = json.loads(Path(exported.manifests[0]).read_text())  # a manifest that agrees with it
-    manifest["files"][0].update(size=data_file.stat().st_size, MD5checksum=hashlib.md5(data_file.read_bytes()).hexdigest())  # noqa: S324
+    manifest["files"][0].update(
+        size=data_file.stat().st_size, MD5checksum=hashlib.md5(data_file.read_bytes()).hexdigest()
+    )
     Path(exported.manifests[0]).write_text(json.dumps(manifest))
     cases["not valid gzip"] = exported.argv()
     for fragment, argv in cases.items():
@@ -293,7 +348,7 @@ def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:  #
     assert cli.main(["--source", "files"]) == 2  # files without files: an option error
 
 
-def test_unreachable_stack_is_exit_2(stack, monkeypatch, capsys) -> None:  # noqa: ANN001
+def test_unreachable_stack_is_exit_2(stack, monkeypatch, capsys) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9")
     monkeypatch.setenv("DOCUFLOW_RETRY_ATTEMPTS", "1")

@@ -17,12 +17,14 @@ from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 T0 = layout.utc_now() - timedelta(days=1)
 
 
-def _repairer(stack) -> tuple[Repairer, Any, Any]:  # noqa: ANN001
+def _repairer(stack) -> tuple[Repairer, Any, Any]:
     run = ReconcileRun(stack.settings, ReconcileOptions())
     return Repairer(run.table, run.buckets, stack.settings.processed_bucket), run.table, run.buckets
 
 
-def _finding(code: Code, user: str, doc: str, evidence: dict[str, Any], bucket: str | None = None, key: str | None = None) -> dict[str, Any]:
+def _finding(
+    code: Code, user: str, doc: str, evidence: dict[str, Any], bucket: str | None = None, key: str | None = None
+) -> dict[str, Any]:
     return {
         "code": code.value,
         "severity": SEVERITY[code].value,
@@ -40,13 +42,13 @@ def _outcomes(repairer: Repairer, *findings: dict[str, Any]) -> list[str]:
     return [a.outcome for a in repairer.run(pl.DataFrame(list(findings), schema=FINDINGS_SCHEMA))]
 
 
-def _put_raw(stack, user: str, doc: str, body: bytes = b"<Invoice/>") -> tuple[str, str]:  # noqa: ANN001
+def _put_raw(stack, user: str, doc: str, body: bytes = b"<Invoice/>") -> tuple[str, str]:
     key = layout.raw_key(user, doc, "a.xml")
     etag = stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)["ETag"]
     return key, etag
 
 
-def _item(stack, user: str, doc: str, status: Status = Status.PROCESSED, **changes: Any) -> DocumentItem:  # noqa: ANN001
+def _item(stack, user: str, doc: str, status: Status = Status.PROCESSED, **changes: Any) -> DocumentItem:
     key, etag = _put_raw(stack, user, doc)
     item = DocumentItem(
         userId=user,
@@ -64,12 +66,21 @@ def _item(stack, user: str, doc: str, status: Status = Status.PROCESSED, **chang
     return item
 
 
-def _result_doc(stack, user: str, doc: str, etag: str = '"e"', key_user: str | None = None) -> tuple[str, ResultDocument]:  # noqa: ANN001
+def _result_doc(
+    stack, user: str, doc: str, etag: str = '"e"', key_user: str | None = None
+) -> tuple[str, ResultDocument]:
     raw_key = layout.raw_key(user, doc, "a.xml")
     result = ResultDocument(
         userId=user,
         documentId=doc,
-        source=SourceObject(bucket=stack.settings.raw_bucket, key=raw_key, etag=etag, size=10, lastModified=T0, format=DocumentFormat.UBL),
+        source=SourceObject(
+            bucket=stack.settings.raw_bucket,
+            key=raw_key,
+            etag=etag,
+            size=10,
+            lastModified=T0,
+            format=DocumentFormat.UBL,
+        ),
         engine="ubl",
         validation=ValidationResult(status=Status.PROCESSED),
         createdAt=T0,
@@ -81,12 +92,12 @@ def _result_doc(stack, user: str, doc: str, etag: str = '"e"', key_user: str | N
     return key, result
 
 
-def test_each_repair_applies_to_the_state_it_saw(stack) -> None:  # noqa: ANN001
+def test_each_repair_applies_to_the_state_it_saw(stack) -> None:
     repairer, table, _ = _repairer(stack)
     proc = stack.settings.processed_bucket
     # ORPHAN_RESULT: rebuilt through jobs.contract.finished_item from a synthetic claim.
     _, etag = _put_raw(stack, "u1", "orphan")
-    key, doc = _result_doc(stack, "u1", "orphan", etag=etag)
+    key, _doc = _result_doc(stack, "u1", "orphan", etag=etag)
     missing = _item(stack, "u1", "noresult")
     stuck = _item(stack, "u1", "stuck", Status.PROCESSING, leaseOwner="dead", leaseExpiresAt=T0)
     drift = _item(stack, "u1", "drift")
@@ -107,27 +118,44 @@ def test_each_repair_applies_to_the_state_it_saw(stack) -> None:  # noqa: ANN001
     assert table.get("u1", "drift").version == 4
 
 
-def test_every_skip_path_leaves_the_item_as_it_is(stack) -> None:  # noqa: ANN001
-    repairer, table, _ = _repairer(stack)
+def test_every_skip_path_leaves_the_item_as_it_is(stack) -> None:
+    repairer, _table, _ = _repairer(stack)
     proc = stack.settings.processed_bucket
     changed = _item(stack, "u2", "changed")
     not_promised = _item(stack, "u2", "failed", Status.FAILED)
     has_result = _item(stack, "u2", "hasresult")
     _result_doc(stack, "u2", "hasresult")
-    leased = _item(stack, "u2", "leased", Status.PROCESSING, leaseOwner="alive", leaseExpiresAt=layout.utc_now() + timedelta(hours=1))
+    leased = _item(
+        stack,
+        "u2",
+        "leased",
+        Status.PROCESSING,
+        leaseOwner="alive",
+        leaseExpiresAt=layout.utc_now() + timedelta(hours=1),
+    )
     existing = _item(stack, "u2", "exists")
     key_exists, _ = _result_doc(stack, "u2", "exists", etag=existing.rawEtag)
     wrong_key, _ = _result_doc(stack, "u2", "other", key_user="u3")
     cases = {
         "skipped: the item no longer exists": _finding(Code.MISSING_RESULT, "u2", "gone", {"version": 1}),
-        "skipped: the item changed since the snapshot (version 2 -> 3)": _finding(Code.INDEX_DRIFT, "u2", "changed", {"version": 2}),
-        "skipped: status is now FAILED": _finding(Code.MISSING_RESULT, "u2", "failed", {"version": not_promised.version}),
-        "skipped: result.json exists now": _finding(Code.MISSING_RESULT, "u2", "hasresult", {"version": has_result.version}),
-        "skipped: the lease is held again": _finding(Code.STUCK_PROCESSING, "u2", "leased", {"version": leased.version}),
+        "skipped: the item changed since the snapshot (version 2 -> 3)": _finding(
+            Code.INDEX_DRIFT, "u2", "changed", {"version": 2}
+        ),
+        "skipped: status is now FAILED": _finding(
+            Code.MISSING_RESULT, "u2", "failed", {"version": not_promised.version}
+        ),
+        "skipped: result.json exists now": _finding(
+            Code.MISSING_RESULT, "u2", "hasresult", {"version": has_result.version}
+        ),
+        "skipped: the lease is held again": _finding(
+            Code.STUCK_PROCESSING, "u2", "leased", {"version": leased.version}
+        ),
         "skipped: the item changed while repairing (condition failed)": _finding(
             Code.ORPHAN_RESULT, "u2", "exists", {"etag": "r"}, proc, key_exists
         ),
-        "skipped: result.json names other ids than its key": _finding(Code.ORPHAN_RESULT, "u3", "other", {"etag": "r"}, proc, wrong_key),
+        "skipped: result.json names other ids than its key": _finding(
+            Code.ORPHAN_RESULT, "u3", "other", {"etag": "r"}, proc, wrong_key
+        ),
     }
     before = {(i.userId, i.documentId): i for i in stack.items()}
     outcomes = _outcomes(repairer, *cases.values())
@@ -136,7 +164,7 @@ def test_every_skip_path_leaves_the_item_as_it_is(stack) -> None:  # noqa: ANN00
     assert changed.version == 3 and existing.version == 3
 
 
-def test_a_race_after_the_check_is_skipped_by_the_version_guard(stack, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_a_race_after_the_check_is_skipped_by_the_version_guard(stack, monkeypatch: pytest.MonkeyPatch) -> None:
     repairer, table, _ = _repairer(stack)
     drift = _item(stack, "u4", "race")
     original = table.put_if_version
@@ -153,7 +181,7 @@ def test_a_race_after_the_check_is_skipped_by_the_version_guard(stack, monkeypat
     assert table.get("u4", "race").vendorName == "someone else"
 
 
-def test_an_unreadable_result_json_fails_that_repair_only(stack) -> None:  # noqa: ANN001
+def test_an_unreadable_result_json_fails_that_repair_only(stack) -> None:
     repairer, table, _ = _repairer(stack)
     proc = stack.settings.processed_bucket
     key = layout.result_key("u5", "broken")

@@ -42,20 +42,38 @@ def _item(user: str = "u1", doc: str = "d1", **changes: Any) -> dict[str, Any]:
     return row
 
 
-def _raw(user: str = "u1", doc: str = "d1", key: str | None = None, etag: str = "e1", modified: datetime = OLD) -> dict[str, Any]:
-    return {"bucket": RAW, "key": key or layout.raw_key(user, doc, "a.xml"), "etag": etag, "size": 10, "lastModified": modified}
+def _raw(
+    user: str = "u1", doc: str = "d1", key: str | None = None, etag: str = "e1", modified: datetime = OLD
+) -> dict[str, Any]:
+    return {
+        "bucket": RAW,
+        "key": key or layout.raw_key(user, doc, "a.xml"),
+        "etag": etag,
+        "size": 10,
+        "lastModified": modified,
+    }
 
 
 def _result(user: str = "u1", doc: str = "d1", key: str | None = None, modified: datetime = OLD) -> dict[str, Any]:
-    return {"bucket": PROC, "key": key or layout.result_key(user, doc), "etag": "r1", "size": 20, "lastModified": modified}
+    return {
+        "bucket": PROC,
+        "key": key or layout.result_key(user, doc),
+        "etag": "r1",
+        "size": 20,
+        "lastModified": modified,
+    }
 
 
-def _find(items: list, raw: list, processed: list, params: RuleParams = PARAMS, results: list | None = None) -> pl.DataFrame:
+def _find(
+    items: list, raw: list, processed: list, params: RuleParams = PARAMS, results: list | None = None
+) -> pl.DataFrame:
     def frame(rows: list, schema: dict) -> pl.LazyFrame:
         return pl.DataFrame(rows, schema=schema, orient="row").lazy() if rows else pl.LazyFrame(schema=schema)
 
     res = frame(results, RESULTS_SCHEMA) if results is not None else None
-    return rules.find(Inputs(frame(items, ITEMS_SCHEMA), frame(raw, OBJECTS_SCHEMA), frame(processed, OBJECTS_SCHEMA), res), params)
+    return rules.find(
+        Inputs(frame(items, ITEMS_SCHEMA), frame(raw, OBJECTS_SCHEMA), frame(processed, OBJECTS_SCHEMA), res), params
+    )
 
 
 def _keys(findings: pl.DataFrame) -> list[tuple]:
@@ -102,14 +120,24 @@ def test_orphan_result_exact_frame() -> None:
         # MISSING_RAW, except when retention expired it.
         ([_item()], [], [_result()], [("MISSING_RAW", "u1", "d1", layout.raw_key("u1", "d1", "a.xml"))]),
         (
-            [_item(createdAt=layout.format_ts(AS_OF - timedelta(days=6 * 365)), gsi1sk=layout.format_ts(AS_OF - timedelta(days=6 * 365)))],
+            [
+                _item(
+                    createdAt=layout.format_ts(AS_OF - timedelta(days=6 * 365)),
+                    gsi1sk=layout.format_ts(AS_OF - timedelta(days=6 * 365)),
+                )
+            ],
             [],
             [_result()],
             [],
         ),
         # STALE_RESULT: quotes around ETags do not matter, a different ETag does.
         ([_item()], [_raw(etag='"e1"')], [_result()], []),
-        ([_item()], [_raw(etag="e2")], [_result()], [("STALE_RESULT", "u1", "d1", layout.raw_key("u1", "d1", "a.xml"))]),
+        (
+            [_item()],
+            [_raw(etag="e2")],
+            [_result()],
+            [("STALE_RESULT", "u1", "d1", layout.raw_key("u1", "d1", "a.xml"))],
+        ),
         # INDEX_DRIFT on either index attribute.
         ([_item(gsi1pk=layout.status_pk("FAILED"))], [_raw()], [_result()], [("INDEX_DRIFT", "u1", "d1", None)]),
         ([_item(gsi1sk="2020-01-01T00:00:00.000Z")], [_raw()], [_result()], [("INDEX_DRIFT", "u1", "d1", None)]),
@@ -117,8 +145,18 @@ def test_orphan_result_exact_frame() -> None:
         ([_item(pk=layout.user_pk("someone"))], [_raw()], [_result()], [("KEY_MISMATCH", "u1", "d1", None)]),
         # BAD_KEY: outside the layout in either bucket, through the layout parser's slow path too.
         ([], [_raw(key="misc/x.txt")], [], [("BAD_KEY", None, None, "misc/x.txt")]),
-        ([], [_raw(key=layout.raw_key("u1", "d1", "a.xml") + "/deeper")], [], [("BAD_KEY", None, None, layout.raw_key("u1", "d1", "a.xml") + "/deeper")]),
-        ([], [], [_result(key=layout.result_key("u1", "d1") + ".bak")], [("BAD_KEY", None, None, layout.result_key("u1", "d1") + ".bak")]),
+        (
+            [],
+            [_raw(key=layout.raw_key("u1", "d1", "a.xml") + "/deeper")],
+            [],
+            [("BAD_KEY", None, None, layout.raw_key("u1", "d1", "a.xml") + "/deeper")],
+        ),
+        (
+            [],
+            [],
+            [_result(key=layout.result_key("u1", "d1") + ".bak")],
+            [("BAD_KEY", None, None, layout.result_key("u1", "d1") + ".bak")],
+        ),
     ],
 )
 def test_each_rule(items: list, raw: list, processed: list, expected: list) -> None:
@@ -134,15 +172,32 @@ def test_slow_path_accepts_what_the_layout_accepts() -> None:
 
 def test_stuck_processing_only_when_the_lease_expired_long_ago() -> None:
     def processing(lease: datetime) -> dict[str, Any]:
-        return _item(status="PROCESSING", gsi1pk=layout.status_pk("PROCESSING"), leaseOwner="w", leaseExpiresAt=layout.format_ts(lease))
+        return _item(
+            status="PROCESSING",
+            gsi1pk=layout.status_pk("PROCESSING"),
+            leaseOwner="w",
+            leaseExpiresAt=layout.format_ts(lease),
+        )
 
-    assert _keys(_find([processing(AS_OF - timedelta(hours=7))], [_raw()], [])) == [("STUCK_PROCESSING", "u1", "d1", None)]
+    assert _keys(_find([processing(AS_OF - timedelta(hours=7))], [_raw()], [])) == [
+        ("STUCK_PROCESSING", "u1", "d1", None)
+    ]
     assert _keys(_find([processing(AS_OF - timedelta(hours=1))], [_raw()], [])) == []
 
 
 def test_deep_compares_summary_fields_with_canonical_amounts() -> None:
-    result = {"key": layout.result_key("u1", "d1"), "userId": "u1", "documentId": "d1", "status": "PROCESSED", "vendorName": "ACME", "invoiceDate": None, "totalAmount": "12.5",
-              "sourceUri": layout.s3_uri(RAW, layout.raw_key("u1", "d1", "a.xml")), "sourceEtag": "e1", "readError": None}
+    result = {
+        "key": layout.result_key("u1", "d1"),
+        "userId": "u1",
+        "documentId": "d1",
+        "status": "PROCESSED",
+        "vendorName": "ACME",
+        "invoiceDate": None,
+        "totalAmount": "12.5",
+        "sourceUri": layout.s3_uri(RAW, layout.raw_key("u1", "d1", "a.xml")),
+        "sourceEtag": "e1",
+        "readError": None,
+    }
     deep = RuleParams(raw_bucket=RAW, processed_bucket=PROC, as_of=AS_OF, deep=True)
     assert _keys(_find([_item()], [_raw()], [_result()], deep, [result])) == []
     other = {**result, "vendorName": "Other", "userId": "u7"}

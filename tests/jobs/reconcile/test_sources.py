@@ -15,7 +15,7 @@ from jobs.reconcile.sources import ReconcileInputError, read_export, read_invent
 WHEN = datetime(2026, 3, 1, 8, 30, tzinfo=UTC)
 
 
-def test_export_reads_the_attributes_it_needs_and_ignores_the_rest(tmp_path) -> None:  # noqa: ANN001
+def test_export_reads_the_attributes_it_needs_and_ignores_the_rest(tmp_path) -> None:
     item = {
         layout.PK_ATTR: {"S": layout.user_pk("u1")},
         "userId": {"S": "u1"},
@@ -28,13 +28,19 @@ def test_export_reads_the_attributes_it_needs_and_ignores_the_rest(tmp_path) -> 
     items, taken = read_export(str(export), None, deep=True)
     assert taken == WHEN
     row = items.row(0, named=True)
-    assert (row["pk"], row["userId"], row["version"], row["status"], row["totalAmount"]) == (layout.user_pk("u1"), "u1", 3, None, "12.50")
+    assert (row["pk"], row["userId"], row["version"], row["status"], row["totalAmount"]) == (
+        layout.user_pk("u1"),
+        "u1",
+        3,
+        None,
+        "12.50",
+    )
     assert items.height == 1
     shallow, _ = read_export(str(export / "manifest-summary.json"), None, deep=False)
     assert shallow.item(0, "totalAmount") is None  # deep-only columns are not parsed without --deep
 
 
-def test_export_count_mismatch_and_foreign_format_are_errors(tmp_path) -> None:  # noqa: ANN001
+def test_export_count_mismatch_and_foreign_format_are_errors(tmp_path) -> None:
     export = write_export(tmp_path / "b", "arn:table/t", WHEN, [export_line({"userId": {"S": "u"}}).encode()])
     summary = json.loads((export / "manifest-summary.json").read_text())
     (export / "manifest-summary.json").write_text(json.dumps({**summary, "outputFormat": "ION"}))
@@ -46,7 +52,7 @@ def test_export_count_mismatch_and_foreign_format_are_errors(tmp_path) -> None: 
 
 
 @pytest.mark.parametrize("fmt", ["CSV", "Parquet"])
-def test_inventory_round_trips_odd_keys(tmp_path, fmt: str) -> None:  # noqa: ANN001
+def test_inventory_round_trips_odd_keys(tmp_path, fmt: str) -> None:
     keys = [layout.raw_key("u1", "d1", "Rechnung März + 1.pdf"), "odd/100%.txt", layout.raw_key("u2", "d2", "a.xml")]
     frame = pl.DataFrame(
         {"bucket": ["b"] * 3, "key": keys, "size": [1, 2, 3], "lastModified": [WHEN] * 3, "etag": ['"e1"', "e2", "e3"]},
@@ -60,7 +66,7 @@ def test_inventory_round_trips_odd_keys(tmp_path, fmt: str) -> None:  # noqa: AN
     assert inventory.objects.get_column("lastModified").to_list() == [WHEN] * 3
 
 
-def test_inventory_with_unsupported_format_or_missing_data_file(tmp_path) -> None:  # noqa: ANN001
+def test_inventory_with_unsupported_format_or_missing_data_file(tmp_path) -> None:
     frame = pl.DataFrame({"bucket": ["b"], "key": ["k"], "size": [1], "lastModified": [WHEN], "etag": ["e"]})
     manifest = write_inventory(tmp_path / "dest", "b", WHEN, [frame])
     data = json.loads(manifest.read_text())

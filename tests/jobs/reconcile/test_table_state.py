@@ -62,7 +62,9 @@ class Files:
 def _files(tmp_path: Path) -> Files:
     items, raw, processed, results = state()
     t1 = [to_wire(item) for item in items]
-    earlier = {doc: to_wire(_item("u1", doc, status=Status.FAILED, updatedAt=T0 - timedelta(hours=1))) for doc in CHANGED}
+    earlier = {
+        doc: to_wire(_item("u1", doc, status=Status.FAILED, updatedAt=T0 - timedelta(hours=1))) for doc in CHANGED
+    }
     t0 = [earlier.get(_doc(i), i) for i in t1 if _doc(i) not in NEW] + [to_wire(_item("u9", doc)) for doc in DELETED]
     changed = [i for i in t1 if _doc(i) in NEW + CHANGED]
     assert len(changed) == len(NEW + CHANGED)
@@ -70,7 +72,15 @@ def _files(tmp_path: Path) -> Files:
     change_lines += [change_line(_key(i), None, AS_OF - timedelta(hours=3)) for i in t0 if _doc(i) in DELETED]
     exports = tmp_path / "exports"
     manifests = [
-        str(write_inventory(tmp_path / "inventory", bucket, AS_OF, [pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")], "Parquet"))
+        str(
+            write_inventory(
+                tmp_path / "inventory",
+                bucket,
+                AS_OF,
+                [pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")],
+                "Parquet",
+            )
+        )
         for bucket, rows in ((RAW, raw), (PROC, processed))
     ]
     return Files(
@@ -95,7 +105,15 @@ def _findings(files: Files, table: TableSource, deep: bool) -> tuple[pl.DataFram
     def read(keys: list[str]) -> pl.DataFrame:
         return files.results.filter(pl.col("key").is_in(keys))
 
-    found = partitioned_find(table, files.manifests, None, RAW, PROC, lambda as_of: dataclasses.replace(params, as_of=as_of), read if deep else None)
+    found = partitioned_find(
+        table,
+        files.manifests,
+        None,
+        RAW,
+        PROC,
+        lambda as_of: dataclasses.replace(params, as_of=as_of),
+        read if deep else None,
+    )
     assert found.taken_at["table"] == table.taken_at
     return render(found.wide), found.sizes
 
@@ -105,8 +123,12 @@ def _sorted(frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
-@pytest.mark.parametrize("rows_per_partition", [partitioned.ROWS_PER_PARTITION, 10], ids=["one-partition", "partitions"])
-def test_state_plus_incremental_export_gives_the_full_exports_findings(tmp_path: Path, deep: bool, rows_per_partition: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "rows_per_partition", [partitioned.ROWS_PER_PARTITION, 10], ids=["one-partition", "partitions"]
+)
+def test_state_plus_incremental_export_gives_the_full_exports_findings(
+    tmp_path: Path, deep: bool, rows_per_partition: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", rows_per_partition)
     files = _files(tmp_path)
     kept = _kept(export_source(files.t0, None, deep=True), tmp_path / "state-t0")
@@ -127,9 +149,12 @@ def test_state_plus_incremental_export_gives_the_full_exports_findings(tmp_path:
     assert_frame_equal(_sorted(list(state_source(kept, files.changes, None).frames())), t1_items)
 
 
-def test_the_state_a_run_keeps_chains_into_the_next_nights_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_state_a_run_keeps_chains_into_the_next_nights_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Through the CLI: night 1 reads the full export and keeps the table; night 2 reads that
-    plus the incremental export, keeps its own, and finds what a full export finds."""
+    plus the incremental export, keeps its own, and finds what a full export finds.
+    """
     files = _files(tmp_path)
     monkeypatch.setenv("DOCUFLOW_RAW_BUCKET", RAW)
     monkeypatch.setenv("DOCUFLOW_PROCESSED_BUCKET", PROC)
@@ -139,7 +164,20 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(tmp_path: Path, m
     assert cli.main(["--dynamodb-export", files.t0, "--write-table-state", str(night1), *common]) == 1
     assert json.loads((night1 / TABLE_STATE).read_text())["builtFrom"] == [files.t0]
     capsys.readouterr()
-    assert cli.main(["--table-state", str(night1), "--dynamodb-export", files.changes, "--write-table-state", str(night2), *common]) == 1
+    assert (
+        cli.main(
+            [
+                "--table-state",
+                str(night1),
+                "--dynamodb-export",
+                files.changes,
+                "--write-table-state",
+                str(night2),
+                *common,
+            ]
+        )
+        == 1
+    )
     by_state = capsys.readouterr().out
     assert cli.main(["--dynamodb-export", files.t1, *common]) == 1
     by_full = capsys.readouterr().out
@@ -151,10 +189,36 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(tmp_path: Path, m
     # A run that fails (one bucket's inventory missing) keeps no state.
     failed = tmp_path / "failed"
     one_inventory = ["--s3-inventory", files.manifests[0], "--no-report"]
-    assert cli.main(["--table-state", str(night1), "--dynamodb-export", files.changes, "--write-table-state", str(failed), *one_inventory]) == 2
+    assert (
+        cli.main(
+            [
+                "--table-state",
+                str(night1),
+                "--dynamodb-export",
+                files.changes,
+                "--write-table-state",
+                str(failed),
+                *one_inventory,
+            ]
+        )
+        == 2
+    )
     assert not (failed / TABLE_STATE).exists()
     # A state is written once: the same location again is exit 2, before anything is read.
-    assert cli.main(["--table-state", str(night1), "--dynamodb-export", files.changes, "--write-table-state", str(night2), *common]) == 2
+    assert (
+        cli.main(
+            [
+                "--table-state",
+                str(night1),
+                "--dynamodb-export",
+                files.changes,
+                "--write-table-state",
+                str(night2),
+                *common,
+            ]
+        )
+        == 2
+    )
     assert "written once" in capsys.readouterr().err
 
 

@@ -41,24 +41,37 @@ NOW = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 
 
 def item(user: str, doc: str, status: Status = Status.PROCESSED, version: int = 1) -> DocumentItem:
-    return DocumentItem(userId=user, documentId=doc, status=status, createdAt=NOW, updatedAt=NOW,
-                        rawS3Uri=f"s3://raw/{layout.raw_key(user, doc, 'a.xml')}", rawEtag='"e"', version=version)
+    return DocumentItem(
+        userId=user,
+        documentId=doc,
+        status=status,
+        createdAt=NOW,
+        updatedAt=NOW,
+        rawS3Uri=f"s3://raw/{layout.raw_key(user, doc, 'a.xml')}",
+        rawEtag='"e"',
+        version=version,
+    )
 
 
 def client_error(code: str, status: int = 400, **extra: object) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}, **extra}, "Op")
+    return ClientError(
+        {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}, **extra}, "Op"
+    )
 
 
-@pytest.mark.parametrize(("error", "expected"), [
-    (client_error("AccessDeniedException", 400), StoreAccessDeniedError),
-    (client_error("Anything", 403), StoreAccessDeniedError),
-    (client_error("ResourceNotFoundException"), StoreResourceMissingError),
-    (client_error("ProvisionedThroughputExceededException"), StoreUnavailableError),
-    (client_error("SomethingNew", 503), StoreUnavailableError),
-    (client_error("ValidationException"), StoreRequestError),
-    (EndpointConnectionError(endpoint_url="http://127.0.0.1:9"), StoreUnavailableError),
-    (NoRegionError(), SettingsError),
-])
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (client_error("AccessDeniedException", 400), StoreAccessDeniedError),
+        (client_error("Anything", 403), StoreAccessDeniedError),
+        (client_error("ResourceNotFoundException"), StoreResourceMissingError),
+        (client_error("ProvisionedThroughputExceededException"), StoreUnavailableError),
+        (client_error("SomethingNew", 503), StoreUnavailableError),
+        (client_error("ValidationException"), StoreRequestError),
+        (EndpointConnectionError(endpoint_url="http://127.0.0.1:9"), StoreUnavailableError),
+        (NoRegionError(), SettingsError),
+    ],
+)
 def test_botocore_errors_become_domain_errors(error: Exception, expected: type[Exception]) -> None:
     translated = translate(error, "op")  # type: ignore[arg-type]
     assert type(translated) is expected
@@ -81,8 +94,13 @@ def test_transaction_cancellation_reasons_decide_each_put(monkeypatch: pytest.Mo
     table, stub = _stubbed_table()
     puts = [claim_put(item("u", f"d{i}"), None) for i in range(3)]
     reasons = [{"Code": "ConditionalCheckFailed"}, {"Code": "ThrottlingError"}, {"Code": "None"}]
-    stub.add_client_error("transact_write_items", "TransactionCanceledException", http_status_code=400,
-                          response_meta={}, modeled_fields={"CancellationReasons": reasons})
+    stub.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        http_status_code=400,
+        response_meta={},
+        modeled_fields={"CancellationReasons": reasons},
+    )
     stub.add_response("transact_write_items", {})
     with stub:
         assert table.put_all(puts, "claim") == [False, True, True]
@@ -91,8 +109,12 @@ def test_transaction_cancellation_reasons_decide_each_put(monkeypatch: pytest.Mo
 
 def test_an_item_dynamodb_refuses_raises_rejected_not_an_outage() -> None:
     table, stub = _stubbed_table()
-    stub.add_client_error("transact_write_items", "TransactionCanceledException", http_status_code=400,
-                          modeled_fields={"CancellationReasons": [{"Code": "None"}, {"Code": "ValidationError", "Message": "too big"}]})
+    stub.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        http_status_code=400,
+        modeled_fields={"CancellationReasons": [{"Code": "None"}, {"Code": "ValidationError", "Message": "too big"}]},
+    )
     with stub, pytest.raises(DynamoItemRejectedError, match="too big"):
         table.put_all([claim_put(item("u", "a"), None), claim_put(item("u", "b"), None)], "finish")
     table, stub = _stubbed_table()
@@ -105,8 +127,12 @@ def test_transactions_still_throttled_after_the_retries_are_an_outage(monkeypatc
     monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
     table, stub = _stubbed_table()
     for _ in range(dynamo.TRANSACT_RETRIES):
-        stub.add_client_error("transact_write_items", "TransactionCanceledException", http_status_code=400,
-                              modeled_fields={"CancellationReasons": [{"Code": "ThrottlingError"}]})
+        stub.add_client_error(
+            "transact_write_items",
+            "TransactionCanceledException",
+            http_status_code=400,
+            modeled_fields={"CancellationReasons": [{"Code": "ThrottlingError"}]},
+        )
     with stub, pytest.raises(DynamoTransactionNotSettledError):
         table.put_all([claim_put(item("u", "a"), None)], "claim")
 
@@ -128,20 +154,29 @@ def test_unprocessed_keys_that_settle_are_read(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
     table, stub = _stubbed_table()
     wire = dynamo.to_wire(item("u", "a").to_item())
-    stub.add_response("batch_get_item", {"Responses": {"t": []}, "UnprocessedKeys": {"t": {"Keys": [{"PK": wire["PK"], "SK": wire["SK"]}]}}})
+    stub.add_response(
+        "batch_get_item",
+        {"Responses": {"t": []}, "UnprocessedKeys": {"t": {"Keys": [{"PK": wire["PK"], "SK": wire["SK"]}]}}},
+    )
     stub.add_response("batch_get_item", {"Responses": {"t": [wire]}})
     with stub:
         assert list(table.get_many([("u", "a")])) == [("u", "a")]
 
 
-@pytest.mark.parametrize("token", ["not base64!", base64.urlsafe_b64encode(b"[1, 2]").decode(),
-                                   base64.urlsafe_b64encode(json.dumps({"PK": 1}).encode()).decode()])
+@pytest.mark.parametrize(
+    "token",
+    [
+        "not base64!",
+        base64.urlsafe_b64encode(b"[1, 2]").decode(),
+        base64.urlsafe_b64encode(json.dumps({"PK": 1}).encode()).decode(),
+    ],
+)
 def test_a_tampered_token_is_refused(token: str) -> None:
     with pytest.raises(DynamoTokenInvalidError):
         dynamo.decode_token(token)
 
 
-def test_a_token_from_another_query_is_refused_by_the_table(stack) -> None:  # noqa: ANN001
+def test_a_token_from_another_query_is_refused_by_the_table(stack) -> None:
     table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
     for n in range(3):
         assert table.put_if_version(item("alice", f"d{n}"), None)
@@ -155,17 +190,17 @@ def test_a_token_from_another_query_is_refused_by_the_table(stack) -> None:  # n
 
 
 # --- S3 ---------------------------------------------------------------------------------------
-def test_result_writes_are_fenced_on_the_etag_they_replace(stack) -> None:  # noqa: ANN001
+def test_result_writes_are_fenced_on_the_etag_they_replace(stack) -> None:
     buckets, bucket = Buckets(stack.s3(), CallMetrics()), stack.settings.processed_bucket
     first = buckets.put_json(bucket, "processed/u/d/result.json", b"{}", replaces=None)
     with pytest.raises(S3ObjectChangedError):
-        buckets.put_json(bucket, "processed/u/d/result.json", b"{\"a\": 1}", replaces=None)  # exists already
-    second = buckets.put_json(bucket, "processed/u/d/result.json", b"{\"a\": 2}", replaces=first)
+        buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 1}', replaces=None)  # exists already
+    second = buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 2}', replaces=first)
     with pytest.raises(S3ObjectChangedError):
-        buckets.put_json(bucket, "processed/u/d/result.json", b"{\"a\": 3}", replaces=first)  # stale
+        buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 3}', replaces=first)  # stale
     with pytest.raises(S3ObjectChangedError):
         buckets.put_json(bucket, "processed/u/x/result.json", b"{}", replaces=second)  # gone
-    assert buckets.get_bytes(bucket, "processed/u/d/result.json") == b"{\"a\": 2}"
+    assert buckets.get_bytes(bucket, "processed/u/d/result.json") == b'{"a": 2}'
     with pytest.raises(S3ObjectMissingError):
         buckets.get_bytes(bucket, "processed/u/nothing/result.json")
     with pytest.raises(S3ObjectChangedError):
@@ -179,7 +214,7 @@ def test_result_writes_are_fenced_on_the_etag_they_replace(stack) -> None:  # no
 
 
 # --- SQS --------------------------------------------------------------------------------------
-def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:  # noqa: ANN001
+def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:
     sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
     queue = ArrivalQueue(sqs, stack.settings.arrivals_queue_url, CallMetrics())
     queue.delete(queue.receive(wait_seconds=1))  # the bootstrap's s3:TestEvent

@@ -54,8 +54,9 @@ def real(name: str) -> dict[str, Any]:
 
 @pytest.fixture
 def stubbed() -> Iterator[tuple[Any, Stubber]]:
-    client = boto3.client("textract", region_name="eu-central-1", aws_access_key_id="test",
-                          aws_secret_access_key="test")
+    client = boto3.client(
+        "textract", region_name="eu-central-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
     with Stubber(client) as stubber:
         yield client, stubber
         stubber.assert_no_pending_responses()
@@ -67,16 +68,18 @@ def fake_time() -> FakeTime:
 
 
 def ocr(client: Any, fake_time: FakeTime, **options: Any) -> TextractOcr:
-    return TextractOcr(client, max_tps=5, poll_interval_s=2, poll_timeout_s=60,
-                       sleep=fake_time.sleep, clock=fake_time.clock, **options)
+    return TextractOcr(
+        client, max_tps=5, poll_interval_s=2, poll_timeout_s=60, sleep=fake_time.sleep, clock=fake_time.clock, **options
+    )
 
 
 def throttled(code: str) -> dict[str, Any]:
     return {"service_error_code": code, "service_message": "slow down", "http_status_code": 400}
 
 
-def test_single_image_uses_synchronous_analyze_expense(corpus: Path, stubbed: tuple[Any, Stubber],
-                                                        fake_time: FakeTime) -> None:
+def test_single_image_uses_synchronous_analyze_expense(
+    corpus: Path, stubbed: tuple[Any, Stubber], fake_time: FakeTime
+) -> None:
     client, stubber = stubbed
     stubber.add_response("analyze_expense", real("invoice-expense-response.json"), {"Document": LOCATION})
     response = ocr(client, fake_time).analyze_s3_object(BUCKET, KEY, is_pdf=False)
@@ -86,17 +89,20 @@ def test_single_image_uses_synchronous_analyze_expense(corpus: Path, stubbed: tu
     assert outcome.validation.status is Status.REVIEW_REQUIRED  # no vendor in this real response
 
 
-def test_pdf_runs_async_polls_and_merges_next_token_pages(corpus: Path, stubbed: tuple[Any, Stubber],
-                                                          fake_time: FakeTime) -> None:
+def test_pdf_runs_async_polls_and_merges_next_token_pages(
+    corpus: Path, stubbed: tuple[Any, Stubber], fake_time: FakeTime
+) -> None:
     client, stubber = stubbed
     full = real("analyzeExpenseResponse-multipage.json")
     first_doc, second_doc = full["ExpenseDocuments"]
     stubber.add_response("start_expense_analysis", {"JobId": "job-1"}, {"DocumentLocation": LOCATION})
     stubber.add_response("get_expense_analysis", {"JobStatus": "IN_PROGRESS"}, {"JobId": "job-1"})
-    stubber.add_response("get_expense_analysis", {**full, "ExpenseDocuments": [first_doc], "NextToken": "t2"},
-                         {"JobId": "job-1"})
-    stubber.add_response("get_expense_analysis", {**full, "ExpenseDocuments": [second_doc]},
-                         {"JobId": "job-1", "NextToken": "t2"})
+    stubber.add_response(
+        "get_expense_analysis", {**full, "ExpenseDocuments": [first_doc], "NextToken": "t2"}, {"JobId": "job-1"}
+    )
+    stubber.add_response(
+        "get_expense_analysis", {**full, "ExpenseDocuments": [second_doc]}, {"JobId": "job-1", "NextToken": "t2"}
+    )
     response = ocr(client, fake_time).analyze_s3_object(BUCKET, KEY, is_pdf=True)
     assert response["ExpenseDocuments"] == full["ExpenseDocuments"]
     assert "NextToken" not in response and response["JobId"] == "job-1"
@@ -115,8 +121,7 @@ def test_failed_job_raises_a_clear_error(stubbed: tuple[Any, Stubber], fake_time
         ocr(client, fake_time).analyze_s3_object(BUCKET, KEY, is_pdf=True)
 
 
-def test_job_still_running_after_the_poll_budget_times_out(stubbed: tuple[Any, Stubber],
-                                                           fake_time: FakeTime) -> None:
+def test_job_still_running_after_the_poll_budget_times_out(stubbed: tuple[Any, Stubber], fake_time: FakeTime) -> None:
     client, stubber = stubbed
     stubber.add_response("start_expense_analysis", {"JobId": "job-3"})
     for _ in range(31):  # 60 s budget, 2 s interval
@@ -126,8 +131,9 @@ def test_job_still_running_after_the_poll_budget_times_out(stubbed: tuple[Any, S
 
 
 @pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
-def test_throttling_is_retried_with_backoff(corpus: Path, stubbed: tuple[Any, Stubber], fake_time: FakeTime,
-                                            code: str) -> None:
+def test_throttling_is_retried_with_backoff(
+    corpus: Path, stubbed: tuple[Any, Stubber], fake_time: FakeTime, code: str
+) -> None:
     client, stubber = stubbed
     stubber.add_client_error("analyze_expense", **throttled(code))
     stubber.add_client_error("analyze_expense", **throttled(code))
@@ -138,7 +144,8 @@ def test_throttling_is_retried_with_backoff(corpus: Path, stubbed: tuple[Any, St
 
 
 def test_throttling_gives_up_after_max_attempts_as_a_domain_error(
-        stubbed: tuple[Any, Stubber], fake_time: FakeTime) -> None:
+    stubbed: tuple[Any, Stubber], fake_time: FakeTime
+) -> None:
     client, stubber = stubbed
     for _ in range(3):
         stubber.add_client_error("analyze_expense", **throttled("ThrottlingException"))
@@ -160,10 +167,12 @@ def test_every_retry_waits_for_its_own_token(stubbed: tuple[Any, Stubber], fake_
 
 
 def test_server_and_connection_errors_are_retried_in_the_same_layer(
-        stubbed: tuple[Any, Stubber], fake_time: FakeTime, monkeypatch: pytest.MonkeyPatch) -> None:
+    stubbed: tuple[Any, Stubber], fake_time: FakeTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
     client, stubber = stubbed
-    stubber.add_client_error("analyze_expense", service_error_code="InternalServerError",
-                             service_message="oops", http_status_code=500)
+    stubber.add_client_error(
+        "analyze_expense", service_error_code="InternalServerError", service_message="oops", http_status_code=500
+    )
     stubber.add_response("analyze_expense", real("test_trp2_expense_sample2.json"))
     assert ocr(client, fake_time).analyze_s3_object(BUCKET, KEY, is_pdf=False)["ExpenseDocuments"]
     calls = 0
@@ -179,13 +188,17 @@ def test_server_and_connection_errors_are_retried_in_the_same_layer(
     assert calls == 4
 
 
-@pytest.mark.parametrize(("code", "error"), [
-    ("InvalidS3ObjectException", TextractDocumentRejectedError),
-    ("UnsupportedDocumentException", TextractDocumentRejectedError),
-    ("AccessDeniedException", TextractUnavailableError),
-])
-def test_other_errors_are_translated_once_without_a_retry(stubbed: tuple[Any, Stubber], fake_time: FakeTime,
-                                                          code: str, error: type[Exception]) -> None:
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        ("InvalidS3ObjectException", TextractDocumentRejectedError),
+        ("UnsupportedDocumentException", TextractDocumentRejectedError),
+        ("AccessDeniedException", TextractUnavailableError),
+    ],
+)
+def test_other_errors_are_translated_once_without_a_retry(
+    stubbed: tuple[Any, Stubber], fake_time: FakeTime, code: str, error: type[Exception]
+) -> None:
     client, stubber = stubbed
     stubber.add_client_error("analyze_expense", service_error_code=code, service_message="no", http_status_code=400)
     with pytest.raises(error, match=code) as raised:

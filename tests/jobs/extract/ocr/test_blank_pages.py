@@ -25,7 +25,7 @@ def test_a_page_content_bomb_is_refused_before_parsing() -> None:
     page = writer.add_blank_page(width=595, height=842)
     stream = DecodedStreamObject()
     stream.set_data(b"0 0 m\n" * (2 * 1024 * 1024))  # 12 MiB of drawing operators
-    page[NameObject("/Contents")] = writer._add_object(stream.flate_encode())  # noqa: SLF001
+    page[NameObject("/Contents")] = writer._add_object(stream.flate_encode())
     out = io.BytesIO()
     writer.write(out)
     assert len(out.getvalue()) < 200_000  # tiny on disk

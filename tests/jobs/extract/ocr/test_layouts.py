@@ -22,7 +22,7 @@ from jobs.extract.ocr.degrade import clean_pages, header_mismatches, make_form
 from jobs.extract.ocr.images import render_pdf_page
 
 sys.path.insert(0, str(REPO_ROOT))
-from tests.data.layouts.render import Case, accuracy_cases, ambiguity_cases, cases, render  # noqa: E402
+from tests.data.layouts.render import Case, accuracy_cases, ambiguity_cases, cases, render
 
 LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 # One of each template and language, read from clean scans in the default run; de-headline-teil's
@@ -30,7 +30,7 @@ LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 SCAN_SAMPLE = ("de-classic-dot", "en-stacked", "fr-headline-avoir", "de-sidebar", "de-headline-teil")
 
 
-def _read(case: Case, form: str):  # noqa: ANN202
+def _read(case: Case, form: str):
     pdf = render(case)
     return extract_document(pdf if form == "text-layer" else make_form(pdf, form), f"{case.id}.pdf", LOCAL)
 
@@ -69,7 +69,9 @@ def test_clean_scan_sample(case: Case) -> None:
 
 
 @pytest.mark.usefixtures("tesseract")
-def test_an_image_only_pdf_that_would_go_to_review_is_rendered_again_at_300_dpi(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_image_only_pdf_that_would_go_to_review_is_rendered_again_at_300_dpi(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     case = next(c for c in cases() if c.id == "amb-two-dates")  # ambiguous on the page: no reading may settle it
     scanned = io.BytesIO()
     clean_pages(render(case))[0].save(scanned, format="PDF", resolution=150)

@@ -30,12 +30,15 @@ def letterhead_page(name: str, *small_print: str) -> Page:
     return Page(1, 600.0, 840.0, rebuild_lines(words))
 
 
-@pytest.mark.parametrize("small_print", [
-    "Kontoinhaber: Bauunternehmen Krause",
-    "Kontonnhaber Bauunternehmen Krause",  # the colon and an "i" lost in 7-pt print
-    "Account holder Bauunternehmen Krause",
-    "Bauunternehmen Krause · Hauptstraße 5 · 80331 München",
-])
+@pytest.mark.parametrize(
+    "small_print",
+    [
+        "Kontoinhaber: Bauunternehmen Krause",
+        "Kontonnhaber Bauunternehmen Krause",  # the colon and an "i" lost in 7-pt print
+        "Account holder Bauunternehmen Krause",
+        "Bauunternehmen Krause · Hauptstraße 5 · 80331 München",
+    ],
+)
 def test_a_letterhead_printed_again_in_the_bank_block_or_footer_is_confirmed(small_print: str) -> None:
     found = vendor_name([letterhead_page("Bauunternehmen Krause", small_print)])
     assert found is not None and found.value_text == "Bauunternehmen Krause"
@@ -48,11 +51,14 @@ def test_accents_lost_in_the_small_print_still_confirm_and_the_letterhead_keeps_
     assert found.confidence >= THRESHOLD
 
 
-@pytest.mark.parametrize("small_print", [
-    "Bauunternehmen Krause",  # a longer name that merely ends like the letterhead
-    "Kontakt Krause",  # a word that is no account-holder label
-    "Inhaber Krause Bau",
-])
+@pytest.mark.parametrize(
+    "small_print",
+    [
+        "Bauunternehmen Krause",  # a longer name that merely ends like the letterhead
+        "Kontakt Krause",  # a word that is no account-holder label
+        "Inhaber Krause Bau",
+    ],
+)
 def test_a_name_that_is_only_part_of_another_piece_is_no_confirmation(small_print: str) -> None:
     found = vendor_name([letterhead_page("Krause", small_print)])
     assert found is not None and found.confidence < THRESHOLD

@@ -62,8 +62,9 @@ def _png() -> bytes:
     return out.getvalue()
 
 
-@pytest.mark.parametrize(("data", "fmt"), [(_scan_pdf(), DocumentFormat.PDF), (_png(), DocumentFormat.IMAGE)],
-                         ids=["image-only-pdf", "png"])
+@pytest.mark.parametrize(
+    ("data", "fmt"), [(_scan_pdf(), DocumentFormat.PDF), (_png(), DocumentFormat.IMAGE)], ids=["image-only-pdf", "png"]
+)
 def test_textract_engine_leaves_scans_needs_ocr_for_the_ingest(data: bytes, fmt: DocumentFormat) -> None:
     outcome = extract_document(data, "scan", TEXTRACT)
     assert outcome.validation.status is Status.FAILED

@@ -1,6 +1,7 @@
 """The second OCR look: a low-resolution scan that would go to review is read again enlarged,
 and that reading is kept only when it is clean; header texts both readings agree on keep the
-more confident reading (jobs.extract.ocr.engine)."""
+more confident reading (jobs.extract.ocr.engine).
+"""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from jobs.extract.ocr.lines import Page
 from jobs.extract.result import DocumentRejectedError
 
 SETTINGS = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
-HEADER = (("Seller:", "ACME Trading GmbH"), ("Invoice No:", "INV-2026-001"), ("Invoice Date:", "March 15, 2026"),
-          ("Subtotal", "100.00 EUR"), ("VAT 19%", "19.00 EUR"))
+HEADER = (
+    ("Seller:", "ACME Trading GmbH"),
+    ("Invoice No:", "INV-2026-001"),
+    ("Invoice Date:", "March 15, 2026"),
+    ("Subtotal", "100.00 EUR"),
+    ("VAT 19%", "19.00 EUR"),
+)
 
 
 def clean_page() -> Page:
@@ -87,18 +93,22 @@ def test_a_second_look_past_the_time_budget_keeps_the_first_reading() -> None:
 
 
 def test_readings_that_agree_on_a_header_text_keep_its_more_confident_reading_and_never_amounts() -> None:
-    first = engine.normalize_pages([page_of(*HEADER, ("Total", "19.00 EUR"))], engine.TESSERACT,
-                              DocumentFormat.IMAGE, SETTINGS)
-    second = engine.normalize_pages([page_of(*HEADER, ("Total", "119.00 EUR"), confidence=50.0)], engine.TESSERACT,
-                               DocumentFormat.IMAGE, SETTINGS)
+    first = engine.normalize_pages(
+        [page_of(*HEADER, ("Total", "19.00 EUR"))], engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS
+    )
+    second = engine.normalize_pages(
+        [page_of(*HEADER, ("Total", "119.00 EUR"), confidence=50.0)], engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS
+    )
     agreed = engine.agreed_readings(first, second).invoice.confidence
     assert agreed["vendorName"] == agreed["invoiceNumber"] == first.invoice.confidence["invoiceNumber"] > 50
     assert agreed["totalAmount"] == 50.0
 
 
 def test_readings_that_disagree_keep_the_second_readings_confidence() -> None:
-    first = engine.normalize_pages([page_of(("Invoice No:", "INV-2026-007"))], engine.TESSERACT,
-                              DocumentFormat.IMAGE, SETTINGS)
-    second = engine.normalize_pages([page_of(("Invoice No:", "INV-2026-001"), confidence=50.0)], engine.TESSERACT,
-                               DocumentFormat.IMAGE, SETTINGS)
+    first = engine.normalize_pages(
+        [page_of(("Invoice No:", "INV-2026-007"))], engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS
+    )
+    second = engine.normalize_pages(
+        [page_of(("Invoice No:", "INV-2026-001"), confidence=50.0)], engine.TESSERACT, DocumentFormat.IMAGE, SETTINGS
+    )
     assert engine.agreed_readings(first, second).invoice.confidence["invoiceNumber"] == 50.0
