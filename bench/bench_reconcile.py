@@ -17,7 +17,8 @@ by an incremental export of the night's changes (`NIGHTLY_CHANGES`: new, changed
 items), the new state kept for the next night. The previous night (the full export at T0, kept) is
 generated and run untimed as "keep"; the night's findings must equal the full T1 export's.
 
-    python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 100000] [--baseline-max 1000000] [--inventory-format Parquet]
+    python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 100000] [--baseline-max 1000000] \
+        [--inventory-format Parquet]
 """
 
 from __future__ import annotations
@@ -358,7 +359,7 @@ def _baseline_objects(manifest_path: str) -> list[tuple[str, str, datetime]]:
             out += [(row["key"], row["e_tag"], row["last_modified_date"]) for row in rows]
             continue
         with gzip.open(root / entry["key"], "rt", newline="") as handle:
-            for bucket, key, _size, modified, etag in csv.reader(handle):
+            for _bucket, key, _size, modified, etag in csv.reader(handle):
                 out.append(
                     (urllib.parse.unquote_plus(key), etag, datetime.fromisoformat(modified.replace("Z", "+00:00")))
                 )
@@ -373,7 +374,7 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     raw_objects, processed_objects = (_baseline_objects(m) for m in inputs["manifests"])
     counts: Counter[str] = Counter()
     raw_by_key: dict[str, str] = {}
-    for key, etag, modified in raw_objects:
+    for key, etag, _modified in raw_objects:
         try:
             layout.parse_raw_key(key)
             raw_by_key[key] = etag.strip('"')
@@ -639,7 +640,8 @@ def main() -> None:
     if live_result:
         print(
             f"\nlive (local stack, {live_result['items']:,} items + {live_result['objects']:,} objects): "
-            f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s, peak RSS {live_result['peakRssMb']} MB; the same reads with no "
+            f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s, "
+            f"peak RSS {live_result['peakRssMb']} MB; the same reads with no "
             f"work done take {live_result['ceilingSeconds']} s ({live_result['ceilingOverJob']:.2f} x ceiling)"
         )
     print(f"\nwritten {path}")

@@ -453,7 +453,8 @@ def _reason(action: Action, item: DocumentItem | None) -> str:
     if item is None:
         return ""
     if action == Action.DEAD_LETTER:
-        return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
+        failure = f"{item.failureCode or ''} {item.failureMessage or ''}"
+        return f"{item.status} after {item.attempts} attempt(s): {failure}".strip()
     if action == Action.SKIP_SUPERSEDED:
         return f"superseded by {item.rawS3Uri}"
     return ""

@@ -193,7 +193,8 @@ class ReconcileRun:
 
     @cached_property
     def athena_queries(self) -> AthenaQueries:
-        from jobs.store.athena import AthenaQueries, athena_client
+        from jobs.store.athena import AthenaQueries
+        from jobs.store.clients import athena_client
 
         s = self.settings
         return AthenaQueries(athena_client(s), s.athena_workgroup, s.glue_database, self.metrics)

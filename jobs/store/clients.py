@@ -20,6 +20,7 @@ from jobs.store._aws import translate
 from jobs.store.call_recording import attach
 
 if TYPE_CHECKING:
+    from mypy_boto3_athena import AthenaClient
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
@@ -61,6 +62,10 @@ def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
 
 def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:
     return _client("sqs", settings, **kwargs)
+
+
+def athena_client(settings: JobSettings, **kwargs: Any) -> AthenaClient:
+    return _client("athena", settings, **kwargs)
 
 
 def textract_client(settings: JobSettings, **kwargs: Any) -> TextractClient:

@@ -18,8 +18,8 @@ from jobs.contract.invoice import DocumentFormat, FailureCode
 from jobs.contract.status import Status
 from jobs.extract.amounts import normalize_amounts
 from jobs.extract.ocr.expense_shape import expense_response
+from jobs.extract.ocr.fields import pair_fields
 from jobs.extract.ocr.images import PDF_RENDER_DPI, decode_images, render_pdf_page
-from jobs.extract.ocr.labels import pair_fields
 from jobs.extract.ocr.lines import Page
 from jobs.extract.ocr.tesseract import OcrEngineError, ocr_page
 from jobs.extract.ocr.textlayer import PageContentTooLargeError, text_layer_pages

@@ -292,7 +292,7 @@ def test_an_unfinished_write_leaves_no_state_and_a_retry_writes_one(tmp_path: Pa
     frames = writer.tee(export_source(files.t0, None, deep=True)).frames()
     next(frames)  # the run dies after its first data file
     assert not (location / TABLE_STATE).exists()
-    with pytest.raises(ReconcileInputError, match="table-state.json"):
+    with pytest.raises(ReconcileInputError, match=r"table-state\.json"):
         state_source(str(location), None, None)
     kept = _kept(export_source(files.t0, None, deep=True), location)
     listed = {f["key"] for f in json.loads((Path(kept) / TABLE_STATE).read_text())["files"]}
