@@ -12,7 +12,7 @@ chunks of the five columns the query reads. The live figure seeds the same kind 
 fresh local stack and times `ReconcileRun` with the live source (`--live 0` keeps the last one).
 
 The nightly figure is the run the mission asks to follow the night's work: the table as the
-previous night's run kept it (a Parquet table state, `jobs.reconcile.table_state`) brought forward
+previous night's run kept it (a Parquet table state, `jobs.reconcile.inputs.table_state`) brought forward
 by an incremental export of the night's changes (`NIGHTLY_CHANGES`: new, changed and deleted
 items), the new state kept for the next night. The previous night (the full export at T0, kept) is
 generated and run untimed as "keep"; the night's findings must equal the full T1 export's.
@@ -52,10 +52,12 @@ from bench.seeded_s3 import OBJECT_COLUMNS
 from jobs.contract import Status, layout
 from jobs.local.servers import ServerSpec
 from jobs.reconcile.cli import ALLOCATOR_ENV
-from jobs.reconcile.exports import write_export, write_incremental_export, write_inventory
-from jobs.reconcile.rules import RESULT_PROMISED, Code, templates
+from jobs.reconcile.findings import Code
+from jobs.reconcile.inputs.inventory import read_inventory
+from jobs.reconcile.inputs.writers import write_export, write_incremental_export, write_inventory
+from jobs.reconcile.keys import templates
+from jobs.reconcile.rules import RESULT_PROMISED
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
-from jobs.reconcile.sources import read_inventory
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 

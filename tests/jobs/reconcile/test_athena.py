@@ -24,7 +24,7 @@ from polars.testing import assert_frame_equal
 from jobs.errors import ExportNotReadyError, ReconcileQueryError, StoreAccessDeniedError
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli, sql
-from jobs.reconcile.athena import dt_of
+from jobs.reconcile.engines.athena import dt_of
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.athena import AthenaQueries, QueryOutcome
@@ -209,8 +209,8 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], Reconcile
     sys.path.insert(0, str(Path(__file__).parent))
     from test_engines import AS_OF, state
 
-    from jobs.reconcile.exports import export_line, write_export, write_inventory
-    from jobs.reconcile.rules import OBJECTS_SCHEMA
+    from jobs.reconcile.frames import OBJECTS_SCHEMA
+    from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
     from jobs.store.dynamo import to_wire
 
     s = stack.settings
