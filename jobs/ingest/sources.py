@@ -114,7 +114,7 @@ class SweepSource:
         for page in self._pages:
             if self._stopped.is_set():
                 return
-            found = []
+            found: list[tuple[layout.RawKey, ObjectInfo, Settler]] = []
             for obj in page:
                 raw = _parsed_key(obj, self._recorder)
                 if raw is not None and shard_of(raw.user_id, raw.document_id, count) == index:

@@ -346,7 +346,10 @@ def _deep_rules() -> dict[str, str]:
 
 def _widened(rule_sql: str) -> str:
     """The rule's rows with every wide column, in WIDE_SCHEMA order (nulls of the right type)."""
-    own = set(sqlglot.parse_one(rule_sql, read="trino").named_selects)
+    parsed = sqlglot.parse_one(rule_sql, read="trino")
+    if not isinstance(parsed, exp.Query):
+        raise AssertionError(f"a rule is not a query: {rule_sql[:80]}")
+    own = set(parsed.named_selects)
     unknown = own - WIDE_SCHEMA.keys()
     if unknown:
         raise AssertionError(f"a rule selects columns outside the wide schema: {sorted(unknown)}")

@@ -67,8 +67,9 @@ _SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
 
 
 def _identifier(text: str) -> str | None:
-    for token in _ID_TOKEN_RE.findall(text):
-        token = token.rstrip(".-/")
+    tokens: list[str] = _ID_TOKEN_RE.findall(text)
+    for found in tokens:
+        token = found.rstrip(".-/")
         if any(ch.isdigit() for ch in token) and not DATE_IN_TEXT_RE.fullmatch(token):
             return token
     return None

@@ -55,7 +55,8 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
     """The seller from the page layout; a confident reading wins over an earlier guess."""
     found = [c for c in (_seller_block(pages), _letterhead(pages), _suffix_line(pages)) if c is not None]
     confident = [c for c in found if c.confidence > GUESS_CONFIDENCE_CAP]
-    return (confident or found or [None])[0]
+    chosen = confident or found
+    return chosen[0] if chosen else None
 
 
 def _seller_block(pages: list[Page]) -> Candidate | None:

@@ -52,6 +52,12 @@ _CSV_NAMES = {
 }
 
 
+def _frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
+    frame = pl.from_arrow(relation.to_arrow_table())
+    assert isinstance(frame, pl.DataFrame)  # an Arrow table converts to a frame, never a Series
+    return frame
+
+
 def _q(path: Path) -> str:
     return sql.lit(str(path))
 
@@ -166,7 +172,7 @@ class _Session:
 
     def results_table(self, processed_view: str, read: ReadResults) -> None:
         """--deep: GET the result.json files the inventory lists (the one Python reader)."""
-        keys = pl.from_arrow(self.con.sql(f"SELECT key FROM {processed_view}").to_arrow_table()).lazy()  # type: ignore[union-attr]
+        keys = _frame(self.con.sql(f"SELECT key FROM {processed_view}")).lazy()
         valid = classify_keys(keys, "result")
         listed = valid.filter(~pl.col("badKey")).select("key").collect().get_column("key").sort().to_list()
         results = read(listed) if listed else pl.DataFrame(schema=RESULTS_SCHEMA)
@@ -177,7 +183,7 @@ class _Session:
         relations = sql.Relations("export", "raw_inventory", "processed_inventory", "results" if deep else None)
         text = sql.to_duckdb(sql.query(relations, params))
         try:
-            return pl.from_arrow(self.con.sql(text).to_arrow_table())  # type: ignore[return-value]
+            return _frame(self.con.sql(text))
         except duckdb.Error as exc:
             raise ReconcileQueryError(f"the reconcile query failed on DuckDB: {exc}") from exc
 

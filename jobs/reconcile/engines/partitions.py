@@ -148,25 +148,35 @@ class _Run:
             del items, prepared, chunk
             trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
 
-    def judge(self, side: _Side, read_results: ReadResults | None) -> None:
-        objects_spill = _Spill(self.root, side.name, self.partitions)
+    def spill_objects(self, side: _Side, deep: bool) -> tuple[_Spill, list[str]]:
+        """The side's inventory read once: its objects' own rules applied, the objects spilled by
+        partition; and (deep) the keys of the result.json files to read.
+        """
+        spill = _Spill(self.root, side.name, self.partitions)
         deep_keys: list[str] = []
         for chunk in inventory_frames(side.manifest):
             self.sizes[side.name] += chunk.height
             objects = classified(chunk.lazy(), side.kind, self.params).collect()
             prepared = self._prepared(side, self.nothing.items, objects.lazy())
             self.collect(rule(prepared) for rule in rules.OBJECT_RULES)
-            if read_results is not None:
+            if deep:
                 deep_keys += objects.filter(~pl.col("badKey")).get_column("key").to_list()
             # The bucket is the inventory's source bucket on every row (checked): not kept per row.
-            objects_spill.write(objects.drop("bucket"), pl.col("key"))
+            spill.write(objects.drop("bucket"), pl.col("key"))
             del objects, prepared, chunk
             trim_heap()
-        results_spill = _Spill(self.root, "results", self.partitions)
-        if read_results is not None:
-            deep_keys.sort()
-            for start in range(0, len(deep_keys), ROWS_PER_PARTITION):
-                results_spill.write(read_results(deep_keys[start : start + ROWS_PER_PARTITION]), pl.col("key"))
+        return spill, sorted(deep_keys)
+
+    def spill_results(self, keys: list[str], read_results: ReadResults) -> _Spill:
+        """--deep: the listed result.json files read, a partition's worth at a time, and spilled."""
+        spill = _Spill(self.root, "results", self.partitions)
+        for start in range(0, len(keys), ROWS_PER_PARTITION):
+            spill.write(read_results(keys[start : start + ROWS_PER_PARTITION]), pl.col("key"))
+        return spill
+
+    def judge(self, side: _Side, read_results: ReadResults | None) -> None:
+        objects_spill, deep_keys = self.spill_objects(side, read_results is not None)
+        results_spill = self.spill_results(deep_keys, read_results) if read_results is not None else None
         for number in range(self.partitions):
             items = side.items.read(number, {c: self.item_schema[c] for c in side.columns}).lazy()
             if side.kind == "result":
@@ -178,7 +188,7 @@ class _Run:
             )
             prepared = self._prepared(side, items, objects)
             self.collect(rule(prepared) for rule in side.rules)
-            if read_results is not None:
+            if results_spill is not None:
                 results = results_spill.read(number, RESULTS_SCHEMA).lazy()
                 self.collect(rule(prepared, results) for rule in rules.DEEP_RULES)
             del prepared, items, objects

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import polars as pl
 import pyarrow as pa
@@ -44,7 +44,7 @@ FULL_EXPORT = "FULL_EXPORT"
 INCREMENTAL_EXPORT = "INCREMENTAL_EXPORT"
 # An incremental export's lines carry the item's key and its image at the end of the window
 # (absent when it was deleted): `_alive` says which.
-CHANGE_COLUMNS = {"_alive": pl.Boolean()}
+CHANGE_COLUMNS: dict[str, pl.DataType] = {"_alive": pl.Boolean()}
 
 
 def _attributes(deep: bool) -> pa.StructType:
@@ -68,7 +68,7 @@ def _export_schema(deep: bool, incremental: bool) -> pa.Schema:
     return pa.schema([pa.field("Keys", keys), pa.field("NewImage", _attributes(deep))])
 
 
-def _unwrapped(struct: pa.ChunkedArray | pa.Array, pool: pa.MemoryPool) -> dict[str, pa.Array]:
+def _unwrapped(struct: pa.ChunkedArray[Any] | pa.Array[Any], pool: pa.MemoryPool) -> dict[str, pa.Array[Any]]:
     """{attr: {"S": v}} → {attr: v}, still in Arrow memory."""
     return {
         field.name: pc.struct_field(pc.struct_field(struct, [field.name], memory_pool=pool), [0], memory_pool=pool)

@@ -60,7 +60,7 @@ def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pl.DataFra
         with opened(data) as stream:
             if fmt == "CSV":
                 normalised = [field_name(f) for f in fields]
-                types = {name: pa.string() for name in normalised}
+                types: dict[str, pa.DataType] = {name: pa.string() for name in normalised}
                 # Arrow parses sizes and ISO times itself; the bucket repeats on every row.
                 types.update(size=pa.int64(), lastmodifieddate=pa.timestamp("ms", tz="UTC"))
                 types["bucket"] = pa.dictionary(pa.int32(), pa.string())
