@@ -24,8 +24,9 @@ for _name, _value in ALLOCATOR_ENV.items():
 
 from jobs.errors import DocuFlowError, SettingsError
 from jobs.observability import setup_logging
+from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import Severity
-from jobs.reconcile.run import ENGINES, EXIT_FAILED, ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import EXIT_FAILED, ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--engine",
-        choices=ENGINES,
+        choices=NAMES,
         default=None,
         help="polars (in process), duckdb (the Athena SQL on embedded DuckDB over the files) or athena; "
         "default: DOCUFLOW_RECONCILE_ENGINE, else polars",

@@ -51,7 +51,6 @@ EXIT_FINDINGS = 1
 EXIT_FAILED = 2
 MAX_SEGMENTS = 64
 DEFAULT_RETENTION = timedelta(days=LifecycleSpec().standard_retention_days)
-ENGINES = NAMES
 
 
 @dataclass(frozen=True)
@@ -72,8 +71,8 @@ class ReconcileOptions:
     write_report: bool = True
 
     def __post_init__(self) -> None:
-        if self.engine not in ENGINES:
-            raise ValueError(f"--engine {self.engine!r}: one of {', '.join(ENGINES)}")
+        if self.engine not in NAMES:
+            raise ValueError(f"--engine {self.engine!r}: one of {', '.join(NAMES)}")
         if self.engine == "duckdb" and self.source != "files":
             raise ValueError(
                 "--engine duckdb reads export and inventory files: give --dynamodb-export and --s3-inventory"
@@ -236,7 +235,7 @@ class ReconcileRun:
     def engine(self) -> Engine:
         """The engine the options name, built with what it reads."""
         o = self.options
-        deep = self.read_results if o.deep else None
+        read = self.read_results if o.deep else None  # --deep's result.json reads
         if o.engine == "athena":
             from jobs.reconcile.engines.athena import AthenaEngine, AthenaInputs
 
@@ -246,10 +245,10 @@ class ReconcileRun:
             from jobs.reconcile.engines.duckdb import DuckdbEngine
 
             assert o.dynamodb_export is not None
-            return DuckdbEngine(o.dynamodb_export, *self.inventories(), self.file_buckets, deep)
+            return DuckdbEngine(o.dynamodb_export, *self.inventories(), self.file_buckets, read)
         if o.source == "files":
-            return PolarsEngine(self.file_inputs(), deep)
-        return PolarsEngine(self.snapshot, deep)
+            return PolarsEngine(self.file_inputs(), read)
+        return PolarsEngine(self.snapshot, read)
 
     def judge(self) -> Judged:
         """Run the chosen engine; its findings rendered the same way whatever it was."""
