@@ -11,10 +11,12 @@ incremental export (`--table-state` with `--dynamodb-export`): every item the ex
 dropped from the state and those still alive are added, which is the table at the export's end,
 the same rows a full export at that time would hold (a test compares the two, finding for finding).
 
-The chain is checked: the export must be of the same table and its window must start no later
-than the state's time and end after it (an overlap is harmless: each changed item comes with its
-final image); a gap, another table, a full export given as changes, or a damaged data file is a
-ReconcileInputError (exit 2), never a silently partial table. A state location is written once.
+The chain is checked: the export must be of the same table and its window must start exactly at
+the state's time and end after it. A gap loses changes; an overlap is not harmless either:
+DynamoDB reports each item's net change over the window, so an item created inside the overlap
+and deleted after the state's time appears in no line and would stay in the state for ever. A
+gap, an overlap, another table, a full export given as changes, or a damaged data file is a
+ReconcileInputError (exit 2), never a silently wrong table. A state location is written once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from jobs.contract.layout import format_ts
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
 from jobs.reconcile.frames import ITEMS_SCHEMA, empty
 from jobs.reconcile.inputs.datafiles import bounded_map, data_file
@@ -163,14 +166,18 @@ def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> N
     assert changes.from_time is not None
     if changes.from_time > state.asOf:
         raise ReconcileInputError(
-            f"{changes.where} starts at {changes.from_time:%Y-%m-%dT%H:%M:%SZ}, "
-            f"after the table state's {state.asOf:%Y-%m-%dT%H:%M:%SZ}: the changes in between are in no input "
+            f"{changes.where} starts at {format_ts(changes.from_time)}, "
+            f"after the table state's {format_ts(state.asOf)}: the changes in between are in no input "
             "(export from the state's time, or start over from a full export)"
         )
-    if changes.export_time <= state.asOf:
+    if changes.from_time < state.asOf:
+        # Not harmless: DynamoDB reports each item's net change over the window, so an item
+        # created after the window's start and deleted after the state's time is in no line,
+        # and the state would keep it for ever.
         raise ReconcileInputError(
-            f"{changes.where} ends at {changes.export_time:%Y-%m-%dT%H:%M:%SZ}, "
-            "not after the table state's time: it brings nothing forward"
+            f"{changes.where} starts at {format_ts(changes.from_time)}, before the table state's "
+            f"{format_ts(state.asOf)}: an overlapping window can hide a delete (an item created inside the "
+            "overlap and deleted after the state's time is in no line); export from exactly the state's time"
         )
 
 

@@ -11,8 +11,9 @@ finding for finding; and a broken chain or a damaged state is refused, never rea
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +232,7 @@ def _summary(export: str) -> tuple[Path, dict[str, Any]]:
     ("case", "message"),
     [
         ("gap", "the changes in between are in no input"),
-        ("before", "brings nothing forward"),
+        ("overlap", "an overlapping window can hide a delete"),
         ("other-table", "the table state at"),
         ("full-as-changes", "is a full export"),
         ("twice", "more than once"),
@@ -243,8 +244,8 @@ def test_a_broken_chain_is_refused(tmp_path: Path, case: str, message: str) -> N
     changes = files.changes
     if case == "gap":
         changes = str(write_incremental_export(tmp_path / "later", TABLE, T0 + timedelta(hours=1), AS_OF, [b""]))
-    elif case == "before":
-        changes = str(write_incremental_export(tmp_path / "older", TABLE, T0 - timedelta(hours=5), T0, [b""]))
+    elif case == "overlap":
+        changes = str(write_incremental_export(tmp_path / "earlier", TABLE, T0 - timedelta(hours=1), AS_OF, [b""]))
     elif case == "other-table":
         changes = str(write_incremental_export(tmp_path / "other", TABLE + "2", T0, AS_OF, [b""]))
     elif case == "full-as-changes":
@@ -318,3 +319,112 @@ def test_a_summary_without_an_item_count_is_sized_from_its_data_files(tmp_path: 
     path, summary = _summary(files.t1)
     path.write_text(json.dumps({k: v for k, v in summary.items() if k != "itemCount"}))
     assert export_source(files.t1, None, deep=False).item_count == summary["itemCount"]
+
+
+# --- the chain is exact: what DynamoDB writes for each window ------------------------------------
+Event = tuple[datetime, str, "dict[str, Any] | None"]  # (when, documentId, the item written or None: deleted)
+
+
+def _table_at(events: list[Event], moment: datetime) -> dict[str, dict[str, Any]]:
+    """The table just before `moment`: every write before it applied in order."""
+    table: dict[str, dict[str, Any]] = {}
+    for when, doc, image in sorted(events, key=lambda e: e[0]):
+        if when >= moment:
+            break
+        if image is None:
+            table.pop(doc, None)
+        else:
+            table[doc] = image
+    return table
+
+
+def _window_export(root: Path, events: list[Event], start: datetime, end: datetime) -> str:
+    """The incremental export DynamoDB writes for [start, end): one line per item written in the
+    window with its net change, i.e. its image at the end, its key alone when it existed at the
+    start and is gone at the end, and no line at all when it was created and deleted inside.
+    """
+    before, after = _table_at(events, start), _table_at(events, end)
+    written = {doc for when, doc, _ in events if start <= when < end}
+    lines = []
+    for doc in sorted(written):
+        if doc in after:
+            lines.append(change_line(_key(after[doc]), after[doc], end))
+        elif doc in before:
+            lines.append(change_line(_key(before[doc]), None, end))
+    return str(write_incremental_export(root, TABLE, start, end, [("".join(lines)).encode()]))
+
+
+def _ids(frames: list[pl.DataFrame]) -> dict[str, tuple[str, int]]:
+    rows = pl.concat(frames).select("documentId", "status", "version").rows()
+    return {doc: (status, version) for doc, status, version in rows}
+
+
+def _version(doc: str, version: int, status: Status = Status.PROCESSED) -> dict[str, Any]:
+    return to_wire(_item("u1", doc, status=status, version=version))
+
+
+def test_a_chain_of_exact_windows_is_the_table_at_each_windows_end(tmp_path: Path) -> None:
+    """Created then deleted inside one window, changed several times in one window, deleted and
+    re-created (in one window and across two), a delete just after the state's time: night after
+    night, the state brought forward by the night's export is the table at the night's end.
+    """
+    hour = timedelta(hours=1)
+    nights = [T0 + n * timedelta(days=1) for n in range(4)]
+    events: list[Event] = [
+        (T0 - 3 * hour, "kept", _version("kept", 1)),
+        (T0 - 2 * hour, "gone-early", _version("gone-early", 1)),
+        (T0 - 2 * hour, "recreated", _version("recreated", 1)),
+        (T0 - hour, "back-next-night", _version("back-next-night", 1)),
+        (T0 + timedelta(seconds=1), "gone-early", None),  # deleted just after the state's time
+        (T0 + hour, "brief", _version("brief", 1)),  # created and deleted inside one window
+        (T0 + 2 * hour, "brief", None),
+        (T0 + hour, "busy", _version("busy", 1)),  # changed several times in one window
+        (T0 + 2 * hour, "busy", _version("busy", 2, Status.PROCESSING)),
+        (T0 + 3 * hour, "busy", _version("busy", 3, Status.FAILED)),
+        (T0 + 4 * hour, "recreated", None),  # deleted and re-created in one window
+        (T0 + 5 * hour, "recreated", _version("recreated", 7)),
+        (nights[1] + hour, "back-next-night", None),  # deleted one night, back the next
+        (nights[2] + hour, "back-next-night", _version("back-next-night", 9)),
+        (nights[2] + 2 * hour, "brief2", _version("brief2", 1)),
+        (nights[2] + 3 * hour, "brief2", None),
+    ]
+    anchor = [export_line(item) for item in _table_at(events, T0).values()]
+    location = _kept(
+        export_source(str(write_export(tmp_path / "full", TABLE, T0, [("".join(anchor)).encode()])), None, deep=True),
+        tmp_path / "night0",
+    )
+    for number, (start, end) in enumerate(itertools.pairwise(nights), 1):
+        changes = _window_export(tmp_path / f"changes{number}", events, start, end)
+        forward = state_source(location, changes, None)
+        truth = _table_at(events, end)
+        assert _ids(list(forward.frames())) == {d: (i["status"]["S"], int(i["version"]["N"])) for d, i in truth.items()}
+        location = _kept(state_source(location, changes, None), tmp_path / f"night{number}")
+    final = _ids(list(state_source(location, None, None).frames()))
+    assert final == {
+        "kept": ("PROCESSED", 1),
+        "busy": ("FAILED", 3),
+        "recreated": ("PROCESSED", 7),
+        "back-next-night": ("PROCESSED", 9),
+    }
+
+
+def test_an_overlapping_window_is_refused_because_it_hides_a_delete(tmp_path: Path) -> None:
+    """The state at T0 holds an item created an hour before and deleted after T0. Exported from
+    two hours before T0, the item was created and deleted inside the window: DynamoDB writes no
+    line for it, and the state would keep it for ever. From exactly T0 its delete is there.
+    """
+    hour = timedelta(hours=1)
+    events: list[Event] = [
+        (T0 - 5 * hour, "kept", _version("kept", 1)),
+        (T0 - hour, "hidden", _version("hidden", 1)),
+        (T0 + hour, "hidden", None),
+    ]
+    anchor = [export_line(item) for item in _table_at(events, T0).values()]
+    full = str(write_export(tmp_path / "full", TABLE, T0, [("".join(anchor)).encode()]))
+    kept = _kept(export_source(full, None, deep=True), tmp_path / "state")
+    overlapping = _window_export(tmp_path / "overlap", events, T0 - 2 * hour, AS_OF)
+    assert json.loads((Path(overlapping) / "manifest-summary.json").read_text())["itemCount"] == 0  # no line for it
+    with pytest.raises(ReconcileInputError, match="an overlapping window can hide a delete"):
+        list(state_source(kept, overlapping, None).frames())
+    exact = _window_export(tmp_path / "exact", events, T0, AS_OF)
+    assert _ids(list(state_source(kept, exact, None).frames())) == {"kept": ("PROCESSED", 1)}
