@@ -4,10 +4,12 @@
 badKey and `judged`) once. Each side's rules then share one join (`Prepared.raw_pairs`,
 `Prepared.result_pairs`): row numbers of items and objects paired on two 64-bit hashes of the key
 rather than on the key strings, which is much cheaper in time and memory (docs/reconcile.md,
-Performance); the rules only filter the pairs and look rows up by number (`rows_at`). Two
-different keys agree on both hashes with odds of about 2^-128 per pair (~1e-21 for a billion
-items against a billion objects); an ETag needs one hash: a replaced object whose new ETag
-collides with the old is a 2^-64 event. Pure: no I/O.
+Performance); the rules only filter the pairs and look rows up by number (`rows_at`). The hashes
+are seeded but not cryptographic, and keys are chosen by users, so a pair is never trusted on its
+hashes alone: the key strings of every matched pair are compared (only matched rows, a chunk at a
+time), and a pair whose keys differ is split back into an item and an object without a partner.
+An ETag is compared by one hash: a replaced object whose new ETag collides with the old in 64
+bits is a 2^-64 event per replacement. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from jobs.reconcile.params import RuleParams
 KEY_HASHES = ["_h1", "_h2"]
 _KEY_SEEDS = (0x5EED1, 0x5EED2)
 _ETAG_SEED = 0x5EED3
+# Matched pairs whose key strings are gathered and compared at a time.
+VERIFY_CHUNK = 500_000
 
 
 def key_hashes(key: pl.Expr) -> list[pl.Expr]:
@@ -44,9 +48,43 @@ def rows_at(frame: pl.LazyFrame, numbers: pl.DataFrame, column: str) -> pl.LazyF
     return frame.with_row_index(column).join(numbers.lazy(), on=column, how="inner").drop(column)
 
 
-def _paired(items: pl.LazyFrame, objects: pl.LazyFrame) -> pl.DataFrame:
-    """A full join of item and object row numbers on KEY_HASHES, the hashes dropped."""
-    return items.join(objects, on=KEY_HASHES, how="full").drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES]).collect()
+def _collided(pairs: pl.DataFrame, item_keys: pl.Series, object_keys: pl.Series) -> pl.Series:
+    """True for each matched pair whose key strings differ (hashes that collided): the strings
+    are gathered for the pairs only, VERIFY_CHUNK pairs at a time, so memory stays bounded.
+    """
+    parts = []
+    for start in range(0, pairs.height, VERIFY_CHUNK):
+        chunk = pairs.slice(start, VERIFY_CHUNK)
+        item, obj = chunk.get_column("_item"), chunk.get_column("_object")
+        left, right = item_keys.gather(item), object_keys.gather(obj)
+        parts.append(item.is_not_null() & obj.is_not_null() & left.ne_missing(right))
+    return pl.concat(parts) if parts else pl.Series(dtype=pl.Boolean)
+
+
+def _paired(items: pl.LazyFrame, objects: pl.LazyFrame, item_keys: pl.Series, object_keys: pl.Series) -> pl.DataFrame:
+    """A full join of item and object row numbers on KEY_HASHES (the hashes dropped), every
+    matched pair checked on its key strings (`item_keys`/`object_keys`, by row number): a pair
+    whose keys differ is dropped, and its item and its object each come back alone unless they
+    have a true partner, as a join on the strings would have them.
+    """
+    pairs = (
+        items.join(objects, on=KEY_HASHES, how="full").drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES]).collect()
+    )
+    collided = _collided(pairs, item_keys, object_keys)
+    if not collided.any():
+        return pairs
+    wrong, right = pairs.filter(collided), pairs.filter(~collided)
+    item_columns = [c for c in items.collect_schema().names() if c not in KEY_HASHES]
+    object_columns = [c for c in objects.collect_schema().names() if c not in KEY_HASHES]
+    alone = [
+        wrong.select(columns).unique(number).join(right.select(number).drop_nulls(), on=number, how="anti")
+        for columns, number in ((item_columns, "_item"), (object_columns, "_object"))
+    ]
+    return pl.concat([right, *alone], how="diagonal_relaxed")
+
+
+def _column(frame: pl.LazyFrame, name: str) -> pl.Series:
+    return frame.select(name).collect().get_column(name)
 
 
 @dataclass(frozen=True)
@@ -74,7 +112,7 @@ class Prepared:
         objects = self.raw.select(
             *key_hashes(pl.col("key")), "judged", etag_hash(pl.col("etag")).alias("_objectEtag")
         ).with_row_index("_object")
-        return _paired(items, objects)
+        return _paired(items, objects, _column(self.items, "rawKey"), _column(self.raw, "key"))
 
     @cached_property
     def result_pairs(self) -> pl.DataFrame:
@@ -85,7 +123,7 @@ class Prepared:
             .with_row_index("_object")
             .filter(~pl.col("badKey"))
         )
-        return _paired(items, objects.drop("badKey"))
+        return _paired(items, objects.drop("badKey"), _column(self.items, "resultKey"), _column(self.processed, "key"))
 
 
 def classified(objects: pl.LazyFrame, kind: str, params: RuleParams) -> pl.LazyFrame:
