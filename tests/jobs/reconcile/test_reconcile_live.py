@@ -11,17 +11,22 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from botocore.exceptions import ReadTimeoutError
+from botocore.httpsession import URLLib3Session
 from polars.testing import assert_frame_equal
 from reconcile_helpers import export_changes, export_state, s3_location, scan
 
 from jobs.contract import DocumentItem, ResultDocument, Status, layout
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
 from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.observability import CallMetrics
 from jobs.reconcile import cli
 from jobs.reconcile.findings import Code
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, sha256
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.store.clients import s3_client
 from jobs.store.dynamo import from_wire, to_wire
+from jobs.store.s3 import Buckets
 
 NOW = timedelta(0)
 KEY_COLUMNS = ["code", "userId", "documentId", "bucket", "key"]
@@ -270,6 +275,55 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
             write_table_state=f"{root}/n1/",
             write_report=False,
         )
+
+
+def _lose_each_first_response(client, operation: str) -> list[str]:
+    """Every `operation` request's first attempt reaches the server and is applied, then its
+    response is lost (a read timeout): botocore resends it, as it would on AWS.
+    """
+    session, lost = URLLib3Session(), []
+
+    def hook(request, **_kwargs) -> None:
+        if request.url not in lost:
+            lost.append(request.url)
+            session.send(request)
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+    client.meta.events.register(f"before-send.s3.{operation}", hook)
+    return lost
+
+
+def test_write_once_puts_whose_responses_were_lost_are_the_runs_own_writes(stack, corpus, tmp_path) -> None:
+    """Every write-once put of a run (the table state's data files and table-state.json, the
+    report's files and summary.json) is applied and its response lost: botocore's resend meets
+    the run's own bytes (412), which is a success, not someone else's state or report.
+    """
+    _seed_and_ingest(stack, corpus)
+    state = export_state(stack, tmp_path, "Parquet").in_s3(stack, tmp_path)
+    location = f"s3://{stack.settings.reports_bucket}/table-state/lost/"
+    options = ReconcileOptions(
+        source="files",
+        dynamodb_export=state.export,
+        s3_inventories=tuple(state.manifests),
+        write_table_state=location,
+        grace=NOW,
+    )
+    run = ReconcileRun(stack.settings, options)
+    client = s3_client(stack.settings)
+    lost = _lose_each_first_response(client, "PutObject")
+    run.buckets = Buckets(client, CallMetrics())  # type: ignore[misc]
+    summary = run.execute().summary
+    written = stack.keys(stack.settings.reports_bucket, "table-state/lost/") + stack.keys(
+        stack.settings.reports_bucket, summary.reportPrefix
+    )
+    assert {k.rsplit("/", 1)[-1] for k in written} >= {"table-state.json", "summary.json", "findings.parquet"}
+    assert len(lost) == len(written)  # every write lost its first response
+    kept = json.loads(
+        stack.s3()
+        .get_object(Bucket=stack.settings.reports_bucket, Key="table-state/lost/table-state.json")["Body"]
+        .read()
+    )
+    assert kept["itemCount"] == summary.itemCount == len(scan(stack))
 
 
 def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> None:
