@@ -47,6 +47,13 @@ ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
+# The nightly reconcile's chain of table states (jobs/reconcile/nightly.py): where the states
+# are kept, how often the chain starts over from a full export, how many missed nights one run
+# may bring forward, and who makes the table's exports (DynamoDB, or the local stack's stand-in).
+ENV_STATE_BUCKET = "DOCUFLOW_STATE_BUCKET"
+ENV_REANCHOR_DAYS = "DOCUFLOW_RECONCILE_REANCHOR_DAYS"
+ENV_CATCH_UP_DAYS = "DOCUFLOW_RECONCILE_CATCH_UP_DAYS"
+ENV_TABLE_EXPORTS = "DOCUFLOW_TABLE_EXPORTS"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
@@ -102,6 +109,15 @@ class JobSettings(BaseModel):
     inventory_config_id: str = layout.INVENTORY_CONFIGURATION_ID
     export_bucket: str = ""  # the audit-data bucket
     export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
+    state_bucket: str = ""  # the audit-data bucket: table states under layout.TABLE_STATE_PREFIX
+    # A chain anchored this many days ago starts over from a full export (monthly by default);
+    # a newest state older than catch-up days does too (the nights in between are not brought
+    # forward one export at a time). Both stay within PITR's 35 days and the states' expiry.
+    reconcile_reanchor_days: int = Field(default=30, ge=1, le=35)
+    reconcile_catch_up_days: int = Field(default=7, ge=1, le=30)
+    # "standin": the local stack's stand-in answers the table-export calls (DynamoDB Local has
+    # none: jobs/local/export_standin.py); anything else is DynamoDB's own.
+    table_exports: Literal["aws", "standin"] = "aws"
 
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
@@ -110,6 +126,7 @@ class JobSettings(BaseModel):
             "glue_database": layout.glue_database_name(self.stage),
             "inventory_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
             "export_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
+            "state_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
         }
         for name, value in defaults.items():
             if not getattr(self, name):
@@ -178,6 +195,10 @@ class JobSettings(BaseModel):
             "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
             "export_bucket": ENV_EXPORT_BUCKET,
             "export_prefix": ENV_EXPORT_PREFIX,
+            "state_bucket": ENV_STATE_BUCKET,
+            "reconcile_reanchor_days": ENV_REANCHOR_DAYS,
+            "reconcile_catch_up_days": ENV_CATCH_UP_DAYS,
+            "table_exports": ENV_TABLE_EXPORTS,
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
             "textract_fallback": ENV_TEXTRACT_FALLBACK,

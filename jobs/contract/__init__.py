@@ -25,10 +25,12 @@ from jobs.contract.item import (
 from jobs.contract.objects import ObjectInfo, bare_etag
 from jobs.contract.schema import (
     BucketSpec,
+    ExpirySpec,
     LifecycleSpec,
     ObjectLockSpec,
     QueueSpec,
     TableSpec,
+    audit_data_spec,
     bucket_specs,
     queue_spec,
     table_spec,
@@ -42,6 +44,7 @@ __all__ = [
     "DocumentFormat",
     "DocumentItem",
     "DocumentType",
+    "ExpirySpec",
     "ExtractionOutcome",
     "FailureCode",
     "Invoice",
@@ -55,6 +58,7 @@ __all__ = [
     "Status",
     "TableSpec",
     "ValidationResult",
+    "audit_data_spec",
     "bare_etag",
     "bucket_specs",
     "can_transition",

@@ -81,11 +81,40 @@ DYNAMODB_EXPORTS_PREFIX = "exports/dynamodb/"
 ATHENA_RESULTS_PREFIX = "athena/"
 GLUE_INVENTORY_TABLES = {"raw": "raw_inventory", "processed": "processed_inventory"}
 GLUE_EXPORT_TABLE = "documents_export"
+# The nightly reconcile keeps the table it judged, brought forward by each night's incremental
+# export: the polars engine as Parquet files under TABLE_STATE_PREFIX (a short lifecycle expiry:
+# a state is read by the next night only), the Athena engine as an Iceberg table in the audit
+# database whose files live under ICEBERG_PREFIX (never expired by lifecycle: Iceberg owns them),
+# merged from the incremental exports' Glue table.
+TABLE_STATE_PREFIX = "table-state/"
+ICEBERG_PREFIX = "iceberg/"
+GLUE_CHANGES_TABLE = "documents_changes"
+GLUE_STATE_TABLE = "documents_state"
+# The Iceberg table's row that records, in the same transaction as each merge, when the table
+# stands (the end of the last export merged), of which table, and when its chain was anchored.
+STATE_ROW_PK = "TABLE-STATE#"
+_STATE_TIME = "%Y-%m-%dT%H-%M-%SZ"
 
 
 def inventory_prefix(source_bucket: str) -> str:
     """Where S3 Inventory writes the reports of `source_bucket` (manifests, data/, hive/)."""
     return f"{INVENTORY_PREFIX}{source_bucket}/{INVENTORY_CONFIGURATION_ID}/"
+
+
+def table_state_prefix(engine: str, as_of: datetime) -> str:
+    """Where the nightly reconcile keeps the table as of `as_of` (whole seconds, UTC): keys sort
+    in time order, so the newest state is the greatest key under `table_state_root(engine)`.
+    """
+    return f"{table_state_root(engine)}{as_of.astimezone(UTC):{_STATE_TIME}}/"
+
+
+def table_state_root(engine: str) -> str:
+    return f"{TABLE_STATE_PREFIX}{engine}/"
+
+
+def iceberg_location(table: str) -> str:
+    """The Iceberg table's data and metadata prefix in the audit-data bucket."""
+    return f"{ICEBERG_PREFIX}{table}/"
 
 
 def dynamodb_export_prefix(export_id: str) -> str:

@@ -147,6 +147,41 @@ class ObjectLockSpec(BaseModel):
         return {"ObjectLockEnabled": "Enabled", "Rule": {"DefaultRetention": {"Mode": self.mode, "Days": self.days}}}
 
 
+class ExpirySpec(BaseModel):
+    """Lifecycle of a bucket of generated data (the audit-data bucket): each prefix expires after
+    its own days; anything else (the Iceberg table's files, which Iceberg itself removes) is never
+    expired by lifecycle. Noncurrent versions go soon, incomplete uploads are aborted bucket-wide.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    prefix_days: dict[str, int]
+    noncurrent_days: int = Field(default=1, ge=1)
+    abort_multipart_days: int = Field(default=7, ge=1)
+
+    def rules(self) -> list[dict[str, Any]]:
+        """S3 lifecycle rules in the API's own shape (PutBucketLifecycleConfiguration)."""
+        expiries = [
+            {
+                "ID": f"expire-{prefix.strip('/').replace('/', '-')}",
+                "Status": "Enabled",
+                "Filter": {"Prefix": prefix},
+                "Expiration": {"Days": days},
+            }
+            for prefix, days in self.prefix_days.items()
+        ]
+        return [
+            *expiries,
+            {
+                "ID": ABORT_MULTIPART_RULE,
+                "Status": "Enabled",
+                "Filter": {},
+                "NoncurrentVersionExpiration": {"NoncurrentDays": self.noncurrent_days},
+                "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": self.abort_multipart_days},
+            },
+        ]
+
+
 class BucketSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -155,11 +190,44 @@ class BucketSpec(BaseModel):
     prefix: str
     object_lock: bool = False
     lifecycle: LifecycleSpec = LifecycleSpec()
+    # A bucket of generated data: these expiries instead of the tiering and retention above.
+    expiry: ExpirySpec | None = None
     # With object_lock: the default retention of every new object version.
     retention: ObjectLockSpec = ObjectLockSpec()
     # Keys under these prefixes are written once and never overwritten or deleted (the bucket
     # policy on AWS enforces it; the jobs write them with If-None-Match).
     write_once_prefixes: tuple[str, ...] = ()
+
+    def lifecycle_rules(self) -> list[dict[str, Any]]:
+        """The bucket's lifecycle rules, as both the local stack and Pulumi apply them."""
+        return self.expiry.rules() if self.expiry else self.lifecycle.rules(self.prefix)
+
+
+# Days the audit-data bucket keeps what AWS generates daily (inventories, exports) and the
+# nightly reconcile's table states (read by the next night only: short, but longer than the
+# nights a chain may miss and still be brought forward, `reconcile_catch_up_days`).
+AUDIT_DATA_DAYS = 14
+TABLE_STATE_DAYS = 10
+
+
+def audit_data_spec(
+    stage: str, retention_days: int = AUDIT_DATA_DAYS, table_state_days: int = TABLE_STATE_DAYS
+) -> BucketSpec:
+    """The audit-data bucket: S3 Inventory reports, table exports, the nightly table states and
+    the Iceberg table the Athena engine keeps, each prefix with its own expiry.
+    """
+    return BucketSpec(
+        purpose=layout.AUDIT_DATA,
+        name=layout.bucket_name(stage, layout.AUDIT_DATA),
+        prefix="",
+        expiry=ExpirySpec(
+            prefix_days={
+                layout.INVENTORY_PREFIX: retention_days,
+                layout.DYNAMODB_EXPORTS_PREFIX: retention_days,
+                layout.TABLE_STATE_PREFIX: table_state_days,
+            }
+        ),
+    )
 
 
 def bucket_specs(stage: str, names: dict[str, str] | None = None) -> list[BucketSpec]:

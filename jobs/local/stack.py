@@ -21,12 +21,12 @@ from pathlib import Path
 
 import boto3
 
-from jobs.contract import bucket_specs, queue_spec, table_spec
+from jobs.contract import audit_data_spec, bucket_specs, queue_spec, table_spec
 from jobs.contract.engines import OcrEngine
 from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
-from jobs.settings import ENV_OCR_ENGINE, JobSettings
+from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, ENV_TABLE_EXPORTS, JobSettings
 from jobs.store.clients import botocore_config
 
 REGION = "us-east-1"
@@ -35,6 +35,7 @@ ENV_LOCAL_DIR = "DOCUFLOW_LOCAL_DIR"
 ENV_DYNAMODB_PORT = "DOCUFLOW_DYNAMODB_PORT"
 ENV_S3_PORT = "DOCUFLOW_S3_PORT"
 LOCAL_OCR_ENGINE = OcrEngine.LOCAL  # no Textract on the embedded stack
+STANDIN_EXPORTS = "standin"  # DynamoDB Local has no table exports: jobs.local.export_standin makes them
 
 
 PERSISTENCE = "memory"  # what `local status` reports: neither server keeps data across restarts
@@ -112,7 +113,7 @@ def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSetti
         session.client("s3", endpoint_url=endpoints.s3, config=config),
         session.client("sqs", endpoint_url=endpoints.sqs, config=config),
         table_spec(settings.stage),
-        bucket_specs(settings.stage, settings.bucket_names()),
+        [*bucket_specs(settings.stage, settings.bucket_names()), audit_data_spec(settings.stage)],
         queue_spec(settings.stage),
         REGION,
     )
@@ -170,10 +171,22 @@ def status() -> dict[str, dict[str, object]]:
 
 
 def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
-    """What a job needs to run on the embedded stack: endpoints, dummy credentials, settings, and
-    the local OCR engine (there is no Textract here).
+    """What a job needs to run on the embedded stack: endpoints, dummy credentials, settings, the
+    local OCR engine (there is no Textract here) and the table's exports made by the stand-in
+    (DynamoDB Local has none), with the table's ARN they are asked for.
     """
-    return {**endpoints.aws_env(), **settings.env(), ENV_OCR_ENGINE: LOCAL_OCR_ENGINE}
+    return {
+        **endpoints.aws_env(),
+        **settings.env(),
+        ENV_OCR_ENGINE: LOCAL_OCR_ENGINE,
+        ENV_TABLE_EXPORTS: STANDIN_EXPORTS,
+        ENV_TABLE_ARN: local_table_arn(settings.table_name),
+    }
+
+
+def local_table_arn(table_name: str) -> str:
+    """DynamoDB Local's ARN for a table (its account and region are fixed)."""
+    return f"arn:aws:dynamodb:ddblocal:000000000000:table/{table_name}"
 
 
 def exports(endpoints: Endpoints, settings: JobSettings) -> str:

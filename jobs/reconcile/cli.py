@@ -76,6 +76,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="LOCATION",
         help="keep the table this run reads there (write-once), for the next run's --table-state",
     )
+    p.add_argument(
+        "--nightly",
+        action="store_true",
+        help="the scheduled run: bring the newest kept table state forward by tonight's incremental "
+        "exports (or re-anchor with a full export), judge it against the newest inventories, keep the new state",
+    )
     p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
     p.add_argument("--repair", action="store_true", help="apply the safe fixes (logged, in the report)")
     p.add_argument(
@@ -102,8 +108,15 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
     except SettingsError as exc:
         p.error(str(exc))
     files = (
-        args.dynamodb_export or args.s3_inventory or args.table_state or args.write_table_state or engine == "duckdb"
+        args.dynamodb_export
+        or args.s3_inventory
+        or args.table_state
+        or args.write_table_state
+        or args.nightly
+        or engine == "duckdb"
     )
+    if args.nightly and args.source == "live":
+        p.error("--nightly reads the kept table state and files, not --source live")
     source = args.source or ("files" if files else "live")
     try:
         return ReconcileOptions(
@@ -120,6 +133,7 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
             fail_on=Severity(args.fail_on),
             segments=args.segments,
             write_report=not args.no_report,
+            nightly=args.nightly,
         )
     except ValueError as exc:
         p.error(str(exc))

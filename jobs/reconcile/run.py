@@ -39,7 +39,7 @@ from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
 if TYPE_CHECKING:
-    from jobs.reconcile.inputs.table_state import TableSource
+    from jobs.reconcile.inputs.table_state import StateWriter, TableSource
     from jobs.store.athena import AthenaQueries
     from jobs.store.queue import ArrivalQueue
     from jobs.store.table_export import TableExports
@@ -69,10 +69,13 @@ class ReconcileOptions:
     fail_on: Severity = Severity.ERROR
     segments: int | None = None  # None: one per I/O thread, 2 to 16
     write_report: bool = True
+    nightly: bool = False  # the schedule's run: the kept state brought forward by tonight's exports
 
     def __post_init__(self) -> None:
         if self.engine not in NAMES:
             raise ValueError(f"--engine {self.engine!r}: one of {', '.join(NAMES)}")
+        if self.nightly:
+            self._check_nightly()
         if self.engine == "duckdb" and self.source != "files":
             raise ValueError(
                 "--engine duckdb reads export and inventory files: give --dynamodb-export and --s3-inventory"
@@ -89,7 +92,11 @@ class ReconcileOptions:
             raise ValueError(
                 "--table-state and --write-table-state are read and written by the polars engine over files"
             )
-        if self.source == "files" and (not (self.dynamodb_export or self.table_state) or not self.s3_inventories):
+        if (
+            self.source == "files"
+            and not self.nightly
+            and (not (self.dynamodb_export or self.table_state) or not self.s3_inventories)
+        ):
             raise ValueError(
                 "--source files needs --dynamodb-export (or --table-state) and one --s3-inventory per bucket"
             )
@@ -113,6 +120,18 @@ class ReconcileOptions:
         if self.segments is not None and not 1 <= self.segments <= MAX_SEGMENTS:
             # One thread per segment: thousands would exhaust the task, not speed the Scan up.
             raise ValueError(f"--segments {self.segments}: give 1 to {MAX_SEGMENTS} (one Scan thread each)")
+
+    def _check_nightly(self) -> None:
+        """--nightly finds its own inputs (the kept state, tonight's exports, the newest inventories)."""
+        if self.engine == "duckdb":
+            raise ValueError("--nightly runs the polars or the athena engine")
+        given = ("dynamodb_export", "s3_inventories", "table_state", "write_table_state")
+        if any(getattr(self, name) for name in given):
+            raise ValueError(
+                "--nightly finds its own inputs: no --dynamodb-export, --s3-inventory, --table-state "
+                "or --write-table-state"
+            )
+        object.__setattr__(self, "source", "files")
 
     def as_json(self) -> dict[str, object]:
         data = asdict(self)
@@ -172,6 +191,9 @@ class ReconcileRun:
         self.options = options
         self.metrics = metrics or CallMetrics()
         self.run_id = run_id or new_run_id()
+        # The table state this run keeps (committed after the report), and the night's chain.
+        self.keep: StateWriter | None = None
+        self.night: dict[str, object] | None = None
 
     # Clients are built on first use: a files run over local paths needs no AWS at all.
     @cached_property
@@ -202,9 +224,16 @@ class ReconcileRun:
 
     @cached_property
     def table_exports(self) -> TableExports:
+        """DynamoDB's table exports; on the local stack, its stand-in answers the export calls."""
         from jobs.store.table_export import TableExports
 
-        return TableExports(dynamodb_client(self.settings), self.metrics)
+        s = self.settings
+        client = dynamodb_client(s)
+        if s.table_exports == "standin":
+            from jobs.local.export_standin import attach
+
+            attach(client, s.export_bucket, s.export_prefix)
+        return TableExports(client, self.metrics)
 
     @property
     def scan_segments(self) -> int:
@@ -246,9 +275,21 @@ class ReconcileRun:
 
             assert o.dynamodb_export is not None
             return DuckdbEngine(o.dynamodb_export, *self.inventories(), self.file_buckets, read)
+        if o.nightly:
+            return PolarsEngine(self.nightly_inputs(), read)
         if o.source == "files":
             return PolarsEngine(self.file_inputs(), read)
         return PolarsEngine(self.snapshot, read)
+
+    def nightly_inputs(self) -> FileInputs:
+        """The schedule's polars run: the kept state brought forward by tonight's exports (or a
+        full export), the newest inventories, and the state to keep (`nightly`).
+        """
+        from jobs.reconcile.nightly import polars_night
+
+        night = polars_night(self.settings, self.buckets, self.table_exports)
+        self.keep, self.night = night.keep, night.stats()
+        return FileInputs(night.table, night.raw_inventory, night.processed_inventory, keep=night.keep)
 
     def judge(self) -> Judged:
         """Run the chosen engine; its findings rendered the same way whatever it was."""
@@ -264,14 +305,9 @@ class ReconcileRun:
         from jobs.reconcile.inputs.table_state import StateWriter
 
         o = self.options
-        writer = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
-        try:
-            table = self.table_source(deep=o.deep or writer is not None)
-            return FileInputs(table, *self.inventories(), keep=writer)
-        except BaseException:
-            if writer is not None:
-                writer.close()
-            raise
+        self.keep = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
+        table = self.table_source(deep=o.deep or self.keep is not None)
+        return FileInputs(table, *self.inventories(), keep=self.keep)
 
     def table_source(self, deep: bool) -> TableSource:
         """The table from files: a full export, or a kept state brought forward by an incremental one."""
@@ -279,7 +315,7 @@ class ReconcileRun:
 
         o = self.options
         if o.table_state:
-            return state_source(o.table_state, o.dynamodb_export, self.file_buckets)
+            return state_source(o.table_state, [o.dynamodb_export] if o.dynamodb_export else [], self.file_buckets)
         assert o.dynamodb_export is not None
         return export_source(o.dynamodb_export, self.file_buckets, deep)
 
@@ -299,30 +335,50 @@ class ReconcileRun:
         return report_prefix(self.started, self.run_id)
 
     def execute(self) -> ReconcileOutcome:
+        """Judge, repair, report, and only then commit the table state this run keeps: a run that
+        fails anywhere leaves the previous state the newest.
+        """
+        try:
+            outcome = self._judge_and_report()
+            if self.keep is not None:
+                clock = time.perf_counter()
+                table = self.keep.commit()
+                outcome.timings["tableState"] = time.perf_counter() - clock
+                logger.info("table state kept", extra={"runId": self.run_id, "tableState": table})
+            return outcome
+        finally:
+            if self.keep is not None:
+                self.keep.close()
+
+    def _repairs(self, findings: pl.DataFrame) -> list[RepairAction]:
+        if not self.options.repair:
+            return []
+        return Repairer(
+            self.table,
+            self.buckets,
+            self.settings.processed_bucket,
+            actor=actor(ActorKind.REPAIR, self.run_id),
+            arrivals=self.arrivals,
+        ).run(findings)
+
+    def _judge_and_report(self) -> ReconcileOutcome:
         started = self.started
         timings: dict[str, float] = {}
         clock = time.perf_counter()
         judged = self.judge()
         findings = judged.findings
         timings["find"] = time.perf_counter() - clock
-        repairs: list[RepairAction] = []
-        if self.options.repair:
-            repairs = Repairer(
-                self.table,
-                self.buckets,
-                self.settings.processed_bucket,
-                actor=actor(ActorKind.REPAIR, self.run_id),
-                arrivals=self.arrivals,
-            ).run(findings)
+        repairs = self._repairs(findings)
         per_code = counts(findings)
         severities = {sev.value: int(findings.filter(pl.col("severity") == sev.value).height) for sev in Severity}
+        stats = {**judged.stats, **({"night": self.night} if self.night is not None else {})}
         summary = ReconcileSummary(
             runId=self.run_id,
             startedAt=started,
             finishedAt=layout.utc_now(),
             source=self.options.source,
             engine=self.options.engine,
-            engineStats=judged.stats,
+            engineStats=stats,
             options=self.options.as_json(),
             inputs=judged.inputs,
             snapshotTimes=judged.taken_at,

@@ -31,7 +31,7 @@ from jobs.reconcile.engines import ParamsFor
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import empty
 from jobs.reconcile.inputs.export import EXPORT_SUMMARY, FULL_EXPORT
-from jobs.reconcile.inputs.inventory import INVENTORY_MANIFEST
+from jobs.reconcile.inputs.inventory import latest_manifest
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings
@@ -136,17 +136,9 @@ class AthenaEngine:
     def latest_manifest(self, source_bucket: str) -> str:
         """The newest inventory manifest of `source_bucket` under the configured destination."""
         s = self.settings
-        folder = f"{s.inventory_prefix}{source_bucket}/{s.inventory_config_id}/"
-        # Dated folders sort in time order; "2" skips data/ and hive/ (years 2000-2999).
-        keys = [
-            o.key
-            for page in self.buckets.list_pages(s.inventory_bucket, folder + "2")
-            for o in page
-            if o.key.endswith("/" + INVENTORY_MANIFEST)
-        ]
-        if not keys:
-            raise ReconcileInputError(f"no S3 Inventory manifest under s3://{s.inventory_bucket}/{folder}")
-        return layout.s3_uri(s.inventory_bucket, max(keys))
+        return latest_manifest(
+            self.buckets, s.inventory_bucket, s.inventory_prefix, s.inventory_config_id, source_bucket
+        )
 
     def partition(self, manifest_uri: str) -> InventoryPartition:
         manifest = self._json(manifest_uri)

@@ -2,8 +2,9 @@
 
 Given a way to take a snapshot (the live reads), it holds every input at once and runs the rules
 one at a time. Given files (a table source and the two buckets' inventories), it streams them
-through `partitions`, one side at a time, and keeps the table it read as a new table state when
-asked to (`--write-table-state`). Either way it returns the same wide rows as every engine.
+through `partitions`, one side at a time, and hands every frame of the table to the state writer
+when one is given (`--write-table-state`, `--nightly`: the run commits that state after its
+report). Either way it returns the same wide rows as every engine.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class FileInputs:
     """A files run's inputs: the table (an export, or a kept state brought forward) and the raw
-    and processed buckets' inventories; `keep` writes the table read as a new table state.
+    and processed buckets' inventories; `keep` writes the table read as a new table state (the
+    run commits it).
     """
 
     table: TableSource
@@ -52,14 +54,10 @@ class PolarsEngine:
 
     def _over_files(self, files: FileInputs, params_for: ParamsFor) -> EngineFindings:
         writer = files.keep
-        try:
-            table = writer.tee(files.table) if writer else files.table
-            found = judge_files(table, files.raw_inventory, files.processed_inventory, params_for, self.read_results)
-            if writer is not None:
-                found.stats["tableStateWritten"] = writer.commit(files.table)
-        finally:
-            if writer is not None:
-                writer.close()
+        table = writer.tee(files.table) if writer else files.table
+        found = judge_files(table, files.raw_inventory, files.processed_inventory, params_for, self.read_results)
+        if writer is not None:
+            found.stats["tableState"] = writer.base.text
         return found
 
     def _in_memory(self, snapshot: Snapshot, params_for: ParamsFor) -> EngineFindings:

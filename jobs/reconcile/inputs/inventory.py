@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
+from jobs.contract import layout
 from jobs.errors import ReconcileInputError
 from jobs.reconcile.frames import OBJECTS_SCHEMA, concat, empty
 from jobs.reconcile.inputs.datafiles import (
@@ -226,3 +227,20 @@ def inventory_pair(
         if needed not in by_bucket:
             raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
     return by_bucket[raw_bucket], by_bucket[processed_bucket]
+
+
+def latest_manifest(buckets: Buckets, bucket: str, prefix: str, config_id: str, source_bucket: str) -> str:
+    """The newest S3 Inventory manifest of `source_bucket` delivered under `prefix` of `bucket`
+    (S3 Inventory writes `{prefix}{source bucket}/{config id}/YYYY-MM-DDTHH-MMZ/manifest.json`).
+    """
+    folder = f"{prefix}{source_bucket}/{config_id}/"
+    # Dated folders sort in time order; "2" skips data/ and hive/ (years 2000-2999).
+    keys = [
+        o.key
+        for page in buckets.list_pages(bucket, folder + "2")
+        for o in page
+        if o.key.endswith("/" + INVENTORY_MANIFEST)
+    ]
+    if not keys:
+        raise ReconcileInputError(f"no S3 Inventory manifest under s3://{bucket}/{folder}")
+    return layout.s3_uri(bucket, max(keys))

@@ -21,11 +21,12 @@ ReconcileInputError (exit 2), never a silently wrong table. A state location is 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -62,11 +63,12 @@ class TableSource:
     frames, one data file at a time).
     """
 
-    inputs: tuple[str, ...]  # the export, or the state and the export that brought it forward
+    inputs: tuple[str, ...]  # the export, or the state and the exports that brought it forward
     taken_at: datetime
     item_count: int | None
     table_arn: str | None
     frames: Callable[[], Iterator[pl.DataFrame]]
+    anchored_at: datetime | None = None  # the full export the chain of states started from
 
     @property
     def where(self) -> str:
@@ -82,7 +84,12 @@ def export_source(location: str, buckets: Buckets | None, deep: bool) -> TableSo
     if item_count is None and None not in counts:
         item_count = sum(c or 0 for c in counts)
     return TableSource(
-        (location,), manifest.export_time, item_count, manifest.table_arn, lambda: export_frames(manifest, deep)
+        (location,),
+        manifest.export_time,
+        item_count,
+        manifest.table_arn,
+        lambda: export_frames(manifest, deep),
+        anchored_at=manifest.export_time,
     )
 
 
@@ -107,7 +114,8 @@ class StateManifest(BaseModel):
     asOf: AwareDatetime
     itemCount: int
     files: list[StateFile]
-    builtFrom: list[str]  # the export and state it was made of
+    builtFrom: list[str]  # the export, or the state and exports, it was made of
+    anchoredAt: AwareDatetime | None = None  # the full export its chain started from
 
     def dump(self) -> bytes:
         return self.model_dump_json(indent=2).encode()
@@ -153,7 +161,10 @@ def _state_frame(base: Location, entry: StateFile) -> pl.DataFrame:
     return frame
 
 
-def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> None:
+def _check_chain(state: StateManifest, where: str, changes: ExportManifest, table_at: datetime) -> None:
+    """`changes` must bring the table forward from `table_at` (the state's time, or the end of
+    the export before it): incremental, of the state's table, starting exactly then.
+    """
     if not changes.incremental:
         raise ReconcileInputError(
             f"{changes.where} is a full export (the whole table): give it without --table-state, "
@@ -164,63 +175,75 @@ def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> N
             f"{changes.where} exports {changes.table_arn}, the table state at {where} is of {state.tableArn}"
         )
     assert changes.from_time is not None
-    if changes.from_time > state.asOf:
+    if changes.from_time > table_at:
         raise ReconcileInputError(
             f"{changes.where} starts at {format_ts(changes.from_time)}, "
-            f"after the table state's {format_ts(state.asOf)}: the changes in between are in no input "
+            f"after the table state's {format_ts(table_at)}: the changes in between are in no input "
             "(export from the state's time, or start over from a full export)"
         )
-    if changes.from_time < state.asOf:
+    if changes.from_time < table_at:
         # Not harmless: DynamoDB reports each item's net change over the window, so an item
         # created after the window's start and deleted after the state's time is in no line,
         # and the state would keep it for ever.
         raise ReconcileInputError(
             f"{changes.where} starts at {format_ts(changes.from_time)}, before the table state's "
-            f"{format_ts(state.asOf)}: an overlapping window can hide a delete (an item created inside the "
+            f"{format_ts(table_at)}: an overlapping window can hide a delete (an item created inside the "
             "overlap and deleted after the state's time is in no line); export from exactly the state's time"
         )
 
 
-def state_source(location: str, changes_location: str | None, buckets: Buckets | None) -> TableSource:
-    """A kept table state, brought forward by an incremental export when one is given."""
+def state_source(location: str, changes: Sequence[str], buckets: Buckets | None) -> TableSource:
+    """A kept table state, brought forward by incremental exports (none, one, or the nights a run
+    catches up), in order: each must start exactly where the state or the previous one ends.
+    """
     state, base = read_state(location, buckets)
-    if changes_location is None:
-        return TableSource(
-            (base.text,), state.asOf, state.itemCount, state.tableArn, lambda: _brought_forward(base, state, None)
-        )
-    changes = export_manifest(changes_location, buckets)
-    _check_chain(state, base.text, changes)
+    manifests = [export_manifest(where, buckets) for where in changes]
+    table_at = state.asOf
+    for manifest in manifests:
+        _check_chain(state, base.text, manifest, table_at)
+        table_at = manifest.export_time
     return TableSource(
-        (base.text, changes_location),
-        changes.export_time,
-        state.itemCount + (changes.item_count or 0),  # an upper bound: it sizes the partitions
-        state.tableArn or changes.table_arn,
-        lambda: _brought_forward(base, state, changes),
+        (base.text, *changes),
+        table_at,
+        state.itemCount + sum(m.item_count or 0 for m in manifests),  # an upper bound: it sizes the partitions
+        state.tableArn or next((m.table_arn for m in manifests if m.table_arn), None),
+        lambda: _brought_forward(base, state, manifests),
+        anchored_at=state.anchoredAt,
     )
 
 
-def _brought_forward(base: Location, state: StateManifest, changes: ExportManifest | None) -> Iterator[pl.DataFrame]:
+def _changed(manifests: list[ExportManifest], directory: Path) -> tuple[pl.DataFrame, list[Path]]:
+    """The keys the exports name, and their images still alive (spilled as Arrow files): where
+    several exports name an item, the latest one's image, so they are read newest first.
+    """
+    seen = empty({k: ITEMS_SCHEMA[k] for k in KEY})
+    alive: list[Path] = []
+    for manifest in reversed(manifests):
+        named = []
+        for frame in change_frames(manifest):
+            named.append(frame.select(KEY))
+            path = directory / f"{len(alive):05d}.arrow"
+            newer = frame.join(seen, on=KEY, how="anti") if seen.height else frame
+            newer.filter(pl.col("_alive")).drop("_alive").write_ipc(path, compression="uncompressed")
+            alive.append(path)
+        keys = pl.concat(named) if named else seen.clear()
+        twice = keys.filter(pl.struct(KEY).is_duplicated())
+        if twice.height:
+            first = twice.row(0, named=True)
+            raise ReconcileInputError(
+                f"{manifest.where} names item {first['pk']} / {first['sk']} more than once: "
+                "an incremental export holds one final image per item"
+            )
+        seen = pl.concat([seen, keys]).unique()
+    return seen, alive
+
+
+def _brought_forward(base: Location, state: StateManifest, changes: list[ExportManifest]) -> Iterator[pl.DataFrame]:
     """The state's items without those the changes name, then the changed items still alive
-    (spilled while the state is read, so only the changed keys stay in memory).
+    (spilled while the changes are read, so only the changed keys stay in memory).
     """
     with tempfile.TemporaryDirectory(prefix="docuflow-table-state-") as tmp:
-        keys = empty({k: ITEMS_SCHEMA[k] for k in KEY})
-        alive: list[Path] = []
-        if changes is not None:
-            parts = []
-            for number, frame in enumerate(change_frames(changes)):
-                parts.append(frame.select(KEY))
-                path = Path(tmp) / f"{number:05d}.arrow"
-                frame.filter(pl.col("_alive")).drop("_alive").write_ipc(path, compression="uncompressed")
-                alive.append(path)
-            keys = pl.concat([keys, *parts])
-            twice = keys.filter(pl.struct(KEY).is_duplicated())
-            if twice.height:
-                first = twice.row(0, named=True)
-                raise ReconcileInputError(
-                    f"{changes.where} names item {first['pk']} / {first['sk']} more than once: "
-                    "an incremental export holds one final image per item"
-                )
+        keys, alive = _changed(changes, Path(tmp))
         for frame in bounded_map(lambda entry: _state_frame(base, entry), state.files):
             yield frame.join(keys, on=KEY, how="anti") if keys.height else frame
         for path in alive:
@@ -246,9 +269,13 @@ class StateWriter:
         self._attempt = uuid.uuid4().hex[:8]
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="table-state")
         self._pending: list[Future[StateFile]] = []
+        self._source: TableSource | None = None
 
     def tee(self, source: TableSource) -> TableSource:
-        """The same source; every frame it yields is also written as a data file."""
+        """The same source; every frame it yields is also written as a data file (`commit` then
+        describes the state as of that source's time).
+        """
+        self._source = source
 
         def frames() -> Iterator[pl.DataFrame]:
             for frame in source.frames():
@@ -257,7 +284,7 @@ class StateWriter:
                     self._pending.append(self._pool.submit(self._write, key, frame.slice(start, self.ROWS_PER_FILE)))
                 yield frame
 
-        return TableSource(source.inputs, source.taken_at, source.item_count, source.table_arn, frames)
+        return dataclasses.replace(source, frames=frames)
 
     def _write(self, key: str, frame: pl.DataFrame) -> StateFile:
         buffer = io.BytesIO()
@@ -268,8 +295,11 @@ class StateWriter:
         self._write_once(self.base.child(key), data, "application/vnd.apache.parquet")
         return StateFile(key=key, rows=frame.height, bytes=len(data), md5=hashlib.md5(data).hexdigest())
 
-    def commit(self, source: TableSource) -> str:
+    def commit(self) -> str:
         """Write table-state.json once every data file is written: the state exists from here on."""
+        source = self._source
+        if source is None:
+            raise ReconcileInputError(f"{self.base.text}: no table was read into this state")
         files = [pending.result() for pending in self._pending]
         self.close()
         manifest = StateManifest(
@@ -279,6 +309,7 @@ class StateWriter:
             itemCount=sum(f.rows for f in files),
             files=files,
             builtFrom=list(source.inputs),
+            anchoredAt=source.anchored_at,
         )
         self._write_once(self.base.child(TABLE_STATE), manifest.dump(), "application/json")
         return self.base.text

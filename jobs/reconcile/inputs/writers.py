@@ -46,52 +46,77 @@ def write_export(root: Path, table_arn: str, export_time: datetime, chunks: Iter
     A chunk is newline-terminated lines `{"Item": {...DynamoDB JSON...}}`. Returns the export
     directory (`AWSDynamoDB/<exportId>/`), the LOCATION reconcile takes.
     """
-    return _write(root, table_arn, export_time, chunks, {"exportTime": _stamp(export_time)})
+    return _written(root, export_objects(table_arn, export_time, chunks, None, root.name))
 
 
 def write_incremental_export(
     root: Path, table_arn: str, from_time: datetime, to_time: datetime, chunks: Iterable[bytes]
 ) -> Path:
     """An incremental export of the window [from_time, to_time): chunks of `change_line`s."""
-    window = {
-        "exportFromTime": _stamp(from_time),
-        "exportToTime": _stamp(to_time),
-        "exportType": "INCREMENTAL_EXPORT",
-        "outputView": "NEW_AND_OLD_IMAGES",
-    }
-    return _write(root, table_arn, to_time, chunks, window)
+    return _written(root, export_objects(table_arn, to_time, chunks, from_time, root.name))
+
+
+def _written(root: Path, export: tuple[str, dict[str, bytes]]) -> Path:
+    directory, objects = export
+    for key, body in objects.items():
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        (root / key).write_bytes(body)
+    return root / directory
+
+
+def _data_files(
+    directory: str, export_id: str, chunks: Iterable[bytes]
+) -> tuple[dict[str, bytes], list[dict[str, object]]]:
+    """One gzip data file per chunk, and its manifest entry (with its uncompressed size, `billed`)."""
+    objects: dict[str, bytes] = {}
+    entries: list[dict[str, object]] = []
+    for number, chunk in enumerate(chunks):
+        key = f"{directory}data/{number:05d}-{export_id[-8:]}.json.gz"
+        # mtime=0: the same items give byte-identical files (reproducible fixtures).
+        objects[key] = body = gzip.compress(chunk, compresslevel=1, mtime=0)
+        entries.append(
+            {
+                "itemCount": chunk.count(b"\n"),
+                # AWS writes the MD5 of an export data file in base64 (inventories: hex).
+                "md5Checksum": base64.b64encode(hashlib.md5(body).digest()).decode(),
+                "etag": hashlib.md5(body).hexdigest(),
+                "dataFileS3Key": key,
+                "billed": len(chunk),
+            }
+        )
+    return objects, entries
 
 
 def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def _write(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes], times: dict[str, str]) -> Path:
+def export_objects(
+    table_arn: str,
+    export_time: datetime,
+    chunks: Iterable[bytes],
+    from_time: datetime | None,
+    bucket: str,
+    prefix: str = "",
+) -> tuple[str, dict[str, bytes]]:
+    """The objects of one export as DynamoDB writes them under `prefix` of `bucket`: (the export
+    directory's key, {key: bytes}). A full export at `export_time`, or with `from_time` the
+    incremental export of [from_time, export_time).
+    """
+    times = {"exportTime": _stamp(export_time)}
+    if from_time is not None:
+        times = {
+            "exportFromTime": _stamp(from_time),
+            "exportToTime": _stamp(export_time),
+            "exportType": "INCREMENTAL_EXPORT",
+            "outputView": "NEW_IMAGE",
+        }
     export_id = f"{_ms(export_time):013d}-{hashlib.sha256((table_arn + json.dumps(times)).encode()).hexdigest()[:8]}"
-    prefix = f"AWSDynamoDB/{export_id}/"
-    directory = root / prefix
-    (directory / "data").mkdir(parents=True, exist_ok=True)
-    entries: list[dict[str, object]] = []
-    total = 0
-    billed = 0
-    for number, chunk in enumerate(chunks):
-        key = f"{prefix}data/{number:05d}-{export_id[-8:]}.json.gz"
-        # mtime=0: the same items give byte-identical files (reproducible fixtures).
-        body = gzip.compress(chunk, compresslevel=1, mtime=0)
-        (root / key).write_bytes(body)
-        count = chunk.count(b"\n")
-        total += count
-        billed += len(chunk)
-        entries.append(
-            {
-                "itemCount": count,
-                # AWS writes the MD5 of an export data file in base64 (inventories: hex).
-                "md5Checksum": base64.b64encode(hashlib.md5(body).digest()).decode(),
-                "etag": hashlib.md5(body).hexdigest(),
-                "dataFileS3Key": key,
-            }
-        )
-    (root / prefix / EXPORT_FILES).write_text("".join(json.dumps(e) + "\n" for e in entries))
+    directory = f"{prefix}AWSDynamoDB/{export_id}/"
+    objects, entries = _data_files(directory, export_id, chunks)
+    total = sum(int(str(e["itemCount"])) for e in entries)
+    billed = sum(int(str(e.pop("billed"))) for e in entries)
+    objects[directory + EXPORT_FILES] = "".join(json.dumps(e) + "\n" for e in entries).encode()
     stamp = _stamp(export_time)
     summary = {
         "version": "2020-06-30",
@@ -101,17 +126,17 @@ def _write(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[b
         "tableArn": table_arn,
         "tableId": hashlib.sha256(table_arn.encode()).hexdigest()[:32],
         **times,
-        "s3Bucket": root.name,
-        "s3Prefix": None,
+        "s3Bucket": bucket,
+        "s3Prefix": prefix.rstrip("/") or None,
         "s3SseAlgorithm": "AES256",
         "s3SseKmsKeyId": None,
-        "manifestFilesS3Key": prefix + EXPORT_FILES,
+        "manifestFilesS3Key": directory + EXPORT_FILES,
         "billedSizeBytes": billed,
         "itemCount": total,
         "outputFormat": "DYNAMODB_JSON",
     }
-    (root / prefix / EXPORT_SUMMARY).write_text(json.dumps(summary, indent=2))
-    return directory
+    objects[directory + EXPORT_SUMMARY] = json.dumps(summary, indent=2).encode()
+    return directory, objects
 
 
 def _url_encode(key: str) -> str:
@@ -126,53 +151,69 @@ def write_inventory(
     fmt: str = "CSV",
     config_id: str = "docuflow-daily",
 ) -> Path:
-    """An S3 Inventory report under `root` (the destination bucket); returns manifest.json.
+    """An S3 Inventory report under `root` (the destination bucket); returns manifest.json."""
+    objects = inventory_objects(root.name, "", source_bucket, created, frames, fmt, config_id)
+    _written(root, ("", objects))
+    return root / next(key for key in objects if key.endswith("/" + INVENTORY_MANIFEST))
+
+
+def inventory_objects(
+    destination: str,
+    prefix: str,
+    source_bucket: str,
+    created: datetime,
+    frames: Iterable[pl.DataFrame],
+    fmt: str = "CSV",
+    config_id: str = "docuflow-daily",
+) -> dict[str, bytes]:
+    """The objects of one S3 Inventory report as S3 writes them under `prefix` of `destination`.
 
     Each frame (columns bucket, key, size, lastModified, etag) becomes one data file:
-    `CSV` gzip with URL-encoded keys and every field quoted, or `Parquet` with AWS's column names.
+    `CSV` gzip with URL-encoded keys and every field quoted, or `Parquet` with AWS's column names;
+    then `<created>/manifest.json` and the Hive symlink of its `dt` partition.
     """
-    base = f"{source_bucket}/{config_id}/"
-    (root / base / "data").mkdir(parents=True, exist_ok=True)
+    base = f"{prefix}{source_bucket}/{config_id}/"
+    objects: dict[str, bytes] = {}
     files: list[dict[str, object]] = []
     for number, frame in enumerate(f for f in frames if f.height):
-        out = frame.select(
-            pl.col("bucket").alias("Bucket"),
-            pl.col("key").alias("Key"),
-            pl.col("size").alias("Size"),
-            pl.col("lastModified").dt.convert_time_zone("UTC").alias("LastModifiedDate"),
-            pl.col("etag").str.strip_chars('"').alias("ETag"),
-        )
-        if fmt == "CSV":
-            out = out.with_columns(
-                pl.col("Key").map_elements(_url_encode, return_dtype=pl.String),
-                pl.col("LastModifiedDate").dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
-            )
-            buffer = io.BytesIO()
-            out.write_csv(buffer, include_header=False, quote_style="always")
-            body = gzip.compress(buffer.getvalue(), compresslevel=1, mtime=0)
-            key = f"{base}data/{number:05d}.csv.gz"
-        elif fmt == "Parquet":
-            buffer = io.BytesIO()
-            out.rename(_PARQUET_NAMES).write_parquet(buffer)
-            body = buffer.getvalue()
-            key = f"{base}data/{number:05d}.parquet"
-        else:
-            raise ValueError(f"inventory format {fmt!r}: CSV or Parquet")
-        (root / key).write_bytes(body)
+        key, body = _inventory_file(base, number, frame, fmt)
+        objects[key] = body
         files.append({"key": key, "size": len(body), "MD5checksum": hashlib.md5(body).hexdigest()})
     manifest = {
         "sourceBucket": source_bucket,
-        "destinationBucket": f"arn:aws:s3:::{root.name}",
+        "destinationBucket": f"arn:aws:s3:::{destination}",
         "version": "2016-11-30",
         "creationTimestamp": str(_ms(created)),
         "fileFormat": fmt,
         "fileSchema": ", ".join(INVENTORY_FIELDS),
         "files": files,
     }
-    manifest_dir = root / base / created.strftime("%Y-%m-%dT%H-%MZ")
-    manifest_dir.mkdir(parents=True, exist_ok=True)
-    (manifest_dir / INVENTORY_MANIFEST).write_text(json.dumps(manifest, indent=2))
-    return manifest_dir / INVENTORY_MANIFEST
+    objects[f"{base}{created:%Y-%m-%dT%H-%MZ}/{INVENTORY_MANIFEST}"] = json.dumps(manifest, indent=2).encode()
+    symlinks = "".join(f"s3://{destination}/{f['key']}\n" for f in files)
+    objects[f"{base}hive/dt={created:%Y-%m-%d-%H-%M}/symlink.txt"] = symlinks.encode()
+    return objects
+
+
+def _inventory_file(base: str, number: int, frame: pl.DataFrame, fmt: str) -> tuple[str, bytes]:
+    out = frame.select(
+        pl.col("bucket").alias("Bucket"),
+        pl.col("key").alias("Key"),
+        pl.col("size").alias("Size"),
+        pl.col("lastModified").dt.convert_time_zone("UTC").alias("LastModifiedDate"),
+        pl.col("etag").str.strip_chars('"').alias("ETag"),
+    )
+    buffer = io.BytesIO()
+    if fmt == "CSV":
+        out = out.with_columns(
+            pl.col("Key").map_elements(_url_encode, return_dtype=pl.String),
+            pl.col("LastModifiedDate").dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
+        )
+        out.write_csv(buffer, include_header=False, quote_style="always")
+        return f"{base}data/{number:05d}.csv.gz", gzip.compress(buffer.getvalue(), compresslevel=1, mtime=0)
+    if fmt == "Parquet":
+        out.rename(_PARQUET_NAMES).write_parquet(buffer)
+        return f"{base}data/{number:05d}.parquet", buffer.getvalue()
+    raise ValueError(f"inventory format {fmt!r}: CSV or Parquet")
 
 
 def export_line(wire_item: dict[str, object]) -> str:

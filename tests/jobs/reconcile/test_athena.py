@@ -229,7 +229,7 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], Reconcile
         manifest = write_inventory(root, bucket, T, [frame], "Parquet", s.inventory_config_id)
         files[key] = [root / f["key"] for f in json.loads(manifest.read_text())["files"]]
         hive = manifest.parent.parent / "hive" / f"dt={dt_of(str(manifest))}" / "symlink.txt"
-        hive.parent.mkdir(parents=True)
+        hive.parent.mkdir(parents=True, exist_ok=True)
         hive.write_text(
             "\n".join(
                 f"s3://{s.inventory_bucket}/{s.inventory_prefix}{f['key']}"

@@ -106,7 +106,7 @@ def _kept(source: TableSource, location: Path) -> str:
     writer = StateWriter(str(location), None)
     for _ in writer.tee(source).frames():
         pass
-    return writer.commit(source)
+    return writer.commit()
 
 
 def _findings(files: Files, table: TableSource, deep: bool) -> tuple[pl.DataFrame, dict[str, int]]:
@@ -135,9 +135,9 @@ def test_state_plus_incremental_export_gives_the_full_exports_findings(
     kept = _kept(export_source(files.t0, None, deep=True), tmp_path / "state-t0")
     # The kept state is the T0 table, every column.
     t0_items = _sorted(list(export_source(files.t0, None, deep=True).frames()))
-    assert_frame_equal(_sorted(list(state_source(kept, None, None).frames())), t0_items)
+    assert_frame_equal(_sorted(list(state_source(kept, [], None).frames())), t0_items)
 
-    forward = state_source(kept, files.changes, None)
+    forward = state_source(kept, [files.changes], None)
     assert forward.taken_at == AS_OF
     by_state, sizes = _findings(files, forward, deep)
     by_full, full_sizes = _findings(files, export_source(files.t1, None, deep), deep)
@@ -147,7 +147,7 @@ def test_state_plus_incremental_export_gives_the_full_exports_findings(
     assert {"noresult", "noraw", "stale", "stuck", "drift"} <= documents  # findings of new and changed items
     assert not set(DELETED) & documents
     t1_items = _sorted(list(export_source(files.t1, None, deep=True).frames()))
-    assert_frame_equal(_sorted(list(state_source(kept, files.changes, None).frames())), t1_items)
+    assert_frame_equal(_sorted(list(state_source(kept, [files.changes], None).frames())), t1_items)
 
 
 def test_the_state_a_run_keeps_chains_into_the_next_nights_run(
@@ -255,7 +255,7 @@ def test_a_broken_chain_is_refused(tmp_path: Path, case: str, message: str) -> N
         line = change_line(_key(item), item, AS_OF - timedelta(hours=1))
         changes = str(write_incremental_export(tmp_path / "twice", TABLE, T0, AS_OF, [(line + line).encode()]))
     with pytest.raises(ReconcileInputError, match=message):
-        list(state_source(kept, changes, None).frames())
+        list(state_source(kept, [changes], None).frames())
 
 
 def test_an_incremental_export_alone_is_not_a_table(tmp_path: Path) -> None:
@@ -283,7 +283,7 @@ def test_a_damaged_state_is_refused(tmp_path: Path, damage: str) -> None:
     else:
         (kept / TABLE_STATE).write_text(json.dumps(manifest | {"itemCount": manifest["itemCount"] + 1}))
     with pytest.raises(ReconcileInputError):
-        list(state_source(str(kept), files.changes, None).frames())
+        list(state_source(str(kept), [files.changes], None).frames())
 
 
 def test_an_unfinished_write_leaves_no_state_and_a_retry_writes_one(tmp_path: Path) -> None:
@@ -294,12 +294,12 @@ def test_an_unfinished_write_leaves_no_state_and_a_retry_writes_one(tmp_path: Pa
     next(frames)  # the run dies after its first data file
     assert not (location / TABLE_STATE).exists()
     with pytest.raises(ReconcileInputError, match=r"table-state\.json"):
-        state_source(str(location), None, None)
+        state_source(str(location), [], None)
     kept = _kept(export_source(files.t0, None, deep=True), location)
     listed = {f["key"] for f in json.loads((Path(kept) / TABLE_STATE).read_text())["files"]}
     on_disk = {p.relative_to(location).as_posix() for p in (location / "data").iterdir()}
     assert listed < on_disk  # the dead attempt's file is there, and not part of the state
-    assert sum(f.height for f in state_source(kept, None, None).frames()) == len(state()[0]) - len(NEW) + len(DELETED)
+    assert sum(f.height for f in state_source(kept, [], None).frames()) == len(state()[0]) - len(NEW) + len(DELETED)
 
 
 def test_a_deleted_item_needs_only_its_key(tmp_path: Path) -> None:
@@ -309,7 +309,7 @@ def test_a_deleted_item_needs_only_its_key(tmp_path: Path) -> None:
     item = to_wire(_item("u9", "gone1"))
     line = json.dumps({"Metadata": {"WriteTimestampMicros": {"N": "1"}}, "Keys": _key(item), "OldImage": item}) + "\n"
     changes = str(write_incremental_export(tmp_path / "delete", TABLE, T0, AS_OF, [line.encode()]))
-    ids = pl.concat(list(state_source(kept, changes, None).frames())).get_column("documentId").to_list()
+    ids = pl.concat(list(state_source(kept, [changes], None).frames())).get_column("documentId").to_list()
     assert "gone1" not in ids and "gone2" in ids
 
 
@@ -393,13 +393,19 @@ def test_a_chain_of_exact_windows_is_the_table_at_each_windows_end(tmp_path: Pat
         export_source(str(write_export(tmp_path / "full", TABLE, T0, [("".join(anchor)).encode()])), None, deep=True),
         tmp_path / "night0",
     )
+    night0, every = location, []
     for number, (start, end) in enumerate(itertools.pairwise(nights), 1):
         changes = _window_export(tmp_path / f"changes{number}", events, start, end)
-        forward = state_source(location, changes, None)
+        every.append(changes)
+        forward = state_source(location, [changes], None)
         truth = _table_at(events, end)
         assert _ids(list(forward.frames())) == {d: (i["status"]["S"], int(i["version"]["N"])) for d, i in truth.items()}
-        location = _kept(state_source(location, changes, None), tmp_path / f"night{number}")
-    final = _ids(list(state_source(location, None, None).frames()))
+        location = _kept(state_source(location, [changes], None), tmp_path / f"night{number}")
+    final = _ids(list(state_source(location, [], None).frames()))
+    # Missed nights: the first state brought forward by the three exports in one run.
+    assert _ids(list(state_source(night0, every, None).frames())) == final
+    with pytest.raises(ReconcileInputError, match="the changes in between are in no input"):
+        state_source(night0, [every[0], every[2]], None)  # the second night's export left out
     assert final == {
         "kept": ("PROCESSED", 1),
         "busy": ("FAILED", 3),
@@ -425,6 +431,6 @@ def test_an_overlapping_window_is_refused_because_it_hides_a_delete(tmp_path: Pa
     overlapping = _window_export(tmp_path / "overlap", events, T0 - 2 * hour, AS_OF)
     assert json.loads((Path(overlapping) / "manifest-summary.json").read_text())["itemCount"] == 0  # no line for it
     with pytest.raises(ReconcileInputError, match="an overlapping window can hide a delete"):
-        list(state_source(kept, overlapping, None).frames())
+        list(state_source(kept, [overlapping], None).frames())
     exact = _window_export(tmp_path / "exact", events, T0, AS_OF)
-    assert _ids(list(state_source(kept, exact, None).frames())) == {"kept": ("PROCESSED", 1)}
+    assert _ids(list(state_source(kept, [exact], None).frames())) == {"kept": ("PROCESSED", 1)}

@@ -1,0 +1,54 @@
+"""A stand-in for S3 Inventory on the local stack: moto's S3 keeps inventory configurations but
+never delivers a report.
+
+`deliver` does what S3 Inventory does once a day on AWS: it lists the current versions of the raw
+and processed buckets and writes one report of each into the audit-data bucket, in S3
+Inventory's layout (Parquet, the stack's format: data files, `<time>/manifest.json`, the Hive
+symlink of its `dt` partition: `writers.inventory_objects`). Nothing in the jobs calls it: tests
+and demos deliver the night's inventories before they run the nightly reconcile, as AWS would.
+Loopback endpoints only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from urllib.parse import urlparse
+
+import boto3
+import polars as pl
+
+from jobs.errors import SettingsError
+from jobs.reconcile.frames import OBJECTS_SCHEMA
+from jobs.reconcile.inputs.writers import inventory_objects
+from jobs.settings import JobSettings
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def deliver(settings: JobSettings, created: datetime, fmt: str = "Parquet") -> list[str]:
+    """Today's inventory report of the raw and the processed bucket; returns their manifests' keys."""
+    s3 = boto3.client("s3")
+    host = urlparse(s3.meta.endpoint_url).hostname
+    if host not in LOOPBACK:
+        raise SettingsError(f"the S3 Inventory stand-in writes only to a local S3, not {host}")
+    manifests = []
+    for source in (settings.raw_bucket, settings.processed_bucket):
+        rows = [
+            {"bucket": source, "key": o["Key"], "size": o["Size"], "lastModified": o["LastModified"], "etag": o["ETag"]}
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=source)
+            for o in page.get("Contents", [])
+        ]
+        frame = pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")
+        objects = inventory_objects(
+            settings.inventory_bucket,
+            settings.inventory_prefix,
+            source,
+            created,
+            [frame],
+            fmt,
+            settings.inventory_config_id,
+        )
+        for key, body in objects.items():
+            s3.put_object(Bucket=settings.inventory_bucket, Key=key, Body=body)
+        manifests += [key for key in objects if key.endswith("/manifest.json")]
+    return manifests

@@ -1,0 +1,208 @@
+"""A week of nights on the local stack, each run by the scheduled command alone.
+
+`python -m jobs reconcile --nightly` finds the newest kept state, asks the table's exports from
+the local stack's stand-in (DynamoDB Local has none: jobs/local/export_standin.py), and keeps
+tonight's state. The nights bring changes, deletes and re-creations, items changed several times
+and items created and deleted within a night, one night is missed, and one re-anchors. Every
+night's report must hold exactly the findings a run over a full export of the table at the same
+time and the same inventories gives. The stand-in's clock moves a day per night; S3 Inventory's
+daily reports are delivered by its own stand-in (jobs/local/inventory_standin.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from jobs.contract import DocumentItem, Status, layout
+from jobs.errors import S3ObjectExistsError
+from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.local import export_standin, inventory_standin
+from jobs.observability import CallMetrics
+from jobs.reconcile import cli
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client
+from jobs.store.dynamo import from_wire, to_wire
+from jobs.store.table_export import TableExports
+
+DAY = timedelta(days=1)
+
+
+class Nights:
+    """The stand-ins' clock, a day further each night, and the night's scheduled run."""
+
+    def __init__(self, stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.stack, self.start, self.night = stack, layout.utc_now(), 0
+        monkeypatch.setattr(export_standin, "clock", self.now)
+
+    def now(self) -> datetime:
+        return self.start + self.night * DAY + (layout.utc_now() - self.start)
+
+    def settings(self) -> JobSettings:
+        return JobSettings.from_env()
+
+    def next(self) -> None:
+        self.night += 1
+        inventory_standin.deliver(self.settings(), self.now())  # what S3 Inventory does each night
+
+    def scheduled(self, run_id: str | None = None) -> dict[str, Any]:
+        """The scheduled command, and the summary of the report it wrote."""
+        before = set(self.stack.keys(self.stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX))
+        if run_id is None:
+            assert cli.main(["--nightly"]) in (0, 1)
+        else:
+            ReconcileRun(self.settings(), ReconcileOptions(nightly=True), run_id=run_id).execute()
+        (summary,) = [
+            k
+            for k in self.stack.keys(self.stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX)
+            if k not in before and k.endswith("summary.json")
+        ]
+        return json.loads(self._get(self.stack.settings.reports_bucket, summary))
+
+    def _get(self, bucket: str, key: str) -> bytes:
+        return self.stack.s3().get_object(Bucket=bucket, Key=key)["Body"].read()
+
+    def findings(self, summary: dict[str, Any]) -> pl.DataFrame:
+        body = self._get(self.stack.settings.reports_bucket, summary["reportPrefix"] + "findings.parquet")
+        return pl.read_parquet(body)
+
+    def by_full_export(self, summary: dict[str, Any]) -> pl.DataFrame:
+        """The same night from a full export of the table at the nightly table's time, with the
+        same inventories (the table has not changed since the nightly run).
+        """
+        s = self.settings()
+        client = dynamodb_client(s)
+        export_standin.attach(client, s.export_bucket, s.export_prefix)
+        exports = TableExports(client, CallMetrics())
+        at = datetime.fromisoformat(summary["engineStats"]["night"]["tableAsOf"])
+        full = exports.wait(exports.start(s.table_arn, at, s.export_bucket, s.export_prefix)).directory
+        options = ReconcileOptions(
+            source="files",
+            dynamodb_export=full,
+            s3_inventories=(summary["inputs"]["raw"], summary["inputs"]["processed"]),
+            write_report=False,
+        )
+        return ReconcileRun(s, options).execute().findings
+
+
+def _item(stack: Any, doc: str) -> DocumentItem:
+    key = {layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk(doc)}
+    raw = stack.dynamodb().get_item(TableName=stack.settings.table_name, Key=to_wire(key))["Item"]
+    return DocumentItem.from_item(from_wire(raw))
+
+
+def _put(stack: Any, item: DocumentItem | dict[str, Any]) -> None:
+    wire = item.to_item() if isinstance(item, DocumentItem) else item
+    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(wire))
+
+
+def _delete(stack: Any, doc: str) -> None:
+    key = {layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk(doc)}
+    stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(key))
+
+
+def _changed(item: DocumentItem, **changes: Any) -> DocumentItem:
+    return item.model_copy(update={"version": item.version + 1, "updatedBy": "operator:nightly-test", **changes})
+
+
+def _seed(stack: Any, corpus: Path) -> None:
+    for i, path in enumerate(sorted((corpus / "einvoice" / "ubl").glob("*.xml"))):
+        key = layout.raw_key("u1", f"d{i}", path.name)
+        stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+
+
+def _week(stack: Any) -> list[Callable[[], None]]:
+    """Each night's changes, written before that night's run."""
+    s, s3 = stack.settings, stack.s3()
+    kept: dict[str, DocumentItem] = {}
+
+    def night1() -> None:
+        kept["d1"] = _item(stack, "d1")
+        _delete(stack, "d1")  # its objects stay: ORPHAN_RESULT, UNPROCESSED_RAW
+        d2 = _item(stack, "d2")
+        for status in (Status.PROCESSING, Status.FAILED, Status.PROCESSED):  # changed several times
+            d2 = _changed(d2, status=status)
+            _put(stack, d2)
+        s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "new1", "a.xml"), Body=b"<Invoice/>")
+
+    def night2() -> None:
+        _put(stack, _changed(kept["d1"], vendorName="Back Again GmbH"))  # re-created
+        brief = _changed(_item(stack, "d3"), documentId="brief")
+        _put(stack, brief.model_copy(update={"rawS3Uri": layout.s3_uri(s.raw_bucket, "raw/u1/brief/x.xml")}))
+        _delete(stack, "brief")  # created and deleted within the night
+        s3.delete_object(Bucket=s.raw_bucket, Key=_item(stack, "d3").rawS3Uri.split("/", 3)[3])  # MISSING_RAW
+
+    def night3() -> None:  # the night whose run is missed
+        _put(stack, _changed(_item(stack, "d4"), status=Status.PROCESSING, leaseOwner="gone", leaseExpiresAt=None))
+
+    def night4() -> None:
+        _delete(stack, "d5")
+
+    def night5() -> None:
+        d6 = _item(stack, "d6")
+        _put(stack, {**d6.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})  # INDEX_DRIFT
+        _put(stack, _changed(_item(stack, "d4"), status=Status.PROCESSED, leaseOwner=None))  # no longer stuck
+
+    def night6() -> None:
+        _delete(stack, "d1")
+
+    def night7() -> None:
+        _put(stack, _changed(kept["d1"], vendorName="Third Time GmbH"))
+
+    return [night1, night2, night3, night4, night5, night6, night7]
+
+
+def test_a_week_of_nights_gives_the_findings_of_a_full_export_every_night(
+    stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCUFLOW_RECONCILE_REANCHOR_DAYS", "6")  # night 6 re-anchors
+    _seed(stack, corpus)
+    nights = Nights(stack, monkeypatch)
+    inventory_standin.deliver(nights.settings(), nights.now())
+    plans = [nights.scheduled()["engineStats"]["night"]]
+    assert plans[0]["anchor"] and "no table state" in plans[0]["reason"]
+    codes: set[str] = set()
+    for number, changes in enumerate(_week(stack), 1):
+        changes()
+        nights.next()
+        if number == 3:
+            continue  # missed: the next night brings two nights forward
+        summary = nights.scheduled()
+        plans.append(summary["engineStats"]["night"])
+        findings = nights.findings(summary)
+        assert_frame_equal(findings, nights.by_full_export(summary), check_row_order=True)
+        codes |= set(findings.get_column("code").to_list())
+        assert "brief" not in findings.get_column("documentId").to_list()
+    exports = [(bool(p["anchor"]), len(p["changes"])) for p in plans]
+    assert exports == [(True, 0), (False, 1), (False, 1), (False, 2), (False, 1), (True, 0), (False, 1)]
+    assert "re-anchored every 6 days" in plans[5]["reason"]
+    assert codes >= {"ORPHAN_RESULT", "UNPROCESSED_RAW", "MISSING_RAW", "STUCK_PROCESSING", "INDEX_DRIFT"}
+    kept = [k for k in stack.keys(nights.settings().state_bucket, "table-state/") if k.endswith("table-state.json")]
+    assert len(kept) == 7
+
+
+def test_a_failed_night_leaves_the_previous_state_newest(
+    stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _seed(stack, corpus)
+    nights = Nights(stack, monkeypatch)
+    inventory_standin.deliver(nights.settings(), nights.now())
+    first = nights.scheduled(run_id="20260101T000000Z-first")["engineStats"]["night"]
+    _delete(stack, "d2")
+    nights.next()
+    # The report's key is taken (a rerun of the same run id): the run fails after its exports.
+    with pytest.raises(S3ObjectExistsError):
+        nights.scheduled(run_id="20260101T000000Z-first")
+    states = [k for k in stack.keys(nights.settings().state_bucket, "table-state/") if k.endswith("table-state.json")]
+    assert states == [first["tableState"].split("/", 3)[3] + "/table-state.json"]
+    again = nights.scheduled()["engineStats"]["night"]
+    assert again["state"] == first["tableState"] and len(again["changes"]) == 1
