@@ -39,6 +39,8 @@ ENV_TABLE_ARN = "DOCUFLOW_TABLE_ARN"
 ENV_ATHENA_WORKGROUP = "DOCUFLOW_ATHENA_WORKGROUP"
 ENV_GLUE_DATABASE = "DOCUFLOW_GLUE_DATABASE"
 ENV_EXPORT_TABLE = "DOCUFLOW_GLUE_EXPORT_TABLE"
+ENV_CHANGES_TABLE = "DOCUFLOW_GLUE_CHANGES_TABLE"
+ENV_STATE_TABLE = "DOCUFLOW_GLUE_STATE_TABLE"
 ENV_RAW_INVENTORY_TABLE = "DOCUFLOW_GLUE_RAW_INVENTORY_TABLE"
 ENV_PROCESSED_INVENTORY_TABLE = "DOCUFLOW_GLUE_PROCESSED_INVENTORY_TABLE"
 ENV_INVENTORY_BUCKET = "DOCUFLOW_INVENTORY_BUCKET"
@@ -102,6 +104,8 @@ class JobSettings(BaseModel):
     athena_workgroup: str = ""
     glue_database: str = ""
     glue_export_table: str = layout.GLUE_EXPORT_TABLE
+    glue_changes_table: str = layout.GLUE_CHANGES_TABLE  # incremental exports
+    glue_state_table: str = layout.GLUE_STATE_TABLE  # the Iceberg table the nightly run keeps
     glue_raw_inventory_table: str = layout.GLUE_INVENTORY_TABLES["raw"]
     glue_processed_inventory_table: str = layout.GLUE_INVENTORY_TABLES["processed"]
     inventory_bucket: str = ""  # the audit-data bucket
@@ -188,6 +192,8 @@ class JobSettings(BaseModel):
             "athena_workgroup": ENV_ATHENA_WORKGROUP,
             "glue_database": ENV_GLUE_DATABASE,
             "glue_export_table": ENV_EXPORT_TABLE,
+            "glue_changes_table": ENV_CHANGES_TABLE,
+            "glue_state_table": ENV_STATE_TABLE,
             "glue_raw_inventory_table": ENV_RAW_INVENTORY_TABLE,
             "glue_processed_inventory_table": ENV_PROCESSED_INVENTORY_TABLE,
             "inventory_bucket": ENV_INVENTORY_BUCKET,

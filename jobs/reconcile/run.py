@@ -268,7 +268,7 @@ class ReconcileRun:
         if o.engine == "athena":
             from jobs.reconcile.engines.athena import AthenaEngine, AthenaInputs
 
-            inputs = AthenaInputs(self.run_id, self.report_prefix, o.dynamodb_export, o.s3_inventories)
+            inputs = AthenaInputs(self.run_id, self.report_prefix, o.dynamodb_export, o.s3_inventories, o.nightly)
             return AthenaEngine(self.settings, self.buckets, self.athena_queries, self.table_exports, inputs)
         if o.engine == "duckdb":
             from jobs.reconcile.engines.duckdb import DuckdbEngine

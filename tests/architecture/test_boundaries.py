@@ -36,6 +36,8 @@ PURE_MODULES = (
     "jobs.reconcile.findings",
     "jobs.reconcile.sql",
     "jobs.reconcile.engines",
+    "jobs.reconcile.chain",
+    "jobs.reconcile.iceberg",
 )
 PURE_PACKAGES = ("jobs.extract",)  # every module below them
 AWS_SPEAKERS = ("jobs/store/", "jobs/local/")

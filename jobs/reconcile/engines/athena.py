@@ -14,7 +14,6 @@ role's credentials. What the stack must provide is listed in docs/reconcile.md.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import logging
@@ -28,6 +27,7 @@ from jobs.contract import layout
 from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissingError
 from jobs.reconcile import sql
 from jobs.reconcile.engines import ParamsFor
+from jobs.reconcile.engines.athena_state import IcebergNight, TableRead, token
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import empty
 from jobs.reconcile.inputs.export import EXPORT_SUMMARY, FULL_EXPORT
@@ -60,10 +60,7 @@ class AthenaInputs:
     report_prefix: str  # the findings are unloaded under it, in UNLOAD_DIR
     export: str | None = None  # a completed full export (s3://); None: the run starts one
     manifests: tuple[str, ...] = ()  # inventory manifests (s3://); none: the newest of each bucket
-
-
-def _token(run_id: str, what: str) -> str:
-    return hashlib.sha256(f"{run_id}/{what}".encode()).hexdigest()[:64]
+    nightly: bool = False  # the kept Iceberg table brought forward (athena_state), not an export
 
 
 def dt_of(manifest_key: str) -> str:
@@ -177,12 +174,22 @@ class AthenaEngine:
                 raise ReconcileInputError(f"no S3 Inventory manifest for bucket {needed!r}")
         return partitions[s.raw_bucket], partitions[s.processed_bucket]
 
-    def relations(self, export_id: str, raw: InventoryPartition, processed: InventoryPartition) -> sql.Relations:
-        """The Glue tables the query reads, each narrowed to this run's export and partitions."""
+    def exported(self) -> TableRead:
+        """The table as a full export: the one given, or one started for the run's point in time."""
+        s = self.settings
+        now = layout.utc_now().replace(second=0, microsecond=0)
+        export_id, export_time, item_count = self.export(self.inputs.export, now)
+        relation = (
+            f'(SELECT item FROM "{s.glue_database}"."{s.glue_export_table}" WHERE export_id = {sql.lit(export_id)})'
+        )
+        return TableRead(relation, export_time, f"export {export_id}", item_count)
+
+    def relations(self, table: str, raw: InventoryPartition, processed: InventoryPartition) -> sql.Relations:
+        """The Glue tables the query reads, each narrowed to this run's table and partitions."""
         s = self.settings
         db = f'"{s.glue_database}"'
         return sql.Relations(
-            export=f'(SELECT item FROM {db}."{s.glue_export_table}" WHERE export_id = {sql.lit(export_id)})',
+            export=table,
             raw_inventory=f'(SELECT * FROM {db}."{s.glue_raw_inventory_table}" WHERE dt = {sql.lit(raw.dt)})',
             processed_inventory=(
                 f'(SELECT * FROM {db}."{s.glue_processed_inventory_table}" WHERE dt = {sql.lit(processed.dt)})'
@@ -191,16 +198,18 @@ class AthenaEngine:
 
     def find(self, params_for: ParamsFor) -> EngineFindings:
         s, run_id = self.settings, self.inputs.run_id
-        now = layout.utc_now()
-        export_id, export_time, item_count = self.export(self.inputs.export, now.replace(second=0, microsecond=0))
+        if self.inputs.nightly:
+            table = IcebergNight(s, self.buckets, self.queries, self.exports, run_id).bring_forward()
+        else:
+            table = self.exported()
         raw, processed = self.inventories()
-        relations = self.relations(export_id, raw, processed)
-        taken_at = {"table": export_time, "raw": raw.created, "processed": processed.created}
+        relations = self.relations(table.relation, raw, processed)
+        taken_at = {"table": table.taken_at, "raw": raw.created, "processed": processed.created}
         params = params_for(min(taken_at.values()))
         counted = self.queries.run(
             f"SELECT (SELECT count(*) FROM {relations.raw_inventory}), "
             f"(SELECT count(*) FROM {relations.processed_inventory})",
-            _token(run_id, "counts"),
+            token(run_id, "counts"),
             "object counts",
         )
         raw_count, processed_count = (int(v or 0) for v in self.queries.rows(counted.query_id)[0])
@@ -210,22 +219,26 @@ class AthenaEngine:
             f"UNLOAD ({sql.query(relations, params)}) TO {sql.lit(target)} "
             "WITH (format = 'PARQUET', compression = 'ZSTD')"
         )
-        found = self.queries.run(unload, _token(run_id, "findings"), "reconcile query")
+        found = self.queries.run(unload, token(run_id, "findings"), "reconcile query")
+        ran = [*table.queries, counted, found]
+        stats: dict[str, object] = {
+            "workgroup": s.athena_workgroup,
+            "queryIds": [q.query_id for q in ran],
+            "bytesScanned": sum(q.bytes_scanned for q in ran),
+            "unloadedTo": target,
+        }
+        if table.night is not None:
+            stats["night"] = table.night
         return EngineFindings(
             self.read_unloaded(unloaded),
             taken_at=taken_at,
-            inputs={"table": f"export {export_id}", "raw": raw.manifest, "processed": processed.manifest},
+            inputs={"table": table.where, "raw": raw.manifest, "processed": processed.manifest},
             sizes={
-                "table": item_count if item_count is not None else -1,
+                "table": table.item_count if table.item_count is not None else -1,
                 "raw": raw_count,
                 "processed": processed_count,
             },
-            stats={
-                "workgroup": s.athena_workgroup,
-                "queryIds": [counted.query_id, found.query_id],
-                "bytesScanned": counted.bytes_scanned + found.bytes_scanned,
-                "unloadedTo": target,
-            },
+            stats=stats,
         )
 
     def read_unloaded(self, prefix: str) -> pl.DataFrame:

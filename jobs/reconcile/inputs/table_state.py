@@ -161,18 +161,18 @@ def _state_frame(base: Location, entry: StateFile) -> pl.DataFrame:
     return frame
 
 
-def _check_chain(state: StateManifest, where: str, changes: ExportManifest, table_at: datetime) -> None:
-    """`changes` must bring the table forward from `table_at` (the state's time, or the end of
-    the export before it): incremental, of the state's table, starting exactly then.
+def check_follows(changes: ExportManifest, table_at: datetime, table_arn: str | None, where: str) -> None:
+    """`changes` must bring the table at `where` forward from `table_at` (the state's time, or
+    the end of the export before it): incremental, of the same table, starting exactly then.
     """
     if not changes.incremental:
         raise ReconcileInputError(
             f"{changes.where} is a full export (the whole table): give it without --table-state, "
             "or give the incremental export that follows the state"
         )
-    if state.tableArn and changes.table_arn and state.tableArn != changes.table_arn:
+    if table_arn and changes.table_arn and table_arn != changes.table_arn:
         raise ReconcileInputError(
-            f"{changes.where} exports {changes.table_arn}, the table state at {where} is of {state.tableArn}"
+            f"{changes.where} exports {changes.table_arn}, the table state at {where} is of {table_arn}"
         )
     assert changes.from_time is not None
     if changes.from_time > table_at:
@@ -200,7 +200,7 @@ def state_source(location: str, changes: Sequence[str], buckets: Buckets | None)
     manifests = [export_manifest(where, buckets) for where in changes]
     table_at = state.asOf
     for manifest in manifests:
-        _check_chain(state, base.text, manifest, table_at)
+        check_follows(manifest, table_at, state.tableArn, base.text)
         table_at = manifest.export_time
     return TableSource(
         (base.text, *changes),

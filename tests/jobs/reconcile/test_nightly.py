@@ -32,6 +32,7 @@ from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
 from jobs.store.dynamo import from_wire, to_wire
 from jobs.store.table_export import TableExports
+from tests.jobs.reconcile.duck_athena import DuckAthenaChain
 
 DAY = timedelta(days=1)
 
@@ -206,3 +207,42 @@ def test_a_failed_night_leaves_the_previous_state_newest(
     assert states == [first["tableState"].split("/", 3)[3] + "/table-state.json"]
     again = nights.scheduled()["engineStats"]["night"]
     assert again["state"] == first["tableState"] and len(again["changes"]) == 1
+
+
+def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_chain_finds(
+    stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same week through the athena engine, Athena played by DuckDB (the Iceberg table a
+    DuckDB table, the MERGE and the rules the very statements Athena gets), night by night
+    against the polars engine's chain.
+    """
+    monkeypatch.setenv("DOCUFLOW_RECONCILE_REANCHOR_DAYS", "6")
+    _seed(stack, corpus)
+    nights = Nights(stack, monkeypatch)
+    athena = DuckAthenaChain(stack, nights.settings())
+
+    def both() -> dict[str, Any]:
+        by_polars = ReconcileRun(nights.settings(), ReconcileOptions(nightly=True, write_report=False)).execute()
+        run = ReconcileRun(nights.settings(), ReconcileOptions(engine="athena", nightly=True, write_report=False))
+        run.athena_queries = athena  # type: ignore[assignment]
+        on_athena = run.execute()
+        assert_frame_equal(on_athena.findings, by_polars.findings)
+        assert on_athena.summary.itemCount == by_polars.summary.itemCount
+        return on_athena.summary.engineStats["night"]  # type: ignore[return-value]
+
+    inventory_standin.deliver(nights.settings(), nights.now())
+    plans = [both()]
+    for number, changes in enumerate(_week(stack), 1):
+        changes()
+        nights.next()
+        if number != 3:  # the missed night
+            plans.append(both())
+    exports = [(bool(p["anchor"]), len(p["changes"])) for p in plans]
+    assert exports == [(True, 0), (False, 1), (False, 1), (False, 2), (False, 1), (True, 0), (False, 1)]
+    merges = [q for q in athena.sent if q.startswith("MERGE INTO")]
+    assert len(merges) == 6
+    state_rows = athena.con.execute(
+        f'SELECT count(*) FROM "{nights.settings().glue_database}"."{nights.settings().glue_state_table}" '
+        f"WHERE pk = '{layout.STATE_ROW_PK}'"
+    ).fetchone()
+    assert state_rows == (1,)
