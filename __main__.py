@@ -37,8 +37,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     account_id = aws.get_caller_identity_output().account_id
     specs = settings.buckets()
     names = {spec.purpose: spec.name for spec in specs}
-    audit_bucket = settings.audit_data_bucket_name()
-    inventoried = list(layout.GLUE_INVENTORY_TABLES) if audit_bucket else []
+    audit_data = settings.audit_data()
+    # The nightly reconcile judges both data buckets' daily S3 Inventory reports (either engine).
+    inventoried = list(layout.GLUE_INVENTORY_TABLES)
 
     key = DataKey(
         prefix,
@@ -47,7 +48,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             region=settings.region,
             alias=f"{prefix}-data",
             notifying_bucket_arns=[bucket_arn(names["raw"])],
-            # S3 Inventory encrypts its reports of these buckets with the key (Athena engine only).
+            # S3 Inventory encrypts its reports of these buckets with the key.
             inventoried_bucket_arns=[bucket_arn(names[p]) for p in inventoried],
             protect=settings.protect,
             tags=tags,
@@ -67,8 +68,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             cors_origins=settings.cors_origins,
             break_glass_role_arn=settings.break_glass_role_arn,
-            audit_data_bucket_name=audit_bucket,
-            audit_data_retention_days=settings.audit_data_retention_days,
+            audit_data=audit_data,
             access_log_retention_days=settings.access_log_retention_days,
             noncurrent_expiration_days=settings.noncurrent_expiration_days,
             abort_multipart_days=settings.abort_multipart_days,
@@ -108,24 +108,21 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             tags=tags,
         ),
     )
-    catalog = (
-        AuditCatalog(
-            f"{prefix}-audit",
-            AuditCatalogArgs(
-                stage=settings.stage,
-                region=settings.region,
-                account_id=account_id,
-                source_buckets={p: names[p] for p in inventoried},
-                audit_bucket_name=audit_bucket,
-                audit_bucket_arn=buckets.bucket_arns[layout.AUDIT_DATA],
-                reports_bucket_name=names["reports"],
-                kms_key_arn=key.key_arn,
-                bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
-                tags=tags,
-            ),
-        )
-        if audit_bucket
-        else None
+    catalog = AuditCatalog(
+        f"{prefix}-audit",
+        AuditCatalogArgs(
+            stage=settings.stage,
+            region=settings.region,
+            account_id=account_id,
+            source_buckets={p: names[p] for p in inventoried},
+            audit_bucket_name=audit_data.name,
+            audit_bucket_arn=buckets.bucket_arns[layout.AUDIT_DATA],
+            reports_bucket_name=names["reports"],
+            kms_key_arn=key.key_arn,
+            bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
+            athena=settings.reconcile_engine == "athena",
+            tags=tags,
+        ),
     )
     job_env = arrivals.queue_url.apply(
         lambda url: JobSettings(
@@ -158,7 +155,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             image_tag=settings.image_tag,
             ocr_engine=settings.ocr_engine,
             reconcile_engine=settings.reconcile_engine,
-            catalog_grants=catalog.grants if catalog else None,
+            catalog_grants=catalog.grants,
+            reanchor_days=settings.reconcile_reanchor_days,
+            catch_up_days=settings.reconcile_catch_up_days,
             fargate_spot=settings.fargate_spot,
             ingest_tasks=settings.ingest_tasks,
             ingest_schedule=settings.ingest_schedule,
@@ -200,12 +199,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
     }
-    if catalog:
-        outputs |= {
-            "auditDataBucketName": buckets.bucket_names[layout.AUDIT_DATA],
-            "auditDatabaseName": catalog.database_name,
-            "athenaWorkgroupName": catalog.workgroup_name,
-        }
+    outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
+    if catalog.database_name is not None and catalog.workgroup_name is not None:
+        outputs |= {"auditDatabaseName": catalog.database_name, "athenaWorkgroupName": catalog.workgroup_name}
     return outputs
 
 

@@ -1,14 +1,15 @@
-"""AuditCatalog: the reconcile on Amazon Athena, over S3 Inventory reports and DynamoDB exports.
+"""AuditCatalog: what the nightly reconcile reads besides the table, and Amazon Athena's catalog.
 
 Daily S3 Inventory configurations (Parquet, current versions, the fields components.catalog
 lists) report the raw and processed buckets into the audit-data bucket (DocumentBuckets owns it
-and its delivery policy); the reconcile exports the table there itself (PITR is on). A Glue
-database holds one table per inventory (partition projection on `dt`) and one over the exports
-(an injected `export_id`), and an Athena workgroup with an enforced configuration runs the
-queries: results under the reports bucket's Athena prefix, encrypted with the stack's key, and a
-cutoff on the bytes one query may scan. The stack builds this only with
-`docuflow:reconcileEngine: athena`; the reconcile and repair roles then get exactly what the
-engine needs (policies.CatalogArns).
+and its delivery policy), for every engine: the nightly run judges the newest reports against the
+table it keeps. With `docuflow:reconcileEngine: athena` the component also declares a Glue
+database with one table per inventory (partition projection on `dt`), one over the full exports
+and one over the incremental exports (an injected `export_id`), the Iceberg table the nightly run
+merges them into, and an Athena workgroup with an enforced configuration: results under the
+reports bucket's Athena prefix, encrypted with the stack's key, and a cutoff on the bytes one
+query may scan. The reconcile and repair roles then get exactly what the engine needs
+(policies.CatalogArns).
 """
 
 from __future__ import annotations
@@ -39,31 +40,34 @@ class AuditCatalogArgs:
     reports_bucket_name: str
     kms_key_arn: pulumi.Input[str]
     bytes_scanned_cutoff: int
+    # The Athena engine: the Glue catalog and the workgroup too (else the inventories only).
+    athena: bool = True
     tags: dict[str, str] = field(default_factory=dict)
 
 
 class AuditCatalog(pulumi.ComponentResource):
-    database_name: pulumi.Output[str]
-    workgroup_name: pulumi.Output[str]
-    grants: pulumi.Output[policies.CatalogArns]
+    database_name: pulumi.Output[str] | None
+    workgroup_name: pulumi.Output[str] | None
+    grants: pulumi.Output[policies.CatalogArns] | None
 
     def __init__(self, name: str, args: AuditCatalogArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("docuflow:audit_catalog:AuditCatalog", name, None, opts)
         self._name = name
         self._args = args
         self._inventories()
-        database, tables = self._glue()
-        workgroup = self._workgroup()
-
-        self.database_name = database.name
-        self.workgroup_name = workgroup.name
-        self.grants = pulumi.Output.all(
-            account=args.account_id,
-            audit=args.audit_bucket_arn,
-            workgroup=workgroup.arn,
-            database=database.name,
-            tables=[t.name for t in tables],
-        ).apply(self._grants)
+        self.database_name = self.workgroup_name = self.grants = None
+        if args.athena:
+            database, tables = self._glue()
+            workgroup = self._workgroup()
+            self.database_name = database.name
+            self.workgroup_name = workgroup.name
+            self.grants = pulumi.Output.all(
+                account=args.account_id,
+                audit=args.audit_bucket_arn,
+                workgroup=workgroup.arn,
+                database=database.name,
+                tables=[t.name for t in tables],
+            ).apply(self._grants)
         self.register_outputs(
             {"database_name": self.database_name, "workgroup_name": self.workgroup_name, "grants": self.grants}
         )
@@ -106,27 +110,43 @@ class AuditCatalog(pulumi.ComponentResource):
             opts=child(self),
         )
         tables = [
-            aws.glue.CatalogTable(
-                f"{self._name}-{table.name.replace('_', '-')}",
-                name=table.name,
-                database_name=database.name,
-                table_type="EXTERNAL_TABLE",
-                parameters=table.parameters,
-                partition_keys=[aws.glue.CatalogTablePartitionKeyArgs(name=n, type=t) for n, t in table.partition_keys],
-                storage_descriptor=aws.glue.CatalogTableStorageDescriptorArgs(
-                    location=table.location,
-                    input_format=table.input_format,
-                    output_format=table.output_format,
-                    ser_de_info=aws.glue.CatalogTableStorageDescriptorSerDeInfoArgs(serialization_library=table.serde),
-                    columns=[
-                        aws.glue.CatalogTableStorageDescriptorColumnArgs(name=n, type=t) for n, t in table.columns
-                    ],
-                ),
-                opts=child(self),
-            )
+            self._table(database, table)
             for table in catalog.audit_tables(args.audit_bucket_name, dict(args.source_buckets))
         ]
         return database, tables
+
+    def _table(self, database: aws.glue.CatalogDatabase, table: catalog.GlueTable) -> aws.glue.CatalogTable:
+        """One table; an Iceberg one is created through Glue's open table format input, which
+        writes its first metadata at the location.
+        """
+        columns = [aws.glue.CatalogTableStorageDescriptorColumnArgs(name=n, type=t) for n, t in table.columns]
+        if table.iceberg:
+            storage = aws.glue.CatalogTableStorageDescriptorArgs(location=table.location, columns=columns)
+            iceberg = aws.glue.CatalogTableOpenTableFormatInputArgs(
+                iceberg_input=aws.glue.CatalogTableOpenTableFormatInputIcebergInputArgs(
+                    metadata_operation="CREATE", version="2"
+                )
+            )
+        else:
+            storage = aws.glue.CatalogTableStorageDescriptorArgs(
+                location=table.location,
+                input_format=table.input_format,
+                output_format=table.output_format,
+                ser_de_info=aws.glue.CatalogTableStorageDescriptorSerDeInfoArgs(serialization_library=table.serde),
+                columns=columns,
+            )
+            iceberg = None
+        return aws.glue.CatalogTable(
+            f"{self._name}-{table.name.replace('_', '-')}",
+            name=table.name,
+            database_name=database.name,
+            table_type="EXTERNAL_TABLE",
+            parameters=table.parameters,
+            partition_keys=[aws.glue.CatalogTablePartitionKeyArgs(name=n, type=t) for n, t in table.partition_keys],
+            storage_descriptor=storage,
+            open_table_format_input=iceberg,
+            opts=child(self),
+        )
 
     def _workgroup(self) -> aws.athena.Workgroup:
         """Enforced configuration: every query's results are KMS-encrypted under the reports
@@ -164,4 +184,5 @@ class AuditCatalog(pulumi.ComponentResource):
             glue_catalog_arn=f"{glue}:catalog",
             glue_database_arn=f"{glue}:database/{v['database']}",
             glue_table_arns=[f"{glue}:table/{v['database']}/{t}" for t in cast("list[str]", v["tables"])],
+            state_table_arn=f"{glue}:table/{v['database']}/{layout.GLUE_STATE_TABLE}",
         )

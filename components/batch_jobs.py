@@ -27,7 +27,7 @@ from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
-from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
+from jobs.settings import ENV_CATCH_UP_DAYS, ENV_OCR_ENGINE, ENV_REANCHOR_DAYS, ENV_TABLE_ARN, JOB_ENV_VARS
 
 CONTAINER_NAME = "job"
 SCRATCH_VOLUME = "scratch"
@@ -35,8 +35,14 @@ SCRATCH_PATH = "/tmp"
 # Numeric, so ECS can check it is not root without reading the image's /etc/passwd.
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
-# Each job's command after the entrypoint; one task definition, role and log group per job.
-COMMANDS = {"ingest": ["ingest"], "reconcile": ["reconcile"], "repair": ["reconcile", "--repair"]}
+# Each job's command after the entrypoint; one task definition, role and log group per job. The
+# reconcile and its repair run the nightly chain (jobs/reconcile/nightly.py): the kept table
+# state brought forward by the night's incremental exports, judged against the newest inventories.
+COMMANDS = {
+    "ingest": ["ingest"],
+    "reconcile": ["reconcile", "--nightly"],
+    "repair": ["reconcile", "--nightly", "--repair"],
+}
 JOBS = tuple(COMMANDS)
 RECONCILE_ENGINES = ("polars", "athena")
 
@@ -62,7 +68,7 @@ class BatchJobsArgs:
     account_id: pulumi.Input[str]
     kms_key_arn: pulumi.Input[str]
     table_arn: pulumi.Input[str]
-    bucket_arns: Mapping[str, pulumi.Input[str]]
+    bucket_arns: Mapping[str, pulumi.Input[str]]  # raw, processed, reports and the audit-data bucket
     arrivals_queue_arn: pulumi.Input[str]
     arrivals_dead_letter_queue_arn: pulumi.Input[str]
     # JobSettings.env(): exactly JOB_ENV_VARS; an Output, as the queue URL is known only after it exists.
@@ -91,6 +97,10 @@ class BatchJobsArgs:
     # catalog's grants (AuditCatalog.grants, required then).
     reconcile_engine: str = "polars"
     catalog_grants: pulumi.Input[policies.CatalogArns] | None = None
+    # The nightly chain: re-anchor with a full export this many days after the last one; a state
+    # older than catch-up days is re-anchored too (JobSettings' reconcile_* settings).
+    reanchor_days: int = 30
+    catch_up_days: int = 7
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -104,7 +114,13 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
 
 
 def _container_definitions(
-    values: dict[str, Any], *, job: str, region: str, ocr_engine: str | None, reconcile_engine: str
+    values: dict[str, Any],
+    *,
+    job: str,
+    region: str,
+    ocr_engine: str | None,
+    reconcile_engine: str,
+    chain: Mapping[str, int],
 ) -> str:
     """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
     container = container_definition(
@@ -116,6 +132,7 @@ def _container_definitions(
         ocr_engine=ocr_engine,
         reconcile_engine=reconcile_engine,
         table_arn=values["table_arn"],
+        chain=chain,
     )
     return json.dumps([container])
 
@@ -130,17 +147,20 @@ def container_definition(
     ocr_engine: str | None = None,
     reconcile_engine: str = "polars",
     table_arn: str | None = None,
+    chain: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
     Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), and
-    the table's ARN (the Athena reconcile and its repair start the night's table export with it).
+    for the nightly reconcile and its repair the table's ARN (they export the table) and the
+    chain's re-anchor and catch-up days.
     """
     extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
-    if job != "ingest" and reconcile_engine == "athena":
+    if job != "ingest":
         if not table_arn:
-            raise ValueError("the athena reconcile needs the table's ARN to export it")
+            raise ValueError("the nightly reconcile needs the table's ARN to export it")
         extra[ENV_TABLE_ARN] = table_arn
+        extra.update({name: str(days) for name, days in (chain or {}).items()})
     return {
         "name": CONTAINER_NAME,
         "image": image,
@@ -293,7 +313,9 @@ class BatchJobs(pulumi.ComponentResource):
         }
         # Each job's policy builder and the Outputs it takes beyond the shared ones.
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
-        catalog = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
+        catalog: dict[str, Any] = {"audit_bucket_arn": args.bucket_arns[layout.AUDIT_DATA]}
+        if args.catalog_grants is not None:
+            catalog["catalog"] = args.catalog_grants
         builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
             "ingest": (
                 partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),
@@ -339,6 +361,7 @@ class BatchJobs(pulumi.ComponentResource):
                         region=args.region,
                         ocr_engine=args.ocr_engine if job == "ingest" else None,
                         reconcile_engine=args.reconcile_engine,
+                        chain={ENV_REANCHOR_DAYS: args.reanchor_days, ENV_CATCH_UP_DAYS: args.catch_up_days},
                     )
                 ),
                 tags=args.tags,

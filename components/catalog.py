@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
 from enum import Enum
@@ -61,6 +61,7 @@ class GlueTable:
     output_format: str
     serde: str
     parameters: dict[str, str]
+    iceberg: bool = False  # an Iceberg table Glue creates the metadata of (OpenTableFormatInput)
 
 
 def inventory_table(name: str, audit_bucket: str, source_bucket: str) -> GlueTable:
@@ -137,9 +138,48 @@ def export_table(name: str, audit_bucket: str) -> GlueTable:
     )
 
 
+def changes_table(name: str, audit_bucket: str) -> GlueTable:
+    """The incremental exports (gzip lines `{"Metadata": …, "Keys": {…}, "NewImage": {…}}`, no
+    NewImage for a deleted item), one partition per export like the full exports' table: the
+    nightly MERGE names the `export_id` it brings the state forward by.
+    """
+    exports = export_table(name, audit_bucket)
+    keys = "struct<" + ",".join(f"{a.lower()}:struct<s:string>" for a in (layout.PK_ATTR, layout.SK_ATTR)) + ">"
+    return replace(exports, columns=(("keys", keys), ("newimage", export_item_type())))
+
+
+def state_table(name: str, audit_bucket: str) -> GlueTable:
+    """The Iceberg table the nightly Athena run keeps (jobs/reconcile/iceberg.py): one row per
+    item, the export's `item` struct unchanged, and the state row's times. Its files live under
+    the audit-data bucket's Iceberg prefix, which no lifecycle rule expires (Iceberg's VACUUM
+    removes what no snapshot holds).
+    """
+    return GlueTable(
+        name=name,
+        columns=(
+            ("pk", "string"),
+            ("sk", "string"),
+            ("item", export_item_type()),
+            ("as_of", "timestamp"),
+            ("anchored_at", "timestamp"),
+        ),
+        partition_keys=(),
+        location=f"s3://{audit_bucket}/{layout.iceberg_location(name)}",
+        input_format="",
+        output_format="",
+        serde="",
+        parameters={"table_type": "ICEBERG", "write_compression": "zstd"},
+        iceberg=True,
+    )
+
+
 def audit_tables(audit_bucket: str, source_buckets: dict[str, str]) -> list[GlueTable]:
-    """The catalog's tables: one inventory table per source bucket purpose, and the exports."""
+    """The catalog's tables: one inventory table per source bucket purpose, the full and the
+    incremental exports, and the Iceberg table the nightly run merges them into.
+    """
     return [
         *(inventory_table(layout.GLUE_INVENTORY_TABLES[p], audit_bucket, b) for p, b in source_buckets.items()),
         export_table(layout.GLUE_EXPORT_TABLE, audit_bucket),
+        changes_table(layout.GLUE_CHANGES_TABLE, audit_bucket),
+        state_table(layout.GLUE_STATE_TABLE, audit_bucket),
     ]

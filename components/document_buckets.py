@@ -32,10 +32,9 @@ class DocumentBucketsArgs:
     cors_origins: Sequence[str] = ()
     # The one role that may overwrite or delete write-once report keys (None: nobody may).
     break_glass_role_arn: str | None = None
-    # The audit-data bucket (S3 Inventory reports and table exports for the Athena reconcile);
-    # None: not created. Its objects are regenerated daily, so they expire after a while.
-    audit_data_bucket_name: str | None = None
-    audit_data_retention_days: int = 14
+    # The audit-data bucket (S3 Inventory reports, table exports and the nightly reconcile's
+    # table states), with the contract's expiry per prefix; None: not created.
+    audit_data: BucketSpec | None = None
     access_log_retention_days: int = 365
     # The access-log bucket's own lifecycle follows the contract's defaults unless told otherwise.
     noncurrent_expiration_days: int = _LIFECYCLE.noncurrent_expiration_days
@@ -116,6 +115,7 @@ class DocumentBuckets(pulumi.ComponentResource):
         self._name = name
         self._args = args
 
+        logged = [*args.specs, *([args.audit_data] if args.audit_data else [])]
         # S3 server access logging delivers only to SSE-S3 buckets, hence AES256 here.
         log_bucket = self._bucket(
             ACCESS_LOGS,
@@ -133,9 +133,7 @@ class DocumentBuckets(pulumi.ComponentResource):
             policy=lambda arn: json_document(
                 policies.access_log_bucket_policy,
                 log_bucket_arn=arn,
-                source_bucket_arns=[
-                    bucket_arn(n) for n in [*(s.name for s in args.specs), args.audit_data_bucket_name] if n
-                ],
+                source_bucket_arns=[bucket_arn(spec.name) for spec in logged],
                 account_id=args.account_id,
             ),
         )
@@ -183,17 +181,12 @@ class DocumentBuckets(pulumi.ComponentResource):
             self.bucket_names[spec.purpose] = bucket.bucket
             self.bucket_arns[spec.purpose] = bucket.arn
 
-        if args.audit_data_bucket_name:
+        if args.audit_data is not None:
             inventoried = [bucket_arn(s.name) for s in args.specs if s.purpose in layout.GLUE_INVENTORY_TABLES]
             audit = self._kms_bucket(
                 layout.AUDIT_DATA,
-                args.audit_data_bucket_name,
-                rules=expiring_rules(
-                    "expire-audit-data",
-                    args.audit_data_retention_days,
-                    args.noncurrent_expiration_days,
-                    args.abort_multipart_days,
-                ),
+                args.audit_data.name,
+                rules=args.audit_data.lifecycle_rules(),
                 policy=lambda arn: json_document(
                     policies.audit_data_bucket_policy,
                     audit_bucket_arn=arn,

@@ -377,6 +377,7 @@ class CatalogArns(TypedDict):
     glue_catalog_arn: str
     glue_database_arn: str
     glue_table_arns: list[str]
+    state_table_arn: str  # the Iceberg table the nightly run merges (one of glue_table_arns)
 
 
 ATHENA_QUERIES = (
@@ -391,11 +392,33 @@ GLUE_READS = ("glue:GetDatabase", "glue:GetTable", "glue:GetPartitions")
 ATHENA_RESULT_OBJECTS = ("s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
 # DynamoDB writes an export with the caller's permissions ("Requesting a table export").
 EXPORT_WRITES = ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")
+# Athena writes an Iceberg table's data and metadata files with the caller's permissions, and
+# VACUUM deletes the files no snapshot holds any more.
+ICEBERG_OBJECTS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload")
 
 
-def _catalog_statements(table_arn: str, reports_bucket_arn: str, catalog: CatalogArns) -> list[Statement]:
+def _chain_statements(table_arn: str, audit_bucket_arn: str) -> list[Statement]:
+    """The nightly chain (`reconcile --nightly`, either engine): the table's restorable window,
+    its full and incremental exports, the newest inventories, the kept table states.
+    """
+    audit = audit_bucket_arn
+    read = [layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX, layout.TABLE_STATE_PREFIX]
+    return [
+        statement("ReadRestoreWindow", ["dynamodb:DescribeContinuousBackups"], [table_arn]),
+        statement("ExportTable", ["dynamodb:ExportTableToPointInTime"], [table_arn]),
+        statement("DescribeExports", ["dynamodb:DescribeExport"], [f"{table_arn}/export/*"]),
+        statement("WriteExports", EXPORT_WRITES, [objects(audit, layout.DYNAMODB_EXPORTS_PREFIX)]),
+        statement("ReadAuditData", ["s3:GetObject"], [objects(audit, p) for p in read]),
+        # The newest inventory and state are found by listing; a state's location is checked
+        # free with a HeadObject, whose 404 S3 gives only to a caller that may list the bucket
+        # (no prefix condition then). The bucket holds generated audit data only.
+        statement("ListAuditData", ["s3:ListBucket"], [audit]),
+        statement("KeepTableStates", ["s3:PutObject"], [objects(audit, layout.TABLE_STATE_PREFIX)]),
+    ]
+
+
+def _catalog_statements(reports_bucket_arn: str, catalog: CatalogArns) -> list[Statement]:
     audit = catalog["audit_bucket_arn"]
-    data_prefixes = [layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX]
     results = objects(reports_bucket_arn, layout.ATHENA_RESULTS_PREFIX)
     return [
         statement("QueryInWorkgroup", ATHENA_QUERIES, [catalog["workgroup_arn"]]),
@@ -404,11 +427,13 @@ def _catalog_statements(table_arn: str, reports_bucket_arn: str, catalog: Catalo
             GLUE_READS,
             [catalog["glue_catalog_arn"], catalog["glue_database_arn"], *catalog["glue_table_arns"]],
         ),
-        statement("ExportTable", ["dynamodb:ExportTableToPointInTime"], [table_arn]),
-        statement("DescribeExports", ["dynamodb:DescribeExport"], [f"{table_arn}/export/*"]),
-        statement("WriteExports", EXPORT_WRITES, [objects(audit, layout.DYNAMODB_EXPORTS_PREFIX)]),
-        statement("ReadAuditData", ["s3:GetObject"], [objects(audit, p) for p in data_prefixes]),
-        _list_prefixes("ListAuditData", audit, data_prefixes),
+        # An Iceberg commit (MERGE, DELETE, INSERT, VACUUM) points the table at its new metadata.
+        statement(
+            "CommitStateTable",
+            ["glue:UpdateTable"],
+            [catalog["glue_catalog_arn"], catalog["glue_database_arn"], catalog["state_table_arn"]],
+        ),
+        statement("StateTableFiles", ICEBERG_OBJECTS, [objects(audit, layout.ICEBERG_PREFIX)]),
         statement("LocateBuckets", ["s3:GetBucketLocation"], [audit, reports_bucket_arn]),
         statement("QueryResults", ATHENA_RESULT_OBJECTS, [results]),
         _list_prefixes("ListQueryResults", reports_bucket_arn, [layout.ATHENA_RESULTS_PREFIX]),
@@ -423,17 +448,19 @@ def reconcile_task_policy(
     processed_bucket_arn: str,
     reports_bucket_arn: str,
     key_arn: str,
+    audit_bucket_arn: str,
     catalog: CatalogArns | None = None,
 ) -> Policy:
-    """The audit: read the table and both data buckets; write only its own report.
+    """The audit: read the table and both data buckets; write only its own report and, nightly,
+    the table state it keeps (the chain's exports and states in the audit-data bucket).
 
-    With `catalog` (docuflow:reconcileEngine athena): export the table for the run's point in
-    time, and run the rules as Athena queries in the stack's workgroup over the Glue tables of the
-    inventories and exports.
+    With `catalog` (docuflow:reconcileEngine athena): run the rules as Athena queries in the
+    stack's workgroup over the Glue tables, and keep the Iceberg table they read.
     """
     return document(
         *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
-        *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
+        *_chain_statements(table_arn, audit_bucket_arn),
+        *(_catalog_statements(reports_bucket_arn, catalog) if catalog else []),
     )
 
 
@@ -445,6 +472,7 @@ def repair_task_policy(
     reports_bucket_arn: str,
     key_arn: str,
     arrivals_queue_arn: str,
+    audit_bucket_arn: str,
     catalog: CatalogArns | None = None,
 ) -> Policy:
     """The audit plus its safe repairs: read an item again and put it back conditionally
@@ -455,7 +483,8 @@ def repair_task_policy(
     """
     return document(
         *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
-        *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
+        *_chain_statements(table_arn, audit_bucket_arn),
+        *(_catalog_statements(reports_bucket_arn, catalog) if catalog else []),
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),

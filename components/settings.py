@@ -22,12 +22,14 @@ from jobs.contract import (
     ObjectLockSpec,
     QueueSpec,
     TableSpec,
+    audit_data_spec,
     bucket_specs,
     layout,
     queue_spec,
     table_spec,
 )
 from jobs.contract.engines import OcrEngine
+from jobs.contract.schema import AUDIT_DATA_DAYS, TABLE_STATE_DAYS
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -113,13 +115,21 @@ class StackSettings(BaseModel):
     # Scans and plain PDFs in the ingest (DOCUFLOW_OCR_ENGINE): "textract" also grants the task
     # role Textract's AnalyzeExpense actions; "local" runs the image's tesseract; "off" fails them.
     ocr_engine: OcrEngine = OcrEngine.TEXTRACT
-    # The nightly reconcile's engine: "polars" reads the table and buckets live in one task;
-    # "athena" runs the same rules as Athena queries over daily S3 Inventory reports and a table
-    # export (the audit catalog is built, and the reconcile and repair roles may use it).
+    # The nightly reconcile (`reconcile --nightly`) keeps the table it judged and brings it forward
+    # each night by DynamoDB's incremental exports, against daily S3 Inventory reports, with either
+    # engine: "polars" in one task (the state as Parquet in the audit-data bucket), "athena" as
+    # Athena queries (the state an Iceberg table in the audit catalog, which is then built, and
+    # the reconcile and repair roles may use it).
     reconcile_engine: Literal["polars", "athena"] = "polars"
-    # With athena: how long inventory reports and exports stay in the audit-data bucket, and the
-    # most one query may scan (Athena cancels it beyond; bills per byte scanned).
-    audit_data_retention_days: int = Field(default=14, ge=2, le=365)
+    # How long inventory reports and exports stay in the audit-data bucket, and the nightly table
+    # states (short: the next night reads them; longer than the nights a chain may catch up).
+    audit_data_retention_days: int = Field(default=AUDIT_DATA_DAYS, ge=2, le=365)
+    table_state_retention_days: int = Field(default=TABLE_STATE_DAYS, ge=2, le=35)
+    # The chain re-anchors with a full export this many days after the last (PITR keeps 35), and
+    # when its newest state is older than catch-up days (missed nights beyond are read whole).
+    reconcile_reanchor_days: int = Field(default=30, ge=1, le=35)
+    reconcile_catch_up_days: int = Field(default=7, ge=1, le=30)
+    # With athena: the most one query may scan (Athena cancels it beyond; bills per byte scanned).
     athena_bytes_scanned_cutoff: int = Field(default=1024**4, ge=10 * 1024**2)
 
     # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
@@ -204,6 +214,11 @@ class StackSettings(BaseModel):
             )
         if self.alarm_topic_arn and self.alarm_email:
             raise ValueError(f"set {NAMESPACE}:alarmTopicArn or {NAMESPACE}:alarmEmail, not both")
+        if self.table_state_retention_days <= self.reconcile_catch_up_days:
+            raise ValueError(
+                f"{NAMESPACE}:tableStateRetentionDays must be more than {NAMESPACE}:reconcileCatchUpDays "
+                "(a state must outlive the nights the chain may bring forward)"
+            )
         # S3 keeps an object in STANDARD_IA at least 30 days before a later transition.
         if self.glacier_after_days < self.infrequent_access_after_days + 30:
             raise ValueError(
@@ -241,9 +256,9 @@ class StackSettings(BaseModel):
             for spec in bucket_specs(self.stage, self.bucket_names)
         ]
 
-    def audit_data_bucket_name(self) -> str | None:
-        """The audit-data bucket, only when the Athena engine needs it."""
-        return layout.bucket_name(self.stage, layout.AUDIT_DATA) if self.reconcile_engine == "athena" else None
+    def audit_data(self) -> BucketSpec:
+        """The audit-data bucket: inventories, exports and the nightly states (either engine)."""
+        return audit_data_spec(self.stage, self.audit_data_retention_days, self.table_state_retention_days)
 
     def access_log_bucket_name(self) -> str:
         return self.bucket_names.get("access-logs") or layout.bucket_name(self.stage, "access-logs")

@@ -40,6 +40,14 @@ class Arns:
     def workgroup(self, name: str) -> str:
         return f"arn:aws:athena:{self.region}:{self.account}:workgroup/{name}"
 
+    def dynamodb(self, name_or_arn: str) -> str:
+        """A table (or its export) as its ARN reads in this account and region: DynamoDB Local's
+        ARNs name its own, and a table may be called by name.
+        """
+        if not name_or_arn.startswith("arn:"):
+            return self.table(name_or_arn)
+        return f"arn:aws:dynamodb:{self.region}:{self.account}:{name_or_arn.split(':', 5)[5]}"
+
 
 @dataclass(frozen=True)
 class Permission:
@@ -156,12 +164,14 @@ def _workgroup(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permissi
     return needed
 
 
-def _export(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+def _export(p: Mapping[str, Any], arns: Arns) -> list[Permission]:
     # DynamoDB writes the export files with the caller's permissions (developer guide,
-    # "Requesting a table export in DynamoDB": s3:AbortMultipartUpload, PutObject, PutObjectAcl).
-    files = _object(p["S3Bucket"], f"{p.get('S3Prefix', '')}*")
+    # "Requesting a table export in DynamoDB": s3:AbortMultipartUpload, PutObject, PutObjectAcl),
+    # under `<S3Prefix>/AWSDynamoDB/<export id>/`.
+    prefix = p.get("S3Prefix", "").rstrip("/")
+    files = _object(p["S3Bucket"], f"{prefix}/*" if prefix else "*")
     return [
-        Permission("dynamodb:ExportTableToPointInTime", p["TableArn"]),
+        Permission("dynamodb:ExportTableToPointInTime", arns.dynamodb(p["TableArn"])),
         *(Permission(a, files) for a in ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")),
     ]
 
@@ -181,7 +191,12 @@ OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permi
     ("dynamodb", "DescribeTable"): _table_or_index("dynamodb:DescribeTable"),
     ("dynamodb", "TransactWriteItems"): _transact_write,
     ("dynamodb", "ExportTableToPointInTime"): _export,
-    ("dynamodb", "DescribeExport"): lambda p, _: [Permission("dynamodb:DescribeExport", p["ExportArn"])],
+    ("dynamodb", "DescribeExport"): lambda p, arns: [
+        Permission("dynamodb:DescribeExport", arns.dynamodb(p["ExportArn"]))
+    ],
+    ("dynamodb", "DescribeContinuousBackups"): lambda p, arns: [
+        Permission("dynamodb:DescribeContinuousBackups", arns.dynamodb(p["TableName"]))
+    ],
     ("textract", "AnalyzeExpense"): _textract("textract:AnalyzeExpense", "Document"),
     ("textract", "StartExpenseAnalysis"): _textract("textract:StartExpenseAnalysis", "DocumentLocation"),
     ("textract", "GetExpenseAnalysis"): _textract("textract:GetExpenseAnalysis", None),

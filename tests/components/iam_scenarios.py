@@ -22,9 +22,11 @@ from jobs.contract import ResultDocument, Status, layout
 from jobs.demo.corpus import generate, pdf
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.local import export_standin, inventory_standin
 from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.settings import JobSettings
 from jobs.store import call_recording
 from jobs.store.call_recording import Call
 from jobs.store.clients import textract_client
@@ -206,12 +208,34 @@ def _export_files(stack: Any, root: Path) -> tuple[str, tuple[str, ...]]:
     return str(export), tuple(manifests)
 
 
+class _Nights:
+    """The nightly chain on the local stack: the table's exports answered by the stand-in
+    (DynamoDB Local has none), its clock a day further each night, and the night's S3 Inventory
+    reports delivered by their stand-in, as AWS would (neither stand-in's own calls are recorded:
+    they use clients of their own).
+    """
+
+    def __init__(self, stack: Any) -> None:
+        self.settings = JobSettings.from_env()  # the stack's env: the table's ARN, the stand-in
+        self.start, self.night = layout.utc_now(), 0
+
+    def run(self, **options: Any) -> Any:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(export_standin, "clock", lambda: self.start + self.night * timedelta(days=1))
+            inventory_standin.deliver(self.settings, export_standin.clock())
+            outcome = ReconcileRun(self.settings, ReconcileOptions(nightly=True, **options)).execute()
+        self.night += 1
+        return outcome
+
+
 def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]:
-    """Reconcile live (with its report and the history of earlier ones), --deep, from files, and
-    --repair; returns (audit calls, repair calls): the two run under different roles.
+    """Reconcile live (with its report and the history of earlier ones), --deep, from files, the
+    nightly chain (anchored, then brought forward), and --repair live and nightly; returns (audit
+    calls, repair calls): the two run under different roles.
     """
     _seed_for_reconcile(stack)
     export, manifests = _export_files(stack, tmp_path)
+    nights = _Nights(stack)
 
     def reconcile(**options: Any) -> Any:
         return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), **options)).execute()
@@ -224,6 +248,8 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         assert deep.findings.height >= first.findings.height
         from_files = reconcile(source="files", dynamodb_export=export, s3_inventories=manifests)
         assert from_files.findings.height >= 5
+        assert nights.run().summary.engineStats["night"]["anchor"]  # a full export
+        assert nights.run().summary.engineStats["night"]["changes"]  # an incremental one
     with call_recording.recording() as repair:
         repaired = reconcile(repair=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
@@ -234,4 +260,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
             Code.INDEX_DRIFT,
             Code.UNPROCESSED_RAW,
         }, repaired.summary.repairs
+        # The nightly repair: the chain brought forward again, its findings' repairs (the live
+        # run settled them: each is skipped or applied against the version the state saw).
+        assert nights.run(repair=True).summary.engineStats["night"]["changes"]
     return audit, repair

@@ -256,8 +256,15 @@ def catalog_grants(stage: str, region: str = REGION, account: str = ACCOUNT) -> 
         glue_catalog_arn=f"{glue}:catalog",
         glue_database_arn=f"{glue}:database/{database}",
         glue_table_arns=[
-            f"{glue}:table/{database}/{t}" for t in (*layout.GLUE_INVENTORY_TABLES.values(), layout.GLUE_EXPORT_TABLE)
+            f"{glue}:table/{database}/{t}"
+            for t in (
+                *layout.GLUE_INVENTORY_TABLES.values(),
+                layout.GLUE_EXPORT_TABLE,
+                layout.GLUE_CHANGES_TABLE,
+                layout.GLUE_STATE_TABLE,
+            )
         ],
+        state_table_arn=f"{glue}:table/{database}/{layout.GLUE_STATE_TABLE}",
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 from components import catalog, policies
 from components.settings import StackSettings
 from jobs.contract import DocumentItem, layout
-from tests.components.program import ACCOUNT, REGION, ProgramRun, as_list, catalog_grants, stack_config
+from tests.components.program import ACCOUNT, ProgramRun, as_list, catalog_grants, stack_config
 
 AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)
 SOURCES = {p: layout.bucket_name("dev", p) for p in ("raw", "processed")}
@@ -57,21 +57,35 @@ def test_only_s3_inventory_of_our_buckets_delivers_into_the_audit_bucket(dev: Pr
     key = json.loads(dev.one("aws:kms/key:Key").inputs["policy"])
     (encrypt,) = [s for s in key["Statement"] if s["Sid"] == "S3EncryptsInventoryReports"]
     assert encrypt["Action"] == ["kms:GenerateDataKey"] and encrypt["Condition"] == allow["Condition"]
-    # The audit data is regenerated every day: it expires, bucket-wide.
+    # Inventories and exports are regenerated every day and the nightly table states read the next
+    # night: each prefix expires; the Iceberg table's files are Iceberg's to remove, never lifecycle's.
     (lifecycle,) = [
         r
         for r in dev.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
         if r.inputs["bucket"] == AUDIT
     ]
-    (rule,) = lifecycle.inputs["rules"]
-    assert rule["filter"] == {} and rule["expiration"] == {"days": _settings(dev).audit_data_retention_days}
+    settings = _settings(dev)
+    expiries = {
+        r["filter"].get("prefix", ""): r["expiration"]["days"] for r in lifecycle.inputs["rules"] if "expiration" in r
+    }
+    assert expiries == {
+        layout.INVENTORY_PREFIX: settings.audit_data_retention_days,
+        layout.DYNAMODB_EXPORTS_PREFIX: settings.audit_data_retention_days,
+        layout.TABLE_STATE_PREFIX: settings.table_state_retention_days,
+    }
+    assert not any(layout.ICEBERG_PREFIX.startswith(prefix) for prefix in expiries)
 
 
 def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> None:
     database = dev.one("aws:glue/catalogDatabase:CatalogDatabase").inputs
     assert database["name"] == layout.glue_database_name("dev") == "docuflow_dev_audit"
     tables = {t.inputs["name"]: t.inputs for t in dev.of_type("aws:glue/catalogTable:CatalogTable")}
-    assert set(tables) == {*layout.GLUE_INVENTORY_TABLES.values(), layout.GLUE_EXPORT_TABLE}
+    assert set(tables) == {
+        *layout.GLUE_INVENTORY_TABLES.values(),
+        layout.GLUE_EXPORT_TABLE,
+        layout.GLUE_CHANGES_TABLE,
+        layout.GLUE_STATE_TABLE,
+    }
     for purpose, name in layout.GLUE_INVENTORY_TABLES.items():
         table = tables[name]
         hive = f"s3://{AUDIT}/{layout.inventory_prefix(SOURCES[purpose])}hive/"
@@ -87,6 +101,23 @@ def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> No
     assert export["parameters"]["projection.export_id.type"] == "injected"
     assert export["parameters"]["storage.location.template"].endswith("AWSDynamoDB/${export_id}/data/")
     assert export["storageDescriptor"]["columns"] == [{"name": "item", "type": catalog.export_item_type()}]
+    # The incremental exports: the same partitions, the keys and the new image of each changed item.
+    changes = tables[layout.GLUE_CHANGES_TABLE]
+    assert changes["parameters"] == export["parameters"]
+    assert [c["name"] for c in changes["storageDescriptor"]["columns"]] == ["keys", "newimage"]
+    assert changes["storageDescriptor"]["columns"][1]["type"] == catalog.export_item_type()
+    # The Iceberg table the nightly run merges into: the export's item struct unchanged.
+    state = tables[layout.GLUE_STATE_TABLE]
+    assert state["openTableFormatInput"] == {"icebergInput": {"metadataOperation": "CREATE", "version": "2"}}
+    assert state["storageDescriptor"]["location"] == f"s3://{AUDIT}/{layout.iceberg_location(layout.GLUE_STATE_TABLE)}"
+    columns = {c["name"]: c["type"] for c in state["storageDescriptor"]["columns"]}
+    assert columns == {
+        "pk": "string",
+        "sk": "string",
+        "item": catalog.export_item_type(),
+        "as_of": "timestamp",
+        "anchored_at": "timestamp",
+    }
 
 
 def test_athena_workgroup_enforces_encrypted_results_and_a_scan_cutoff(dev: ProgramRun) -> None:
@@ -111,17 +142,39 @@ def _role_policy(run: ProgramRun, job: str) -> dict:
 
 @pytest.mark.parametrize("job", ["reconcile", "repair"])
 def test_reconcile_roles_get_the_catalog_grants_only_with_athena(dev: ProgramRun, prod: ProgramRun, job: str) -> None:
-    expected = catalog_grants("dev")
-    table = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{layout.table_name('dev')}"
     reports = f"arn:aws:s3:::{layout.bucket_name('dev', 'reports')}"
-    catalog_statements = policies._catalog_statements(table, reports, expected)
-    sids = {s["Sid"] for s in catalog_statements}
-    assert [s for s in _role_policy(dev, job)["Statement"] if s["Sid"] in sids] == catalog_statements
-    # prod reconciles with polars: no catalog, and nothing of it in the roles.
+    catalog_statements = policies.reconcile_task_policy(
+        table_arn="t",
+        raw_bucket_arn="r",
+        processed_bucket_arn="p",
+        reports_bucket_arn=reports,
+        key_arn="k",
+        audit_bucket_arn=catalog_grants("dev")["audit_bucket_arn"],
+        catalog=catalog_grants("dev"),
+    )["Statement"]
+    without = policies.reconcile_task_policy(
+        table_arn="t",
+        raw_bucket_arn="r",
+        processed_bucket_arn="p",
+        reports_bucket_arn=reports,
+        key_arn="k",
+        audit_bucket_arn=catalog_grants("dev")["audit_bucket_arn"],
+    )["Statement"]
+    sids = {s["Sid"] for s in catalog_statements} - {s["Sid"] for s in without}
+    assert sids >= {"QueryInWorkgroup", "ReadCatalog", "CommitStateTable", "StateTableFiles"}
+    expected = [s for s in catalog_statements if s["Sid"] in sids]
+    assert [s for s in _role_policy(dev, job)["Statement"] if s["Sid"] in sids] == expected
+    # prod reconciles with polars: the nightly chain's grants, no catalog, nothing of it in the roles.
     prod_statements = _role_policy(prod, job)["Statement"]
     assert not sids & {s["Sid"] for s in prod_statements}
+    assert {"ExportTable", "ReadRestoreWindow", "KeepTableStates"} <= {s["Sid"] for s in prod_statements}
     assert not any(a.startswith(("athena:", "glue:")) for s in prod_statements for a in as_list(s["Action"]))
-    assert prod.of_type("aws:athena/workgroup:Workgroup") == [] and prod.of_type("aws:s3/inventory:Inventory") == []
+    assert (
+        prod.of_type("aws:athena/workgroup:Workgroup") == []
+        and prod.of_type("aws:glue/catalogTable:CatalogTable") == []
+    )
+    # Both engines judge the daily inventories.
+    assert len(prod.of_type("aws:s3/inventory:Inventory")) == 2
 
 
 def test_export_item_type_is_derived_from_the_contract() -> None:

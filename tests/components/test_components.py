@@ -12,7 +12,14 @@ from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
 from jobs.contract import LifecycleSpec, layout, queue_spec, table_spec
-from jobs.settings import ENV_ARRIVALS_QUEUE_URL, ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
+from jobs.settings import (
+    ENV_ARRIVALS_QUEUE_URL,
+    ENV_CATCH_UP_DAYS,
+    ENV_OCR_ENGINE,
+    ENV_REANCHOR_DAYS,
+    ENV_TABLE_ARN,
+    JOB_ENV_VARS,
+)
 from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
 
 # Resource count per component type in the dev stack (own ECR repo, own topic + email, three
@@ -20,11 +27,11 @@ from tests.components.program import ProgramRun, as_list, policy_documents, run_
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 2,
     "docuflow:document_store:DocumentStore": 1,
-    "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (Athena engine)
+    "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (the nightly reconcile's)
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
-    "docuflow:audit_catalog:AuditCatalog": 7,
+    "docuflow:audit_catalog:AuditCatalog": 9,  # two inventories; Glue database and five tables; workgroup
     "docuflow:batch_jobs:BatchJobs": 26,
 }
 
@@ -232,11 +239,12 @@ def _container(run: ProgramRun, job: str) -> dict:
 
 @pytest.mark.parametrize(
     ("job", "command"),
-    # dev sets docuflow:reconcileEngine athena: the reconcile and its repair name the engine.
+    # The reconcile and its repair run the nightly chain; dev sets docuflow:reconcileEngine athena,
+    # so they name the engine.
     [
         ("ingest", ["ingest"]),
-        ("reconcile", ["reconcile", "--engine", "athena"]),
-        ("repair", ["reconcile", "--repair", "--engine", "athena"]),
+        ("reconcile", ["reconcile", "--nightly", "--engine", "athena"]),
+        ("repair", ["reconcile", "--nightly", "--repair", "--engine", "athena"]),
     ],
 )
 def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None:
@@ -250,11 +258,13 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     assert c["image"] == "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docuflow-dev-jobs:2026.11.29-1"
     assert c["logConfiguration"]["options"]["awslogs-group"] == f"/docuflow/dev/{job}"
     env = {e["name"]: e["value"] for e in c["environment"]}
-    # dev runs the Athena reconcile: it and its repair export the table, so they get its ARN.
-    assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else {ENV_TABLE_ARN})
+    # The nightly reconcile and its repair export the table: its ARN, and the chain's days.
+    chain = {ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS}
+    assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else chain)
     assert env[JOB_ENV_VARS[1]] == layout.table_name("dev")
     if job != "ingest":
         assert env[ENV_TABLE_ARN].endswith(f":table/{layout.table_name('dev')}")
+        assert (env[ENV_REANCHOR_DAYS], env[ENV_CATCH_UP_DAYS]) == ("30", "7")
 
 
 def test_prod_uses_the_configured_image_and_no_repository(prod: ProgramRun) -> None:
@@ -409,7 +419,12 @@ def test_ocr_engine_reaches_the_ingest_container_and_gates_textract(engine: str,
     )
     assert c["environment"][-1] == {"name": ENV_OCR_ENGINE, "value": engine}
     reconcile = batch_jobs.container_definition(
-        job="reconcile", image="i", log_group="g", region="eu-west-1", environment=dict.fromkeys(JOB_ENV_VARS, "x")
+        job="reconcile",
+        image="i",
+        log_group="g",
+        region="eu-west-1",
+        environment=dict.fromkeys(JOB_ENV_VARS, "x"),
+        table_arn="arn:aws:dynamodb:eu-west-1:1:table/t",
     )
     assert ENV_OCR_ENGINE not in {e["name"] for e in reconcile["environment"]}
 

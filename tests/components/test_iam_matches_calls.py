@@ -108,8 +108,7 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
     audit, workgroup = grants["audit_bucket_arn"], grants["workgroup_arn"]
     reports = f"arn:aws:s3:::{settings.reports_bucket}"
     tables = grants["glue_table_arns"]
-    data = [f"{audit}/{p}*" for p in (layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX)]
-    exports, results = f"{audit}/{layout.DYNAMODB_EXPORTS_PREFIX}*", f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
+    iceberg, results = f"{audit}/{layout.ICEBERG_PREFIX}*", f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
     aws_only = {
         **{
             (a, r): "Athena looks the tables up in Glue with the caller's permissions"
@@ -117,13 +116,13 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
             for r in (grants["glue_catalog_arn"], grants["glue_database_arn"], *tables)
         },
         **{
-            ("s3:GetObject", r): "Athena reads the inventory and export data with the caller's permissions"
-            for r in data
+            ("glue:UpdateTable", r): "Athena commits each Iceberg statement (MERGE, DELETE, INSERT, VACUUM) in Glue"
+            for r in (grants["glue_catalog_arn"], grants["glue_database_arn"], grants["state_table_arn"])
         },
-        (
-            "s3:ListBucket",
-            audit,
-        ): "Athena lists the tables' locations (inventory/, exports/) with the caller's permissions",
+        **{
+            (a, iceberg): "Athena writes and reads the Iceberg table's files, VACUUM deletes old ones"
+            for a in policies.ICEBERG_OBJECTS
+        },
         **{("s3:GetBucketLocation", r): "Athena locates its source and result buckets" for r in (audit, reports)},
         **{
             (a, results): "Athena writes (multipart) and reads back query results with the caller's permissions"
@@ -131,29 +130,22 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
         },
         ("s3:ListBucket", reports): "Athena lists its results prefix",
         ("s3:ListBucketMultipartUploads", reports): "Athena manages the multipart uploads of its results",
-        **{
-            (a, exports): "DynamoDB writes the export files with the caller's permissions"
-            for a in policies.EXPORT_WRITES
-        },
     }
-    table = ARNS.table(settings.table_name)
+    # The athena engine's queries are answered by DuckDB in its tests (tests/jobs/reconcile/
+    # test_nightly.py): no emulator answers Athena, so they cannot be recorded here.
     pending = {
-        **{
-            (
-                a,
-                workgroup,
-            ): "athena engine (AWS only): StartQueryExecution, GetQueryExecution, GetQueryResults, StopQueryExecution"
-            for a in policies.ATHENA_QUERIES
-        },
-        ("dynamodb:ExportTableToPointInTime", table): "athena engine (AWS only): the run's table export",
-        ("dynamodb:DescribeExport", f"{table}/export/*"): "athena engine (AWS only): waiting for the export",
+        (
+            a,
+            workgroup,
+        ): "athena engine (AWS only): StartQueryExecution, GetQueryExecution, GetQueryResults, StopQueryExecution"
+        for a in policies.ATHENA_QUERIES
     }
     return grants, aws_only, pending
 
 
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:
     audit, repair = reconcile_calls(stack, tmp_path)
-    inputs = _role_inputs(stack.settings)
+    inputs = {**_role_inputs(stack.settings), "audit_bucket_arn": f"arn:aws:s3:::{stack.settings.state_bucket}"}
     # With the Athena engine on, the roles' superset: the polars runs' calls, the catalog's
     # grants AWS uses on the role's behalf, and those the athena engine will call.
     grants, catalog_aws_only, catalog_pending = _catalog(stack.settings)
@@ -222,6 +214,7 @@ def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
 # --- the program attaches these builders ------------------------------------------------------------
 _DEV_QUEUE = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').name}"
 _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name}"
+_DEV_AUDIT = f"arn:aws:s3:::{layout.bucket_name('dev', layout.AUDIT_DATA)}"
 
 
 @pytest.mark.parametrize(
@@ -234,11 +227,19 @@ _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name
             ),
         ),
         # dev: docuflow:reconcileEngine athena, so both carry the audit catalog's grants.
-        ("reconcile", lambda a: policies.reconcile_task_policy(**a, catalog=catalog_grants("dev", "eu-west-1"))),
+        (
+            "reconcile",
+            lambda a: policies.reconcile_task_policy(
+                **a, audit_bucket_arn=_DEV_AUDIT, catalog=catalog_grants("dev", "eu-west-1")
+            ),
+        ),
         (
             "repair",
             lambda a: policies.repair_task_policy(
-                **a, arrivals_queue_arn=_DEV_QUEUE, catalog=catalog_grants("dev", "eu-west-1")
+                **a,
+                arrivals_queue_arn=_DEV_QUEUE,
+                audit_bucket_arn=_DEV_AUDIT,
+                catalog=catalog_grants("dev", "eu-west-1"),
             ),
         ),
     ],

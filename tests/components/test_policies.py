@@ -24,8 +24,10 @@ ARNS = {
     "key_arn": KEY,
 }
 QUEUE, DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals", f"arn:aws:sqs:eu-west-1:{ACCOUNT}:arrivals-dlq"
+AUDIT = "arn:aws:s3:::b-audit-data"
 INGEST = dict(ARNS, arrivals_queue_arn=QUEUE, arrivals_dead_letter_queue_arn=DLQ)
-REPAIR = dict(ARNS, arrivals_queue_arn=QUEUE)
+RECONCILE = dict(ARNS, audit_bucket_arn=AUDIT)
+REPAIR = dict(RECONCILE, arrivals_queue_arn=QUEUE)
 
 
 def _allowed(policy: dict[str, Any], action: str) -> set[str]:
@@ -85,22 +87,39 @@ def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_
         assert _allowed(p, action) == {"*"}
 
 
-def test_reconcile_audits_read_only_and_writes_only_its_report() -> None:
-    p = policies.reconcile_task_policy(**ARNS)
-    assert _allowed(p, "s3:PutObject") == {f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*"}
-    # It reads result.json (--deep) and earlier reports, never a raw document.
+def test_reconcile_audits_read_only_and_writes_only_its_report_and_its_table_state() -> None:
+    p = policies.reconcile_task_policy(**RECONCILE)
+    # Its report; nightly, the table state it keeps and (by DynamoDB, with its permissions) the
+    # table's exports, in the audit-data bucket.
+    assert _allowed(p, "s3:PutObject") == {
+        f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*",
+        f"{AUDIT}/{layout.TABLE_STATE_PREFIX}*",
+        f"{AUDIT}/{layout.DYNAMODB_EXPORTS_PREFIX}*",
+    }
+    # It reads result.json (--deep), earlier reports and the audit data, never a raw document.
     assert _allowed(p, "s3:GetObject") == {
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*",
+        *(
+            f"{AUDIT}/{prefix}*"
+            for prefix in (layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX, layout.TABLE_STATE_PREFIX)
+        ),
     }
-    assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED, REPORTS}
+    assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED, REPORTS, AUDIT}
     (reports,) = [s for s in p["Statement"] if s["Resource"] == [REPORTS] and "s3:ListBucket" in s["Action"]]
     assert reports["Condition"]["StringLike"]["s3:prefix"] == [f"{layout.RECONCILIATION_PREFIX}*"]
-    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {"dynamodb:Scan"}
+    assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {
+        "dynamodb:Scan",
+        "dynamodb:DescribeContinuousBackups",
+        "dynamodb:ExportTableToPointInTime",
+        "dynamodb:DescribeExport",
+    }
+    assert _allowed(p, "dynamodb:DescribeExport") == {f"{TABLE}/export/*"}
+    assert not any(a.startswith(("s3:Delete", "athena:", "glue:")) for a in _actions(p))
 
 
 def test_repair_is_the_audit_plus_conditional_puts_of_items() -> None:
-    audit = policies.reconcile_task_policy(**ARNS)
+    audit = policies.reconcile_task_policy(**RECONCILE)
     repair = policies.repair_task_policy(**REPAIR)
     assert audit["Statement"] == repair["Statement"][: len(audit["Statement"])]
     assert _actions(repair) - _actions(audit) == {"dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"}
@@ -134,7 +153,7 @@ def test_key_policy_lets_s3_encrypt_notifications_only_for_the_buckets_named() -
 
 
 def test_listing_reports_is_confined_to_the_reconcile_prefix() -> None:
-    p = policies.reconcile_task_policy(**ARNS)
+    p = policies.reconcile_task_policy(**RECONCILE)
     (stmt,) = [s for s in p["Statement"] if s["Sid"] == "ListReports"]
     assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RECONCILIATION_PREFIX}*"]}}
     # The ingest may list the raw bucket without a prefix condition: S3 tells it that a deleted
@@ -257,7 +276,7 @@ def _all_actions() -> set[str]:
     pure = [
         policies.ingest_task_policy(**INGEST),
         policies.ingest_task_policy(**INGEST, textract=True),
-        policies.reconcile_task_policy(**ARNS),
+        policies.reconcile_task_policy(**RECONCILE),
         policies.repair_task_policy(**REPAIR),
         policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW]),
         policies.arrivals_queue_policy(QUEUE, RAW, ACCOUNT),

@@ -15,7 +15,7 @@ from policy_sentry.querying.actions import get_action_data
 
 from components.settings import StackSettings
 from jobs.contract import layout
-from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
+from jobs.settings import ENV_CATCH_UP_DAYS, ENV_OCR_ENGINE, ENV_REANCHOR_DAYS, ENV_TABLE_ARN, JOB_ENV_VARS
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
 T = {
@@ -48,14 +48,10 @@ def _by_bucket(run: ProgramRun, kind: str) -> dict[str, list[Recorded]]:
     return found
 
 
-def _athena(run: ProgramRun) -> bool:
-    return StackSettings.from_mapping(stack_config(run.stack)).reconcile_engine == "athena"
-
-
 def _buckets(run: ProgramRun) -> list[str]:
     names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
-    # raw, processed, reports, access logs; and the audit data when the Athena engine is on.
-    assert len(names) == 4 + _athena(run), names
+    # raw, processed, reports, access logs, and the audit data (the nightly reconcile's, either engine).
+    assert len(names) == 5, names
     return names
 
 
@@ -152,7 +148,7 @@ def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
     for (rec,) in logging.values():
         assert rec.inputs["targetBucket"] == log_bucket
         prefixes.add(rec.inputs["targetPrefix"])
-    assert len(prefixes) == 3 + _athena(every_stack)
+    assert len(prefixes) == 4
 
 
 def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack: ProgramRun) -> None:
@@ -205,11 +201,11 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
     for c in _containers(every_stack):
         assert "secrets" not in c and "environmentFiles" not in c
         names = [e["name"] for e in c["environment"]]
-        # The ingest alone also gets the OCR engine, the Athena reconcile the table's ARN (for
-        # its export): non-secret settings.
+        # The ingest alone also gets the OCR engine; the nightly reconcile and its repair the
+        # table's ARN (they export the table) and the chain's days: non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
-        arn = [ENV_TABLE_ARN] if "athena" in c["command"] else []
-        assert names == list(JOB_ENV_VARS) + ocr + arn
+        chain = [ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS] if "--nightly" in c["command"] else []
+        assert names == list(JOB_ENV_VARS) + ocr + chain
         for e in c["environment"]:
             assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e
 
@@ -329,6 +325,6 @@ def test_every_resource_belongs_to_a_docuflow_component(every_stack: ProgramRun)
 
 def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None:
     stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])]
-    assert len(stateful) == 6 + _athena(every_stack)
+    assert len(stateful) == 7
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]

@@ -120,6 +120,9 @@ def test_wrong_value_names_the_key(key: str, value: str, fragment: str) -> None:
         ({"docuflow:alarmTopicArn": "arn:aws:sns:eu-west-1:111122223333:t"}, "docuflow:alarmTopicArn"),
         ({"docuflow:ingesttasks": "2"}, "docuflow:ingesttasks"),
         ({"docuflow:shardCount": "2"}, "docuflow:shardCount"),  # the old sweep's key is gone
+        # A table state must outlive the nights the chain may bring forward.
+        ({"docuflow:tableStateRetentionDays": "7"}, "docuflow:tableStateRetentionDays"),
+        ({"docuflow:reconcileReanchorDays": "36"}, "docuflow:reconcileReanchorDays"),  # PITR keeps 35
     ],
 )
 def test_missing_inconsistent_or_unknown_keys_are_named(changes: dict[str, str | None], key: str) -> None:
