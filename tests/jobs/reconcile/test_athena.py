@@ -21,7 +21,7 @@ import pytest
 from botocore.stub import Stubber
 from polars.testing import assert_frame_equal
 
-from jobs.errors import ExportNotReadyError, ReconcileQueryError, StoreAccessDeniedError
+from jobs.errors import ExportNotReadyError, ReconcileInputError, ReconcileQueryError, StoreAccessDeniedError
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli, sql
 from jobs.reconcile.engines.athena import dt_of
@@ -149,6 +149,68 @@ def test_a_table_export_is_started_for_the_point_in_time_and_awaited() -> None:
             exports.wait(arn)
         with pytest.raises(ExportNotReadyError, match="still IN_PROGRESS"):
             exports.wait(arn)
+
+
+def test_the_latest_restorable_time_is_read_and_incremental_exports_name_their_window() -> None:
+    """Against botocore's Stubber (its model checks the requests): DynamoDB Local serves neither
+    DescribeContinuousBackups nor exports (the local stack's stand-in answers them in the nightly
+    tests, through the same adapter).
+    """
+    client = dynamodb_client(JobSettings(), region_name="eu-central-1")
+    exports = TableExports(client, CallMetrics(), polling=Polling(1, 1, sleep=lambda _: None))
+    stub = Stubber(client)
+    recovery = {"PointInTimeRecoveryStatus": "ENABLED", "LatestRestorableDateTime": T}
+    stub.add_response(
+        "describe_continuous_backups",
+        {
+            "ContinuousBackupsDescription": {
+                "ContinuousBackupsStatus": "ENABLED",
+                "PointInTimeRecoveryDescription": recovery,
+            }
+        },
+        {"TableName": "arn:table"},
+    )
+    start = T - timedelta(days=1)
+    stub.add_response(
+        "export_table_to_point_in_time",
+        {"ExportDescription": {"ExportArn": "arn:aws:dynamodb:eu-central-1:1:table/t/export/02", "ExportStatus": "IN_PROGRESS"}},
+        {
+            "TableArn": "arn:table",
+            "ClientToken": client_token("arn:table", T, start),
+            "S3Bucket": "b",
+            "S3Prefix": "exports",
+            "ExportFormat": "DYNAMODB_JSON",
+            "ExportType": "INCREMENTAL_EXPORT",
+            "IncrementalExportSpecification": {
+                "ExportFromTime": start,
+                "ExportToTime": T,
+                "ExportViewType": "NEW_IMAGE",
+            },
+        },
+    )
+    done = {
+        "ExportArn": "arn:aws:dynamodb:eu-central-1:1:table/t/export/02",
+        "ExportStatus": "COMPLETED",
+        "S3Bucket": "b",
+        "ExportManifest": "exports/AWSDynamoDB/02/manifest-summary.json",
+        "ExportType": "INCREMENTAL_EXPORT",
+        "IncrementalExportSpecification": {"ExportFromTime": start, "ExportToTime": T},
+    }
+    stub.add_response("describe_export", {"ExportDescription": done})
+    off = {"PointInTimeRecoveryStatus": "DISABLED"}
+    stub.add_response(
+        "describe_continuous_backups",
+        {"ContinuousBackupsDescription": {"ContinuousBackupsStatus": "ENABLED", "PointInTimeRecoveryDescription": off}},
+    )
+    with stub:
+        assert exports.latest_restorable("arn:table") == T
+        arn = exports.start_incremental("arn:table", start, T, "b", "exports/")
+        assert exports.wait(arn).export_time == T  # an incremental export's time is its window's end
+        with pytest.raises(ReconcileInputError, match="point-in-time recovery is not enabled"):
+            exports.latest_restorable("arn:table")
+    # Another window is another export, never the same token.
+    assert client_token("arn:table", T, start) != client_token("arn:table", T, start + timedelta(seconds=1))
+    assert client_token("arn:table", T, start) != client_token("arn:table", T)
 
 
 def test_inventory_partitions_are_named_as_s3_inventory_names_them() -> None:
