@@ -173,7 +173,12 @@ def test_the_latest_restorable_time_is_read_and_incremental_exports_name_their_w
     start = T - timedelta(days=1)
     stub.add_response(
         "export_table_to_point_in_time",
-        {"ExportDescription": {"ExportArn": "arn:aws:dynamodb:eu-central-1:1:table/t/export/02", "ExportStatus": "IN_PROGRESS"}},
+        {
+            "ExportDescription": {
+                "ExportArn": "arn:aws:dynamodb:eu-central-1:1:table/t/export/02",
+                "ExportStatus": "IN_PROGRESS",
+            }
+        },
         {
             "TableArn": "arn:table",
             "ClientToken": client_token("arn:table", T, start),
