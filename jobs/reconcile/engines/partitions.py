@@ -32,7 +32,7 @@ import polars as pl
 from jobs.reconcile import rules
 from jobs.reconcile.engines import ParamsFor, ReadResults
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
-from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, RESULTS_SCHEMA, empty
+from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, empty
 from jobs.reconcile.inputs.datafiles import trim_heap
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames
 from jobs.reconcile.join import Prepared, classified
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 # The count is the table's before the run reads it (a state plus its changes: an upper bound).
 ROWS_PER_PARTITION = 1_200_000
 HASH_SEED = 20260601
+# --deep reads and judges this many result.json files at a time.
+DEEP_CHUNK = 200_000
 
 # What the join rules read of an item (the rest met its rules in step 1 and is dropped).
 RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawS3Uri", "rawEtag", "version")
@@ -148,50 +150,45 @@ class _Run:
             del items, prepared, chunk
             trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
 
-    def spill_objects(self, side: _Side, deep: bool) -> tuple[_Spill, list[str]]:
+    def spill_objects(self, side: _Side) -> _Spill:
         """The side's inventory read once: its objects' own rules applied, the objects spilled by
-        partition; and (deep) the keys of the result.json files to read.
+        partition.
         """
         spill = _Spill(self.root, side.name, self.partitions)
-        deep_keys: list[str] = []
         for chunk in inventory_frames(side.manifest):
             self.sizes[side.name] += chunk.height
             objects = classified(chunk.lazy(), side.kind, self.params).collect()
             prepared = self._prepared(side, self.nothing.items, objects.lazy())
             self.collect(rule(prepared) for rule in rules.OBJECT_RULES)
-            if deep:
-                deep_keys += objects.filter(~pl.col("badKey")).get_column("key").to_list()
             # The bucket is the inventory's source bucket on every row (checked): not kept per row.
             spill.write(objects.drop("bucket"), pl.col("key"))
             del objects, prepared, chunk
             trim_heap()
-        return spill, sorted(deep_keys)
-
-    def spill_results(self, keys: list[str], read_results: ReadResults) -> _Spill:
-        """--deep: the listed result.json files read, a partition's worth at a time, and spilled."""
-        spill = _Spill(self.root, "results", self.partitions)
-        for start in range(0, len(keys), ROWS_PER_PARTITION):
-            spill.write(read_results(keys[start : start + ROWS_PER_PARTITION]), pl.col("key"))
         return spill
 
     def judge(self, side: _Side, read_results: ReadResults | None) -> None:
-        objects_spill, deep_keys = self.spill_objects(side, read_results is not None)
-        results_spill = self.spill_results(deep_keys, read_results) if read_results is not None else None
+        objects_spill = self.spill_objects(side)
         for number in range(self.partitions):
             items = side.items.read(number, {c: self.item_schema[c] for c in side.columns}).lazy()
             if side.kind == "result":
                 items = items.with_columns(result_key())
-            objects = (
-                objects_spill.read(number, self.object_schema)
-                .lazy()
-                .with_columns(pl.lit(side.manifest.source_bucket).alias("bucket"))
-            )
+            spilled = objects_spill.read(number, self.object_schema)
+            objects = spilled.lazy().with_columns(pl.lit(side.manifest.source_bucket).alias("bucket"))
             prepared = self._prepared(side, items, objects)
             self.collect(rule(prepared) for rule in side.rules)
-            if results_spill is not None:
-                results = results_spill.read(number, RESULTS_SCHEMA).lazy()
-                self.collect(rule(prepared, results) for rule in rules.DEEP_RULES)
-            del prepared, items, objects
+            if read_results is not None:
+                self.deep(prepared, spilled.filter(~pl.col("badKey")).get_column("key").sort(), read_results)
+            del prepared, items, objects, spilled
+
+    def deep(self, prepared: Prepared, keys: pl.Series, read_results: ReadResults) -> None:
+        """--deep over one partition: its result.json files read and judged DEEP_CHUNK at a time
+        (each finding depends on its own file, its key and the item its ids name), so neither the
+        keys nor the contents are ever all in memory.
+        """
+        for start in range(0, keys.len(), DEEP_CHUNK):
+            results = read_results(keys.slice(start, DEEP_CHUNK).to_list()).lazy()
+            self.collect(rule(prepared, results) for rule in rules.DEEP_RULES)
+            del results
 
     def _prepared(self, side: _Side, items: pl.LazyFrame, objects: pl.LazyFrame) -> Prepared:
         if side.kind == "raw":

@@ -44,43 +44,70 @@ def field_name(name: str) -> str:
     return name.strip().replace("_", "").lower()
 
 
+# CSV inventories are handed on this many rows at a time (one Parquet file is its own chunk).
+CHUNK_ROWS = 500_000
 # Inventory fields reconcile reads (normalised names), and the version fields it filters on.
 WANTED = ("bucket", "key", "size", "lastmodifieddate", "etag")
 VERSION_FIELDS = ("islatest", "isdeletemarker")
 
 
-def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pl.DataFrame:
-    """One data file with its columns named by `field_name`: CSV parsed by Arrow (it reads the
-    quoted, gzipped lines and ISO times in one pass), Parquet by polars (faster than Arrow and
-    converting, with less memory: docs/reconcile.md, Performance).
+def _csv_chunks(entry: DataFile, fields: list[str]) -> Iterator[pl.DataFrame]:
+    """A CSV data file's rows, parsed by Arrow's streaming reader block by block (it reads the
+    quoted, gzipped lines and ISO times in one pass) and handed on CHUNK_ROWS at a time, so memory
+    stays at a chunk however large the file (AWS writes files of any size).
     """
+    normalised = [field_name(f) for f in fields]
+    types: dict[str, pa.DataType] = {name: pa.string() for name in normalised}
+    # Arrow parses sizes and ISO times itself; the bucket repeats on every row.
+    types.update(size=pa.int64(), lastmodifieddate=pa.timestamp("ms", tz="UTC"))
+    types["bucket"] = pa.dictionary(pa.int32(), pa.string())
+    with opened(entry.read()) as stream:
+        reader = pa_csv.open_csv(
+            stream,
+            read_options=pa_csv.ReadOptions(column_names=normalised, block_size=PARSE_BLOCK_BYTES),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=types,
+                include_columns=[n for n in normalised if n in WANTED or n in VERSION_FIELDS],
+                strings_can_be_null=False,
+            ),
+            memory_pool=pa.system_memory_pool(),
+        )
+        batches: list[pa.RecordBatch] = []
+        rows = 0
+        for batch in reader:
+            batches.append(batch)
+            rows += batch.num_rows
+            if rows >= CHUNK_ROWS:
+                yield _polars(batches)
+                batches, rows = [], 0
+        if batches:
+            yield _polars(batches)
+
+
+def _polars(batches: list[pa.RecordBatch]) -> pl.DataFrame:
+    converted = pl.from_arrow(pa.Table.from_batches(batches))
+    assert isinstance(converted, pl.DataFrame)
+    return converted
+
+
+def _parquet_table(entry: DataFile) -> pl.DataFrame:
+    """A Parquet data file, read by polars (faster than Arrow and converting, with less memory:
+    docs/reconcile.md, Performance), its columns named by `field_name`.
+    """
+    with opened(entry.read()) as stream:
+        table = pl.read_parquet(stream)
+    return table.rename({c: field_name(c) for c in table.columns})
+
+
+def _inventory_tables(entry: DataFile, fmt: str, fields: list[str]) -> Iterator[pl.DataFrame]:
+    """One data file's rows (a CSV file in chunks), only the fields reconcile reads."""
     where = entry.location.text
-    pool = pa.system_memory_pool()
-    data = entry.read()
     try:
-        with opened(data) as stream:
-            if fmt == "CSV":
-                normalised = [field_name(f) for f in fields]
-                types: dict[str, pa.DataType] = {name: pa.string() for name in normalised}
-                # Arrow parses sizes and ISO times itself; the bucket repeats on every row.
-                types.update(size=pa.int64(), lastmodifieddate=pa.timestamp("ms", tz="UTC"))
-                types["bucket"] = pa.dictionary(pa.int32(), pa.string())
-                arrow = pa_csv.read_csv(
-                    stream,
-                    read_options=pa_csv.ReadOptions(column_names=normalised, block_size=PARSE_BLOCK_BYTES),
-                    convert_options=pa_csv.ConvertOptions(
-                        column_types=types,
-                        include_columns=[n for n in normalised if n in WANTED or n in VERSION_FIELDS],
-                        strings_can_be_null=False,
-                    ),
-                    memory_pool=pool,
-                )
-                converted = pl.from_arrow(arrow)
-                assert isinstance(converted, pl.DataFrame)
-                table = converted
-            else:
-                table = pl.read_parquet(stream)
-                table = table.rename({c: field_name(c) for c in table.columns})
+        for table in _csv_chunks(entry, fields) if fmt == "CSV" else iter([_parquet_table(entry)]):
+            missing = [f for f in WANTED if f not in table.columns]
+            if missing:
+                raise ReconcileInputError(f"{where} lacks inventory fields {missing} (has {table.columns})")
+            yield table.select([c for c in table.columns if c in WANTED or c in VERSION_FIELDS])
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         if fmt == "CSV" and "Empty CSV file" in str(exc):
             # S3 Inventory writes no empty data files: an empty one lost its rows.
@@ -90,10 +117,6 @@ def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pl.DataFra
         raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
     except (OSError, EOFError) as exc:
         raise ReconcileInputError(f"{where} is not valid gzip: {exc}") from exc
-    missing = [f for f in WANTED if f not in table.columns]
-    if missing:
-        raise ReconcileInputError(f"{where} lacks inventory fields {missing} (has {table.columns})")
-    return table.select([c for c in table.columns if c in WANTED or c in VERSION_FIELDS])
 
 
 def _objects_from_frame(frame: pl.DataFrame | None, fmt: str, where: str) -> pl.DataFrame:
@@ -106,7 +129,8 @@ def _objects_from_frame(frame: pl.DataFrame | None, fmt: str, where: str) -> pl.
         frame = frame.filter(pl.col("isdeletemarker").cast(pl.String).str.to_lowercase() != "true")
     key = pl.col("key").cast(pl.String)
     if fmt == "CSV":
-        # CSV inventories URL-encode keys; only the encoded ones pay for a Python decode.
+        # CSV inventories URL-encode keys; only the encoded ones pay for a Python decode (a
+        # chunk's worth at most: the files are read CHUNK_ROWS at a time).
         encoded = frame.filter(key.str.contains(r"[%+]")).get_column("key").unique().to_list()
         if encoded:
             key = key.replace({k: urllib.parse.unquote_plus(k) for k in encoded})
@@ -184,18 +208,25 @@ def inventory_manifest(manifest_text: str, buckets: Buckets | None) -> Inventory
 def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
     """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked."""
 
-    def one(entry: DataFile) -> pl.DataFrame:
-        objects = _objects_from_frame(
-            _inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text
-        )
-        others = objects.filter(pl.col("bucket") != manifest.source_bucket).height
+    def objects(entry: DataFile, table: pl.DataFrame) -> pl.DataFrame:
+        found = _objects_from_frame(table, manifest.fmt, entry.location.text)
+        others = found.filter(pl.col("bucket") != manifest.source_bucket).height
         if others:
             raise ReconcileInputError(
                 f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}"
             )
-        return objects
+        return found
 
-    yield from bounded_map(one, manifest.files)
+    if manifest.fmt == "CSV":
+        # One file at a time, streamed (Arrow's reader parses a file's blocks on its own threads).
+        for entry in manifest.files:
+            for table in _inventory_tables(entry, manifest.fmt, manifest.fields):
+                yield objects(entry, table)
+        return
+    # Parquet files are read whole, two at a time (decoding releases the GIL).
+    yield from bounded_map(
+        lambda entry: objects(entry, next(_inventory_tables(entry, manifest.fmt, manifest.fields))), manifest.files
+    )
 
 
 def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:

@@ -25,6 +25,7 @@ from jobs.reconcile.engines.duckdb import DuckdbEngine
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
 from jobs.reconcile.findings import Code, render
 from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
+from jobs.reconcile.inputs import inventory
 from jobs.reconcile.inputs.inventory import inventory_pair
 from jobs.reconcile.inputs.table_state import export_source
 from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
@@ -203,8 +204,12 @@ def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch)
     snapshot = files_snapshot(str(export), manifests, None, RAW, PROC, deep)
     assert snapshot.as_of == AS_OF
     by_polars = judged_in_memory(snapshot, params, read if deep else None)
-    # The same rules over key-hash partitions, three of them for this small state.
+    # The same rules over key-hash partitions, three of them for this small state, --deep's
+    # result.json files judged a few at a time.
     monkeypatch.setattr(partitions, "ROWS_PER_PARTITION", 20)
+    monkeypatch.setattr(partitions, "DEEP_CHUNK", 4)
+    monkeypatch.setattr(inventory, "PARSE_BLOCK_BYTES", 2048)  # CSV files streamed in small chunks
+    monkeypatch.setattr(inventory, "CHUNK_ROWS", 3)
     inventories = inventory_pair(manifests, None, RAW, PROC)
     files = FileInputs(export_source(str(export), None, deep), *inventories)
     spilled = PolarsEngine(files, read if deep else None).find(params_for)
