@@ -48,6 +48,9 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from bench.common import RESULTS, fresh_stack, run_measured, stage, table, write_result
+from bench.reconcile_nightly import athena_night_bytes, synthetic_results, worker_duckdb_keep
+from bench.reconcile_nightly import worker_baseline_night as baseline_night
+from bench.reconcile_nightly import worker_duckdb_night as duckdb_night
 from bench.seeded_s3 import OBJECT_COLUMNS
 from jobs.contract import Status, layout
 from jobs.local.servers import ServerSpec
@@ -56,6 +59,7 @@ from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.inventory import read_inventory
 from jobs.reconcile.inputs.writers import write_export, write_incremental_export, write_inventory
 from jobs.reconcile.keys import templates
+from jobs.reconcile.params import RuleParams
 from jobs.reconcile.rules import RESULT_PROMISED
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
@@ -79,6 +83,13 @@ ATHENA_INVENTORY_COLUMNS = ("bucket", "key", "size", "last_modified_date", "e_ta
 
 # --- generation (not timed) ------------------------------------------------------------------
 def _frame(n: int) -> pl.DataFrame:
+    return _documents(pl.DataFrame({"i": pl.arange(0, n, eager=True)}), max(1, n // 50))
+
+
+def _documents(numbers: pl.DataFrame, users: int) -> pl.DataFrame:
+    """The generated documents numbered `i` (a column of `numbers`) over `users` users: ids,
+    status, ETag, keys.
+    """
     t = templates()
     i = pl.col("i")
     created = (pl.lit(BASE) + pl.duration(milliseconds=i * 7)).dt.strftime(TS_FORMAT)
@@ -91,8 +102,8 @@ def _frame(n: int) -> pl.DataFrame:
         .then(pl.lit(Status.FAILED.value))
         .otherwise(pl.lit(Status.PROCESSED.value))
     )
-    frame = pl.DataFrame({"i": pl.arange(0, n, eager=True)}).with_columns(
-        ("u" + (i % max(1, n // 50)).cast(pl.String).str.zfill(6)).alias("userId"),
+    frame = numbers.with_columns(
+        ("u" + (i % users).cast(pl.String).str.zfill(6)).alias("userId"),
         ("d" + i.cast(pl.String).str.zfill(9)).alias("documentId"),
         created.alias("createdAt"),
         status.alias("status"),
@@ -187,7 +198,9 @@ def _chunks(lines: pl.Series) -> Iterator[bytes]:
     )
 
 
-def generate(n: int, root: Path, settings: JobSettings, inventory_format: str) -> dict[str, Any]:
+def generate(
+    n: int, root: Path, settings: JobSettings, inventory_format: str, file_rows: int = INVENTORY_ROWS_PER_FILE
+) -> dict[str, Any]:
     frame = _frame(n)
     table_arn = f"arn:aws:dynamodb:bench:0:table/{settings.table_name}"
     export = write_export(
@@ -202,7 +215,7 @@ def generate(n: int, root: Path, settings: JobSettings, inventory_format: str) -
             root / "inventory",
             f.item(0, "bucket"),
             AS_OF,
-            (f.slice(o, INVENTORY_ROWS_PER_FILE) for o in range(0, f.height, INVENTORY_ROWS_PER_FILE)),
+            (f.slice(o, file_rows or f.height) for o in range(0, f.height, file_rows or max(f.height, 1))),
             inventory_format,
         )
         for f in (raw, processed)
@@ -329,6 +342,63 @@ def worker_nightly(inputs: dict[str, Any]) -> dict[str, Any]:
     return _timed(ReconcileRun(JobSettings(stage=STAGE), options))
 
 
+def worker_nightly_deep(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The night with --deep, result.json contents made from their keys (no S3 at these sizes:
+    what is measured is the engine's memory and time, not the GETs).
+    """
+    options = dataclasses.replace(
+        _options(inputs),
+        table_state=inputs["state0"],
+        dynamodb_export=inputs["changes"],
+        write_table_state=inputs["state1"] + "-deep",
+        deep=True,
+    )
+    run = ReconcileRun(JobSettings(stage=STAGE), options)
+    run.read_results = _synthetic_results  # type: ignore[method-assign]
+    return _timed(run)
+
+
+def _synthetic_results(keys: list[str]) -> pl.DataFrame:
+    settings = JobSettings(stage=STAGE)
+
+    def documents(numbers: pl.DataFrame) -> pl.DataFrame:
+        docs = _documents(numbers.select("i"), 1)
+        return numbers.select("key").with_columns(
+            pl.col("key").str.extract(r"^processed/([^/]+)/").alias("userId"),
+            pl.col("key").str.extract(r"^processed/[^/]+/([^/]+)/").alias("documentId"),
+            docs.get_column("status"),
+            pl.lit("Lieferant GmbH").alias("vendorName"),
+            pl.lit(None, pl.String).alias("invoiceDate"),
+            pl.lit("529.87").alias("totalAmount"),
+            (
+                pl.lit(layout.s3_uri(settings.raw_bucket, ""))
+                + pl.lit("raw/")
+                + pl.col("key").str.extract(r"^processed/([^/]+/[^/]+)/")
+                + pl.lit("/invoice.xml")
+            ).alias("sourceUri"),
+            docs.get_column("etag").alias("sourceEtag"),
+            pl.lit(None, pl.String).alias("readError"),
+        )
+
+    return synthetic_results(keys, documents)
+
+
+def worker_duckdb_night(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The Athena engine's night on DuckDB: MERGE INTO the table, then the rules over it."""
+    params = RuleParams(
+        raw_bucket=JobSettings(stage=STAGE).raw_bucket,
+        processed_bucket=JobSettings(stage=STAGE).processed_bucket,
+        as_of=AS_OF,
+        grace=timedelta(0),
+    )
+    return duckdb_night(inputs, params)
+
+
+def worker_baseline_night(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Plain Python over the nightly run's own inputs: the kept state and the night's changes."""
+    return baseline_night(inputs, baseline_counts)
+
+
 def worker_duckdb(inputs: dict[str, Any]) -> dict[str, Any]:
     """The Athena engine's SQL on embedded DuckDB over the same files."""
     return _timed(ReconcileRun(JobSettings(stage=STAGE), dataclasses.replace(_options(inputs), engine="duckdb")))
@@ -370,9 +440,14 @@ def _baseline_objects(manifest_path: str) -> list[tuple[str, str, datetime]]:
 
 def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     """The same rules with dicts and sets, one Python object per row: the obvious way to write it."""
-    settings = JobSettings(stage=STAGE)
     started, cpu = time.perf_counter(), time.process_time()
-    items = _baseline_items(inputs["export"])
+    found = baseline_counts(_baseline_items(inputs["export"]), inputs)
+    return {"seconds": time.perf_counter() - started, "cpuSeconds": time.process_time() - cpu, "counts": found}
+
+
+def baseline_counts(items: list[dict[str, Any]], inputs: dict[str, Any]) -> dict[str, int]:
+    """The rules over `items` (one dict per item, DynamoDB's attribute names) and the inventories."""
+    settings = JobSettings(stage=STAGE)
     raw_objects, processed_objects = (_baseline_objects(m) for m in inputs["manifests"])
     counts: Counter[str] = Counter()
     raw_by_key: dict[str, str] = {}
@@ -419,40 +494,24 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
             counts[Code.KEY_MISMATCH] += 1
     counts[Code.UNPROCESSED_RAW] = sum(1 for key in raw_by_key if key not in tracked_raw)
     counts[Code.ORPHAN_RESULT] = sum(1 for pair in results if pair not in ids)
-    seconds = time.perf_counter() - started
-    return {
-        "seconds": seconds,
-        "cpuSeconds": time.process_time() - cpu,
-        "counts": {c.value: counts.get(c, 0) for c in Code},
-    }
+    return {c.value: counts.get(c, 0) for c in Code}
 
 
 WORKERS = {
     "polars": worker_polars,
     "keep": worker_keep,
     "nightly": worker_nightly,
+    "nightly-deep": worker_nightly_deep,
     "duckdb": worker_duckdb,
+    "duckdb-keep": worker_duckdb_keep,
+    "duckdb-night": worker_duckdb_night,
     "baseline": worker_baseline,
+    "baseline-night": worker_baseline_night,
     "live": worker_live,
 }
-HEADERS = [
-    "items",
-    "nightly s",
-    "cpu s",
-    "peak MB",
-    "full export s",
-    "cpu s",
-    "peak MB",
-    "duckdb s",
-    "cpu s",
-    "peak MB",
-    "baseline s",
-    "cpu s",
-    "peak MB",
-    "same counts",
-    "Athena scans MB",
-    "load",
-]
+NIGHT_HEADERS = ["items", "nightly s", "cpu s", "MB", "--deep MB", "duckdb night s", "cpu s", "MB"]
+NIGHT_HEADERS += ["baseline night s", "cpu s", "MB", "same counts", "load"]
+FULL_HEADERS = ["items", "full export s", "cpu s", "MB", "duckdb s", "cpu s", "MB", "baseline s", "cpu s", "MB"]
 
 
 # --- live -----------------------------------------------------------------------------------------
@@ -544,101 +603,123 @@ def _measure(kind: str, inputs_file: Path) -> tuple[dict[str, Any], float]:
     return json.loads(done.stdout.strip().splitlines()[-1]), rss
 
 
+def _figures(job: dict[str, Any] | None, rss: float | None) -> dict[str, Any] | None:
+    if not job:
+        return None
+    return {"seconds": round(job["seconds"], 2), "cpuSeconds": round(job["cpuSeconds"], 2), "peakRssMb": rss}
+
+
+def _cells(figures: dict[str, Any] | None) -> list[Any]:
+    return [figures["seconds"], figures["cpuSeconds"], figures["peakRssMb"]] if figures else ["-", "-", "-"]
+
+
+def run_size(n: int, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Every contender at one size: the night (the kept state + the night's changes) and the full
+    export, each against DuckDB and plain Python reading the same inputs.
+    """
+    clock = time.perf_counter()
+    inputs = generate(n, root, JobSettings(stage=STAGE), args.inventory_format, args.inventory_file_rows)
+    inputs |= {"state0": str(root / "state0"), "state1": str(root / "state1"), "duckdbState": str(root / "night.db")}
+    generated = time.perf_counter() - clock
+    inputs_file = root / "inputs.json"
+    inputs_file.write_text(json.dumps(inputs))
+    baseline = n <= args.baseline_max
+
+    def measure(kind: str, wanted: bool = True) -> tuple[dict[str, Any] | None, float | None]:
+        return _measure(kind, inputs_file) if wanted else (None, None)
+
+    full, full_rss = measure("polars")
+    _, kept_rss = measure("keep")
+    nightly, nightly_rss = measure("nightly")
+    deep, deep_rss = measure("nightly-deep", args.deep)
+    duck, duck_rss = measure("duckdb")
+    parquet = args.inventory_format == "Parquet"  # the DuckDB night reads Parquet inventories, as Athena's tables
+    measure("duckdb-keep", parquet)
+    duck_night, duck_night_rss = measure("duckdb-night", parquet)
+    base, base_rss = measure("baseline", baseline)
+    base_night, base_night_rss = measure("baseline-night", baseline)
+    counts = [c["counts"] for c in (full, nightly, duck, duck_night, base, base_night) if c]
+    return {
+        "items": n,
+        "inventoryFormat": args.inventory_format,
+        "inventoryFileRows": args.inventory_file_rows or None,
+        "generateSeconds": round(generated, 1),
+        "loadAverage1m": round(os.getloadavg()[0], 2),
+        "night": {
+            "changes": inputs["nightlyChanges"],
+            "changesBytes": sum(p.stat().st_size for p in Path(inputs["changes"]).rglob("*") if p.is_file()),
+            "stateBytes": sum(p.stat().st_size for p in Path(inputs["state1"]).rglob("*") if p.is_file()),
+            "previousNightPeakRssMb": kept_rss,
+            "polars": _figures(nightly, nightly_rss) | {"timings": nightly["timings"] if nightly else {}},
+            "polarsDeep": _figures(deep, deep_rss),
+            "duckdb": _figures(duck_night, duck_night_rss),
+            "baseline": _figures(base_night, base_night_rss),
+        },
+        "fullExport": {
+            "polars": _figures(full, full_rss),
+            "duckdb": _figures(duck, duck_rss),
+            "baseline": _figures(base, base_rss),
+        },
+        "countsAgree": all(c == counts[0] for c in counts),
+        "findings": sum(full["counts"].values()) if full else None,
+        "counts": full["counts"] if full else None,
+        "athenaScanBytes": athena_scan_bytes(inputs, root),
+        "athenaNightBytes": athena_night_bytes(inputs, root) if parquet else None,
+    }
+
+
+def _rows(r: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    night, full = r["night"], r["fullExport"]
+    deep = night["polarsDeep"]
+    deep_cell = f"{deep['peakRssMb']} ({deep['peakRssMb'] / night['polars']['peakRssMb']:.2f}x)" if deep else "-"
+    night_row = [f"{r['items']:,}", *_cells(night["polars"]), deep_cell, *_cells(night["duckdb"])]
+    night_row += [*_cells(night["baseline"]), r["countsAgree"], r["loadAverage1m"]]
+    full_row = [f"{r['items']:,}", *_cells(full["polars"]), *_cells(full["duckdb"]), *_cells(full["baseline"])]
+    return night_row, full_row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_reconcile", description=__doc__)
     parser.add_argument("--sizes", default="1000000,4000000", help="comma-separated item counts")
-    # The baseline holds one Python dict per item (~4 GB at 1M), so above 1M it is skipped by default.
-    parser.add_argument("--baseline-max", type=int, default=1_000_000, help="skip the baseline above this size")
+    # The baselines hold one Python dict per item (~4 GB at 1M), so above 1M they are skipped by default.
+    parser.add_argument("--baseline-max", type=int, default=1_000_000, help="skip the baselines above this size")
     parser.add_argument("--live", type=int, default=100_000, help="live items to seed (0: skip)")
+    parser.add_argument("--no-deep", dest="deep", action="store_false", help="skip the --deep night")
     parser.add_argument(
         "--inventory-format",
         choices=("Parquet", "CSV"),
         default="Parquet",
         help="S3 Inventory format (the stack writes Parquet)",
     )
+    parser.add_argument(
+        "--inventory-file-rows",
+        type=int,
+        default=INVENTORY_ROWS_PER_FILE,
+        help="objects per inventory data file (0: one file per bucket)",
+    )
+    parser.add_argument("--results", default="reconcile", help="the results file's name under bench/results/")
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("inputs", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(WORKERS[args.worker](json.loads(Path(args.inputs).read_text())), default=str))
         return
-    rows, results = [], []
+    results, night_rows, full_rows = [], [], []
     for n in (int(s) for s in args.sizes.split(",") if s.strip()):
         with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-bench-") as tmp:
-            clock = time.perf_counter()
-            inputs = generate(n, Path(tmp), JobSettings(stage=STAGE), args.inventory_format)
-            inputs |= {"state0": str(Path(tmp) / "state0"), "state1": str(Path(tmp) / "state1")}
-            generated = time.perf_counter() - clock
-            scanned = athena_scan_bytes(inputs, Path(tmp))
-            inputs_file = Path(tmp) / "inputs.json"
-            inputs_file.write_text(json.dumps(inputs))
-            job, job_rss = _measure("polars", inputs_file)
-            kept, kept_rss = _measure("keep", inputs_file)
-            nightly, nightly_rss = _measure("nightly", inputs_file)
-            state_bytes = sum(p.stat().st_size for p in Path(inputs["state1"]).rglob("*") if p.is_file())
-            changes_bytes = sum(p.stat().st_size for p in Path(inputs["changes"]).rglob("*") if p.is_file())
-            duck, duck_rss = _measure("duckdb", inputs_file)
-            base, base_rss = _measure("baseline", inputs_file) if n <= args.baseline_max else ({}, None)
-        agree = duck["counts"] == job["counts"] == nightly["counts"] and (not base or base["counts"] == job["counts"])
-        result = {
-            "items": n,
-            "inventoryFormat": args.inventory_format,
-            "nightly": {
-                "seconds": round(nightly["seconds"], 2),
-                "cpuSeconds": round(nightly["cpuSeconds"], 2),
-                "peakRssMb": nightly_rss,
-                "changes": inputs["nightlyChanges"],
-                "changesBytes": changes_bytes,
-                "stateBytes": state_bytes,
-                "previousNightSeconds": round(kept["seconds"], 2),
-                "previousNightPeakRssMb": kept_rss,
-            },
-            "inputBytes": inputs["bytes"],
-            "generateSeconds": round(generated, 1),
-            "seconds": round(job["seconds"], 2),
-            "cpuSeconds": round(job["cpuSeconds"], 2),
-            "loadAverage1m": round(os.getloadavg()[0], 2),
-            "peakRssMb": job_rss,
-            "timings": {k: round(v, 2) for k, v in job["timings"].items()},
-            "duckdbSeconds": round(duck["seconds"], 2),
-            "duckdbCpuSeconds": round(duck["cpuSeconds"], 2),
-            "duckdbPeakRssMb": duck_rss,
-            "athenaScanBytes": scanned,
-            "baselineSeconds": round(base["seconds"], 2) if base else None,
-            "baselineCpuSeconds": round(base["cpuSeconds"], 2) if base else None,
-            "baselinePeakRssMb": base_rss,
-            "speedup": round(base["seconds"] / job["seconds"], 1) if base else None,
-            "countsAgree": agree,
-            "findings": sum(job["counts"].values()),
-            "counts": job["counts"],
-        }
-        results.append(result)
-        rows.append(
-            [
-                f"{n:,}",
-                result["nightly"]["seconds"],
-                result["nightly"]["cpuSeconds"],
-                nightly_rss,
-                result["seconds"],
-                result["cpuSeconds"],
-                result["peakRssMb"],
-                result["duckdbSeconds"],
-                result["duckdbCpuSeconds"],
-                result["duckdbPeakRssMb"],
-                result["baselineSeconds"],
-                result["baselineCpuSeconds"],
-                result["baselinePeakRssMb"],
-                agree,
-                round(scanned["total"] / 2**20),
-                result["loadAverage1m"],
-            ]
-        )
-        print(table(HEADERS, rows[-1:]), flush=True)
-    previous = json.loads((RESULTS / "reconcile.json").read_text()) if (RESULTS / "reconcile.json").exists() else {}
+            results.append(run_size(n, Path(tmp), args))
+        night_row, full_row = _rows(results[-1])
+        night_rows.append(night_row)
+        full_rows.append(full_row)
+        print(table(NIGHT_HEADERS, night_rows[-1:]), flush=True)
+    path = RESULTS / f"{args.results}.json"
+    previous = json.loads(path.read_text()) if path.exists() else {}
     live_result = live(args.live) if args.live else previous.get("live")
-    path = write_result("reconcile", {"files": results, "live": live_result})
-    print()
-    print(table(HEADERS, rows))
+    path = write_result(args.results, {"files": results, "live": live_result})
+    print("\nthe night (the kept table state + the night's incremental export; every contender reads them):")
+    print(table(NIGHT_HEADERS, night_rows))
+    print("\nfrom a full export of the table (every contender reads it):")
+    print(table(FULL_HEADERS, full_rows))
     if live_result:
         print(
             f"\nlive (local stack, {live_result['items']:,} items + {live_result['objects']:,} objects): "

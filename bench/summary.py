@@ -51,15 +51,22 @@ def _extract(r: dict[str, Any]) -> Iterator[Row]:
         ]
 
 
+def _against(job: dict[str, Any], baseline: dict[str, Any] | None) -> str:
+    if not baseline:
+        return "baseline skipped"
+    return f"{baseline['seconds'] / job['seconds']:.1f} x faster than plain Python on the same inputs"
+
+
 def _reconcile(r: dict[str, Any]) -> Iterator[Row]:
     for f in r["files"]:
-        against = f"{f['speedup']} x faster than plain Python" if f.get("speedup") else "baseline skipped"
-        yield [
-            f"reconcile files, {f['items']:,} x {f['items']:,}",
-            f"{f['seconds']} s",
-            against,
-            f"{f['peakRssMb']:.0f} MB",
-        ]
+        for label, group in (("nightly (state + changes)", f["night"]), ("from a full export", f["fullExport"])):
+            job = group["polars"]
+            yield [
+                f"reconcile {label}, {f['items']:,} x {f['items']:,}",
+                f"{job['seconds']} s ({job['cpuSeconds']} CPU-s)",
+                _against(job, group["baseline"]),
+                f"{job['peakRssMb']:.0f} MB",
+            ]
     live = r.get("live")
     if live:
         yield [

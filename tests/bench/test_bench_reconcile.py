@@ -25,12 +25,24 @@ def test_live_and_files_sources_find_exactly_the_planted_discrepancies(
     for key in Endpoints("", "").aws_env():  # the benchmark points the process at its own servers
         monkeypatch.delenv(key, raising=False)
     live = bench_reconcile.live(DOCS)
-    inputs = bench_reconcile.generate(DOCS, tmp_path, JobSettings(stage=bench_reconcile.STAGE), "CSV")
-    inputs |= {"state0": str(tmp_path / "state0"), "state1": str(tmp_path / "state1")}
+    inputs = bench_reconcile.generate(DOCS, tmp_path, JobSettings(stage=bench_reconcile.STAGE), "Parquet")
+    inputs |= {
+        "state0": str(tmp_path / "state0"),
+        "state1": str(tmp_path / "state1"),
+        "duckdbState": str(tmp_path / "night.db"),
+    }
     files = bench_reconcile.worker_polars(inputs)
     previous_night = bench_reconcile.worker_keep(inputs)
     nightly = bench_reconcile.worker_nightly(inputs)
     assert nightly["counts"] == files["counts"]
+    # The night's other contenders read the same state and changes, and find the same.
+    bench_reconcile.worker_duckdb_keep(inputs)
+    assert bench_reconcile.worker_duckdb_night(inputs)["counts"] == files["counts"]
+    assert bench_reconcile.worker_baseline_night(inputs)["counts"] == files["counts"]
+    # --deep with result.json as the documents say: the items whose ETag went stale also name
+    # another source than their result.json's.
+    deep = bench_reconcile.worker_nightly_deep(inputs)["counts"]
+    assert deep == {**files["counts"], Code.RESULT_SOURCE_MISMATCH: files["counts"][Code.STALE_RESULT]}
     assert previous_night["counts"] != files["counts"]  # the night changed the table (new, changed, deleted items)
     assert (tmp_path / "state1" / "table-state.json").is_file()
 

@@ -13,9 +13,11 @@ Here the files stream through once, one data file per thread, and each side is j
 
 An item and the object it names always hash alike, so every join finds its partner in the same
 partition and the findings are exactly the in-memory ones. Up to `ROWS_PER_PARTITION` items there
-is one partition, held in memory (both sides share the columns they both read); beyond, rows are
-spilled as Arrow IPC pieces per partition (uncompressed: cheaper than a compression pass) in a
-temporary directory, so peak memory is about one partition whatever the table's size.
+is one partition; beyond, rows are split by key hash. The items' columns of both sides are always
+spilled as Arrow IPC pieces (uncompressed: cheaper than a compression pass) in a temporary
+directory, so while one side is judged the other side's items are not in memory; a side's objects
+are held when there is one partition (they are judged as soon as they are read). Peak memory is
+about one side of one partition whatever the table's size (docs/reconcile.md, Performance).
 """
 
 from __future__ import annotations
@@ -59,14 +61,14 @@ DEEP_SIDE = ("rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)  # what --deep's rules c
 
 
 class _Spill:
-    """Rows of one kind by partition: held in memory when there is one partition, else Arrow IPC
-    pieces under a directory, split by key hash.
+    """Rows of one kind by partition: held in memory when there is one partition and `hold`, else
+    Arrow IPC pieces under a directory, split by key hash.
     """
 
-    def __init__(self, root: Path, name: str, partitions: int) -> None:
+    def __init__(self, root: Path, name: str, partitions: int, hold: bool = True) -> None:
         self.root = root / name
         self.partitions = partitions
-        self._hold = partitions == 1
+        self._hold = hold and partitions == 1
         self._held: list[pl.DataFrame] = []
         self._pieces = 0
 
@@ -212,12 +214,19 @@ def judge_files(
         root = Path(tmp)
         run = _Run(params, root, partitions)
         result_columns = (*RESULT_SIDE, *(DEEP_SIDE if deep else ()))
-        raw = _Side("raw", "raw", raw_inventory, _Spill(root, "items-raw", partitions), RAW_SIDE, rules.RAW_JOIN_RULES)
+        raw = _Side(
+            "raw",
+            "raw",
+            raw_inventory,
+            _Spill(root, "items-raw", partitions, hold=False),
+            RAW_SIDE,
+            rules.RAW_JOIN_RULES,
+        )
         result = _Side(
             "result",
             "processed",
             processed_inventory,
-            _Spill(root, "items-result", partitions),
+            _Spill(root, "items-result", partitions, hold=False),
             result_columns,
             rules.RESULT_JOIN_RULES,
         )

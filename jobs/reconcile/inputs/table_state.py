@@ -244,7 +244,7 @@ def _brought_forward(base: Location, state: StateManifest, changes: list[ExportM
     """
     with tempfile.TemporaryDirectory(prefix="docuflow-table-state-") as tmp:
         keys, alive = _changed(changes, Path(tmp))
-        for frame in bounded_map(lambda entry: _state_frame(base, entry), state.files):
+        for frame in bounded_map(lambda entry: _state_frame(base, entry), state.files, width=1):
             yield frame.join(keys, on=KEY, how="anti") if keys.height else frame
         for path in alive:
             yield pl.read_ipc(path)
