@@ -40,15 +40,25 @@ class Recorded:
     urn: str = ""
     parent: str = ""
     protect: bool = False
+    provider: str = ""  # "urn::id" of an explicit provider (the second region's), "" for the default
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.resources: list[Recorded] = []
+        self.region = REGION  # the stack's (run_program sets it); explicit providers name their own
+        self._provider_regions: dict[str, str] = {}
+
+    def region_for(self, provider: str | None) -> str:
+        return self._provider_regions.get((provider or "").split("::")[-1], self.region)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.resources.append(Recorded(args.typ, args.name, dict(args.inputs), bool(args.custom)))
-        return _plausible(args.typ, args.name, dict(args.inputs))
+        if args.typ == "pulumi:providers:aws":
+            self._provider_regions[f"{args.name}-id"] = str(args.inputs["region"])
+        self.resources.append(
+            Recorded(args.typ, args.name, dict(args.inputs), bool(args.custom), provider=args.provider or "")
+        )
+        return _plausible(args.typ, args.name, dict(args.inputs), self.region_for(args.provider))
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
@@ -61,13 +71,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
         raise NotImplementedError(f"unmocked call {args.token}")
 
 
-def _arn(service: str, resource: str, region: str = REGION) -> str:
-    return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
-
-
-def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The id and the computed outputs AWS would return for `typ`."""
+def _plausible(typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+    """The id and the computed outputs AWS would return for `typ` in `region`."""
     out = dict(inputs)
+
+    def _arn(service: str, resource: str) -> str:
+        return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
+
     physical = inputs.get("name") or f"{name}-1a2b3c"
     rid = f"{name}-id"
     if typ == "aws:s3/bucket:Bucket":
@@ -85,7 +95,7 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
         out.update(
             name=physical,
             arn=_arn("sqs", physical),
-            url=f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{physical}",
+            url=f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{physical}",
         )
         rid = out["url"]
     elif typ == "aws:iam/role:Role":
@@ -101,7 +111,7 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
         out.update(
             name=physical,
             arn=_arn("ecr", f"repository/{physical}"),
-            repositoryUrl=f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/{physical}",
+            repositoryUrl=f"{ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{physical}",
         )
     elif typ == "aws:cloudwatch/logGroup:LogGroup":
         out.update(name=physical, arn=_arn("logs", f"log-group:{physical}"))
@@ -122,6 +132,12 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
     elif typ == "aws:glue/catalogDatabase:CatalogDatabase":
         out.update(arn=_arn("glue", f"database/{physical}"))
         rid = f"{ACCOUNT}:{physical}"
+    elif typ == "aws:backup/vault:Vault":
+        out.update(arn=_arn("backup", f"backup-vault:{physical}"))
+        rid = physical
+    elif typ == "aws:backup/plan:Plan":
+        out.update(arn=_arn("backup", f"backup-plan:{name}-1a2b"))
+        rid = f"{name}-1a2b"
     elif typ == "aws:glue/catalogTable:CatalogTable":
         out.update(arn=_arn("glue", f"table/{inputs['databaseName']}/{physical}"))
         rid = f"{ACCOUNT}:{inputs['databaseName']}:{physical}"
@@ -184,6 +200,14 @@ class ProgramRun:
         assert len(found) == 1, f"expected one {typ}, found {[r.name for r in found]}"
         return found[0]
 
+    def region_of(self, rec: Recorded) -> str:
+        """The region a resource is managed in: its explicit provider's, else the stack's."""
+        if not rec.provider:
+            return stack_config(self.stack)["aws:region"]
+        name = rec.provider.split("::")[-1].removesuffix("-id")
+        (provider,) = [r for r in self.resources if r.typ == "pulumi:providers:aws" and r.name == name]
+        return str(provider.inputs["region"])
+
     def named(self, name: str) -> Recorded:
         found = [r for r in self.resources if r.name == name]
         assert len(found) == 1, f"expected one resource named {name}"
@@ -197,6 +221,7 @@ class ProgramRun:
 def run_program(stack: str) -> ProgramRun:
     """Run __main__.py's build() for Pulumi.<stack>.yaml under the mocks; record what it made."""
     pulumi.runtime.set_all_config(stack_config(stack))
+    MOCKS.region = stack_config(stack)["aws:region"]
     start = len(MOCKS.resources)
     namespace = runpy.run_path(str(PROGRAM), run_name="docuflow_program")
     holder: dict[str, Any] = {}
