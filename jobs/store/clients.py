@@ -59,6 +59,11 @@ def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
     return _client("dynamodb", settings, **kwargs)
 
 
+def backup_client(settings: JobSettings, **kwargs: Any) -> Any:
+    """AWS Backup (no emulator serves it: the drill's restores from a backup are Stubber-tested)."""
+    return _client("backup", settings, **kwargs)
+
+
 def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:
     return _client("sqs", settings, **kwargs)
 

@@ -1,0 +1,9 @@
+"""Recovery: restore the table into a new table and prove it (the drill), or roll back a bad deploy.
+
+`plan` (pure) decides what to restore from and checks the request; `exports` finds and reads full
+table exports; `restore` carries a plan out through jobs/store (PITR, an AWS Backup restore job,
+or an export loaded in batches); `drill` restores, reconciles the new table against the buckets
+through the reconcile package's live run and writes the report (`report`) once; `rollback`
+(pure) and `rollback_run` put the live table back to a restored table's items after a bad
+deploy, for the ingest to replay the window. `cli` and `rollback_cli` are the commands.
+"""
