@@ -5,5 +5,6 @@ table exports; `restore` carries a plan out through jobs/store (PITR, an AWS Bac
 or an export loaded in batches); `drill` restores, reconciles the new table against the buckets
 through the reconcile package's live run and writes the report (`report`) once; `rollback`
 (pure) and `rollback_run` put the live table back to a restored table's items after a bad
-deploy, for the ingest to replay the window. `cli` and `rollback_cli` are the commands.
+deploy, for the ingest to replay the window; `undelete` removes the delete markers a bad role
+left in a data bucket. `cli`, `rollback_cli` and `undelete` are the commands.
 """

@@ -127,3 +127,10 @@ def choose_point(points: Iterable[P], as_of: datetime | None, table_name: str) -
         f"no recovery point of {table_name} at or before --as-of {layout.format_ts(as_of or oldest)} "
         f"(the oldest is {layout.format_ts(oldest)})"
     )
+
+
+def in_window(moments: Iterable[T], when: Callable[[T], datetime], since: datetime, until: datetime | None) -> list[T]:
+    """What happened from `since` to `until` (now when None): the delete markers an undelete removes."""
+    if until is not None and until < since:
+        raise RestoreRequestError(f"--until {layout.format_ts(until)} is before --since {layout.format_ts(since)}")
+    return [m for m in moments if when(m) >= since and (until is None or when(m) <= until)]
