@@ -6,7 +6,9 @@ server's process (bench/seeded_s3.py) and the items with BatchWriteItem; the tab
 with the local stand-in for ExportTableToPointInTime (`local export-table`, timed apart: on AWS
 the export or PITR runs beside the table). Then `python -m jobs drill --drop-after` runs as its
 own process, and its report gives the restore (create, load the export in batches, ACTIVE) and
-reconcile seconds: the RTO it proves on this machine.
+reconcile seconds: the RTO it proves on this machine. Last, a bad role deletes every object of
+both data buckets and `undelete` brings them back (their delete markers removed), timed against
+the bare listing of the versions it reads.
 
 Baselines in the same run, on the same stack: the same items written straight from memory with
 BatchWriteItem (what a restore cannot beat: no export to read or parse), and the reconcile's reads
@@ -37,6 +39,7 @@ from jobs.contract import Status, layout, table_spec
 from jobs.local.stack import REGION
 from jobs.local.table_export import export_table
 from jobs.reconcile.rules import templates
+from jobs.recovery.undelete import undelete
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.restore import create_table_request
@@ -139,6 +142,31 @@ def read_ceiling(settings: JobSettings, table_name: str, segments: int) -> float
     return time.perf_counter() - started
 
 
+def empty_and_undelete(settings: JobSettings) -> tuple[float, float, int]:
+    """A bad role deletes every object of both data buckets; time `undelete` of each, and the
+    bare listing of the versions it reads (its baseline). Returns (undelete s, listing s, objects back).
+    """
+    s3 = s3_client(settings)
+    buckets = (settings.raw_bucket, settings.processed_bucket)
+    since = datetime.now(UTC)
+    for bucket in buckets:
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+            if keys:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+    clock = time.perf_counter()
+    for bucket in buckets:
+        for _ in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
+            pass
+    listing = time.perf_counter() - clock
+    clock = time.perf_counter()
+    for purpose in ("raw", "processed"):
+        undelete(settings, purpose, since, None, dry_run=False)
+    undeleted = time.perf_counter() - clock
+    back = sum(p.get("KeyCount", 0) for b in buckets for p in s3.get_paginator("list_objects_v2").paginate(Bucket=b))
+    return undeleted, listing, back
+
+
 def measure(n: int) -> dict[str, Any]:
     settings = JobSettings(stage=STAGE)
     lines, objects = documents(n, settings)
@@ -163,6 +191,7 @@ def measure(n: int) -> dict[str, Any]:
             ddb.get_waiter("table_exists").wait(TableName=baseline_table)
             load_ceiling = write_items(settings, baseline_table, lines)
             reads = read_ceiling(settings, baseline_table, max(2, min(16, settings.io_threads)))
+            undeleted, versions_listed, back = empty_and_undelete(settings)
     return {
         "documents": n,
         "objects": objects.height,
@@ -180,6 +209,9 @@ def measure(n: int) -> dict[str, Any]:
         "readCeilingSeconds": round(reads, 2),
         "reconcileOverReadCeiling": round(report["reconcileSeconds"] / reads, 2),
         "itemsPerSecondRestored": round(n / report["restoreSeconds"]),
+        "undeleteSeconds": round(undeleted, 2),
+        "undeleteOverVersionListing": round(undeleted / versions_listed, 2),
+        "objectsBack": back,
         "loadAverage1m": round(os.getloadavg()[0], 2),
     }
 
@@ -203,7 +235,7 @@ def main() -> None:
                 "x read ceiling",
                 "RTO s",
                 "findings",
-                "RSS MB",
+                "undelete s",
             ],
             [
                 [
@@ -214,7 +246,7 @@ def main() -> None:
                     r["reconcileOverReadCeiling"],
                     r["rtoSeconds"],
                     r["findings"],
-                    r["drillPeakRssMb"],
+                    r["undeleteSeconds"],
                 ]
                 for r in results
             ],
