@@ -208,11 +208,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "ingestTaskDefinitionArn": jobs.task_definition_arns["ingest"],
         "reconcileTaskDefinitionArn": jobs.task_definition_arns["reconcile"],
         "repairTaskDefinitionArn": jobs.task_definition_arns["repair"],
-        "drillTaskDefinitionArn": jobs.task_definition_arns["drill"],
-        "backupVaultName": backups.vault_name,
-        "backupRoleArn": backups.role_arn,
-        # What an erasure receipt quotes: how long erased data can survive in backups.
-        "erasedDataHorizonDays": settings.erased_data_horizon_days,
         "jobRepositoryUrl": jobs.repository_url,
         "scheduleNames": jobs.schedule_names,
         "arrivalsQueueUrl": arrivals.queue_url,
@@ -221,12 +216,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
     }
-    if second:
-        outputs |= {
-            "replicaRegion": settings.replica_region,
-            "copyVaultArn": backups.copy_vault_arn,
-            **{f"{p}ReplicaBucketName": n for p, n in second.bucket_names.items() if p != "access-logs"},
-        }
+    outputs |= recovery_outputs(settings, jobs, backups, second)
     if catalog:
         outputs |= {
             "auditDataBucketName": buckets.bucket_names[layout.AUDIT_DATA],
@@ -291,6 +281,25 @@ def table_backups(
             tags=settings.resource_tags(),
         ),
     )
+
+
+def recovery_outputs(
+    settings: StackSettings, jobs: BatchJobs, backups: TableBackups, second: SecondRegion | None
+) -> dict[str, pulumi.Input[object]]:
+    outputs: dict[str, pulumi.Input[object]] = {
+        "drillTaskDefinitionArn": jobs.task_definition_arns["drill"],
+        "backupVaultName": backups.vault_name,
+        "backupRoleArn": backups.role_arn,
+        # What an erasure receipt quotes: how long erased data can survive in backups.
+        "erasedDataHorizonDays": settings.erased_data_horizon_days,
+    }
+    if second:
+        outputs |= {
+            "replicaRegion": settings.replica_region,
+            "copyVaultArn": backups.copy_vault_arn,
+            **{f"{p}ReplicaBucketName": n for p, n in second.bucket_names.items() if p != "access-logs"},
+        }
+    return outputs
 
 
 def main() -> None:
