@@ -198,6 +198,19 @@ def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
         assert retention["mode"] in ("GOVERNANCE", "COMPLIANCE") and retention["days"] >= 1
 
 
+def test_s3_data_buckets_replicate_to_the_second_region_where_the_stack_names_one(every_stack: ProgramRun) -> None:
+    settings = _settings(every_stack)
+    configs = every_stack.of_type("aws:s3/bucketReplicationConfig:BucketReplicationConfig")
+    if settings.replica_region is None:
+        assert configs == []  # a one-region stack (dev): nothing to replicate to, by its own setting
+        return
+    assert {c.inputs["bucket"] for c in configs} == {spec.name for spec in settings.buckets()}
+    for config in configs:
+        (rule,) = config.inputs["rules"]
+        assert rule["status"] == "Enabled" and rule["deleteMarkerReplication"] == {"status": "Enabled"}
+        assert rule["destination"]["bucket"].endswith(f"-{settings.replica_region}")
+
+
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
