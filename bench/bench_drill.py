@@ -6,9 +6,9 @@ server's process (bench/seeded_s3.py) and the items with BatchWriteItem; the tab
 with the local stand-in for ExportTableToPointInTime (`local export-table`, timed apart: on AWS
 the export or PITR runs beside the table). Then `python -m jobs drill --drop-after` runs as its
 own process, and its report gives the restore (create, load the export in batches, ACTIVE) and
-reconcile seconds: the RTO it proves on this machine. Last, a bad role deletes every object of
-both data buckets and `undelete` brings them back (their delete markers removed), timed against
-the bare listing of the versions it reads.
+reconcile seconds: the RTO it proves on this machine. Apart (`--undelete-sizes`, results in
+undelete.json): a bad role deletes every object of both data buckets and `undelete` brings them
+back (their delete markers removed), timed against the bare listing of the versions it reads.
 
 Baselines in the same run, on the same stack: the same items written straight from memory with
 BatchWriteItem (what a restore cannot beat: no export to read or parse), and the reconcile's reads
@@ -167,6 +167,26 @@ def empty_and_undelete(settings: JobSettings) -> tuple[float, float, int]:
     return undeleted, listing, back
 
 
+def measure_undelete(n: int) -> dict[str, Any]:
+    """N documents' raw and result objects on a fresh stack, emptied by a bad role, undeleted."""
+    settings = JobSettings(stage=STAGE)
+    _, objects = documents(n, settings)
+    with tempfile.TemporaryDirectory(prefix="docuflow-undelete-bench-") as tmp:
+        objects_file = Path(tmp) / "objects.parquet"
+        objects.write_parquet(objects_file)
+        with fresh_stack(partial(server_spec, objects_file)) as endpoints:
+            undeleted, listed, back = empty_and_undelete(stage(endpoints, STAGE))
+    return {
+        "documents": n,
+        "objects": objects.height,
+        "undeleteSeconds": round(undeleted, 2),
+        "versionListingSeconds": round(listed, 2),
+        "undeleteOverVersionListing": round(undeleted / listed, 2),
+        "objectsBack": back,
+        "loadAverage1m": round(os.getloadavg()[0], 2),
+    }
+
+
 def measure(n: int) -> dict[str, Any]:
     settings = JobSettings(stage=STAGE)
     lines, objects = documents(n, settings)
@@ -191,7 +211,6 @@ def measure(n: int) -> dict[str, Any]:
             ddb.get_waiter("table_exists").wait(TableName=baseline_table)
             load_ceiling = write_items(settings, baseline_table, lines)
             reads = read_ceiling(settings, baseline_table, max(2, min(16, settings.io_threads)))
-            undeleted, versions_listed, back = empty_and_undelete(settings)
     return {
         "documents": n,
         "objects": objects.height,
@@ -209,17 +228,20 @@ def measure(n: int) -> dict[str, Any]:
         "readCeilingSeconds": round(reads, 2),
         "reconcileOverReadCeiling": round(report["reconcileSeconds"] / reads, 2),
         "itemsPerSecondRestored": round(n / report["restoreSeconds"]),
-        "undeleteSeconds": round(undeleted, 2),
-        "undeleteOverVersionListing": round(undeleted / versions_listed, 2),
-        "objectsBack": back,
         "loadAverage1m": round(os.getloadavg()[0], 2),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_drill", description=__doc__)
-    parser.add_argument("--sizes", default="10000,100000", help="comma-separated document counts")
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated document counts (drill)")
+    parser.add_argument("--undelete-sizes", default="10000", help="comma-separated document counts (undelete)")
     args = parser.parse_args()
+    undeletes = [measure_undelete(int(s)) for s in args.undelete_sizes.split(",") if s.strip()]
+    for result in undeletes:
+        print(json.dumps(result), flush=True)
+    if undeletes:
+        write_result("undelete", {"sizes": undeletes})
     results = []
     for n in (int(s) for s in args.sizes.split(",") if s.strip()):
         result = measure(n)
@@ -235,7 +257,7 @@ def main() -> None:
                 "x read ceiling",
                 "RTO s",
                 "findings",
-                "undelete s",
+                "RSS MB",
             ],
             [
                 [
@@ -246,7 +268,7 @@ def main() -> None:
                     r["reconcileOverReadCeiling"],
                     r["rtoSeconds"],
                     r["findings"],
-                    r["undeleteSeconds"],
+                    r["drillPeakRssMb"],
                 ]
                 for r in results
             ],
