@@ -274,7 +274,8 @@ def main() -> None:
             ],
         )
     )
-    write_result("drill", {"sizes": results})
+    if results:
+        write_result("drill", {"sizes": results})
 
 
 if __name__ == "__main__":
