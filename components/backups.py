@@ -134,13 +134,13 @@ class TableBackups(pulumi.ComponentResource):
             tags=args.tags,
             opts=child(self, protect=args.protect, **where),
         )
-        compliance = {"changeable_for_days": COMPLIANCE_GRACE_DAYS} if args.vault_lock == "COMPLIANCE" else {}
         aws.backup.VaultLockConfiguration(
             f"{name}-lock",
             backup_vault_name=vault.name,
             min_retention_days=args.daily_retention_days,
             max_retention_days=args.monthly_retention_days,
-            **compliance,
+            # Without a grace period the lock is GOVERNANCE; with one, COMPLIANCE once it ends.
+            changeable_for_days=COMPLIANCE_GRACE_DAYS if args.vault_lock == "COMPLIANCE" else None,
             opts=child(self, **where),
         )
         return _Vault(vault, key)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from jobs.contract import BucketSpec, layout
 from jobs.local.bootstrap import ensure_bucket
-from jobs.reconcile.exports import export_line, write_export
+from jobs.reconcile.inputs.writers import export_line, write_export
 from jobs.settings import JobSettings
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ def _chunks(dynamodb: DynamoDBClient, table: str) -> Iterator[bytes]:
     lines: list[str] = []
     for page in dynamodb.get_paginator("scan").paginate(TableName=table):
         for item in page.get("Items", []):
-            lines.append(export_line(item))
+            wire: dict[str, object] = dict(item)
+            lines.append(export_line(wire))
             if len(lines) == ITEMS_PER_FILE:
                 yield "".join(lines).encode()
                 lines = []

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from jobs.contract import layout
 from jobs.observability import CallMetrics
+from jobs.reconcile.findings import Severity
 from jobs.recovery.plan import RestorePlan, Source
 from jobs.recovery.report import FINDINGS_SHOWN, DrillReport, Findings, rpo_seconds
 from jobs.recovery.restore import Restore, RestoreRequest
@@ -29,7 +30,7 @@ from jobs.store.restore import TableRestores
 from jobs.store.s3 import Buckets
 
 if TYPE_CHECKING:
-    from jobs.reconcile import ReconcileOutcome, Severity
+    from jobs.reconcile import ReconcileOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class DrillOptions:
     exports: str | None = None  # None: the stack's export location (JobSettings.export_bucket/prefix)
     backup_role_arn: str | None = None
     grace: timedelta = timedelta(minutes=15)
-    fail_on: Severity | None = None  # None: the reconcile's default (error)
+    fail_on: Severity = Severity.ERROR
     drop_after: bool = False
     write_report: bool = True
 
@@ -153,8 +154,8 @@ class DrillRun:
         """The reconcile's live run against the drill table: its public entry, on another table name."""
         from jobs.reconcile import ReconcileOptions, ReconcileRun
 
-        fail_on = {"fail_on": self.options.fail_on} if self.options.fail_on is not None else {}
-        options = ReconcileOptions(source="live", grace=self.options.grace, write_report=False, **fail_on)
+        o = self.options
+        options = ReconcileOptions(source="live", grace=o.grace, fail_on=o.fail_on, write_report=False)
         return ReconcileRun(self.settings.model_copy(update={"table_name": self.target}), options).execute()
 
     def _drop_quietly(self) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from jobs.contract import layout
 from jobs.errors import ReconcileInputError
-from jobs.reconcile.sources import EXPORT_SUMMARY, ExportManifest, export_manifest, full_export_manifest
+from jobs.reconcile.inputs.export import EXPORT_SUMMARY, ExportManifest, export_manifest, full_export_manifest
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets

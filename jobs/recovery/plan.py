@@ -33,7 +33,7 @@ class Source(StrEnum):
 
 
 class Export(Protocol):
-    """What the choice needs of an export (jobs.reconcile.sources.ExportManifest has it)."""
+    """What the choice needs of an export (jobs.reconcile.inputs.export.ExportManifest has it)."""
 
     @property
     def where(self) -> str: ...

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from jobs.contract import layout
 
-FORMAT = "docuflow-drill-report/1"
 FINDINGS_SHOWN = 100
 
 
@@ -34,7 +33,7 @@ class Findings(BaseModel):
 class DrillReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    format: Literal["docuflow-drill-report/1"] = FORMAT
+    format: Literal["docuflow-drill-report/1"] = "docuflow-drill-report/1"
     runId: str
     startedAt: datetime
     finishedAt: datetime

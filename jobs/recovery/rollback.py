@@ -45,23 +45,24 @@ class Step:
 REASON = "rolled back after a bad deploy"
 
 
-def step(live: DocumentItem, restored: DocumentItem | None, now: datetime) -> Step:
-    """What to do with one live item changed since the restore point."""
+def step(live: DocumentItem, restored: DocumentItem | None, now: datetime, actor: str) -> Step:
+    """What to do with one live item changed since the restore point; `actor` signs the writes."""
     if restored is None:
         return Step(Action.DELETE, live, None)
     # reprocess() moves the version on from the one it is given: the live one, which the put
     # is conditional on.
-    marked = reprocess(restored.evolve(version=live.version, resultEtag=live.resultEtag), REASON, now)
+    before = restored.evolve(version=live.version, resultEtag=live.resultEtag, updatedBy=actor)
+    marked = reprocess(before, REASON, now, actor)
     if _same(live, restored) or _same(live, marked):
         return Step(Action.KEEP, live, None)  # as it was, or marked by an earlier rollback
     same_upload = (live.rawS3Uri, live.rawEtag) == (restored.rawS3Uri, restored.rawEtag)
     if same_upload and live.resultEtag == restored.resultEtag:
-        return Step(Action.PUT_BACK, live, restored.evolve(version=live.version + 1, updatedAt=now))
+        return Step(Action.PUT_BACK, live, restored.evolve(version=live.version + 1, updatedAt=now, updatedBy=actor))
     return Step(Action.REPROCESS, live, marked)
 
 
 def _same(live: DocumentItem, restored: DocumentItem) -> bool:
-    ignore = {"version", "updatedAt"}
+    ignore = {"version", "updatedAt", "updatedBy"}
     return {k: v for k, v in live.to_item().items() if k not in ignore} == {
         k: v for k, v in restored.to_item().items() if k not in ignore
     }

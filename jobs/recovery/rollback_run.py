@@ -15,12 +15,14 @@ stack may do beyond its own job's writes.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from jobs.contract import DocumentItem, layout
+from jobs.contract.actors import ActorKind, actor
 from jobs.errors import RestoreRequestError
 from jobs.observability import CallMetrics
 from jobs.recovery.rollback import Action, Step, step
@@ -68,7 +70,8 @@ class RollbackRun:
         changed = self._changed_since()
         before = self.restored.get_many((i.userId, i.documentId) for i in changed)
         now = layout.utc_now()
-        steps = [step(item, before.get((item.userId, item.documentId)), now) for item in changed]
+        signed = actor(ActorKind.RECOVERY, f"rollback-{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}")
+        steps = [step(item, before.get((item.userId, item.documentId)), now, signed) for item in changed]
         summary = RollbackSummary(o.restored_table, o.since, examined=len(changed), dryRun=o.dry_run)
         summary.actions = dict(Counter(s.action.value for s in steps))
         if not o.dry_run:

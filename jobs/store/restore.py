@@ -43,6 +43,7 @@ from jobs.store.dynamo import to_wire
 from jobs.store.polling import Polling
 
 if TYPE_CHECKING:
+    from mypy_boto3_backup import BackupClient
     from mypy_boto3_dynamodb import DynamoDBClient
 
 logger = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ class TableRestores:
         dynamodb: DynamoDBClient,
         metrics: CallMetrics,
         *,
-        backup: Any | None = None,
+        backup: BackupClient | None = None,
         restore_polling: Polling = RESTORE_POLLING,
         active_polling: Polling = ACTIVE_POLLING,
     ) -> None:
@@ -265,7 +266,7 @@ class TableRestores:
             return False
         return True
 
-    def _backup_client(self) -> Any:
+    def _backup_client(self) -> BackupClient:
         if self._backup is None:
             raise RestoreFailedError("no AWS Backup client was given for a restore from a backup")
         return self._backup

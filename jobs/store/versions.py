@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jobs.errors import StoreRequestError
 from jobs.observability import CallMetrics
@@ -44,7 +44,7 @@ class ObjectVersions:
         iterator = iter(pages)
         while True:
             with self._metrics.call("s3.ListObjectVersions"), translated("s3.ListObjectVersions"):
-                page: dict[str, Any] | None = next(iterator, None)  # type: ignore[arg-type]
+                page = next(iterator, None)
             if page is None:
                 return
             yield [

@@ -37,7 +37,7 @@ def existing(status: Status, **kw: object) -> DocumentItem:
 
 
 def run(item: DocumentItem | None, max_attempts: int = 3):
-    return decide(RAW, OBJ, item, now=NOW, owner="me", lease=LEASE, max_attempts=max_attempts)
+    return decide(RAW, OBJ, item, now=NOW, owner="me", actor="ingest:test", lease=LEASE, max_attempts=max_attempts)
 
 
 def test_new_document_is_claimed_with_a_lease_and_upload_time() -> None:
@@ -82,7 +82,14 @@ def test_a_released_claim_is_claimable_at_once_without_using_up_an_attempt(previ
     assert handed_back.attempts == (previous.attempts if previous else 0)
     assert released(claim, later, refund=False).attempts == claim.attempts  # its own processing failed
     again = decide(
-        RAW, OBJ, handed_back, now=later + timedelta(milliseconds=1), owner="next", lease=LEASE, max_attempts=3
+        RAW,
+        OBJ,
+        handed_back,
+        now=later + timedelta(milliseconds=1),
+        owner="next",
+        actor="ingest:next",
+        lease=LEASE,
+        max_attempts=3,
     )
     assert again.action == Action.CLAIM and again.expected_version == handed_back.version
     assert again.claim is not None and again.claim.attempts == claim.attempts

@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from jobs.contract import DocumentItem, ResultDocument, layout
+from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
@@ -64,6 +65,7 @@ def _corrupt(stack: Any, item: DocumentItem, *, result_too: bool) -> None:
         resultEtag=result_etag,
         version=item.version + 1,
         updatedAt=layout.utc_now(),
+        updatedBy=actor(ActorKind.INGEST, "bad-image-run"),
     )
     assert table.put_if_version(bad, item.version)
 

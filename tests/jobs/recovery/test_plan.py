@@ -8,12 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jobs.contract import DocumentItem, FailureCode, Status, layout
+from jobs.contract.actors import ActorKind, actor
 from jobs.errors import RestoreRequestError
 from jobs.recovery import plan
 from jobs.recovery.rollback import Action, step
 
 NOW = datetime(2026, 10, 1, 6, 0, tzinfo=UTC)
 TABLE = layout.table_name("prod")
+OPS = actor(ActorKind.RECOVERY, "rollback-test")
 
 
 @dataclass(frozen=True)
@@ -78,29 +80,30 @@ def test_a_drill_writes_only_a_drill_table_of_its_stage(target: str, message: st
 
 
 def _item(**changes: object) -> DocumentItem:
-    base = DocumentItem(
-        userId="u1",
-        documentId="d1",
-        status=Status.PROCESSED,
-        createdAt=NOW - timedelta(days=3),
-        updatedAt=NOW - timedelta(days=3),
-        rawS3Uri="s3://raw/raw/u1/d1/a.xml",
-        rawEtag='"e1"',
-        resultEtag='"r1"',
-        resultS3Uri="s3://p/processed/u1/d1/result.json",
-        vendorName="Good GmbH",
-        version=3,
-    )
-    return base.evolve(**changes)
+    fields: dict[str, object] = {
+        "userId": "u1",
+        "documentId": "d1",
+        "status": Status.PROCESSED,
+        "createdAt": NOW - timedelta(days=3),
+        "updatedAt": NOW - timedelta(days=3),
+        "updatedBy": "ingest:night-1",
+        "rawS3Uri": "s3://raw/raw/u1/d1/a.xml",
+        "rawEtag": '"e1"',
+        "resultEtag": '"r1"',
+        "resultS3Uri": "s3://p/processed/u1/d1/result.json",
+        "vendorName": "Good GmbH",
+        "version": 3,
+    }
+    return DocumentItem.model_validate({**fields, **changes})
 
 
 def test_a_rollback_step_per_kind_of_change() -> None:
     before = _item()
     # Only the item changed: put it back as it was, its version moving on.
-    put = step(_item(vendorName="Bad", version=4, updatedAt=NOW), before, NOW)
-    assert put.action == Action.PUT_BACK and put.write == before.evolve(version=5, updatedAt=NOW)
+    put = step(_item(vendorName="Bad", version=4, updatedAt=NOW), before, NOW, OPS)
+    assert put.action == Action.PUT_BACK and put.write == before.evolve(version=5, updatedAt=NOW, updatedBy=OPS)
     # result.json rewritten too: reprocess, fenced on the result.json there now.
-    again = step(_item(vendorName="Bad", version=4, resultEtag='"r2"'), before, NOW)
+    again = step(_item(vendorName="Bad", version=4, resultEtag='"r2"'), before, NOW, OPS)
     assert again.action == Action.REPROCESS and again.write is not None
     assert (again.write.status, again.write.failureCode, again.write.attempts) == (
         Status.FAILED,
@@ -109,8 +112,8 @@ def test_a_rollback_step_per_kind_of_change() -> None:
     )
     assert (again.write.version, again.write.resultEtag, again.write.rawEtag) == (5, '"r2"', '"e1"')
     # Another upload processed in the window: reprocess the document from the restored item.
-    assert step(_item(rawEtag='"e2"', version=4), before, NOW).action == Action.REPROCESS
+    assert step(_item(rawEtag='"e2"', version=4), before, NOW, OPS).action == Action.REPROCESS
     # No item before the deploy: delete; the same item: keep; what a rollback wrote: keep.
-    assert step(_item(), None, NOW).action == Action.DELETE
-    assert step(_item(version=9, updatedAt=NOW), before, NOW).action == Action.KEEP
-    assert step(again.write, before, NOW + timedelta(minutes=1)).action == Action.KEEP
+    assert step(_item(), None, NOW, OPS).action == Action.DELETE
+    assert step(_item(version=9, updatedAt=NOW), before, NOW, OPS).action == Action.KEEP
+    assert step(again.write, before, NOW + timedelta(minutes=1), OPS).action == Action.KEEP
