@@ -186,6 +186,10 @@ class TableRestores:
             with self._metrics.call("backup.DescribeRestoreJob"), translated("backup.DescribeRestoreJob"):
                 described = self._backup_client().describe_restore_job(RestoreJobId=job)
             status = described["Status"]
+            logger.info(
+                "restore job",
+                extra={"restoreJobId": job, "status": status, "percentDone": described.get("PercentDone")},
+            )
             if status == "COMPLETED":
                 return
             if status in ("ABORTED", "FAILED"):
@@ -200,10 +204,15 @@ class TableRestores:
     def wait_active(self, table: str, *, restoring: bool = False) -> TableState:
         """Wait for `table` to be ACTIVE: seconds for a new empty table, hours for a restore."""
         polling = self._restore_polling if restoring else self._active_polling
-        for _ in polling.checks():
+        for waited in polling.checks():
             state = self.describe(table)
             if state is not None and state.status == "ACTIVE":
                 return state
+            if restoring:  # hours on AWS: say so while it lasts
+                logger.info(
+                    "restore in progress",
+                    extra={"table": table, "status": state and state.status, "waitedSeconds": waited},
+                )
         raise RestoreFailedError(f"table {table} is not ACTIVE after {polling.timeout_s:.0f} s")
 
     def write_all(
