@@ -3,7 +3,7 @@
 A second `aws.Provider` manages the region; under it, the same components as at home build the
 replica key (`DataKey`) and the replica buckets (`DocumentBuckets`: the same hardening, lifecycle,
 write-once report policy and Object Lock defaults as their sources, under names that carry the
-region, since bucket names are global). S3 replicates raw/, processed/ and the reports bucket into
+region, since bucket names are global). S3 replicates the raw and processed prefixes and the reports bucket into
 them: delete markers too (a deletion reaches the replica), each version's Object Lock retention
 and tags (the lifecycle's retention expiry keys on the tag), SSE-KMS objects re-encrypted with the
 replica key, and Replication Time Control (99.99 % of objects within 15 minutes, with the metrics
