@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import boto3
 
@@ -23,7 +24,7 @@ from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.ingest.summary import RunSummary
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def drain(stack, **options: object) -> RunSummary:
@@ -153,7 +154,7 @@ def test_messages_that_keep_failing_reach_the_dead_letter_queue_and_are_counted(
 def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> None:
     docs = list(generate(4, 30, bad_ratio=0.05, seed=11))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
-    env = {**os.environ, "PYTHONPATH": REPO_ROOT, "DOCUFLOW_LOG_FORMAT": "json"}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "DOCUFLOW_LOG_FORMAT": "json"}
     tasks = [
         subprocess.Popen(
             [sys.executable, "-m", "jobs", "ingest", "--idle-seconds", "2"],
@@ -209,3 +210,23 @@ def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_
     healed = drain(stack)
     assert healed.processed == 1 and healed.decisions == {"CLAIM": 1}
     assert reconcile(repair=False).findings.height == 0
+
+
+def test_bodies_the_contract_cannot_read_are_recorded_and_the_run_goes_on(stack) -> None:
+    """JSON that holds values Python cannot take (issue 27) is a malformed message like any other:
+    recorded, left for the dead-letter queue; the valid documents received beside it are processed.
+    """
+    from tests.jobs.contract.test_events import HOSTILE
+
+    docs = list(generate(1, 4, bad_ratio=0, seed=31))
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    hostile = [text for text in HOSTILE.values() if len(text.encode()) <= 256 * 1024]
+    for text in hostile:
+        client.send_message(QueueUrl=url, MessageBody=text)
+
+    summary = drain(stack)
+
+    assert summary.outcome == "completed" and summary.processed == len(docs)
+    assert summary.messages["malformed"] == len(hostile) == len(summary.malformedMessages)
+    assert queue_counts(stack) == (0, len(hostile))  # held until the dead-letter queue takes them
