@@ -39,7 +39,7 @@ from jobs.errors import (
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
-from jobs.ingest.plan import Action, Decision, NewestSeen, decide
+from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide
 from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.sources import DrainLimits, QueueSource, Settle, SweepSource, Work, WorkSource
 from jobs.ingest.summary import RunSummary, SummaryRecorder
@@ -302,8 +302,15 @@ class IngestRun:
                 work.settle(Settle.RELEASE)
                 continue
             ident = (work.raw.user_id, work.raw.document_id)
-            if not self._newest_seen.admit(ident, work.obj):
+            admission = self._newest_seen.admit(ident, work.obj)
+            if admission == Admission.SUPERSEDED:
                 recorder.decision(Action.SKIP_SUPERSEDED, work.obj.key, "a newer upload of the document came first")
+                work.settle(Settle.DONE)
+                continue
+            if admission == Admission.DUPLICATE and self.options.dry_run:
+                # Another message for an upload this dry run already reported: it would write
+                # nothing a real run's first claim did not (reported once; held like the rest).
+                recorder.duplicate()
                 work.settle(Settle.DONE)
                 continue
             previous = existing.get(ident)
@@ -450,7 +457,8 @@ def _reason(action: Action, item: DocumentItem | None) -> str:
     if item is None:
         return ""
     if action == Action.DEAD_LETTER:
-        return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
+        failure = f"{item.failureCode or ''} {item.failureMessage or ''}"
+        return f"{item.status} after {item.attempts} attempt(s): {failure}".strip()
     if action == Action.SKIP_SUPERSEDED:
         return f"superseded by {item.rawS3Uri}"
     return ""

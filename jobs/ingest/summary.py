@@ -45,6 +45,7 @@ class RunSummary(BaseModel):
     deadLetters: list[ListedDocument] = Field(default_factory=list)
     deadLetterCount: int = 0
     superseded: list[ListedDocument] = Field(default_factory=list)  # older files under a documentId
+    duplicates: int = 0  # a dry run's further messages for an upload it already reported
     failures: list[ListedDocument] = Field(default_factory=list)
     staleObjects: int = 0  # changed or deleted between the event/listing and the read
     rejectedItems: int = 0  # DynamoDB refused the finished item: handed back, the attempt counted
@@ -91,6 +92,10 @@ class SummaryRecorder:
                 self.summary.superseded.append(
                     ListedDocument(key=key, reason=reason or "a newer upload is the document")
                 )
+
+    def duplicate(self) -> None:
+        with self._lock:
+            self.summary.duplicates += 1
 
     def message_received(self, receive_count: int) -> None:
         with self._lock:

@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import boto3
+import pytest
 
 from jobs.contract import ObjectInfo, Status, layout
 from jobs.contract.events import requeue_body
@@ -230,3 +231,50 @@ def test_bodies_the_contract_cannot_read_are_recorded_and_the_run_goes_on(stack)
     assert summary.outcome == "completed" and summary.processed == len(docs)
     assert summary.messages["malformed"] == len(hostile) == len(summary.malformedMessages)
     assert queue_counts(stack) == (0, len(hostile))  # held until the dead-letter queue takes them
+
+
+def _event(obj: ObjectInfo, sequencer: str) -> dict:
+    record = json.loads(requeue_body(obj))["Records"][0]
+    record |= {"eventSource": "aws:s3", "eventName": "ObjectCreated:Put"}
+    record["s3"]["object"]["sequencer"] = sequencer
+    return record
+
+
+@pytest.mark.parametrize("older_first", [True, False], ids=["older-event-first", "newer-event-first"])
+def test_two_uploads_of_one_key_in_the_same_millisecond_are_ordered_by_the_sequencer(stack, older_first) -> None:
+    """AWS's events carry a sequencer (moto's do not, so the two events are written here as S3
+    writes them): the same event time, the later upload has the greater sequencer.
+    """
+    docs = list(generate(1, 2, bad_ratio=0, seed=37))
+    key = put_raw(stack, "alice", "tie", "invoice.xml", docs[0].body)
+    first = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=key)["ETag"]
+    put_raw(stack, "alice", "tie", "invoice.xml", docs[1].body)
+    second = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=key)["ETag"]
+    sqs(stack).purge_queue(QueueUrl=stack.settings.arrivals_queue_url)
+    when = layout.utc_now()
+    events = [
+        _event(ObjectInfo(stack.settings.raw_bucket, key, first, 1, when), "0062E99A88DC4074FF"),
+        _event(ObjectInfo(stack.settings.raw_bucket, key, second, 1, when), "0062E99A88DC407500"),
+    ]
+    body = json.dumps({"Records": events if older_first else events[::-1]})
+    sqs(stack).send_message(QueueUrl=stack.settings.arrivals_queue_url, MessageBody=body)
+
+    summary = drain(stack)
+
+    (item,) = stack.items()
+    assert (item.status, item.rawEtag) == (Status.PROCESSED, second), summary.decisions
+    assert queue_counts(stack) == (0, 0)
+
+
+def test_a_tombstoned_document_uploaded_again_with_the_same_bytes_is_processed_again(stack) -> None:
+    (doc,) = generate(1, 1, bad_ratio=0, seed=41)
+    key = put_raw(stack, doc.user_id, doc.document_id, doc.filename, doc.body)
+    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=key)
+    assert drain(stack).statuses == {"DELETED": 1}  # gone by the time it was read: the tombstone
+    put_raw(stack, doc.user_id, doc.document_id, doc.filename, doc.body)  # the same bytes, same key
+
+    again = drain(stack)
+
+    assert again.decisions == {"CLAIM": 1} and again.processed == 1
+    (item,) = stack.items()
+    assert item.status == Status.PROCESSED and item.attempts == 1
