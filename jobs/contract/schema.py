@@ -100,6 +100,10 @@ STANDARD_RETENTION = "standard"
 ABORT_MULTIPART_RULE = "abort-incomplete-multipart-uploads"
 
 
+# SQS hides a received message for at most 12 hours (VisibilityTimeout, ChangeMessageVisibility).
+SQS_MAX_VISIBILITY_SECONDS = 12 * 3600
+
+
 class QueueSpec(BaseModel):
     """The arrival queue: S3 ObjectCreated notifications for raw/ that the nightly ingest drains.
 
@@ -115,7 +119,7 @@ class QueueSpec(BaseModel):
     dead_letter_name: str
     events: tuple[str, ...] = ("s3:ObjectCreated:*",)
     filter_prefix: str = layout.RAW_PREFIX
-    visibility_timeout_seconds: int = Field(default=30 * 60, ge=60, le=12 * 3600)
+    visibility_timeout_seconds: int = Field(default=30 * 60, ge=60, le=SQS_MAX_VISIBILITY_SECONDS)
     retention_seconds: int = Field(default=14 * 24 * 3600, ge=4 * 24 * 3600, le=14 * 24 * 3600)
     receive_wait_seconds: int = Field(default=20, ge=0, le=20)
     max_receive_count: int = Field(default=5, ge=1, le=1000)

@@ -45,7 +45,6 @@ class RunSummary(BaseModel):
     deadLetters: list[ListedDocument] = Field(default_factory=list)
     deadLetterCount: int = 0
     superseded: list[ListedDocument] = Field(default_factory=list)  # older files under a documentId
-    duplicates: int = 0  # a dry run's further messages for an upload it already reported
     failures: list[ListedDocument] = Field(default_factory=list)
     staleObjects: int = 0  # changed or deleted between the event/listing and the read
     rejectedItems: int = 0  # DynamoDB refused the finished item: handed back, the attempt counted
@@ -93,15 +92,16 @@ class SummaryRecorder:
                     ListedDocument(key=key, reason=reason or "a newer upload is the document")
                 )
 
-    def duplicate(self) -> None:
-        with self._lock:
-            self.summary.duplicates += 1
-
     def message_received(self, receive_count: int) -> None:
         with self._lock:
             self._messages["received"] += 1
             if receive_count > 1:
                 self._messages["redelivered"] += 1
+
+    def message_received_again(self) -> None:
+        """A message this run holds came back (its visibility lapsed): not handed out twice."""
+        with self._lock:
+            self._messages["receivedAgain"] += 1
 
     def message_malformed(self, message_id: str, reason: str) -> None:
         with self._lock:

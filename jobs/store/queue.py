@@ -83,6 +83,10 @@ class ArrivalQueue:
             sent += len(response.get("Successful", []))
         return sent
 
+    def visibility_timeout(self) -> int:
+        """The queue's own VisibilityTimeout in seconds (what a receive hides a message for)."""
+        return int(self._attributes(self.url, ["VisibilityTimeout"])["VisibilityTimeout"])
+
     def depth(self) -> tuple[int, int]:
         """(waiting, in flight) as SQS approximates them."""
         attributes = self._attributes(

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -137,11 +138,12 @@ def test_events_that_are_not_work_are_recorded_and_never_crash_the_run(stack) ->
     items = {i.documentId: i for i in stack.items()}
     assert items["doc-1"].status == Status.FAILED  # an empty invoice, failed with a reason
     assert items["doc-2"].status == Status.DELETED  # its object was gone by the time it was read
-    assert queue_counts(stack) == (0, 2)  # the two malformed messages wait for the dead-letter queue
+    assert queue_counts(stack) == (2, 0)  # the two malformed messages, handed back: left for the DLQ
 
 
 def test_messages_that_keep_failing_reach_the_dead_letter_queue_and_are_counted(stack) -> None:
     client, url = sqs(stack), stack.settings.arrivals_queue_url
+    client.purge_queue(QueueUrl=url)  # the bootstrap's s3:TestEvent
     client.send_message(QueueUrl=url, MessageBody="{broken")
     receives = json.loads(
         client.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]["RedrivePolicy"]
@@ -230,7 +232,7 @@ def test_bodies_the_contract_cannot_read_are_recorded_and_the_run_goes_on(stack)
 
     assert summary.outcome == "completed" and summary.processed == len(docs)
     assert summary.messages["malformed"] == len(hostile) == len(summary.malformedMessages)
-    assert queue_counts(stack) == (0, len(hostile))  # held until the dead-letter queue takes them
+    assert queue_counts(stack) == (len(hostile), 0)  # handed back at the close: left for the DLQ
 
 
 def _event(obj: ObjectInfo, sequencer: str) -> dict:
@@ -278,3 +280,98 @@ def test_a_tombstoned_document_uploaded_again_with_the_same_bytes_is_processed_a
     assert again.decisions == {"CLAIM": 1} and again.processed == 1
     (item,) = stack.items()
     assert item.status == Status.PROCESSED and item.attempts == 1
+
+
+def receive_counts(stack) -> list[int]:
+    """ApproximateReceiveCount of every message waiting, before this look (which reads each
+    message once, then makes them all visible again).
+    """
+    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    seen: dict[str, tuple[int, str]] = {}
+    while batch := client.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0, MessageSystemAttributeNames=["All"]
+    ).get("Messages", []):
+        seen |= {m["MessageId"]: (int(m["Attributes"]["ApproximateReceiveCount"]), m["ReceiptHandle"]) for m in batch}
+    receipts = [receipt for _, receipt in seen.values()]
+    for start in range(0, len(receipts), 10):
+        entries = [
+            {"Id": str(n), "ReceiptHandle": r, "VisibilityTimeout": 0}
+            for n, r in enumerate(receipts[start : start + 10])
+        ]
+        client.change_message_visibility_batch(QueueUrl=url, Entries=entries)
+    return [count - 1 for count, _ in seen.values()]
+
+
+def test_a_dry_run_leaves_the_queue_as_it_found_it_and_reports_each_document_once(stack) -> None:
+    docs = list(generate(2, 6, bad_ratio=0, seed=43))
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    peeked = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    client.change_message_visibility_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for n, m in enumerate(peeked)
+        ],
+    )
+    event = next(m["Body"] for m in peeked if "Records" in m["Body"])
+    client.send_message(QueueUrl=url, MessageBody=event)  # S3 delivers an event twice, now and then
+
+    summary = drain(stack, dry_run=True)
+
+    assert summary.decisions == {"CLAIM": len(docs)}
+    assert summary.messages["received"] == len(docs) + 2  # each message once (and the test event)
+    assert summary.deadLetterQueue == 0 and stack.items() == []
+    time.sleep(0.3)
+    assert queue_counts(stack) == (len(docs) + 2, 0)
+    assert sorted(receive_counts(stack)) == [1] * (len(docs) + 2 - len(peeked)) + [2] * len(peeked)
+    assert drain(stack).processed == len(docs)  # the real run finds everything still there
+
+
+def test_a_budgeted_run_receives_each_message_once_and_hands_back_the_rest(stack) -> None:
+    docs = list(generate(2, 30, bad_ratio=0, seed=47))
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+
+    budgeted = drain(stack, max_docs=3)
+
+    assert budgeted.processed == 3
+    assert budgeted.messages["received"] <= len(docs) + 1 and "redelivered" not in budgeted.messages
+    time.sleep(0.3)
+    assert queue_counts(stack) == (len(docs) - 3, 0)
+    assert max(receive_counts(stack)) == 1
+
+
+def test_everything_the_run_holds_is_renewed_from_the_queues_own_visibility(stack) -> None:
+    """The queue hides a message for 2 s here (the contract says 30 min); documents take 0.4 s
+    each on one I/O thread, so most messages wait undecided or in flight far longer than 2 s.
+    None may come back to a receiver while the run holds it.
+    """
+    docs = list(generate(2, 12, bad_ratio=0, seed=53))
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    sqs(stack).set_queue_attributes(QueueUrl=stack.settings.arrivals_queue_url, Attributes={"VisibilityTimeout": "2"})
+    s3 = boto3.client("s3", endpoint_url=stack.endpoints.s3)
+    s3.meta.events.register("before-send.s3.GetObject", lambda **_: time.sleep(0.4))
+    settings = stack.settings.model_copy(update={"io_threads": 1, "extract_workers": 1})
+
+    visible: list[int] = []
+    running = threading.Event()
+    running.set()
+
+    def sample() -> None:
+        while running.is_set():
+            visible.append(queue_counts(stack)[0])
+            time.sleep(0.25)
+
+    sampler = threading.Thread(target=sample)
+    run = IngestRun(settings, IngestOptions(idle_seconds=1), s3=s3)
+    sampler.start()
+    try:
+        summary = run.execute()
+    finally:
+        running.clear()
+        sampler.join()
+
+    assert summary.processed == len(docs) and summary.seconds > 4
+    assert len(visible) > 10 and max(visible[4:]) == 0, visible  # once received, never visible again
+    assert summary.messages["received"] == len(docs) + 1, summary.messages
+    assert "redelivered" not in summary.messages
+    assert queue_counts(stack) == (0, 0)
