@@ -25,6 +25,7 @@ from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.ingest.summary import RunSummary
+from jobs.local.stack import job_env
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -374,4 +375,44 @@ def test_everything_the_run_holds_is_renewed_from_the_queues_own_visibility(stac
     assert len(visible) > 10 and max(visible[4:]) == 0, visible  # once received, never visible again
     assert summary.messages["received"] == len(docs) + 1, summary.messages
     assert "redelivered" not in summary.messages
+    assert queue_counts(stack) == (0, 0)
+
+
+def test_the_dead_letter_queue_has_a_way_back(stack) -> None:
+    """`ingest --redrive-dlq` moves the dead letters back (moto has no message move tasks: the
+    job's own receive-send-delete, which JobSettings chooses beside a local SQS), and the next
+    drain processes them.
+    """
+    docs = list(generate(2, 7, bad_ratio=0, seed=59))
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    redrive_policy = client.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]
+    dead_letters = client.get_queue_url(
+        QueueName=json.loads(redrive_policy["RedrivePolicy"])["deadLetterTargetArn"].split(":")[-1]
+    )["QueueUrl"]
+    bodies = []
+    while batch := client.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+        bodies += [m["Body"] for m in batch]
+        client.delete_message_batch(
+            QueueUrl=url, Entries=[{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]} for n, m in enumerate(batch)]
+        )
+    for body in bodies:  # as SQS leaves them after maxReceiveCount receives
+        client.send_message(QueueUrl=dead_letters, MessageBody=body)
+    assert drain(stack).processed == 0
+
+    env = {**os.environ, **job_env(stack.endpoints, stack.settings), "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs", "ingest", "--redrive-dlq"],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    moved = json.loads(done.stdout)
+    assert (moved["moved"], moved["left"], moved["method"]) == (len(bodies), 0, "receive-send-delete")
+    healed = drain(stack)
+    assert healed.processed == len(docs) and healed.deadLetterQueue == 0
     assert queue_counts(stack) == (0, 0)

@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError
 from botocore.stub import Stubber
 
-from jobs.contract import DocumentItem, ObjectInfo, Status, layout
+from jobs.contract import DocumentItem, ObjectInfo, Status, layout, queue_spec
 from jobs.contract.events import parse_body, requeue_body
 from jobs.errors import (
     DynamoItemRejectedError,
@@ -227,5 +227,6 @@ def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:
     assert queue.delete(received[2:]) == []
     assert queue.depth()[0] == 2
     assert queue.dead_letter_depth() == 0
-    with pytest.raises(StoreResourceMissingError):
+    assert queue.visibility_timeout() == queue_spec(stack.settings.stage).visibility_timeout_seconds
+    with pytest.raises(StoreResourceMissingError, match=r"queue .*-nope"):  # the error names the queue
         ArrivalQueue(sqs, stack.settings.arrivals_queue_url + "-nope", CallMetrics()).receive(wait_seconds=0)
