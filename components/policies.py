@@ -310,8 +310,12 @@ def ingest_task_policy(
     conditional puts (TransactWriteItems of Puts).
 
     The drain receives, deletes and re-times messages of the arrival queue only, and reads the
-    depth of it and of its dead-letter queue (found by name) for the run summary. With
-    `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
+    depth of it and of its dead-letter queue (found by name) for the run summary.
+    `ingest --redrive-dlq` moves the dead-letter queue's messages back: SQS's message move task
+    (started and listed on the DLQ; SQS then receives and deletes them there and sends them to
+    the arrival queue with the caller's permissions), or the same three calls made by the job
+    where the SQS server has no move tasks. With `textract`, scans are read by Amazon Textract
+    AnalyzeExpense (the stack's ocrEngine).
 
     A result.json write fenced out by another writer (jobs.ingest.process) heads the current
     result.json and reads its own item (GetItem) to learn whether it still holds the claim.
@@ -323,6 +327,12 @@ def ingest_task_policy(
             [arrivals_queue_arn],
         ),
         statement("CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [arrivals_dead_letter_queue_arn]),
+        statement(
+            "RedriveDeadLetters",
+            ["sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:ReceiveMessage", "sqs:DeleteMessage"],
+            [arrivals_dead_letter_queue_arn],
+        ),
+        statement("ReturnDeadLetters", ["sqs:SendMessage"], [arrivals_queue_arn]),
         # The backfill lists raw/; and S3 answers 404 for an object that is gone (a raw upload
         # deleted before the drain reads it, a result.json removed under a fenced write) only to a
         # caller that may list the bucket (403 otherwise, which would read as a refusal, not as a

@@ -60,15 +60,21 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     assert _allowed(p, "dynamodb:PutItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
-    # The drain: the arrival queue only, and the depth of its dead-letter queue for the summary.
+    # The drain: the arrival queue, the depth of its dead-letter queue for the summary, and the
+    # dead letters' way back (--redrive-dlq: from the DLQ into the arrival queue, nowhere else).
     assert {a for a in _actions(p) if a.startswith("sqs:")} == {
         "sqs:ReceiveMessage",
         "sqs:DeleteMessage",
         "sqs:ChangeMessageVisibility",
         "sqs:GetQueueAttributes",
         "sqs:GetQueueUrl",
+        "sqs:SendMessage",
+        "sqs:StartMessageMoveTask",
+        "sqs:ListMessageMoveTasks",
     }
-    assert _allowed(p, "sqs:ReceiveMessage") == _allowed(p, "sqs:DeleteMessage") == {QUEUE}
+    assert _allowed(p, "sqs:ReceiveMessage") == _allowed(p, "sqs:DeleteMessage") == {QUEUE, DLQ}
+    assert _allowed(p, "sqs:ChangeMessageVisibility") == _allowed(p, "sqs:SendMessage") == {QUEUE}
+    assert _allowed(p, "sqs:StartMessageMoveTask") == _allowed(p, "sqs:ListMessageMoveTasks") == {DLQ}
     assert _allowed(p, "sqs:GetQueueAttributes") == {QUEUE, DLQ} and _allowed(p, "sqs:GetQueueUrl") == {DLQ}
 
 
