@@ -345,9 +345,11 @@ def ingest_task_policy(
             ["s3:PutObject", "s3:PutObjectTagging"],
             [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)],
         ),
+        # Write-once; a resend refused after a lost response reads the summary back to see
+        # its own bytes (jobs.store.s3.Buckets.put_once).
         statement(
             "WriteIngestRunSummary",
-            ["s3:PutObject"],
+            ["s3:GetObject", "s3:PutObject"],
             [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
         ),
         statement("ReadAndClaimItems", ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),

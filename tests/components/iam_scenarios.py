@@ -16,6 +16,8 @@ from typing import Any
 import boto3
 import polars as pl
 import pytest
+from botocore.exceptions import ReadTimeoutError
+from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
 from jobs.contract import ResultDocument, Status, layout, queue_spec
@@ -31,7 +33,7 @@ from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store import call_recording
 from jobs.store.athena import AthenaQueries, athena_client
 from jobs.store.call_recording import Call
-from jobs.store.clients import dynamodb_client, sqs_client, textract_client
+from jobs.store.clients import botocore_config, dynamodb_client, sqs_client, textract_client
 from jobs.store.dynamo import to_wire
 from jobs.store.polling import Polling
 from jobs.store.redrive import BY_HAND, MOVE_TASK
@@ -79,6 +81,7 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         )
         assert sweep().processed == 1  # the re-upload
         sweep(dry_run=True)
+        _summary_response_lost(stack, quick)
 
         # Scans go to Textract: an image (AnalyzeExpense), then an image-only PDF (the async API),
         # one run each so the stubbed answers come in a known order.
@@ -145,6 +148,24 @@ def _redrive(stack: Any, settings: Any) -> None:
         moved = redrive_dead_letters(settings.model_copy(update={"sqs_move_tasks": True}), sqs=client)
         stub.assert_no_pending_responses()
     assert (moved.moved, moved.method) == (1, MOVE_TASK)
+
+
+def _summary_response_lost(stack: Any, settings: Any) -> None:
+    """The run summary's write-once put is applied but its response lost: the resend is refused
+    (412) and the job reads the summary back to see its own bytes.
+    """
+    s3 = call_recording.attach(boto3.client("s3", config=botocore_config(settings)))
+    session, lost = URLLib3Session(), []
+
+    def lose_once(request: Any, **_: Any) -> None:
+        if not lost and f"/{layout.INGEST_RUNS_PREFIX}" in request.url:
+            lost.append(request.url)
+            session.send(request)
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+    s3.meta.events.register("before-send.s3.PutObject", lose_once)
+    summary = IngestRun(settings, IngestOptions(backfill=True), s3=s3).execute()
+    assert lost and lost[0].endswith(layout.ingest_run_key(f"{summary.startedAt:%Y-%m-%d}", summary.runId))
 
 
 def _drain(stack: Any, settings: Any) -> None:

@@ -44,8 +44,13 @@ def _actions(policy: dict[str, Any]) -> set[str]:
 
 def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     p = policies.ingest_task_policy(**INGEST)
-    # Raw objects are read; result.json only headed, when a fenced write was refused.
-    assert _allowed(p, "s3:GetObject") == {f"{RAW}/{layout.RAW_PREFIX}*", f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
+    # Raw objects are read; result.json only headed, when a fenced write was refused; a run
+    # summary read back only when its write-once put was refused (a resent write).
+    assert _allowed(p, "s3:GetObject") == {
+        f"{RAW}/{layout.RAW_PREFIX}*",
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
+        f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
+    }
     assert _allowed(p, "s3:PutObject") == {
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
