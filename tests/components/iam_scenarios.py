@@ -55,8 +55,8 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     # One extraction worker: the calls do not depend on the pool's size, the start-up time does.
     quick = stack.settings.model_copy(update={"extract_workers": 1})
 
-    def sweep(settings: Any = quick, **options: Any) -> Any:
-        return IngestRun(settings, IngestOptions(backfill=True, **options), **textract).execute()
+    def sweep(**options: Any) -> Any:
+        return IngestRun(quick, IngestOptions(backfill=True, **options)).execute()
 
     # A result.json that no finished item points at (a stale writer's, or one written before
     # writes were fenced): the claimant's first write is refused, it heads the object, reads its
@@ -65,7 +65,6 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     s3.put_object(
         Bucket=stack.settings.processed_bucket, Key=layout.result_key(stray.user_id, stray.document_id), Body=b"{}"
     )
-    textract: dict[str, Any] = {}
     with call_recording.recording() as calls:
         first = sweep()
         assert first.processed == 8 and first.statuses.get("FAILED", 0) >= 1, first.statuses
@@ -83,24 +82,7 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         sweep(dry_run=True)
         _summary_response_lost(stack, quick)
 
-        # Scans go to Textract: an image (AnalyzeExpense), then an image-only PDF (the async API),
-        # one run each so the stubbed answers come in a known order.
-        monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
-        settings = quick.model_copy(update={"ocr_engine": "textract"})
-        client = textract_client(settings)
-        textract["textract"] = client
-        response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
-        with Stubber(client) as stub:
-            s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan1", "scan.png"), Body=PNG)
-            stub.add_response("analyze_expense", response)
-            assert sweep(settings).processed == 1
-            s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan2", "scan.pdf"), Body=pdf(None))
-            stub.add_response("start_expense_analysis", {"JobId": "job-1"})
-            stub.add_response(
-                "get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]}
-            )
-            assert sweep(settings).processed == 1
-            stub.assert_no_pending_responses()
+        _scans_through_textract(stack, quick, corpus, monkeypatch)
         _drain(stack, quick)
         _redrive(stack, quick)
     assert {"HeadObject", "GetItem"} <= {c.operation for c in calls}  # the fenced write above
@@ -116,6 +98,32 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         "ListMessageMoveTasks",
     }
     return calls
+
+
+def _scans_through_textract(stack: Any, quick: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scans go to Textract: an image (AnalyzeExpense), then an image-only PDF (the async API),
+    one run each so the stubbed answers come in a known order.
+    """
+    s3, raw = stack.s3(), stack.settings.raw_bucket
+    monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
+    settings = quick.model_copy(update={"ocr_engine": "textract"})
+    client = textract_client(settings)
+
+    def sweep() -> Any:
+        return IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+
+    response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
+    with Stubber(client) as stub:
+        s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan1", "scan.png"), Body=PNG)
+        stub.add_response("analyze_expense", response)
+        assert sweep().processed == 1
+        s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan2", "scan.pdf"), Body=pdf(None))
+        stub.add_response("start_expense_analysis", {"JobId": "job-1"})
+        stub.add_response(
+            "get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]}
+        )
+        assert sweep().processed == 1
+        stub.assert_no_pending_responses()
 
 
 def _redrive(stack: Any, settings: Any) -> None:
