@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from jobs.contract import layout
+from jobs.contract.actors import check_actor
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
 from jobs.contract.objects import ObjectInfo
 from jobs.contract.status import Status, check_transition
@@ -76,6 +77,8 @@ class DocumentItem(BaseModel):
     reviewReasons: list[str] = Field(default_factory=list)
     leaseOwner: str | None = None
     leaseExpiresAt: datetime | None = None
+    # Who wrote this version (jobs.contract.actors); None only on items written before actors were.
+    updatedBy: str | None = None
     # Attributes outside the contract (a tool or a person added them): carried through every
     # rewrite of the item, never interpreted.
     _foreign: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -89,6 +92,11 @@ class DocumentItem(BaseModel):
     @classmethod
     def _doc(cls, v: str) -> str:
         return layout.validate_id(v, "documentId")
+
+    @field_validator("updatedBy")
+    @classmethod
+    def _actor(cls, v: str | None) -> str | None:
+        return None if v is None else check_actor(v)
 
     @field_validator("vendorName", "invoiceNumber")
     @classmethod
@@ -131,7 +139,13 @@ class DocumentItem(BaseModel):
         return v.astimezone(UTC).replace(microsecond=v.microsecond // 1000 * 1000)
 
     def evolve(self, **changes: Any) -> DocumentItem:
-        """A changed copy validated like a new item (model_copy would skip the size bounds)."""
+        """A changed copy validated like a new item (model_copy would skip the size bounds).
+
+        A new version must name its actor: inheriting the previous writer's name would put a
+        change on the wrong person's record.
+        """
+        if "version" in changes and "updatedBy" not in changes:
+            raise TypeError("a new version of an item names its actor (updatedBy)")
         changed = DocumentItem.model_validate({**dict(self), **changes})
         changed._foreign = self._foreign
         return changed
@@ -257,7 +271,7 @@ class ResultDocument(BaseModel):
         return cls.model_validate_json(data)
 
 
-def tombstone(item: DocumentItem, now: datetime, why: str) -> DocumentItem:
+def tombstone(item: DocumentItem, now: datetime, why: str, actor: str) -> DocumentItem:
     """The DELETED tombstone of a document whose raw object is gone (jobs.contract.status): what
     the ingest writes over its claim and reconcile's repair over a finished item.
     """
@@ -266,6 +280,7 @@ def tombstone(item: DocumentItem, now: datetime, why: str) -> DocumentItem:
         status=Status.DELETED,
         version=item.version + 1,
         updatedAt=now,
+        updatedBy=actor,
         leaseOwner=None,
         leaseExpiresAt=None,
         failureCode=None,
@@ -274,7 +289,7 @@ def tombstone(item: DocumentItem, now: datetime, why: str) -> DocumentItem:
 
 
 def finished_item(
-    claim: DocumentItem, result: ResultDocument, result_uri: str, result_etag: str | None, now: datetime
+    claim: DocumentItem, result: ResultDocument, result_uri: str, result_etag: str | None, now: datetime, actor: str
 ) -> DocumentItem:
     """The summary item that ends `claim` with `result`: what the ingest writes when it finishes a
     document, and what reconcile's repair rebuilds from a result.json (from a synthetic claim).
@@ -283,6 +298,7 @@ def finished_item(
     return claim.evolve(
         **summary_fields(result.invoice, result.validation),
         updatedAt=now,
+        updatedBy=actor,
         version=claim.version + 1,
         sourceFormat=result.source.format,
         resultS3Uri=result_uri,

@@ -118,6 +118,7 @@ def decide(
     *,
     now: datetime,
     owner: str,
+    actor: str,
     lease: timedelta,
     max_attempts: int,
 ) -> Decision:
@@ -151,6 +152,7 @@ def decide(
         status=Status.PROCESSING,
         createdAt=obj.last_modified,
         updatedAt=now,
+        updatedBy=actor,
         rawS3Uri=obj.uri,
         rawEtag=obj.etag,
         attempts=attempts,
@@ -175,6 +177,7 @@ def released(claim: DocumentItem, now: datetime, *, refund: bool) -> DocumentIte
     """
     return claim.evolve(
         version=claim.version + 1,
+        updatedBy=claim.updatedBy,  # the run that made the claim hands it back
         attempts=max(claim.attempts - 1, 0) if refund else claim.attempts,
         updatedAt=now,
         leaseExpiresAt=now,
@@ -185,4 +188,4 @@ def restored(previous: DocumentItem, claim: DocumentItem, now: datetime) -> Docu
     """The item as it was before a claim that proved stale (its raw object had been replaced or
     deleted in the meantime), written over the claim so the newer state is not lost.
     """
-    return previous.evolve(version=claim.version + 1, updatedAt=now)
+    return previous.evolve(version=claim.version + 1, updatedAt=now, updatedBy=claim.updatedBy)

@@ -145,12 +145,12 @@ class DocumentProcessor:
         """
         try:
             result = self._result(raw, obj, claim, outcome, now)
-            return result, finished_item(claim, result, uri, None, now)
+            return result, finished_item(claim, result, uri, None, now, _actor_of(claim))
         except ValueError as exc:
             problem = "; ".join(str(exc).splitlines()[1:3]) or str(exc)
             outcome = failed(FailureCode.MALFORMED, f"a value cannot be stored: {problem}", outcome.format)
             result = self._result(raw, obj, claim, outcome, now)
-            return result, finished_item(claim, result, uri, None, now)
+            return result, finished_item(claim, result, uri, None, now, _actor_of(claim))
 
     @staticmethod
     def _result(
@@ -202,7 +202,10 @@ class DocumentProcessor:
         assert claim is not None
         now = self._clock()
         if gone and (previous is None or previous.rawS3Uri == obj.uri):
-            item, status = tombstone(claim, now, "raw object deleted before it was processed"), Status.DELETED
+            item, status = (
+                tombstone(claim, now, "raw object deleted before it was processed", _actor_of(claim)),
+                Status.DELETED,
+            )
         elif previous is not None:
             item, status = restored(previous, claim, now), None
         else:
@@ -301,3 +304,10 @@ def _then(future: Future[T], function: Callable[[T], U]) -> Future[U]:
 
 _SCANS = frozenset({DocumentFormat.PDF, DocumentFormat.IMAGE})
 TEXTRACT_ENGINE = "textract"
+
+
+def _actor_of(claim: DocumentItem) -> str:
+    """The run that holds `claim` writes every later version of it under the claim's actor."""
+    if claim.updatedBy is None:
+        raise ValueError(f"claim of {claim.documentId} names no actor")
+    return claim.updatedBy

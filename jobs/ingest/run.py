@@ -28,6 +28,7 @@ from multiprocessing import get_context
 from typing import Any, TypeVar
 
 from jobs.contract import DocumentItem, ObjectInfo, layout
+from jobs.contract.actors import ActorKind, actor
 from jobs.errors import (
     DocuFlowError,
     DynamoItemRejectedError,
@@ -117,6 +118,7 @@ class IngestRun:
         self.metrics = metrics or CallMetrics()
         self.run_id = new_run_id()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{self.run_id}"
+        self.actor = actor(ActorKind.INGEST, self.run_id)
         self._on_document = on_document or (lambda _result: None)
         self._table = DocumentTable(
             dynamodb or dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics
@@ -326,6 +328,7 @@ class IngestRun:
                 previous,
                 now=now,
                 owner=self.owner,
+                actor=self.actor,
                 lease=timedelta(seconds=self.settings.lease_seconds),
                 max_attempts=self.settings.max_attempts,
             )

@@ -72,7 +72,9 @@ class _Skip(Exception):
     """The state changed since the snapshot, or the fix would not be safe: leave it."""
 
 
-def item_from_result(doc: ResultDocument, result_uri: str, result_etag: str | None, now: datetime) -> DocumentItem:
+def item_from_result(
+    doc: ResultDocument, result_uri: str, result_etag: str | None, now: datetime, actor: str
+) -> DocumentItem:
     """The summary item ingest would have written for this result.json: `finished_item` applied
     to the claim that wrote it (rebuilt: first attempt, version 1, so the item ends at version 2).
     """
@@ -87,10 +89,10 @@ def item_from_result(doc: ResultDocument, result_uri: str, result_etag: str | No
         attempts=1,
         version=1,
     )
-    return finished_item(claim, doc, result_uri, result_etag, now)
+    return finished_item(claim, doc, result_uri, result_etag, now, actor)
 
 
-def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
+def reprocess(item: DocumentItem, why: str, now: datetime, actor: str) -> DocumentItem:
     """FAILED + INTERNAL with attempts 0: the next ingest claims it again (plan.decide)."""
     return item.evolve(
         status=Status.FAILED,
@@ -99,6 +101,7 @@ def reprocess(item: DocumentItem, why: str, now: datetime) -> DocumentItem:
         attempts=0,
         version=item.version + 1,
         updatedAt=now,
+        updatedBy=actor,
         resultS3Uri=None,
         leaseOwner=None,
         leaseExpiresAt=None,
@@ -111,10 +114,14 @@ class Repairer:
         table: DocumentTable,
         buckets: Buckets,
         processed_bucket: str,
+        actor: str,
         clock: Callable[[], datetime] = layout.utc_now,
         arrivals: ArrivalQueue | None = None,
     ) -> None:
-        """`arrivals`: the queue lost arrivals are sent to again (None: they are reported only)."""
+        """`actor`: who the repairs are written as (jobs.contract.actors, the reconcile run);
+        `arrivals`: the queue lost arrivals are sent to again (None: they are reported only).
+        """
+        self._actor = actor
         self._table = table
         self._buckets = buckets
         self._processed_bucket = processed_bucket
@@ -183,7 +190,9 @@ class Repairer:
         if not raw.same_version(doc.source.uri, doc.source.etag):
             raise _Skip(f"the raw object {doc.source.uri} changed since this result.json (ETag {bare_etag(raw.etag)})")
         etag = evidence.get("etag")
-        item = item_from_result(doc, layout.s3_uri(bucket, key), None if etag is None else str(etag), self._clock())
+        item = item_from_result(
+            doc, layout.s3_uri(bucket, key), None if etag is None else str(etag), self._clock(), self._actor
+        )
         self._put(item, None)
         return _ACTION_NAMES[Code.ORPHAN_RESULT], f"status {item.status.value} from {key}"
 
@@ -193,7 +202,7 @@ class Repairer:
             raise _Skip(f"status is now {item.status.value}")
         if self._buckets.head(self._processed_bucket, layout.result_key(item.userId, item.documentId)) is not None:
             raise _Skip("result.json exists now")
-        self._put(reprocess(item, "result.json missing", self._clock()), item.version)
+        self._put(reprocess(item, "result.json missing", self._clock(), self._actor), item.version)
         return _ACTION_NAMES[Code.MISSING_RESULT], f"was {item.status.value} v{item.version}; {self._queued(item)}"
 
     def _stuck(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
@@ -201,14 +210,14 @@ class Repairer:
         now = self._clock()
         if item.status != Status.PROCESSING or (item.leaseExpiresAt is not None and item.leaseExpiresAt > now):
             raise _Skip("the lease is held again")
-        self._put(reprocess(item, f"lease of {item.leaseOwner} expired", now), item.version)
+        self._put(reprocess(item, f"lease of {item.leaseOwner} expired", now, self._actor), item.version)
         return _ACTION_NAMES[
             Code.STUCK_PROCESSING
         ], f"lease expired {evidence.get('leaseExpiresAt')}; {self._queued(item)}"
 
     def _index(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
-        self._put(item.evolve(version=item.version + 1, updatedAt=self._clock()), item.version)
+        self._put(item.evolve(version=item.version + 1, updatedAt=self._clock(), updatedBy=self._actor), item.version)
         return _ACTION_NAMES[
             Code.INDEX_DRIFT
         ], f"GSI1PK was {evidence.get('GSI1PK')}, GSI1SK was {evidence.get('GSI1SK')}"
@@ -217,7 +226,9 @@ class Repairer:
         item = self._current(row, evidence)
         if item.status == Status.PROCESSING:
             raise _Skip("the document is being processed again")
-        self._put(reprocess(item, "result.json was extracted from another upload", self._clock()), item.version)
+        self._put(
+            reprocess(item, "result.json was extracted from another upload", self._clock(), self._actor), item.version
+        )
         return _ACTION_NAMES[
             Code.RESULT_SOURCE_MISMATCH
         ], f"result.json from {evidence.get('resultEtag')}, item {evidence.get('itemEtag')}; {self._queued(item)}"
@@ -228,7 +239,10 @@ class Repairer:
             raise _Skip(f"status is {item.status.value}, not finished")
         if self._buckets.head(str(row["bucket"]), str(row["key"])) is not None:
             raise _Skip("the raw object exists again")
-        self._put(tombstone(item, self._clock(), "reconcile: raw object deleted after it was processed"), item.version)
+        self._put(
+            tombstone(item, self._clock(), "reconcile: raw object deleted after it was processed", self._actor),
+            item.version,
+        )
         return _ACTION_NAMES[Code.MISSING_RAW], f"was {item.status.value} v{item.version}"
 
     def _queued(self, item: DocumentItem) -> str:

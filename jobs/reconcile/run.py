@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from jobs.contract import layout
+from jobs.contract.actors import ActorKind, actor
 from jobs.contract.schema import LifecycleSpec
 from jobs.observability import CallMetrics
 from jobs.reconcile import rules
@@ -322,9 +323,13 @@ class ReconcileRun:
         timings["find"] = time.perf_counter() - clock
         repairs: list[RepairAction] = []
         if self.options.repair:
-            repairs = Repairer(self.table, self.buckets, self.settings.processed_bucket, arrivals=self.arrivals).run(
-                findings
-            )
+            repairs = Repairer(
+                self.table,
+                self.buckets,
+                self.settings.processed_bucket,
+                actor=actor(ActorKind.REPAIR, self.run_id),
+                arrivals=self.arrivals,
+            ).run(findings)
         counts = rules.counts(findings)
         severities = {sev.value: int(findings.filter(pl.col("severity") == sev.value).height) for sev in Severity}
         summary = ReconcileSummary(

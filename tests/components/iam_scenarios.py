@@ -241,6 +241,7 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
             leaseOwner="gone:1:run",
             leaseExpiresAt=layout.utc_now() - timedelta(days=1),
             version=third.version + 1,
+            updatedBy="ingest:gone",
         ).to_item()
     )
     put({**fourth.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})

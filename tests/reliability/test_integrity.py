@@ -95,7 +95,16 @@ class Worker:
     def claim(self, obj: ObjectInfo):
         raw = layout.parse_raw_key(obj.key)
         existing = self.table.get(raw.user_id, raw.document_id)
-        decision = decide(raw, obj, existing, now=layout.utc_now(), owner=self.owner, lease=self.lease, max_attempts=3)
+        decision = decide(
+            raw,
+            obj,
+            existing,
+            now=layout.utc_now(),
+            owner=self.owner,
+            actor="ingest:stale-writer",
+            lease=self.lease,
+            max_attempts=3,
+        )
         assert decision.action == Action.CLAIM, decision.action
         assert Claims(self.table).claim([(decision.claim, decision.expected_version)]) == [True]
         return raw, decision

@@ -163,6 +163,7 @@ def test_a_deleted_raw_object_ends_in_the_deleted_tombstone_and_reconcile_agrees
                 leaseOwner="w",
                 leaseExpiresAt=layout.utc_now() + timedelta(hours=1),
                 version=3,
+                updatedBy="ingest:w",
             ).to_item()
         ),
     )
@@ -187,12 +188,13 @@ def test_the_deleted_repair_is_guarded_by_the_version_it_saw(stack) -> None:
     # The document is re-uploaded and re-processed after the snapshot.
     _raw(stack, "u3", "racing", b"<Invoice>again</Invoice>")
     stack.dynamodb().put_item(
-        TableName=stack.settings.table_name, Item=to_wire(item.evolve(version=item.version + 2).to_item())
+        TableName=stack.settings.table_name,
+        Item=to_wire(item.evolve(version=item.version + 2, updatedBy="operator:test").to_item()),
     )
     run = ReconcileRun(stack.settings, ReconcileOptions())
     from jobs.reconcile.repair import Repairer
 
-    actions = Repairer(run.table, run.buckets, stack.settings.processed_bucket).run(findings)
+    actions = Repairer(run.table, run.buckets, stack.settings.processed_bucket, actor="repair:test").run(findings)
     assert [a.outcome for a in actions] == ["skipped: the item changed since the snapshot (version 2 -> 4)"]
     assert _item(stack, "u3", "racing").status == Status.PROCESSED
 
@@ -299,7 +301,7 @@ def test_deep_reports_a_result_json_deleted_after_the_inventory(stack, tmp_path:
 # --- the reviewer's settlement ------------------------------------------------------------------
 def test_a_reviewer_settled_document_is_no_summary_mismatch(stack) -> None:
     review = _document(stack, "u7", "settled", Status.REVIEW_REQUIRED)
-    settled = review.evolve(status=Status.PROCESSED, version=review.version + 1)
+    settled = review.evolve(status=Status.PROCESSED, version=review.version + 1, updatedBy="reviewer:test")
     stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(settled.to_item()))
     assert _codes(_run(stack, deep=True)) == []
     # The other way round is still a mismatch: no one un-settles a document.

@@ -14,6 +14,7 @@ import pytest
 from reliability_helpers import assert_clean
 
 from jobs.contract import ResultDocument, Status, layout
+from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
@@ -44,6 +45,7 @@ def _stuck(stack, item) -> None:
         leaseOwner="crashed-host:1:run",
         leaseExpiresAt=layout.utc_now() - timedelta(days=1),
         version=item.version + 1,
+        updatedBy=actor(ActorKind.INGEST, "crashed-run"),
     )
     stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(stuck.to_item()))
 

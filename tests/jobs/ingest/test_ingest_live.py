@@ -93,6 +93,7 @@ def test_second_run_writes_nothing_and_a_changed_raw_object_is_reprocessed(stack
     upload(stack.s3(), stack.settings.raw_bucket, generate(3, 20, bad_ratio=0.2, seed=3))
     first = ingest(stack)
     assert first.processed == 20 and writes(first) > 0
+    assert {i.updatedBy for i in stack.items()} == {f"ingest:{first.runId}"}  # every write names its run
     second = ingest(stack)
     assert second.processed == 0 and writes(second) == 0
     assert second.decisions.get("CLAIM", 0) == 0
@@ -106,6 +107,7 @@ def test_second_run_writes_nothing_and_a_changed_raw_object_is_reprocessed(stack
     assert third.processed == 1
     after = next(i for i in stack.items() if i.documentId == item.documentId)
     assert after.rawEtag != item.rawEtag and after.attempts == 1 and after.version == item.version + 2
+    assert after.updatedBy == f"ingest:{third.runId}"
     assert result_of(stack, item.userId, item.documentId).source.etag == after.rawEtag
 
 
@@ -186,6 +188,7 @@ def test_an_expired_lease_is_taken_over(stack) -> None:
         None,
         now=layout.utc_now() - timedelta(hours=1),
         owner="dead-worker",
+        actor="ingest:dead-worker",
         lease=timedelta(minutes=15),
         max_attempts=3,
     ).claim

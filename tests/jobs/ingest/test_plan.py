@@ -37,7 +37,7 @@ def existing(status: Status, **kw: object) -> DocumentItem:
 
 
 def run(item: DocumentItem | None, max_attempts: int = 3):
-    return decide(RAW, OBJ, item, now=NOW, owner="me", lease=LEASE, max_attempts=max_attempts)
+    return decide(RAW, OBJ, item, now=NOW, owner="me", actor="ingest:test", lease=LEASE, max_attempts=max_attempts)
 
 
 def test_new_document_is_claimed_with_a_lease_and_upload_time() -> None:
@@ -82,7 +82,14 @@ def test_a_released_claim_is_claimable_at_once_without_using_up_an_attempt(previ
     assert handed_back.attempts == (previous.attempts if previous else 0)
     assert released(claim, later, refund=False).attempts == claim.attempts  # its own processing failed
     again = decide(
-        RAW, OBJ, handed_back, now=later + timedelta(milliseconds=1), owner="next", lease=LEASE, max_attempts=3
+        RAW,
+        OBJ,
+        handed_back,
+        now=later + timedelta(milliseconds=1),
+        owner="next",
+        actor="ingest:next",
+        lease=LEASE,
+        max_attempts=3,
     )
     assert again.action == Action.CLAIM and again.expected_version == handed_back.version
     assert again.claim is not None and again.claim.attempts == claim.attempts
@@ -109,14 +116,17 @@ def test_a_tombstone_is_done_for_its_own_upload_but_a_newer_upload_of_the_same_b
     tombstone = existing(Status.DELETED, attempts=1, version=3, resultEtag='"r1"')
     assert run(tombstone).action == Action.SKIP_DONE  # the upload the tombstone ended
     again = ObjectInfo(OBJ.bucket, OBJ.key, OBJ.etag, OBJ.size, UPLOADED + timedelta(hours=1))
-    decision = decide(RAW, again, tombstone, now=NOW, owner="me", lease=LEASE, max_attempts=3)
+    decision = decide(RAW, again, tombstone, now=NOW, owner="me", actor="ingest:test", lease=LEASE, max_attempts=3)
     assert decision.action == Action.CLAIM and decision.expected_version == 3
     claim = decision.claim
     assert claim is not None and (claim.attempts, claim.createdAt, claim.resultEtag) == (1, again.last_modified, '"r1"')
     # A listing reads the upload time to the second: a tombstone's own upload listed again is
     # back in the bucket, hence a new life as well.
     listed = ObjectInfo(OBJ.bucket, OBJ.key, OBJ.etag, OBJ.size, UPLOADED.replace(second=0))
-    assert decide(RAW, listed, tombstone, now=NOW, owner="me", lease=LEASE, max_attempts=3).action == Action.CLAIM
+    assert (
+        decide(RAW, listed, tombstone, now=NOW, owner="me", actor="ingest:test", lease=LEASE, max_attempts=3).action
+        == Action.CLAIM
+    )
 
 
 def _at(moment: datetime, etag: str, sequencer: str | None, key: str = RAW.key) -> ObjectInfo:

@@ -19,7 +19,11 @@ T0 = layout.utc_now() - timedelta(days=1)
 
 def _repairer(stack) -> tuple[Repairer, Any, Any]:
     run = ReconcileRun(stack.settings, ReconcileOptions())
-    return Repairer(run.table, run.buckets, stack.settings.processed_bucket), run.table, run.buckets
+    return (
+        Repairer(run.table, run.buckets, stack.settings.processed_bucket, actor="repair:test"),
+        run.table,
+        run.buckets,
+    )
 
 
 def _finding(
@@ -116,6 +120,7 @@ def test_each_repair_applies_to_the_state_it_saw(stack) -> None:
         item = table.get("u1", doc_id)
         assert (item.status, item.failureCode, item.attempts, item.version) == (Status.FAILED, "INTERNAL", 0, 4)
     assert table.get("u1", "drift").version == 4
+    assert {table.get("u1", d).updatedBy for d in ("orphan", "noresult", "stuck", "drift")} == {"repair:test"}
 
 
 def test_every_skip_path_leaves_the_item_as_it_is(stack) -> None:
@@ -171,7 +176,10 @@ def test_a_race_after_the_check_is_skipped_by_the_version_guard(stack, monkeypat
 
     def racing(item: DocumentItem, expected: int | None) -> bool:
         # Another writer lands between the repair's read and its conditional put.
-        original(drift.evolve(version=drift.version + 1, vendorName="someone else"), drift.version)
+        original(
+            drift.evolve(version=drift.version + 1, updatedBy="reviewer:someone", vendorName="someone else"),
+            drift.version,
+        )
         return original(item, expected)
 
     monkeypatch.setattr(table, "put_if_version", racing)
