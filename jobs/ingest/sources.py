@@ -102,7 +102,7 @@ class SweepSource:
         for page in self._pages:
             if self._stopped.is_set():
                 return
-            found = []
+            found: list[tuple[layout.RawKey, ObjectInfo, Settler]] = []
             for obj in page:
                 raw = _parsed_key(obj, self._recorder)
                 if raw is not None and shard_of(raw.user_id, raw.document_id, count) == index:
@@ -250,7 +250,8 @@ class QueueSource:
                 break
             if ticket is not None:
                 self._ledger.release(ticket)
-        with contextlib.suppress(queue.Full):  # the receiver refilled it: batches() ends at its own None
+        # Full: the receiver refilled it; batches() ends at the receiver's own None.
+        with contextlib.suppress(queue.Full):
             self._received.put_nowait(None)
 
     def close(self) -> None:

@@ -18,6 +18,12 @@ from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeFilterType
+    from mypy_boto3_sqs.type_defs import (
+        ChangeMessageVisibilityBatchRequestEntryTypeDef,
+        DeleteMessageBatchRequestEntryTypeDef,
+        SendMessageBatchRequestEntryTypeDef,
+    )
 
 SQS_BATCH = 10
 
@@ -42,15 +48,22 @@ class ArrivalQueue:
         """Long-poll for up to `max_messages` (≤ 10); an empty list after `wait_seconds`.
         `visibility_seconds`: hide them for that long instead of the queue's own timeout.
         """
-        hidden = {} if visibility_seconds is None else {"VisibilityTimeout": visibility_seconds}
         with self._metrics.call("sqs.ReceiveMessage"), self._translated("sqs.ReceiveMessage"):
-            response = self._client.receive_message(
-                QueueUrl=self.url,
-                MaxNumberOfMessages=max_messages,
-                WaitTimeSeconds=wait_seconds,
-                MessageSystemAttributeNames=["ApproximateReceiveCount"],
-                **hidden,  # type: ignore[arg-type]
-            )
+            if visibility_seconds is None:
+                response = self._client.receive_message(
+                    QueueUrl=self.url,
+                    MaxNumberOfMessages=max_messages,
+                    WaitTimeSeconds=wait_seconds,
+                    MessageSystemAttributeNames=["ApproximateReceiveCount"],
+                )
+            else:
+                response = self._client.receive_message(
+                    QueueUrl=self.url,
+                    MaxNumberOfMessages=max_messages,
+                    WaitTimeSeconds=wait_seconds,
+                    VisibilityTimeout=visibility_seconds,
+                    MessageSystemAttributeNames=["ApproximateReceiveCount"],
+                )
         return [
             QueueMessage(
                 message_id=m["MessageId"],
@@ -65,7 +78,9 @@ class ArrivalQueue:
         """Delete the messages; returns the ids SQS could not delete (they will come back)."""
         failed: list[str] = []
         for batch in _batches(messages):
-            entries = [{"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(batch)]
+            entries: list[DeleteMessageBatchRequestEntryTypeDef] = [
+                {"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(batch)
+            ]
             with self._metrics.call("sqs.DeleteMessageBatch"), self._translated("sqs.DeleteMessageBatch"):
                 response = self._client.delete_message_batch(QueueUrl=self.url, Entries=entries)
             failed += [batch[int(f["Id"])].message_id for f in response.get("Failed", [])]
@@ -75,7 +90,7 @@ class ArrivalQueue:
         """Hide the messages for `seconds` more from now (0: visible again at once)."""
         failed: list[str] = []
         for batch in _batches(messages):
-            entries = [
+            entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
                 {"Id": str(i), "ReceiptHandle": m.receipt, "VisibilityTimeout": seconds} for i, m in enumerate(batch)
             ]
             with (
@@ -95,7 +110,9 @@ class ArrivalQueue:
         refused: list[int] = []
         for start in range(0, len(bodies), SQS_BATCH):
             batch = bodies[start : start + SQS_BATCH]
-            entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)]
+            entries: list[SendMessageBatchRequestEntryTypeDef] = [
+                {"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)
+            ]
             with self._metrics.call("sqs.SendMessageBatch"), self._translated("sqs.SendMessageBatch"):
                 response = self._client.send_message_batch(QueueUrl=self.url, Entries=entries)
             refused += [start + int(f["Id"]) for f in response.get("Failed", [])]
@@ -129,7 +146,7 @@ class ArrivalQueue:
         dead_letters = self.dead_letters()
         return None if dead_letters is None else dead_letters.depth()[0]
 
-    def _attributes(self, names: list[str]) -> dict[str, str]:
+    def _attributes(self, names: list[QueueAttributeFilterType]) -> dict[str, str]:
         with self._metrics.call("sqs.GetQueueAttributes"), self._translated("sqs.GetQueueAttributes"):
-            response = self._client.get_queue_attributes(QueueUrl=self.url, AttributeNames=names)  # type: ignore[arg-type]
-            return dict(response.get("Attributes", {}))
+            response = self._client.get_queue_attributes(QueueUrl=self.url, AttributeNames=names)
+        return {str(name): value for name, value in response.get("Attributes", {}).items()}

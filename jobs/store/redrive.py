@@ -24,6 +24,7 @@ from jobs.store.queue import ArrivalQueue
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import ListMessageMoveTasksResultEntryTypeDef
 
 logger = logging.getLogger(__name__)
 
@@ -72,19 +73,16 @@ def _with_move_task(
     with metrics.call("sqs.StartMessageMoveTask"), translated("sqs.StartMessageMoveTask", resource=f"queue {source}"):
         client.start_message_move_task(SourceArn=source, DestinationArn=destination)
     logger.info("message move task started", extra={"source": source, "destination": destination})
-    task: dict[str, object] = {}
+    task: ListMessageMoveTasksResultEntryTypeDef = {}
     for _ in polling.checks():
         # One task runs per source queue at a time: the most recent one is ours.
         with metrics.call("sqs.ListMessageMoveTasks"), translated("sqs.ListMessageMoveTasks"):
             results = client.list_message_move_tasks(SourceArn=source, MaxResults=1).get("Results", [])
-        task = dict(results[0]) if results else {}
+        task = results[0] if results else {}
         if task.get("Status") in _ENDED:
             break
-    status = str(task.get("Status", "UNKNOWN"))
-    moved, to_move = (
-        int(task.get("ApproximateNumberOfMessagesMoved", 0)),
-        int(task.get("ApproximateNumberOfMessagesToMove", 0)),
-    )
+    status = task.get("Status", "UNKNOWN")
+    moved, to_move = task.get("ApproximateNumberOfMessagesMoved", 0), task.get("ApproximateNumberOfMessagesToMove", 0)
     if status == "FAILED":
         raise StoreUnavailableError(
             f"message move task from {source} failed: {task.get('FailureReason')}", "MoveTaskFailed"

@@ -27,13 +27,13 @@ from jobs.errors import ReconcileQueryError
 from jobs.ingest.cli import redrive_dead_letters
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
-from jobs.reconcile.exports import export_line, write_export, write_inventory
-from jobs.reconcile.rules import Code
+from jobs.reconcile.findings import Code
+from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store import call_recording
-from jobs.store.athena import AthenaQueries, athena_client
+from jobs.store.athena import AthenaQueries
 from jobs.store.call_recording import Call
-from jobs.store.clients import botocore_config, dynamodb_client, sqs_client, textract_client
+from jobs.store.clients import athena_client, botocore_config, dynamodb_client, sqs_client, textract_client
 from jobs.store.dynamo import to_wire
 from jobs.store.polling import Polling
 from jobs.store.redrive import BY_HAND, MOVE_TASK

@@ -27,7 +27,7 @@ from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.ingest.summary import RunSummary
 from jobs.local.stack import job_env
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def drain(stack, **options: object) -> RunSummary:
@@ -158,7 +158,7 @@ def test_messages_that_keep_failing_reach_the_dead_letter_queue_and_are_counted(
 def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> None:
     docs = list(generate(4, 30, bad_ratio=0.05, seed=11))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "DOCUFLOW_LOG_FORMAT": "json"}
+    env = {**os.environ, "PYTHONPATH": REPO_ROOT, "DOCUFLOW_LOG_FORMAT": "json"}
     tasks = [
         subprocess.Popen(
             [sys.executable, "-m", "jobs", "ingest", "--idle-seconds", "2"],
@@ -400,7 +400,7 @@ def test_the_dead_letter_queue_has_a_way_back(stack) -> None:
         client.send_message(QueueUrl=dead_letters, MessageBody=body)
     assert drain(stack).processed == 0
 
-    env = {**os.environ, **job_env(stack.endpoints, stack.settings), "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, **job_env(stack.endpoints, stack.settings), "PYTHONPATH": REPO_ROOT}
     done = subprocess.run(
         [sys.executable, "-m", "jobs", "ingest", "--redrive-dlq"],
         env=env,
