@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 STANDIN_PREFIX = "standin/"
+ITEMS_PER_FILE = 50_000  # lines per data file, as DynamoDB writes several
 PITR_DAYS = 35
 _PARAMS = "docuflow.standin.params"
 _KEY = (layout.PK_ATTR, layout.SK_ATTR)
@@ -60,7 +61,11 @@ def attach(client: BaseClient, bucket: str, prefix: str) -> None:
     host = urlparse(client.meta.endpoint_url).hostname
     if host not in LOOPBACK:
         raise SettingsError(f"the table-export stand-in runs only against a local DynamoDB, not {host}")
-    standin = ExportStandIn(client.meta.endpoint_url, client.meta.region_name, bucket, prefix)
+    # Its own clients: what it reads and writes stands for DynamoDB's work, not the job's.
+    session = boto3.session.Session(region_name=client.meta.region_name)
+    standin = ExportStandIn(
+        session.client("dynamodb", endpoint_url=client.meta.endpoint_url), session.client("s3"), bucket, prefix
+    )
     answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "ExportTableToPointInTime": standin.export,
         "DescribeExport": standin.describe,
@@ -100,11 +105,12 @@ def _key(item: dict[str, Any]) -> str:
 
 
 class ExportStandIn:
-    def __init__(self, endpoint: str, region: str, bucket: str, prefix: str) -> None:
-        # Its own clients: what it reads and writes stands for DynamoDB's work, not the job's.
-        session = boto3.session.Session(region_name=region)
-        self._dynamodb: DynamoDBClient = session.client("dynamodb", endpoint_url=endpoint)
-        self._s3: S3Client = session.client("s3")
+    """DynamoDB's export service, played over a Scan; its exports and Scans kept under `prefix`
+    of `bucket` (the stack's export location).
+    """
+
+    def __init__(self, dynamodb: DynamoDBClient, s3: S3Client, bucket: str, prefix: str) -> None:
+        self._dynamodb, self._s3 = dynamodb, s3
         self._bucket, self._prefix = bucket, prefix.rstrip("/") + "/"
 
     # --- the three calls --------------------------------------------------------------------------
@@ -133,7 +139,8 @@ class ExportStandIn:
             raise _refused(f"export time {end.isoformat()} is after the latest restorable time")
         items = self._scan(table_arn.rsplit("/", 1)[-1])
         lines = self._changes(start, end, items) if start else [export_line(i) for i in items]
-        directory, objects = export_objects(table_arn, end, ["".join(lines).encode()], start, bucket, prefix)
+        chunks = ["".join(lines[n : n + ITEMS_PER_FILE]).encode() for n in range(0, max(len(lines), 1), ITEMS_PER_FILE)]
+        directory, objects = export_objects(table_arn, end, chunks, start, bucket, prefix)
         for key, body in objects.items():
             self._s3.put_object(Bucket=bucket, Key=key, Body=body)
         self._keep(end, items)

@@ -45,6 +45,7 @@ class Code(StrEnum):
     BAD_KEY = "BAD_KEY"
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
+    DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
 
 
 class Severity(StrEnum):
@@ -75,6 +76,10 @@ SEVERITY: dict[Code, Severity] = {
     # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
     Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
     Code.RESULT_UNREADABLE: Severity.ERROR,
+    # A DELETED tombstone whose raw object is there again (the same file uploaded again, or
+    # restored): a new life of the document that the next drain claims, unless its arrival
+    # was lost (repair re-queues it, as for UNPROCESSED_RAW).
+    Code.DELETED_RAW_EXISTS: Severity.WARNING,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -192,6 +197,7 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
+    Code.DELETED_RAW_EXISTS: (*_OBJECT, ("createdAt", "ev_created_at"), ("version", "ev_version")),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

@@ -40,13 +40,15 @@ def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def write_export(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes]) -> Path:
+def write_export(
+    root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes], s3_prefix: str = ""
+) -> Path:
     """A full DYNAMODB_JSON export under `root` (the bucket): one gzip data file per chunk.
 
     A chunk is newline-terminated lines `{"Item": {...DynamoDB JSON...}}`. Returns the export
-    directory (`AWSDynamoDB/<exportId>/`), the LOCATION reconcile takes.
+    directory (`{s3_prefix}AWSDynamoDB/<exportId>/`), the LOCATION reconcile takes.
     """
-    return _written(root, export_objects(table_arn, export_time, chunks, None, root.name))
+    return _written(root, export_objects(table_arn, export_time, chunks, None, root.name, s3_prefix))
 
 
 def write_incremental_export(

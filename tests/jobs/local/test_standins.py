@@ -43,9 +43,11 @@ def test_the_export_stand_in_refuses_what_a_scan_cannot_answer(stack: Any) -> No
         export_standin.attach(remote, settings.export_bucket, "exports/")
 
 
-def test_the_stand_ins_write_what_aws_writes(stack: Any) -> None:
+def test_the_stand_ins_write_what_aws_writes(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A full export, then the window after it: DynamoDB's layout, read by the job's readers."""
     settings = JobSettings.from_env()
+    clock = [layout.utc_now()]
+    monkeypatch.setattr(export_standin, "clock", lambda: clock[0])
     s3 = stack.s3()
     item = {layout.PK_ATTR: {"S": layout.user_pk("u1")}, layout.SK_ATTR: {"S": layout.document_sk("d1")}}
     stack.dynamodb().put_item(TableName=settings.table_name, Item=item)
@@ -53,7 +55,8 @@ def test_the_stand_ins_write_what_aws_writes(stack: Any) -> None:
     t0 = exports.latest_restorable(settings.table_arn)
     full = exports.wait(exports.start(settings.table_arn, t0, settings.export_bucket, settings.export_prefix))
     stack.dynamodb().delete_item(TableName=settings.table_name, Key=item)
-    t1 = t0 + timedelta(seconds=1)
+    t1 = t0 + timedelta(minutes=20)
+    clock[0] = t1
     arn = exports.start_incremental(settings.table_arn, t0, t1, settings.export_bucket, settings.export_prefix)
     changes = exports.wait(arn)
     buckets = Buckets(s3_client(settings), CallMetrics())

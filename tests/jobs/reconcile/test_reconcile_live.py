@@ -22,6 +22,7 @@ from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
 from jobs.reconcile.findings import Code
+from jobs.reconcile.inputs.export import export_manifest
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, sha256
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.clients import s3_client
@@ -223,9 +224,11 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     incremental export of the changes (new, changed and deleted items) and keeps its own.
     """
     keys = _seed_and_ingest(stack, corpus)
-    before, since = scan(stack), layout.utc_now()
+    before = scan(stack)
     root = f"s3://{stack.settings.reports_bucket}/table-state"
-    night0 = export_state(stack, tmp_path / "n0", "Parquet").in_s3(stack, tmp_path / "n0")
+    local0 = export_state(stack, tmp_path / "n0", "Parquet")
+    since = export_manifest(local0.export, None).export_time  # the changes start exactly at the state's time
+    night0 = local0.in_s3(stack, tmp_path / "n0")
     _, _, code = _run(
         stack,
         source="files",
