@@ -118,7 +118,9 @@ def missing_raw(p: Prepared) -> pl.LazyFrame:
         **_item_identity(),
         bucket=pl.lit(params.raw_bucket),
         key=pl.col("rawKey"),
-        ev_raw_s3_uri=pl.col("rawS3Uri"),
+        # rawS3Uri itself, rebuilt from rawKey (its tail in the raw bucket): a partitioned run
+        # need not keep both columns.
+        ev_raw_s3_uri=pl.lit(layout.s3_uri(params.raw_bucket, "")) + pl.col("rawKey"),
         ev_status=pl.col("status"),
         ev_created_at=pl.col("createdAt"),
         ev_version=pl.col("version"),

@@ -13,11 +13,11 @@ Here the files stream through once, one data file per thread, and each side is j
 
 An item and the object it names always hash alike, so every join finds its partner in the same
 partition and the findings are exactly the in-memory ones. Up to `ROWS_PER_PARTITION` items there
-is one partition; beyond, rows are split by key hash. The items' columns of both sides are always
-spilled as Arrow IPC pieces (uncompressed: cheaper than a compression pass) in a temporary
-directory, so while one side is judged the other side's items are not in memory; a side's objects
-are held when there is one partition (they are judged as soon as they are read). Peak memory is
-about one side of one partition whatever the table's size (docs/reconcile.md, Performance).
+is one partition, held in memory, except the result side's items, which wait on disk while the
+raw side is judged; beyond, every side's rows are spilled as Arrow IPC pieces per partition
+(uncompressed: cheaper than a compression pass) in a temporary directory, split by key hash. Peak
+memory is about one side of one partition whatever the table's size (docs/reconcile.md,
+Performance).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ HASH_SEED = 20260601
 DEEP_CHUNK = 200_000
 
 # What the join rules read of an item (the rest met its rules in step 1 and is dropped).
-RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawS3Uri", "rawEtag", "version")
+RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawEtag", "version")
 # resultKey is built again from the ids when the result side is judged: held, it was the largest
 # column.
 RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "resultS3Uri", "version")
@@ -77,8 +77,11 @@ class _Spill:
         if self._hold:
             self._held.append(frame)
             return
-        part = frame.with_columns((key.hash(HASH_SEED) % self.partitions).alias("_p"))
-        for (number,), piece in part.partition_by("_p", as_dict=True, include_key=False).items():
+        pieces: dict[int, pl.DataFrame] = {0: frame}
+        if self.partitions > 1:
+            part = frame.with_columns((key.hash(HASH_SEED) % self.partitions).alias("_p"))
+            pieces = {n: p for (n,), p in part.partition_by("_p", as_dict=True, include_key=False).items()}
+        for number, piece in pieces.items():
             directory = self.root / f"p{number}"
             directory.mkdir(parents=True, exist_ok=True)
             piece.write_ipc(directory / f"{self._pieces:06d}.arrow", compression="uncompressed")
@@ -171,16 +174,17 @@ class _Run:
     def judge(self, side: _Side, read_results: ReadResults | None) -> None:
         objects_spill = self.spill_objects(side)
         for number in range(self.partitions):
-            items = side.items.read(number, {c: self.item_schema[c] for c in side.columns}).lazy()
+            items_frame = side.items.read(number, {c: self.item_schema[c] for c in side.columns})
             if side.kind == "result":
-                items = items.with_columns(result_key())
+                items_frame = items_frame.with_columns(result_key())  # once: the join and its check read it
+            items = items_frame.lazy()
             spilled = objects_spill.read(number, self.object_schema)
             objects = spilled.lazy().with_columns(pl.lit(side.manifest.source_bucket).alias("bucket"))
             prepared = self._prepared(side, items, objects)
             self.collect(rule(prepared) for rule in side.rules)
             if read_results is not None:
                 self.deep(prepared, spilled.filter(~pl.col("badKey")).get_column("key").sort(), read_results)
-            del prepared, items, objects, spilled
+            del prepared, items, items_frame, objects, spilled
 
     def deep(self, prepared: Prepared, keys: pl.Series, read_results: ReadResults) -> None:
         """--deep over one partition: its result.json files read and judged DEEP_CHUNK at a time
@@ -218,7 +222,7 @@ def judge_files(
             "raw",
             "raw",
             raw_inventory,
-            _Spill(root, "items-raw", partitions, hold=False),
+            _Spill(root, "items-raw", partitions),
             RAW_SIDE,
             rules.RAW_JOIN_RULES,
         )

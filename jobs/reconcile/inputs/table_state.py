@@ -258,6 +258,7 @@ class StateWriter:
     """
 
     ROWS_PER_FILE = 250_000
+    QUEUED = 2  # data files at most waiting to be written (each holds its rows until then)
 
     def __init__(self, location: str, buckets: Buckets | None) -> None:
         self.base = _state_directory(location, buckets)
@@ -280,6 +281,9 @@ class StateWriter:
         def frames() -> Iterator[pl.DataFrame]:
             for frame in source.frames():
                 for start in range(0, frame.height, self.ROWS_PER_FILE):
+                    if len(self._pending) >= self.QUEUED:
+                        # The writer is behind: wait, so frames waiting to be written stay few.
+                        self._pending[-self.QUEUED].result()
                     key = f"data/{self._attempt}-{len(self._pending):05d}.parquet"
                     self._pending.append(self._pool.submit(self._write, key, frame.slice(start, self.ROWS_PER_FILE)))
                 yield frame
