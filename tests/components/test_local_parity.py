@@ -8,7 +8,7 @@ stack's recorded resources, so a local run meets the refusals and expiries it wo
 
 from __future__ import annotations
 
-from jobs.contract import ObjectLockSpec, bucket_specs
+from jobs.contract import ObjectLockSpec, audit_data_spec, bucket_specs
 from tests.components.program import ProgramRun
 
 
@@ -28,7 +28,8 @@ def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: Progr
 
 def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:
     s3 = stack.s3()
-    for spec in bucket_specs(stack.settings.stage, stack.settings.bucket_names()):
+    specs = [*bucket_specs(stack.settings.stage, stack.settings.bucket_names()), audit_data_spec(stack.settings.stage)]
+    for spec in specs:
         local = s3.get_bucket_lifecycle_configuration(Bucket=spec.name)["Rules"]
         declared = dev.named(f"docuflow-dev-{spec.purpose}-lifecycle").inputs["rules"]
         assert [r["ID"] for r in local] == [r["id"] for r in declared], spec.purpose
