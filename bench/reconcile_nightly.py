@@ -11,13 +11,16 @@ incremental export, and the newest inventories (bench/bench_reconcile.py generat
 - `synthetic_results`: result.json contents made from their keys without S3 (what the generated
   items say), so `--deep`'s memory can be measured at sizes no local S3 would serve;
 - `athena_night_bytes`: what an Athena night reads, measured on the same data written as Athena
-  would hold it (docs/capacity.md turns them into the night's bill).
+  would hold it; `random_id_bytes` the same with random ids and ETags, as real documents have
+  them (`python -m bench.reconcile_nightly`; docs/capacity.md turns both into the night's bill).
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +30,7 @@ import duckdb
 import polars as pl
 import pyarrow.parquet as pq
 
+from bench.common import write_result
 from jobs.reconcile import sql
 from jobs.reconcile.findings import counts, render
 from jobs.reconcile.iceberg import StateTable
@@ -169,3 +173,75 @@ def athena_night_bytes(inputs: dict[str, Any], root: Path) -> dict[str, int]:
     out.unlink()
     changes = sum(p.stat().st_size for p in (Path(inputs["changes"]) / "data").glob("*.json.gz"))
     return {"mergeKeys": sizes["keys"], "stateItems": sizes["item"], "changes": changes}
+
+
+# --- what real keys cost: the same columns with random ids and ETags ---------------------------------
+def random_id_bytes(n: int, root: Path) -> dict[str, float]:
+    """Bytes per document of what an Athena night reads, for `n` documents whose ids and ETags are
+    random (the benchmark's own are regular and compress far better than real ones): the Iceberg
+    table's key columns and item column (zstd Parquet), a change's incremental-export line (gzip
+    JSON), an object's inventory row (the five columns the query reads, Snappy Parquet, as S3
+    Inventory writes them).
+    """
+    con = duckdb.connect(config={"threads": 2})
+    rid = "md5(random()::VARCHAR)"
+    con.execute(
+        f"""CREATE TABLE docs AS SELECT 'USER#' || {rid} AS pk, 'DOC#' || {rid} AS sk, {rid} AS etag,
+            {rid} AS u, {rid} AS d, TIMESTAMP '2026-01-01' + INTERVAL (i) SECOND AS created
+            FROM range({n}) t(i)"""
+    )
+    item = (
+        "{'PK': {'S': pk}, 'SK': {'S': sk}, 'GSI1PK': {'S': 'STATUS#PROCESSED'}, "
+        "'GSI1SK': {'S': strftime(created, '%Y-%m-%dT%H:%M:%S.000Z')}, 'userId': {'S': u}, 'documentId': {'S': d}, "
+        "'status': {'S': 'PROCESSED'}, 'createdAt': {'S': strftime(created, '%Y-%m-%dT%H:%M:%S.000Z')}, "
+        "'updatedAt': {'S': strftime(created + INTERVAL 3 SECOND, '%Y-%m-%dT%H:%M:%S.000Z')}, "
+        "'rawS3Uri': {'S': 's3://docuflow-prod-raw/raw/' || u || '/' || d || '/invoice.pdf'}, "
+        "'rawEtag': {'S': '\"' || etag || '\"'}, "
+        "'resultS3Uri': {'S': 's3://docuflow-prod-processed/processed/' || u || '/' || d || '/result.json'}, "
+        "'version': {'N': '2'}, 'attempts': {'N': '1'}}"
+    )
+    table, changes, inventory = root / "state.parquet", root / "changes.json.gz", root / "inventory.parquet"
+    con.execute(f"COPY (SELECT pk, sk, {item} AS item FROM docs) TO '{table}' (FORMAT parquet, COMPRESSION zstd)")
+    con.execute(
+        f"COPY (SELECT {{'Keys': {{'PK': {{'S': pk}}, 'SK': {{'S': sk}}}}, 'NewImage': {item}}} AS line FROM docs) "
+        f"TO '{changes}' (FORMAT json, COMPRESSION gzip)"
+    )
+    con.execute(
+        f"""COPY (SELECT 'docuflow-prod-raw' AS bucket, 'raw/' || u || '/' || d || '/invoice.pdf' AS key,
+            2048::BIGINT AS size, created AS last_modified_date, etag AS e_tag FROM docs)
+            TO '{inventory}' (FORMAT parquet, COMPRESSION snappy)"""
+    )
+    con.close()
+    metadata = pq.ParquetFile(table).metadata
+    keys = item_bytes = 0
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for c in range(row_group.num_columns):
+            column = row_group.column(c)
+            if column.path_in_schema in ("pk", "sk"):
+                keys += column.total_compressed_size
+            else:
+                item_bytes += column.total_compressed_size
+    return {
+        "mergeKeysPerDocument": round(keys / n, 1),
+        "stateItemPerDocument": round(item_bytes / n, 1),
+        "changePerChangedDocument": round(changes.stat().st_size / n, 1),
+        "inventoryPerObject": round(inventory.stat().st_size / n, 1),
+    }
+
+
+def main() -> None:
+    """`python -m bench.reconcile_nightly [--documents N]`: the bytes an Athena night reads per
+    document with random ids, written to bench/results/athena-night.json (docs/capacity.md).
+    """
+    parser = argparse.ArgumentParser(prog="python -m bench.reconcile_nightly", description=main.__doc__)
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="docuflow-athena-night-") as tmp:
+        measured = random_id_bytes(args.documents, Path(tmp))
+    path = write_result("athena-night", {"documents": args.documents, "randomIds": measured})
+    print(json.dumps(measured), f"\nwritten {path}")
+
+
+if __name__ == "__main__":
+    main()

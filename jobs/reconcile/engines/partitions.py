@@ -187,14 +187,20 @@ class _Run:
             del prepared, items, items_frame, objects, spilled
 
     def deep(self, prepared: Prepared, keys: pl.Series, read_results: ReadResults) -> None:
-        """--deep over one partition: its result.json files read and judged DEEP_CHUNK at a time
-        (each finding depends on its own file, its key and the item its ids name), so neither the
-        keys nor the contents are ever all in memory.
+        """--deep over one partition: its result.json files read and judged DEEP_CHUNK at a time.
+        Each finding depends on its own file, its key's object and the items its key's ids name,
+        so each chunk is judged against just those: neither the keys, the contents nor the
+        rules' joins ever span the partition.
         """
         for start in range(0, keys.len(), DEEP_CHUNK):
-            results = read_results(keys.slice(start, DEEP_CHUNK).to_list()).lazy()
-            self.collect(rule(prepared, results) for rule in rules.DEEP_RULES)
-            del results
+            chunk = keys.slice(start, DEEP_CHUNK)
+            results = read_results(chunk.to_list()).lazy()
+            objects = prepared.processed.join(pl.LazyFrame({"key": chunk}), on="key", how="semi").collect()
+            named = objects.lazy().select("userId", "documentId")
+            items = prepared.items.join(named, on=["userId", "documentId"], how="semi")
+            part = dataclasses.replace(prepared, items=items, processed=objects.lazy())
+            self.collect(rule(part, results) for rule in rules.DEEP_RULES)
+            del results, objects, part
 
     def _prepared(self, side: _Side, items: pl.LazyFrame, objects: pl.LazyFrame) -> Prepared:
         if side.kind == "raw":
