@@ -56,7 +56,13 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     table = settings.table()
     store = DocumentStore(
         prefix,
-        DocumentStoreArgs(spec=table, kms_key_arn=key.key_arn, protect=settings.protect, tags=tags),
+        DocumentStoreArgs(
+            spec=table,
+            kms_key_arn=key.key_arn,
+            protect=settings.protect,
+            point_in_time_recovery_days=settings.point_in_time_recovery_days,
+            tags=tags,
+        ),
     )
     buckets = DocumentBuckets(
         prefix,
@@ -136,6 +142,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             processed_bucket=names["processed"],
             reports_bucket=names["reports"],
             arrivals_queue_url=url,
+            retention=settings.retention(),
         ).env()
     )
     jobs = BatchJobs(

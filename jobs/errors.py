@@ -19,6 +19,14 @@ class InvalidTransitionError(DocuFlowError, ValueError):
     """A status change the contract does not allow."""
 
 
+class LifecycleRefusedError(DocuFlowError, ValueError):
+    """A delete, restore, hold or erasure the document's state does not allow (bad input: exit 2)."""
+
+
+class DocumentNotFoundError(LifecycleRefusedError):
+    """No such document (or user): never existed, or deleted for good."""
+
+
 class SettingsError(DocuFlowError, ValueError):
     """A job setting from the environment is missing or malformed."""
 
@@ -67,6 +75,10 @@ class StoreConditionFailedError(StoreError):
 
 class S3ObjectMissingError(StoreError):
     """The object (or bucket key) does not exist (NoSuchKey, 404)."""
+
+
+class S3ObjectLockMissingError(StoreError):
+    """The bucket or version has no Object Lock configuration (so no legal hold either)."""
 
 
 class S3ObjectChangedError(StoreConditionFailedError):

@@ -11,10 +11,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
+from jobs.contract.retention import RetentionPolicy
+from jobs.contract.schema import LifecycleSpec
 from jobs.errors import SettingsError
 
 ENV_STAGE = "DOCUFLOW_STAGE"
@@ -24,6 +26,9 @@ ENV_RAW_BUCKET = "DOCUFLOW_RAW_BUCKET"
 ENV_PROCESSED_BUCKET = "DOCUFLOW_PROCESSED_BUCKET"
 ENV_REPORTS_BUCKET = "DOCUFLOW_REPORTS_BUCKET"
 ENV_ARRIVALS_QUEUE_URL = "DOCUFLOW_ARRIVALS_QUEUE_URL"
+# The retention policy as JSON (jobs.contract.RetentionPolicy): the stack's, which its lifecycle
+# rules are built from too; absent, the contract's defaults (the local stack's rules).
+ENV_RETENTION = "DOCUFLOW_RETENTION"
 ENV_MAX_ATTEMPTS = "DOCUFLOW_MAX_ATTEMPTS"
 ENV_LEASE_SECONDS = "DOCUFLOW_LEASE_SECONDS"
 ENV_IO_THREADS = "DOCUFLOW_IO_THREADS"
@@ -51,7 +56,15 @@ ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
 # The settings the ECS task definitions pass and `local up` exports, in one list.
-JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET, ENV_ARRIVALS_QUEUE_URL)
+JOB_ENV_VARS = (
+    ENV_STAGE,
+    ENV_TABLE,
+    ENV_RAW_BUCKET,
+    ENV_PROCESSED_BUCKET,
+    ENV_REPORTS_BUCKET,
+    ENV_ARRIVALS_QUEUE_URL,
+    ENV_RETENTION,
+)
 
 
 def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
@@ -68,6 +81,7 @@ class JobSettings(BaseModel):
     processed_bucket: str = ""
     reports_bucket: str = ""
     arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
+    retention: RetentionPolicy = RetentionPolicy()
     max_attempts: int = Field(default=3, ge=1, le=20)
     lease_seconds: int = Field(default=900, ge=1)
     io_threads: int = Field(default=32, ge=1, le=256)  # 16 was slower in bench_ingest
@@ -102,6 +116,11 @@ class JobSettings(BaseModel):
     inventory_config_id: str = layout.INVENTORY_CONFIGURATION_ID
     export_bucket: str = ""  # the audit-data bucket
     export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
+
+    @field_validator("retention", mode="before")
+    @classmethod
+    def _retention_json(cls, value: object) -> object:
+        return RetentionPolicy.from_env(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
@@ -157,6 +176,7 @@ class JobSettings(BaseModel):
             "processed_bucket": ENV_PROCESSED_BUCKET,
             "reports_bucket": ENV_REPORTS_BUCKET,
             "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
+            "retention": ENV_RETENTION,
             "max_attempts": ENV_MAX_ATTEMPTS,
             "lease_seconds": ENV_LEASE_SECONDS,
             "io_threads": ENV_IO_THREADS,
@@ -194,6 +214,10 @@ class JobSettings(BaseModel):
     def workers(self) -> int:
         return self.extract_workers or (os.cpu_count() or 1)
 
+    def lifecycle(self) -> LifecycleSpec:
+        """The buckets' lifecycle rules for this retention policy (the local stack's)."""
+        return LifecycleSpec(retention=self.retention)
+
     def bucket_names(self) -> dict[str, str]:
         """Bucket name per purpose, as jobs.contract.bucket_specs expects them."""
         return {
@@ -211,4 +235,5 @@ class JobSettings(BaseModel):
             ENV_PROCESSED_BUCKET: self.processed_bucket,
             ENV_REPORTS_BUCKET: self.reports_bucket,
             ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
+            ENV_RETENTION: self.retention.to_env(),
         }

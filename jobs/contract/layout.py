@@ -21,12 +21,15 @@ PK_ATTR = "PK"
 SK_ATTR = "SK"
 GSI1_PK_ATTR = "GSI1PK"
 GSI1_SK_ATTR = "GSI1SK"
-TTL_ATTR = "expiresAt"
+TTL_ATTR = "expiresAt"  # epoch seconds: DynamoDB's TTL deletes the item some time after it
 ENTITY_DOCUMENT = "DOCUMENT"
+ENTITY_ERASURE = "ERASURE"
 
 _USER_PREFIX = "USER#"
 _DOC_PREFIX = "DOC#"
 _STATUS_PREFIX = "STATUS#"
+# The one erasure marker of a user, beside their documents in the user's partition.
+_ERASURE_SK = "ERASURE"
 
 # --- S3 ------------------------------------------------------------------------------------
 RAW_PREFIX = "raw/"
@@ -35,9 +38,11 @@ RESULT_FILENAME = "result.json"
 RUNS_PREFIX = "runs/"
 INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
+ERASURE_PREFIX = "erasure/"  # GDPR erasure receipts, one per erasure run
 # Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
-WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX)
-COMPLIANCE_TAG = ("retention", "compliance")
+WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX, ERASURE_PREFIX)
+# The object tag the lifecycle rules select on; its values are jobs.contract.retention.RetentionClass.
+RETENTION_TAG = "retention"
 
 MAX_ID_LENGTH = 128
 MAX_FILENAME_LENGTH = 255
@@ -164,6 +169,16 @@ def status_pk(status: str) -> str:
     return _STATUS_PREFIX + status
 
 
+def erasure_key(user_id: str) -> dict[str, str]:
+    """The key of a user's erasure marker (jobs.erasure): one per user, in their partition."""
+    return {PK_ATTR: user_pk(user_id), SK_ATTR: _ERASURE_SK}
+
+
+def is_document_sk(sk: str) -> bool:
+    """Whether a sort key names a document (a user's partition also holds their erasure marker)."""
+    return sk.startswith(_DOC_PREFIX)
+
+
 def _strip(prefix: str, value: str, what: str) -> str:
     if not value.startswith(prefix):
         raise InvalidKeyError(f"{what} {value!r} does not start with {prefix!r}")
@@ -202,6 +217,13 @@ def parse_ts(value: str) -> datetime:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def epoch_seconds(moment: datetime) -> int:
+    """A TTL attribute's value: whole seconds since the epoch (DynamoDB TTL reads a Number)."""
+    if moment.tzinfo is None:
+        raise ValueError(f"naive datetime {moment!r}: DocuFlow times are timezone-aware UTC")
+    return int(moment.timestamp())
 
 
 # --- S3 keys -------------------------------------------------------------------------------
@@ -275,3 +297,28 @@ def ingest_run_key(run_date: str, run_id: str) -> str:
 
 def reconciliation_prefix(run_date: str, run_id: str) -> str:
     return f"{RECONCILIATION_PREFIX}{run_date}/{run_id}/"
+
+
+def raw_document_prefix(user_id: str, document_id: str) -> str:
+    """`raw/{userId}/{documentId}/`: every raw upload of one document (any filename)."""
+    return f"{RAW_PREFIX}{validate_id(user_id, 'userId')}/{validate_id(document_id, 'documentId')}/"
+
+
+def result_document_prefix(user_id: str, document_id: str) -> str:
+    """`processed/{userId}/{documentId}/`: the document's result.json (and nothing else)."""
+    return f"{PROCESSED_PREFIX}{validate_id(user_id, 'userId')}/{validate_id(document_id, 'documentId')}/"
+
+
+def user_prefixes(user_id: str) -> tuple[str, str]:
+    """`raw/{userId}/` and `processed/{userId}/`: everything stored for one user in S3."""
+    user = validate_id(user_id, "userId")
+    return f"{RAW_PREFIX}{user}/", f"{PROCESSED_PREFIX}{user}/"
+
+
+def erasure_receipt_key(user_id: str, run_id: str) -> str:
+    """`erasure/{userId}/{runId}.json`: by user, so a later run finds the earlier receipts."""
+    return f"{ERASURE_PREFIX}{validate_id(user_id, 'userId')}/{run_id}.json"
+
+
+def erasure_receipts_prefix(user_id: str) -> str:
+    return f"{ERASURE_PREFIX}{validate_id(user_id, 'userId')}/"

@@ -130,10 +130,25 @@ def decide(
         leaseExpiresAt=now + lease,
         # The result.json this claim may replace: its write is fenced on this ETag.
         resultEtag=existing.resultEtag if existing is not None else None,
+        # Kept by every version: the class decided when the document first finished (a new
+        # upload restarts its retention, counted from createdAt, not the choice), and a hold.
+        retentionClass=existing.retentionClass if existing is not None else None,
+        retainUntil=_retain_until(existing, obj),
+        legalHoldAt=existing.legalHoldAt if existing is not None else None,
+        legalHoldBy=existing.legalHoldBy if existing is not None else None,
     )
     if existing is not None:
         claim = existing.evolve(**dict(claim))  # fresh, but carrying attributes a tool or person added
     return Decision(Action.CLAIM, claim, existing.version if existing is not None else None, existing)
+
+
+def _retain_until(existing: DocumentItem | None, obj: ObjectInfo) -> datetime | None:
+    """A claim keeps the document's retention end while the upload is the same; a new upload's
+    retention is decided when it finishes (until then the claim has none, and no TTL).
+    """
+    if existing is None or existing.retainUntil is None or not obj.same_version(existing.rawS3Uri, existing.rawEtag):
+        return None
+    return existing.retainUntil
 
 
 def released(claim: DocumentItem, now: datetime, *, refund: bool) -> DocumentItem:

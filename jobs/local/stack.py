@@ -111,7 +111,7 @@ def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSetti
         session.client("s3", endpoint_url=endpoints.s3, config=config),
         session.client("sqs", endpoint_url=endpoints.sqs, config=config),
         table_spec(settings.stage),
-        bucket_specs(settings.stage, settings.bucket_names()),
+        bucket_specs(settings.stage, settings.bucket_names(), settings.lifecycle()),
         queue_spec(settings.stage),
         REGION,
     )

@@ -21,7 +21,7 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
-from jobs.contract.schema import LifecycleSpec
+from jobs.contract.retention import RetentionPolicy
 from jobs.observability import CallMetrics
 from jobs.reconcile import rules
 from jobs.reconcile.findings import EngineFindings, render
@@ -46,7 +46,7 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_FAILED = 2
 MAX_SEGMENTS = 64
-DEFAULT_RETENTION = timedelta(days=LifecycleSpec().standard_retention_days)
+DEFAULT_RETENTION = timedelta(days=RetentionPolicy().standard_days)
 
 
 ENGINES = ("polars", "duckdb", "athena")
@@ -328,6 +328,7 @@ class ReconcileRun:
                 self.buckets,
                 self.settings.processed_bucket,
                 actor=actor(ActorKind.REPAIR, self.run_id),
+                policy=self.settings.retention,
                 arrivals=self.arrivals,
             ).run(findings)
         counts = rules.counts(findings)

@@ -13,9 +13,9 @@ import base64
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
@@ -37,6 +37,11 @@ if TYPE_CHECKING:
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 BATCH_GET_LIMIT = 100
+TRANSACT_CHUNK = 25
+TRANSACT_LIMIT = 100  # the most actions one TransactWriteItems request takes
+TRANSACT_RETRIES = 8
+TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
+BATCH_GET_RETRIES = 8
 
 
 def to_wire(item: dict[str, Any]) -> dict[str, Any]:
@@ -200,14 +205,14 @@ class DocumentTable:
     # --- writes -----------------------------------------------------------------------------
     def put_if_version(self, item: DocumentItem, expected_version: int | None) -> bool:
         """Put `item` if the stored version is `expected_version` (None: only if absent)."""
-        return self.put_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
+        return self.write_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
 
     def put_if_lease(self, item: DocumentItem, owner: str, expected_version: int) -> bool:
         """Put the finished item only while `owner` still holds the claim it made."""
-        return self.put_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
+        return self.write_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
 
-    def put_all(self, puts: list[ConditionalPut], operation: str) -> list[bool]:
-        """Many conditional puts, TRANSACT_CHUNK per TransactWriteItems request.
+    def write_all(self, puts: Sequence[ConditionalWrite], operation: str, chunk: int = TRANSACT_CHUNK) -> list[bool]:
+        """Many conditional puts (or deletes), `chunk` per TransactWriteItems request (at most 100).
 
         Even a single put goes as a transaction: botocore gives each one an idempotency token, so
         a resend after a lost response cannot meet our own write and read it as a lost condition
@@ -222,8 +227,8 @@ class DocumentTable:
         resend the puts one by one to find it.
         """
         outcome: list[bool | None] = [None] * len(puts)
-        for start in range(0, len(puts), TRANSACT_CHUNK):
-            pending = list(range(start, min(start + TRANSACT_CHUNK, len(puts))))
+        for start in range(0, len(puts), chunk):
+            pending = list(range(start, min(start + chunk, len(puts))))
             for attempt in range(TRANSACT_RETRIES):
                 pending, contended = self._transact(puts, pending, outcome, operation)
                 if not pending:
@@ -237,10 +242,10 @@ class DocumentTable:
         return [bool(o) for o in outcome]
 
     def _transact(
-        self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str
+        self, puts: Sequence[ConditionalWrite], pending: list[int], outcome: list[bool | None], operation: str
     ) -> tuple[list[int], bool]:
         """Send one transaction; returns what to resend and whether the cause calls for backoff."""
-        request = [{"Put": puts[i].request(self.table_name)} for i in pending]
+        request = [{puts[i].kind: puts[i].request(self.table_name)} for i in pending]
         try:
             with self._metrics.call(operation):
                 try:
@@ -275,12 +280,6 @@ class DocumentTable:
         return retry, contended
 
 
-TRANSACT_CHUNK = 25
-TRANSACT_RETRIES = 8
-TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
-BATCH_GET_RETRIES = 8
-
-
 class _TransactionCancelled(StoreConditionFailedError):
     """Inside the adapter only: a cancelled transaction, counted by the metrics as conditional."""
 
@@ -302,6 +301,7 @@ class ConditionalPut:
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
+    kind: ClassVar[str] = "Put"
 
     def request(self, table_name: str) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -313,6 +313,42 @@ class ConditionalPut:
         if self.values:
             request["ExpressionAttributeValues"] = self.values
         return request
+
+
+@dataclass(frozen=True)
+class ConditionalDelete:
+    """Delete one item (a document's, or a user's erasure marker) only while `condition` holds."""
+
+    key: dict[str, str]
+    condition: str
+    names: dict[str, str]
+    values: dict[str, Any]
+    kind: ClassVar[str] = "Delete"
+
+    def request(self, table_name: str) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "TableName": table_name,
+            "Key": to_wire(self.key),
+            "ConditionExpression": self.condition,
+            "ExpressionAttributeNames": self.names,
+        }
+        if self.values:
+            request["ExpressionAttributeValues"] = self.values
+        return request
+
+
+ConditionalWrite = ConditionalPut | ConditionalDelete
+
+
+def delete_if_version(key: dict[str, str], expected_version: int) -> ConditionalDelete:
+    """Delete the item only if it is still the version that was read (nobody wrote it since)."""
+    return ConditionalDelete(key, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
+
+
+def release_delete(claim: DocumentItem) -> ConditionalDelete:
+    """Remove a claim item outright, while the claim still holds (as `finish_put` conditions)."""
+    held = finish_put(claim, claim.leaseOwner or "", claim.version)
+    return ConditionalDelete(claim.key(), held.condition, held.names, held.values)
 
 
 def claim_put(item: DocumentItem, expected_version: int | None) -> ConditionalPut:

@@ -20,7 +20,8 @@ from tests.components.program import ProgramRun, as_list, policy_documents, run_
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 2,
     "docuflow:document_store:DocumentStore": 1,
-    "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (Athena engine)
+    # + the audit-data bucket (Athena engine); Object Lock on raw, processed and reports.
+    "docuflow:document_buckets:DocumentBuckets": 43,
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
@@ -79,24 +80,38 @@ def test_lifecycle_rules_are_the_contract_rules(dev: ProgramRun) -> None:
     raw = dev.named("docuflow-dev-raw-lifecycle").inputs["rules"]
     contract = spec.rules(layout.RAW_PREFIX)
     assert [r["id"] for r in raw] == [r["ID"] for r in contract]
-    tiering = raw[0]
+    tiering, grace, standard, compliance = raw[:4]
     assert tiering["filter"] == {"prefix": layout.RAW_PREFIX}
     assert tiering["transitions"] == [
         {"days": 30, "storageClass": "STANDARD_IA"},
         {"days": 365, "storageClass": "GLACIER"},
     ]
-    assert tiering["noncurrentVersionExpiration"] == {"noncurrentDays": 90}
+    # Hidden and replaced versions live the delete grace; markers left alone are removed.
+    assert grace["noncurrentVersionExpiration"] == {"noncurrentDays": 30}
+    assert grace["expiration"] == {"expiredObjectDeleteMarker": True} and grace["filter"] == tiering["filter"]
     # Multipart uploads are aborted everywhere in the bucket, not only under the tiered prefix.
     (abort,) = [r for r in raw if "abortIncompleteMultipartUpload" in r]
     assert abort["filter"] == {} and abort["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
-    tag_key, compliance = layout.COMPLIANCE_TAG
-    assert raw[1]["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag_key: "standard"}}}
-    assert raw[2]["filter"]["and"]["tags"] == {tag_key: compliance}
-    assert raw[1]["expiration"] == {"days": 1825} and raw[2]["expiration"] == {"days": 3650}
+    tag = layout.RETENTION_TAG
+    assert standard["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag: "standard"}}}
+    assert compliance["filter"]["and"]["tags"] == {tag: "compliance"}
+    assert standard["expiration"] == {"days": 1827} and compliance["expiration"] == {"days": 3653}
     reports = dev.named("docuflow-dev-reports-lifecycle").inputs["rules"]
-    assert reports[0]["filter"] == {} and reports[1]["filter"] == {"tag": {"key": tag_key, "value": "standard"}}
+    assert reports[0]["filter"] == {} and reports[2]["filter"] == {"tag": {"key": tag, "value": "standard"}}
     logs = dev.named("docuflow-dev-access-logs-lifecycle").inputs["rules"]
     assert logs[0]["expiration"] == {"days": 365}
+
+
+def test_data_buckets_have_object_lock_without_default_retention(dev: ProgramRun) -> None:
+    locks = {
+        r.name: r.inputs for r in dev.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+    }
+    for purpose in ("raw", "processed"):
+        lock = locks[f"docuflow-dev-{purpose}-object-lock"]
+        assert lock["objectLockEnabled"] == "Enabled" and "rule" not in lock, purpose
+        # Enabled in place: the bucket itself is not replaced to switch Object Lock on.
+        assert "objectLockEnabled" not in dev.named(f"docuflow-dev-{purpose}").inputs
+    assert locks["docuflow-dev-reports-object-lock"]["rule"]["defaultRetention"]["days"] == 365
 
 
 def test_lifecycle_translation_covers_every_contract_rule() -> None:
@@ -109,7 +124,7 @@ def test_lifecycle_translation_covers_every_contract_rule() -> None:
 
 def test_object_lock_mode_and_days_from_config(dev: ProgramRun, prod: ProgramRun) -> None:
     for run, mode, days in ((dev, "GOVERNANCE", 365), (prod, "COMPLIANCE", 3650)):
-        lock = run.one("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration").inputs
+        lock = run.named(f"docuflow-{run.stack}-reports-object-lock").inputs
         assert lock["rule"]["defaultRetention"] == {"mode": mode, "days": days}
         assert lock["bucket"] == layout.bucket_name(run.stack, "reports")
 

@@ -22,8 +22,15 @@ def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: Progr
         contract.days,
     )
     # Pulumi.dev.yaml keeps the contract's default, so dev on AWS and local runs agree.
-    declared = dev.one("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration").inputs
+    declared = dev.named("docuflow-dev-reports-object-lock").inputs
     assert declared["rule"]["defaultRetention"] == {"mode": retention["Mode"], "days": retention["Days"]}
+
+
+def test_local_data_buckets_have_object_lock_without_default_retention(stack) -> None:
+    s3 = stack.s3()
+    for bucket in (stack.settings.raw_bucket, stack.settings.processed_bucket):
+        local = s3.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
+        assert local["ObjectLockEnabled"] == "Enabled" and "Rule" not in local, bucket
 
 
 def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:

@@ -171,14 +171,18 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
         assert any(r.get("expiration", {}).get("days") for r in rules)
 
 
-def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
+def test_s3_object_lock_on_reports_and_data_buckets(every_stack: ProgramRun) -> None:
     locks = _by_bucket(every_stack, "lock")
-    (reports,) = [n for n in _buckets(every_stack) if n.endswith("reports")]
-    assert set(locks) == {reports}
+    names = _buckets(every_stack)
+    (reports,) = [n for n in names if n.endswith("reports")]
+    data = {n for n in names if n.endswith(("-raw", "-processed"))}
+    assert set(locks) == {reports} | data and len(data) == 2
     (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == reports]
     assert bucket.inputs["objectLockEnabled"] is True
     retention = locks[reports][0].inputs["rule"]["defaultRetention"]
     assert retention["mode"] in ("GOVERNANCE", "COMPLIANCE") and retention["days"] >= 1
+    # The data buckets carry legal holds only: no default retention locks their versions.
+    assert all("rule" not in locks[n][0].inputs for n in data)
 
 
 # --- ECS -----------------------------------------------------------------------------------
