@@ -27,6 +27,12 @@ class DocumentNotFoundError(LifecycleRefusedError):
     """No such document (or user): never existed, or deleted for good."""
 
 
+class DocumentChangedError(LifecycleRefusedError):
+    """Another writer changed the document while an action ran: nothing of the action's item
+    write landed; running it again decides on the new state.
+    """
+
+
 class SettingsError(DocuFlowError, ValueError):
     """A job setting from the environment is missing or malformed."""
 

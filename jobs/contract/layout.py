@@ -174,6 +174,11 @@ def erasure_key(user_id: str) -> dict[str, str]:
     return {PK_ATTR: user_pk(user_id), SK_ATTR: _ERASURE_SK}
 
 
+def document_sk_prefix() -> str:
+    """What every document's sort key starts with (a key condition's begins_with)."""
+    return _DOC_PREFIX
+
+
 def is_document_sk(sk: str) -> bool:
     """Whether a sort key names a document (a user's partition also holds their erasure marker)."""
     return sk.startswith(_DOC_PREFIX)

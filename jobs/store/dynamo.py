@@ -126,20 +126,51 @@ class DocumentTable:
                 )
         return found
 
-    def query_user(self, user_id: str, status: Status | None, limit: int, token: str | None) -> Page:
+    def query_user(
+        self, user_id: str, status: Status | None, limit: int, token: str | None, exclude: Status | None = None
+    ) -> Page:
+        """A user's documents (not the other items of their partition), of one `status`, or all
+        but the `exclude`d one.
+        """
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :doc)",
+            "ExpressionAttributeNames": {"#pk": layout.PK_ATTR, "#sk": layout.SK_ATTR},
+            "ExpressionAttributeValues": {
+                ":pk": {"S": layout.user_pk(user_id)},
+                ":doc": {"S": layout.document_sk_prefix()},
+            },
+            "Limit": limit,
+        }
+        # A filter, not a key condition: a user's documents are few, one partition holds them.
+        if status is not None:
+            kwargs["FilterExpression"] = "#st = :st"
+            kwargs["ExpressionAttributeValues"][":st"] = {"S": status.value}
+        elif exclude is not None:
+            kwargs["FilterExpression"] = "#st <> :st"
+            kwargs["ExpressionAttributeValues"][":st"] = {"S": exclude.value}
+        if "FilterExpression" in kwargs:
+            kwargs["ExpressionAttributeNames"]["#st"] = "status"
+        return self._query(kwargs, token, "dynamodb.Query")
+
+    def partition_pages(self, user_id: str) -> Iterator[list[dict[str, Any]]]:
+        """Every item of a user's partition (documents and any other kind), as plain attribute
+        dicts, one Query page at a time (consistent reads: an erasure must see every write).
+        """
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "#pk = :pk",
             "ExpressionAttributeNames": {"#pk": layout.PK_ATTR},
             "ExpressionAttributeValues": {":pk": {"S": layout.user_pk(user_id)}},
-            "Limit": limit,
+            "ConsistentRead": True,
         }
-        if status is not None:
-            # A filter, not a key condition: a user's documents are few, one partition holds them.
-            kwargs["FilterExpression"] = "#st = :st"
-            kwargs["ExpressionAttributeNames"]["#st"] = "status"
-            kwargs["ExpressionAttributeValues"][":st"] = {"S": status.value}
-        return self._query(kwargs, token, "dynamodb.Query")
+        while True:
+            with self._metrics.call("dynamodb.Query.partition"), translated("dynamodb.Query.partition"):
+                response = self._client.query(**kwargs)
+            yield [from_wire(raw) for raw in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def query_status(self, status: Status, limit: int, token: str | None) -> Page:
         """The cross-user queue of one status through the index, newest first."""
