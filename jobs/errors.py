@@ -27,6 +27,16 @@ class DocumentNotFoundError(LifecycleRefusedError):
     """No such document (or user): never existed, or deleted for good."""
 
 
+class ErasureUnknownUserError(LifecycleRefusedError):
+    """An erasure of a user of whom nothing is stored (and no recent erasure): bad input."""
+
+
+class ErasureNotSettledError(DocuFlowError):
+    """An erasure whose passes kept finding new data, or whose marker another run is writing:
+    what it deleted stays deleted, and running it again resumes it.
+    """
+
+
 class DocumentChangedError(LifecycleRefusedError):
     """Another writer changed the document while an action ran: nothing of the action's item
     write landed; running it again decides on the new state.

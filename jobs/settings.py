@@ -11,10 +11,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
+from jobs.contract.erasure import DataHoldings
 from jobs.contract.retention import RetentionPolicy
 from jobs.contract.schema import LifecycleSpec
 from jobs.errors import SettingsError
@@ -29,6 +30,8 @@ ENV_ARRIVALS_QUEUE_URL = "DOCUFLOW_ARRIVALS_QUEUE_URL"
 # The retention policy as JSON (jobs.contract.RetentionPolicy): the stack's, which its lifecycle
 # rules are built from too; absent, the contract's defaults (the local stack's rules).
 ENV_RETENTION = "DOCUFLOW_RETENTION"
+# The erasure's receipt: what still holds a user's data and how long (jobs.contract.erasure.DataHoldings).
+ENV_HOLDINGS = "DOCUFLOW_HOLDINGS"
 ENV_MAX_ATTEMPTS = "DOCUFLOW_MAX_ATTEMPTS"
 ENV_LEASE_SECONDS = "DOCUFLOW_LEASE_SECONDS"
 ENV_IO_THREADS = "DOCUFLOW_IO_THREADS"
@@ -82,6 +85,7 @@ class JobSettings(BaseModel):
     reports_bucket: str = ""
     arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
     retention: RetentionPolicy = RetentionPolicy()
+    holdings: DataHoldings = DataHoldings()  # the erasure job's only (its receipt)
     max_attempts: int = Field(default=3, ge=1, le=20)
     lease_seconds: int = Field(default=900, ge=1)
     io_threads: int = Field(default=32, ge=1, le=256)  # 16 was slower in bench_ingest
@@ -117,10 +121,11 @@ class JobSettings(BaseModel):
     export_bucket: str = ""  # the audit-data bucket
     export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
 
-    @field_validator("retention", mode="before")
+    @field_validator("retention", "holdings", mode="before")
     @classmethod
-    def _retention_json(cls, value: object) -> object:
-        return RetentionPolicy.from_env(value) if isinstance(value, str) else value
+    def _from_json(cls, value: object, info: ValidationInfo) -> object:
+        model = RetentionPolicy if info.field_name == "retention" else DataHoldings
+        return model.model_validate_json(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
@@ -177,6 +182,7 @@ class JobSettings(BaseModel):
             "reports_bucket": ENV_REPORTS_BUCKET,
             "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
             "retention": ENV_RETENTION,
+            "holdings": ENV_HOLDINGS,
             "max_attempts": ENV_MAX_ATTEMPTS,
             "lease_seconds": ENV_LEASE_SECONDS,
             "io_threads": ENV_IO_THREADS,

@@ -17,7 +17,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from jobs.contract import DocumentItem
+from jobs.contract import DocumentItem, layout
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
 from jobs.settings import JobSettings
 from jobs.store.clients import botocore_config
@@ -49,8 +49,14 @@ class Stack:
         return boto3.resource("dynamodb").Table(self.settings.table_name)
 
     def items(self) -> list[DocumentItem]:
+        """Every document's item (a user's partition may also hold their erasure marker)."""
         pages = self.dynamodb().get_paginator("scan").paginate(TableName=self.settings.table_name)
-        return [DocumentItem.from_item(from_wire(raw)) for page in pages for raw in page["Items"]]
+        return [
+            DocumentItem.from_item(from_wire(raw))
+            for page in pages
+            for raw in page["Items"]
+            if layout.is_document_sk(raw[layout.SK_ATTR]["S"])
+        ]
 
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
         pages = self.s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)

@@ -49,7 +49,7 @@ from jobs.errors import (
 )
 from jobs.extract.fallback import wants_textract_fallback
 from jobs.ingest.plan import Decision, released, restored
-from jobs.store.dynamo import ConditionalWrite, DocumentTable, finish_put
+from jobs.store.dynamo import ConditionalWrite, DocumentTable, finish_put, release_delete
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
 
@@ -224,17 +224,23 @@ class DocumentProcessor:
         claim, previous = decision.claim, decision.previous
         assert claim is not None
         now = self._clock()
-        if gone and (previous is None or previous.rawS3Uri == obj.uri):
-            item, status = (
-                tombstone(claim, now, "raw object deleted before it was processed", _actor_of(claim), self._policy),
-                Status.DELETED,
-            )
-        elif previous is not None:
-            item, status = restored(previous, claim, now), None
+        write: ConditionalWrite
+        if gone and previous is None and self._table.erasure_marker(raw.user_id) is not None:
+            # Erased (jobs.erasure) while its arrival waited: leave nothing of the user behind,
+            # not even a tombstone naming the upload. Only this rare path reads the marker.
+            write, status = release_delete(claim), None
+            logger.info("raw object erased before it was processed", extra={"key": obj.key})
         else:
-            item, status = released(claim, now, refund=True), None
-        logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
-        landed = self._finish(finish_put(item, claim.leaseOwner or "", claim.version))
+            if gone and (previous is None or previous.rawS3Uri == obj.uri):
+                why = "raw object deleted before it was processed"
+                item, status = tombstone(claim, now, why, _actor_of(claim), self._policy), Status.DELETED
+            elif previous is not None:
+                item, status = restored(previous, claim, now), None
+            else:
+                item, status = released(claim, now, refund=True), None
+            logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
+            write = finish_put(item, claim.leaseOwner or "", claim.version)
+        landed = self._finish(write)
         return _then(
             landed, lambda ok: DocumentResult(raw.user_id, raw.document_id, obj.key, status if ok else None, stale=True)
         )

@@ -15,12 +15,13 @@ import random
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.erasure import ErasureMarker
 from jobs.errors import (
     DynamoItemRejectedError,
     DynamoTokenInvalidError,
@@ -92,6 +93,14 @@ class DocumentTable:
         item = response.get("Item")
         return DocumentItem.from_item(from_wire(item)) if item else None
 
+    def erasure_marker(self, user_id: str) -> ErasureMarker | None:
+        """The user's erasure marker (jobs.contract.erasure), or None when no erasure ran lately."""
+        key = to_wire(layout.erasure_key(user_id))
+        with self._metrics.call("dynamodb.GetItem.erasure"), translated("dynamodb.GetItem.erasure"):
+            response = self._client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
+        item = response.get("Item")
+        return ErasureMarker.from_item(from_wire(item)) if item else None
+
     def get_many(self, ids: Iterable[tuple[str, str]]) -> dict[tuple[str, str], DocumentItem]:
         """Batch reads (100 keys a request); missing ids are absent.
 
@@ -155,7 +164,7 @@ class DocumentTable:
 
     def partition_pages(self, user_id: str) -> Iterator[list[dict[str, Any]]]:
         """Every item of a user's partition (documents and any other kind), as plain attribute
-        dicts, one Query page at a time (consistent reads: an erasure must see every write).
+        dicts, one Query page at a time; consistent reads: an erasure must see every write.
         """
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
@@ -326,9 +335,15 @@ def _write_error(exc: ClientError, operation: str) -> Exception:
     return translate(exc, operation)
 
 
+class Storable(Protocol):
+    """What a conditional put stores: a document's item, or a user's erasure marker."""
+
+    def to_item(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class ConditionalPut:
-    item: DocumentItem
+    item: Storable
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
@@ -382,7 +397,12 @@ def release_delete(claim: DocumentItem) -> ConditionalDelete:
     return ConditionalDelete(claim.key(), held.condition, held.names, held.values)
 
 
-def claim_put(item: DocumentItem, expected_version: int | None) -> ConditionalPut:
+def marker_put(marker: ErasureMarker, expected_version: int | None) -> ConditionalPut:
+    """Write an erasure marker over the version read (None: only where there is none)."""
+    return claim_put(marker, expected_version)
+
+
+def claim_put(item: Storable, expected_version: int | None) -> ConditionalPut:
     if expected_version is None:
         return ConditionalPut(item, "attribute_not_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
     return ConditionalPut(item, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})

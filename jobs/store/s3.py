@@ -150,9 +150,9 @@ class Buckets:
             return None
         return {t["Key"]: t["Value"] for t in response.get("TagSet", [])}
 
-    def version_pages(self, bucket: str, prefix: str) -> Iterator[list[ObjectVersion]]:
+    def version_pages(self, bucket: str, prefix: str, page_size: int = LIST_PAGE_SIZE) -> Iterator[list[ObjectVersion]]:
         """Every version and delete marker under `prefix`, one listing page (≤ 1,000) at a time."""
-        request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": LIST_PAGE_SIZE}
+        request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": page_size}
         while True:
             with self._metrics.call("s3.ListObjectVersions"), translated("s3.ListObjectVersions"):
                 page = self._client.list_object_versions(**request)

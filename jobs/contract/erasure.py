@@ -1,0 +1,209 @@
+"""A GDPR erasure's records: the marker in the user's partition, the receipt, and the stack's
+figures for what an erasure cannot reach.
+
+The marker (`layout.erasure_key`) says an erasure of the user runs (RUNNING) or ran (DONE). It
+lets a crashed run be resumed under its own id and counts, and it tells the ingest that a raw
+object missing under a new claim was erased, not lost: the ingest then removes its claim
+instead of writing a tombstone that would keep the user's id and filename. It holds nothing but
+the user id and counts, and expires (TTL) once no message naming an erased upload can still be
+in the arrival queue.
+
+The receipt is written once into the reports bucket (`layout.erasure_receipt_key`): what was
+deleted, what was kept under a legal hold, and what still holds the user's data and until when
+(`DataHoldings`, the stack's own figures, carried to the job in DOCUFLOW_HOLDINGS).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from jobs.contract import layout
+from jobs.contract.actors import check_actor
+
+RECEIPT_FORMAT = "docuflow-erasure-receipt/1"
+
+
+class ErasureState(StrEnum):
+    RUNNING = "RUNNING"
+    DONE = "DONE"
+
+
+class ErasureCounts(BaseModel):
+    """What an erasure deleted for good (summed over its passes, and over a resumed run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: int = 0
+    documents: int = 0  # of the items, the documents' summary items
+    versions: int = 0
+    deleteMarkers: int = 0
+
+    def plus(self, other: ErasureCounts) -> ErasureCounts:
+        return ErasureCounts(**{k: getattr(self, k) + getattr(other, k) for k in ErasureCounts.model_fields})
+
+    @property
+    def empty(self) -> bool:
+        return not any(getattr(self, k) for k in ErasureCounts.model_fields)
+
+
+class ErasureMarker(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    userId: str
+    runId: str
+    state: ErasureState
+    startedAt: AwareDatetime
+    finishedAt: AwareDatetime | None = None
+    expiresAt: AwareDatetime | None = None  # set when DONE: the marker's own TTL
+    counts: ErasureCounts = Field(default_factory=ErasureCounts)
+    updatedBy: str
+    version: int = 1
+
+    def to_item(self) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            **layout.erasure_key(self.userId),
+            "entityType": layout.ENTITY_ERASURE,
+            "userId": layout.validate_id(self.userId, "userId"),
+            "runId": self.runId,
+            "state": self.state.value,
+            "startedAt": layout.format_ts(self.startedAt),
+            "counts": self.counts.model_dump(),
+            "updatedBy": check_actor(self.updatedBy),
+            "version": self.version,
+        }
+        if self.finishedAt is not None:
+            item["finishedAt"] = layout.format_ts(self.finishedAt)
+        if self.expiresAt is not None:
+            item[layout.TTL_ATTR] = layout.epoch_seconds(self.expiresAt)
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> ErasureMarker:
+        ttl = item.get(layout.TTL_ATTR)
+        return cls(
+            userId=item["userId"],
+            runId=item["runId"],
+            state=item["state"],
+            startedAt=layout.parse_ts(item["startedAt"]),
+            finishedAt=layout.parse_ts(item["finishedAt"]) if item.get("finishedAt") else None,
+            expiresAt=datetime.fromtimestamp(int(ttl), tz=UTC) if ttl is not None else None,
+            counts=ErasureCounts(**{k: int(v) for k, v in item.get("counts", {}).items()}),
+            updatedBy=item["updatedBy"],
+            version=int(item["version"]),
+        )
+
+
+class DataHoldings(BaseModel):
+    """The stack's figures for the copies an erasure cannot reach (each expires on its own)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+    point_in_time_recovery_days: int = Field(default=35, ge=1, le=35)
+    audit_data_retention_days: int = Field(default=14, ge=1)
+    access_log_retention_days: int = Field(default=365, ge=1)
+    log_retention_days: int = Field(default=365, ge=1)
+    queue_retention_days: int = Field(default=14, ge=1)
+    report_lock_days: int = Field(default=365, ge=1)
+
+    def to_env(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+    @classmethod
+    def from_env(cls, text: str) -> DataHoldings:
+        return cls.model_validate_json(text)
+
+
+# DynamoDB Streams keeps a change record 24 hours (fixed by AWS).
+STREAM_RETENTION = timedelta(hours=24)
+
+
+class Holding(BaseModel):
+    """One place that may still hold the user's data after the erasure, and until when."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    what: str
+    until: AwareDatetime | None  # None: kept until removed on purpose (stated in `why`)
+    why: str
+
+
+def holdings(figures: DataHoldings, erased_at: datetime) -> list[Holding]:
+    """What still holds the user's data once the erasure is done, from the stack's figures."""
+
+    def after(days: float) -> datetime:
+        return erased_at + timedelta(days=days)
+
+    return [
+        Holding(
+            what="the table's point-in-time backups (items as they were before the erasure)",
+            until=after(figures.point_in_time_recovery_days),
+            why="DynamoDB continuous backups keep every state of the recovery window",
+        ),
+        Holding(
+            what="the table's stream and the status-event queue (change records with the items)",
+            until=erased_at + STREAM_RETENTION + timedelta(days=figures.queue_retention_days),
+            why="stream records live 24 hours; the status-event queue keeps undelivered ones its retention",
+        ),
+        Holding(
+            what="table exports, S3 inventories and table states kept in the audit-data bucket",
+            until=after(figures.audit_data_retention_days),
+            why="regenerated daily; every object there expires after the audit-data retention",
+        ),
+        Holding(
+            what="the arrival queue (object keys of the user's uploads)",
+            until=after(figures.queue_retention_days),
+            why="messages expire after the queue's retention",
+        ),
+        Holding(
+            what="S3 server access logs and the jobs' logs (object keys, user and document ids)",
+            until=after(max(figures.access_log_retention_days, figures.log_retention_days)),
+            why="access logs and CloudWatch log groups expire after their retention",
+        ),
+        Holding(
+            what="reconciliation reports and run summaries naming the user's documents",
+            until=None,
+            why=f"audit records kept under a legal obligation: write-once, locked {figures.report_lock_days} days",
+        ),
+        Holding(
+            what="this receipt and the erasure marker (the user id and counts only)",
+            until=None,
+            why="proof of the erasure; the marker expires after the arrival queue's retention",
+        ),
+    ]
+
+
+class KeptDocument(BaseModel):
+    """A document the erasure left, and why (a legal hold)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    documentId: str
+    legalHoldAt: AwareDatetime
+    legalHoldBy: str
+    versions: int
+
+
+class ErasureReceipt(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = RECEIPT_FORMAT
+    userId: str
+    runId: str
+    startedAt: AwareDatetime
+    finishedAt: AwareDatetime
+    # Every item of the user's partition and every version and delete marker under their raw/
+    # and processed prefixes, deleted for good, except the documents kept under a legal hold.
+    erased: list[str]
+    deleted: ErasureCounts
+    kept: list[KeptDocument]
+    passes: int
+    requests: dict[str, int]
+    stillHolding: list[Holding]
+
+    def to_json_bytes(self) -> bytes:
+        return self.model_dump_json(indent=2).encode()
