@@ -1,20 +1,34 @@
-"""`python -m jobs local up | down | status`; `eval "$(python -m jobs local up)"` configures a shell."""
+"""`python -m jobs local up | down | status | advance --to DATE`.
+
+`eval "$(python -m jobs local up)"` configures a shell. `advance --to 2031-12-01` applies the
+table's TTL and the buckets' lifecycle rules as AWS would have by that date (jobs.local.standins;
+the stand-in's clock only moves forward).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 
 from jobs.errors import DocuFlowError
-from jobs.local import stack
+from jobs.local import stack, standins
 from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
+
+
+def _date(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.add_argument("action", choices=["up", "down", "status", "advance"])
+    parser.add_argument("--to", type=_date, help="advance: the date to move the stage to (YYYY-MM-DD, UTC)")
     args = parser.parse_args(argv)
+    if args.action == "advance" and args.to is None:
+        parser.error("advance needs --to YYYY-MM-DD")
     try:
         if args.action == "up":
             settings = JobSettings.from_env()
@@ -27,8 +41,21 @@ def main(argv: list[str]) -> int:
         elif args.action == "down":
             stopped = stack.down()
             print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
+        elif args.action == "advance":
+            settings = JobSettings.from_env()
+            done = standins.advance(
+                settings,
+                args.to,
+                dynamodb_client(settings),
+                s3_client(settings),
+                stack.state_dir() / stack.STANDINS_DIR / f"{settings.stage}.json",
+            )
+            print(json.dumps(done.summary(), indent=2))
         else:
             print(json.dumps(stack.status(), indent=2))
+    except ValueError as exc:  # bad settings or dates (SettingsError among them)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except DocuFlowError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

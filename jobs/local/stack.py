@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,7 @@ ENV_S3_PORT = "DOCUFLOW_S3_PORT"
 LOCAL_OCR_ENGINE = OcrEngine.LOCAL  # no Textract on the embedded stack
 
 
+STANDINS_DIR = "standins"
 PERSISTENCE = "memory"  # what `local status` reports: neither server keeps data across restarts
 
 
@@ -160,6 +162,8 @@ def down() -> list[str]:
         servers.stop_pid(info["pid"])
         stopped.append(f"{name} (pid {info['pid']})")
     _state_file().unlink(missing_ok=True)
+    # The stand-ins' clocks belong to the data just discarded (jobs.local.standins).
+    shutil.rmtree(state_dir() / STANDINS_DIR, ignore_errors=True)
     return stopped
 
 
