@@ -104,11 +104,11 @@ def objects(bucket_arn: str, prefix: str = "") -> str:
     return f"{bucket_arn}/{prefix}*"
 
 
-def _list_prefixes(sid: str, bucket_arn: str, prefixes: Sequence[str]) -> Statement:
-    # ListBucket is a bucket-level action: the prefix condition keeps listing inside the prefix.
+def _list_prefixes(sid: str, bucket_arn: str, prefixes: Sequence[str], action: str = "s3:ListBucket") -> Statement:
+    # Listing is a bucket-level action: the prefix condition keeps it inside the prefixes.
     return statement(
         sid,
-        ["s3:ListBucket"],
+        [action],
         [bucket_arn],
         condition={"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}},
     )
@@ -315,6 +315,9 @@ def ingest_task_policy(
 
     A result.json write fenced out by another writer (jobs.ingest.process) heads the current
     result.json and reads its own item (GetItem) to learn whether it still holds the claim.
+    A finished document's raw object gets its retention tag (PutObjectTagging). An upload erased
+    before it was processed (jobs.erasure) is found by reading the user's erasure marker
+    (GetItem), and its claim is removed (a transaction Delete, DeleteItem) instead of a tombstone.
     """
     statements = [
         statement(
@@ -329,6 +332,7 @@ def ingest_task_policy(
         # missing object). That check carries no s3:prefix: no condition here.
         statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
         statement("ReadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
+        statement("TagRawRetention", ["s3:PutObjectTagging"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("HeadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
         statement(
             "WriteResults",
@@ -340,7 +344,11 @@ def ingest_task_policy(
             ["s3:PutObject"],
             [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
         ),
-        statement("ReadAndClaimItems", ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement(
+            "ReadAndClaimItems",
+            ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"],
+            [table_arn],
+        ),
         _use_data_key(key_arn),
     ]
     if textract:
@@ -459,6 +467,80 @@ def repair_task_policy(
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
+    )
+
+
+def _document_prefixes(
+    raw_bucket_arn: str, processed_bucket_arn: str, action: str = "s3:ListBucketVersions"
+) -> tuple[list[str], list[Statement]]:
+    """The documents' objects in both data buckets, and the listing (of versions, by default)
+    of their prefixes.
+    """
+    documents = [objects(raw_bucket_arn, layout.RAW_PREFIX), objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]
+    kind = "Versions" if action == "s3:ListBucketVersions" else "Objects"
+    listing = [
+        _list_prefixes(f"ListRaw{kind}", raw_bucket_arn, [layout.RAW_PREFIX], action),
+        _list_prefixes(f"ListResult{kind}", processed_bucket_arn, [layout.PROCESSED_PREFIX], action),
+    ]
+    return documents, listing
+
+
+def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
+    """The owner's actions on one document (jobs.documents: list, delete, restore).
+
+    Delete puts delete markers over the document's current objects (DeleteObject without a
+    version, listed first under its prefix); restore removes those markers, which S3 authorizes
+    as s3:DeleteObjectVersion: IAM has no condition that tells a marker from a data version
+    (s3:versionid only), so this role and the erasure's are the two that hold it, and the code
+    removes markers only (jobs.documents.actions.markers_of_delete). Items are read and written
+    conditionally on their version (GetItem, a transaction Put); lists are Queries of a user's
+    documents or of the status index.
+    """
+    documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
+    _, current = _document_prefixes(raw_bucket_arn, processed_bucket_arn, "s3:ListBucket")
+    return document(
+        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("ListDocuments", ["dynamodb:Query"], [table_arn, index_arn]),
+        *current,
+        *versions,
+        statement("HideObjects", ["s3:DeleteObject"], documents),
+        statement("RemoveDeleteMarkers", ["s3:DeleteObjectVersion"], documents),
+    )
+
+
+def legal_hold_task_policy(*, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
+    """An operator's legal hold (jobs.documents hold/--release): Object Lock legal holds on every
+    version of the document's objects, listed first, and the item's hold, conditionally.
+    """
+    documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
+    return document(
+        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        *listing,
+        statement("PlaceLegalHolds", ["s3:PutObjectLegalHold"], documents),
+    )
+
+
+def erasure_task_policy(
+    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+) -> Policy:
+    """A GDPR erasure (jobs.erasure): the only role that deletes object versions and items for good.
+
+    It Queries a user's partition, reads and writes their erasure marker (GetItem, a
+    transaction Put), deletes items conditionally (transaction Deletes), lists the versions
+    under the data prefixes and deletes them (DeleteObjects, authorized per version as
+    s3:DeleteObjectVersion), and writes its receipt once under erasure/ in the reports bucket.
+    """
+    documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
+    return document(
+        statement(
+            "EraseItems",
+            ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"],
+            [table_arn],
+        ),
+        *listing,
+        statement("DeleteVersions", ["s3:DeleteObjectVersion"], documents),
+        statement("WriteReceipt", ["s3:PutObject"], [objects(reports_bucket_arn, layout.ERASURE_PREFIX)]),
+        statement("UseDataKey", ["kms:GenerateDataKey"], [key_arn]),
     )
 
 

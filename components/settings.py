@@ -31,6 +31,7 @@ from jobs.contract import (
     table_spec,
 )
 from jobs.contract.engines import OcrEngine
+from jobs.contract.erasure import DataHoldings
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -246,6 +247,17 @@ class StackSettings(BaseModel):
             compliance_days=self.compliance_retention_days,
             by_type=self.retention_class_by_type,
             grace_days=self.delete_grace_days,
+        )
+
+    def holdings(self) -> DataHoldings:
+        """The copies an erasure cannot reach and how long they live (its receipt's figures)."""
+        return DataHoldings(
+            point_in_time_recovery_days=self.point_in_time_recovery_days,
+            audit_data_retention_days=self.audit_data_retention_days,
+            access_log_retention_days=self.access_log_retention_days,
+            log_retention_days=self.log_retention_days,
+            queue_retention_days=queue_spec(self.stage).retention_seconds // 86400,
+            report_lock_days=self.object_lock_days,
         )
 
     def lifecycle(self) -> LifecycleSpec:

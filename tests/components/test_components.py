@@ -26,7 +26,7 @@ DEV_COUNTS = {
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
     "docuflow:audit_catalog:AuditCatalog": 7,
-    "docuflow:batch_jobs:BatchJobs": 26,
+    "docuflow:batch_jobs:BatchJobs": 38,  # + erasure, documents, legal-hold: log group, role, policy, task
 }
 
 
@@ -353,7 +353,7 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     assert rule["detail-type"] == ["ECS Task State Change"]
     assert rule["detail"]["lastStatus"] == ["STOPPED"]
     assert {"containers": {"exitCode": [{"anything-but": 0}]}} in rule["detail"]["$or"]
-    assert len(rule["detail"]["taskDefinitionArn"]) == 3  # every job, scheduled or run by hand
+    assert len(rule["detail"]["taskDefinitionArn"]) == len(batch_jobs.JOBS)  # every job, scheduled or run by hand
     assert dev.one("aws:cloudwatch/eventTarget:EventTarget").inputs["arn"] == topic_arn
     topic = dev.one("aws:sns/topic:Topic").inputs
     assert topic["kmsMasterKeyId"].startswith("arn:aws:kms:")

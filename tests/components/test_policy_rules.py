@@ -15,7 +15,8 @@ from policy_sentry.querying.actions import get_action_data
 
 from components.settings import StackSettings
 from jobs.contract import layout
-from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
+from components.batch_jobs import JOBS
+from jobs.settings import ENV_HOLDINGS, ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
 T = {
@@ -188,13 +189,13 @@ def test_s3_object_lock_on_reports_and_data_buckets(every_stack: ProgramRun) -> 
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
-    assert len(defs) == 3  # ingest, reconcile, repair
+    assert len(defs) == len(JOBS)  # ingest, reconcile, repair; erasure, documents, legal-hold
     return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
 
 
 def test_containers_hardened(every_stack: ProgramRun) -> None:
     containers = _containers(every_stack)
-    assert len(containers) == 3
+    assert len(containers) == len(JOBS)
     for c in containers:
         assert c["readonlyRootFilesystem"] is True
         assert c["privileged"] is False
@@ -210,10 +211,11 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
         assert "secrets" not in c and "environmentFiles" not in c
         names = [e["name"] for e in c["environment"]]
         # The ingest alone also gets the OCR engine, the Athena reconcile the table's ARN (for
-        # its export): non-secret settings.
+        # its export), the erasure the stack's data-holding figures: non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
         arn = [ENV_TABLE_ARN] if "athena" in c["command"] else []
-        assert names == list(JOB_ENV_VARS) + ocr + arn
+        holdings = [ENV_HOLDINGS] if c["command"] == ["erase"] else []
+        assert names == list(JOB_ENV_VARS) + ocr + holdings + arn
         for e in c["environment"]:
             assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e
 
@@ -246,7 +248,7 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    assert len(role_policies) == 6
+    assert len(role_policies) == len(JOBS) + 3  # the task roles, execution, scheduler, status pipe
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -286,7 +288,7 @@ def test_kms_rotation(every_stack: ProgramRun) -> None:
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == 3
+    assert len(groups) == len(JOBS)
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
@@ -336,3 +338,13 @@ def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None
     assert len(stateful) == 6 + _athena(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]
+
+
+def test_only_the_erasure_and_the_owners_restore_may_delete_object_versions(every_stack: ProgramRun) -> None:
+    granted = {
+        rec.name
+        for rec in every_stack.of_type(T["rolepolicy"])
+        for stmt in json.loads(rec.inputs["policy"])["Statement"]
+        if stmt["Effect"] == "Allow" and "s3:DeleteObjectVersion" in as_list(stmt["Action"])
+    }
+    assert granted == {f"docuflow-{every_stack.stack}-{job}-task-policy" for job in ("erasure", "documents")}
