@@ -13,9 +13,9 @@ from typing import Any
 
 from policy_sentry.querying.actions import get_action_data
 
+from components.batch_jobs import JOBS
 from components.settings import StackSettings
 from jobs.contract import layout
-from components.batch_jobs import JOBS
 from jobs.settings import ENV_HOLDINGS, ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
