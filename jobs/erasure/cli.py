@@ -1,9 +1,10 @@
 """`python -m jobs erase --user U [--dry-run]`: erase everything stored of one user, for good.
 
 Every item of the user's partition, every version and delete marker under the user's raw and
-processed prefixes (`layout.user_prefixes`), deleted now, except documents under a legal hold (kept whole, and listed); a
-receipt written once into the reports bucket (`erasure/U/<runId>.json`). `--dry-run` counts
-what would go and changes nothing. Running it again finds nothing and says so.
+processed prefixes (`layout.user_prefixes`), deleted now, except documents under a legal hold
+(kept whole, and listed); a receipt written once into the reports bucket
+(`erasure/U/<runId>.json`). `--dry-run` counts what would go and changes nothing. Running it
+again finds nothing and says so.
 
 Prints one JSON object. Exit 0 when done (or nothing was left), 2 for bad input (an id outside
 the id rules, a user of whom nothing is stored), 3 when AWS is unreachable or refuses access,

@@ -1,7 +1,8 @@
 """One erasure run: passes over the user's partition and prefixes until one finds nothing to delete.
 
-A pass reads the whole partition (Query, consistent), streams the version listings of `raw/U/`
-and the processed one into DeleteObjects requests of 1,000 versions and markers each, then deletes
+A pass reads the whole partition (Query, consistent), lists the versions under `raw/U/` and the
+processed prefix (kept in memory: one user's, some hundred bytes each), deletes them in
+DeleteObjects requests of 1,000 versions and markers each (ceil(n / 1,000) per bucket), then deletes
 the items it read, each only if it is still the version read (TransactWriteItems of up to 100
 conditional deletes). Objects go before items, so a crash leaves items that still point at what
 is left, and the marker (RUNNING) lets the next run resume under the same id and counts.
@@ -155,19 +156,18 @@ class ErasureRun:
         kept_prefixes = outcome.partition.kept_prefixes()
         s = self._settings
         for bucket, prefix in zip((s.raw_bucket, s.processed_bucket), layout.user_prefixes(user_id), strict=True):
-            batch: list[ObjectVersion] = []
+            # The whole listing first, then the deletes: a listing resumed after its own page was
+            # deleted is S3's to position, and moto's server loses its place there.
+            doomed: list[ObjectVersion] = []
             for page in self._buckets.version_pages(bucket, prefix):
                 for version in page:
                     held_by = kept_by(version, kept_prefixes)
                     if held_by is not None:
                         outcome.kept_versions[held_by] += 1
                     else:
-                        batch.append(version)
-                while len(batch) >= DELETE_BATCH:
-                    self._delete_versions(bucket, batch[:DELETE_BATCH], outcome, dry_run)
-                    batch = batch[DELETE_BATCH:]
-            if batch:
-                self._delete_versions(bucket, batch, outcome, dry_run)
+                        doomed.append(version)
+            for start in range(0, len(doomed), DELETE_BATCH):
+                self._delete_versions(bucket, doomed[start : start + DELETE_BATCH], outcome, dry_run)
         self._delete_items(outcome, dry_run)
         return outcome
 
