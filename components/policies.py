@@ -315,9 +315,8 @@ def ingest_task_policy(
 
     A result.json write fenced out by another writer (jobs.ingest.process) heads the current
     result.json and reads its own item (GetItem) to learn whether it still holds the claim.
-    A finished document's raw object gets its retention tag (PutObjectTagging). An upload erased
-    before it was processed (jobs.erasure) is found by reading the user's erasure marker
-    (GetItem), and its claim is removed (a transaction Delete, DeleteItem) instead of a tombstone.
+    A finished upload gets its retention tag; the claim on an upload erased before it was read is
+    removed (DeleteItem), once the user's erasure marker (GetItem) says it was erased.
     """
     statements = [
         statement(

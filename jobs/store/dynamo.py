@@ -13,9 +13,9 @@ import base64
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
@@ -34,6 +34,7 @@ from jobs.store._aws import error_code, translate, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import DeleteTypeDef, PutTypeDef, TransactWriteItemTypeDef
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -285,11 +286,11 @@ class DocumentTable:
         self, puts: Sequence[ConditionalWrite], pending: list[int], outcome: list[bool | None], operation: str
     ) -> tuple[list[int], bool]:
         """Send one transaction; returns what to resend and whether the cause calls for backoff."""
-        request = [{puts[i].kind: puts[i].request(self.table_name)} for i in pending]
+        request = [puts[i].transact_item(self.table_name) for i in pending]
         try:
             with self._metrics.call(operation):
                 try:
-                    self._client.transact_write_items(TransactItems=request)  # type: ignore[typeddict-item]
+                    self._client.transact_write_items(TransactItems=request)
                 except ClientError as exc:
                     if error_code(exc) != "TransactionCanceledException":
                         raise _write_error(exc, operation) from exc
@@ -323,7 +324,7 @@ class DocumentTable:
 class _TransactionCancelled(StoreConditionFailedError):
     """Inside the adapter only: a cancelled transaction, counted by the metrics as conditional."""
 
-    def __init__(self, reasons: list[dict[str, Any]]) -> None:
+    def __init__(self, reasons: Sequence[Mapping[str, Any]]) -> None:
         super().__init__("transaction cancelled", "TransactionCanceledException")
         self.reasons = reasons
 
@@ -347,10 +348,12 @@ class ConditionalPut:
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
-    kind: ClassVar[str] = "Put"
 
-    def request(self, table_name: str) -> dict[str, Any]:
-        request: dict[str, Any] = {
+    def transact_item(self, table_name: str) -> TransactWriteItemTypeDef:
+        return {"Put": self.request(table_name)}
+
+    def request(self, table_name: str) -> PutTypeDef:
+        request: PutTypeDef = {
             "TableName": table_name,
             "Item": to_wire(self.item.to_item()),
             "ConditionExpression": self.condition,
@@ -369,10 +372,12 @@ class ConditionalDelete:
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
-    kind: ClassVar[str] = "Delete"
 
-    def request(self, table_name: str) -> dict[str, Any]:
-        request: dict[str, Any] = {
+    def transact_item(self, table_name: str) -> TransactWriteItemTypeDef:
+        return {"Delete": self.request(table_name)}
+
+    def request(self, table_name: str) -> DeleteTypeDef:
+        request: DeleteTypeDef = {
             "TableName": table_name,
             "Key": to_wire(self.key),
             "ConditionExpression": self.condition,

@@ -21,6 +21,7 @@ from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import ErrorTypeDef, ObjectIdentifierTypeDef, PutObjectRequestTypeDef
 
 LIST_PAGE_SIZE = 1000
 DELETE_BATCH = 1000  # DeleteObjects takes at most 1,000 keys (or versions) a request
@@ -98,16 +99,19 @@ class Buckets:
         the key must not exist yet (If-None-Match: *). A writer whose expectation is stale gets
         S3ObjectChangedError and its bytes never become the current version.
         """
-        condition = {"IfMatch": replaces} if replaces else {"IfNoneMatch": "*"}
+        request: PutObjectRequestTypeDef = {
+            "Bucket": bucket,
+            "Key": key,
+            "Body": body,
+            "ContentType": "application/json",
+            "Tagging": f"{layout.RETENTION_TAG}={retention.value}",
+        }
+        if replaces:
+            request["IfMatch"] = replaces
+        else:
+            request["IfNoneMatch"] = "*"
         with self._metrics.call("s3.PutObject"), translated("s3.PutObject", _WRITE_CONDITIONS):
-            response = self._client.put_object(
-                Bucket=bucket,
-                Key=key,
-                Body=body,
-                ContentType="application/json",
-                Tagging=f"{layout.RETENTION_TAG}={retention.value}",
-                **condition,
-            )
+            response = self._client.put_object(**request)
         return response["ETag"]
 
     def put_once(self, bucket: str, key: str, body: bytes, content_type: str) -> None:
@@ -182,7 +186,7 @@ class Buckets:
     def hide(self, bucket: str, keys: list[str]) -> None:
         """Put a delete marker over the current version of each key (its versions are kept)."""
         for start in range(0, len(keys), DELETE_BATCH):
-            chunk = [{"Key": key} for key in keys[start : start + DELETE_BATCH]]
+            chunk: list[ObjectIdentifierTypeDef] = [{"Key": key} for key in keys[start : start + DELETE_BATCH]]
             self._delete_objects(bucket, chunk, "s3.DeleteObjects.hide")
 
     def delete_versions(self, bucket: str, versions: list[ObjectVersion]) -> list[Refused]:
@@ -191,12 +195,16 @@ class Buckets:
         """
         refused: list[Refused] = []
         for start in range(0, len(versions), DELETE_BATCH):
-            chunk = [{"Key": v.key, "VersionId": v.version_id} for v in versions[start : start + DELETE_BATCH]]
+            chunk: list[ObjectIdentifierTypeDef] = [
+                {"Key": v.key, "VersionId": v.version_id} for v in versions[start : start + DELETE_BATCH]
+            ]
             errors = self._delete_objects(bucket, chunk, "s3.DeleteObjects.versions")
-            refused.extend(Refused(e["Key"], e.get("VersionId"), e.get("Code", "")) for e in errors)
+            refused.extend(Refused(e.get("Key", ""), e.get("VersionId"), e.get("Code", "")) for e in errors)
         return refused
 
-    def _delete_objects(self, bucket: str, objects: list[dict[str, str]], operation: str) -> list[dict[str, Any]]:
+    def _delete_objects(
+        self, bucket: str, objects: list[ObjectIdentifierTypeDef], operation: str
+    ) -> list[ErrorTypeDef]:
         with self._metrics.call(operation), translated(operation):
             response = self._client.delete_objects(Bucket=bucket, Delete={"Objects": objects, "Quiet": True})
         return list(response.get("Errors", []))

@@ -80,10 +80,10 @@ def _version_stacks(s3: S3Client, bucket: str) -> dict[str, list[dict[str, Any]]
     """Every key's versions and markers, newest first (the server lists them that way per key)."""
     stacks: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
-        entries = [{**v, "marker": False} for v in page.get("Versions", [])]
+        entries: list[dict[str, Any]] = [{**v, "marker": False} for v in page.get("Versions", [])]
         entries += [{**m, "marker": True} for m in page.get("DeleteMarkers", [])]
         for entry in entries:
-            stacks[entry["Key"]].append(entry)
+            stacks[str(entry["Key"])].append(entry)
     for stack in stacks.values():
         stack.sort(key=lambda e: (not e["IsLatest"], -e["LastModified"].timestamp()))
     return stacks
@@ -97,7 +97,9 @@ class LifecycleStandIn:
     def apply(self, bucket: str, when: datetime) -> LifecycleReport:
         """Apply the bucket's declared rules as of `when` (the ledger's clock must allow it)."""
         try:
-            declared = self._s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
+            declared: list[dict[str, Any]] = [
+                dict(rule) for rule in self._s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
+            ]
         except ClientError as exc:
             if exc.response["Error"]["Code"] == "NoSuchLifecycleConfiguration":
                 return LifecycleReport()
