@@ -359,11 +359,16 @@ def ingest_task_policy(
 def _reconcile_statements(
     table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
 ) -> list[Statement]:
+    documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     return [
         # Reconcile lists the whole data buckets, so objects outside the layout are found too;
         # listing reveals keys only. It reads result.json (--deep) but never a raw document.
         statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
         statement("ReadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
+        # A live run's lifecycle rules (jobs.reconcile.lifecycle): the versions of held and of
+        # hard-deleted documents, their legal holds, and (--deep) the objects' retention tags.
+        *versions,
+        statement("ReadLegalHoldsAndTags", ["s3:GetObjectLegalHold", "s3:GetObjectTagging"], documents),
         statement("ScanTable", ["dynamodb:Scan"], [table_arn]),
         # The report is written once (If-None-Match) beside the earlier reports it charts.
         _list_prefixes("ListReports", reports_bucket_arn, [layout.RECONCILIATION_PREFIX]),

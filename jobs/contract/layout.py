@@ -179,6 +179,11 @@ def document_sk_prefix() -> str:
     return _DOC_PREFIX
 
 
+def erasure_sk() -> str:
+    """The sort key of every user's erasure marker (reconcile leaves those items out)."""
+    return _ERASURE_SK
+
+
 def is_document_sk(sk: str) -> bool:
     """Whether a sort key names a document (a user's partition also holds their erasure marker)."""
     return sk.startswith(_DOC_PREFIX)

@@ -45,6 +45,15 @@ class Code(StrEnum):
     BAD_KEY = "BAD_KEY"
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
+    # A document's life, judged on object versions (jobs.reconcile.lifecycle; live runs only).
+    RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
+    LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
+    NOT_HARD_DELETED = "NOT_HARD_DELETED"
+
+
+# Found only by a live polars run: their facts (object versions, legal holds, tags) are in no
+# export or inventory the files and Athena engines read (jobs.reconcile.lifecycle says why).
+LIVE_ONLY = frozenset({Code.RETENTION_TAG_MISMATCH, Code.LEGAL_HOLD_MISSING, Code.NOT_HARD_DELETED})
 
 
 class Severity(StrEnum):
@@ -75,6 +84,11 @@ SEVERITY: dict[Code, Severity] = {
     # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
     Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
     Code.RESULT_UNREADABLE: Severity.ERROR,
+    # The object would expire with another class than its item; a held document's version could
+    # be deleted; a deleted document outlived its grace.
+    Code.RETENTION_TAG_MISMATCH: Severity.ERROR,
+    Code.LEGAL_HOLD_MISSING: Severity.ERROR,
+    Code.NOT_HARD_DELETED: Severity.ERROR,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -121,6 +135,12 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_result_source_uri": _S,
     "ev_result_etag": _S,
     "ev_error": _S,
+    "ev_retention_class": _S,
+    "ev_tag": _S,
+    "ev_legal_hold_at": _S,
+    "ev_version_id": _S,
+    "ev_hard_delete_at": _S,
+    "ev_versions": _I,
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
@@ -192,6 +212,9 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
+    Code.RETENTION_TAG_MISMATCH: (("retentionClass", "ev_retention_class"), ("tag", "ev_tag")),
+    Code.LEGAL_HOLD_MISSING: (("legalHoldAt", "ev_legal_hold_at"), ("versionId", "ev_version_id")),
+    Code.NOT_HARD_DELETED: (("hardDeleteAt", "ev_hard_delete_at"), ("versions", "ev_versions")),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

@@ -49,10 +49,22 @@ ROWS_PER_PARTITION = 1_200_000
 HASH_SEED = 20260601
 
 # What the join rules read of an item (the rest met its rules in step 1 and is dropped).
-RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawS3Uri", "rawEtag", "version")
+RAW_SIDE = (
+    "userId",
+    "documentId",
+    "pk",
+    "sk",
+    "status",
+    "createdAt",
+    "retainUntil",
+    "rawKey",
+    "rawS3Uri",
+    "rawEtag",
+    "version",
+)
 # resultKey is built again from the ids when the result side is judged: held, it was the largest
 # column.
-RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "resultS3Uri", "version")
+RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "retainUntil", "resultS3Uri", "version")
 DEEP_SIDE = ("rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)  # what --deep's rules compare
 
 

@@ -20,6 +20,8 @@ from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.local.standins import advance
 from jobs.local.standins.rules import next_midnight
 from jobs.observability import CallMetrics
+from jobs.reconcile.findings import Code, render
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 from tests.jobs.lifecycle.lifecycle_helpers import POLICY, credit_note, invoice, kinds, listed, put_raw
@@ -101,12 +103,20 @@ class Life:
         self.now = to
         advance(self.stack.settings, to, self.stack.dynamodb(), self.stack.s3(), self.ledger)
 
+    def findings(self) -> set[tuple[str, str]]:
+        """A live --deep reconcile judged at the scenario's clock: (code, documentId) pairs."""
+        run = ReconcileRun(self.stack.settings, ReconcileOptions(grace=timedelta(0), deep=True, write_report=False))
+        at = max(self.now, layout.utc_now())
+        wide = run.engine().find(lambda _taken: run.params(at)).wide
+        return set(render(wide).select("code", "documentId").iter_rows())
+
     def check(self, docs: list[Doc]) -> None:
         s = self.stack.settings
         items = {i.documentId: i.status.value + (" held" if i.held else "") for i in self.stack.items()}
         actual = (items, kinds(listed(self.stack, s.raw_bucket)), kinds(listed(self.stack, s.processed_bucket)))
         # Until the stand-ins move it, the scenario's clock is the real one.
         assert actual == expected(docs, max(self.now, layout.utc_now()))
+        assert self.findings() == set()  # reconcile knows the lifecycle: nothing to report
 
 
 def test_eleven_years_of_documents(stack, tmp_path) -> None:
@@ -118,6 +128,13 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
     docs = [a1, a2, a3, ac, b1, bc, c1, cc]
     life.ingest(docs)
     life.check(docs)
+    # A planted fault: a1's result.json tagged for the wrong class. Reconcile reports it, only it.
+    s3, s = stack.s3(), stack.settings
+    wrong = {"TagSet": [{"Key": layout.RETENTION_TAG, "Value": "compliance"}]}
+    right = {"TagSet": [{"Key": layout.RETENTION_TAG, "Value": "standard"}]}
+    s3.put_object_tagging(Bucket=s.processed_bucket, Key=layout.result_key("alice", "a1"), Tagging=wrong)
+    assert life.findings() == {(Code.RETENTION_TAG_MISMATCH, "a1")}
+    s3.put_object_tagging(Bucket=s.processed_bucket, Key=layout.result_key("alice", "a1"), Tagging=right)
 
     # The owners delete a2 and b1; alice restores a2 within its grace. An operator holds a3.
     life.actions.delete("alice", "a2", "user:alice")
@@ -129,6 +146,14 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
     life.actions.hold("alice", "a3", "operator:legal")
     a3.held = True
     life.check(docs)
+    # A planted fault: one of a3's versions loses its hold. Reconcile reports it, only it.
+    (version,) = s3.list_object_versions(Bucket=s.raw_bucket, Prefix=layout.raw_document_prefix("alice", "a3"))[
+        "Versions"
+    ]
+    where = {"Bucket": s.raw_bucket, "Key": version["Key"], "VersionId": version["VersionId"]}
+    s3.put_object_legal_hold(**where, LegalHold={"Status": "OFF"})
+    assert life.findings() == {(Code.LEGAL_HOLD_MISSING, "a3")}
+    s3.put_object_legal_hold(**where, LegalHold={"Status": "ON"})
     assert {i.documentId for i in stack.items() if i.status == Status.DELETED} == {"b1"}
 
     # Carol is erased: nothing of hers is left.
