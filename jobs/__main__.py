@@ -10,7 +10,7 @@ import importlib
 import sys
 
 COMMANDS = {
-    "ingest": ("jobs.ingest.cli", "sweep raw/, extract, write result.json and the summary item"),
+    "ingest": ("jobs.ingest.cli", "drain the arrival queue (or sweep raw/ with --backfill): extract, write results"),
     "reconcile": ("jobs.reconcile.cli", "check DynamoDB against S3 and write an audit report"),
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
     "documents": ("jobs.documents.cli", "a user's documents, a status queue; delete, restore, legal hold"),

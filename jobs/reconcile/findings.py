@@ -45,6 +45,7 @@ class Code(StrEnum):
     BAD_KEY = "BAD_KEY"
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
+    DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
     # A document's life, judged on object versions (jobs.reconcile.lifecycle; live runs only).
     RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
     LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
@@ -84,6 +85,10 @@ SEVERITY: dict[Code, Severity] = {
     # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
     Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
     Code.RESULT_UNREADABLE: Severity.ERROR,
+    # A DELETED tombstone whose raw object is there again (the same file uploaded again, or
+    # restored): a new life of the document that the next drain claims, unless its arrival
+    # was lost (repair re-queues it, as for UNPROCESSED_RAW).
+    Code.DELETED_RAW_EXISTS: Severity.WARNING,
     # The object would expire with another class than its item; a held document's version could
     # be deleted; a deleted document outlived its grace.
     Code.RETENTION_TAG_MISMATCH: Severity.ERROR,
@@ -212,6 +217,7 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
+    Code.DELETED_RAW_EXISTS: (*_OBJECT, ("createdAt", "ev_created_at"), ("version", "ev_version")),
     Code.RETENTION_TAG_MISMATCH: (("retentionClass", "ev_retention_class"), ("tag", "ev_tag")),
     Code.LEGAL_HOLD_MISSING: (("legalHoldAt", "ev_legal_hold_at"), ("versionId", "ev_version_id")),
     Code.NOT_HARD_DELETED: (("hardDeleteAt", "ev_hard_delete_at"), ("versions", "ev_versions")),

@@ -130,3 +130,26 @@ def test_lifecycle_rules_count_the_same_days_as_the_item() -> None:
     assert rules["grace-period"]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 7}
     assert rules["grace-period"]["Expiration"] == {"ExpiredObjectDeleteMarker": True}
     assert "Tag" not in rules["grace-period"]["Filter"] and "And" not in rules["grace-period"]["Filter"]
+
+
+def test_an_owners_delete_is_no_new_life_for_the_uploads_it_hid() -> None:
+    done = make_item(createdAt=UPLOADED, retentionClass="standard", retainUntil=UPLOADED + timedelta(days=1827))
+    gone = user_deleted(done, UPLOADED + timedelta(days=10), "user:u1", POLICY)
+    raw = layout.parse_raw_key("raw/u1/d1/a.xml")
+
+    def decision(obj: ObjectInfo):
+        return decide(
+            raw,
+            obj,
+            gone,
+            now=obj.last_modified,
+            owner="o",
+            actor="ingest:r",
+            lease=timedelta(minutes=1),
+            max_attempts=3,
+        )
+
+    hidden = ObjectInfo("raw", "raw/u1/d1/a.xml", '"e1"', 10, UPLOADED)  # the delete's own upload, visible
+    assert decision(hidden).action == "SKIP_DONE"
+    again = ObjectInfo("raw", "raw/u1/d1/a.xml", '"e1"', 10, UPLOADED + timedelta(days=11))  # uploaded after
+    assert decision(again).action == "CLAIM"
