@@ -48,7 +48,7 @@ from jobs.errors import (
     TextractJobTimeoutError,
 )
 from jobs.extract.fallback import wants_textract_fallback
-from jobs.ingest.plan import Decision, released, restored
+from jobs.ingest.plan import Decision, released, restored, same_upload
 from jobs.store.dynamo import ConditionalWrite, DocumentTable, finish_put, release_delete
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
@@ -183,11 +183,7 @@ class DocumentProcessor:
         the item; once per upload (a retry of an upload already finished finds it tagged).
         """
         previous = decision.previous
-        if (
-            previous is not None
-            and previous.retentionClass == retention
-            and obj.same_version(previous.rawS3Uri, previous.rawEtag)
-        ):
+        if previous is not None and previous.retentionClass == retention and same_upload(obj, previous):
             return
         if not self._buckets.tag_retention(obj.bucket, obj.key, retention):
             logger.info("raw object gone before it was tagged", extra={"key": obj.key})

@@ -50,7 +50,8 @@ def test_the_class_is_decided_once_and_a_new_upload_restarts_only_the_clock(stac
     put_raw(stack, "u1", "d", invoice(), name="corrected.xml")
     again = _ingest(stack)
     (after,) = stack.items()
-    assert after.retentionClass is RetentionClass.COMPLIANCE and after.createdAt > before.createdAt
+    assert after.retentionClass is RetentionClass.COMPLIANCE and after.rawS3Uri.endswith("/corrected.xml")
+    assert after.createdAt >= before.createdAt
     assert after.retainUntil == after.createdAt + timedelta(days=POLICY.compliance_days)
     assert again.calls["s3.PutObjectTagging"]["calls"] == 1  # the new upload only
     assert _ingest(stack).calls.get("s3.PutObjectTagging") is None  # nothing new: nothing tagged

@@ -145,8 +145,10 @@ def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None
     stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(deleted.to_item()))
     outcome = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False)).execute()
     found = outcome.findings.select("code", "documentId", "bucket").rows()
+    # Its objects were never hidden either: DELETED_RAW_EXISTS says the raw one is visible.
     assert sorted(found) == sorted(
         [
+            (Code.DELETED_RAW_EXISTS.value, "d1", stack.settings.raw_bucket),
             (Code.NOT_HARD_DELETED.value, "d1", stack.settings.raw_bucket),
             (Code.NOT_HARD_DELETED.value, "d1", stack.settings.processed_bucket),
         ]
