@@ -1,5 +1,6 @@
-"""BatchJobs: the ECS cluster, the job tasks (ingest, reconcile, repair on a nightly schedule; the
-erasure, a document's owner actions and legal holds started by hand), and the schedules.
+"""BatchJobs: the ECS cluster, the job tasks (ingest, reconcile, repair on a nightly schedule, the
+restore drill quarterly; the erasure, a document's owner actions and legal holds started by
+hand), and their schedules.
 
 EventBridge Scheduler starts N ingest tasks that drain the one arrival queue together (SQS spreads
 the messages; a full `--backfill` sweep is a one-off task, docs/deploy.md) and, later, one
@@ -9,6 +10,8 @@ of its repairs), and the nightly schedule starts it unless the stack turns night
 The GDPR erasure runs as its own task definition with its own role: with the owner's restore
 (which removes delete markers, s3:DeleteObjectVersion to IAM) it is the only role that may delete
 object versions; legal holds are an operator's task, apart from the owner's delete and restore.
+A quarterly schedule runs the restore drill (`python -m jobs drill`) with a role that may create
+and write drill tables only.
 Task and execution roles get policies from components.policies; the
 containers run as a non-root user on a read-only root filesystem with a scratch volume at /tmp
 and receive only non-secret names (jobs.settings.JOB_ENV_VARS) in their environment. Failed
@@ -26,7 +29,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from components import policies
+from components import policies, recovery_policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
@@ -41,8 +44,9 @@ SCRATCH_PATH = "/tmp"
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
 # Each job's command after the entrypoint; one task definition, role and log group per job. The
-# scheduled ones run as they are; the others are started by hand with a command override that
-# names the user and document (`erase --user U`, `documents delete --user U --doc D`, ...).
+# scheduled ones run as they are (the scheduled restore drill drops the drill table it made once
+# its report is written); the others are started by hand with a command override that names the
+# user and document (`erase --user U`, `documents delete --user U --doc D`, ...).
 COMMANDS = {
     "ingest": ["ingest"],
     "reconcile": ["reconcile"],
@@ -50,6 +54,7 @@ COMMANDS = {
     "erasure": ["erase"],
     "documents": ["documents"],
     "legal-hold": ["documents", "hold"],
+    "drill": ["drill", "--drop-after"],
 }
 JOBS = tuple(COMMANDS)
 RECONCILE_JOBS = ("reconcile", "repair")
@@ -99,6 +104,9 @@ class BatchJobsArgs:
     max_event_age_seconds: int = 3600
     # The nightly reconcile repairs what it safely can (the repair task) or only reports it.
     nightly_repair: bool = True
+    # The restore drill's schedule, and the AWS Backup role its restores from a backup pass on.
+    drill_schedule: str = "cron(0 6 1 1,4,7,10 ? *)"
+    backup_role_arn: pulumi.Input[str] | None = None
     sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
@@ -236,6 +244,8 @@ class BatchJobs(pulumi.ComponentResource):
             raise ValueError(f"ocr_engine must be one of {', '.join(OcrEngine)}, not {args.ocr_engine!r}")
         if (args.reconcile_engine == "athena") != (args.catalog_grants is not None):
             raise ValueError("the athena reconcile engine needs the audit catalog's grants, and only it")
+        if args.backup_role_arn is None:
+            raise ValueError("the restore drill needs the backup role it passes to AWS Backup (TableBackups.role_arn)")
 
         cluster, capacity = self._cluster()
         execution_role, task_roles, task_definitions = self._task_definitions()
@@ -343,6 +353,16 @@ class BatchJobs(pulumi.ComponentResource):
             "erasure": (policies.erasure_task_policy, shared),
             "documents": (policies.documents_task_policy, {**data, "index_arn": args.index_arn}),
             "legal-hold": (policies.legal_hold_task_policy, data),
+            "drill": (
+                partial(recovery_policies.drill_task_policy, region=args.region),
+                {
+                    **shared,
+                    "account_id": args.account_id,
+                    "backup_role_arn": args.backup_role_arn,
+                    # The Athena engine's table exports are a restore source too.
+                    "exports_bucket_arn": args.bucket_arns.get(layout.AUDIT_DATA),
+                },
+            ),
         }
         builder, inputs = builders[job]
         role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
@@ -410,7 +430,7 @@ class BatchJobs(pulumi.ComponentResource):
         """
         args, name = self._args, self._name
         nightly_reconcile = "repair" if args.nightly_repair else "reconcile"
-        scheduled = ("ingest", nightly_reconcile)
+        scheduled = ("ingest", nightly_reconcile, "drill")
         dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, args.tags)
         group = aws.scheduler.ScheduleGroup(
             f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
@@ -455,6 +475,7 @@ class BatchJobs(pulumi.ComponentResource):
                 task_definitions[nightly_reconcile],
                 task_count=1,
             ),
+            target("drill", f"{self._prefix}-drill", args.drill_schedule, task_definitions["drill"], task_count=1),
         ]
         return schedules, dlq
 

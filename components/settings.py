@@ -63,6 +63,27 @@ _POLICY = RetentionPolicy()
 _RETENTION = ObjectLockSpec()
 # Noncurrent versions in the access-log and audit-data buckets (the data buckets use the grace).
 NONCURRENT_EXPIRATION_DAYS = 90
+# Data residency: a region's jurisdiction is its name's first part (eu-west-1: EU). A stack keeps
+# its data in one jurisdiction, its second region included; another jurisdiction is another stack.
+RESIDENCIES = {
+    "eu": "EU",
+    "us": "US",
+    "ca": "CA",
+    "ap": "APAC",
+    "sa": "SA",
+    "me": "ME",
+    "af": "AF",
+    "il": "IL",
+    "mx": "MX",
+}
+
+
+def residency_of(region: str) -> str | None:
+    """The jurisdiction a region belongs to (GovCloud regions are their own: `US-GOV`)."""
+    head = region.split("-")[0]
+    if "-gov-" in region:
+        return f"{RESIDENCIES.get(head, head.upper())}-GOV"
+    return RESIDENCIES.get(head)
 
 
 class StackSettingsError(ValueError):
@@ -90,8 +111,6 @@ class StackSettings(BaseModel):
     # versions are the deleted and replaced ones: they live the delete grace).
     noncurrent_expiration_days: int = Field(default=NONCURRENT_EXPIRATION_DAYS, ge=1)
     abort_multipart_days: int = Field(default=_LIFECYCLE.abort_multipart_days, ge=1)
-    # The table's continuous backups: what an erasure cannot reach (its receipt says until when).
-    point_in_time_recovery_days: int = Field(default=35, ge=1, le=35)
     access_log_retention_days: int = Field(default=365, ge=1)
     bucket_names: dict[str, str] = Field(default_factory=dict)
 
@@ -138,6 +157,23 @@ class StackSettings(BaseModel):
     audit_data_retention_days: int = Field(default=14, ge=2, le=365)
     athena_bytes_scanned_cutoff: int = Field(default=1024**4, ge=10 * 1024**2)
 
+    # Recovery. PITR keeps every change for this many days (1-35); it also bounds how long an
+    # erased user's data survives in the table's continuous backups. AWS Backup takes a daily and
+    # a monthly backup into a KMS-encrypted, locked vault, kept this many days each (the vault
+    # lock refuses shorter and longer lifecycles); COMPLIANCE locks become immutable after 3 days.
+    pitr_recovery_days: int = Field(default=35, ge=1, le=35)
+    backup_daily_schedule: str = "cron(0 3 * * ? *)"
+    backup_daily_retention_days: int = Field(default=30, ge=7, le=36500)
+    backup_monthly_schedule: str = "cron(0 4 1 * ? *)"
+    backup_monthly_retention_days: int = Field(default=365, ge=28, le=36500)
+    backup_vault_lock: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
+    # The second region (same jurisdiction): S3 replication of raw, processed and reports, a
+    # DynamoDB global table replica, and copies of every backup. None: a single-region stack.
+    residency: str | None = None
+    replica_region: str | None = Field(default=None, pattern=_REGION.pattern)
+    # The restore drill (python -m jobs drill) runs on this schedule: quarterly by default.
+    drill_schedule: str = "cron(0 6 1 1,4,7,10 ? *)"
+
     # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
     alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)
     alarm_email: str | None = Field(default=None, pattern=_EMAIL.pattern)
@@ -158,7 +194,9 @@ class StackSettings(BaseModel):
         # pulumi.Config.get returns structured YAML values as JSON text.
         return json.loads(value) if isinstance(value, str) else value
 
-    @field_validator("ingest_schedule", "reconcile_schedule")
+    @field_validator(
+        "ingest_schedule", "reconcile_schedule", "backup_daily_schedule", "backup_monthly_schedule", "drill_schedule"
+    )
     @classmethod
     def _cron(cls, value: str) -> str:
         if not _CRON.match(value):
@@ -228,12 +266,31 @@ class StackSettings(BaseModel):
             )
         if self.alarm_topic_arn and self.alarm_email:
             raise ValueError(f"set {NAMESPACE}:alarmTopicArn or {NAMESPACE}:alarmEmail, not both")
+        self._check_recovery()
         # S3 keeps an object in STANDARD_IA at least 30 days before a later transition.
         if self.glacier_after_days < self.infrequent_access_after_days + 30:
             raise ValueError(
                 f"{NAMESPACE}:glacierAfterDays must be at least {NAMESPACE}:infrequentAccessAfterDays + 30"
             )
         return self
+
+    def _check_recovery(self) -> None:
+        if self.backup_monthly_retention_days < self.backup_daily_retention_days:
+            raise ValueError(
+                f"{NAMESPACE}:backupMonthlyRetentionDays must be at least {NAMESPACE}:backupDailyRetentionDays"
+            )
+        home = residency_of(self.region)
+        if self.residency is not None and self.residency != home:
+            raise ValueError(f"{REGION_KEY} {self.region} is not in {NAMESPACE}:residency {self.residency}")
+        if self.replica_region is None:
+            return
+        if self.replica_region == self.region:
+            raise ValueError(f"{NAMESPACE}:replicaRegion must differ from {REGION_KEY} ({self.region})")
+        if residency_of(self.replica_region) != home:
+            raise ValueError(
+                f"{NAMESPACE}:replicaRegion {self.replica_region} leaves the stack's residency {home} "
+                f"({REGION_KEY} {self.region}): a second jurisdiction is a second stack"
+            )
 
     # --- derived values the components take -----------------------------------------------
     @property
@@ -252,7 +309,9 @@ class StackSettings(BaseModel):
     def holdings(self) -> DataHoldings:
         """The copies an erasure cannot reach and how long they live (its receipt's figures)."""
         return DataHoldings(
-            point_in_time_recovery_days=self.point_in_time_recovery_days,
+            point_in_time_recovery_days=self.pitr_recovery_days,
+            backup_retention_days=max(self.backup_daily_retention_days, self.backup_monthly_retention_days),
+            replica_region=self.replica_region,
             audit_data_retention_days=self.audit_data_retention_days,
             access_log_retention_days=self.access_log_retention_days,
             log_retention_days=self.log_retention_days,
@@ -290,6 +349,13 @@ class StackSettings(BaseModel):
 
     def access_log_bucket_name(self) -> str:
         return self.bucket_names.get("access-logs") or layout.bucket_name(self.stage, "access-logs")
+
+    @property
+    def erased_data_horizon_days(self) -> int:
+        """How long an erased user's data can survive in backups: the longest of the PITR window
+        and the backups' retention (what an erasure receipt must quote).
+        """
+        return max(self.pitr_recovery_days, self.backup_daily_retention_days, self.backup_monthly_retention_days)
 
     def resource_tags(self) -> dict[str, str]:
         return {"app": layout.APP, "stage": self.stage, **self.tags}

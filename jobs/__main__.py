@@ -12,6 +12,9 @@ import sys
 COMMANDS = {
     "ingest": ("jobs.ingest.cli", "drain the arrival queue (or sweep raw/ with --backfill): extract, write results"),
     "reconcile": ("jobs.reconcile.cli", "check DynamoDB against S3 and write an audit report"),
+    "drill": ("jobs.recovery.cli", "restore the table into a new table, reconcile it, report RPO and RTO"),
+    "rollback": ("jobs.recovery.rollback_cli", "after a bad deploy: put changed items back from a restored table"),
+    "undelete": ("jobs.recovery.undelete", "remove the delete markers a bad role left in a data bucket"),
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
     "documents": ("jobs.documents.cli", "a user's documents, a status queue; delete, restore, legal hold"),
     "erase": ("jobs.erasure.cli", "GDPR erasure of one user: every item, version and marker, with a receipt"),

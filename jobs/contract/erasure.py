@@ -104,6 +104,8 @@ class DataHoldings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     point_in_time_recovery_days: int = Field(default=35, ge=1, le=35)
+    backup_retention_days: int = Field(default=365, ge=1)  # the longest AWS Backup recovery point
+    replica_region: str | None = None  # the second region's replicas (S3, the table)
     audit_data_retention_days: int = Field(default=14, ge=1)
     access_log_retention_days: int = Field(default=365, ge=1)
     log_retention_days: int = Field(default=365, ge=1)
@@ -138,11 +140,16 @@ def holdings(figures: DataHoldings, erased_at: datetime) -> list[Holding]:
     def after(days: float) -> datetime:
         return erased_at + timedelta(days=days)
 
-    return [
+    held = [
         Holding(
             what="the table's point-in-time backups (items as they were before the erasure)",
             until=after(figures.point_in_time_recovery_days),
             why="DynamoDB continuous backups keep every state of the recovery window",
+        ),
+        Holding(
+            what="AWS Backup recovery points of the table (and their copies in the second region)",
+            until=after(figures.backup_retention_days),
+            why="daily and monthly backups in a locked vault, kept their retention",
         ),
         Holding(
             what="the table's stream and the status-event queue (change records with the items)",
@@ -175,6 +182,17 @@ def holdings(figures: DataHoldings, erased_at: datetime) -> list[Holding]:
             why="proof of the erasure; the marker expires after the arrival queue's retention",
         ),
     ]
+    if figures.replica_region:
+        # The table's replica follows (a global table replicates deletes); S3 replication never
+        # replicates the deletion of a version, and this job does not reach the replica buckets.
+        held.append(
+            Holding(
+                what=f"the raw and processed replicas in {figures.replica_region} (every version)",
+                until=None,
+                why="S3 replication does not replicate version deletions: erase them there too, by hand",
+            )
+        )
+    return held
 
 
 class KeptDocument(BaseModel):

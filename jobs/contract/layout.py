@@ -39,6 +39,7 @@ RUNS_PREFIX = "runs/"
 INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
 ERASURE_PREFIX = "erasure/"  # GDPR erasure receipts, one per erasure run
+DRILL_RUNS_PREFIX = f"{RUNS_PREFIX}drill/"  # restore-drill reports: under runs/, so write-once too
 # Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
 WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX, ERASURE_PREFIX)
 # The object tag the lifecycle rules select on; its values are jobs.contract.retention.RetentionClass.
@@ -57,6 +58,18 @@ def table_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-documents-table"
 
 
+DRILL_TABLE_INFIX = "-drill-"
+
+
+def drill_table_prefix(stage: str) -> str:
+    """Tables a restore drill creates start with this: the drill role may write only these, never the live table."""
+    return f"{table_name(stage)}{DRILL_TABLE_INFIX}"
+
+
+def drill_table_name(stage: str, run_id: str) -> str:
+    return f"{drill_table_prefix(stage)}{run_id.lower()}"
+
+
 def status_index_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-documents-status-createdAt-index"
 
@@ -73,6 +86,16 @@ def arrivals_dead_letter_queue_name(stage: str) -> str:
 def bucket_name(stage: str, purpose: str) -> str:
     """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs", "audit-data")."""
     return f"{stage_prefix(stage)}-{purpose}"
+
+
+def replica_bucket_name(stage: str, purpose: str, region: str) -> str:
+    """The replica of a bucket in the stack's second region (bucket names are global, so the region is in it)."""
+    return f"{bucket_name(stage, purpose)}-{region}"
+
+
+def backup_vault_name(stage: str, region: str) -> str:
+    """The stack's AWS Backup vault in `region` (the primary one, or the copies' in the second region)."""
+    return f"{stage_prefix(stage)}-backups-{region}"
 
 
 # --- the audit catalog (reconcile on Athena over S3 Inventory and DynamoDB exports) -----------
@@ -332,3 +355,7 @@ def erasure_receipt_key(user_id: str, run_id: str) -> str:
 
 def erasure_receipts_prefix(user_id: str) -> str:
     return f"{ERASURE_PREFIX}{validate_id(user_id, 'userId')}/"
+
+
+def drill_report_key(run_date: str, run_id: str) -> str:
+    return f"{DRILL_RUNS_PREFIX}{run_date}/{run_id}.json"

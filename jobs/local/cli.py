@@ -1,8 +1,10 @@
-"""`python -m jobs local up | down | status | advance --to DATE`.
+"""`python -m jobs local up | down | status | export-table | advance --to DATE`.
 
-`eval "$(python -m jobs local up)"` configures a shell. `advance --to 2031-12-01` applies the
-table's TTL and the buckets' lifecycle rules as AWS would have by that date (jobs.local.standins;
-the stand-in's clock only moves forward).
+`eval "$(python -m jobs local up)"` configures a shell. `export-table` stands in for DynamoDB's
+table export (DynamoDB Local has none): it prints where it wrote a full export of the stage's
+table, the source `python -m jobs drill` restores from locally. `advance --to 2031-12-01` applies
+the table's TTL and the buckets' lifecycle rules as AWS would have by that date
+(jobs.local.standins; the stand-in's clock only moves forward).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import json
 import sys
 from datetime import UTC, datetime
 
-from jobs.errors import DocuFlowError
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.errors import DocuFlowError, LocalStackError
 from jobs.local import stack, standins
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
@@ -24,7 +28,7 @@ def _date(text: str) -> datetime:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status", "advance"])
+    parser.add_argument("action", choices=["up", "down", "status", "export-table", "advance"])
     parser.add_argument("--to", type=_date, help="advance: the date to move the stage to (YYYY-MM-DD, UTC)")
     args = parser.parse_args(argv)
     if args.action == "advance" and args.to is None:
@@ -51,6 +55,8 @@ def main(argv: list[str]) -> int:
                 stack.state_dir() / stack.STANDINS_DIR / f"{settings.stage}.json",
             )
             print(json.dumps(done.summary(), indent=2))
+        elif args.action == "export-table":
+            print(_export_table())
         else:
             print(json.dumps(stack.status(), indent=2))
     except ValueError as exc:  # bad settings or dates (SettingsError among them)
@@ -60,3 +66,14 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _export_table() -> str:
+    from jobs.local.table_export import export_table
+    from jobs.store.clients import dynamodb_client, s3_client
+
+    settings = JobSettings.from_env()
+    try:
+        return export_table(settings, dynamodb_client(settings), s3_client(settings), stack.REGION)
+    except (BotoCoreError, ClientError) as exc:
+        raise LocalStackError(f"export of {settings.table_name} failed: {exc}") from exc

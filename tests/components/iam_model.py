@@ -204,6 +204,24 @@ def _export(p: Mapping[str, Any], _: Arns) -> list[Permission]:
     ]
 
 
+def _batch_write(p: Mapping[str, Any], arns: Arns) -> list[Permission]:
+    return [Permission("dynamodb:BatchWriteItem", arns.table(name)) for name in p["RequestItems"]]
+
+
+def _pitr_restore(p: Mapping[str, Any], arns: Arns) -> list[Permission]:
+    # Authorized on the source table; DynamoDB then writes the target with the caller's read and
+    # write permissions ("Using IAM with DynamoDB backup and restore"), which the role lists apart.
+    return [Permission("dynamodb:RestoreTableToPointInTime", arns.table(p["SourceTableName"]))]
+
+
+def _backup_restore(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+    # On the recovery point; the role AWS Backup restores with is passed to it (iam:PassRole).
+    return [
+        Permission("backup:StartRestoreJob", p["RecoveryPointArn"]),
+        Permission("iam:PassRole", p["IamRoleArn"], (("iam:PassedToService", "backup.amazonaws.com"),)),
+    ]
+
+
 # Operations whose permissions depend on the answer as well as the request.
 OUTCOME_AWARE: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns, Mapping[str, Any]], list[Permission]]] = {
     ("s3", "GetObject"): _s3_read,
@@ -224,6 +242,16 @@ OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permi
     ("dynamodb", "Scan"): _table_or_index("dynamodb:Scan"),
     ("dynamodb", "DescribeTable"): _table_or_index("dynamodb:DescribeTable"),
     ("dynamodb", "TransactWriteItems"): _transact_write,
+    ("dynamodb", "BatchWriteItem"): _batch_write,
+    ("dynamodb", "CreateTable"): _table_or_index("dynamodb:CreateTable"),
+    ("dynamodb", "DeleteTable"): _table_or_index("dynamodb:DeleteTable"),
+    ("dynamodb", "DeleteItem"): _table_or_index("dynamodb:DeleteItem"),
+    ("dynamodb", "DescribeContinuousBackups"): _table_or_index("dynamodb:DescribeContinuousBackups"),
+    ("dynamodb", "RestoreTableToPointInTime"): _pitr_restore,
+    # AWS Backup's list and describe calls have no resource type in IAM.
+    ("backup", "ListRecoveryPointsByResource"): lambda p, _: [Permission("backup:ListRecoveryPointsByResource", "*")],
+    ("backup", "StartRestoreJob"): _backup_restore,
+    ("backup", "DescribeRestoreJob"): lambda p, _: [Permission("backup:DescribeRestoreJob", "*")],
     ("dynamodb", "ExportTableToPointInTime"): _export,
     ("dynamodb", "DescribeExport"): lambda p, _: [Permission("dynamodb:DescribeExport", p["ExportArn"])],
     ("textract", "AnalyzeExpense"): _textract("textract:AnalyzeExpense", "Document"),
