@@ -2,23 +2,18 @@
 
 Derived, never hand-listed twice: the inventory's columns come from one table of the fields the
 configuration asks S3 for (name in the configuration, column in the Parquet report, Hive type),
-and the export table's `item` struct from the contract's DocumentItem (its fields and the derived
-key attributes, as DynamoDB JSON: `{"S": …}`, `{"N": …}`, `{"L": [...]}`). Table locations and
-partition projection follow the layouts AWS writes (S3 Inventory's `hive/dt=…` symlinks; a
+and the export table's `item` struct from the contract (`jobs.contract.audit.item_image`: the
+DocumentItem fields and the derived key attributes as DynamoDB JSON). Table locations and partition
+projection follow the layouts AWS writes (S3 Inventory's `hive/dt=…` symlinks; a
 DynamoDB export's `AWSDynamoDB/<exportId>/data/`); the names come from jobs.contract.layout.
 """
 
 from __future__ import annotations
 
-import types
-import typing
 from dataclasses import dataclass
-from datetime import date, datetime
-from decimal import Decimal
-from enum import Enum
-from typing import Any
 
-from jobs.contract import DocumentItem, layout
+from jobs.contract import layout
+from jobs.contract.audit import hive, item_image
 
 
 @dataclass(frozen=True)
@@ -88,31 +83,11 @@ def inventory_table(name: str, audit_bucket: str, source_bucket: str) -> GlueTab
     )
 
 
-def _dynamodb_type(annotation: Any) -> str:
-    """The DynamoDB JSON of a DocumentItem field (as DocumentItem.to_item writes it), in Hive."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        (annotation,) = args  # Optional[X]: the attribute is absent when None
-        args = list(typing.get_args(annotation))
-    if typing.get_origin(annotation) is list:
-        return f"struct<l:array<{_dynamodb_type(args[0])}>>"
-    if annotation in (int, Decimal):
-        return "struct<n:string>"
-    if annotation is bool:
-        return "struct<bool:boolean>"
-    if annotation in (str, datetime, date) or (isinstance(annotation, type) and issubclass(annotation, Enum)):
-        return "struct<s:string>"
-    raise TypeError(f"no DynamoDB JSON type for {annotation!r}: extend components.catalog._dynamodb_type")
-
-
 def export_item_type() -> str:
-    """The `item` column: every contract attribute of the item, names lowercased (Hive's way;
-    the JSON SerDe matches keys case-insensitively), derived from DocumentItem.
+    """The `item` column: every contract attribute of the item (jobs.contract.audit.item_image,
+    the same struct the change log's images have), names lowercased.
     """
-    keys = dict.fromkeys((layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR), "struct<s:string>")
-    keys[layout.TTL_ATTR] = "struct<n:string>"
-    fields = {name: _dynamodb_type(field.annotation) for name, field in DocumentItem.model_fields.items()}
-    return "struct<" + ",".join(f"{name.lower()}:{hive}" for name, hive in {**keys, **fields}.items()) + ">"
+    return hive(item_image())
 
 
 def export_table(name: str, audit_bucket: str) -> GlueTable:

@@ -147,7 +147,7 @@ class DocumentBuckets(pulumi.ComponentResource):
             bucket = self._kms_bucket(
                 spec.purpose,
                 spec.name,
-                rules=spec.lifecycle.rules(spec.prefix),
+                rules=spec.lifecycle_rules(),
                 policy=lambda arn, spec=spec: json_document(
                     policies.data_bucket_policy,
                     bucket_arn=arn,

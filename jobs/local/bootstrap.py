@@ -93,7 +93,7 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
     )
     client.put_bucket_lifecycle_configuration(
         Bucket=spec.name,
-        LifecycleConfiguration={"Rules": spec.lifecycle.rules(spec.prefix)},  # type: ignore[typeddict-item]
+        LifecycleConfiguration={"Rules": spec.lifecycle_rules()},  # type: ignore[typeddict-item]
     )
     if spec.object_lock:
         # The stack's default retention, so a local report is as immutable as one on AWS.

@@ -1,4 +1,7 @@
-"""`python -m jobs local up | down | status`; `eval "$(python -m jobs local up)"` configures a shell."""
+"""`python -m jobs local up | down | status | flush-audit`; `eval "$(python -m jobs local up)"` configures a shell.
+
+`flush-audit` makes the audit stand-in deliver the change log now (it buffers like Firehose).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from jobs.settings import JobSettings
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.add_argument("action", choices=["up", "down", "status", "flush-audit"])
     args = parser.parse_args(argv)
     try:
         if args.action == "up":
@@ -27,6 +30,8 @@ def main(argv: list[str]) -> int:
         elif args.action == "down":
             stopped = stack.down()
             print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
+        elif args.action == "flush-audit":
+            print(json.dumps(stack.flush_audit(), indent=2))
         else:
             print(json.dumps(stack.status(), indent=2))
     except DocuFlowError as exc:

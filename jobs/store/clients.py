@@ -21,6 +21,7 @@ from jobs.store.call_recording import attach
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_textract import TextractClient
@@ -57,6 +58,11 @@ def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
     return _client("dynamodb", settings, **kwargs)
+
+
+def streams_client(settings: JobSettings, **kwargs: Any) -> DynamoDBStreamsClient:
+    """DynamoDB Streams (its endpoint variable is AWS_ENDPOINT_URL_DYNAMODB_STREAMS)."""
+    return _client("dynamodbstreams", settings, **kwargs)
 
 
 def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:

@@ -10,6 +10,7 @@ import pytest
 from components import catalog, policies
 from components.settings import StackSettings
 from jobs.contract import DocumentItem, layout
+from jobs.contract.audit import dynamodb_json, hive
 from tests.components.program import ACCOUNT, REGION, ProgramRun, as_list, catalog_grants, stack_config
 
 AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)
@@ -134,5 +135,5 @@ def test_export_item_type_is_derived_from_the_contract() -> None:
 
 def test_an_attribute_type_the_catalog_cannot_render_fails_loudly() -> None:
     with pytest.raises(TypeError, match="no DynamoDB JSON type"):
-        catalog._dynamodb_type(dict[str, int])
-    assert catalog._dynamodb_type(datetime | None) == "struct<s:string>"
+        dynamodb_json(dict[str, int])
+    assert hive(dynamodb_json(datetime | None)) == "struct<s:string>"
