@@ -14,6 +14,7 @@ COMMANDS = {
     "reconcile": ("jobs.reconcile.cli", "check DynamoDB against S3 and write an audit report"),
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
     "documents": ("jobs.documents.cli", "dashboard queries: a user's documents, a status queue"),
+    "audit": ("jobs.audit.cli", "the audit trail: a document's history, what an actor changed"),
     "demo": ("jobs.demo.cli", "seed a deterministic demo corpus into raw/"),
     "local": ("jobs.local.cli", "start, stop or inspect the embedded local AWS stack"),
 }

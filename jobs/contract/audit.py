@@ -30,7 +30,7 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer
 
 from jobs.contract import layout
 from jobs.contract.actors import TTL_PRINCIPAL
@@ -176,6 +176,10 @@ class AuditRecord(BaseModel):
     changed: list[str]
     deliveries: int  # copies of this record in the log (the Pipe delivers at least once)
     anomaly: str | None = None
+
+    @field_serializer("time")
+    def _contract_time(self, value: datetime) -> str:
+        return layout.format_ts(value)
 
     @classmethod
     def from_row(cls, row: dict[str, str | None]) -> AuditRecord:

@@ -234,7 +234,8 @@ def parse_status_pk(gsi1pk: str) -> str:
 
 
 # --- timestamps ----------------------------------------------------------------------------
-_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+TS_PATTERN = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"  # what format_ts writes
+_TS_RE = re.compile(f"^{TS_PATTERN}$")
 
 
 def format_ts(moment: datetime) -> str:

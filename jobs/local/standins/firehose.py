@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from jobs.audit.schema import changes_schema
 from jobs.contract import layout
 from jobs.contract.audit import Array, HiveType, Struct, stream_record
 
@@ -44,26 +45,6 @@ logger = logging.getLogger(__name__)
 BUFFER_BYTES = 64 * 1024 * 1024
 BUFFER_SECONDS = 60.0
 ERROR_CODE = "DataFormatConversion.MalformedData"
-
-_PRIMITIVES: dict[str, pa.DataType] = {
-    "string": pa.string(),
-    "double": pa.float64(),
-    "bigint": pa.int64(),
-    "boolean": pa.bool_(),
-}
-
-
-def arrow_type(t: HiveType) -> pa.DataType:
-    """The Arrow type Parquet stores for a Hive type (names lowercased, as Glue has them)."""
-    if isinstance(t, str):
-        return _PRIMITIVES[t]
-    if isinstance(t, Array):
-        return pa.list_(arrow_type(t.element))
-    return pa.struct([pa.field(name.lower(), arrow_type(inner)) for name, inner in t.fields])
-
-
-def arrow_schema(record: Struct) -> pa.Schema:
-    return pa.schema([pa.field(name.lower(), arrow_type(t)) for name, t in record.fields])
 
 
 class ConversionError(ValueError):
@@ -138,7 +119,7 @@ class FirehoseStandIn:
         self._buffer_seconds = buffer_seconds
         self._clock = clock
         self._schema = stream_record()
-        self._arrow = arrow_schema(self._schema)
+        self._arrow = changes_schema(self._schema)
         self._buffer = _Buffer()
         self._lock = threading.Lock()
         self.delivered = Delivered()

@@ -12,12 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 from botocore.exceptions import ClientError
 
+from jobs.audit.schema import changes_schema
 from jobs.contract import DocumentItem, Status, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.audit import stream_record
 from jobs.errors import S3ObjectExistsError
 from jobs.local.standins.audit_pipe import StagePipe
-from jobs.local.standins.firehose import ConversionError, arrow_schema, convert
+from jobs.local.standins.firehose import ConversionError, convert
 from jobs.observability import CallMetrics
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
@@ -54,7 +55,7 @@ def _rows(stack) -> list[dict]:
     for key in _objects(stack, layout.AUDIT_CHANGES_PREFIX):
         body = s3.get_object(Bucket=stack.settings.audit_bucket, Key=key)["Body"].read()
         table = pq.read_table(io.BytesIO(body))
-        assert table.schema == arrow_schema(stream_record())
+        assert table.schema == changes_schema()
         rows += table.to_pylist()
     return rows
 

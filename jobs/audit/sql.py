@@ -1,0 +1,130 @@
+"""The audit questions in Trino SQL: what Athena runs over the Glue table, and DuckDB (translated by
+sqlglot) over the local log's Parquet files. Pure: text in, text out.
+
+One relation is read: the change log (`jobs.contract.audit.stream_record` columns plus the `dt`
+partition). `records()` turns its stream records into the auditor's view, one row per eventID
+however often the Pipe delivered it (`deliveries` counts the copies): userId and documentId from
+the item, the actor (the new version's `updatedBy`; for a removal the service identity of a TTL
+deletion, else the removed version's `updatedBy`), the version written (or removed), the status
+before and after, the contract attributes whose values differ between the two images, the time
+(the new version's `updatedAt`, the stream's time for a removal) and, when the record is not an
+ordinary change of a document item, the anomaly (`jobs.contract.audit.Anomaly`). The questions
+select `RECORD_COLUMNS` as text, in that order, so both engines hand back the same strings.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from jobs.contract import layout
+from jobs.contract.actors import TTL_PRINCIPAL
+from jobs.contract.audit import (
+    CHANGE_ATTRIBUTES,
+    EVENT_NAMES,
+    REMOVE,
+    TTL_ACTOR,
+    TTL_IDENTITY_TYPE,
+    Anomaly,
+)
+from jobs.reconcile.sql import lit
+
+# Trino's date_format: microseconds and a Z, what DuckDB's strftime writes too.
+TIME_FORMAT = "%Y-%m-%dT%H:%i:%s.%fZ"
+_TS = lit(r"\A" + layout.TS_PATTERN + r"\z")
+# Firehose names a record's partition by its arrival; a record reaches the log within the Pipe's
+# retries (the stream keeps records 24 hours), so a time window reads its days and two more.
+DELIVERY_SLACK = timedelta(days=2)
+
+
+def _prefix(build: object) -> str:
+    """The literal part of a key the layout builds (`USER#`), from the builder itself."""
+    return build("x").removesuffix("x")  # type: ignore[operator]
+
+
+def _changed() -> str:
+    checks = ", ".join(
+        f"CASE WHEN r.oldimage.{a.lower()} IS DISTINCT FROM r.newimage.{a.lower()} THEN {lit(a)} END"
+        for a in CHANGE_ATTRIBUTES
+    )
+    return f"filter(ARRAY[{checks}], x -> x IS NOT NULL)"
+
+
+def _anomaly() -> str:
+    written = f"r.eventname <> {lit(REMOVE)}"
+
+    def image(path: str) -> str:  # the image the change is about: the new one, the old for a removal
+        return f"CASE WHEN {written} THEN r.newimage.{path} ELSE r.oldimage.{path} END"
+
+    cases = [
+        (f"r.eventname IS NULL OR r.eventname NOT IN ({', '.join(map(lit, EVENT_NAMES))})", Anomaly.UNKNOWN_EVENT),
+        (
+            f"NOT (starts_with(coalesce(r.pk, ''), {lit(_prefix(layout.user_pk))})"
+            f" AND starts_with(coalesce(r.sk, ''), {lit(_prefix(layout.document_sk))}))",
+            Anomaly.KEYS_OUTSIDE_LAYOUT,
+        ),
+        (f"({image('userid.s')}) IS NULL OR ({image('documentid.s')}) IS NULL", Anomaly.NO_IDS),
+        (f"TRY_CAST({image('version.n')} AS bigint) IS NULL", Anomaly.NO_VERSION),
+        (f"{written} AND r.newimage.updatedby.s IS NULL", Anomaly.NO_ACTOR),
+        (f"{written} AND NOT regexp_like(coalesce(r.newimage.updatedat.s, ''), {_TS})", Anomaly.BAD_TIME),
+    ]
+    return "CASE " + " ".join(f"WHEN {test} THEN {lit(text)}" for test, text in cases) + " END"
+
+
+def records(relation: str, where: str = "") -> str:
+    """CTEs `copies` and `records` over `relation` (a table or a parenthesised subquery)."""
+    removal = f"r.eventname = {lit(REMOVE)}"
+    ttl = f"r.identitytype = {lit(TTL_IDENTITY_TYPE)} AND r.principal = {lit(TTL_PRINCIPAL)}"
+    return f"""copies AS (
+  SELECT c.eventid, c.eventname, c.dynamodb.sequencenumber AS seq, c.dynamodb.approximatecreationdatetime AS streamtime,
+         c.dynamodb.keys.pk.s AS pk, c.dynamodb.keys.sk.s AS sk, c.dynamodb.newimage AS newimage,
+         c.dynamodb.oldimage AS oldimage, c.useridentity.type AS identitytype, c.useridentity.principalid AS principal,
+         row_number() OVER (PARTITION BY c.eventid ORDER BY c.dynamodb.sequencenumber) AS copy,
+         count(*) OVER (PARTITION BY c.eventid) AS deliveries
+  FROM {relation} c {where}
+),
+records AS (
+  SELECT r.eventid, r.seq, r.eventname, r.deliveries,
+         coalesce(r.newimage.userid.s, r.oldimage.userid.s) AS userid,
+         coalesce(r.newimage.documentid.s, r.oldimage.documentid.s) AS documentid,
+         coalesce(r.newimage.createdat.s, r.oldimage.createdat.s) AS generation,
+         CASE WHEN {removal} AND {ttl} THEN {lit(TTL_ACTOR)}
+              WHEN {removal} THEN r.oldimage.updatedby.s ELSE r.newimage.updatedby.s END AS actor,
+         TRY_CAST(r.newimage.version.n AS bigint) AS newversion,
+         TRY_CAST(r.oldimage.version.n AS bigint) AS oldversion,
+         r.newimage.updatedat.s AS newupdatedat, r.oldimage.updatedat.s AS oldupdatedat,
+         r.oldimage.status.s AS statusbefore, r.newimage.status.s AS statusafter,
+         CASE WHEN NOT {removal} AND regexp_like(coalesce(r.newimage.updatedat.s, ''), {_TS})
+              THEN from_iso8601_timestamp(r.newimage.updatedat.s) ELSE from_unixtime(r.streamtime) END AS at,
+         {_changed()} AS changed,
+         {_anomaly()} AS anomaly
+  FROM copies r WHERE r.copy = 1
+)"""
+
+
+# The auditor's columns (jobs.contract.audit.RECORD_COLUMNS, in order), as text.
+_SELECTED = f"""eventid, seq, eventname, date_format(at, {lit(TIME_FORMAT)}), userid, documentid, actor,
+  CAST(CASE WHEN eventname = {lit(REMOVE)} THEN oldversion ELSE newversion END AS varchar), statusbefore, statusafter,
+  array_join(changed, ','), CAST(deliveries AS varchar), anomaly"""
+_TIMELINE = f"""generation NULLS LAST, coalesce(newversion, oldversion),
+  CASE WHEN eventname = {lit(REMOVE)} THEN 1 ELSE 0 END, lpad(seq, 40, '0')"""
+
+
+def history(relation: str, user_id: str, document_id: str) -> str:
+    """One document's timeline, oldest first: generations (a new item after a removal starts a
+    new one) by creation, then version, a removal after the version it removed.
+    """
+    where = f"userid = {lit(user_id)} AND documentid = {lit(document_id)}"
+    return f"WITH {records(relation)}\nSELECT {_SELECTED}\nFROM records WHERE {where}\nORDER BY {_TIMELINE}"
+
+
+def by_actor(relation: str, actor: str, since: datetime, until: datetime) -> str:
+    """What `actor` changed in [since, until), in time order (only the delivery days that can
+    hold such records are read: Athena prunes the other partitions).
+    """
+    days = (
+        f"c.{layout.AUDIT_PARTITION} BETWEEN {lit(f'{since:%Y-%m-%d}')} AND {lit(f'{until + DELIVERY_SLACK:%Y-%m-%d}')}"
+    )
+    start, end = (f"from_iso8601_timestamp({lit(layout.format_ts(t))})" for t in (since, until))
+    where = f"actor = {lit(actor)} AND at >= {start} AND at < {end}"
+    body = f"SELECT {_SELECTED}\nFROM records WHERE {where}\nORDER BY at, eventid"
+    return f"WITH {records(relation, 'WHERE ' + days)}\n{body}"
