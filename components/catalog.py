@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.contract import layout
-from jobs.contract.audit import hive, item_image
+from jobs.contract.audit import glue_columns, hive, item_image
 
 
 @dataclass(frozen=True)
@@ -118,3 +118,103 @@ def audit_tables(audit_bucket: str, source_buckets: dict[str, str]) -> list[Glue
         *(inventory_table(layout.GLUE_INVENTORY_TABLES[p], audit_bucket, b) for p, b in source_buckets.items()),
         export_table(layout.GLUE_EXPORT_TABLE, audit_bucket),
     ]
+
+
+# --- the audit trail's tables (components/audit_trail.py) -------------------------------------
+PARQUET_INPUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+PARQUET_OUTPUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+CLOUDTRAIL_INPUT = "com.amazon.emr.cloudtrail.CloudTrailInputFormat"
+HCATALOG_JSON_SERDE = "org.apache.hive.hcatalog.data.JsonSerDe"
+# The oldest delivery day a projected partition may name.
+TRAIL_SINCE = "2026-01-01"
+
+
+def changes_table(name: str, audit_bucket: str) -> GlueTable:
+    """The change log: Firehose converts each stream record against these columns (the contract's
+    `stream_record`) and writes Parquet under `changes/dt=<day>/`; Athena reads the same table,
+    one projected `dt` partition per delivery day.
+    """
+    root = f"s3://{audit_bucket}/{layout.AUDIT_CHANGES_PREFIX}"
+    day = layout.AUDIT_PARTITION
+    return GlueTable(
+        name=name,
+        columns=glue_columns(),
+        partition_keys=((day, "string"),),
+        location=root,
+        input_format=PARQUET_INPUT,
+        output_format=PARQUET_OUTPUT,
+        serde=PARQUET_SERDE,
+        parameters={
+            "EXTERNAL": "TRUE",
+            "classification": "parquet",
+            "projection.enabled": "true",
+            f"projection.{day}.type": "date",
+            f"projection.{day}.format": "yyyy-MM-dd",
+            f"projection.{day}.range": f"{TRAIL_SINCE},NOW",
+            f"projection.{day}.interval": "1",
+            f"projection.{day}.interval.unit": "DAYS",
+            "storage.location.template": f"{root}{day}=${{{day}}}/",
+        },
+    )
+
+
+# The columns of a CloudTrail log record an auditor reads (Athena's documented CloudTrail table,
+# the fields of S3 data events); CloudTrail writes more, which the SerDe skips.
+ACCESS_COLUMNS = (
+    ("eventversion", "string"),
+    (
+        "useridentity",
+        "struct<type:string,principalid:string,arn:string,accountid:string,invokedby:string,"
+        "accesskeyid:string,username:string,sessioncontext:struct<attributes:struct<"
+        "mfaauthenticated:string,creationdate:string>,sessionissuer:struct<type:string,"
+        "principalid:string,arn:string,accountid:string,username:string>,sourceidentity:string>>",
+    ),
+    ("eventtime", "string"),
+    ("eventsource", "string"),
+    ("eventname", "string"),
+    ("awsregion", "string"),
+    ("sourceipaddress", "string"),
+    ("useragent", "string"),
+    ("errorcode", "string"),
+    ("errormessage", "string"),
+    ("requestparameters", "string"),
+    ("responseelements", "string"),
+    ("additionaleventdata", "string"),
+    ("requestid", "string"),
+    ("eventid", "string"),
+    ("readonly", "string"),
+    ("resources", "array<struct<arn:string,accountid:string,type:string>>"),
+    ("eventtype", "string"),
+    ("recipientaccountid", "string"),
+    ("sharedeventid", "string"),
+    ("vpcendpointid", "string"),
+    ("eventcategory", "string"),
+    ("tlsdetails", "struct<tlsversion:string,ciphersuite:string,clientprovidedhostheader:string>"),
+)
+
+
+def access_table(name: str, trail_bucket: str, account_id: str, region: str) -> GlueTable:
+    """The access trail: CloudTrail's log files of our data events, under
+    `AWSLogs/<account>/CloudTrail/<region>/yyyy/MM/dd/`, one projected `timestamp` partition a day.
+    """
+    root = f"s3://{trail_bucket}/AWSLogs/{account_id}/CloudTrail/{region}/"
+    return GlueTable(
+        name=name,
+        columns=ACCESS_COLUMNS,
+        partition_keys=(("timestamp", "string"),),
+        location=root,
+        input_format=CLOUDTRAIL_INPUT,
+        output_format=IGNORE_KEY_OUTPUT,
+        serde=HCATALOG_JSON_SERDE,
+        parameters={
+            "EXTERNAL": "TRUE",
+            "classification": "cloudtrail",
+            "projection.enabled": "true",
+            "projection.timestamp.type": "date",
+            "projection.timestamp.format": "yyyy/MM/dd",
+            "projection.timestamp.range": f"{TRAIL_SINCE.replace('-', '/')},NOW",
+            "projection.timestamp.interval": "1",
+            "projection.timestamp.interval.unit": "DAYS",
+            "storage.location.template": root + "${timestamp}",
+        },
+    )

@@ -54,8 +54,9 @@ def _athena(run: ProgramRun) -> bool:
 
 def _buckets(run: ProgramRun) -> list[str]:
     names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
-    # raw, processed, reports, access logs; and the audit data when the Athena engine is on.
-    assert len(names) == 4 + _athena(run), names
+    # raw, processed, reports, access logs, the audit trail's two; and the audit data when the
+    # Athena engine is on.
+    assert len(names) == 6 + _athena(run), names
     return names
 
 
@@ -152,7 +153,7 @@ def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
     for (rec,) in logging.values():
         assert rec.inputs["targetBucket"] == log_bucket
         prefixes.add(rec.inputs["targetPrefix"])
-    assert len(prefixes) == 3 + _athena(every_stack)
+    assert len(prefixes) == 5 + _athena(every_stack)
 
 
 def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack: ProgramRun) -> None:
@@ -171,14 +172,15 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
         assert any(r.get("expiration", {}).get("days") for r in rules)
 
 
-def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
+def test_s3_object_lock_on_reports_and_the_audit_trail(every_stack: ProgramRun) -> None:
     locks = _by_bucket(every_stack, "lock")
-    (reports,) = [n for n in _buckets(every_stack) if n.endswith("reports")]
-    assert set(locks) == {reports}
-    (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == reports]
-    assert bucket.inputs["objectLockEnabled"] is True
-    retention = locks[reports][0].inputs["rule"]["defaultRetention"]
-    assert retention["mode"] in ("GOVERNANCE", "COMPLIANCE") and retention["days"] >= 1
+    locked = {n for n in _buckets(every_stack) if n.endswith(("reports", layout.AUDIT_LOG, layout.ACCESS_TRAIL))}
+    assert set(locks) == locked and len(locked) == 3
+    for name in locked:
+        (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == name]
+        assert bucket.inputs["objectLockEnabled"] is True
+        retention = locks[name][0].inputs["rule"]["defaultRetention"]
+        assert retention["mode"] in ("GOVERNANCE", "COMPLIANCE") and retention["days"] >= 1
 
 
 # --- ECS -----------------------------------------------------------------------------------
@@ -242,7 +244,7 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    assert len(role_policies) == 6
+    assert len(role_policies) == 8  # + the audit trail's Pipe and delivery stream
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -282,7 +284,7 @@ def test_kms_rotation(every_stack: ProgramRun) -> None:
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == 3
+    assert len(groups) == 4  # three jobs and the change log's delivery errors
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
@@ -329,6 +331,6 @@ def test_every_resource_belongs_to_a_docuflow_component(every_stack: ProgramRun)
 
 def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None:
     stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])]
-    assert len(stateful) == 6 + _athena(every_stack)
+    assert len(stateful) == 8 + _athena(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]
