@@ -80,12 +80,22 @@ def _ocr(r: dict[str, Any]) -> Iterator[Row]:
         ]
 
 
+def _audit(r: dict[str, Any]) -> Iterator[Row]:
+    yield [
+        f"audit log stand-in, {r['changes']:,} changes",
+        f"{r['standIn']['recordsPerSecond']:,} records/s (writer alone {r['writerRecordsPerSecond']:,})",
+        f"{r['standInOverBaseline']:.2f} x the bare stream read ({r['baseline']['recordsPerSecond']:,} records/s)",
+        "-",
+    ]
+
+
 SECTIONS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
     "ingest": _ingest,
     "requests": _requests,
     "extract": _extract,
     "reconcile": _reconcile,
     "ocr": _ocr,
+    "audit": _audit,
 }
 
 

@@ -30,6 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from jobs.contract import layout
 from jobs.errors import DocuFlowError, StoreResourceMissingError, StreamPositionLostError
 from jobs.local.standins.firehose import BUFFER_SECONDS, FirehoseStandIn
@@ -131,9 +133,7 @@ class StagePipe:
             records, iterator = stream.read(iterator)
             for start in range(0, len(records), BATCH):
                 batch = records[start : start + BATCH]
-                self.firehose.put_record_batch(
-                    [json.dumps(pipe_event(r, stream.arn), default=str).encode() for r in batch]
-                )
+                self.firehose.put_record_batch([orjson.dumps(pipe_event(r, stream.arn), default=str) for r in batch])
                 last = (batch[-1].get("dynamodb") or {}).get("SequenceNumber")
                 if last:
                     self._positions[shard.shard_id] = last

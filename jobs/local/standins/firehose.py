@@ -24,10 +24,12 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -51,25 +53,49 @@ class ConversionError(ValueError):
     """A value that does not fit its column (Firehose: the record is a conversion failure)."""
 
 
-def convert(value: Any, t: HiveType, path: str = "$") -> Any:
-    """`value` (parsed JSON) as a row value of type `t`, or ConversionError naming where it fails."""
-    if value is None:
-        return None
+Convert = Callable[[Any], Any]
+
+
+def converter(t: HiveType, path: str = "$") -> Convert:
+    """A function turning a parsed JSON value into a row value of type `t`, or raising
+    ConversionError naming where it does not fit (built once per schema: one is called per record).
+    """
     if isinstance(t, Struct):
-        if not isinstance(value, dict):
-            raise ConversionError(f"{path}: expected an object, got {type(value).__name__}")
-        given = {str(k).lower(): v for k, v in value.items()}
-        return {name.lower(): convert(given.get(name.lower()), inner, f"{path}.{name}") for name, inner in t.fields}
+        fields = [(name.lower(), converter(inner, f"{path}.{name}")) for name, inner in t.fields]
+
+        def struct(value: Any) -> Any:
+            if value is None:
+                return None
+            if not isinstance(value, dict):
+                raise ConversionError(f"{path}: expected an object, got {type(value).__name__}")
+            given = {str(k).lower(): v for k, v in value.items()}
+            return {name: convert(given.get(name)) for name, convert in fields}
+
+        return struct
     if isinstance(t, Array):
-        if not isinstance(value, list):
-            raise ConversionError(f"{path}: expected an array, got {type(value).__name__}")
-        return [convert(v, t.element, f"{path}[{i}]") for i, v in enumerate(value)]
-    return _primitive(value, t, path)
+        element = converter(t.element, f"{path}[]")
+
+        def array(value: Any) -> Any:
+            if value is None:
+                return None
+            if not isinstance(value, list):
+                raise ConversionError(f"{path}: expected an array, got {type(value).__name__}")
+            return [element(v) for v in value]
+
+        return array
+    if t == "string":
+        return lambda value: value if value is None or type(value) is str else _primitive(value, t, path)
+    return lambda value: None if value is None else _primitive(value, t, path)
+
+
+def convert(value: Any, t: HiveType) -> Any:
+    """`value` as a row value of type `t` (one-off; the delivery stream keeps its converter)."""
+    return converter(t)(value)
 
 
 def _primitive(value: Any, t: str, path: str) -> Any:
     if t == "string" and isinstance(value, str | int | float) and not isinstance(value, bool):
-        return str(value)
+        return value if isinstance(value, str) else str(value)
     if t == "boolean" and isinstance(value, bool):
         return value
     if t in ("double", "bigint") and not isinstance(value, bool | dict | list):
@@ -119,6 +145,7 @@ class FirehoseStandIn:
         self._buffer_seconds = buffer_seconds
         self._clock = clock
         self._schema = stream_record()
+        self._convert = converter(self._schema)
         self._arrow = changes_schema(self._schema)
         self._buffer = _Buffer()
         self._lock = threading.Lock()
@@ -134,8 +161,8 @@ class FirehoseStandIn:
             for data in records:
                 buffer.size += len(data)
                 try:
-                    buffer.rows.append(convert(json.loads(data), self._schema))
-                except (ConversionError, ValueError) as exc:
+                    buffer.rows.append(self._convert(orjson.loads(data)))
+                except (ConversionError, orjson.JSONDecodeError) as exc:
                     buffer.errors.append(_failure(data, str(exc), now))
             self.delivered.seconds += time.perf_counter() - started
 
