@@ -370,9 +370,15 @@ def ingest_task_policy(
 
 
 def _reconcile_statements(
-    table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+    table_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    reports_bucket_arn: str,
+    key_arn: str,
+    audit_log_bucket_arn: str | None = None,
 ) -> list[Statement]:
     return [
+        *(_audit_log_statements(audit_log_bucket_arn) if audit_log_bucket_arn else []),
         # Reconcile lists the whole data buckets, so objects outside the layout are found too;
         # listing reveals keys only. It reads result.json (--deep) but never a raw document.
         statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
@@ -386,6 +392,15 @@ def _reconcile_statements(
             [objects(reports_bucket_arn, layout.RECONCILIATION_PREFIX)],
         ),
         _use_data_key(key_arn),
+    ]
+
+
+def _audit_log_statements(audit_log_bucket_arn: str) -> list[Statement]:
+    """--audit-log: list and read the change log and its conversion failures (docs/audit.md)."""
+    prefixes = [layout.AUDIT_CHANGES_PREFIX, layout.AUDIT_ERRORS_PREFIX]
+    return [
+        _list_prefixes("ListAuditLog", audit_log_bucket_arn, prefixes),
+        statement("ReadAuditLog", ["s3:GetObject"], [objects(audit_log_bucket_arn, p) for p in prefixes]),
     ]
 
 
@@ -444,15 +459,19 @@ def reconcile_task_policy(
     reports_bucket_arn: str,
     key_arn: str,
     catalog: CatalogArns | None = None,
+    audit_log_bucket_arn: str | None = None,
 ) -> Policy:
     """The audit: read the table and both data buckets; write only its own report.
 
     With `catalog` (docuflow:reconcileEngine athena): export the table for the run's point in
     time, and run the rules as Athena queries in the stack's workgroup over the Glue tables of the
-    inventories and exports.
+    inventories and exports. With `audit_log_bucket_arn` (the polars engine's nightly runs
+    `--audit-log`): read the change log to check its completeness.
     """
     return document(
-        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
+        *_reconcile_statements(
+            table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn, audit_log_bucket_arn
+        ),
         *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
     )
 
@@ -466,6 +485,7 @@ def repair_task_policy(
     key_arn: str,
     arrivals_queue_arn: str,
     catalog: CatalogArns | None = None,
+    audit_log_bucket_arn: str | None = None,
 ) -> Policy:
     """The audit plus its safe repairs: read an item again and put it back conditionally
     (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
@@ -474,7 +494,9 @@ def repair_task_policy(
     only while the object is as the finding says).
     """
     return document(
-        *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
+        *_reconcile_statements(
+            table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn, audit_log_bucket_arn
+        ),
         *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),

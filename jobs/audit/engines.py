@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import duckdb
+import polars as pl
 import pyarrow as pa
 
 from jobs.audit.log import ChangeLog
@@ -62,6 +63,13 @@ class DuckAudit:
     def register(self, name: str, table: pa.Table) -> None:
         """Another relation the SQL reads (the reconcile's items)."""
         self.con.register(name, table)
+
+    def frame(self, trino_sql: str) -> pl.DataFrame:
+        """The answer with its types (the reconcile's rule renders typed evidence)."""
+        try:
+            return pl.from_arrow(self.con.sql(to_duckdb(trino_sql)).to_arrow_table())  # type: ignore[return-value]
+        except duckdb.Error as exc:
+            raise AuditQueryError(f"the audit query failed on DuckDB: {exc}") from exc
 
     def rows(self, trino_sql: str) -> list[Row]:
         try:

@@ -26,6 +26,7 @@ from jobs.contract.audit import (
     TTL_IDENTITY_TYPE,
     Anomaly,
 )
+from jobs.reconcile.findings import Code
 from jobs.reconcile.sql import lit
 
 # Trino's date_format: microseconds and a Z, what DuckDB's strftime writes too.
@@ -83,7 +84,7 @@ def records(relation: str, where: str = "") -> str:
   FROM {relation} c {where}
 ),
 records AS (
-  SELECT r.eventid, r.seq, r.eventname, r.deliveries,
+  SELECT r.eventid, r.seq, r.eventname, r.deliveries, r.pk, r.sk,
          coalesce(r.newimage.userid.s, r.oldimage.userid.s) AS userid,
          coalesce(r.newimage.documentid.s, r.oldimage.documentid.s) AS documentid,
          coalesce(r.newimage.createdat.s, r.oldimage.createdat.s) AS generation,
@@ -128,3 +129,64 @@ def by_actor(relation: str, actor: str, since: datetime, until: datetime) -> str
     where = f"actor = {lit(actor)} AND at >= {start} AND at < {end}"
     body = f"SELECT {_SELECTED}\nFROM records WHERE {where}\nORDER BY at, eventid"
     return f"WITH {records(relation, 'WHERE ' + days)}\n{body}"
+
+
+# --- completeness (the reconcile's rule: jobs/reconcile/audit_rule.py) ---------------------------
+def completeness(changes: str, items: str, settled_before: str, since: str | None, window_start: str | None) -> str:
+    """Versions known to exist whose change is not in the log (AUDIT_GAP, one row per document
+    generation, the missing versions listed), and records that are anomalies (AUDIT_ANOMALY), as
+    the reconcile's wide rows. `items` has userid, documentid, version, createdat, updatedat.
+
+    A version is known from the table (each item's current version) and from the log itself (a
+    write's new version, and the old version a MODIFY or REMOVE replaced): every version but the
+    current one is named by the record of the version after it, so a lost record is always
+    caught — by the next version's old image, or by the item. Every write adds one to the
+    version, so each version between two known ones existed too: the gap lists them all (from
+    the lowest known version, which for an item repair rebuilt at version 2 is 2). A version is
+    required once it is settled (written before `settled_before`, Firehose's buffer and the
+    Pipe's retries allowing), no older than `since` (the log's start; versions written before a
+    stack had its log need no record) and, for a nightly check, no older than `window_start`
+    (only the delivery days from then on are read; earlier versions were checked by earlier
+    runs). Copies count once.
+    """
+    ts = f"regexp_like(updatedat, {_TS})"
+    floors = [f"updatedat <= {lit(settled_before)}"]
+    floors += [f"updatedat >= {lit(t)}" for t in (since, window_start) if t]
+    days = f"WHERE c.{layout.AUDIT_PARTITION} >= {lit(window_start[:10])}" if window_start else ""
+    ids = "userid IS NOT NULL AND documentid IS NOT NULL AND generation IS NOT NULL AND version IS NOT NULL"
+    return f"""WITH {records(changes, days)},
+known AS (
+  SELECT userid, documentid, createdat AS generation, version, updatedat FROM {items}
+  UNION ALL
+  SELECT userid, documentid, generation, newversion, newupdatedat FROM records WHERE eventname <> {lit(REMOVE)}
+  UNION ALL
+  SELECT userid, documentid, generation, oldversion, oldupdatedat FROM records WHERE oldversion IS NOT NULL
+),
+required AS (
+  SELECT DISTINCT userid, documentid, generation, version FROM known
+  WHERE {ids} AND {ts} AND {" AND ".join(floors)}
+),
+bounds AS (
+  SELECT userid, documentid, generation, min(version) AS lo, max(version) AS hi FROM required
+  GROUP BY userid, documentid, generation
+),
+present AS (
+  SELECT userid, documentid, generation, array_agg(DISTINCT newversion) AS versions FROM records
+  WHERE eventname <> {lit(REMOVE)} AND newversion IS NOT NULL GROUP BY userid, documentid, generation
+),
+gaps AS (
+  SELECT b.userid, b.documentid, b.generation,
+         filter(sequence(b.lo, b.hi), v -> NOT contains(coalesce(p.versions, CAST(ARRAY[] AS array(bigint))), v))
+           AS missing
+  FROM bounds b LEFT JOIN present p
+    ON p.userid = b.userid AND p.documentid = b.documentid AND p.generation = b.generation
+)
+SELECT {lit(Code.AUDIT_GAP)} AS code, userid AS user_id, documentid AS document_id, CAST(NULL AS varchar) AS pk,
+       CAST(NULL AS varchar) AS sk, generation AS ev_created_at, array_max(missing) AS ev_version,
+       array_join(transform(missing, v -> CAST(v AS varchar)), ',') AS ev_missing,
+       CAST(NULL AS varchar) AS ev_event_id, CAST(NULL AS varchar) AS ev_problems
+FROM gaps WHERE cardinality(missing) > 0
+UNION ALL
+SELECT {lit(Code.AUDIT_ANOMALY)}, userid, documentid, pk, sk, generation, coalesce(newversion, oldversion),
+       NULL, eventid, anomaly
+FROM records WHERE anomaly IS NOT NULL"""

@@ -1,8 +1,10 @@
 """`make demo`: the nightly flow end to end on a fresh embedded stack, through the real CLI.
 
 local stack up → seed a mixed corpus into raw/ (its notifications fill the arrival queue) →
-ingest (drains the queue) → reconcile → run summary and two dashboard queries. Each step is the
-same `python -m jobs …` command an operator would type.
+ingest (drains the queue) → the change log delivered (the stack's stand-in of Pipe + Firehose) →
+reconcile, the change log's completeness included → run summary, two dashboard queries and one
+document's audit timeline.
+Each step is the same `python -m jobs …` command an operator would type.
 """
 
 from __future__ import annotations
@@ -77,7 +79,18 @@ def main() -> int:
         print("failed documents (first 5):")
         for failure in summary["failures"][:5]:
             print(f"  {failure['key']}: {failure['reason'][:100]}")
-    reconcile = _step("reconciliation (audit report)", "reconcile", "--grace", "0s", env=env, check=False)
+    # The change log first (Firehose would have delivered it by now): reconcile checks it too.
+    flushed = stack.flush_audit()
+    print(f"\n=== change log delivered by the local stand-in of Pipe + Firehose: {json.dumps(flushed['stages'])}")
+    reconcile = _step(
+        "reconciliation (audit report, change log included)",
+        "reconcile",
+        "--grace",
+        "0s",
+        "--audit-log",
+        env=env,
+        check=False,
+    )
     print(reconcile.stdout[-3000:])
     if reconcile.returncode not in (0, 1):
         raise SystemExit(f"reconcile failed with exit code {reconcile.returncode}")
@@ -94,6 +107,18 @@ def main() -> int:
         env=env,
     )
     print(queue.stdout)
+    first = json.loads(user.stdout)["items"][0]
+    timeline = _step(
+        "audit: one document's timeline (who changed it, when, what)",
+        "audit",
+        "history",
+        "--user",
+        first["userId"],
+        "--doc",
+        first["documentId"],
+        env=env,
+    )
+    print(timeline.stdout)
     print(
         'The stack keeps running: `eval "$(.venv/bin/python -m jobs local up)"` configures a shell; '
         "`make local-down` stops it."

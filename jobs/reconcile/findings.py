@@ -44,6 +44,10 @@ class Code(StrEnum):
     BAD_KEY = "BAD_KEY"
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
+    # --audit-log: the change log (docs/audit.md) against the table and itself.
+    AUDIT_GAP = "AUDIT_GAP"
+    AUDIT_ANOMALY = "AUDIT_ANOMALY"
+    AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
 
 
 class Severity(StrEnum):
@@ -74,6 +78,12 @@ SEVERITY: dict[Code, Severity] = {
     # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
     Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
     Code.RESULT_UNREADABLE: Severity.ERROR,
+    # A version of a document with no record in the change log (a lost batch, a delivery that
+    # failed); records Firehose could not convert (kept under errors/, not in the log's table);
+    # records that are not an ordinary change of a document item (kept, reported).
+    Code.AUDIT_GAP: Severity.ERROR,
+    Code.AUDIT_UNDELIVERED: Severity.ERROR,
+    Code.AUDIT_ANOMALY: Severity.WARNING,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -120,6 +130,9 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_result_source_uri": _S,
     "ev_result_etag": _S,
     "ev_error": _S,
+    "ev_missing": _S,  # versions, comma-separated
+    "ev_event_id": _S,
+    "ev_count": _I,
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
@@ -190,6 +203,14 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
+    Code.AUDIT_GAP: (("createdAt", "ev_created_at"), ("missingVersions", "ev_missing"), ("version", "ev_version")),
+    Code.AUDIT_ANOMALY: (
+        ("eventId", "ev_event_id"),
+        ("anomaly", "ev_problems"),
+        ("createdAt", "ev_created_at"),
+        ("version", "ev_version"),
+    ),
+    Code.AUDIT_UNDELIVERED: (("records", "ev_count"),),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

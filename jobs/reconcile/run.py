@@ -68,6 +68,8 @@ class ReconcileOptions:
     fail_on: Severity = Severity.ERROR
     segments: int | None = None  # None: one per I/O thread, 2 to 16
     write_report: bool = True
+    audit_log: bool = False  # also check the change log's completeness (audit_rule)
+    audit_window: timedelta | None = None  # only versions written since (None: the whole log)
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -109,6 +111,12 @@ class ReconcileOptions:
         for name in ("grace", "stuck_after", "retention"):
             if getattr(self, name) < timedelta(0):
                 raise ValueError(f"{name} must not be negative")
+        if self.audit_log and self.engine == "athena":
+            raise ValueError(
+                "--audit-log reads the table as the polars or duckdb engine does: not with --engine athena"
+            )
+        if self.audit_window is not None and (not self.audit_log or self.audit_window <= timedelta(0)):
+            raise ValueError("--audit-window is a positive duration, given with --audit-log")
         if self.segments is not None and not 1 <= self.segments <= MAX_SEGMENTS:
             # One thread per segment: thousands would exhaust the task, not speed the Scan up.
             raise ValueError(f"--segments {self.segments}: give 1 to {MAX_SEGMENTS} (one Scan thread each)")
@@ -118,6 +126,7 @@ class ReconcileOptions:
         for name in ("grace", "stuck_after", "retention"):
             data[name] = getattr(self, name).total_seconds()
         data["s3_inventories"] = list(self.s3_inventories)
+        data["audit_window"] = self.audit_window.total_seconds() if self.audit_window else None
         data["fail_on"] = self.fail_on.value
         return data
 
@@ -131,6 +140,7 @@ class Judged:
     inputs: dict[str, str]
     sizes: dict[str, int]  # rows read per input: table, raw, processed
     stats: dict[str, object] = field(default_factory=dict)  # engine figures (bytes scanned, query ids)
+    items: pl.DataFrame | None = None  # the items a live run read (the audit rule reads them again)
 
     @classmethod
     def of(cls, found: EngineFindings) -> Judged:
@@ -271,7 +281,7 @@ class ReconcileRun:
                 "raw": snapshot.raw_objects.height,
                 "processed": snapshot.processed_objects.height,
             }
-            return Judged(self.find(snapshot), snapshot.taken_at, snapshot.inputs, sizes)
+            return Judged(self.find(snapshot), snapshot.taken_at, snapshot.inputs, sizes, items=snapshot.items)
         if o.engine == "duckdb":
             from jobs.reconcile.duck import duck_find
 
@@ -288,6 +298,17 @@ class ReconcileRun:
 
         engine = AthenaReconcile(self.settings, self.buckets, self.athena_queries, self.table_exports, self.run_id)
         return Judged.of(engine.run(self.params, o, self.report_prefix))
+
+    def audit_log(self, judged: Judged) -> pl.DataFrame:
+        """The change log's completeness findings (rendered) for the table this run read."""
+        from jobs.reconcile.audit_rule import ITEM_COLUMNS, audit_findings
+
+        items = judged.items
+        if items is None:  # a files run streamed its items: read them once more for the rule
+            frames = [f.select(list(ITEM_COLUMNS)) for f in self.table_source(deep=False).frames()]
+            items = pl.concat(frames) if frames else rules.empty({c: rules.ITEMS_SCHEMA[c] for c in ITEM_COLUMNS})
+        o = self.options
+        return render(audit_findings(self.buckets, self.settings, items, judged.as_of, o.grace, o.audit_window))
 
     def table_source(self, deep: bool) -> TableSource:
         """The table from files: a full export, or a kept state brought forward by an incremental one."""
@@ -321,6 +342,10 @@ class ReconcileRun:
         judged = self.judge()
         findings = judged.findings
         timings["find"] = time.perf_counter() - clock
+        if self.options.audit_log:
+            clock = time.perf_counter()
+            findings = pl.concat([findings, self.audit_log(judged)]).sort(rules.SORT_COLUMNS, nulls_last=True)
+            timings["auditLog"] = time.perf_counter() - clock
         repairs: list[RepairAction] = []
         if self.options.repair:
             repairs = Repairer(

@@ -161,3 +161,17 @@ def test_policies_deny_everyone_but_the_break_glass_role_when_one_is_named() -> 
     doc = policies.audit_log_bucket_policy("arn:aws:s3:::b", "arn:aws:iam::1:role/w", glass)
     tamper = _statements(doc)["DenyLogTampering"]
     assert tamper["Condition"] == {"ArnNotEquals": {"aws:PrincipalArn": glass}}
+
+
+def test_the_polars_nightly_checks_the_change_log_and_may_read_it(dev: ProgramRun, prod: ProgramRun) -> None:
+    for job in ("reconcile", "repair"):
+        (td,) = [t for t in prod.of_type("aws:ecs/taskDefinition:TaskDefinition") if t.inputs["family"].endswith(job)]
+        (container,) = json.loads(td.inputs["containerDefinitions"])
+        assert container["command"][-3:] == ["--audit-log", "--audit-window", "3d"]
+        statements = _statements(_policy(prod, f"docuflow-prod-{job}-task-policy"))
+        assert statements["ReadAuditLog"]["Resource"] == [
+            f"arn:aws:s3:::{layout.bucket_name('prod', layout.AUDIT_LOG)}/{p}"
+            for p in (f"{layout.AUDIT_CHANGES_PREFIX}*", f"{layout.AUDIT_ERRORS_PREFIX}*")
+        ]
+        # dev reconciles on Athena, which does not run the rule: no reading of the log either.
+        assert "ReadAuditLog" not in _statements(_policy(dev, f"docuflow-dev-{job}-task-policy"))
