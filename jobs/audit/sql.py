@@ -88,6 +88,7 @@ records AS (
          coalesce(r.newimage.userid.s, r.oldimage.userid.s) AS userid,
          coalesce(r.newimage.documentid.s, r.oldimage.documentid.s) AS documentid,
          coalesce(r.newimage.createdat.s, r.oldimage.createdat.s) AS generation,
+         r.oldimage.createdat.s AS oldgeneration, r.streamtime,
          CASE WHEN {removal} AND {ttl} THEN {lit(TTL_ACTOR)}
               WHEN {removal} THEN r.oldimage.updatedby.s ELSE r.newimage.updatedby.s END AS actor,
          TRY_CAST(r.newimage.version.n AS bigint) AS newversion,
@@ -106,16 +107,22 @@ records AS (
 _SELECTED = f"""eventid, seq, eventname, date_format(at, {lit(TIME_FORMAT)}), userid, documentid, actor,
   CAST(CASE WHEN eventname = {lit(REMOVE)} THEN oldversion ELSE newversion END AS varchar), statusbefore, statusafter,
   array_join(changed, ','), CAST(deliveries AS varchar), anomaly"""
-_TIMELINE = f"""generation NULLS LAST, coalesce(newversion, oldversion),
-  CASE WHEN eventname = {lit(REMOVE)} THEN 1 ELSE 0 END, lpad(seq, 40, '0')"""
+_REMOVED = f"CASE WHEN eventname = {lit(REMOVE)} THEN 1 ELSE 0 END"
+_STREAM_ORDER = "streamtime, lpad(seq, 40, '0')"
 
 
 def history(relation: str, user_id: str, document_id: str) -> str:
-    """One document's timeline, oldest first: generations (a new item after a removal starts a
-    new one) by creation, then version, a removal after the version it removed.
+    """One document's timeline, oldest first: lifetimes (a new item under the same ids after a
+    removal is a new one; removals placed by stream order), then version (every write adds one),
+    a removal after the version it removed.
     """
     where = f"userid = {lit(user_id)} AND documentid = {lit(document_id)}"
-    return f"WITH {records(relation)}\nSELECT {_SELECTED}\nFROM records WHERE {where}\nORDER BY {_TIMELINE}"
+    lifetime = (
+        f"coalesce(sum({_REMOVED}) OVER (ORDER BY {_STREAM_ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)"
+    )
+    timeline = f"SELECT *, {lifetime} AS lifetime FROM records WHERE {where}"
+    order = f"lifetime, coalesce(newversion, oldversion), {_REMOVED}, lpad(seq, 40, '0')"
+    return f"WITH {records(relation)},\ntimeline AS ({timeline})\nSELECT {_SELECTED}\nFROM timeline\nORDER BY {order}"
 
 
 def by_actor(relation: str, actor: str, since: datetime, until: datetime) -> str:
@@ -127,7 +134,7 @@ def by_actor(relation: str, actor: str, since: datetime, until: datetime) -> str
     )
     start, end = (f"from_iso8601_timestamp({lit(layout.format_ts(t))})" for t in (since, until))
     where = f"actor = {lit(actor)} AND at >= {start} AND at < {end}"
-    body = f"SELECT {_SELECTED}\nFROM records WHERE {where}\nORDER BY at, eventid"
+    body = f"SELECT {_SELECTED}\nFROM records WHERE {where}\nORDER BY at, {_STREAM_ORDER}, eventid"
     return f"WITH {records(relation, 'WHERE ' + days)}\n{body}"
 
 
@@ -160,7 +167,7 @@ known AS (
   UNION ALL
   SELECT userid, documentid, generation, newversion, newupdatedat FROM records WHERE eventname <> {lit(REMOVE)}
   UNION ALL
-  SELECT userid, documentid, generation, oldversion, oldupdatedat FROM records WHERE oldversion IS NOT NULL
+  SELECT userid, documentid, oldgeneration, oldversion, oldupdatedat FROM records WHERE oldversion IS NOT NULL
 ),
 required AS (
   SELECT DISTINCT userid, documentid, generation, version FROM known

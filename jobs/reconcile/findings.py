@@ -50,6 +50,10 @@ class Code(StrEnum):
     AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
 
 
+# The change log's codes (--audit-log, jobs/reconcile/audit_rule.py), found apart from the engines.
+AUDIT_CODES = frozenset({Code.AUDIT_GAP, Code.AUDIT_ANOMALY, Code.AUDIT_UNDELIVERED})
+
+
 class Severity(StrEnum):
     WARNING = "warning"
     ERROR = "error"

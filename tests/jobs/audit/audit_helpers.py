@@ -88,7 +88,7 @@ def ttl_removal(stack) -> None:
         "eventName": REMOVE,
         "eventSource": "aws:dynamodb",
         "dynamodb": {
-            "ApproximateCreationDateTime": (T0 + timedelta(hours=5)).timestamp(),
+            "ApproximateCreationDateTime": datetime.now(UTC).timestamp() + 60,  # after the real records
             "Keys": {k: v for k, v in to_wire(expired.to_item()).items() if k in (layout.PK_ATTR, layout.SK_ATTR)},
             "OldImage": to_wire(expired.to_item()),
             "SequenceNumber": "900000000000000000000",
@@ -151,12 +151,9 @@ def reference(rows: list[dict[str, Any]]) -> list[AuditRecord]:
         stream_time = datetime.fromtimestamp(data["approximatecreationdatetime"], UTC)
         records.append(
             (
-                (
-                    _value(image, "createdAt", "s") or "\uffff",
-                    int(version) if (version or "").isdigit() else -1,
-                    removal,
-                    data["sequencenumber"].zfill(40),
-                ),
+                (data["approximatecreationdatetime"], data["sequencenumber"].zfill(40)),
+                int(version) if (version or "").isdigit() else None,
+                removal,
                 AuditRecord(
                     eventId=event_id,
                     sequenceNumber=data["sequencenumber"],
@@ -174,4 +171,21 @@ def reference(rows: list[dict[str, Any]]) -> list[AuditRecord]:
                 ),
             )
         )
-    return [record for _, record in sorted(records, key=lambda pair: pair[0])]
+    return _timeline_order(records)
+
+
+def _timeline_order(records: list[tuple[tuple[float, str], int | None, bool, AuditRecord]]) -> list[AuditRecord]:
+    """Per document: lifetimes (split at removals, in stream order), then version, a removal
+    after the version it removed, then sequence number.
+    """
+    by_doc: dict[tuple[str | None, str | None], list] = {}
+    for entry in records:
+        by_doc.setdefault((entry[3].userId, entry[3].documentId), []).append(entry)
+    keyed = []
+    for (user, doc), entries in by_doc.items():
+        lifetime = 0
+        for stream, version, removal, record in sorted(entries, key=lambda e: e[0]):
+            order = (lifetime, version is None, version or 0, removal, stream[1])
+            keyed.append(((user or "", doc or "", *order), record))
+            lifetime += removal
+    return [record for _, record in sorted(keyed, key=lambda pair: pair[0])]
