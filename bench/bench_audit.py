@@ -119,15 +119,13 @@ def parquet_log(settings) -> tuple[int, int, int]:
     return len(keys), size, len(ids)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.bench_audit", description=__doc__)
-    parser.add_argument("--changes", type=int, default=10_000)
-    args = parser.parse_args(argv)
+def measure(changes: int) -> dict:
+    """Write `changes` versions on a fresh stack, read them back bare and through the stand-in."""
     with fresh_stack() as endpoints:
         settings = stage(endpoints, "bench-audit")
         table_ = DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, CallMetrics())
         started = time.perf_counter()
-        write_changes(table_, args.changes)
+        write_changes(table_, changes)
         written_s = time.perf_counter() - started
         read, read_s = bare_read(settings)
         pipe = StagePipe.for_settings(settings)
@@ -136,16 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         pipe_s = time.perf_counter() - started
         objects, parquet, distinct = parquet_log(settings)
         sample = json_bytes(settings)
-    if not (read == delivered == distinct == args.changes):
-        print(
-            f"the log does not hold one record per change: {args.changes} changes, {read} read, "
-            f"{delivered} delivered, {distinct} distinct",
-            file=sys.stderr,
-        )
-        return 1
-    writer = pipe.firehose.delivered.seconds
-    result = {
-        "changes": args.changes,
+    return {
+        "changes": changes,
+        "read": read,
+        "delivered": delivered,
         "writeSeconds": round(written_s, 1),
         "baseline": {
             "what": "the stream read alone",
@@ -154,32 +146,35 @@ def main(argv: list[str] | None = None) -> int:
         },
         "standIn": {"seconds": round(pipe_s, 2), "recordsPerSecond": round(delivered / pipe_s)},
         "standInOverBaseline": round(read_s / pipe_s, 2),
-        "writerRecordsPerSecond": round(delivered / writer),
+        "writerSeconds": round(pipe.firehose.delivered.seconds, 2),
+        "writerRecordsPerSecond": round(delivered / pipe.firehose.delivered.seconds),
         "distinctRecords": distinct,
         "objects": objects,
         "jsonBytesPerRecord": round(sample),
         "parquetBytesPerRecord": round(parquet / distinct, 1),
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_audit", description=__doc__)
+    parser.add_argument("--changes", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    r = measure(args.changes)
+    if not (r["read"] == r["delivered"] == r["distinctRecords"] == args.changes):
+        print(f"the log does not hold one record per change: {r}", file=sys.stderr)
+        return 1
+    rows = [
+        ["stream read alone (baseline)", r["baseline"]["seconds"], r["baseline"]["recordsPerSecond"]],
+        ["stand-in: read, convert, Parquet, PUT", r["standIn"]["seconds"], r["standIn"]["recordsPerSecond"]],
+        ["writer alone (convert, Parquet, PUT)", r["writerSeconds"], r["writerRecordsPerSecond"]],
+    ]
+    print(table(["", "seconds", "records/s"], rows))
     print(
-        table(
-            ["", "seconds", "records/s"],
-            [
-                ["stream read alone (baseline)", result["baseline"]["seconds"], result["baseline"]["recordsPerSecond"]],
-                [
-                    "stand-in: read, convert, Parquet, PUT",
-                    result["standIn"]["seconds"],
-                    result["standIn"]["recordsPerSecond"],
-                ],
-                ["writer alone (convert, Parquet, PUT)", round(writer, 2), result["writerRecordsPerSecond"]],
-            ],
-        )
+        f"{r['distinctRecords']:,} distinct records in {r['objects']} object(s); {r['jsonBytesPerRecord']} JSON "
+        f"bytes and {r['parquetBytesPerRecord']} Parquet bytes per record; "
+        f"stand-in = {r['standInOverBaseline']} x the bare read"
     )
-    print(
-        f"{distinct:,} distinct records in {objects} object(s); {result['jsonBytesPerRecord']} JSON bytes and "
-        f"{result['parquetBytesPerRecord']} Parquet bytes per record; "
-        f"stand-in = {result['standInOverBaseline']} x the bare read"
-    )
-    write_result("audit", result)
+    write_result("audit", r)
     return 0
 
 

@@ -167,24 +167,7 @@ def data_key_policy(
             )
         )
     if trail_arn:
-        trail = {"StringEquals": {"aws:SourceArn": trail_arn}}
-        context = f"arn:aws:cloudtrail:*:{account_id}:trail/*"
-        statements += [
-            statement(
-                "CloudTrailEncryptsAccessLogs",
-                ["kms:GenerateDataKey"],
-                "*",
-                principal={"Service": "cloudtrail.amazonaws.com"},
-                condition={**trail, "StringLike": {"kms:EncryptionContext:aws:cloudtrail:arn": context}},
-            ),
-            statement(
-                "CloudTrailDescribesKey",
-                ["kms:DescribeKey"],
-                "*",
-                principal={"Service": "cloudtrail.amazonaws.com"},
-                condition=trail,
-            ),
-        ]
+        statements += _cloudtrail_key_statements(account_id, trail_arn)
     return document(
         statement("AccountAdministersAndDelegates", KMS_ACCOUNT_ACTIONS, "*", principal=root),
         statement(
@@ -205,6 +188,23 @@ def data_key_policy(
         ),
         *statements,
     )
+
+
+def _cloudtrail_key_statements(account_id: str, trail_arn: str) -> list[Statement]:
+    """CloudTrail encrypts one trail's log files (its encryption context) and checks the key."""
+    trail = {"StringEquals": {"aws:SourceArn": trail_arn}}
+    context = f"arn:aws:cloudtrail:*:{account_id}:trail/*"
+    cloudtrail = {"Service": "cloudtrail.amazonaws.com"}
+    return [
+        statement(
+            "CloudTrailEncryptsAccessLogs",
+            ["kms:GenerateDataKey"],
+            "*",
+            principal=cloudtrail,
+            condition={**trail, "StringLike": {"kms:EncryptionContext:aws:cloudtrail:arn": context}},
+        ),
+        statement("CloudTrailDescribesKey", ["kms:DescribeKey"], "*", principal=cloudtrail, condition=trail),
+    ]
 
 
 # --- S3 ------------------------------------------------------------------------------------

@@ -29,6 +29,41 @@ def _step(title: str, *args: str, env: dict[str, str], check: bool = True) -> su
     return done
 
 
+def _reconcile(env: dict[str, str]) -> None:
+    """The audit report, the change log's completeness included (delivered first, as Firehose
+    would have by the morning).
+    """
+    flushed = stack.flush_audit()
+    print(f"\n=== change log delivered by the local stand-in of Pipe + Firehose: {json.dumps(flushed['stages'])}")
+    reconcile = _step(
+        "reconciliation (audit report, change log included)",
+        "reconcile",
+        "--grace",
+        "0s",
+        "--audit-log",
+        env=env,
+        check=False,
+    )
+    print(reconcile.stdout[-3000:])
+    if reconcile.returncode not in (0, 1):
+        raise SystemExit(f"reconcile failed with exit code {reconcile.returncode}")
+
+
+def _timeline(document: dict[str, str], env: dict[str, str]) -> None:
+    """One document's audit timeline from the change log (who changed it, when, what)."""
+    timeline = _step(
+        "audit: one document's timeline (who changed it, when, what)",
+        "audit",
+        "history",
+        "--user",
+        document["userId"],
+        "--doc",
+        document["documentId"],
+        env=env,
+    )
+    print(timeline.stdout)
+
+
 def main() -> int:
     # A fresh stack every time: both servers keep their data in memory, so a restart is empty.
     stack.down()
@@ -79,21 +114,7 @@ def main() -> int:
         print("failed documents (first 5):")
         for failure in summary["failures"][:5]:
             print(f"  {failure['key']}: {failure['reason'][:100]}")
-    # The change log first (Firehose would have delivered it by now): reconcile checks it too.
-    flushed = stack.flush_audit()
-    print(f"\n=== change log delivered by the local stand-in of Pipe + Firehose: {json.dumps(flushed['stages'])}")
-    reconcile = _step(
-        "reconciliation (audit report, change log included)",
-        "reconcile",
-        "--grace",
-        "0s",
-        "--audit-log",
-        env=env,
-        check=False,
-    )
-    print(reconcile.stdout[-3000:])
-    if reconcile.returncode not in (0, 1):
-        raise SystemExit(f"reconcile failed with exit code {reconcile.returncode}")
+    _reconcile(env)
     user = _step("dashboard: one user's documents", "documents", "list", "--user", "user-0000", "--limit", "3", env=env)
     print(user.stdout)
     queue = _step(
@@ -107,18 +128,7 @@ def main() -> int:
         env=env,
     )
     print(queue.stdout)
-    first = json.loads(user.stdout)["items"][0]
-    timeline = _step(
-        "audit: one document's timeline (who changed it, when, what)",
-        "audit",
-        "history",
-        "--user",
-        first["userId"],
-        "--doc",
-        first["documentId"],
-        env=env,
-    )
-    print(timeline.stdout)
+    _timeline(json.loads(user.stdout)["items"][0], env)
     print(
         'The stack keeps running: `eval "$(.venv/bin/python -m jobs local up)"` configures a shell; '
         "`make local-down` stops it."

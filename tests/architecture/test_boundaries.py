@@ -31,6 +31,8 @@ PURE_MODULES = (
     "jobs.reconcile.rules",
     "jobs.reconcile.findings",
     "jobs.reconcile.sql",
+    "jobs.contract.audit",
+    "jobs.audit.sql",
 )
 PURE_PACKAGES = ("jobs.extract",)  # every module below them
 AWS_SPEAKERS = ("jobs/store/", "jobs/local/")
