@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -70,6 +71,17 @@ def audit_bucket_policies(
             break_glass_role_arn=break_glass_role_arn,
         ),
     }
+
+
+def _trail_arns(v: dict[str, Any]) -> policies.TrailArns:
+    return policies.TrailArns(
+        audit_bucket_arn=v["audit_bucket_arn"],
+        access_bucket_arn=v["access_bucket_arn"],
+        workgroup_arn=v["workgroup_arn"],
+        glue_catalog_arn=v["glue_catalog_arn"],
+        glue_database_arn=v["glue_database_arn"],
+        glue_table_arns=list(v["glue_table_arns"]),
+    )
 
 
 @dataclass
@@ -335,7 +347,7 @@ class AuditTrail(pulumi.ComponentResource):
             glue_catalog_arn=pulumi.Output.concat(self._glue_prefix, ":catalog"),
             glue_database_arn=pulumi.Output.concat(self._glue_prefix, ":database/", database.name),
             glue_table_arns=pulumi.Output.all(*[self._table_arn(database, t) for t in tables]),
-        ).apply(lambda v: policies.TrailArns(**v))
+        ).apply(_trail_arns)
         return aws.iam.Policy(
             f"{self._name}-reader",
             name=f"{layout.stage_prefix(args.stage)}-audit-reader",

@@ -152,15 +152,7 @@ class DocumentBuckets(pulumi.ComponentResource):
                 spec.purpose,
                 spec.name,
                 rules=spec.lifecycle_rules(),
-                policy=args.policies.get(spec.purpose)
-                or (
-                    lambda arn, spec=spec: json_document(
-                        policies.data_bucket_policy,
-                        bucket_arn=arn,
-                        write_once_prefixes=list(spec.write_once_prefixes),
-                        break_glass_role_arn=args.break_glass_role_arn,
-                    )
-                ),
+                policy=args.policies.get(spec.purpose) or _data_bucket_policy(spec, args.break_glass_role_arn),
                 object_lock=spec.object_lock,
             )
             if spec.object_lock:
@@ -329,3 +321,15 @@ class DocumentBuckets(pulumi.ComponentResource):
             opts=child(self, depends_on=[versioning]),
         )
         return bucket
+
+
+def _data_bucket_policy(
+    spec: BucketSpec, break_glass_role_arn: str | None
+) -> Callable[[pulumi.Output[str]], pulumi.Output[str]]:
+    """A data bucket's policy, built once the bucket's ARN is known."""
+    return lambda arn: json_document(
+        policies.data_bucket_policy,
+        bucket_arn=arn,
+        write_once_prefixes=list(spec.write_once_prefixes),
+        break_glass_role_arn=break_glass_role_arn,
+    )

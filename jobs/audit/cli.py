@@ -25,8 +25,8 @@ from jobs.contract.actors import check_actor
 from jobs.errors import DocuFlowError, InfrastructureError
 from jobs.observability import CallMetrics, setup_logging
 from jobs.settings import JobSettings
-from jobs.store.athena import AthenaQueries, athena_client
-from jobs.store.clients import s3_client
+from jobs.store.athena import AthenaQueries
+from jobs.store.clients import athena_client, s3_client
 from jobs.store.s3 import Buckets
 
 EXIT_FAILED, EXIT_UNREACHABLE = 2, 3

@@ -14,6 +14,7 @@ select `RECORD_COLUMNS` as text, in that order, so both engines hand back the sa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from jobs.contract import layout
@@ -37,9 +38,9 @@ _TS = lit(r"\A" + layout.TS_PATTERN + r"\z")
 DELIVERY_SLACK = timedelta(days=2)
 
 
-def _prefix(build: object) -> str:
+def _prefix(build: Callable[[str], str]) -> str:
     """The literal part of a key the layout builds (`USER#`), from the builder itself."""
-    return build("x").removesuffix("x")  # type: ignore[operator]
+    return build("x").removesuffix("x")
 
 
 def _changed() -> str:

@@ -27,6 +27,7 @@ import boto3
 from jobs.contract import bucket_specs, layout, queue_spec, table_spec
 from jobs.contract.engines import OcrEngine
 from jobs.contract.schema import audit_bucket_spec
+from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
 from jobs.settings import ENV_OCR_ENGINE, JobSettings
@@ -132,7 +133,7 @@ def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]
     """
     started = time.monotonic()
     state = _read_state()
-    specs = {
+    specs: dict[str, Callable[[int], servers.ServerSpec]] = {
         "dynamodb": lambda port: servers.dynamodb_spec(port, None, state_dir()),
         "s3": lambda port: servers.s3_spec(port, state_dir()),
     }
@@ -146,9 +147,7 @@ def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]
             continue
         port = int(os.environ.get(defaults[name]) or fallback[name])
         if servers.answers(f"http://127.0.0.1:{port}"):
-            raise servers.LocalStackError(
-                f"port {port} is taken by another program: set {defaults[name]} to a free port"
-            )
+            raise LocalStackError(f"port {port} is taken by another program: set {defaults[name]} to a free port")
         spec = make(port)
         state_dir().mkdir(parents=True, exist_ok=True)
         process = servers.start(spec)
@@ -187,7 +186,7 @@ def flush_audit(timeout: float = 60.0) -> dict[str, object]:
     """Ask the running audit stand-in to deliver everything now; returns its counters after."""
     info = _read_state().get(AUDIT_PIPE)
     if not info or not servers.alive(info["pid"]):
-        raise servers.LocalStackError("the audit pipe stand-in is not running: `python -m jobs local up` starts it")
+        raise LocalStackError("the audit pipe stand-in is not running: `python -m jobs local up` starts it")
     asked = time.time()
     os.kill(info["pid"], signal.SIGUSR1)
     deadline = time.monotonic() + timeout
@@ -197,7 +196,7 @@ def flush_audit(timeout: float = 60.0) -> dict[str, object]:
         if done.get("flushedAt", 0) >= asked:
             return done
         time.sleep(0.1)
-    raise servers.LocalStackError(f"the audit pipe stand-in did not flush within {timeout:.0f}s")
+    raise LocalStackError(f"the audit pipe stand-in did not flush within {timeout:.0f}s")
 
 
 def down() -> list[str]:

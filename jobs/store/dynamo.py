@@ -13,7 +13,7 @@ import base64
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from jobs.store._aws import error_code, translate, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import PutTypeDef, TransactWriteItemTypeDef
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -240,11 +241,11 @@ class DocumentTable:
         self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str
     ) -> tuple[list[int], bool]:
         """Send one transaction; returns what to resend and whether the cause calls for backoff."""
-        request = [{"Put": puts[i].request(self.table_name)} for i in pending]
+        request: list[TransactWriteItemTypeDef] = [{"Put": puts[i].request(self.table_name)} for i in pending]
         try:
             with self._metrics.call(operation):
                 try:
-                    self._client.transact_write_items(TransactItems=request)  # type: ignore[typeddict-item]
+                    self._client.transact_write_items(TransactItems=request)
                 except ClientError as exc:
                     if error_code(exc) != "TransactionCanceledException":
                         raise _write_error(exc, operation) from exc
@@ -284,7 +285,7 @@ BATCH_GET_RETRIES = 8
 class _TransactionCancelled(StoreConditionFailedError):
     """Inside the adapter only: a cancelled transaction, counted by the metrics as conditional."""
 
-    def __init__(self, reasons: list[dict[str, Any]]) -> None:
+    def __init__(self, reasons: Sequence[Mapping[str, Any]]) -> None:
         super().__init__("transaction cancelled", "TransactionCanceledException")
         self.reasons = reasons
 
@@ -303,8 +304,8 @@ class ConditionalPut:
     names: dict[str, str]
     values: dict[str, Any]
 
-    def request(self, table_name: str) -> dict[str, Any]:
-        request: dict[str, Any] = {
+    def request(self, table_name: str) -> PutTypeDef:
+        request: PutTypeDef = {
             "TableName": table_name,
             "Item": to_wire(self.item.to_item()),
             "ConditionExpression": self.condition,

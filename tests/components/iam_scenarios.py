@@ -22,8 +22,8 @@ from jobs.contract import ResultDocument, Status, layout
 from jobs.demo.corpus import generate, pdf
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
-from jobs.reconcile.exports import export_line, write_export, write_inventory
-from jobs.reconcile.rules import Code
+from jobs.reconcile.findings import Code
+from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store import call_recording
 from jobs.store.call_recording import Call

@@ -24,7 +24,8 @@ from jobs.errors import AuditQueryError
 from jobs.observability import CallMetrics
 from jobs.reconcile.sql import to_duckdb
 from jobs.settings import JobSettings
-from jobs.store.athena import AthenaQueries, QueryOutcome, athena_client
+from jobs.store.athena import AthenaQueries, QueryOutcome
+from jobs.store.clients import athena_client
 from jobs.store.polling import Polling
 from jobs.store.s3 import Buckets
 
