@@ -9,7 +9,7 @@ bucket, which DocumentBuckets owns with Object Lock and a policy letting only th
 stream's role write (`audit_bucket_policies`). Batches the Pipe cannot deliver after its retries
 go to a dead-letter queue that alarms; the reconcile's completeness rule finds what is missing.
 
-Accesses: a CloudTrail trail of S3 data events on `raw/` and `processed/` objects only (advanced
+Accesses: a CloudTrail trail of S3 data events on the raw and result objects only (advanced
 event selectors), log file validation on, encrypted with the stack's key, into the access-trail
 bucket (Object Lock, the same retention), and the Glue table `access` over its log files.
 
@@ -309,7 +309,7 @@ class AuditTrail(pulumi.ComponentResource):
         return pipe
 
     def _trail(self) -> aws.cloudtrail.Trail:
-        """Data events of raw/ and processed/ objects only, reads and writes, validated and encrypted."""
+        """Data events of raw uploads and result.json objects only, reads and writes, validated and encrypted."""
         args = self._args
         prefixes = {"raw": layout.RAW_PREFIX, "processed": layout.PROCESSED_PREFIX}
         objects = [f"arn:aws:s3:::{args.bucket_names[p]}/{prefix}" for p, prefix in prefixes.items()]
@@ -324,7 +324,7 @@ class AuditTrail(pulumi.ComponentResource):
             include_global_service_events=False,
             advanced_event_selectors=[
                 aws.cloudtrail.TrailAdvancedEventSelectorArgs(
-                    name="Reads and writes of raw/ and processed/ objects",
+                    name="Reads and writes of document objects (raw uploads, results)",
                     field_selectors=[
                         selector(field="eventCategory", equals=["Data"]),
                         selector(field="resources.type", equals=["AWS::S3::Object"]),

@@ -39,7 +39,7 @@ DELIVERY_SLACK = timedelta(days=2)
 
 
 def _prefix(build: Callable[[str], str]) -> str:
-    """The literal part of a key the layout builds (`USER#`), from the builder itself."""
+    """The literal part of a key the layout builds (the user key's prefix), from the builder itself."""
     return build("x").removesuffix("x")
 
 
