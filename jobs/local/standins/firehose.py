@@ -88,11 +88,6 @@ def converter(t: HiveType, path: str = "$") -> Convert:
     return lambda value: None if value is None else _primitive(value, t, path)
 
 
-def convert(value: Any, t: HiveType) -> Any:
-    """`value` as a row value of type `t` (one-off; the delivery stream keeps its converter)."""
-    return converter(t)(value)
-
-
 def _primitive(value: Any, t: str, path: str) -> Any:
     if t == "string" and isinstance(value, str | int | float) and not isinstance(value, bool):
         return value if isinstance(value, str) else str(value)

@@ -18,7 +18,7 @@ from jobs.contract.actors import ActorKind, actor
 from jobs.contract.audit import stream_record
 from jobs.errors import S3ObjectExistsError
 from jobs.local.standins.audit_pipe import StagePipe
-from jobs.local.standins.firehose import ConversionError, convert
+from jobs.local.standins.firehose import ConversionError, converter
 from jobs.observability import CallMetrics
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
@@ -130,11 +130,11 @@ def test_a_delivered_object_is_neither_overwritten_nor_deleted(stack) -> None:
 
 
 def test_conversion_reads_json_as_firehose_openx_does() -> None:
-    schema = stream_record()
-    row = convert({"EventID": "e1", "extra": 1, "dynamodb": {"sequencenumber": "7", "SizeBytes": "12"}}, schema)
+    convert = converter(stream_record())
+    row = convert({"EventID": "e1", "extra": 1, "dynamodb": {"sequencenumber": "7", "SizeBytes": "12"}})
     assert row["eventid"] == "e1" and "extra" not in row and row["eventname"] is None
     assert row["dynamodb"]["sequencenumber"] == "7" and row["dynamodb"]["sizebytes"] == 12
     assert row["dynamodb"]["newimage"] is None
     for bad in ({"dynamodb": []}, {"dynamodb": {"SizeBytes": "many"}}, {"eventID": {"S": "x"}}):
         with pytest.raises(ConversionError):
-            convert(bad, schema)
+            convert(bad)
