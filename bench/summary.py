@@ -90,6 +90,16 @@ def _audit(r: dict[str, Any]) -> Iterator[Row]:
     ]
 
 
+def _drill(r: dict[str, Any]) -> Iterator[Row]:
+    for d in r["sizes"]:
+        yield [
+            f"restore drill, {d['documents']:,} documents",
+            f"restore {d['restoreSeconds']} s + reconcile {d['reconcileSeconds']} s",
+            f"{d['restoreOverLoadCeiling']} x a straight load, {d['reconcileOverReadCeiling']} x the bare reads",
+            f"{d['drillPeakRssMb']:.0f} MB",
+        ]
+
+
 SECTIONS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
     "ingest": _ingest,
     "requests": _requests,
@@ -97,6 +107,7 @@ SECTIONS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
     "reconcile": _reconcile,
     "ocr": _ocr,
     "audit": _audit,
+    "drill": _drill,
 }
 
 

@@ -193,7 +193,10 @@ class AuditTrail(pulumi.ComponentResource):
             opts=child(self),
         )
         log_stream = aws.cloudwatch.LogStream(
-            f"{self._name}-delivery-errors", name="S3Delivery", log_group_name=log_group.name, opts=child(self)
+            f"{self._name}-delivery-errors",
+            name=layout.audit_delivery_name(args.stage),
+            log_group_name=log_group.name,
+            opts=child(self),
         )
         role, role_policy = self._role(
             "delivery",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
+from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS
 from jobs.errors import SettingsError
 
 ENV_STAGE = "DOCUFLOW_STAGE"
@@ -54,6 +55,7 @@ ENV_AUDIT_BUCKET = "DOCUFLOW_AUDIT_BUCKET"
 ENV_AUDIT_LOG_SINCE = "DOCUFLOW_AUDIT_LOG_SINCE"
 ENV_AUDIT_WORKGROUP = "DOCUFLOW_AUDIT_WORKGROUP"
 ENV_TRAIL_DATABASE = "DOCUFLOW_TRAIL_DATABASE"
+ENV_SQS_MOVE_TASKS = "DOCUFLOW_SQS_MOVE_TASKS"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
@@ -76,7 +78,9 @@ class JobSettings(BaseModel):
     reports_bucket: str = ""
     arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
     max_attempts: int = Field(default=3, ge=1, le=20)
-    lease_seconds: int = Field(default=900, ge=1)
+    # A document held by another claim defers its message for the lease: SQS hides a message
+    # for 12 hours at most, so no longer lease could ever be deferred to.
+    lease_seconds: int = Field(default=900, ge=1, le=SQS_MAX_VISIBILITY_SECONDS)
     io_threads: int = Field(default=32, ge=1, le=256)  # 16 was slower in bench_ingest
     extract_workers: int = Field(default=0, ge=0, le=64)  # 0: one per core
     retry_mode: Literal["standard", "adaptive", "legacy"] = "standard"
@@ -94,6 +98,11 @@ class JobSettings(BaseModel):
     # Text-layer PDFs whose local reading leaves header fields missing may also go to Textract
     # AnalyzeExpense (jobs.extract.fallback decides which). Off by default: every call costs money.
     textract_fallback: bool = False
+    # `ingest --redrive-dlq`: SQS's message move task (StartMessageMoveTask), or the job's own
+    # receive-send-delete, which any SQS server answers (moto has no move tasks). Built without
+    # an environment, the settings take the way that works anywhere; from_env takes the move
+    # task unless AWS_ENDPOINT_URL_SQS points at another server.
+    sqs_move_tasks: bool = False
     # Reconcile: the engine the schedule runs (one stack setting turns Athena on), and where the
     # Athena engine finds its catalog, the inventories and the table exports. Empty: from the stage.
     reconcile_engine: str = Field(default="polars", pattern=r"^(polars|duckdb|athena)$")
@@ -208,9 +217,11 @@ class JobSettings(BaseModel):
             "audit_log_since": ENV_AUDIT_LOG_SINCE,
             "audit_workgroup": ENV_AUDIT_WORKGROUP,
             "trail_database": ENV_TRAIL_DATABASE,
+            "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         data.setdefault("ocr_engine", _default_ocr_engine(env))
+        data.setdefault("sqs_move_tasks", not env.get("AWS_ENDPOINT_URL_SQS"))
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -35,6 +35,7 @@ RESULT_FILENAME = "result.json"
 RUNS_PREFIX = "runs/"
 INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
+DRILL_RUNS_PREFIX = f"{RUNS_PREFIX}drill/"  # restore-drill reports: under runs/, so write-once too
 # Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
 WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX)
 COMPLIANCE_TAG = ("retention", "compliance")
@@ -50,6 +51,18 @@ def stage_prefix(stage: str) -> str:
 
 def table_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-documents-table"
+
+
+DRILL_TABLE_INFIX = "-drill-"
+
+
+def drill_table_prefix(stage: str) -> str:
+    """Tables a restore drill creates start with this: the drill role may write only these, never the live table."""
+    return f"{table_name(stage)}{DRILL_TABLE_INFIX}"
+
+
+def drill_table_name(stage: str, run_id: str) -> str:
+    return f"{drill_table_prefix(stage)}{run_id.lower()}"
 
 
 def status_index_name(stage: str) -> str:
@@ -79,6 +92,16 @@ def stage_of_table(name: str) -> str | None:
         return None
     stage = name[len(head) : -len(tail)]
     return stage if stage and table_name(stage) == name else None
+
+
+def replica_bucket_name(stage: str, purpose: str, region: str) -> str:
+    """The replica of a bucket in the stack's second region (bucket names are global, so the region is in it)."""
+    return f"{bucket_name(stage, purpose)}-{region}"
+
+
+def backup_vault_name(stage: str, region: str) -> str:
+    """The stack's AWS Backup vault in `region` (the primary one, or the copies' in the second region)."""
+    return f"{stage_prefix(stage)}-backups-{region}"
 
 
 # --- the audit catalog (reconcile on Athena over S3 Inventory and DynamoDB exports) -----------
@@ -327,3 +350,7 @@ def ingest_run_key(run_date: str, run_id: str) -> str:
 
 def reconciliation_prefix(run_date: str, run_id: str) -> str:
     return f"{RECONCILIATION_PREFIX}{run_date}/{run_id}/"
+
+
+def drill_report_key(run_date: str, run_id: str) -> str:
+    return f"{DRILL_RUNS_PREFIX}{run_date}/{run_id}.json"

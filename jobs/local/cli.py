@@ -1,6 +1,9 @@
-"""`python -m jobs local up | down | status | flush-audit`; `eval "$(python -m jobs local up)"` configures a shell.
+"""`python -m jobs local up | down | status | flush-audit | export-table`; `eval "$(python -m jobs local up)"`
+configures a shell.
 
 `flush-audit` makes the audit stand-in deliver the change log now (it buffers like Firehose).
+`export-table` stands in for DynamoDB's table export (DynamoDB Local has none): it prints where it
+wrote a full export of the stage's table, the source `python -m jobs drill` restores from locally.
 """
 
 from __future__ import annotations
@@ -9,14 +12,16 @@ import argparse
 import json
 import sys
 
-from jobs.errors import DocuFlowError
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.errors import DocuFlowError, LocalStackError
 from jobs.local import stack
 from jobs.settings import JobSettings
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status", "flush-audit"])
+    parser.add_argument("action", choices=["up", "down", "status", "flush-audit", "export-table"])
     args = parser.parse_args(argv)
     try:
         if args.action == "up":
@@ -32,9 +37,22 @@ def main(argv: list[str]) -> int:
             print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
         elif args.action == "flush-audit":
             print(json.dumps(stack.flush_audit(), indent=2))
+        elif args.action == "export-table":
+            print(_export_table())
         else:
             print(json.dumps(stack.status(), indent=2))
     except DocuFlowError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _export_table() -> str:
+    from jobs.local.table_export import export_table
+    from jobs.store.clients import dynamodb_client, s3_client
+
+    settings = JobSettings.from_env()
+    try:
+        return export_table(settings, dynamodb_client(settings), s3_client(settings), stack.REGION)
+    except (BotoCoreError, ClientError) as exc:
+        raise LocalStackError(f"export of {settings.table_name} failed: {exc}") from exc

@@ -45,6 +45,7 @@ class Code(StrEnum):
     BAD_KEY = "BAD_KEY"
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
+    DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
     # --audit-log: the change log (docs/audit.md) against the table and itself.
     AUDIT_GAP = "AUDIT_GAP"
     AUDIT_ANOMALY = "AUDIT_ANOMALY"
@@ -83,6 +84,10 @@ SEVERITY: dict[Code, Severity] = {
     # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
     Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
     Code.RESULT_UNREADABLE: Severity.ERROR,
+    # A DELETED tombstone whose raw object is there again (the same file uploaded again, or
+    # restored): a new life of the document that the next drain claims, unless its arrival
+    # was lost (repair re-queues it, as for UNPROCESSED_RAW).
+    Code.DELETED_RAW_EXISTS: Severity.WARNING,
     # A version of a document with no record in the change log (a lost batch, a delivery that
     # failed); records Firehose could not convert (kept under errors/, not in the log's table);
     # records that are not an ordinary change of a document item (kept, reported).
@@ -209,6 +214,7 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
+    Code.DELETED_RAW_EXISTS: (*_OBJECT, ("createdAt", "ev_created_at"), ("version", "ev_version")),
     Code.AUDIT_GAP: (("createdAt", "ev_created_at"), ("missingVersions", "ev_missing"), ("version", "ev_version")),
     Code.AUDIT_ANOMALY: (
         ("eventId", "ev_event_id"),

@@ -23,6 +23,7 @@ from jobs.store.call_recording import attach
 if TYPE_CHECKING:
     from botocore.client import BaseClient
     from mypy_boto3_athena import AthenaClient
+    from mypy_boto3_backup import BackupClient
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
     from mypy_boto3_s3 import S3Client
@@ -73,6 +74,11 @@ def streams_client(settings: JobSettings, **kwargs: Any) -> DynamoDBStreamsClien
     return _built(
         "dynamodbstreams", lambda session: session.client("dynamodbstreams", config=botocore_config(settings), **kwargs)
     )
+
+
+def backup_client(settings: JobSettings, **kwargs: Any) -> BackupClient:
+    """AWS Backup (no emulator serves it: the drill's restores from a backup are Stubber-tested)."""
+    return _built("backup", lambda session: session.client("backup", config=botocore_config(settings), **kwargs))
 
 
 def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:

@@ -1,4 +1,5 @@
-"""S3 adapter: raw listings page by page, object reads, fenced result.json writes, write-once puts.
+"""S3 adapter: raw listings page by page, object reads, fenced result.json writes, write-once puts
+(the one place they are made, so every report writer meets its own resent write as a success).
 
 Every call goes through `translated`, so callers see jobs.errors (S3ObjectMissingError,
 S3ObjectChangedError, S3ObjectExistsError, StoreUnavailableError, …), never botocore.
@@ -6,6 +7,7 @@ S3ObjectChangedError, S3ObjectExistsError, StoreUnavailableError, …), never bo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,8 @@ from jobs.store._aws import translated
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import PutObjectRequestTypeDef
+
+logger = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 1000
 _MISSING = {"NoSuchKey": S3ObjectMissingError, "404": S3ObjectMissingError, "NotFound": S3ObjectMissingError}
@@ -99,10 +103,24 @@ class Buckets:
         return response["ETag"]
 
     def put_once(self, bucket: str, key: str, body: bytes, content_type: str) -> None:
-        """Write-once: `If-None-Match: *` makes S3 refuse to overwrite an existing key."""
+        """Write-once: `If-None-Match: *` makes S3 refuse to overwrite an existing key.
+
+        A refusal is S3ObjectExistsError unless the key holds exactly `body`: when the write was
+        applied but its response lost, botocore's resend meets our own write (412), which is a
+        success, not someone else's report.
+        """
         conditions = {"PreconditionFailed": S3ObjectExistsError, "ConditionalRequestConflict": S3ObjectExistsError}
-        with self._metrics.call("s3.PutObject.once"), translated("s3.PutObject.once", conditions):
-            self._client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")
+        try:
+            with self._metrics.call("s3.PutObject.once"), translated("s3.PutObject.once", conditions):
+                self._client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")
+        except S3ObjectExistsError:
+            try:
+                stored = self.get_bytes(bucket, key)
+            except S3ObjectMissingError:
+                stored = None
+            if stored != body:
+                raise
+            logger.info("write-once put met its own bytes (a resend after a lost response)", extra={"key": key})
 
     def head(self, bucket: str, key: str) -> ObjectInfo | None:
         """The object's current version, or None when there is none."""

@@ -135,7 +135,7 @@ def test_cloudtrail_records_data_events_of_raw_and_processed_objects_only(dev: P
     assert bucket["DenyWritesButCloudTrail"]["Condition"] == {
         "StringNotEquals": {"aws:PrincipalServiceName": "cloudtrail.amazonaws.com"}
     }
-    key = _statements(json.loads(dev.one("aws:kms/key:Key").inputs["policy"]))
+    key = _statements(json.loads(dev.named("docuflow-dev-key").inputs["policy"]))
     assert key["CloudTrailEncryptsAccessLogs"]["Condition"]["StringEquals"] == {"aws:SourceArn": TRAIL}
     access = dev.named("docuflow-dev-audit-trail-access").inputs
     assert access["storageDescriptor"]["location"] == f"s3://{ACCESS}/AWSLogs/{ACCOUNT}/CloudTrail/{REGION}/"
