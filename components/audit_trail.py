@@ -184,20 +184,7 @@ class AuditTrail(pulumi.ComponentResource):
         """Firehose: JSON stream records → Parquet of the changes table, by delivery day, SSE-KMS."""
         args = self._args
         bucket_arn = f"arn:aws:s3:::{args.bucket_names[layout.AUDIT_LOG]}"
-        log_group = aws.cloudwatch.LogGroup(
-            f"{self._name}-delivery-logs",
-            name=f"/{layout.APP}/{args.stage}/audit-delivery",
-            retention_in_days=args.log_retention_days,
-            kms_key_id=args.kms_key_arn,
-            tags=args.tags,
-            opts=child(self),
-        )
-        log_stream = aws.cloudwatch.LogStream(
-            f"{self._name}-delivery-errors",
-            name=layout.audit_delivery_name(args.stage),
-            log_group_name=log_group.name,
-            opts=child(self),
-        )
+        log_group, log_stream = self._delivery_logs()
         role, role_policy = self._role(
             "delivery",
             "firehose.amazonaws.com",
@@ -239,6 +226,25 @@ class AuditTrail(pulumi.ComponentResource):
             tags=args.tags,
             opts=child(self, depends_on=[role_policy]),
         )
+
+    def _delivery_logs(self) -> tuple[aws.cloudwatch.LogGroup, aws.cloudwatch.LogStream]:
+        """Where Firehose logs what it could not deliver (KMS, kept as long as the jobs' logs)."""
+        args = self._args
+        log_group = aws.cloudwatch.LogGroup(
+            f"{self._name}-delivery-logs",
+            name=f"/{layout.APP}/{args.stage}/audit-delivery",
+            retention_in_days=args.log_retention_days,
+            kms_key_id=args.kms_key_arn,
+            tags=args.tags,
+            opts=child(self),
+        )
+        log_stream = aws.cloudwatch.LogStream(
+            f"{self._name}-delivery-errors",
+            name=layout.audit_delivery_name(args.stage),
+            log_group_name=log_group.name,
+            opts=child(self),
+        )
+        return log_group, log_stream
 
     def _conversion(
         self, database: aws.glue.CatalogDatabase, changes: aws.glue.CatalogTable, role: aws.iam.Role
