@@ -32,6 +32,7 @@ from jobs.contract import (
 )
 from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
+from jobs.contract.schema import AUDIT_RETENTION, audit_bucket_spec
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -121,6 +122,11 @@ class StackSettings(BaseModel):
     object_lock_days: int = Field(default=_RETENTION.days, ge=1, le=36500)
     break_glass_role_arn: str | None = Field(default=None, pattern=_ROLE_ARN.pattern)
     cors_origins: list[str] = Field(default_factory=list)
+    # The audit trail (change log and access trail) is kept this long under Object Lock, then
+    # expires: GOVERNANCE in dev (lifted only with s3:BypassGovernanceRetention, which the
+    # buckets' policies deny), COMPLIANCE in prod (nobody can, the root user included).
+    audit_retention_mode: Literal["GOVERNANCE", "COMPLIANCE"] = AUDIT_RETENTION.mode
+    audit_retention_days: int = Field(default=AUDIT_RETENTION.days, ge=1, le=36500)
 
     # Batch jobs.
     image_uri: str | None = None
@@ -317,6 +323,7 @@ class StackSettings(BaseModel):
             log_retention_days=self.log_retention_days,
             queue_retention_days=queue_spec(self.stage).retention_seconds // 86400,
             report_lock_days=self.object_lock_days,
+            audit_trail_days=self.audit_retention_days,
         )
 
     def lifecycle(self) -> LifecycleSpec:
@@ -342,6 +349,11 @@ class StackSettings(BaseModel):
             spec if spec.retention is None else spec.model_copy(update={"retention": retention})
             for spec in bucket_specs(self.stage, self.bucket_names, self.lifecycle())
         ]
+
+    def audit_buckets(self) -> list[BucketSpec]:
+        """The change log's and the access trail's buckets, under the audit retention."""
+        retention = ObjectLockSpec(mode=self.audit_retention_mode, days=self.audit_retention_days)
+        return [audit_bucket_spec(self.stage, p, retention) for p in (layout.AUDIT_LOG, layout.ACCESS_TRAIL)]
 
     def audit_data_bucket_name(self) -> str | None:
         """The audit-data bucket, only when the Athena engine needs it."""

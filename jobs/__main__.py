@@ -18,6 +18,7 @@ COMMANDS = {
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
     "documents": ("jobs.documents.cli", "a user's documents, a status queue; delete, restore, legal hold"),
     "erase": ("jobs.erasure.cli", "GDPR erasure of one user: every item, version and marker, with a receipt"),
+    "audit": ("jobs.audit.cli", "the audit trail: a document's history, what an actor changed"),
     "demo": ("jobs.demo.cli", "seed a deterministic demo corpus into raw/"),
     "local": ("jobs.local.cli", "start, stop or inspect the embedded local AWS stack"),
 }

@@ -111,6 +111,7 @@ class DataHoldings(BaseModel):
     log_retention_days: int = Field(default=365, ge=1)
     queue_retention_days: int = Field(default=14, ge=1)
     report_lock_days: int = Field(default=365, ge=1)
+    audit_trail_days: int = Field(default=730, ge=1)  # the change log and the access trail (Object Lock)
 
     def to_env(self) -> str:
         return self.model_dump_json(by_alias=True)
@@ -170,6 +171,11 @@ def holdings(figures: DataHoldings, erased_at: datetime) -> list[Holding]:
             what="S3 server access logs and the jobs' logs (object keys, user and document ids)",
             until=after(max(figures.access_log_retention_days, figures.log_retention_days)),
             why="access logs and CloudWatch log groups expire after their retention",
+        ),
+        Holding(
+            what="the audit trail: the change log (every version of the user's items) and the access trail",
+            until=after(figures.audit_trail_days),
+            why="audit records kept under a legal obligation: write-once, under Object Lock, then expired",
         ),
         Holding(
             what="reconciliation reports and run summaries naming the user's documents",

@@ -109,6 +109,7 @@ class LifecycleSpec(BaseModel):
 
 GRACE_RULE = "grace-period"
 ABORT_MULTIPART_RULE = "abort-incomplete-multipart-uploads"
+EXPIRE_LOG_RULE = "expire-after-retention"
 
 
 # SQS hides a received message for at most 12 hours (VisibilityTimeout, ChangeMessageVisibility).
@@ -187,6 +188,41 @@ class BucketSpec(BaseModel):
     # Keys under these prefixes are written once and never overwritten or deleted (the bucket
     # policy on AWS enforces it; the jobs write them with If-None-Match).
     write_once_prefixes: tuple[str, ...] = ()
+    # A log bucket: every object expires this many days after it was written (its Object Lock
+    # retention), instead of the documents' tag-chosen retention.
+    expire_after_days: int | None = Field(default=None, ge=1)
+
+    def lifecycle_rules(self) -> list[dict[str, Any]]:
+        """The bucket's lifecycle rules in the API's shape (what bootstrap and Pulumi apply)."""
+        if self.expire_after_days is None:
+            return self.lifecycle.rules(self.prefix)
+        tiering, *_, abort = self.lifecycle.rules()
+        # Athena reads STANDARD_IA but not GLACIER: a log that is queried stays readable.
+        tiering = {**tiering, "Transitions": tiering["Transitions"][:1]}
+        return [
+            tiering,
+            {"ID": EXPIRE_LOG_RULE, "Status": "Enabled", "Filter": {}, "Expiration": {"Days": self.expire_after_days}},
+            abort,
+        ]
+
+
+# The audit trail is kept two years (`001_…`: "Audit Logging … retention: 2 years"); dev stacks
+# may lift GOVERNANCE with s3:BypassGovernanceRetention, prod's COMPLIANCE nobody can.
+AUDIT_RETENTION = ObjectLockSpec(mode="GOVERNANCE", days=2 * 365)
+
+
+def audit_bucket_spec(stage: str, purpose: str, retention: ObjectLockSpec = AUDIT_RETENTION) -> BucketSpec:
+    """An audit-trail bucket (layout.AUDIT_LOG or layout.ACCESS_TRAIL): Object Lock with the audit
+    retention on every object, which then expires.
+    """
+    return BucketSpec(
+        purpose=purpose,
+        name=layout.bucket_name(stage, purpose),
+        prefix="",
+        object_lock=True,
+        retention=retention,
+        expire_after_days=retention.days,
+    )
 
 
 def bucket_specs(

@@ -1,6 +1,7 @@
-"""`python -m jobs local up | down | status | export-table | advance --to DATE`.
+"""`python -m jobs local up | down | status | flush-audit | export-table | advance --to DATE`.
 
-`eval "$(python -m jobs local up)"` configures a shell. `export-table` stands in for DynamoDB's
+`eval "$(python -m jobs local up)"` configures a shell. `flush-audit` makes the audit stand-in
+deliver the change log now (it buffers like Firehose). `export-table` stands in for DynamoDB's
 table export (DynamoDB Local has none): it prints where it wrote a full export of the stage's
 table, the source `python -m jobs drill` restores from locally. `advance --to 2031-12-01` applies
 the table's TTL and the buckets' lifecycle rules as AWS would have by that date
@@ -17,7 +18,8 @@ from datetime import UTC, datetime
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.errors import DocuFlowError, LocalStackError
-from jobs.local import stack, standins
+from jobs.local import stack
+from jobs.local.standins.advance import advance
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 
@@ -28,7 +30,7 @@ def _date(text: str) -> datetime:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status", "export-table", "advance"])
+    parser.add_argument("action", choices=["up", "down", "status", "flush-audit", "export-table", "advance"])
     parser.add_argument("--to", type=_date, help="advance: the date to move the stage to (YYYY-MM-DD, UTC)")
     args = parser.parse_args(argv)
     if args.action == "advance" and args.to is None:
@@ -47,7 +49,7 @@ def main(argv: list[str]) -> int:
             print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
         elif args.action == "advance":
             settings = JobSettings.from_env()
-            done = standins.advance(
+            done = advance(
                 settings,
                 args.to,
                 dynamodb_client(settings),
@@ -55,6 +57,8 @@ def main(argv: list[str]) -> int:
                 stack.state_dir() / stack.STANDINS_DIR / f"{settings.stage}.json",
             )
             print(json.dumps(done.summary(), indent=2))
+        elif args.action == "flush-audit":
+            print(json.dumps(stack.flush_audit(), indent=2))
         elif args.action == "export-table":
             print(_export_table())
         else:

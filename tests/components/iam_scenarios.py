@@ -325,8 +325,14 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         assert deep.findings.height >= first.findings.height
         from_files = reconcile(source="files", dynamodb_export=export, s3_inventories=manifests)
         assert from_files.findings.height >= 5
+        # --audit-log (the polars engine's nightly): the change log and a record Firehose refused.
+        stack.audit_pipe.firehose.put_record_batch([b"{not a stream record"])
+        stack.audit_flush()
+        checked = reconcile(audit_log=True, write_report=False)
+        assert {"AUDIT_UNDELIVERED"} <= set(checked.findings.get_column("code").to_list())
     with call_recording.recording() as repair:
-        repaired = reconcile(repair=True, deep=True)  # deep: the retention tags are read too
+        # The nightly repair checks the change log too; deep: the retention tags are read as well.
+        repaired = reconcile(repair=True, audit_log=True, deep=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
             Code.ORPHAN_RESULT,

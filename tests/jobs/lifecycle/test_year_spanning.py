@@ -17,7 +17,7 @@ from jobs.contract import RetentionClass, Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
 from jobs.ingest.run import IngestOptions, IngestRun
-from jobs.local.standins import advance
+from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import next_midnight
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render

@@ -18,7 +18,7 @@ from jobs.contract import RetentionClass, layout
 from jobs.contract.retention import RetentionPolicy
 from jobs.contract.schema import LifecycleSpec
 from jobs.errors import SettingsError
-from jobs.local.standins import advance, check_local
+from jobs.local.standins.advance import advance, check_local
 from jobs.local.standins.rules import expiration_due, next_midnight, noncurrent_due, removes_expired_markers
 from tests.jobs.lifecycle.lifecycle_helpers import kinds, listed
 
