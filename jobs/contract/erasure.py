@@ -135,70 +135,81 @@ class Holding(BaseModel):
     why: str
 
 
-def holdings(figures: DataHoldings, erased_at: datetime) -> list[Holding]:
-    """What still holds the user's data once the erasure is done, from the stack's figures."""
+# A copy the erasure cannot reach: what, how long after the erasure it may still hold the
+# user's data (None: kept on purpose), and why.
+Copy = tuple[str, timedelta | None, str]
 
-    def after(days: float) -> datetime:
-        return erased_at + timedelta(days=days)
 
-    held = [
-        Holding(
-            what="the table's point-in-time backups (items as they were before the erasure)",
-            until=after(figures.point_in_time_recovery_days),
-            why="DynamoDB continuous backups keep every state of the recovery window",
+def _backups_and_queues(f: DataHoldings) -> list[Copy]:
+    return [
+        (
+            "the table's point-in-time backups (items as they were before the erasure)",
+            timedelta(days=f.point_in_time_recovery_days),
+            "DynamoDB continuous backups keep every state of the recovery window",
         ),
-        Holding(
-            what="AWS Backup recovery points of the table (and their copies in the second region)",
-            until=after(figures.backup_retention_days),
-            why="daily and monthly backups in a locked vault, kept their retention",
+        (
+            "AWS Backup recovery points of the table (and their copies in the second region)",
+            timedelta(days=f.backup_retention_days),
+            "daily and monthly backups in a locked vault, kept their retention",
         ),
-        Holding(
-            what="the table's stream and the status-event queue (change records with the items)",
-            until=erased_at + STREAM_RETENTION + timedelta(days=figures.queue_retention_days),
-            why="stream records live 24 hours; the status-event queue keeps undelivered ones its retention",
+        (
+            "the table's stream and the status-event queue (change records with the items)",
+            STREAM_RETENTION + timedelta(days=f.queue_retention_days),
+            "stream records live 24 hours; the status-event queue keeps undelivered ones its retention",
         ),
-        Holding(
-            what="table exports, S3 inventories and table states kept in the audit-data bucket",
-            until=after(figures.audit_data_retention_days),
-            why="regenerated daily; every object there expires after the audit-data retention",
+        (
+            "table exports, S3 inventories and table states kept in the audit-data bucket",
+            timedelta(days=f.audit_data_retention_days),
+            "regenerated daily; every object there expires after the audit-data retention",
         ),
-        Holding(
-            what="the arrival queue (object keys of the user's uploads)",
-            until=after(figures.queue_retention_days),
-            why="messages expire after the queue's retention",
-        ),
-        Holding(
-            what="S3 server access logs and the jobs' logs (object keys, user and document ids)",
-            until=after(max(figures.access_log_retention_days, figures.log_retention_days)),
-            why="access logs and CloudWatch log groups expire after their retention",
-        ),
-        Holding(
-            what="the audit trail: the change log (every version of the user's items) and the access trail",
-            until=after(figures.audit_trail_days),
-            why="audit records kept under a legal obligation: write-once, under Object Lock, then expired",
-        ),
-        Holding(
-            what="reconciliation reports and run summaries naming the user's documents",
-            until=None,
-            why=f"audit records kept under a legal obligation: write-once, locked {figures.report_lock_days} days",
-        ),
-        Holding(
-            what="this receipt and the erasure marker (the user id and counts only)",
-            until=None,
-            why="proof of the erasure; the marker expires after the arrival queue's retention",
+        (
+            "the arrival queue (object keys of the user's uploads)",
+            timedelta(days=f.queue_retention_days),
+            "messages expire after the queue's retention",
         ),
     ]
-    if figures.replica_region:
+
+
+def _logs_and_records(f: DataHoldings) -> list[Copy]:
+    return [
+        (
+            "S3 server access logs and the jobs' logs (object keys, user and document ids)",
+            timedelta(days=max(f.access_log_retention_days, f.log_retention_days)),
+            "access logs and CloudWatch log groups expire after their retention",
+        ),
+        (
+            "the audit trail: the change log (every version of the user's items) and the access trail",
+            timedelta(days=f.audit_trail_days),
+            "audit records kept under a legal obligation: write-once, under Object Lock, then expired",
+        ),
+        (
+            "reconciliation reports and run summaries naming the user's documents",
+            None,
+            f"audit records kept under a legal obligation: write-once, locked {f.report_lock_days} days",
+        ),
+        (
+            "this receipt and the erasure marker (the user id and counts only)",
+            None,
+            "proof of the erasure; the marker expires after the arrival queue's retention",
+        ),
+    ]
+
+
+def holdings(figures: DataHoldings, erased_at: datetime) -> list[Holding]:
+    """What still holds the user's data once the erasure is done, from the stack's figures."""
+    f = figures
+    copies = _backups_and_queues(f) + _logs_and_records(f)
+    if f.replica_region:
         # The table's replica follows (a global table replicates deletes); S3 replication never
         # replicates the deletion of a version, and this job does not reach the replica buckets.
-        held.append(
-            Holding(
-                what=f"the raw and processed replicas in {figures.replica_region} (every version)",
-                until=None,
-                why="S3 replication does not replicate version deletions: erase them there too, by hand",
+        copies.append(
+            (
+                f"the raw and processed replicas in {f.replica_region} (every version)",
+                None,
+                "S3 replication does not replicate version deletions: erase them there too, by hand",
             )
         )
-    return held
+    return [Holding(what=w, until=None if d is None else erased_at + d, why=y) for w, d, y in copies]
 
 
 class KeptDocument(BaseModel):

@@ -196,11 +196,12 @@ class BucketSpec(BaseModel):
         """The bucket's lifecycle rules in the API's shape (what bootstrap and Pulumi apply)."""
         if self.expire_after_days is None:
             return self.lifecycle.rules(self.prefix)
-        tiering, *_, abort = self.lifecycle.rules()
+        tiering, grace, *_, abort = self.lifecycle.rules()
         # Athena reads STANDARD_IA but not GLACIER: a log that is queried stays readable.
         tiering = {**tiering, "Transitions": tiering["Transitions"][:1]}
         return [
             tiering,
+            grace,  # noncurrent versions (once their lock ends) and lone delete markers go too
             {"ID": EXPIRE_LOG_RULE, "Status": "Enabled", "Filter": {}, "Expiration": {"Days": self.expire_after_days}},
             abort,
         ]

@@ -340,6 +340,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
             Code.STUCK_PROCESSING,
             Code.INDEX_DRIFT,
             Code.UNPROCESSED_RAW,
+            Code.DELETED_RAW_EXISTS,  # the owner's delete whose objects were never hidden: re-queued
         }, repaired.summary.repairs
     return audit, repair
 

@@ -47,10 +47,11 @@ def test_the_class_is_decided_once_and_a_new_upload_restarts_only_the_clock(stac
     _ingest(stack)
     (before,) = stack.items()
     # The same document id uploaded again, now as an invoice: its class stays compliance.
-    put_raw(stack, "u1", "d", invoice(), name="corrected.xml")
+    # Named after the first: within the same second the larger key is the newer upload.
+    put_raw(stack, "u1", "d", invoice(), name="z-corrected.xml")
     again = _ingest(stack)
     (after,) = stack.items()
-    assert after.retentionClass is RetentionClass.COMPLIANCE and after.rawS3Uri.endswith("/corrected.xml")
+    assert after.retentionClass is RetentionClass.COMPLIANCE and after.rawS3Uri.endswith("/z-corrected.xml")
     assert after.createdAt >= before.createdAt
     assert after.retainUntil == after.createdAt + timedelta(days=POLICY.compliance_days)
     assert again.calls["s3.PutObjectTagging"]["calls"] == 1  # the new upload only
