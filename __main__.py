@@ -12,6 +12,7 @@ import pulumi_aws as aws
 from components.alerts import Alerts, AlertsArgs
 from components.arrivals import Arrivals, ArrivalsArgs
 from components.audit_catalog import AuditCatalog, AuditCatalogArgs
+from components.audit_trail import AuditTrail, AuditTrailArgs, audit_bucket_policies, trail_arn
 from components.backups import TableBackups, TableBackupsArgs
 from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
@@ -37,7 +38,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     tags = settings.resource_tags()
     prefix = layout.stage_prefix(settings.stage)
     account_id = aws.get_caller_identity_output().account_id
-    specs = settings.buckets()
+    specs = settings.buckets() + settings.audit_buckets()
     names = {spec.purpose: spec.name for spec in specs}
     audit_data = settings.audit_data()
     # The nightly reconcile judges both data buckets' daily S3 Inventory reports (either engine).
@@ -52,6 +53,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             notifying_bucket_arns=[bucket_arn(names["raw"])],
             # S3 Inventory encrypts its reports of these buckets with the key.
             inventoried_bucket_arns=[bucket_arn(names[p]) for p in inventoried],
+            trail_arn=trail_arn(settings.stage, settings.region, account_id),
             protect=settings.protect,
             tags=tags,
         ),
@@ -66,6 +68,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             cors_origins=settings.cors_origins,
             break_glass_role_arn=settings.break_glass_role_arn,
+            policies=audit_bucket_policies(settings.stage, settings.region, account_id, settings.break_glass_role_arn),
             audit_data=audit_data,
             access_log_retention_days=settings.access_log_retention_days,
             noncurrent_expiration_days=settings.noncurrent_expiration_days,
@@ -136,6 +139,22 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             tags=tags,
         ),
     )
+    trail = AuditTrail(
+        f"{prefix}-audit-trail",
+        AuditTrailArgs(
+            stage=settings.stage,
+            region=settings.region,
+            account_id=account_id,
+            stream_arn=store.stream_arn,
+            kms_key_arn=key.key_arn,
+            bucket_names=names,
+            alarm_topic_arn=alerts.topic_arn,
+            bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
+            log_retention_days=settings.log_retention_days,
+            buckets=buckets,
+            tags=tags,
+        ),
+    )
     job_env = arrivals.queue_url.apply(
         lambda url: JobSettings(
             stage=settings.stage,
@@ -145,6 +164,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             processed_bucket=names["processed"],
             reports_bucket=names["reports"],
             arrivals_queue_url=url,
+            retention=settings.retention(),
         ).env()
     )
     jobs = BatchJobs(
@@ -155,6 +175,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             kms_key_arn=key.key_arn,
             table_arn=store.table_arn,
+            index_arn=store.index_arn,
             bucket_arns=buckets.bucket_arns,
             arrivals_queue_arn=arrivals.queue_arn,
             arrivals_dead_letter_queue_arn=arrivals.dead_letter_queue_arn,
@@ -170,6 +191,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             catalog_grants=catalog.grants,
             reanchor_days=settings.reconcile_reanchor_days,
             catch_up_days=settings.reconcile_catch_up_days,
+            holdings=settings.holdings(),
             fargate_spot=settings.fargate_spot,
             ingest_tasks=settings.ingest_tasks,
             ingest_schedule=settings.ingest_schedule,
@@ -182,6 +204,10 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
                 "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
                 # Repair is the reconcile plus a few conditional puts: the same size.
                 "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+                # The erasure streams listings into batched deletes; the others act on one document.
+                "erasure": JobSize(512, 1024),
+                "documents": JobSize(256, 512),
+                "legal-hold": JobSize(256, 512),
                 # The drill reconciles the table it restored: the reconcile's size too.
                 "drill": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
             },
@@ -207,6 +233,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "ingestTaskDefinitionArn": jobs.task_definition_arns["ingest"],
         "reconcileTaskDefinitionArn": jobs.task_definition_arns["reconcile"],
         "repairTaskDefinitionArn": jobs.task_definition_arns["repair"],
+        "erasureTaskDefinitionArn": jobs.task_definition_arns["erasure"],
+        "documentsTaskDefinitionArn": jobs.task_definition_arns["documents"],
+        "legalHoldTaskDefinitionArn": jobs.task_definition_arns["legal-hold"],
         "jobRepositoryUrl": jobs.repository_url,
         "scheduleNames": jobs.schedule_names,
         "arrivalsQueueUrl": arrivals.queue_url,
@@ -214,6 +243,13 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "statusEventsQueueUrl": events.queue_url,
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
+        "auditLogBucketName": buckets.bucket_names[layout.AUDIT_LOG],
+        "accessTrailBucketName": buckets.bucket_names[layout.ACCESS_TRAIL],
+        "auditDeliveryStreamName": trail.delivery_stream_name,
+        "accessTrailArn": trail.trail_arn,
+        "trailDatabaseName": trail.database_name,
+        "auditWorkgroupName": trail.workgroup_name,
+        "auditReaderPolicyArn": trail.reader_policy_arn,
     }
     outputs |= recovery_outputs(settings, jobs, backups, second)
     outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]

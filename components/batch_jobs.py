@@ -1,10 +1,15 @@
-"""BatchJobs: the ECS cluster, the ingest, reconcile, repair and drill Fargate tasks, their schedules.
+"""BatchJobs: the ECS cluster, the job tasks (ingest, reconcile, repair on a nightly schedule, the
+restore drill quarterly; the erasure, a document's owner actions and legal holds started by
+hand), and their schedules.
 
 EventBridge Scheduler starts N ingest tasks that drain the one arrival queue together (SQS spreads
 the messages; a full `--backfill` sweep is a one-off task, docs/deploy.md) and, later, one
 reconcile. Reconcile is an audit that cannot write the table; `reconcile --repair`
 runs as its own task definition with its own role (the audit's reads plus the conditional puts
 of its repairs), and the nightly schedule starts it unless the stack turns nightly repair off.
+The GDPR erasure runs as its own task definition with its own role: with the owner's restore
+(which removes delete markers, s3:DeleteObjectVersion to IAM) it is the only role that may delete
+object versions; legal holds are an operator's task, apart from the owner's delete and restore.
 A quarterly schedule runs the restore drill (`python -m jobs drill`) with a role that may create
 and write drill tables only.
 Task and execution roles get policies from components.policies; the
@@ -29,7 +34,15 @@ from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
-from jobs.settings import ENV_CATCH_UP_DAYS, ENV_OCR_ENGINE, ENV_REANCHOR_DAYS, ENV_TABLE_ARN, JOB_ENV_VARS
+from jobs.contract.erasure import DataHoldings
+from jobs.settings import (
+    ENV_CATCH_UP_DAYS,
+    ENV_HOLDINGS,
+    ENV_OCR_ENGINE,
+    ENV_REANCHOR_DAYS,
+    ENV_TABLE_ARN,
+    JOB_ENV_VARS,
+)
 
 CONTAINER_NAME = "job"
 SCRATCH_VOLUME = "scratch"
@@ -38,13 +51,18 @@ SCRATCH_PATH = "/tmp"
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
 # Each job's command after the entrypoint; one task definition, role and log group per job. The
-# reconcile and its repair run the nightly chain (jobs/reconcile/nightly.py): the kept table
-# state brought forward by the night's incremental exports, judged against the newest inventories;
-# the scheduled restore drill drops the drill table it made once its report is written.
+# scheduled ones run as they are: the reconcile and its repair run the nightly chain
+# (jobs/reconcile/nightly.py: the kept table state brought forward by the night's incremental
+# exports, judged against the newest inventories), the scheduled restore drill drops the drill
+# table it made once its report is written; the others are started by hand with a command
+# override that names the user and document (`erase --user U`, `documents delete --user U --doc D`, ...).
 COMMANDS = {
     "ingest": ["ingest"],
     "reconcile": ["reconcile", "--nightly"],
     "repair": ["reconcile", "--nightly", "--repair"],
+    "erasure": ["erase"],
+    "documents": ["documents"],
+    "legal-hold": ["documents", "hold"],
     "drill": ["drill", "--drop-after"],
 }
 JOBS = tuple(COMMANDS)
@@ -52,12 +70,21 @@ RECONCILE_JOBS = ("reconcile", "repair")
 RECONCILE_ENGINES = ("polars", "athena")
 
 
+# The polars engine's nightly also checks the change log, reading the last days' deliveries
+# (earlier days were checked by earlier nights; docs/audit.md). The athena engine does not.
+AUDIT_LOG_ARGS = ["--audit-log", "--audit-window", "3d"]
+
+
 def job_command(job: str, reconcile_engine: str = "polars") -> list[str]:
-    """The job's command; the reconcile and its repair name the engine unless it is the default."""
+    """The job's command; the reconcile and its repair name the engine unless it is the default,
+    and with the default engine check the change log too.
+    """
     if reconcile_engine not in RECONCILE_ENGINES:
         raise ValueError(f"reconcile engine must be one of {RECONCILE_ENGINES}, not {reconcile_engine!r}")
-    engine = ["--engine", reconcile_engine] if job in RECONCILE_JOBS and reconcile_engine != "polars" else []
-    return [*COMMANDS[job], *engine]
+    if job not in RECONCILE_JOBS:
+        return list(COMMANDS[job])
+    extra = AUDIT_LOG_ARGS if reconcile_engine == "polars" else ["--engine", reconcile_engine]
+    return [*COMMANDS[job], *extra]
 
 
 @dataclass
@@ -73,7 +100,8 @@ class BatchJobsArgs:
     account_id: pulumi.Input[str]
     kms_key_arn: pulumi.Input[str]
     table_arn: pulumi.Input[str]
-    bucket_arns: Mapping[str, pulumi.Input[str]]  # raw, processed, reports and the audit-data bucket
+    index_arn: pulumi.Input[str]
+    bucket_arns: Mapping[str, pulumi.Input[str]]  # the data buckets, the audit-data and audit-trail buckets
     arrivals_queue_arn: pulumi.Input[str]
     arrivals_dead_letter_queue_arn: pulumi.Input[str]
     # JobSettings.env(): exactly JOB_ENV_VARS; an Output, as the queue URL is known only after it exists.
@@ -109,6 +137,8 @@ class BatchJobsArgs:
     # older than catch-up days is re-anchored too (JobSettings' reconcile_* settings).
     reanchor_days: int = 30
     catch_up_days: int = 7
+    # What still holds an erased user's data, and how long: the erasure's receipt says so.
+    holdings: DataHoldings = field(default_factory=DataHoldings)
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -129,6 +159,7 @@ def _container_definitions(
     ocr_engine: str | None,
     reconcile_engine: str,
     chain: Mapping[str, int],
+    holdings: DataHoldings | None,
 ) -> str:
     """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
     container = container_definition(
@@ -141,6 +172,7 @@ def _container_definitions(
         reconcile_engine=reconcile_engine,
         table_arn=values["table_arn"],
         chain=chain,
+        holdings=holdings,
     )
     return json.dumps([container])
 
@@ -156,14 +188,17 @@ def container_definition(
     reconcile_engine: str = "polars",
     table_arn: str | None = None,
     chain: Mapping[str, int] | None = None,
+    holdings: DataHoldings | None = None,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
-    Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), and
-    for the nightly reconcile and its repair the table's ARN (they export the table) and the
-    chain's re-anchor and catch-up days.
+    Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), for
+    the nightly reconcile and its repair the table's ARN (they export the table) and the chain's
+    re-anchor and catch-up days, and the stack's data-holding figures (the erasure's receipt).
     """
     extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
+    if holdings is not None:
+        extra[ENV_HOLDINGS] = holdings.to_env()
     if job in RECONCILE_JOBS:
         if not table_arn:
             raise ValueError("the nightly reconcile needs the table's ARN to export it")
@@ -314,28 +349,45 @@ class BatchJobs(pulumi.ComponentResource):
             ),
             opts=child(self),
         )
-        task_policy_inputs = {
+        task_roles = {job: self._task_role(job) for job in JOBS}
+        task_definitions = {
+            job: self._task_definition(job, image, log_groups[job], execution_role, task_roles[job]) for job in JOBS
+        }
+        return execution_role, task_roles, task_definitions
+
+    def _task_role(self, job: str) -> aws.iam.Role:
+        """The job's task role, with the policy its builder makes of the Outputs it takes."""
+        args = self._args
+        shared = {
             "table_arn": args.table_arn,
             "raw_bucket_arn": args.bucket_arns["raw"],
             "processed_bucket_arn": args.bucket_arns["processed"],
             "reports_bucket_arn": args.bucket_arns["reports"],
             "key_arn": args.kms_key_arn,
         }
-        # Each job's policy builder and the Outputs it takes beyond the shared ones.
+        data = {k: shared[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
         catalog: dict[str, Any] = {"audit_bucket_arn": args.bucket_arns[layout.AUDIT_DATA]}
         if args.catalog_grants is not None:
             catalog["catalog"] = args.catalog_grants
+        if args.reconcile_engine == "polars" and layout.AUDIT_LOG in args.bucket_arns:
+            # The polars nightly checks the change log (--audit-log): it reads it.
+            catalog["audit_log_bucket_arn"] = args.bucket_arns[layout.AUDIT_LOG]
+        # Each job's policy builder and the Outputs it takes.
         builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
             "ingest": (
                 partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),
-                {**queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
+                {**shared, **queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
             ),
-            "reconcile": (policies.reconcile_task_policy, catalog),
-            "repair": (policies.repair_task_policy, {**queue, **catalog}),
+            "reconcile": (policies.reconcile_task_policy, {**shared, **catalog}),
+            "repair": (policies.repair_task_policy, {**shared, **queue, **catalog}),
+            "erasure": (policies.erasure_task_policy, shared),
+            "documents": (policies.documents_task_policy, {**data, "index_arn": args.index_arn}),
+            "legal-hold": (policies.legal_hold_task_policy, data),
             "drill": (
                 partial(recovery_policies.drill_task_policy, region=args.region),
                 {
+                    **shared,
                     "account_id": args.account_id,
                     "backup_role_arn": args.backup_role_arn,
                     # The Athena engine's table exports are a restore source too.
@@ -343,50 +395,58 @@ class BatchJobs(pulumi.ComponentResource):
                 },
             ),
         }
-        task_roles: dict[str, aws.iam.Role] = {}
-        task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
-        for job in JOBS:
-            role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
-            aws.iam.RolePolicy(
-                f"{name}-{job}-task-policy",
-                role=role.id,
-                policy=json_document(builders[job][0], **task_policy_inputs, **builders[job][1]),
-                opts=child(self),
-            )
-            task_roles[job] = role
-            size = args.sizes[job]
-            task_definitions[job] = aws.ecs.TaskDefinition(
-                f"{name}-{job}",
-                family=f"{self._prefix}-{job}",
-                requires_compatibilities=["FARGATE"],
-                network_mode="awsvpc",
-                cpu=str(size.cpu),
-                memory=str(size.memory),
-                runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
-                    operating_system_family="LINUX", cpu_architecture="X86_64"
-                ),
-                execution_role_arn=execution_role.arn,
-                task_role_arn=role.arn,
-                volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
-                container_definitions=pulumi.Output.all(
-                    image=image,
-                    log_group=log_groups[job].name,
-                    environment=args.job_environment,
-                    table_arn=args.table_arn,
-                ).apply(
-                    partial(
-                        _container_definitions,
-                        job=job,
-                        region=args.region,
-                        ocr_engine=args.ocr_engine if job == "ingest" else None,
-                        reconcile_engine=args.reconcile_engine,
-                        chain={ENV_REANCHOR_DAYS: args.reanchor_days, ENV_CATCH_UP_DAYS: args.catch_up_days},
-                    )
-                ),
-                tags=args.tags,
-                opts=child(self),
-            )
-        return execution_role, task_roles, task_definitions
+        builder, inputs = builders[job]
+        role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
+        aws.iam.RolePolicy(
+            f"{self._name}-{job}-task-policy",
+            role=role.id,
+            policy=json_document(builder, **inputs),
+            opts=child(self),
+        )
+        return role
+
+    def _task_definition(
+        self,
+        job: str,
+        image: pulumi.Output[str],
+        log_group: aws.cloudwatch.LogGroup,
+        execution_role: aws.iam.Role,
+        role: aws.iam.Role,
+    ) -> aws.ecs.TaskDefinition:
+        args = self._args
+        size = args.sizes[job]
+        return aws.ecs.TaskDefinition(
+            f"{self._name}-{job}",
+            family=f"{self._prefix}-{job}",
+            requires_compatibilities=["FARGATE"],
+            network_mode="awsvpc",
+            cpu=str(size.cpu),
+            memory=str(size.memory),
+            runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
+                operating_system_family="LINUX", cpu_architecture="X86_64"
+            ),
+            execution_role_arn=execution_role.arn,
+            task_role_arn=role.arn,
+            volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
+            container_definitions=pulumi.Output.all(
+                image=image,
+                log_group=log_group.name,
+                environment=args.job_environment,
+                table_arn=args.table_arn,
+            ).apply(
+                partial(
+                    _container_definitions,
+                    job=job,
+                    region=args.region,
+                    ocr_engine=args.ocr_engine if job == "ingest" else None,
+                    reconcile_engine=args.reconcile_engine,
+                    chain={ENV_REANCHOR_DAYS: args.reanchor_days, ENV_CATCH_UP_DAYS: args.catch_up_days},
+                    holdings=args.holdings if job == "erasure" else None,
+                )
+            ),
+            tags=args.tags,
+            opts=child(self),
+        )
 
     def _schedules(
         self,

@@ -1,4 +1,5 @@
-"""DocumentBuckets: the raw, processed and reports buckets and the access-log bucket they log to.
+"""DocumentBuckets: the raw, processed and reports buckets, the audit trail's buckets when given,
+and the access-log bucket they log to.
 
 Every bucket gets the same hardening from one helper (public access blocked, owner-enforced
 ownership, versioning, default encryption, a TLS-only policy, one lifecycle configuration);
@@ -17,7 +18,8 @@ import pulumi_aws as aws
 
 from components import policies
 from components._pulumi import child, json_document
-from jobs.contract import BucketSpec, LifecycleSpec, layout
+from components.settings import NONCURRENT_EXPIRATION_DAYS
+from jobs.contract import BucketSpec, LifecycleSpec, ObjectLockSpec, layout
 
 ACCESS_LOGS = "access-logs"
 _LIFECYCLE = LifecycleSpec()
@@ -32,12 +34,16 @@ class DocumentBucketsArgs:
     cors_origins: Sequence[str] = ()
     # The one role that may overwrite or delete write-once report keys (None: nobody may).
     break_glass_role_arn: str | None = None
+    # Purpose → its bucket policy from the bucket's ARN, where it is not the data buckets' one
+    # (the audit trail's buckets: components.audit_trail.audit_bucket_policies).
+    policies: Mapping[str, Callable[[pulumi.Output[str]], pulumi.Output[str]]] = field(default_factory=dict)
     # The audit-data bucket (S3 Inventory reports, table exports and the nightly reconcile's
     # table states), with the contract's expiry per prefix; None: not created.
     audit_data: BucketSpec | None = None
     access_log_retention_days: int = 365
-    # The access-log bucket's own lifecycle follows the contract's defaults unless told otherwise.
-    noncurrent_expiration_days: int = _LIFECYCLE.noncurrent_expiration_days
+    # Noncurrent versions of the access-log bucket (the data buckets' own rules, with the delete
+    # grace, and the audit-data bucket's expiries come from their specs).
+    noncurrent_expiration_days: int = NONCURRENT_EXPIRATION_DAYS
     abort_multipart_days: int = _LIFECYCLE.abort_multipart_days
     protect: bool = True
     tags: dict[str, str] = field(default_factory=dict)
@@ -77,7 +83,11 @@ def lifecycle_rule_args(rule: Mapping[str, Any]) -> aws.s3.BucketLifecycleConfig
             for t in rule.get("Transitions", [])
         ]
         or None,
-        expiration=lc.BucketLifecycleConfigurationRuleExpirationArgs(days=expiration["Days"]) if expiration else None,
+        expiration=lc.BucketLifecycleConfigurationRuleExpirationArgs(
+            days=expiration.get("Days"), expired_object_delete_marker=expiration.get("ExpiredObjectDeleteMarker")
+        )
+        if expiration
+        else None,
         noncurrent_version_expiration=lc.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
             noncurrent_days=noncurrent["NoncurrentDays"]
         )
@@ -92,7 +102,7 @@ def lifecycle_rule_args(rule: Mapping[str, Any]) -> aws.s3.BucketLifecycleConfig
 
 
 def expiring_rules(rule_id: str, retention_days: int, noncurrent_days: int, abort_days: int) -> list[dict[str, Any]]:
-    """A bucket whose every object expires (access logs, audit data), in LifecycleSpec's API shape."""
+    """A bucket whose every object expires (the access logs), in LifecycleSpec's API shape."""
     return [
         {
             "ID": rule_id,
@@ -145,22 +155,11 @@ class DocumentBuckets(pulumi.ComponentResource):
             bucket = self._kms_bucket(
                 spec.purpose,
                 spec.name,
-                rules=spec.lifecycle.rules(spec.prefix),
-                policy=_data_bucket_policy(spec, args.break_glass_role_arn),
+                rules=spec.lifecycle_rules(),
+                policy=args.policies.get(spec.purpose) or _data_bucket_policy(spec, args.break_glass_role_arn),
                 object_lock=spec.object_lock,
+                lock_retention=spec.retention,
             )
-            if spec.object_lock:
-                aws.s3.BucketObjectLockConfiguration(
-                    f"{name}-{spec.purpose}-object-lock",
-                    bucket=bucket.id,
-                    object_lock_enabled="Enabled",
-                    rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
-                        default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
-                            mode=spec.retention.mode, days=spec.retention.days
-                        )
-                    ),
-                    opts=child(self),
-                )
             if spec.purpose == "processed" and args.cors_origins:
                 # The frontend fetches result.json straight from S3 with a presigned GET.
                 aws.s3.BucketCorsConfiguration(
@@ -214,6 +213,7 @@ class DocumentBuckets(pulumi.ComponentResource):
         rules: Sequence[Mapping[str, Any]],
         policy: Callable[[pulumi.Output[str]], pulumi.Output[str]],
         object_lock: bool = False,
+        lock_retention: ObjectLockSpec | None = None,
     ) -> aws.s3.Bucket:
         """A bucket encrypted with the stack's key, logging to the access-log bucket."""
         bucket = self._bucket(
@@ -227,6 +227,7 @@ class DocumentBuckets(pulumi.ComponentResource):
             rules=rules,
             policy=policy,
             object_lock=object_lock,
+            lock_retention=lock_retention,
         )
         aws.s3.BucketLogging(
             f"{self._name}-{purpose}-logging",
@@ -252,15 +253,21 @@ class DocumentBuckets(pulumi.ComponentResource):
         rules: Sequence[Mapping[str, Any]],
         policy: Callable[[pulumi.Output[str]], pulumi.Output[str]],
         object_lock: bool = False,
+        lock_retention: ObjectLockSpec | None = None,
     ) -> aws.s3.Bucket:
-        """One bucket with the hardening every DocuFlow bucket shares."""
+        """One bucket with the hardening every DocuFlow bucket shares (and Object Lock, with the
+        default retention `lock_retention` or none, when `object_lock`).
+        """
         prefix = f"{self._name}-{purpose}"
         args = self._args
         bucket = aws.s3.Bucket(
             prefix,
             bucket=bucket_name,
-            # Object Lock can only be switched on when the bucket is created.
-            object_lock_enabled=True if object_lock else None,
+            # Switching Object Lock on here replaces an existing bucket: only the reports bucket,
+            # locked since it was created, says so. The data buckets, created before legal
+            # holds, get it in place from their lock configuration (S3 allows that on a
+            # versioned bucket), below.
+            object_lock_enabled=True if lock_retention is not None else None,
             tags={**args.tags, "purpose": purpose},
             opts=child(self, protect=args.protect),
         )
@@ -302,6 +309,20 @@ class DocumentBuckets(pulumi.ComponentResource):
             # Putting a policy while the public access block is still being applied can race.
             opts=child(self, depends_on=[public_access]),
         )
+        if object_lock:
+            aws.s3.BucketObjectLockConfiguration(
+                f"{prefix}-object-lock",
+                bucket=bucket.id,
+                object_lock_enabled="Enabled",
+                rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
+                    default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
+                        mode=lock_retention.mode, days=lock_retention.days
+                    )
+                )
+                if lock_retention is not None
+                else None,
+                opts=child(self, depends_on=[versioning]),
+            )
         # The single lifecycle owner of this bucket; noncurrent-version rules need versioning on.
         aws.s3.BucketLifecycleConfiguration(
             f"{prefix}-lifecycle",

@@ -19,6 +19,30 @@ class InvalidTransitionError(DocuFlowError, ValueError):
     """A status change the contract does not allow."""
 
 
+class LifecycleRefusedError(DocuFlowError, ValueError):
+    """A delete, restore, hold or erasure the document's state does not allow (bad input: exit 2)."""
+
+
+class DocumentNotFoundError(LifecycleRefusedError):
+    """No such document (or user): never existed, or deleted for good."""
+
+
+class ErasureUnknownUserError(LifecycleRefusedError):
+    """An erasure of a user of whom nothing is stored (and no recent erasure): bad input."""
+
+
+class ErasureNotSettledError(DocuFlowError):
+    """An erasure whose passes kept finding new data, or whose marker another run is writing:
+    what it deleted stays deleted, and running it again resumes it.
+    """
+
+
+class DocumentChangedError(LifecycleRefusedError):
+    """Another writer changed the document while an action ran: nothing of the action's item
+    write landed; running it again decides on the new state.
+    """
+
+
 class SettingsError(DocuFlowError, ValueError):
     """A job setting from the environment is missing or malformed."""
 
@@ -69,6 +93,10 @@ class S3ObjectMissingError(StoreError):
     """The object (or bucket key) does not exist (NoSuchKey, 404)."""
 
 
+class S3ObjectLockMissingError(StoreError):
+    """The bucket or version has no Object Lock configuration (so no legal hold either)."""
+
+
 class S3ObjectChangedError(StoreConditionFailedError):
     """An If-Match read or write met a different ETag: the object changed since we saw it."""
 
@@ -85,6 +113,12 @@ class DynamoItemRejectedError(StoreError):
 
 class DynamoTransactionNotSettledError(StoreUnavailableError):
     """Conditional puts that neither landed nor lost their condition after bounded retries."""
+
+
+class StreamPositionLostError(StoreError):
+    """A stream position is gone: its iterator expired (15 minutes) or the records were trimmed
+    (24 hours). An expired iterator is fetched again; trimmed records are a gap in what was read.
+    """
 
 
 class DynamoTokenInvalidError(StoreError, InvalidKeyError):
@@ -139,6 +173,10 @@ class ReconcileInputError(DocuFlowError, ValueError):
 
 class ReconcileQueryError(DocuFlowError):
     """A reconcile engine's query failed, was cancelled or scanned more than its cutoff allows."""
+
+
+class AuditQueryError(DocuFlowError):
+    """An audit query failed on its engine, or the change log could not be read."""
 
 
 class ExportNotReadyError(DocuFlowError):

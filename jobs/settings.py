@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
-from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS
+from jobs.contract.erasure import DataHoldings
+from jobs.contract.retention import RetentionPolicy
+from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS, LifecycleSpec
 from jobs.errors import SettingsError
 
 ENV_STAGE = "DOCUFLOW_STAGE"
@@ -25,6 +28,11 @@ ENV_RAW_BUCKET = "DOCUFLOW_RAW_BUCKET"
 ENV_PROCESSED_BUCKET = "DOCUFLOW_PROCESSED_BUCKET"
 ENV_REPORTS_BUCKET = "DOCUFLOW_REPORTS_BUCKET"
 ENV_ARRIVALS_QUEUE_URL = "DOCUFLOW_ARRIVALS_QUEUE_URL"
+# The retention policy as JSON (jobs.contract.RetentionPolicy): the stack's, which its lifecycle
+# rules are built from too; absent, the contract's defaults (the local stack's rules).
+ENV_RETENTION = "DOCUFLOW_RETENTION"
+# The erasure's receipt: what still holds a user's data and how long (jobs.contract.erasure.DataHoldings).
+ENV_HOLDINGS = "DOCUFLOW_HOLDINGS"
 ENV_MAX_ATTEMPTS = "DOCUFLOW_MAX_ATTEMPTS"
 ENV_LEASE_SECONDS = "DOCUFLOW_LEASE_SECONDS"
 ENV_IO_THREADS = "DOCUFLOW_IO_THREADS"
@@ -40,7 +48,7 @@ ENV_TABLE_ARN = "DOCUFLOW_TABLE_ARN"
 ENV_ATHENA_WORKGROUP = "DOCUFLOW_ATHENA_WORKGROUP"
 ENV_GLUE_DATABASE = "DOCUFLOW_GLUE_DATABASE"
 ENV_EXPORT_TABLE = "DOCUFLOW_GLUE_EXPORT_TABLE"
-ENV_CHANGES_TABLE = "DOCUFLOW_GLUE_CHANGES_TABLE"
+ENV_INCREMENTAL_TABLE = "DOCUFLOW_GLUE_INCREMENTAL_TABLE"
 ENV_STATE_TABLE = "DOCUFLOW_GLUE_STATE_TABLE"
 ENV_RAW_INVENTORY_TABLE = "DOCUFLOW_GLUE_RAW_INVENTORY_TABLE"
 ENV_PROCESSED_INVENTORY_TABLE = "DOCUFLOW_GLUE_PROCESSED_INVENTORY_TABLE"
@@ -50,6 +58,12 @@ ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
+# The audit trail (docs/audit.md): the change log's bucket, since when it is complete, and where
+# Athena finds it (components/audit_trail.py declares them; names from jobs.contract.layout).
+ENV_AUDIT_BUCKET = "DOCUFLOW_AUDIT_BUCKET"
+ENV_AUDIT_LOG_SINCE = "DOCUFLOW_AUDIT_LOG_SINCE"
+ENV_AUDIT_WORKGROUP = "DOCUFLOW_AUDIT_WORKGROUP"
+ENV_TRAIL_DATABASE = "DOCUFLOW_TRAIL_DATABASE"
 ENV_SQS_MOVE_TASKS = "DOCUFLOW_SQS_MOVE_TASKS"
 # The nightly reconcile's chain of table states (jobs/reconcile/nightly.py): where the states
 # are kept, how often the chain starts over from a full export, how many missed nights one run
@@ -62,7 +76,15 @@ ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
 # The settings the ECS task definitions pass and `local up` exports, in one list.
-JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET, ENV_ARRIVALS_QUEUE_URL)
+JOB_ENV_VARS = (
+    ENV_STAGE,
+    ENV_TABLE,
+    ENV_RAW_BUCKET,
+    ENV_PROCESSED_BUCKET,
+    ENV_REPORTS_BUCKET,
+    ENV_ARRIVALS_QUEUE_URL,
+    ENV_RETENTION,
+)
 
 
 def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
@@ -79,6 +101,8 @@ class JobSettings(BaseModel):
     processed_bucket: str = ""
     reports_bucket: str = ""
     arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
+    retention: RetentionPolicy = RetentionPolicy()
+    holdings: DataHoldings = DataHoldings()  # the erasure job's only (its receipt)
     max_attempts: int = Field(default=3, ge=1, le=20)
     # A document held by another claim defers its message for the lease: SQS hides a message
     # for 12 hours at most, so no longer lease could ever be deferred to.
@@ -113,7 +137,7 @@ class JobSettings(BaseModel):
     athena_workgroup: str = ""
     glue_database: str = ""
     glue_export_table: str = layout.GLUE_EXPORT_TABLE
-    glue_changes_table: str = layout.GLUE_CHANGES_TABLE  # incremental exports
+    glue_incremental_table: str = layout.GLUE_INCREMENTAL_TABLE  # incremental exports
     glue_state_table: str = layout.GLUE_STATE_TABLE  # the Iceberg table the nightly run keeps
     glue_raw_inventory_table: str = layout.GLUE_INVENTORY_TABLES["raw"]
     glue_processed_inventory_table: str = layout.GLUE_INVENTORY_TABLES["processed"]
@@ -129,8 +153,27 @@ class JobSettings(BaseModel):
     reconcile_reanchor_days: int = Field(default=30, ge=1, le=35)
     reconcile_catch_up_days: int = Field(default=7, ge=1, le=30)
     # "standin": the local stack's stand-in answers the table-export calls (DynamoDB Local has
-    # none: jobs/local/export_standin.py); anything else is DynamoDB's own.
+    # none: jobs/local/standins/exports.py); anything else is DynamoDB's own.
     table_exports: Literal["aws", "standin"] = "aws"
+    # The change log (empty names: from the stage). Versions written before `audit_log_since`
+    # need no record (a stack whose table is older than its log); unset: every version does.
+    audit_bucket: str = ""
+    audit_log_since: datetime | None = None
+    audit_workgroup: str = ""
+    trail_database: str = ""
+
+    @field_validator("audit_log_since")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("give a time zone (e.g. 2026-01-01T00:00:00Z)")
+        return value
+
+    @field_validator("retention", "holdings", mode="before")
+    @classmethod
+    def _from_json(cls, value: object, info: ValidationInfo) -> object:
+        model = RetentionPolicy if info.field_name == "retention" else DataHoldings
+        return model.model_validate_json(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
@@ -140,6 +183,9 @@ class JobSettings(BaseModel):
             "inventory_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
             "export_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
             "state_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
+            "audit_bucket": layout.bucket_name(self.stage, layout.AUDIT_LOG),
+            "audit_workgroup": layout.audit_workgroup_name(self.stage),
+            "trail_database": layout.trail_database_name(self.stage),
         }
         for name, value in defaults.items():
             if not getattr(self, name):
@@ -187,6 +233,8 @@ class JobSettings(BaseModel):
             "processed_bucket": ENV_PROCESSED_BUCKET,
             "reports_bucket": ENV_REPORTS_BUCKET,
             "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
+            "retention": ENV_RETENTION,
+            "holdings": ENV_HOLDINGS,
             "max_attempts": ENV_MAX_ATTEMPTS,
             "lease_seconds": ENV_LEASE_SECONDS,
             "io_threads": ENV_IO_THREADS,
@@ -201,7 +249,7 @@ class JobSettings(BaseModel):
             "athena_workgroup": ENV_ATHENA_WORKGROUP,
             "glue_database": ENV_GLUE_DATABASE,
             "glue_export_table": ENV_EXPORT_TABLE,
-            "glue_changes_table": ENV_CHANGES_TABLE,
+            "glue_incremental_table": ENV_INCREMENTAL_TABLE,
             "glue_state_table": ENV_STATE_TABLE,
             "glue_raw_inventory_table": ENV_RAW_INVENTORY_TABLE,
             "glue_processed_inventory_table": ENV_PROCESSED_INVENTORY_TABLE,
@@ -217,6 +265,10 @@ class JobSettings(BaseModel):
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
             "textract_fallback": ENV_TEXTRACT_FALLBACK,
+            "audit_bucket": ENV_AUDIT_BUCKET,
+            "audit_log_since": ENV_AUDIT_LOG_SINCE,
+            "audit_workgroup": ENV_AUDIT_WORKGROUP,
+            "trail_database": ENV_TRAIL_DATABASE,
             "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
@@ -231,6 +283,10 @@ class JobSettings(BaseModel):
     @property
     def workers(self) -> int:
         return self.extract_workers or (os.cpu_count() or 1)
+
+    def lifecycle(self) -> LifecycleSpec:
+        """The buckets' lifecycle rules for this retention policy (the local stack's)."""
+        return LifecycleSpec(retention=self.retention)
 
     def bucket_names(self) -> dict[str, str]:
         """Bucket name per purpose, as jobs.contract.bucket_specs expects them."""
@@ -249,4 +305,5 @@ class JobSettings(BaseModel):
             ENV_PROCESSED_BUCKET: self.processed_bucket,
             ENV_REPORTS_BUCKET: self.reports_bucket,
             ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
+            ENV_RETENTION: self.retention.to_env(),
         }

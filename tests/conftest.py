@@ -4,6 +4,10 @@ Each pytest session starts its own DynamoDB Local (in memory) and moto S3 server
 ports: a fresh engine per session, because DynamoDB Local slows down on new stream-enabled tables
 once one process has accumulated many stream records. Each test that asks for `stack` gets its own
 stage (its own table and buckets), so tests never see each other's data.
+
+The session also runs the stand-in of the audit Pipe and Firehose (jobs/local/standins/audit_pipe.py)
+on a background thread: every stage a test uses gets its change log, delivered when the test ends
+(or when it calls `stack.audit_flush()`, the analogue of waiting for Firehose's buffer).
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from pathlib import Path
 import boto3
 import pytest
 
-from jobs.contract import DocumentItem
+from jobs.contract import DocumentItem, layout
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
+from jobs.local.standins.audit_pipe import AuditPipes, StagePipe
 from jobs.settings import JobSettings
 from jobs.store.clients import botocore_config
 from jobs.store.dynamo import from_wire
@@ -38,6 +43,11 @@ class Stack:
 
     settings: JobSettings
     endpoints: Endpoints
+    audit_pipe: StagePipe
+
+    def audit_flush(self) -> int:
+        """Deliver the stage's change log now (records so far); returns the rows delivered."""
+        return self.audit_pipe.flush()
 
     def s3(self):
         return boto3.client("s3", config=botocore_config(self.settings))
@@ -49,8 +59,14 @@ class Stack:
         return boto3.resource("dynamodb").Table(self.settings.table_name)
 
     def items(self) -> list[DocumentItem]:
+        """Every document's item (a user's partition may also hold their erasure marker)."""
         pages = self.dynamodb().get_paginator("scan").paginate(TableName=self.settings.table_name)
-        return [DocumentItem.from_item(from_wire(raw)) for page in pages for raw in page["Items"]]
+        return [
+            DocumentItem.from_item(from_wire(raw))
+            for page in pages
+            for raw in page["Items"]
+            if layout.is_document_sk(raw[layout.SK_ATTR]["S"])
+        ]
 
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
         pages = self.s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
@@ -101,14 +117,29 @@ def local_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSer
         yield LocalServers(endpoints)
 
 
+@pytest.fixture(scope="session")
+def audit_pipes(local_servers: LocalServers) -> Iterator[AuditPipes]:
+    pipes = AuditPipes()
+    pipes.start(poll_seconds=2.0)
+    yield pipes
+    pipes.stop()
+
+
 _stage_numbers = itertools.count(1)
 
 
 @pytest.fixture
-def stack(local_servers: LocalServers, monkeypatch: pytest.MonkeyPatch) -> Stack:
-    """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it."""
+def stack(local_servers: LocalServers, audit_pipes: AuditPipes, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it,
+    and its change log (delivered when the test ends).
+    """
     settings = JobSettings(stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}", ocr_engine=LOCAL_OCR_ENGINE)
     settings = bootstrap_endpoints(local_servers.endpoints, settings)
     for key, value in job_env(local_servers.endpoints, settings).items():
         monkeypatch.setenv(key, value)
-    return Stack(settings=settings, endpoints=local_servers.endpoints)
+    pipe = audit_pipes.watch(settings)
+    yield Stack(settings=settings, endpoints=local_servers.endpoints, audit_pipe=pipe)
+    try:
+        pipe.flush()
+    finally:
+        audit_pipes.forget(settings.stage)

@@ -23,6 +23,7 @@ from jobs.contract.item import (
     tombstone,
 )
 from jobs.contract.objects import ObjectInfo, bare_etag
+from jobs.contract.retention import RetentionClass, RetentionPolicy
 from jobs.contract.schema import (
     BucketSpec,
     ExpirySpec,
@@ -54,6 +55,8 @@ __all__ = [
     "ObjectLockSpec",
     "QueueSpec",
     "ResultDocument",
+    "RetentionClass",
+    "RetentionPolicy",
     "SourceObject",
     "Status",
     "TableSpec",

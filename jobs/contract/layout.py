@@ -10,7 +10,7 @@ import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from jobs.errors import InvalidIdError, InvalidKeyError
 
@@ -21,12 +21,15 @@ PK_ATTR = "PK"
 SK_ATTR = "SK"
 GSI1_PK_ATTR = "GSI1PK"
 GSI1_SK_ATTR = "GSI1SK"
-TTL_ATTR = "expiresAt"
+TTL_ATTR = "expiresAt"  # epoch seconds: DynamoDB's TTL deletes the item some time after it
 ENTITY_DOCUMENT = "DOCUMENT"
+ENTITY_ERASURE = "ERASURE"
 
 _USER_PREFIX = "USER#"
 _DOC_PREFIX = "DOC#"
 _STATUS_PREFIX = "STATUS#"
+# The one erasure marker of a user, beside their documents in the user's partition.
+_ERASURE_SK = "ERASURE"
 
 # --- S3 ------------------------------------------------------------------------------------
 RAW_PREFIX = "raw/"
@@ -35,10 +38,12 @@ RESULT_FILENAME = "result.json"
 RUNS_PREFIX = "runs/"
 INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
+ERASURE_PREFIX = "erasure/"  # GDPR erasure receipts, one per erasure run
 DRILL_RUNS_PREFIX = f"{RUNS_PREFIX}drill/"  # restore-drill reports: under runs/, so write-once too
 # Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
-WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX)
-COMPLIANCE_TAG = ("retention", "compliance")
+WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX, ERASURE_PREFIX)
+# The object tag the lifecycle rules select on; its values are jobs.contract.retention.RetentionClass.
+RETENTION_TAG = "retention"
 
 MAX_ID_LENGTH = 128
 MAX_FILENAME_LENGTH = 255
@@ -79,8 +84,19 @@ def arrivals_dead_letter_queue_name(stage: str) -> str:
 
 
 def bucket_name(stage: str, purpose: str) -> str:
-    """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs", "audit-data")."""
+    """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs", "audit-data",
+    "audit-log", "access-trail").
+    """
     return f"{stage_prefix(stage)}-{purpose}"
+
+
+def stage_of_table(name: str) -> str | None:
+    """The stage whose document table `name` is (the inverse of table_name), else None."""
+    head, tail = f"{APP}-", table_name("")[len(stage_prefix("")) :]
+    if not (name.startswith(head) and name.endswith(tail)):
+        return None
+    stage = name[len(head) : -len(tail)]
+    return stage if stage and table_name(stage) == name else None
 
 
 def replica_bucket_name(stage: str, purpose: str, region: str) -> str:
@@ -111,7 +127,7 @@ GLUE_EXPORT_TABLE = "documents_export"
 # merged from the incremental exports' Glue table.
 TABLE_STATE_PREFIX = "table-state/"
 ICEBERG_PREFIX = "iceberg/"
-GLUE_CHANGES_TABLE = "documents_changes"
+GLUE_INCREMENTAL_TABLE = "documents_changes"
 GLUE_STATE_TABLE = "documents_state"
 # The Iceberg table's row that records, in the same transaction as each merge, when the table
 # stands (the end of the last export merged), of which table, and when its chain was anchored.
@@ -152,6 +168,46 @@ def glue_database_name(stage: str) -> str:
 
 def athena_workgroup_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-reconcile"
+
+
+# --- the audit trail (docs/audit.md; the record schema is jobs.contract.audit) ----------------
+# Every change of the table goes to the audit-log bucket (table stream -> Pipe -> Firehose ->
+# Parquet), every read and write of raw/ and processed/ objects to the access-trail bucket
+# (CloudTrail data events); both under Object Lock for the audit retention.
+AUDIT_LOG = "audit-log"  # the bucket's purpose: bucket_name(stage, AUDIT_LOG)
+ACCESS_TRAIL = "access-trail"
+AUDIT_CHANGES_PREFIX = "changes/"
+AUDIT_ERRORS_PREFIX = "errors/"  # records Firehose could not convert, as it writes them
+AUDIT_PARTITION = "dt"  # the delivery day, yyyy-MM-dd (Firehose's !{timestamp:…}, UTC)
+AUDIT_CONVERSION_FAILED = "format-conversion-failed"  # Firehose's !{firehose:error-output-type}
+GLUE_CHANGES_TABLE = "changes"
+GLUE_ACCESS_TABLE = "access"
+
+
+def audit_changes_prefix(day: date) -> str:
+    return f"{AUDIT_CHANGES_PREFIX}{AUDIT_PARTITION}={day:%Y-%m-%d}/"
+
+
+def audit_errors_prefix(kind: str, day: date) -> str:
+    return f"{AUDIT_ERRORS_PREFIX}{kind}/{AUDIT_PARTITION}={day:%Y-%m-%d}/"
+
+
+def audit_delivery_name(stage: str) -> str:
+    """The Firehose stream (and the local stand-in's object names) of the change log."""
+    return f"{stage_prefix(stage)}-audit-changes"
+
+
+def trail_database_name(stage: str) -> str:
+    """The Glue database of the audit trail (changes and accesses), apart from the reconcile's."""
+    return f"{APP}_{stage}_trail".replace("-", "_")
+
+
+def audit_workgroup_name(stage: str) -> str:
+    return f"{stage_prefix(stage)}-audit"
+
+
+def access_trail_name(stage: str) -> str:
+    return f"{stage_prefix(stage)}-access-trail"
 
 
 # --- identifiers ---------------------------------------------------------------------------
@@ -216,6 +272,26 @@ def status_pk(status: str) -> str:
     return _STATUS_PREFIX + status
 
 
+def erasure_key(user_id: str) -> dict[str, str]:
+    """The key of a user's erasure marker (jobs.erasure): one per user, in their partition."""
+    return {PK_ATTR: user_pk(user_id), SK_ATTR: _ERASURE_SK}
+
+
+def document_sk_prefix() -> str:
+    """What every document's sort key starts with (a key condition's begins_with)."""
+    return _DOC_PREFIX
+
+
+def erasure_sk() -> str:
+    """The sort key of every user's erasure marker (reconcile leaves those items out)."""
+    return _ERASURE_SK
+
+
+def is_document_sk(sk: str) -> bool:
+    """Whether a sort key names a document (a user's partition also holds their erasure marker)."""
+    return sk.startswith(_DOC_PREFIX)
+
+
 def _strip(prefix: str, value: str, what: str) -> str:
     if not value.startswith(prefix):
         raise InvalidKeyError(f"{what} {value!r} does not start with {prefix!r}")
@@ -235,7 +311,8 @@ def parse_status_pk(gsi1pk: str) -> str:
 
 
 # --- timestamps ----------------------------------------------------------------------------
-_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+TS_PATTERN = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"  # what format_ts writes
+_TS_RE = re.compile(f"^{TS_PATTERN}$")
 
 
 def format_ts(moment: datetime) -> str:
@@ -254,6 +331,13 @@ def parse_ts(value: str) -> datetime:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def epoch_seconds(moment: datetime) -> int:
+    """A TTL attribute's value: whole seconds since the epoch (DynamoDB TTL reads a Number)."""
+    if moment.tzinfo is None:
+        raise ValueError(f"naive datetime {moment!r}: DocuFlow times are timezone-aware UTC")
+    return int(moment.timestamp())
 
 
 # --- S3 keys -------------------------------------------------------------------------------
@@ -327,6 +411,31 @@ def ingest_run_key(run_date: str, run_id: str) -> str:
 
 def reconciliation_prefix(run_date: str, run_id: str) -> str:
     return f"{RECONCILIATION_PREFIX}{run_date}/{run_id}/"
+
+
+def raw_document_prefix(user_id: str, document_id: str) -> str:
+    """`raw/{userId}/{documentId}/`: every raw upload of one document (any filename)."""
+    return f"{RAW_PREFIX}{validate_id(user_id, 'userId')}/{validate_id(document_id, 'documentId')}/"
+
+
+def result_document_prefix(user_id: str, document_id: str) -> str:
+    """`processed/{userId}/{documentId}/`: the document's result.json (and nothing else)."""
+    return f"{PROCESSED_PREFIX}{validate_id(user_id, 'userId')}/{validate_id(document_id, 'documentId')}/"
+
+
+def user_prefixes(user_id: str) -> tuple[str, str]:
+    """`raw/{userId}/` and `processed/{userId}/`: everything stored for one user in S3."""
+    user = validate_id(user_id, "userId")
+    return f"{RAW_PREFIX}{user}/", f"{PROCESSED_PREFIX}{user}/"
+
+
+def erasure_receipt_key(user_id: str, run_id: str) -> str:
+    """`erasure/{userId}/{runId}.json`: by user, so a later run finds the earlier receipts."""
+    return f"{ERASURE_PREFIX}{validate_id(user_id, 'userId')}/{run_id}.json"
+
+
+def erasure_receipts_prefix(user_id: str) -> str:
+    return f"{ERASURE_PREFIX}{validate_id(user_id, 'userId')}/"
 
 
 def drill_report_key(run_date: str, run_id: str) -> str:

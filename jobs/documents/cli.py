@@ -1,5 +1,13 @@
-"""`python -m jobs documents list --user U [--status S] [--limit N] [--next-token T]`, or `--status S`
-alone for the cross-user queue newest first. Prints one JSON object: items and nextToken.
+"""`python -m jobs documents <action>`: a user's documents, and the actions on one of them.
+
+    documents list --user U [--status S] [--limit N] [--next-token T]   (or --status S alone: the queue)
+    documents delete  --user U --doc D        the owner's delete: DELETED at once, gone after the grace
+    documents restore --user U --doc D        within the grace: back as it was
+    documents hold    --user U --doc D --operator NAME [--release]   an operator's legal hold
+
+Prints one JSON object. Exit 0 when done (also when there was nothing to change), 2 for bad
+input (ids outside the id rules, an unknown document, a state the action does not allow: one
+line, nothing changed), 3 when AWS is unreachable or refuses access.
 """
 
 from __future__ import annotations
@@ -7,11 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from jobs.contract import Status
+from jobs.contract.actors import ActorKind, actor
+from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
-from jobs.errors import DocuFlowError
+from jobs.errors import DocuFlowError, InfrastructureError
+from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
 
 SHOWN = (
     "userId",
@@ -29,26 +44,67 @@ SHOWN = (
 )
 
 
-def main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m jobs documents", description=__doc__)
-    parser.add_argument("action", choices=["list"])
-    parser.add_argument("--user")
-    parser.add_argument("--status", type=Status, choices=list(Status))
-    parser.add_argument("--limit", type=int, default=25)
-    parser.add_argument("--next-token")
+    actions = parser.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="a user's documents, or the cross-user queue of one status")
+    listing.add_argument("--user")
+    listing.add_argument("--status", type=Status, choices=list(Status))
+    listing.add_argument("--limit", type=int, default=25)
+    listing.add_argument("--next-token")
+    for name, help_ in (("delete", "the owner's delete"), ("restore", "the owner's restore within the grace")):
+        one = actions.add_parser(name, help=help_)
+        one.add_argument("--user", required=True)
+        one.add_argument("--doc", required=True)
+    hold = actions.add_parser("hold", help="an operator's legal hold (or its release)")
+    hold.add_argument("--user", required=True)
+    hold.add_argument("--doc", required=True)
+    hold.add_argument("--operator", required=True, help="who places or releases the hold (recorded)")
+    hold.add_argument("--release", action="store_true")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
-    if args.user is None and args.status is None:
+    if args.action == "list" and args.user is None and args.status is None:
         parser.error("give --user, --status, or both")
     try:
-        page = list_documents(
-            JobSettings.from_env(), user_id=args.user, status=args.status, limit=args.limit, next_token=args.next_token
-        )
+        settings = JobSettings.from_env()
+        output = _list(settings, args) if args.action == "list" else _act(settings, args)
+    except InfrastructureError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     except (DocuFlowError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    print(json.dumps(output, indent=2))
+    return 0
+
+
+def _list(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
+    page = list_documents(settings, user_id=args.user, status=args.status, limit=args.limit, next_token=args.next_token)
     items = [
         {k: v for k, v in item.model_dump(mode="json", include=set(SHOWN), exclude_none=True).items() if v != []}
         for item in page.items
     ]
-    print(json.dumps({"items": items, "nextToken": page.next_token}, indent=2))
-    return 0
+    return {"items": items, "nextToken": page.next_token}
+
+
+def _act(settings: JobSettings, args: argparse.Namespace) -> dict[str, object]:
+    metrics = CallMetrics()
+    actions = DocumentActions(
+        DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics),
+        Buckets(s3_client(settings), metrics),
+        settings.raw_bucket,
+        settings.processed_bucket,
+        settings.retention,
+    )
+    if args.action == "hold":
+        who = actor(ActorKind.OPERATOR, args.operator)
+        act = actions.release if args.release else actions.hold
+        return act(args.user, args.doc, who).summary()
+    # The owner acts on their own document: the actor is the document's user.
+    owner = actor(ActorKind.USER, args.user)
+    act = actions.delete if args.action == "delete" else actions.restore
+    return act(args.user, args.doc, owner).summary()

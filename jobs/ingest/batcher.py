@@ -15,12 +15,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from jobs.errors import DynamoItemRejectedError
-from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalPut, DocumentTable
+from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalWrite, DocumentTable
 
 
 @dataclass
 class _Entry:
-    put: ConditionalPut
+    put: ConditionalWrite
     landed: Future[bool] = field(default_factory=Future)
 
 
@@ -37,7 +37,7 @@ class WriteBatcher:
         self._thread = threading.Thread(target=self._flush_forever, name=f"batcher-{operation}", daemon=True)
         self._thread.start()
 
-    def submit(self, put: ConditionalPut) -> Future[bool]:
+    def submit(self, put: ConditionalWrite) -> Future[bool]:
         """Queue a put; its future is False when the condition failed, or raises what the request raised."""
         entry = _Entry(put)
         self._queue.put(entry)
@@ -66,7 +66,7 @@ class WriteBatcher:
 
     def _flush(self, batch: list[_Entry]) -> None:
         try:
-            landed = self._table.put_all([e.put for e in batch], self._operation)
+            landed = self._table.write_all([e.put for e in batch], self._operation)
         except DynamoItemRejectedError as exc:
             if len(batch) == 1:
                 batch[0].landed.set_exception(exc)

@@ -29,6 +29,8 @@ from jobs.contract import (
     FailureCode,
     ObjectInfo,
     ResultDocument,
+    RetentionClass,
+    RetentionPolicy,
     SourceObject,
     Status,
     ValidationResult,
@@ -36,6 +38,7 @@ from jobs.contract import (
     layout,
     tombstone,
 )
+from jobs.contract.item import retention_class
 from jobs.errors import (
     RunStoppedError,
     S3ObjectChangedError,
@@ -45,8 +48,8 @@ from jobs.errors import (
     TextractJobTimeoutError,
 )
 from jobs.extract.fallback import wants_textract_fallback
-from jobs.ingest.plan import Decision, released, restored
-from jobs.store.dynamo import ConditionalPut, DocumentTable, finish_put
+from jobs.ingest.plan import Decision, released, restored, same_upload
+from jobs.store.dynamo import ConditionalWrite, DocumentTable, finish_put, release_delete
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
 
@@ -85,9 +88,10 @@ class DocumentProcessor:
         table: DocumentTable,
         processed_bucket: str,
         extract: Extractor,
-        finish: Callable[[ConditionalPut], Future[bool]],
+        finish: Callable[[ConditionalWrite], Future[bool]],
         max_input_bytes: int,
         extract_timeout: float,
+        policy: RetentionPolicy,
         textract: TextractOcr | None = None,
         clock: Callable[[], datetime] = layout.utc_now,
         stopping: Callable[[], bool] = lambda: False,
@@ -106,6 +110,7 @@ class DocumentProcessor:
         self._textract = textract
         self._max_input_bytes = max_input_bytes
         self._extract_timeout = extract_timeout
+        self._policy = policy
         self._clock = clock
         self._stopping = stopping
         self._textract_fallback = textract_fallback
@@ -124,9 +129,12 @@ class DocumentProcessor:
         key = layout.result_key(raw.user_id, raw.document_id)
         uri = layout.s3_uri(self._processed_bucket, key)
         result, final = self._finished(raw, obj, claim, outcome, uri, now)
-        etag = self._write_result(claim, key, result.to_json_bytes())
+        retention = final.retentionClass
+        assert retention is not None  # finished_item decides it
+        etag = self._write_result(claim, key, result.to_json_bytes(), retention)
         if etag is None:
             return _resolved(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
+        self._tag_raw(obj, decision, retention)
         final = final.evolve(resultEtag=etag)
         landed = self._finish(finish_put(final, claim.leaseOwner or "", claim.version))
         return _then(landed, lambda ok: _document_result(raw, obj, result.validation, result.source.format, ok))
@@ -145,16 +153,15 @@ class DocumentProcessor:
         """
         try:
             result = self._result(raw, obj, claim, outcome, now)
-            return result, finished_item(claim, result, uri, None, now, _actor_of(claim))
+            return result, finished_item(claim, result, uri, None, now, _actor_of(claim), self._policy)
         except ValueError as exc:
             problem = "; ".join(str(exc).splitlines()[1:3]) or str(exc)
             outcome = failed(FailureCode.MALFORMED, f"a value cannot be stored: {problem}", outcome.format)
             result = self._result(raw, obj, claim, outcome, now)
-            return result, finished_item(claim, result, uri, None, now, _actor_of(claim))
+            return result, finished_item(claim, result, uri, None, now, _actor_of(claim), self._policy)
 
-    @staticmethod
     def _result(
-        raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime
+        self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime
     ) -> ResultDocument:
         return ResultDocument(
             userId=raw.user_id,
@@ -167,14 +174,26 @@ class DocumentProcessor:
             createdAt=claim.createdAt,
             processedAt=now,
             pipelineVersion=PIPELINE_VERSION,
+            # Decided once: the class the document got when it first finished, else its type's.
+            retentionClass=retention_class(claim, outcome.invoice, self._policy),
         )
 
-    def _write_result(self, claim: DocumentItem, key: str, body: bytes) -> str | None:
+    def _tag_raw(self, obj: ObjectInfo, decision: Decision, retention: RetentionClass) -> None:
+        """Tag the raw object with the document's retention class, so lifecycle expires it with
+        the item; once per upload (a retry of an upload already finished finds it tagged).
+        """
+        previous = decision.previous
+        if previous is not None and previous.retentionClass == retention and same_upload(obj, previous):
+            return
+        if not self._buckets.tag_retention(obj.bucket, obj.key, retention):
+            logger.info("raw object gone before it was tagged", extra={"key": obj.key})
+
+    def _write_result(self, claim: DocumentItem, key: str, body: bytes, retention: RetentionClass) -> str | None:
         """Write result.json over the version the claim knew of; None when the claim is lost."""
         expected = claim.resultEtag
         for _ in range(FENCE_TRIES):
             try:
-                return self._buckets.put_json(self._processed_bucket, key, body, replaces=expected)
+                return self._buckets.put_json(self._processed_bucket, key, body, replaces=expected, retention=retention)
             except S3ObjectChangedError:
                 # Someone wrote result.json since our claim: a stale writer (whose finish will be
                 # refused) or a claimant that took over from us. Only in the first case do we
@@ -201,17 +220,23 @@ class DocumentProcessor:
         claim, previous = decision.claim, decision.previous
         assert claim is not None
         now = self._clock()
-        if gone and (previous is None or previous.rawS3Uri == obj.uri):
-            item, status = (
-                tombstone(claim, now, "raw object deleted before it was processed", _actor_of(claim)),
-                Status.DELETED,
-            )
-        elif previous is not None:
-            item, status = restored(previous, claim, now), None
+        write: ConditionalWrite
+        if gone and previous is None and self._table.erasure_marker(raw.user_id) is not None:
+            # Erased (jobs.erasure) while its arrival waited: leave nothing of the user behind,
+            # not even a tombstone naming the upload. Only this rare path reads the marker.
+            write, status = release_delete(claim), None
+            logger.info("raw object erased before it was processed", extra={"key": obj.key})
         else:
-            item, status = released(claim, now, refund=True), None
-        logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
-        landed = self._finish(finish_put(item, claim.leaseOwner or "", claim.version))
+            if gone and (previous is None or previous.rawS3Uri == obj.uri):
+                why = "raw object deleted before it was processed"
+                item, status = tombstone(claim, now, why, _actor_of(claim), self._policy), Status.DELETED
+            elif previous is not None:
+                item, status = restored(previous, claim, now), None
+            else:
+                item, status = released(claim, now, refund=True), None
+            logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
+            write = finish_put(item, claim.leaseOwner or "", claim.version)
+        landed = self._finish(write)
         return _then(
             landed, lambda ok: DocumentResult(raw.user_id, raw.document_id, obj.key, status if ok else None, stale=True)
         )

@@ -4,7 +4,7 @@ DynamoDB Local cannot export a table. This scans it and writes what AWS would ha
 full DYNAMODB_JSON export (gzip data files of `{"Item": …}` lines, manifest-files.json,
 manifest-summary.json) under the stage's export location, `s3://{export bucket}/{export prefix}`
 (the audit-data bucket, created as the stack declares it when the local stack has none yet). It is
-the export stand-in's full export (`export_standin`, which the nightly reconcile's exports also
+the export stand-in's full export (`standins.exports`, which the nightly reconcile's exports also
 come from on the local stack), so the drill restores from, and the reconcile reads, the same
 layout as on AWS.
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from jobs.contract import audit_data_spec, layout
 from jobs.local.bootstrap import ensure_bucket
-from jobs.local.export_standin import ExportStandIn
+from jobs.local.standins.exports import ExportStandIn
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

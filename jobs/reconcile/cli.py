@@ -45,6 +45,35 @@ def duration(text: str) -> timedelta:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m jobs reconcile", description=__doc__)
+    _input_options(p)
+    p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
+    p.add_argument("--repair", action="store_true", help="apply the safe fixes (logged, in the report)")
+    p.add_argument(
+        "--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)"
+    )
+    p.add_argument(
+        "--stuck-after", type=duration, default=timedelta(hours=6), help="lease expired longer ago than this (6h)"
+    )
+    p.add_argument(
+        "--fail-on", choices=[s.value for s in Severity], default=Severity.ERROR.value, help="exit 1 threshold (error)"
+    )
+    p.add_argument(
+        "--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)"
+    )
+    p.add_argument("--no-report", action="store_true", help="print findings only, write nothing to the reports bucket")
+    p.add_argument(
+        "--audit-log",
+        action="store_true",
+        help="also check that the change log holds every version of every item (docs/audit.md)",
+    )
+    p.add_argument(
+        "--audit-window", type=duration, default=None, help="with --audit-log: only versions written this recently (3d)"
+    )
+    return p
+
+
+def _input_options(p: argparse.ArgumentParser) -> None:
+    """Where the run reads the table and the buckets from, and the engine that judges them."""
     p.add_argument(
         "--source", choices=("live", "files"), default=None, help="default: files when files are given, else live"
     )
@@ -82,22 +111,6 @@ def parser() -> argparse.ArgumentParser:
         help="the scheduled run: bring the newest kept table state forward by tonight's incremental "
         "exports (or re-anchor with a full export), judge it against the newest inventories, keep the new state",
     )
-    p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
-    p.add_argument("--repair", action="store_true", help="apply the safe fixes (logged, in the report)")
-    p.add_argument(
-        "--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)"
-    )
-    p.add_argument(
-        "--stuck-after", type=duration, default=timedelta(hours=6), help="lease expired longer ago than this (6h)"
-    )
-    p.add_argument(
-        "--fail-on", choices=[s.value for s in Severity], default=Severity.ERROR.value, help="exit 1 threshold (error)"
-    )
-    p.add_argument(
-        "--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)"
-    )
-    p.add_argument("--no-report", action="store_true", help="print findings only, write nothing to the reports bucket")
-    return p
 
 
 def parse_options(argv: list[str]) -> ReconcileOptions:
@@ -134,6 +147,8 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
             segments=args.segments,
             write_report=not args.no_report,
             nightly=args.nightly,
+            audit_log=args.audit_log,
+            audit_window=args.audit_window,
         )
     except ValueError as exc:
         p.error(str(exc))

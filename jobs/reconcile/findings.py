@@ -46,6 +46,22 @@ class Code(StrEnum):
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
     DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
+    # --audit-log: the change log (docs/audit.md) against the table and itself.
+    AUDIT_GAP = "AUDIT_GAP"
+    AUDIT_ANOMALY = "AUDIT_ANOMALY"
+    AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
+    # A document's life, judged on object versions (jobs.reconcile.lifecycle; live runs only).
+    RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
+    LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
+    NOT_HARD_DELETED = "NOT_HARD_DELETED"
+
+
+# The change log's codes (--audit-log, jobs/reconcile/audit_rule.py), found apart from the engines.
+AUDIT_CODES = frozenset({Code.AUDIT_GAP, Code.AUDIT_ANOMALY, Code.AUDIT_UNDELIVERED})
+
+# Found only by a live polars run: their facts (object versions, legal holds, tags) are in no
+# export or inventory the files and Athena engines read (jobs.reconcile.lifecycle says why).
+LIVE_ONLY = frozenset({Code.RETENTION_TAG_MISMATCH, Code.LEGAL_HOLD_MISSING, Code.NOT_HARD_DELETED})
 
 
 class Severity(StrEnum):
@@ -80,6 +96,17 @@ SEVERITY: dict[Code, Severity] = {
     # restored): a new life of the document that the next drain claims, unless its arrival
     # was lost (repair re-queues it, as for UNPROCESSED_RAW).
     Code.DELETED_RAW_EXISTS: Severity.WARNING,
+    # A version of a document with no record in the change log (a lost batch, a delivery that
+    # failed); records Firehose could not convert (kept under errors/, not in the log's table);
+    # records that are not an ordinary change of a document item (kept, reported).
+    Code.AUDIT_GAP: Severity.ERROR,
+    Code.AUDIT_UNDELIVERED: Severity.ERROR,
+    Code.AUDIT_ANOMALY: Severity.WARNING,
+    # The object would expire with another class than its item; a held document's version could
+    # be deleted; a deleted document outlived its grace.
+    Code.RETENTION_TAG_MISMATCH: Severity.ERROR,
+    Code.LEGAL_HOLD_MISSING: Severity.ERROR,
+    Code.NOT_HARD_DELETED: Severity.ERROR,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -126,6 +153,15 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_result_source_uri": _S,
     "ev_result_etag": _S,
     "ev_error": _S,
+    "ev_missing": _S,  # versions, comma-separated
+    "ev_event_id": _S,
+    "ev_count": _I,
+    "ev_retention_class": _S,
+    "ev_tag": _S,
+    "ev_legal_hold_at": _S,
+    "ev_version_id": _S,
+    "ev_hard_delete_at": _S,
+    "ev_versions": _I,
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
@@ -198,6 +234,17 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
     Code.DELETED_RAW_EXISTS: (*_OBJECT, ("createdAt", "ev_created_at"), ("version", "ev_version")),
+    Code.AUDIT_GAP: (("createdAt", "ev_created_at"), ("missingVersions", "ev_missing"), ("version", "ev_version")),
+    Code.AUDIT_ANOMALY: (
+        ("eventId", "ev_event_id"),
+        ("anomaly", "ev_problems"),
+        ("createdAt", "ev_created_at"),
+        ("version", "ev_version"),
+    ),
+    Code.AUDIT_UNDELIVERED: (("records", "ev_count"),),
+    Code.RETENTION_TAG_MISMATCH: (("retentionClass", "ev_retention_class"), ("tag", "ev_tag")),
+    Code.LEGAL_HOLD_MISSING: (("legalHoldAt", "ev_legal_hold_at"), ("versionId", "ev_version_id")),
+    Code.NOT_HARD_DELETED: (("hardDeleteAt", "ev_hard_delete_at"), ("versions", "ev_versions")),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

@@ -41,7 +41,7 @@ class StateTable:
     database: str
     table: str  # the Iceberg table (layout.GLUE_STATE_TABLE)
     exports: str  # full exports, column `item` (layout.GLUE_EXPORT_TABLE)
-    changes: str  # incremental exports, columns `keys` and `newimage` (layout.GLUE_CHANGES_TABLE)
+    changes: str  # incremental exports, columns `keys` and `newimage` (layout.GLUE_INCREMENTAL_TABLE)
 
     def _name(self, table: str) -> str:
         return f'"{self.database}"."{table}"'

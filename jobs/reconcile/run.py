@@ -21,15 +21,17 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
-from jobs.contract.schema import LifecycleSpec
+from jobs.contract.retention import RetentionPolicy
 from jobs.observability import CallMetrics
+from jobs.reconcile import lifecycle
 from jobs.reconcile.engines import NAMES, Engine
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
-from jobs.reconcile.findings import EngineFindings, Severity, counts, render, worst_severity
-from jobs.reconcile.frames import Snapshot
+from jobs.reconcile.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
+from jobs.reconcile.frames import ITEMS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
 from jobs.reconcile.inputs.live import live_snapshot
 from jobs.reconcile.inputs.results import read_results
+from jobs.reconcile.inputs.versions import VersionFacts
 from jobs.reconcile.params import RuleParams
 from jobs.reconcile.repair import Repairer
 from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
@@ -50,7 +52,8 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_FAILED = 2
 MAX_SEGMENTS = 64
-DEFAULT_RETENTION = timedelta(days=LifecycleSpec().standard_retention_days)
+# For items written before their retention was recorded on them (no retainUntil).
+DEFAULT_RETENTION = timedelta(days=RetentionPolicy().standard_days)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class ReconcileOptions:
     segments: int | None = None  # None: one per I/O thread, 2 to 16
     write_report: bool = True
     nightly: bool = False  # the schedule's run: the kept state brought forward by tonight's exports
+    audit_log: bool = False  # also check the change log's completeness (audit_rule)
+    audit_window: timedelta | None = None  # only versions written since (None: the whole log)
 
     def __post_init__(self) -> None:
         if self.engine not in NAMES:
@@ -117,6 +122,12 @@ class ReconcileOptions:
         for name in ("grace", "stuck_after", "retention"):
             if getattr(self, name) < timedelta(0):
                 raise ValueError(f"{name} must not be negative")
+        if self.audit_log and self.engine == "athena":
+            raise ValueError(
+                "--audit-log reads the table as the polars or duckdb engine does: not with --engine athena"
+            )
+        if self.audit_window is not None and (not self.audit_log or self.audit_window <= timedelta(0)):
+            raise ValueError("--audit-window is a positive duration, given with --audit-log")
         if self.segments is not None and not 1 <= self.segments <= MAX_SEGMENTS:
             # One thread per segment: thousands would exhaust the task, not speed the Scan up.
             raise ValueError(f"--segments {self.segments}: give 1 to {MAX_SEGMENTS} (one Scan thread each)")
@@ -138,6 +149,7 @@ class ReconcileOptions:
         for name in ("grace", "stuck_after", "retention"):
             data[name] = getattr(self, name).total_seconds()
         data["s3_inventories"] = list(self.s3_inventories)
+        data["audit_window"] = self.audit_window.total_seconds() if self.audit_window else None
         data["fail_on"] = self.fail_on.value
         return data
 
@@ -194,6 +206,8 @@ class ReconcileRun:
         # The table state this run keeps (committed after the report), and the night's chain.
         self.keep: StateWriter | None = None
         self.night: dict[str, object] | None = None
+        self.live: Snapshot | None = None  # a live run's snapshot (kept for --audit-log)
+        self.files_table: TableSource | None = None  # a files run's table (read again for --audit-log)
 
     # Clients are built on first use: a files run over local paths needs no AWS at all.
     @cached_property
@@ -230,7 +244,7 @@ class ReconcileRun:
         s = self.settings
         client = dynamodb_client(s)
         if s.table_exports == "standin":
-            from jobs.local.export_standin import attach
+            from jobs.local.standins.exports import attach
 
             attach(client, s.export_bucket, s.export_prefix)
         return TableExports(client, self.metrics)
@@ -255,6 +269,7 @@ class ReconcileRun:
             stuck_after=o.stuck_after,
             retention=o.retention,
             deep=o.deep,
+            retention_days=(s.retention.standard_days, s.retention.compliance_days),
         )
 
     def read_results(self, keys: list[str]) -> pl.DataFrame:
@@ -279,7 +294,18 @@ class ReconcileRun:
             return PolarsEngine(self.nightly_inputs(), read)
         if o.source == "files":
             return PolarsEngine(self.file_inputs(), read)
-        return PolarsEngine(self.snapshot, read)
+        return PolarsEngine(self.kept_snapshot, read, self.lifecycle_findings)
+
+    def kept_snapshot(self) -> Snapshot:
+        """The live snapshot, kept: --audit-log reads its items again."""
+        self.live = self.snapshot()
+        return self.live
+
+    def lifecycle_findings(self, snapshot: Snapshot, params: RuleParams) -> pl.DataFrame:
+        """The live run's version-level rules (jobs.reconcile.lifecycle) over its candidates."""
+        s = self.settings
+        facts = VersionFacts(self.buckets, s.raw_bucket, s.processed_bucket, s.io_threads)
+        return lifecycle.find_wide(facts.gather(lifecycle.candidates(snapshot, params)))
 
     def nightly_inputs(self) -> FileInputs:
         """The schedule's polars run: the kept state brought forward by tonight's exports (or a
@@ -288,7 +314,7 @@ class ReconcileRun:
         from jobs.reconcile.nightly import polars_night
 
         night = polars_night(self.settings, self.buckets, self.table_exports)
-        self.keep, self.night = night.keep, night.stats()
+        self.keep, self.night, self.files_table = night.keep, night.stats(), night.table
         return FileInputs(night.table, night.raw_inventory, night.processed_inventory, keep=night.keep)
 
     def judge(self) -> Judged:
@@ -306,8 +332,21 @@ class ReconcileRun:
 
         o = self.options
         self.keep = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
-        table = self.table_source(deep=o.deep or self.keep is not None)
-        return FileInputs(table, *self.inventories(), keep=self.keep)
+        self.files_table = self.table_source(deep=o.deep or self.keep is not None)
+        return FileInputs(self.files_table, *self.inventories(), keep=self.keep)
+
+    def audit_log(self, as_of: datetime) -> pl.DataFrame:
+        """The change log's completeness findings (rendered) for the table this run read."""
+        from jobs.reconcile.audit_rule import ITEM_COLUMNS, audit_findings
+
+        if self.live is not None:
+            items = self.live.items
+        else:  # a files run streamed its items: read them once more for the rule
+            assert self.files_table is not None
+            tables = [f.select(list(ITEM_COLUMNS)) for f in self.files_table.frames()]
+            items = pl.concat(tables) if tables else empty({c: ITEMS_SCHEMA[c] for c in ITEM_COLUMNS})
+        o = self.options
+        return render(audit_findings(self.buckets, self.settings, items, as_of, o.grace, o.audit_window))
 
     def table_source(self, deep: bool) -> TableSource:
         """The table from files: a full export, or a kept state brought forward by an incremental one."""
@@ -358,6 +397,7 @@ class ReconcileRun:
             self.buckets,
             self.settings.processed_bucket,
             actor=actor(ActorKind.REPAIR, self.run_id),
+            policy=self.settings.retention,
             arrivals=self.arrivals,
         ).run(findings)
 
@@ -368,6 +408,10 @@ class ReconcileRun:
         judged = self.judge()
         findings = judged.findings
         timings["find"] = time.perf_counter() - clock
+        if self.options.audit_log:
+            clock = time.perf_counter()
+            findings = pl.concat([findings, self.audit_log(judged.as_of)]).sort(SORT_COLUMNS, nulls_last=True)
+            timings["auditLog"] = time.perf_counter() - clock
         repairs = self._repairs(findings)
         per_code = counts(findings)
         severities = {sev.value: int(findings.filter(pl.col("severity") == sev.value).height) for sev in Severity}

@@ -96,7 +96,7 @@ class RollbackRun:
     def _apply(self, steps: list[Step]) -> int:
         """Write the steps; returns how many lost their condition (changed again meanwhile)."""
         puts = [claim_put(s.write, s.live.version) for s in steps if s.write is not None]
-        landed = self.live.put_all(puts, "dynamodb.TransactWrite.rollback") if puts else []
+        landed = self.live.write_all(puts, "dynamodb.TransactWrite.rollback") if puts else []
         lost = landed.count(False)
         for s in (s for s in steps if s.action == Action.DELETE):
             deleted = self.restores.delete_if_version(

@@ -15,12 +15,13 @@ import random
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.erasure import ErasureMarker
 from jobs.errors import (
     DynamoItemRejectedError,
     DynamoTokenInvalidError,
@@ -33,11 +34,16 @@ from jobs.store._aws import error_code, translate, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import PutTypeDef, TransactWriteItemTypeDef
+    from mypy_boto3_dynamodb.type_defs import DeleteTypeDef, PutTypeDef, TransactWriteItemTypeDef
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 BATCH_GET_LIMIT = 100
+TRANSACT_CHUNK = 25
+TRANSACT_LIMIT = 100  # the most actions one TransactWriteItems request takes
+TRANSACT_RETRIES = 8
+TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
+BATCH_GET_RETRIES = 8
 
 
 def to_wire(item: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +95,14 @@ class DocumentTable:
         item = response.get("Item")
         return DocumentItem.from_item(from_wire(item)) if item else None
 
+    def erasure_marker(self, user_id: str) -> ErasureMarker | None:
+        """The user's erasure marker (jobs.contract.erasure), or None when no erasure ran lately."""
+        key = to_wire(layout.erasure_key(user_id))
+        with self._metrics.call("dynamodb.GetItem.erasure"), translated("dynamodb.GetItem.erasure"):
+            response = self._client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
+        item = response.get("Item")
+        return ErasureMarker.from_item(from_wire(item)) if item else None
+
     def get_many(self, ids: Iterable[tuple[str, str]]) -> dict[tuple[str, str], DocumentItem]:
         """Batch reads (100 keys a request); missing ids are absent.
 
@@ -126,20 +140,51 @@ class DocumentTable:
                 )
         return found
 
-    def query_user(self, user_id: str, status: Status | None, limit: int, token: str | None) -> Page:
+    def query_user(
+        self, user_id: str, status: Status | None, limit: int, token: str | None, exclude: Status | None = None
+    ) -> Page:
+        """A user's documents (not the other items of their partition), of one `status`, or all
+        but the `exclude`d one.
+        """
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :doc)",
+            "ExpressionAttributeNames": {"#pk": layout.PK_ATTR, "#sk": layout.SK_ATTR},
+            "ExpressionAttributeValues": {
+                ":pk": {"S": layout.user_pk(user_id)},
+                ":doc": {"S": layout.document_sk_prefix()},
+            },
+            "Limit": limit,
+        }
+        # A filter, not a key condition: a user's documents are few, one partition holds them.
+        if status is not None:
+            kwargs["FilterExpression"] = "#st = :st"
+            kwargs["ExpressionAttributeValues"][":st"] = {"S": status.value}
+        elif exclude is not None:
+            kwargs["FilterExpression"] = "#st <> :st"
+            kwargs["ExpressionAttributeValues"][":st"] = {"S": exclude.value}
+        if "FilterExpression" in kwargs:
+            kwargs["ExpressionAttributeNames"]["#st"] = "status"
+        return self._query(kwargs, token, "dynamodb.Query")
+
+    def partition_pages(self, user_id: str) -> Iterator[list[dict[str, Any]]]:
+        """Every item of a user's partition (documents and any other kind), as plain attribute
+        dicts, one Query page at a time; consistent reads: an erasure must see every write.
+        """
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "#pk = :pk",
             "ExpressionAttributeNames": {"#pk": layout.PK_ATTR},
             "ExpressionAttributeValues": {":pk": {"S": layout.user_pk(user_id)}},
-            "Limit": limit,
+            "ConsistentRead": True,
         }
-        if status is not None:
-            # A filter, not a key condition: a user's documents are few, one partition holds them.
-            kwargs["FilterExpression"] = "#st = :st"
-            kwargs["ExpressionAttributeNames"]["#st"] = "status"
-            kwargs["ExpressionAttributeValues"][":st"] = {"S": status.value}
-        return self._query(kwargs, token, "dynamodb.Query")
+        while True:
+            with self._metrics.call("dynamodb.Query.partition"), translated("dynamodb.Query.partition"):
+                response = self._client.query(**kwargs)
+            yield [from_wire(raw) for raw in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def query_status(self, status: Status, limit: int, token: str | None) -> Page:
         """The cross-user queue of one status through the index, newest first."""
@@ -205,14 +250,14 @@ class DocumentTable:
     # --- writes -----------------------------------------------------------------------------
     def put_if_version(self, item: DocumentItem, expected_version: int | None) -> bool:
         """Put `item` if the stored version is `expected_version` (None: only if absent)."""
-        return self.put_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
+        return self.write_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
 
     def put_if_lease(self, item: DocumentItem, owner: str, expected_version: int) -> bool:
         """Put the finished item only while `owner` still holds the claim it made."""
-        return self.put_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
+        return self.write_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
 
-    def put_all(self, puts: list[ConditionalPut], operation: str) -> list[bool]:
-        """Many conditional puts, TRANSACT_CHUNK per TransactWriteItems request.
+    def write_all(self, puts: Sequence[ConditionalWrite], operation: str, chunk: int = TRANSACT_CHUNK) -> list[bool]:
+        """Many conditional puts (or deletes), `chunk` per TransactWriteItems request (at most 100).
 
         Even a single put goes as a transaction: botocore gives each one an idempotency token, so
         a resend after a lost response cannot meet our own write and read it as a lost condition
@@ -227,8 +272,8 @@ class DocumentTable:
         resend the puts one by one to find it.
         """
         outcome: list[bool | None] = [None] * len(puts)
-        for start in range(0, len(puts), TRANSACT_CHUNK):
-            pending = list(range(start, min(start + TRANSACT_CHUNK, len(puts))))
+        for start in range(0, len(puts), chunk):
+            pending = list(range(start, min(start + chunk, len(puts))))
             for attempt in range(TRANSACT_RETRIES):
                 pending, contended = self._transact(puts, pending, outcome, operation)
                 if not pending:
@@ -242,10 +287,10 @@ class DocumentTable:
         return [bool(o) for o in outcome]
 
     def _transact(
-        self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str
+        self, puts: Sequence[ConditionalWrite], pending: list[int], outcome: list[bool | None], operation: str
     ) -> tuple[list[int], bool]:
         """Send one transaction; returns what to resend and whether the cause calls for backoff."""
-        request: list[TransactWriteItemTypeDef] = [{"Put": puts[i].request(self.table_name)} for i in pending]
+        request = [puts[i].transact_item(self.table_name) for i in pending]
         try:
             with self._metrics.call(operation):
                 try:
@@ -280,12 +325,6 @@ class DocumentTable:
         return retry, contended
 
 
-TRANSACT_CHUNK = 25
-TRANSACT_RETRIES = 8
-TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
-BATCH_GET_RETRIES = 8
-
-
 class _TransactionCancelled(StoreConditionFailedError):
     """Inside the adapter only: a cancelled transaction, counted by the metrics as conditional."""
 
@@ -301,12 +340,21 @@ def _write_error(exc: ClientError, operation: str, resource: str) -> Exception:
     return translate(exc, operation, resource)
 
 
+class Storable(Protocol):
+    """What a conditional put stores: a document's item, or a user's erasure marker."""
+
+    def to_item(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class ConditionalPut:
-    item: DocumentItem
+    item: Storable
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
+
+    def transact_item(self, table_name: str) -> TransactWriteItemTypeDef:
+        return {"Put": self.request(table_name)}
 
     def request(self, table_name: str) -> PutTypeDef:
         request: PutTypeDef = {
@@ -320,7 +368,50 @@ class ConditionalPut:
         return request
 
 
-def claim_put(item: DocumentItem, expected_version: int | None) -> ConditionalPut:
+@dataclass(frozen=True)
+class ConditionalDelete:
+    """Delete one item (a document's, or a user's erasure marker) only while `condition` holds."""
+
+    key: dict[str, str]
+    condition: str
+    names: dict[str, str]
+    values: dict[str, Any]
+
+    def transact_item(self, table_name: str) -> TransactWriteItemTypeDef:
+        return {"Delete": self.request(table_name)}
+
+    def request(self, table_name: str) -> DeleteTypeDef:
+        request: DeleteTypeDef = {
+            "TableName": table_name,
+            "Key": to_wire(self.key),
+            "ConditionExpression": self.condition,
+            "ExpressionAttributeNames": self.names,
+        }
+        if self.values:
+            request["ExpressionAttributeValues"] = self.values
+        return request
+
+
+ConditionalWrite = ConditionalPut | ConditionalDelete
+
+
+def delete_if_version(key: dict[str, str], expected_version: int) -> ConditionalDelete:
+    """Delete the item only if it is still the version that was read (nobody wrote it since)."""
+    return ConditionalDelete(key, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
+
+
+def release_delete(claim: DocumentItem) -> ConditionalDelete:
+    """Remove a claim item outright, while the claim still holds (as `finish_put` conditions)."""
+    held = finish_put(claim, claim.leaseOwner or "", claim.version)
+    return ConditionalDelete(claim.key(), held.condition, held.names, held.values)
+
+
+def marker_put(marker: ErasureMarker, expected_version: int | None) -> ConditionalPut:
+    """Write an erasure marker over the version read (None: only where there is none)."""
+    return claim_put(marker, expected_version)
+
+
+def claim_put(item: Storable, expected_version: int | None) -> ConditionalPut:
     if expected_version is None:
         return ConditionalPut(item, "attribute_not_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
     return ConditionalPut(item, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})

@@ -39,6 +39,8 @@ PURE_MODULES = (
     "jobs.reconcile.engines",
     "jobs.reconcile.chain",
     "jobs.reconcile.iceberg",
+    "jobs.contract.audit",
+    "jobs.audit.sql",
     "jobs.recovery.plan",
     "jobs.recovery.rollback",
     "jobs.recovery.report",

@@ -10,6 +10,7 @@ import pytest
 from components import catalog, policies
 from components.settings import StackSettings
 from jobs.contract import DocumentItem, layout
+from jobs.contract.audit import dynamodb_json, hive
 from tests.components.program import ACCOUNT, ProgramRun, as_list, catalog_grants, stack_config
 
 AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)
@@ -77,13 +78,17 @@ def test_only_s3_inventory_of_our_buckets_delivers_into_the_audit_bucket(dev: Pr
 
 
 def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> None:
-    database = dev.one("aws:glue/catalogDatabase:CatalogDatabase").inputs
+    database = dev.named("docuflow-dev-audit-database").inputs
     assert database["name"] == layout.glue_database_name("dev") == "docuflow_dev_audit"
-    tables = {t.inputs["name"]: t.inputs for t in dev.of_type("aws:glue/catalogTable:CatalogTable")}
+    tables = {
+        t.inputs["name"]: t.inputs
+        for t in dev.of_type("aws:glue/catalogTable:CatalogTable")
+        if t.inputs["databaseName"] == database["name"]
+    }
     assert set(tables) == {
         *layout.GLUE_INVENTORY_TABLES.values(),
         layout.GLUE_EXPORT_TABLE,
-        layout.GLUE_CHANGES_TABLE,
+        layout.GLUE_INCREMENTAL_TABLE,
         layout.GLUE_STATE_TABLE,
     }
     for purpose, name in layout.GLUE_INVENTORY_TABLES.items():
@@ -102,7 +107,7 @@ def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> No
     assert export["parameters"]["storage.location.template"].endswith("AWSDynamoDB/${export_id}/data/")
     assert export["storageDescriptor"]["columns"] == [{"name": "item", "type": catalog.export_item_type()}]
     # The incremental exports: the same partitions, the keys and the new image of each changed item.
-    changes = tables[layout.GLUE_CHANGES_TABLE]
+    changes = tables[layout.GLUE_INCREMENTAL_TABLE]
     assert changes["parameters"] == export["parameters"]
     assert [c["name"] for c in changes["storageDescriptor"]["columns"]] == ["keys", "newimage"]
     assert changes["storageDescriptor"]["columns"][1]["type"] == catalog.export_item_type()
@@ -121,7 +126,7 @@ def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> No
 
 
 def test_athena_workgroup_enforces_encrypted_results_and_a_scan_cutoff(dev: ProgramRun) -> None:
-    workgroup = dev.one("aws:athena/workgroup:Workgroup").inputs
+    workgroup = dev.named("docuflow-dev-audit-workgroup").inputs
     assert workgroup["name"] == layout.athena_workgroup_name("dev")
     config = workgroup["configuration"]
     assert config["enforceWorkgroupConfiguration"] is True
@@ -169,9 +174,12 @@ def test_reconcile_roles_get_the_catalog_grants_only_with_athena(dev: ProgramRun
     assert not sids & {s["Sid"] for s in prod_statements}
     assert {"ExportTable", "ReadRestoreWindow", "KeepTableStates"} <= {s["Sid"] for s in prod_statements}
     assert not any(a.startswith(("athena:", "glue:")) for s in prod_statements for a in as_list(s["Action"]))
-    assert (
-        prod.of_type("aws:athena/workgroup:Workgroup") == []
-        and prod.of_type("aws:glue/catalogTable:CatalogTable") == []
+    # The audit trail's workgroup and tables are there whatever the engine; the reconcile's not.
+    workgroups = [w.inputs["name"] for w in prod.of_type("aws:athena/workgroup:Workgroup")]
+    assert workgroups == [layout.audit_workgroup_name("prod")]
+    assert not any(
+        t.inputs["databaseName"] == layout.glue_database_name("prod")
+        for t in prod.of_type("aws:glue/catalogTable:CatalogTable")
     )
     # Both engines judge the daily inventories.
     assert len(prod.of_type("aws:s3/inventory:Inventory")) == 2
@@ -187,5 +195,5 @@ def test_export_item_type_is_derived_from_the_contract() -> None:
 
 def test_an_attribute_type_the_catalog_cannot_render_fails_loudly() -> None:
     with pytest.raises(TypeError, match="no DynamoDB JSON type"):
-        catalog._dynamodb_type(dict[str, int])
-    assert catalog._dynamodb_type(datetime | None) == "struct<s:string>"
+        dynamodb_json(dict[str, int])
+    assert hive(dynamodb_json(datetime | None)) == "struct<s:string>"

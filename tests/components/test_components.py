@@ -28,13 +28,17 @@ from tests.components.program import ProgramRun, as_list, policy_documents, run_
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 4,
     "docuflow:document_store:DocumentStore": 1,
-    "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (the nightly reconcile's)
+    # + the audit-data bucket (the nightly reconcile's), the audit trail's two Object Lock
+    # buckets, and Object Lock on raw and processed.
+    "docuflow:document_buckets:DocumentBuckets": 61,
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
     "docuflow:audit_catalog:AuditCatalog": 9,  # two inventories; Glue database and five tables; workgroup
-    "docuflow:batch_jobs:BatchJobs": 31,
+    # + erasure, documents, legal-hold: log group, role, policy, task each.
+    "docuflow:batch_jobs:BatchJobs": 43,
     "docuflow:backups:TableBackups": 6,  # vault, its lock, plan, selection, role and its policy
+    "docuflow:audit_trail:AuditTrail": 16,
 }
 
 
@@ -81,7 +85,8 @@ def test_table_matches_the_contract(dev: ProgramRun) -> None:
 # --- DocumentBuckets -----------------------------------------------------------------------
 def test_bucket_names_follow_the_contract(dev: ProgramRun) -> None:
     names = {b.inputs["bucket"] for b in dev.of_type("aws:s3/bucket:Bucket")}
-    expected = {layout.bucket_name("dev", p) for p in ("raw", "processed", "reports", "access-logs", "audit-data")}
+    purposes = ("raw", "processed", "reports", "access-logs", "audit-data", layout.AUDIT_LOG, layout.ACCESS_TRAIL)
+    expected = {layout.bucket_name("dev", p) for p in purposes}
     assert names == expected
 
 
@@ -90,24 +95,38 @@ def test_lifecycle_rules_are_the_contract_rules(dev: ProgramRun) -> None:
     raw = dev.named("docuflow-dev-raw-lifecycle").inputs["rules"]
     contract = spec.rules(layout.RAW_PREFIX)
     assert [r["id"] for r in raw] == [r["ID"] for r in contract]
-    tiering = raw[0]
+    tiering, grace, standard, compliance = raw[:4]
     assert tiering["filter"] == {"prefix": layout.RAW_PREFIX}
     assert tiering["transitions"] == [
         {"days": 30, "storageClass": "STANDARD_IA"},
         {"days": 365, "storageClass": "GLACIER"},
     ]
-    assert tiering["noncurrentVersionExpiration"] == {"noncurrentDays": 90}
+    # Hidden and replaced versions live the delete grace; markers left alone are removed.
+    assert grace["noncurrentVersionExpiration"] == {"noncurrentDays": 30}
+    assert grace["expiration"] == {"expiredObjectDeleteMarker": True} and grace["filter"] == tiering["filter"]
     # Multipart uploads are aborted everywhere in the bucket, not only under the tiered prefix.
     (abort,) = [r for r in raw if "abortIncompleteMultipartUpload" in r]
     assert abort["filter"] == {} and abort["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
-    tag_key, compliance = layout.COMPLIANCE_TAG
-    assert raw[1]["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag_key: "standard"}}}
-    assert raw[2]["filter"]["and"]["tags"] == {tag_key: compliance}
-    assert raw[1]["expiration"] == {"days": 1825} and raw[2]["expiration"] == {"days": 3650}
+    tag = layout.RETENTION_TAG
+    assert standard["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag: "standard"}}}
+    assert compliance["filter"]["and"]["tags"] == {tag: "compliance"}
+    assert standard["expiration"] == {"days": 1827} and compliance["expiration"] == {"days": 3653}
     reports = dev.named("docuflow-dev-reports-lifecycle").inputs["rules"]
-    assert reports[0]["filter"] == {} and reports[1]["filter"] == {"tag": {"key": tag_key, "value": "standard"}}
+    assert reports[0]["filter"] == {} and reports[2]["filter"] == {"tag": {"key": tag, "value": "standard"}}
     logs = dev.named("docuflow-dev-access-logs-lifecycle").inputs["rules"]
     assert logs[0]["expiration"] == {"days": 365}
+
+
+def test_data_buckets_have_object_lock_without_default_retention(dev: ProgramRun) -> None:
+    locks = {
+        r.name: r.inputs for r in dev.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+    }
+    for purpose in ("raw", "processed"):
+        lock = locks[f"docuflow-dev-{purpose}-object-lock"]
+        assert lock["objectLockEnabled"] == "Enabled" and "rule" not in lock, purpose
+        # Enabled in place: the bucket itself is not replaced to switch Object Lock on.
+        assert "objectLockEnabled" not in dev.named(f"docuflow-dev-{purpose}").inputs
+    assert locks["docuflow-dev-reports-object-lock"]["rule"]["defaultRetention"]["days"] == 365
 
 
 def test_lifecycle_translation_covers_every_contract_rule() -> None:
@@ -119,15 +138,23 @@ def test_lifecycle_translation_covers_every_contract_rule() -> None:
 
 
 def test_object_lock_mode_and_days_from_config(dev: ProgramRun, prod: ProgramRun) -> None:
-    for run, mode, days in ((dev, "GOVERNANCE", 365), (prod, "COMPLIANCE", 3650)):
-        # The reports bucket, and in prod its replica in the second region, with the same default.
-        locks = run.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
-        assert {lock.inputs["bucket"] for lock in locks} == {
-            layout.bucket_name(run.stack, "reports"),
-            *([layout.replica_bucket_name("prod", "reports", "eu-central-1")] if run is prod else []),
+    for run, mode, days, audit_mode in (
+        (dev, "GOVERNANCE", 365, "GOVERNANCE"),
+        (prod, "COMPLIANCE", 3650, "COMPLIANCE"),
+    ):
+        # The reports bucket, and in prod its replica in the second region, with the same default;
+        # the audit trail's two buckets: two years, GOVERNANCE in dev, COMPLIANCE in prod.
+        locks = {
+            r.inputs["bucket"]: r.inputs["rule"]["defaultRetention"]
+            for r in run.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+            if "rule" in r.inputs  # the data buckets' locks carry no default retention: legal holds only
         }
-        for lock in locks:
-            assert lock.inputs["rule"]["defaultRetention"] == {"mode": mode, "days": days}
+        replica = [layout.replica_bucket_name("prod", "reports", "eu-central-1")] if run is prod else []
+        assert locks == {
+            **{name: {"mode": mode, "days": days} for name in (layout.bucket_name(run.stack, "reports"), *replica)},
+            layout.bucket_name(run.stack, layout.AUDIT_LOG): {"mode": audit_mode, "days": 730},
+            layout.bucket_name(run.stack, layout.ACCESS_TRAIL): {"mode": audit_mode, "days": 730},
+        }
 
 
 def test_cors_on_processed_only_for_configured_origins(dev: ProgramRun) -> None:
@@ -143,13 +170,14 @@ def test_log_bucket_accepts_only_s3_log_delivery_for_our_buckets(dev: ProgramRun
     (allow,) = [s for s in policy["Statement"] if s["Effect"] == "Allow"]
     assert allow["Principal"] == {"Service": "logging.s3.amazonaws.com"}
     assert set(allow["Condition"]["ArnLike"]["aws:SourceArn"]) == {
-        f"arn:aws:s3:::{layout.bucket_name('dev', p)}" for p in ("raw", "processed", "reports", "audit-data")
+        f"arn:aws:s3:::{layout.bucket_name('dev', p)}"
+        for p in ("raw", "processed", "reports", layout.AUDIT_LOG, layout.ACCESS_TRAIL, "audit-data")
     }
 
 
 # --- StatusEvents ----------------------------------------------------------------------------
 def test_pipe_filters_document_status_events_into_the_queue(dev: ProgramRun) -> None:
-    pipe = dev.one("aws:pipes/pipe:Pipe").inputs
+    pipe = dev.named("docuflow-dev-status-pipe").inputs
     table = dev.one("aws:dynamodb/table:Table")
     assert pipe["source"].startswith(f"arn:aws:dynamodb:eu-west-1:123456789012:table/{table.inputs['name']}/stream/")
     (flt,) = pipe["sourceParameters"]["filterCriteria"]["filters"]
@@ -352,7 +380,7 @@ def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramR
 
 def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     alarms = dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
-    assert len(alarms) == 3  # the schedule, status-events and arrival dead-letter queues
+    assert len(alarms) == 4  # the schedule, status-events, arrival and audit change-log dead-letter queues
     topic_arn = "arn:aws:sns:eu-west-1:123456789012:docuflow-dev-topic-1a2b3c"
     for alarm in alarms:
         assert alarm.inputs["metricName"] == "ApproximateNumberOfMessagesVisible"

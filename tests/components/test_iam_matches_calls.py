@@ -23,9 +23,16 @@ from typing import Any
 import pytest
 
 from components import policies
-from jobs.contract import layout, queue_spec
+from jobs.contract import layout, queue_spec, table_spec
 from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
-from tests.components.iam_scenarios import athena_calls, ingest_calls, reconcile_calls
+from tests.components.iam_scenarios import (
+    athena_calls,
+    documents_calls,
+    erasure_calls,
+    ingest_calls,
+    legal_hold_calls,
+    reconcile_calls,
+)
 from tests.components.program import ProgramRun, catalog_grants
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
@@ -137,20 +144,21 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons]:
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:
     audit, repair = reconcile_calls(stack, tmp_path)
     inputs = {**_role_inputs(stack.settings), "audit_bucket_arn": f"arn:aws:s3:::{stack.settings.state_bucket}"}
+    log = {"audit_log_bucket_arn": f"arn:aws:s3:::{stack.settings.audit_bucket}"}
     # With the Athena engine on, the roles' superset: the polars runs' calls (the nightly chain's
-    # exports answered by the local stand-in), the athena engine's (stubbed: no emulator answers
-    # them), and the catalog's grants AWS uses on the role's behalf.
+    # exports answered by the local stand-in, its --audit-log included), the athena engine's
+    # (stubbed: no emulator answers them), and the catalog's grants AWS uses on the role's behalf.
     engine = athena_calls(stack.settings, inputs["table_arn"])
     grants, catalog_aws_only = _catalog(stack.settings)
     assert_grants_exactly(
-        policies.reconcile_task_policy(**inputs, catalog=grants),
+        policies.reconcile_task_policy(**inputs, catalog=grants, **log),
         permissions(audit + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
         pending={},
     )
     queue = ARNS.queue(stack.settings.arrivals_queue_url)
     assert_grants_exactly(
-        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants),
+        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants, **log),
         permissions(repair + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
         pending={},
@@ -162,11 +170,39 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     lacking = {
         (p.action, p.resource.split("/")[0])
         for p in permissions(repair, ARNS)
-        if not allowed(policies.reconcile_task_policy(**inputs), p)
+        if not allowed(policies.reconcile_task_policy(**inputs, **log), p)
     }
     raw = f"arn:aws:s3:::{stack.settings.raw_bucket}"
     assert {a for a, _ in lacking} == {"dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage", "s3:GetObject"}
     assert {r for a, r in lacking if a == "s3:GetObject"} == {raw}
+
+
+def _data_arns(settings: Any) -> dict[str, str]:
+    inputs = _role_inputs(settings)
+    return {k: inputs[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
+
+
+def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) -> None:
+    needed = permissions(documents_calls(stack), ARNS)
+    table = ARNS.table(stack.settings.table_name)
+    policy = policies.documents_task_policy(
+        **_data_arns(stack.settings), index_arn=f"{table}/index/{stack.settings.index_name}"
+    )
+    # Deletes and markers touch no object content: S3 asks KMS for nothing.
+    assert_grants_exactly(policy, needed, aws_only={}, pending={})
+
+
+def test_legal_hold_role_grants_exactly_what_hold_and_release_call(stack) -> None:
+    needed = permissions(legal_hold_calls(stack), ARNS)
+    assert_grants_exactly(policies.legal_hold_task_policy(**_data_arns(stack.settings)), needed, {}, {})
+
+
+def test_erasure_role_grants_exactly_what_an_erasure_calls(stack) -> None:
+    needed = permissions(erasure_calls(stack), ARNS)
+    inputs = _role_inputs(stack.settings)
+    policy = policies.erasure_task_policy(**inputs)
+    assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(reads=False), pending={})
+    assert_reports_bucket_admits(needed, stack.settings, "erasure-task-role")
 
 
 def test_execution_role_is_what_ecs_needs_to_start_a_task() -> None:
@@ -206,6 +242,12 @@ def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
 
 # --- the program attaches these builders ------------------------------------------------------------
 _DEV_QUEUE = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').name}"
+
+
+def _data(inputs: dict[str, str]) -> dict[str, str]:
+    return {k: inputs[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
+
+
 _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name}"
 _DEV_AUDIT = f"arn:aws:s3:::{layout.bucket_name('dev', layout.AUDIT_DATA)}"
 
@@ -235,6 +277,14 @@ _DEV_AUDIT = f"arn:aws:s3:::{layout.bucket_name('dev', layout.AUDIT_DATA)}"
                 catalog=catalog_grants("dev", "eu-west-1"),
             ),
         ),
+        ("erasure", lambda a: policies.erasure_task_policy(**a)),
+        (
+            "documents",
+            lambda a: policies.documents_task_policy(
+                **_data(a), index_arn=f"{a['table_arn']}/index/{table_spec('dev').index_name}"
+            ),
+        ),
+        ("legal-hold", lambda a: policies.legal_hold_task_policy(**_data(a))),
     ],
 )
 def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:

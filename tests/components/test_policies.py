@@ -57,12 +57,17 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
     }
-    assert _allowed(p, "s3:PutObjectTagging") == {f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
+    # result.json carries its retention tag in its PutObject; the raw object gets it at the finish.
+    assert _allowed(p, "s3:PutObjectTagging") == {
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
+        f"{RAW}/{layout.RAW_PREFIX}*",
+    }
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED}
     assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {
         "dynamodb:BatchGetItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
+        "dynamodb:DeleteItem",  # the claim on an upload erased before it was processed
     }
     assert _allowed(p, "dynamodb:PutItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}

@@ -16,7 +16,14 @@ from policy_sentry.querying.actions import get_action_data
 from components.batch_jobs import JOBS
 from components.settings import StackSettings
 from jobs.contract import layout
-from jobs.settings import ENV_CATCH_UP_DAYS, ENV_OCR_ENGINE, ENV_REANCHOR_DAYS, ENV_TABLE_ARN, JOB_ENV_VARS
+from jobs.settings import (
+    ENV_CATCH_UP_DAYS,
+    ENV_HOLDINGS,
+    ENV_OCR_ENGINE,
+    ENV_REANCHOR_DAYS,
+    ENV_TABLE_ARN,
+    JOB_ENV_VARS,
+)
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
 T = {
@@ -60,9 +67,9 @@ def _second(run: ProgramRun) -> bool:
 
 def _buckets(run: ProgramRun) -> list[str]:
     names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
-    # raw, processed, reports, access logs, the audit data (the nightly reconcile's, either
-    # engine); and the replicas of the first four in the second region.
-    assert len(names) == 5 + 4 * _second(run), names
+    # raw, processed, reports, access logs, the audit trail's two, the audit data (the nightly
+    # reconcile's, either engine); and the replicas of the first four in the second region.
+    assert len(names) == 7 + 4 * _second(run), names
     return names
 
 
@@ -162,7 +169,7 @@ def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
         # Each bucket logs to the log bucket of its own region (S3 delivers logs within a region).
         assert rec.inputs["targetBucket"] == log_buckets[every_stack.region_of(rec)]
         prefixes.add(rec.inputs["targetPrefix"])
-    assert len(prefixes) == 4
+    assert len(prefixes) == 6
 
 
 def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack: ProgramRun) -> None:
@@ -181,13 +188,18 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
         assert any(r.get("expiration", {}).get("days") for r in rules)
 
 
-def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
+def test_s3_object_lock_on_reports_the_audit_trail_and_the_data_buckets(every_stack: ProgramRun) -> None:
     locks = _by_bucket(every_stack, "lock")
-    # The reports bucket, and its replica: Object Lock retention replicates only into a lock bucket.
+    # The reports bucket and its replica (Object Lock retention replicates only into a lock
+    # bucket), and the audit trail's two buckets.
     reports = [b.inputs["bucket"] for b in every_stack.of_type(T["bucket"]) if b.name.endswith("-reports")]
     assert len(reports) == 1 + _second(every_stack)
-    assert set(locks) == set(reports)
-    for name in reports:
+    audit = [n for n in _buckets(every_stack) if n.endswith((layout.AUDIT_LOG, layout.ACCESS_TRAIL))]
+    data = {n for n in locks if n not in {*reports, *audit}}
+    # The data buckets (and their replicas) carry legal holds only: no default retention.
+    assert len(audit) == 2 and len(data) == 2 * (1 + _second(every_stack))
+    assert all("rule" not in locks[n][0].inputs for n in data)
+    for name in (*reports, *audit):
         (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == name]
         assert bucket.inputs["objectLockEnabled"] is True
         retention = locks[name][0].inputs["rule"]["defaultRetention"]
@@ -210,7 +222,7 @@ def test_s3_data_buckets_replicate_to_the_second_region_where_the_stack_names_on
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
-    assert len(defs) == len(JOBS)  # ingest, reconcile, repair, drill
+    assert len(defs) == len(JOBS)  # ingest, reconcile, repair, drill; erasure, documents, legal-hold
     return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
 
 
@@ -231,11 +243,13 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
     for c in _containers(every_stack):
         assert "secrets" not in c and "environmentFiles" not in c
         names = [e["name"] for e in c["environment"]]
-        # The ingest alone also gets the OCR engine; the nightly reconcile and its repair the
-        # table's ARN (they export the table) and the chain's days: non-secret settings.
+        # The ingest alone also gets the OCR engine, the erasure the stack's data-holding figures,
+        # the nightly reconcile and its repair the table's ARN (they export the table) and the
+        # chain's days: non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
+        holdings = [ENV_HOLDINGS] if c["command"] == ["erase"] else []
         chain = [ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS] if "--nightly" in c["command"] else []
-        assert names == list(JOB_ENV_VARS) + ocr + chain
+        assert names == list(JOB_ENV_VARS) + ocr + holdings + chain
         for e in c["environment"]:
             assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e
 
@@ -268,8 +282,9 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    # A task role per job, the execution, scheduler, pipe and backup roles, and S3 replication's.
-    assert len(role_policies) == len(JOBS) + 4 + _second(every_stack)
+    # A task role per job, the execution, scheduler, pipe and backup roles, S3 replication's, and
+    # the audit trail's Pipe and delivery stream.
+    assert len(role_policies) == len(JOBS) + 4 + _second(every_stack) + 2
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -315,7 +330,7 @@ def test_kms_rotation(every_stack: ProgramRun) -> None:
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == len(JOBS)
+    assert len(groups) == len(JOBS) + 1  # and the change log's delivery errors
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
@@ -362,8 +377,19 @@ def test_every_resource_belongs_to_a_docuflow_component(every_stack: ProgramRun)
 
 def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None:
     stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"], T["vault"])]
-    # Table, four buckets, the audit-data bucket and the data key; a backup vault and its key; and
-    # in the second region four replica buckets, their key, and the copies' vault and key.
-    assert len(stateful) == 7 + 2 + 7 * _second(every_stack)
+    # Table, four buckets and the data key; the audit trail's two buckets; the audit-data bucket;
+    # a backup vault and its key; and in the second region four replica buckets, their key, and
+    # the copies' vault and key.
+    assert len(stateful) == 6 + 2 + 1 + 2 + 7 * _second(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]
+
+
+def test_only_the_erasure_and_the_owners_restore_may_delete_object_versions(every_stack: ProgramRun) -> None:
+    granted = {
+        rec.name
+        for rec in every_stack.of_type(T["rolepolicy"])
+        for stmt in json.loads(rec.inputs["policy"])["Statement"]
+        if stmt["Effect"] == "Allow" and "s3:DeleteObjectVersion" in as_list(stmt["Action"])
+    }
+    assert granted == {f"docuflow-{every_stack.stack}-{job}-task-policy" for job in ("erasure", "documents")}

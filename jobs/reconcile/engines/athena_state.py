@@ -75,7 +75,7 @@ class IcebergNight:
             run_id,
         )
         s = settings
-        self.table = StateTable(s.glue_database, s.glue_state_table, s.glue_export_table, s.glue_changes_table)
+        self.table = StateTable(s.glue_database, s.glue_state_table, s.glue_export_table, s.glue_incremental_table)
         self.ran: list[QueryOutcome] = []
 
     def _run(self, statement: str, what: str) -> QueryOutcome:

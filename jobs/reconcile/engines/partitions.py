@@ -53,10 +53,10 @@ HASH_SEED = 20260601
 DEEP_CHUNK = 200_000
 
 # What the join rules read of an item (the rest met its rules in step 1 and is dropped).
-RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawEtag", "version")
+RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "retainUntil", "rawKey", "rawEtag", "version")
 # resultKey is built again from the ids when the result side is judged: held, it was the largest
 # column.
-RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "resultS3Uri", "version")
+RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "retainUntil", "resultS3Uri", "version")
 DEEP_SIDE = ("rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)  # what --deep's rules compare
 
 

@@ -32,14 +32,14 @@ def put(n: int) -> ConditionalPut:
 
 
 class RecordingTable:
-    """Stands in for DocumentTable.put_all: odd document numbers lose their condition."""
+    """Stands in for DocumentTable.write_all: odd document numbers lose their condition."""
 
     def __init__(self, fail: BaseException | None = None) -> None:
         self.requests: list[list[str]] = []
         self.fail = fail
         self._lock = threading.Lock()
 
-    def put_all(self, puts: list[ConditionalPut], _operation: str) -> list[bool]:
+    def write_all(self, puts: list[ConditionalPut], _operation: str) -> list[bool]:
         with self._lock:
             self.requests.append([p.item.documentId for p in puts])
         if self.fail is not None:

@@ -99,7 +99,9 @@ class DuckAthenaChain:
         none_full = f"SELECT NULL::{ITEM} AS item, '' AS export_id WHERE false"
         none_changes = f"SELECT NULL::{KEYS} AS keys, NULL::{ITEM} AS newimage, '' AS export_id WHERE false"
         self.con.execute(f'CREATE OR REPLACE VIEW {db}."{self.s.glue_export_table}" AS {union(full, none_full)}')
-        self.con.execute(f'CREATE OR REPLACE VIEW {db}."{self.s.glue_changes_table}" AS {union(changes, none_changes)}')
+        self.con.execute(
+            f'CREATE OR REPLACE VIEW {db}."{self.s.glue_incremental_table}" AS {union(changes, none_changes)}'
+        )
         for kind, table in (
             ("raw", self.s.glue_raw_inventory_table),
             ("processed", self.s.glue_processed_inventory_table),

@@ -1,12 +1,12 @@
 """A week of nights on the local stack, each run by the scheduled command alone.
 
 `python -m jobs reconcile --nightly` finds the newest kept state, asks the table's exports from
-the local stack's stand-in (DynamoDB Local has none: jobs/local/export_standin.py), and keeps
+the local stack's stand-in (DynamoDB Local has none: jobs/local/standins/exports.py), and keeps
 tonight's state. The nights bring changes, deletes and re-creations, items changed several times
 and items created and deleted within a night, one night is missed, and one re-anchors. Every
 night's report must hold exactly the findings a run over a full export of the table at the same
 time and the same inventories gives. The stand-in's clock moves a day per night; S3 Inventory's
-daily reports are delivered by its own stand-in (jobs/local/inventory_standin.py).
+daily reports are delivered by its own stand-in (jobs/local/standins/inventory.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from polars.testing import assert_frame_equal
 from jobs.contract import DocumentItem, Status, layout
 from jobs.errors import S3ObjectExistsError
 from jobs.ingest.run import IngestOptions, IngestRun
-from jobs.local import export_standin, inventory_standin
+from jobs.local.standins import exports as export_standin
+from jobs.local.standins import inventory as inventory_standin
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun

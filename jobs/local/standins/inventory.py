@@ -12,25 +12,20 @@ Loopback endpoints only.
 from __future__ import annotations
 
 from datetime import datetime
-from urllib.parse import urlparse
 
 import boto3
 import polars as pl
 
-from jobs.errors import SettingsError
+from jobs.local.standins.advance import check_local
 from jobs.reconcile.frames import OBJECTS_SCHEMA
 from jobs.reconcile.inputs.writers import inventory_objects
 from jobs.settings import JobSettings
-
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def deliver(settings: JobSettings, created: datetime, fmt: str = "Parquet") -> list[str]:
     """Today's inventory report of the raw and the processed bucket; returns their manifests' keys."""
     s3 = boto3.client("s3")
-    host = urlparse(s3.meta.endpoint_url).hostname
-    if host not in LOOPBACK:
-        raise SettingsError(f"the S3 Inventory stand-in writes only to a local S3, not {host}")
+    check_local(s3.meta.endpoint_url)
     manifests = []
     for source in (settings.raw_bucket, settings.processed_bucket):
         rows = [

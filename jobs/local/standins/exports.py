@@ -24,7 +24,6 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 import boto3
 from botocore.awsrequest import AWSResponse
@@ -32,7 +31,7 @@ from botocore.compat import HTTPHeaders
 from botocore.exceptions import ClientError
 
 from jobs.contract import layout
-from jobs.errors import SettingsError
+from jobs.local.standins.advance import check_local
 from jobs.reconcile.inputs.export import EXPORT_SUMMARY
 from jobs.reconcile.inputs.writers import change_line, export_line, export_objects
 
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
 
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 STANDIN_PREFIX = "standin/"
 ITEMS_PER_FILE = 50_000  # lines per data file, as DynamoDB writes several
 PITR_DAYS = 35
@@ -58,9 +56,7 @@ def attach(client: BaseClient, bucket: str, prefix: str) -> None:
     """Answer the table-export calls of `client` (the job's DynamoDB client) with the stand-in,
     which keeps what it needs under `prefix` of `bucket` (the stack's export location).
     """
-    host = urlparse(client.meta.endpoint_url).hostname
-    if host not in LOOPBACK:
-        raise SettingsError(f"the table-export stand-in runs only against a local DynamoDB, not {host}")
+    check_local(client.meta.endpoint_url)
     # Its own clients: what it reads and writes stands for DynamoDB's work, not the job's.
     session = boto3.session.Session(region_name=client.meta.region_name)
     standin = ExportStandIn(

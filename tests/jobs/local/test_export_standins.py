@@ -1,0 +1,70 @@
+"""The local stack's stand-ins for what only AWS does: table exports and S3 Inventory reports.
+
+They are named as stand-ins and refuse anything but the local stack; the export stand-in answers
+only what a Scan can honestly answer (a window must start at a time it scanned).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+
+from jobs.contract import layout
+from jobs.errors import SettingsError, StoreRequestError
+from jobs.local.standins import exports as export_standin
+from jobs.local.standins import inventory as inventory_standin
+from jobs.observability import CallMetrics
+from jobs.reconcile.inputs.export import export_manifest
+from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.s3 import Buckets
+from jobs.store.table_export import TableExports
+
+
+def _exports(settings: JobSettings) -> TableExports:
+    client = dynamodb_client(settings)
+    export_standin.attach(client, settings.export_bucket, settings.export_prefix)
+    return TableExports(client, CallMetrics())
+
+
+def test_the_export_stand_in_refuses_what_a_scan_cannot_answer(stack: Any) -> None:
+    settings = JobSettings.from_env()
+    exports = _exports(settings)
+    now = exports.latest_restorable(settings.table_arn)
+    with pytest.raises(StoreRequestError, match="no Scan of the table"):
+        exports.start_incremental(settings.table_arn, now - timedelta(hours=1), now, settings.export_bucket, "exports/")
+    with pytest.raises(StoreRequestError, match="after the latest restorable time"):
+        exports.start(settings.table_arn, now + timedelta(hours=1), settings.export_bucket, "exports/")
+    remote = boto3.client("dynamodb", endpoint_url="https://dynamodb.eu-west-1.amazonaws.com", region_name="eu-west-1")
+    with pytest.raises(SettingsError, match="not loopback"):
+        export_standin.attach(remote, settings.export_bucket, "exports/")
+
+
+def test_the_stand_ins_write_what_aws_writes(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full export, then the window after it: DynamoDB's layout, read by the job's readers."""
+    settings = JobSettings.from_env()
+    clock = [layout.utc_now()]
+    monkeypatch.setattr(export_standin, "clock", lambda: clock[0])
+    s3 = stack.s3()
+    item = {layout.PK_ATTR: {"S": layout.user_pk("u1")}, layout.SK_ATTR: {"S": layout.document_sk("d1")}}
+    stack.dynamodb().put_item(TableName=settings.table_name, Item=item)
+    exports = _exports(settings)
+    t0 = exports.latest_restorable(settings.table_arn)
+    full = exports.wait(exports.start(settings.table_arn, t0, settings.export_bucket, settings.export_prefix))
+    stack.dynamodb().delete_item(TableName=settings.table_name, Key=item)
+    t1 = t0 + timedelta(minutes=20)
+    clock[0] = t1
+    arn = exports.start_incremental(settings.table_arn, t0, t1, settings.export_bucket, settings.export_prefix)
+    changes = exports.wait(arn)
+    buckets = Buckets(s3_client(settings), CallMetrics())
+    assert export_manifest(full.directory, buckets).item_count == 1
+    window = export_manifest(changes.directory, buckets)
+    assert (window.incremental, window.from_time, window.export_time, window.item_count) == (True, t0, t1, 1)
+    delivered = inventory_standin.deliver(settings, t1)
+    assert len(delivered) == 2
+    manifest = json.loads(s3.get_object(Bucket=settings.inventory_bucket, Key=delivered[0])["Body"].read())
+    assert manifest["fileFormat"] == "Parquet" and manifest["sourceBucket"] == settings.raw_bucket
