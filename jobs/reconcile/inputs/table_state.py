@@ -17,6 +17,10 @@ DynamoDB reports each item's net change over the window, so an item created insi
 and deleted after the state's time appears in no line and would stay in the state for ever. A
 gap, an overlap, another table, a full export given as changes, or a damaged data file is a
 ReconcileInputError (exit 2), never a silently wrong table. A state location is written once.
+
+table-state.json names the item columns its files hold. A state written with other columns than
+the reconcile now reads (before retention and holds were items' attributes, say) is refused:
+its rows would lack what the rules judge. The nightly chain then re-anchors from a full export.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ if TYPE_CHECKING:
     from jobs.store.s3 import Buckets
 
 TABLE_STATE = "table-state.json"
-FORMAT = "docuflow-table-state/1"
+FORMAT = "docuflow-table-state/2"
 KEY = ["pk", "sk"]
 
 
@@ -116,6 +120,7 @@ class StateManifest(BaseModel):
     files: list[StateFile]
     builtFrom: list[str]  # the export, or the state and exports, it was made of
     anchoredAt: AwareDatetime | None = None  # the full export its chain started from
+    columns: list[str]  # the item columns its files hold (ITEMS_SCHEMA's when written)
 
     def dump(self) -> bytes:
         return self.model_dump_json(indent=2).encode()
@@ -139,6 +144,12 @@ def read_state(location: str, buckets: Buckets | None) -> tuple[StateManifest, L
         ) from exc
     if manifest.format != FORMAT:
         raise ReconcileInputError(f"{manifest_loc.text}: format {manifest.format!r} is not {FORMAT!r}")
+    if manifest.columns != list(ITEMS_SCHEMA):
+        missing = sorted(set(ITEMS_SCHEMA) - set(manifest.columns))
+        raise ReconcileInputError(
+            f"{manifest_loc.text} holds other item columns than the reconcile reads"
+            f"{f' (it lacks {missing})' if missing else ''}: start over from a full export"
+        )
     if sum(f.rows for f in manifest.files) != manifest.itemCount:
         raise ReconcileInputError(
             f"{manifest_loc.text}: its files hold {sum(f.rows for f in manifest.files)} rows, "
@@ -314,6 +325,7 @@ class StateWriter:
             files=files,
             builtFrom=list(source.inputs),
             anchoredAt=source.anchored_at,
+            columns=list(ITEMS_SCHEMA),
         )
         self._write_once(self.base.child(TABLE_STATE), manifest.dump(), "application/json")
         return self.base.text

@@ -287,6 +287,22 @@ def test_a_damaged_state_is_refused(tmp_path: Path, damage: str) -> None:
         list(state_source(str(kept), [files.changes], None).frames())
 
 
+def test_a_state_written_before_the_lifecycle_columns_is_refused(tmp_path: Path) -> None:
+    """Its rows lack what the lifecycle rules judge (retainUntil, legalHoldAt, …): judged as they
+    are, every item would look like one written before retention was recorded.
+    """
+    files = _files(tmp_path)
+    kept = Path(_kept(export_source(files.t0, None, deep=True), tmp_path / "state"))
+    manifest = json.loads((kept / TABLE_STATE).read_text())
+    lifecycle = ["retentionClass", "retainUntil", "hardDeleteAt", "legalHoldAt"]
+    older = [c for c in manifest["columns"] if c not in lifecycle]
+    (kept / TABLE_STATE).write_text(json.dumps(manifest | {"columns": older}))
+    with pytest.raises(
+        ReconcileInputError, match=r"lacks \['hardDeleteAt', 'legalHoldAt', 'retainUntil', 'retentionClass'\]"
+    ):
+        state_source(str(kept), [files.changes], None)
+
+
 def test_an_unfinished_write_leaves_no_state_and_a_retry_writes_one(tmp_path: Path) -> None:
     files = _files(tmp_path)
     location = tmp_path / "state"
