@@ -3,9 +3,12 @@
 `python -m jobs reconcile --nightly` finds the newest kept state, asks the table's exports from
 the local stack's stand-in (DynamoDB Local has none: jobs/local/standins/exports.py), and keeps
 tonight's state. The nights bring changes, deletes and re-creations, items changed several times
-and items created and deleted within a night, one night is missed, and one re-anchors. Every
-night's report must hold exactly the findings a run over a full export of the table at the same
-time and the same inventories gives. The stand-in's clock moves a day per night; S3 Inventory's
+and items created and deleted within a night, one night is missed, and one re-anchors; and a
+document's life (issue 22): a user erased (the erasure's marker stays in the table), an owner's
+delete within its grace, a legal hold, an item past its retention whose raw object lifecycle
+already hid, then deleted by TTL (the TTL stand-in at the night's date). Every night's report
+must hold exactly the findings a run over a full export of the table at the same time and the
+same inventories gives. The stand-in's clock moves a day per night; S3 Inventory's
 daily reports are delivered by its own stand-in (jobs/local/standins/inventory.py).
 """
 
@@ -22,16 +25,20 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.documents.actions import DocumentActions
+from jobs.erasure.run import ErasureRun
 from jobs.errors import S3ObjectExistsError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.local.standins import exports as export_standin
 from jobs.local.standins import inventory as inventory_standin
+from jobs.local.standins.ttl import expire_items
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
-from jobs.store.dynamo import from_wire, to_wire
+from jobs.store.dynamo import DocumentTable, from_wire, to_wire
+from jobs.store.s3 import Buckets
 from jobs.store.table_export import TableExports
 from tests.jobs.reconcile.duck_athena import DuckAthenaChain
 
@@ -115,19 +122,42 @@ def _changed(item: DocumentItem, **changes: Any) -> DocumentItem:
     return item.model_copy(update={"version": item.version + 1, "updatedBy": "operator:nightly-test", **changes})
 
 
+# Documents whose life the week moves on (the erased user's is ERASED's only one).
+LIFE = ("ldel", "lheld", "lkept")
+ERASED = "u2"
+
+
 def _seed(stack: Any, corpus: Path) -> None:
-    for i, path in enumerate(sorted((corpus / "einvoice" / "ubl").glob("*.xml"))):
-        key = layout.raw_key("u1", f"d{i}", path.name)
+    paths = sorted((corpus / "einvoice" / "ubl").glob("*.xml"))
+    uploads = [("u1", f"d{i}", path) for i, path in enumerate(paths)]
+    uploads += [("u1", doc, paths[0]) for doc in LIFE] + [(ERASED, "e0", paths[0])]
+    for user, doc, path in uploads:
+        key = layout.raw_key(user, doc, path.name)
         stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
     IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
 
 
-def _week(stack: Any) -> list[Callable[[], None]]:
-    """Each night's changes, written before that night's run."""
+class _Life:
+    """The owner's and the operator's actions and the erasure, as their jobs run them."""
+
+    def __init__(self, stack: Any) -> None:
+        s, metrics = stack.settings, CallMetrics()
+        self.settings, self.table = s, DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+        self.buckets = Buckets(stack.s3(), metrics)
+        self.actions = DocumentActions(self.table, self.buckets, s.raw_bucket, s.processed_bucket, s.retention)
+
+    def erase(self, user: str) -> None:
+        ErasureRun(self.settings, self.table, self.buckets, CallMetrics()).execute(user)
+
+
+def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]:
+    """Each night's changes, written before that night's run (`clock`: the nights' date)."""
     s, s3 = stack.settings, stack.s3()
     kept: dict[str, DocumentItem] = {}
+    life = _Life(stack)
 
     def night1() -> None:
+        life.erase(ERASED)  # the user's items and versions go; the erasure's marker stays
         kept["d1"] = _item(stack, "d1")
         _delete(stack, "d1")  # its objects stay: ORPHAN_RESULT, UNPROCESSED_RAW
         d2 = _item(stack, "d2")
@@ -137,6 +167,7 @@ def _week(stack: Any) -> list[Callable[[], None]]:
         s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "new1", "a.xml"), Body=b"<Invoice/>")
 
     def night2() -> None:
+        life.actions.delete("u1", "ldel", "user:u1")  # within its grace: hidden, no finding
         _put(stack, _changed(kept["d1"], vendorName="Back Again GmbH"))  # re-created
         brief = _changed(_item(stack, "d3"), documentId="brief")
         _put(stack, brief.model_copy(update={"rawS3Uri": layout.s3_uri(s.raw_bucket, "raw/u1/brief/x.xml")}))
@@ -147,9 +178,16 @@ def _week(stack: Any) -> list[Callable[[], None]]:
         _put(stack, _changed(_item(stack, "d4"), status=Status.PROCESSING, leaseOwner="gone", leaseExpiresAt=None))
 
     def night4() -> None:
+        life.actions.hold("u1", "lheld", "operator:legal")  # no TTL while held, no finding
         _delete(stack, "d5")
 
     def night5() -> None:
+        # Past its retention at the nights' date (its TTL too), the raw object already hidden by
+        # lifecycle: no MISSING_RAW. The TTL stand-in removes the item two nights later. (Ahead
+        # of the real clock: DynamoDB Local itself deletes items whose TTL passed in real time.)
+        over = _changed(_item(stack, "lkept"), retainUntil=layout.utc_now() + 2 * DAY)
+        _put(stack, over)
+        s3.delete_object(Bucket=s.raw_bucket, Key=over.rawS3Uri.split("/", 3)[3])
         d6 = _item(stack, "d6")
         _put(stack, {**d6.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})  # INDEX_DRIFT
         _put(stack, _changed(_item(stack, "d4"), status=Status.PROCESSED, leaseOwner=None))  # no longer stuck
@@ -159,6 +197,9 @@ def _week(stack: Any) -> list[Callable[[], None]]:
 
     def night7() -> None:
         _put(stack, _changed(kept["d1"], vendorName="Third Time GmbH"))
+        # DynamoDB's TTL at the night's date: lkept goes (a delete in tonight's export); ldel's
+        # grace and everyone's retention run on.
+        assert expire_items(stack.dynamodb(), s.table_name, clock()) == 1
 
     return [night1, night2, night3, night4, night5, night6, night7]
 
@@ -173,7 +214,7 @@ def test_a_week_of_nights_gives_the_findings_of_a_full_export_every_night(
     plans = [nights.scheduled()["engineStats"]["night"]]
     assert plans[0]["anchor"] and "no table state" in plans[0]["reason"]
     codes: set[str] = set()
-    for number, changes in enumerate(_week(stack), 1):
+    for number, changes in enumerate(_week(stack, nights.now), 1):
         changes()
         nights.next()
         if number == 3:
@@ -183,7 +224,13 @@ def test_a_week_of_nights_gives_the_findings_of_a_full_export_every_night(
         findings = nights.findings(summary)
         assert_frame_equal(findings, nights.by_full_export(summary), check_row_order=True)
         codes |= set(findings.get_column("code").to_list())
-        assert "brief" not in findings.get_column("documentId").to_list()
+        documents = findings.get_column("documentId").to_list()
+        assert "brief" not in documents
+        assert not {"ldel", "lheld", "e0"} & set(documents) and ERASED not in findings.get_column("userId").to_list()
+        # lkept is quiet while its item stands; once TTL deleted it, its result.json is an orphan
+        # (it is: the delete came through the incremental export).
+        lkept = findings.filter(pl.col("documentId") == "lkept").get_column("code").to_list()
+        assert lkept == (["ORPHAN_RESULT"] if number == 7 else []), (number, lkept)
     exports = [(bool(p["anchor"]), len(p["changes"])) for p in plans]
     assert exports == [(True, 0), (False, 1), (False, 1), (False, 2), (False, 1), (True, 0), (False, 1)]
     assert "re-anchored every 6 days" in plans[5]["reason"]
@@ -233,7 +280,7 @@ def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_cha
 
     inventory_standin.deliver(nights.settings(), nights.now())
     plans = [both()]
-    for number, changes in enumerate(_week(stack), 1):
+    for number, changes in enumerate(_week(stack, nights.now), 1):
         changes()
         nights.next()
         if number != 3:  # the missed night
