@@ -50,7 +50,7 @@ class Code(StrEnum):
     AUDIT_GAP = "AUDIT_GAP"
     AUDIT_ANOMALY = "AUDIT_ANOMALY"
     AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
-    # A document's life, judged on object versions (jobs.reconcile.lifecycle; live runs only).
+    # A document's life, judged on object versions (jobs.reconcile.lifecycle; polars runs that read S3).
     RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
     LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
     NOT_HARD_DELETED = "NOT_HARD_DELETED"
@@ -59,8 +59,9 @@ class Code(StrEnum):
 # The change log's codes (--audit-log, jobs/reconcile/audit_rule.py), found apart from the engines.
 AUDIT_CODES = frozenset({Code.AUDIT_GAP, Code.AUDIT_ANOMALY, Code.AUDIT_UNDELIVERED})
 
-# Found only by a live polars run: their facts (object versions, legal holds, tags) are in no
-# export or inventory the files and Athena engines read (jobs.reconcile.lifecycle says why).
+# Found by no engine: their facts (object versions, legal holds, tags) are in no export or
+# inventory the engines read, so the live polars run (all three) and the nightly polars run (the
+# first two) gather them apart (jobs.reconcile.lifecycle says why).
 LIVE_ONLY = frozenset({Code.RETENTION_TAG_MISMATCH, Code.LEGAL_HOLD_MISSING, Code.NOT_HARD_DELETED})
 
 

@@ -7,11 +7,13 @@
 - NOT_HARD_DELETED: a deleted document past its hard-delete date (and the expiry gap) still has
   versions or delete markers: lifecycle's grace-period rule is not doing its work.
 
-Scoped to the live polars run, on purpose: these facts are in neither the table export nor the
-S3 Inventory the files and Athena engines read (the inventories list current versions, without
-tags or Object Lock fields), and gathering them costs requests per document. So they are asked
-only for the few items that need them (`candidates`): held items, items past their hard-delete
-date, and, under --deep (which already reads every result.json), each finished item's two tags.
+Scoped to the live polars run and the nightly polars run, on purpose: these facts are in neither
+the table export nor the S3 Inventory the files and Athena engines read (the inventories list
+current versions, without tags or Object Lock fields), and gathering them costs requests per
+document. So they are asked only for the few items that need them (`candidates`): held items,
+items past their hard-delete date, and, under a live --deep (which already reads every
+result.json), each finished item's two tags. The nightly run picks its held and hard-deleted
+items from the table it judged (`ReconcileRun.nightly_lifecycle`).
 The other lifecycle cases (a deleted document in its grace, one past its retention not yet
 reached by TTL or lifecycle, a held one) are in the rules every engine runs (`rules`).
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -27,7 +27,7 @@ from jobs.reconcile import lifecycle
 from jobs.reconcile.engines import NAMES, Engine
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
 from jobs.reconcile.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
-from jobs.reconcile.frames import ITEMS_SCHEMA, Snapshot, empty
+from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
 from jobs.reconcile.inputs.live import live_snapshot
 from jobs.reconcile.inputs.results import read_results
@@ -348,6 +348,35 @@ class ReconcileRun:
         o = self.options
         return render(audit_findings(self.buckets, self.settings, items, as_of, o.grace, o.audit_window))
 
+    def nightly_lifecycle(self, as_of: datetime) -> pl.DataFrame:
+        """The lifecycle's version rules (LEGAL_HOLD_MISSING, NOT_HARD_DELETED) on a nightly
+        polars run, as a live run has them: its held items and those with a hard-delete date,
+        read once more from the table it judged, each file filtered as it is read. The retention
+        tags (--deep) stay with live runs: they need the raw objects' ETags.
+        """
+        assert self.files_table is not None
+        wanted = pl.col("legalHoldAt").is_not_null() | pl.col("hardDeleteAt").is_not_null()
+        parts = [frame.filter(wanted) for frame in self.files_table.frames()]
+        items = pl.concat(parts) if parts else empty(ITEMS_SCHEMA)
+        snapshot = Snapshot(items, empty(OBJECTS_SCHEMA), empty(OBJECTS_SCHEMA), {"table": as_of})
+        return render(self.lifecycle_findings(snapshot, replace(self.params(as_of), deep=False)))
+
+    def beside_the_engine(self, judged: Judged, timings: dict[str, float]) -> pl.DataFrame:
+        """The engine's findings with the checks a run makes apart from it: the change log's
+        (--audit-log) and, nightly on polars, the lifecycle's version rules.
+        """
+        found = [judged.findings]
+        o = self.options
+        if o.audit_log:
+            clock = time.perf_counter()
+            found.append(self.audit_log(judged.as_of))
+            timings["auditLog"] = time.perf_counter() - clock
+        if o.nightly and o.engine == "polars":
+            clock = time.perf_counter()
+            found.append(self.nightly_lifecycle(judged.as_of))
+            timings["lifecycle"] = time.perf_counter() - clock
+        return pl.concat(found).sort(SORT_COLUMNS, nulls_last=True) if len(found) > 1 else judged.findings
+
     def table_source(self, deep: bool) -> TableSource:
         """The table from files: a full export, or a kept state brought forward by an incremental one."""
         from jobs.reconcile.inputs.table_state import export_source, state_source
@@ -406,12 +435,8 @@ class ReconcileRun:
         timings: dict[str, float] = {}
         clock = time.perf_counter()
         judged = self.judge()
-        findings = judged.findings
         timings["find"] = time.perf_counter() - clock
-        if self.options.audit_log:
-            clock = time.perf_counter()
-            findings = pl.concat([findings, self.audit_log(judged.as_of)]).sort(SORT_COLUMNS, nulls_last=True)
-            timings["auditLog"] = time.perf_counter() - clock
+        findings = self.beside_the_engine(judged, timings)
         repairs = self._repairs(findings)
         per_code = counts(findings)
         severities = {sev.value: int(findings.filter(pl.col("severity") == sev.value).height) for sev in Severity}

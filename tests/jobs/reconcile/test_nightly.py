@@ -294,3 +294,23 @@ def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_cha
         f"WHERE pk = '{layout.STATE_ROW_PK}'"
     ).fetchone()
     assert state_rows == (1,)
+
+
+def test_the_nightly_polars_run_checks_held_documents_versions_as_a_live_run_does(
+    stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held document uploaded again without a hold: its new version could be deleted. The
+    nightly run (the schedule's) reports it, from the held items of the table it judged; a run
+    over the same files without S3's versions cannot.
+    """
+    _seed(stack, corpus)
+    _Life(stack).actions.hold("u1", "lheld", "operator:legal")
+    raw_key = _item(stack, "lheld").rawS3Uri.split("/", 3)[3]
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=raw_key, Body=b"<Invoice/>")  # no hold
+    nights = Nights(stack, monkeypatch)
+    inventory_standin.deliver(nights.settings(), nights.now())
+    summary = nights.scheduled()
+    held = nights.findings(summary).filter(pl.col("documentId") == "lheld")
+    assert "LEGAL_HOLD_MISSING" in held.get_column("code").to_list()
+    by_files = nights.by_full_export(summary)
+    assert "LEGAL_HOLD_MISSING" not in by_files.get_column("code").to_list()
