@@ -30,6 +30,7 @@ import functools
 import gzip
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -361,11 +362,13 @@ def worker_nightly_deep(inputs: dict[str, Any]) -> dict[str, Any]:
 def _synthetic_results(keys: list[str]) -> pl.DataFrame:
     settings = JobSettings(stage=STAGE)
 
+    processed = re.escape(layout.PROCESSED_PREFIX)
+
     def documents(numbers: pl.DataFrame) -> pl.DataFrame:
         docs = _documents(numbers.select("i"), 1)
         return numbers.select("key").with_columns(
-            pl.col("key").str.extract(r"^processed/([^/]+)/").alias("userId"),
-            pl.col("key").str.extract(r"^processed/[^/]+/([^/]+)/").alias("documentId"),
+            pl.col("key").str.extract(rf"^{processed}([^/]+)/").alias("userId"),
+            pl.col("key").str.extract(rf"^{processed}[^/]+/([^/]+)/").alias("documentId"),
             docs.get_column("status"),
             pl.lit("Lieferant GmbH").alias("vendorName"),
             pl.lit(None, pl.String).alias("invoiceDate"),
@@ -373,7 +376,7 @@ def _synthetic_results(keys: list[str]) -> pl.DataFrame:
             (
                 pl.lit(layout.s3_uri(settings.raw_bucket, ""))
                 + pl.lit("raw/")
-                + pl.col("key").str.extract(r"^processed/([^/]+/[^/]+)/")
+                + pl.col("key").str.extract(rf"^{processed}([^/]+/[^/]+)/")
                 + pl.lit("/invoice.xml")
             ).alias("sourceUri"),
             docs.get_column("etag").alias("sourceEtag"),

@@ -31,6 +31,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from bench.common import write_result
+from jobs.contract import Status, layout
 from jobs.reconcile import sql
 from jobs.reconcile.findings import counts, render
 from jobs.reconcile.iceberg import StateTable
@@ -185,19 +186,23 @@ def random_id_bytes(n: int, root: Path) -> dict[str, float]:
     """
     con = duckdb.connect(config={"threads": 2})
     rid = "md5(random()::VARCHAR)"
+    # The contract's key shapes around random ids (one letter more than a bare prefix: same bytes).
+    pk, sk = layout.user_pk("u"), layout.document_sk("d")
     con.execute(
-        f"""CREATE TABLE docs AS SELECT 'USER#' || {rid} AS pk, 'DOC#' || {rid} AS sk, {rid} AS etag,
+        f"""CREATE TABLE docs AS SELECT '{pk}' || {rid} AS pk, '{sk}' || {rid} AS sk, {rid} AS etag,
             {rid} AS u, {rid} AS d, TIMESTAMP '2026-01-01' + INTERVAL (i) SECOND AS created
             FROM range({n}) t(i)"""
     )
     item = (
-        "{'PK': {'S': pk}, 'SK': {'S': sk}, 'GSI1PK': {'S': 'STATUS#PROCESSED'}, "
+        "{'PK': {'S': pk}, 'SK': {'S': sk}, 'GSI1PK': {'S': '" + layout.status_pk(Status.PROCESSED) + "'}, "
         "'GSI1SK': {'S': strftime(created, '%Y-%m-%dT%H:%M:%S.000Z')}, 'userId': {'S': u}, 'documentId': {'S': d}, "
         "'status': {'S': 'PROCESSED'}, 'createdAt': {'S': strftime(created, '%Y-%m-%dT%H:%M:%S.000Z')}, "
         "'updatedAt': {'S': strftime(created + INTERVAL 3 SECOND, '%Y-%m-%dT%H:%M:%S.000Z')}, "
         "'rawS3Uri': {'S': 's3://docuflow-prod-raw/raw/' || u || '/' || d || '/invoice.pdf'}, "
         "'rawEtag': {'S': '\"' || etag || '\"'}, "
-        "'resultS3Uri': {'S': 's3://docuflow-prod-processed/processed/' || u || '/' || d || '/result.json'}, "
+        "'resultS3Uri': {'S': '"
+        + layout.s3_uri(layout.bucket_name("prod", "processed"), layout.PROCESSED_PREFIX)
+        + "' || u || '/' || d || '/result.json'}, "
         "'version': {'N': '2'}, 'attempts': {'N': '1'}}"
     )
     table, changes, inventory = root / "state.parquet", root / "changes.json.gz", root / "inventory.parquet"
