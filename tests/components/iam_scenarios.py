@@ -276,8 +276,8 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
         version=sixth.version + 1,
         updatedBy=f"user:{sixth.userId}",
     )
-    # Without its TTL attribute: DynamoDB Local deletes expired items in real time, and would
-    # take this one mid-scenario (the nightly runs give it time); on AWS TTL lags up to days.
+    # Its TTL has not run yet (AWS allows days): without the attribute, DynamoDB Local's own TTL
+    # sweep cannot remove the item between the audit runs and the repair.
     put({k: v for k, v in gone.to_item().items() if k != layout.TTL_ATTR})
     return {"items": items}
 

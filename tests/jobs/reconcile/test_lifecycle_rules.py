@@ -142,7 +142,10 @@ def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None
         version=item.version + 1,
         updatedBy="user:u1",
     )
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(deleted.to_item()))
+    # Put without its TTL attribute: DynamoDB Local's own TTL sweep must not remove the item
+    # before the run reads it (AWS's TTL may take days; the run must judge such an item).
+    unswept = {k: v for k, v in deleted.to_item().items() if k != layout.TTL_ATTR}
+    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(unswept))
     outcome = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False)).execute()
     found = outcome.findings.select("code", "documentId", "bucket").rows()
     # Its objects were never hidden either: DELETED_RAW_EXISTS says the raw one is visible.
