@@ -13,7 +13,8 @@ COMMANDS = {
     "ingest": ("jobs.ingest.cli", "sweep raw/, extract, write result.json and the summary item"),
     "reconcile": ("jobs.reconcile.cli", "check DynamoDB against S3 and write an audit report"),
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
-    "documents": ("jobs.documents.cli", "dashboard queries: a user's documents, a status queue"),
+    "documents": ("jobs.documents.cli", "dashboard queries, and a presigned URL of one document's result.json"),
+    "review": ("jobs.review.cli", "work the review queue: claim, correct, settle or release a document"),
     "demo": ("jobs.demo.cli", "seed a deterministic demo corpus into raw/"),
     "local": ("jobs.local.cli", "start, stop or inspect the embedded local AWS stack"),
 }

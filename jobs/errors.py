@@ -19,6 +19,22 @@ class InvalidTransitionError(DocuFlowError, ValueError):
     """A status change the contract does not allow."""
 
 
+class ReviewRefusedError(DocuFlowError, ValueError):
+    """A review action refused as asked: a bad correction, a document not in review, not the
+    caller's (or another user's), or claimed by someone else. Nothing was changed.
+    """
+
+
+class ReviewConflictError(DocuFlowError):
+    """A review action lost a race (a re-upload or another reviewer changed the document since it
+    was read): nothing of it was kept; read the document again.
+    """
+
+
+class DocumentNotFoundError(DocuFlowError, ValueError):
+    """The user has no such document (another user's document is not found either)."""
+
+
 class SettingsError(DocuFlowError, ValueError):
     """A job setting from the environment is missing or malformed."""
 

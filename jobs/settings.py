@@ -47,11 +47,23 @@ ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
+# The review API: how long a reviewer's claim lasts, and a presigned result.json URL (stack settings).
+ENV_REVIEW_LEASE_SECONDS = "DOCUFLOW_REVIEW_LEASE_SECONDS"
+ENV_RESULT_URL_SECONDS = "DOCUFLOW_RESULT_URL_SECONDS"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
 # The settings the ECS task definitions pass and `local up` exports, in one list.
-JOB_ENV_VARS = (ENV_STAGE, ENV_TABLE, ENV_RAW_BUCKET, ENV_PROCESSED_BUCKET, ENV_REPORTS_BUCKET, ENV_ARRIVALS_QUEUE_URL)
+JOB_ENV_VARS = (
+    ENV_STAGE,
+    ENV_TABLE,
+    ENV_RAW_BUCKET,
+    ENV_PROCESSED_BUCKET,
+    ENV_REPORTS_BUCKET,
+    ENV_ARRIVALS_QUEUE_URL,
+    ENV_REVIEW_LEASE_SECONDS,
+    ENV_RESULT_URL_SECONDS,
+)
 
 
 def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
@@ -102,6 +114,9 @@ class JobSettings(BaseModel):
     inventory_config_id: str = layout.INVENTORY_CONFIGURATION_ID
     export_bucket: str = ""  # the audit-data bucket
     export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
+    # A reviewer's claim on a document in review; the life of a presigned result.json GET.
+    review_lease_seconds: int = Field(default=1800, ge=60, le=24 * 3600)
+    result_url_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
 
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
@@ -181,6 +196,8 @@ class JobSettings(BaseModel):
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
             "textract_fallback": ENV_TEXTRACT_FALLBACK,
+            "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
+            "result_url_seconds": ENV_RESULT_URL_SECONDS,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         data.setdefault("ocr_engine", _default_ocr_engine(env))
@@ -211,4 +228,6 @@ class JobSettings(BaseModel):
             ENV_PROCESSED_BUCKET: self.processed_bucket,
             ENV_REPORTS_BUCKET: self.reports_bucket,
             ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
+            ENV_REVIEW_LEASE_SECONDS: str(self.review_lease_seconds),
+            ENV_RESULT_URL_SECONDS: str(self.result_url_seconds),
         }

@@ -17,7 +17,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from jobs.contract import DocumentItem
+from jobs.contract import DocumentItem, DuplicateMarker
+from jobs.contract.duplicates import is_marker_item
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
 from jobs.settings import JobSettings
 from jobs.store.clients import botocore_config
@@ -48,16 +49,26 @@ class Stack:
     def table(self):
         return boto3.resource("dynamodb").Table(self.settings.table_name)
 
-    def items(self) -> list[DocumentItem]:
+    def raw_items(self) -> list[dict]:
         pages = self.dynamodb().get_paginator("scan").paginate(TableName=self.settings.table_name)
-        return [DocumentItem.from_item(from_wire(raw)) for page in pages for raw in page["Items"]]
+        return [from_wire(raw) for page in pages for raw in page["Items"]]
+
+    def items(self) -> list[DocumentItem]:
+        """The documents of the table (its duplicate markers apart: see `markers`)."""
+        return [DocumentItem.from_item(item) for item in self.raw_items() if not is_marker_item(item)]
+
+    def markers(self) -> list[DuplicateMarker]:
+        return [DuplicateMarker.from_item(item) for item in self.raw_items() if is_marker_item(item)]
 
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
         pages = self.s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         return sorted(obj["Key"] for page in pages for obj in page.get("Contents", []))
 
-    def stream_changes(self) -> list[StreamChange]:
-        """Every record on the table stream so far, oldest first per shard."""
+    def stream_changes(self, documents_only: bool = True) -> list[StreamChange]:
+        """Every record on the table stream so far, oldest first per shard (of the documents
+        only, unless asked: the duplicate markers' records ride the stream too, and the status
+        events' pipe leaves them out by their entityType).
+        """
         arn = self.dynamodb().describe_table(TableName=self.settings.table_name)["Table"]["LatestStreamArn"]
         streams = boto3.client("dynamodbstreams", endpoint_url=self.endpoints.dynamodb)
         changes: list[StreamChange] = []
@@ -69,6 +80,8 @@ class Stack:
                 response = streams.get_records(ShardIterator=iterator, Limit=1000)
                 for record in response["Records"]:
                     data = record["dynamodb"]
+                    if documents_only and is_marker_item({"SK": data["Keys"]["SK"]["S"]}):
+                        continue
                     old = data.get("OldImage", {}).get("status", {}).get("S")
                     new = data.get("NewImage", {}).get("status", {}).get("S")
                     changes.append(StreamChange(record["eventName"], data["Keys"]["SK"]["S"], old, new))

@@ -4,6 +4,7 @@ The only place the layout is spelled (see `layout`); importable without boto3 or
 """
 
 from jobs.contract import layout
+from jobs.contract.duplicates import DuplicateKind, DuplicateMarker
 from jobs.contract.invoice import (
     DocumentFormat,
     DocumentType,
@@ -15,8 +16,11 @@ from jobs.contract.invoice import (
 )
 from jobs.contract.item import (
     ITEM_ATTRIBUTES,
+    Correction,
     DocumentItem,
     ResultDocument,
+    ReviewRecord,
+    Settlement,
     SourceObject,
     finished_item,
     summary_fields,
@@ -39,9 +43,12 @@ __all__ = [
     "ITEM_ATTRIBUTES",
     "TERMINAL",
     "BucketSpec",
+    "Correction",
     "DocumentFormat",
     "DocumentItem",
     "DocumentType",
+    "DuplicateKind",
+    "DuplicateMarker",
     "ExtractionOutcome",
     "FailureCode",
     "Invoice",
@@ -51,6 +58,8 @@ __all__ = [
     "ObjectLockSpec",
     "QueueSpec",
     "ResultDocument",
+    "ReviewRecord",
+    "Settlement",
     "SourceObject",
     "Status",
     "TableSpec",

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
+from jobs.contract.duplicates import DuplicateKind
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
 from jobs.contract.objects import ObjectInfo
 from jobs.contract.status import Status, check_transition
@@ -21,7 +22,7 @@ from jobs.contract.status import Status, check_transition
 MAX_TEXT = 512
 MAX_MESSAGE = 1024
 MAX_REASONS = 20
-RESULT_SCHEMA_VERSION = "1.0"
+RESULT_SCHEMA_VERSION = "1.1"  # 1.1: the review record beside the machine's reading
 
 
 def _clip(value: str | None, limit: int) -> str | None:
@@ -79,6 +80,11 @@ class DocumentItem(BaseModel):
     leaseExpiresAt: datetime | None = None
     # Who wrote this version (jobs.contract.actors); None only on items written before actors were.
     updatedBy: str | None = None
+    # The identities of the document (jobs.contract.duplicates) and those whose marker it holds:
+    # a duplicate records its digests but holds no marker (another document does).
+    contentDigest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    invoiceDigest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    heldMarkers: list[DuplicateKind] = Field(default_factory=list)
     # Attributes outside the contract (a tool or a person added them): carried through every
     # rewrite of the item, never interpreted.
     _foreign: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -112,6 +118,19 @@ class DocumentItem(BaseModel):
     @classmethod
     def _reasons(cls, v: list[str]) -> list[str]:
         return [r[:200] for r in v[:MAX_REASONS]]
+
+    @field_validator("heldMarkers")
+    @classmethod
+    def _held(cls, v: list[DuplicateKind]) -> list[DuplicateKind]:
+        return sorted(set(v))
+
+    def digest(self, kind: DuplicateKind) -> str | None:
+        """The document's identity of `kind` (jobs.contract.duplicates)."""
+        return self.contentDigest if kind is DuplicateKind.CONTENT else self.invoiceDigest
+
+    def holds(self, kind: DuplicateKind, digest: str) -> bool:
+        """The document holds the marker of this identity (a marker naming it is not left behind)."""
+        return self.status != Status.DELETED and kind in self.heldMarkers and self.digest(kind) == digest
 
     @field_validator("totalAmount", mode="before")
     @classmethod
@@ -183,6 +202,8 @@ class DocumentItem(BaseModel):
                 value = value.isoformat()
             elif isinstance(value, Status | DocumentFormat):
                 value = value.value
+            elif name == "heldMarkers":
+                value = [kind.value for kind in value]
             item[name] = value
         return {**self._foreign, **item}
 
@@ -246,8 +267,57 @@ class SourceObject(BaseModel):
         return layout.s3_uri(self.bucket, self.key)
 
 
+class Correction(BaseModel):
+    """One field a reviewer changed: who, when, and the value before and after (as JSON text)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: str
+    before: str | None
+    after: str | None
+    by: str
+    at: datetime
+
+    @field_validator("by")
+    @classmethod
+    def _actor(cls, v: str) -> str:
+        return check_actor(v)
+
+
+class Settlement(BaseModel):
+    """A reviewer accepted the document as it stood: the reasons it had then, and its new status."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    by: str
+    at: datetime
+    status: Status
+    acceptedReasons: list[str] = Field(default_factory=list)
+
+    @field_validator("by")
+    @classmethod
+    def _actor(cls, v: str) -> str:
+        return check_actor(v)
+
+
+class ReviewRecord(BaseModel):
+    """What review did to a document, beside the machine's reading (which result.json keeps)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    corrections: list[Correction] = Field(default_factory=list)
+    # The machine's invoice with every correction applied, validated like an extraction.
+    invoice: Invoice | None = None
+    validation: ValidationResult | None = None
+    settled: Settlement | None = None
+
+
 class ResultDocument(BaseModel):
-    """The result.json beside each document (see layout.result_key): all the frontend shows."""
+    """The result.json beside each document (see layout.result_key): all the frontend shows.
+
+    `invoice` and `validation` are the machine's reading; `review`, once a reviewer acted, holds
+    the corrections beside it and what the document says after them (`current_*`).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -262,6 +332,24 @@ class ResultDocument(BaseModel):
     createdAt: datetime
     processedAt: datetime
     pipelineVersion: str
+    review: ReviewRecord | None = None
+
+    @property
+    def current_invoice(self) -> Invoice | None:
+        """The invoice as the document now stands: corrected if a reviewer corrected it."""
+        return self.review.invoice if self.review and self.review.corrections else self.invoice
+
+    @property
+    def current_validation(self) -> ValidationResult:
+        """The reasons the document has now: its corrected invoice's, once a reviewer corrected it."""
+        return self.review.validation if self.review and self.review.validation else self.validation
+
+    @property
+    def current_status(self) -> Status:
+        """A document a reviewer acted on stays in review until settled."""
+        if self.review and self.review.settled:
+            return self.review.settled.status
+        return Status.REVIEW_REQUIRED if self.review else self.validation.status
 
     def to_json_bytes(self) -> bytes:
         return self.model_dump_json(indent=None).encode()
@@ -278,6 +366,7 @@ def tombstone(item: DocumentItem, now: datetime, why: str, actor: str) -> Docume
     check_transition(item.status, Status.DELETED)
     return item.evolve(
         status=Status.DELETED,
+        heldMarkers=[],  # the writer deletes them in the same transaction
         version=item.version + 1,
         updatedAt=now,
         updatedBy=actor,

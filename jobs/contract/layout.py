@@ -23,10 +23,16 @@ GSI1_PK_ATTR = "GSI1PK"
 GSI1_SK_ATTR = "GSI1SK"
 TTL_ATTR = "expiresAt"
 ENTITY_DOCUMENT = "DOCUMENT"
+# Duplicate markers live beside a user's documents (same partition, their own sort keys): one per
+# kind of identity a document claims, naming the document that holds it (jobs.contract.duplicates).
+ENTITY_DUPLICATE_MARKER = "DUPLICATE_MARKER"
 
 _USER_PREFIX = "USER#"
 _DOC_PREFIX = "DOC#"
 _STATUS_PREFIX = "STATUS#"
+_MARKER_PREFIX = "DUP#"
+# A marker's digest: lowercase hex of a SHA-256.
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
 # --- S3 ------------------------------------------------------------------------------------
 RAW_PREFIX = "raw/"
@@ -162,6 +168,35 @@ def document_sk(document_id: str) -> str:
 
 def status_pk(status: str) -> str:
     return _STATUS_PREFIX + status
+
+
+def document_sk_prefix() -> str:
+    """What every document's sort key starts with: a user's documents are `begins_with` it, so
+    the other items of the partition (duplicate markers) never reach a documents query.
+    """
+    return _DOC_PREFIX
+
+
+def marker_sk(kind: str, digest: str) -> str:
+    """`DUP#{kind}#{digest}`: the marker of one identity (kind CONTENT or INVOICE, a SHA-256)."""
+    if not kind.isalpha() or not kind.isupper():
+        raise InvalidKeyError(f"marker kind {kind!r} is not an upper-case word")
+    if not _DIGEST.match(digest):
+        raise InvalidKeyError(f"marker digest {digest!r} is not a lowercase hex SHA-256")
+    return f"{_MARKER_PREFIX}{kind}#{digest}"
+
+
+def marker_sk_prefix() -> str:
+    return _MARKER_PREFIX
+
+
+def parse_marker_sk(sk: str) -> tuple[str, str]:
+    """Split `DUP#{kind}#{digest}` into (kind, digest)."""
+    kind, sep, digest = _strip(_MARKER_PREFIX, sk, "SK").partition("#")
+    if not sep:
+        raise InvalidKeyError(f"SK {sk!r} is not DUP#{{kind}}#{{digest}}")
+    marker_sk(kind, digest)  # the same rules as when it was built
+    return kind, digest
 
 
 def _strip(prefix: str, value: str, what: str) -> str:

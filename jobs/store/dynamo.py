@@ -2,7 +2,9 @@
 
 Writes are whole-item puts guarded by the item's `version` (optimistic concurrency): a claim
 succeeds only against the version it read, a finish only while its lease and version still hold.
-A lost condition becomes `False`/`None` for the caller; every other failure leaves as a domain
+Writes that must land together (a finished document and the duplicate markers it takes or gives
+up) go as one group in one transaction. A lost condition becomes `False` (or a GroupOutcome
+naming what lost) for the caller; every other failure leaves as a domain
 error of jobs.errors (DynamoItemRejectedError for an item DynamoDB will not store,
 DynamoTransactionNotSettledError, StoreUnavailableError, …), never as a botocore exception.
 """
@@ -13,14 +15,15 @@ import base64
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.duplicates import DuplicateKind, DuplicateMarker, marker_key
 from jobs.errors import (
     DynamoItemRejectedError,
     DynamoTokenInvalidError,
@@ -87,6 +90,14 @@ class DocumentTable:
         item = response.get("Item")
         return DocumentItem.from_item(from_wire(item)) if item else None
 
+    def get_marker(self, user_id: str, kind: DuplicateKind, digest: str) -> DuplicateMarker | None:
+        """The marker of one of the user's identities, if a document holds it."""
+        key = marker_key(user_id, kind, digest)
+        with self._metrics.call("dynamodb.GetItem.marker"), translated("dynamodb.GetItem.marker"):
+            response = self._client.get_item(TableName=self.table_name, Key=to_wire(key), ConsistentRead=True)
+        item = response.get("Item")
+        return DuplicateMarker.from_item(from_wire(item)) if item else None
+
     def get_many(self, ids: Iterable[tuple[str, str]]) -> dict[tuple[str, str], DocumentItem]:
         """Batch reads (100 keys a request); missing ids are absent.
 
@@ -122,11 +133,15 @@ class DocumentTable:
         return found
 
     def query_user(self, user_id: str, status: Status | None, limit: int, token: str | None) -> Page:
+        # The documents' sort keys only: the partition also holds the user's duplicate markers.
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": {"#pk": layout.PK_ATTR},
-            "ExpressionAttributeValues": {":pk": {"S": layout.user_pk(user_id)}},
+            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :doc)",
+            "ExpressionAttributeNames": {"#pk": layout.PK_ATTR, "#sk": layout.SK_ATTR},
+            "ExpressionAttributeValues": {
+                ":pk": {"S": layout.user_pk(user_id)},
+                ":doc": {"S": layout.document_sk_prefix()},
+            },
             "Limit": limit,
         }
         if status is not None:
@@ -207,64 +222,72 @@ class DocumentTable:
         return self.put_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
 
     def put_all(self, puts: list[ConditionalPut], operation: str) -> list[bool]:
-        """Many conditional puts, TRANSACT_CHUNK per TransactWriteItems request.
+        """Many conditional puts, each on its own (see write_all): False when its condition failed."""
+        return [outcome.landed for outcome in self.write_all([WriteGroup((p,)) for p in puts], operation)]
 
-        Even a single put goes as a transaction: botocore gives each one an idempotency token, so
-        a resend after a lost response cannot meet our own write and read it as a lost condition
-        (a plain conditional PutItem can). A transaction is all-or-nothing, so when one condition
-        fails the request is cancelled;
-        the cancellation reasons say which item lost, and the others are sent again (after a
-        backoff when the cause was throttling or a conflicting transaction). Per-item outcome as
-        for a single put: False when the condition failed. Items still throttled or conflicting
-        after TRANSACT_RETRIES raise DynamoTransactionNotSettledError: an outage, never a lost
-        claim. An item DynamoDB refuses to store (ValidationException: a value it cannot hold)
-        raises DynamoItemRejectedError for the whole request; the caller decides whether to
-        resend the puts one by one to find it.
+    def write_all(self, groups: Sequence[WriteGroup], operation: str) -> list[GroupOutcome]:
+        """Groups of conditional writes, packed into TransactWriteItems requests.
+
+        A group lands whole or not at all; a request carries up to TRANSACT_CHUNK groups (at most
+        TRANSACT_MAX_ITEMS writes, never two on one key). Even a single put goes as a
+        transaction: botocore gives each one an idempotency token, so a resend after a lost
+        response cannot meet our own write and read it as a lost condition (a plain conditional
+        PutItem can). A transaction is all-or-nothing, so when one condition fails the request
+        is cancelled; the cancellation reasons say which writes lost, their group is settled as
+        lost (with the item each lost write met, when it asked for it), and the other groups are
+        sent again (after a backoff when the cause was throttling or a conflicting transaction).
+        Groups still throttled or conflicting after TRANSACT_RETRIES raise
+        DynamoTransactionNotSettledError: an outage, never a lost claim. An item DynamoDB refuses
+        to store (ValidationException: a value it cannot hold) raises DynamoItemRejectedError for
+        the whole request; the caller decides whether to resend the groups one by one to find it.
         """
-        outcome: list[bool | None] = [None] * len(puts)
-        for start in range(0, len(puts), TRANSACT_CHUNK):
-            pending = list(range(start, min(start + TRANSACT_CHUNK, len(puts))))
+        outcome: list[GroupOutcome | None] = [None] * len(groups)
+        for chunk in _packed(groups):
+            pending = chunk
             for attempt in range(TRANSACT_RETRIES):
-                pending, contended = self._transact(puts, pending, outcome, operation)
+                pending, contended = self._transact(groups, pending, outcome, operation)
                 if not pending:
                     break
                 if contended:
                     time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))
             if pending:
                 raise DynamoTransactionNotSettledError(
-                    f"{len(pending)} conditional put(s) still throttled or conflicting after {TRANSACT_RETRIES} tries"
+                    f"{len(pending)} conditional write group(s) still throttled or conflicting after "
+                    f"{TRANSACT_RETRIES} tries"
                 )
-        return [bool(o) for o in outcome]
+        return [o if o is not None else GroupOutcome() for o in outcome]
 
     def _transact(
-        self, puts: list[ConditionalPut], pending: list[int], outcome: list[bool | None], operation: str
+        self, groups: Sequence[WriteGroup], pending: list[int], outcome: list[GroupOutcome | None], operation: str
     ) -> tuple[list[int], bool]:
-        """Send one transaction; returns what to resend and whether the cause calls for backoff."""
-        request = [{"Put": puts[i].request(self.table_name)} for i in pending]
+        """Send one transaction; returns the groups to resend and whether the cause calls for backoff."""
+        members = [(g, m) for g in pending for m in range(len(groups[g].writes))]
+        request = [groups[g].writes[m].request(self.table_name) for g, m in members]
         try:
             with self._metrics.call(operation):
                 try:
-                    self._client.transact_write_items(TransactItems=request)  # type: ignore[typeddict-item]
+                    self._client.transact_write_items(TransactItems=request)  # type: ignore[arg-type]
                 except ClientError as exc:
                     if error_code(exc) != "TransactionCanceledException":
                         raise _write_error(exc, operation) from exc
-                    raise _TransactionCancelled(exc.response.get("CancellationReasons") or [{}] * len(pending)) from exc
+                    raise _TransactionCancelled(exc.response.get("CancellationReasons") or [{}] * len(members)) from exc
                 except BotoCoreError as exc:
                     raise translate(exc, operation) from exc
         except _TransactionCancelled as cancelled:
             reasons = cancelled.reasons
         else:
-            for index in pending:
-                outcome[index] = True
+            for g in pending:
+                outcome[g] = GroupOutcome()
             return [], False
-        retry = []
+        lost: dict[int, dict[int, dict[str, Any] | None]] = {}
+        retry: set[int] = set()
         contended = False
-        for index, reason in zip(pending, reasons, strict=False):
+        for (g, m), reason in zip(members, reasons, strict=False):
             code = reason.get("Code", "None")
             if code == "ConditionalCheckFailed":
-                outcome[index] = False
+                lost.setdefault(g, {})[m] = from_wire(reason["Item"]) if reason.get("Item") else None
             elif code in ("None", "TransactionConflict", "ThrottlingError"):
-                retry.append(index)
+                retry.add(g)
                 contended = contended or code != "None"
             elif code == "ValidationError":
                 raise DynamoItemRejectedError(f"{operation}: {reason.get('Message', 'item rejected')}", code)
@@ -272,13 +295,37 @@ class DocumentTable:
                 raise StoreUnavailableError(
                     f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code
                 )
-        return retry, contended
+        for g, met in lost.items():
+            outcome[g] = GroupOutcome(met)
+        return [g for g in pending if g in retry and g not in lost], contended
 
 
-TRANSACT_CHUNK = 25
+TRANSACT_CHUNK = 25  # groups per request
+TRANSACT_MAX_ITEMS = 100  # DynamoDB's limit of writes in one TransactWriteItems
 TRANSACT_RETRIES = 8
 TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
 BATCH_GET_RETRIES = 8
+
+
+def _packed(groups: Sequence[WriteGroup]) -> Iterator[list[int]]:
+    """Group indices per request, in order: at most TRANSACT_CHUNK groups and TRANSACT_MAX_ITEMS
+    writes each, and no key written twice in one request (DynamoDB refuses that).
+    """
+    chunk: list[int] = []
+    keys: set[tuple[str, str]] = set()
+    items = 0
+    for index, group in enumerate(groups):
+        mine = [w.key for w in group.writes]
+        if len(set(mine)) != len(mine):
+            raise ValueError(f"a write group names one key twice: {mine}")
+        if chunk and (len(chunk) == TRANSACT_CHUNK or items + len(mine) > TRANSACT_MAX_ITEMS or keys & set(mine)):
+            yield chunk
+            chunk, keys, items = [], set(), 0
+        chunk.append(index)
+        keys.update(mine)
+        items += len(mine)
+    if chunk:
+        yield chunk
 
 
 class _TransactionCancelled(StoreConditionFailedError):
@@ -296,28 +343,91 @@ def _write_error(exc: ClientError, operation: str) -> Exception:
     return translate(exc, operation)
 
 
+class Storable(Protocol):
+    """What a put writes: a document item or a duplicate marker (jobs.contract)."""
+
+    def to_item(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class ConditionalPut:
-    item: DocumentItem
+    item: Storable
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
+    # A lost condition hands back the item it met (a marker's holder), instead of only "lost".
+    return_old: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        item = self.item.to_item()
+        return item[layout.PK_ATTR], item[layout.SK_ATTR]
 
     def request(self, table_name: str) -> dict[str, Any]:
-        request: dict[str, Any] = {
-            "TableName": table_name,
-            "Item": to_wire(self.item.to_item()),
-            "ConditionExpression": self.condition,
-            "ExpressionAttributeNames": self.names,
-        }
-        if self.values:
-            request["ExpressionAttributeValues"] = self.values
-        return request
+        return {"Put": _conditional(table_name, {"Item": to_wire(self.item.to_item())}, self)}
+
+
+@dataclass(frozen=True)
+class ConditionalDelete:
+    item_key: dict[str, str]
+    condition: str
+    names: dict[str, str]
+    values: dict[str, Any]
+    return_old: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.item_key[layout.PK_ATTR], self.item_key[layout.SK_ATTR]
+
+    def request(self, table_name: str) -> dict[str, Any]:
+        return {"Delete": _conditional(table_name, {"Key": to_wire(self.item_key)}, self)}
+
+
+Write = ConditionalPut | ConditionalDelete
+
+
+def _conditional(table_name: str, body: dict[str, Any], write: Write) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "TableName": table_name,
+        **body,
+        "ConditionExpression": write.condition,
+        "ExpressionAttributeNames": write.names,
+    }
+    if write.values:
+        request["ExpressionAttributeValues"] = write.values
+    if write.return_old:
+        request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    return request
+
+
+@dataclass(frozen=True)
+class WriteGroup:
+    """Conditional writes that land together or not at all (one transaction)."""
+
+    writes: tuple[Write, ...]
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    """How a group ended: landed, or lost, with the writes that lost their condition (by index in
+    the group) and the item each met when it asked for it (None otherwise, or when none was there).
+    """
+
+    lost: dict[int, dict[str, Any] | None] = field(default_factory=dict)
+
+    @property
+    def landed(self) -> bool:
+        return not self.lost
 
 
 def claim_put(item: DocumentItem, expected_version: int | None) -> ConditionalPut:
     if expected_version is None:
         return ConditionalPut(item, "attribute_not_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
+    return version_put(item, expected_version)
+
+
+def version_put(item: DocumentItem, expected_version: int) -> ConditionalPut:
+    """Put `item` over the version its writer read (a reviewer's action, a claim)."""
     return ConditionalPut(item, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
 
 
@@ -331,4 +441,29 @@ def finish_put(item: DocumentItem, owner: str, expected_version: int) -> Conditi
             ":owner": {"S": owner},
             ":processing": {"S": Status.PROCESSING.value},
         },
+    )
+
+
+def marker_put(marker: DuplicateMarker, takes_over_from: str | None = None) -> ConditionalPut:
+    """Hold an identity: the marker is put if absent or already this document's (or, taking over
+    a marker whose holder no longer holds it, only if it still names that holder). A lost
+    condition hands back the marker it met: its holder is the document this one duplicates.
+    """
+    if takes_over_from is not None:
+        return ConditionalPut(
+            marker, "#doc = :holder", {"#doc": "documentId"}, {":holder": {"S": takes_over_from}}, return_old=True
+        )
+    return ConditionalPut(
+        marker,
+        "attribute_not_exists(#pk) OR #doc = :me",
+        {"#pk": layout.PK_ATTR, "#doc": "documentId"},
+        {":me": {"S": marker.documentId}},
+        return_old=True,
+    )
+
+
+def marker_release(user_id: str, kind: DuplicateKind, digest: str, document_id: str) -> ConditionalDelete:
+    """Give an identity up: delete its marker only while it names this document."""
+    return ConditionalDelete(
+        marker_key(user_id, kind, digest), "#doc = :me", {"#doc": "documentId"}, {":me": {"S": document_id}}
     )
