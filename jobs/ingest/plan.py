@@ -130,6 +130,10 @@ def decide(
         leaseExpiresAt=now + lease,
         # The result.json this claim may replace: its write is fenced on this ETag.
         resultEtag=existing.resultEtag if existing is not None else None,
+        # The duplicate markers the document holds stay its own until its finish moves them.
+        contentDigest=existing.contentDigest if existing is not None else None,
+        invoiceDigest=existing.invoiceDigest if existing is not None else None,
+        heldMarkers=existing.heldMarkers if existing is not None else [],
     )
     if existing is not None:
         claim = existing.evolve(**dict(claim))  # fresh, but carrying attributes a tool or person added
