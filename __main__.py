@@ -16,6 +16,7 @@ from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
+from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
 from jobs.contract import layout
@@ -65,7 +66,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             access_log_bucket_name=settings.access_log_bucket_name(),
             kms_key_arn=key.key_arn,
             account_id=account_id,
-            cors_origins=settings.cors_origins,
             break_glass_role_arn=settings.break_glass_role_arn,
             audit_data_bucket_name=audit_bucket,
             audit_data_retention_days=settings.audit_data_retention_days,
@@ -136,7 +136,20 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             processed_bucket=names["processed"],
             reports_bucket=names["reports"],
             arrivals_queue_url=url,
+            review_lease_seconds=settings.review_lease_seconds,
+            result_url_seconds=settings.result_url_seconds,
         ).env()
+    )
+    review = ReviewApi(
+        f"{prefix}-review-api",
+        ReviewApiArgs(
+            account_id=account_id,
+            table_arn=store.table_arn,
+            processed_bucket_arn=buckets.bucket_arns["processed"],
+            kms_key_arn=key.key_arn,
+            environment=job_env,
+            tags=tags,
+        ),
     )
     jobs = BatchJobs(
         prefix,
@@ -199,6 +212,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "statusEventsQueueUrl": events.queue_url,
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
+        "reviewApiRoleArn": review.role_arn,
     }
     if catalog:
         outputs |= {

@@ -314,7 +314,9 @@ def ingest_task_policy(
     `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
 
     A result.json write fenced out by another writer (jobs.ingest.process) heads the current
-    result.json and reads its own item (GetItem) to learn whether it still holds the claim.
+    result.json and reads its own item (GetItem) to learn whether it still holds the claim. The
+    finish gives up the duplicate markers a re-uploaded or deleted document no longer holds
+    (a Delete in the same transaction), and reads the holder of a marker it met (GetItem).
     """
     statements = [
         statement(
@@ -340,7 +342,11 @@ def ingest_task_policy(
             ["s3:PutObject"],
             [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
         ),
-        statement("ReadAndClaimItems", ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement(
+            "ReadAndClaimItems",
+            ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"],
+            [table_arn],
+        ),
         _use_data_key(key_arn),
     ]
     if textract:
@@ -459,6 +465,28 @@ def repair_task_policy(
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
+    )
+
+
+def review_api_policy(*, table_arn: str, processed_bucket_arn: str, key_arn: str) -> Policy:
+    """The review API (jobs.review, jobs.documents.url): act on one document at a time.
+
+    Reads an item (GetItem) and a duplicate marker; writes the next version with the markers a
+    correction moves (TransactWriteItems of Puts and Deletes). Reads result.json as the item knows
+    it: GetObject If-Match, and when a writer that lost left bytes on top, the version with that
+    ETag (ListBucketVersions on the key, GetObjectVersion); writes it back tagged with its
+    retention; lists nothing else (ListBucket only so a missing key answers 404). Presigned GETs
+    of result.json are signed with this role: the browser's GetObject is authorized as this
+    role's, so the read grant covers them and nothing else in the bucket. No raw document, no
+    report, no queue.
+    """
+    results = objects(processed_bucket_arn, layout.PROCESSED_PREFIX)
+    return document(
+        statement("ActOnItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
+        statement("ReadResults", ["s3:GetObject", "s3:GetObjectVersion"], [results]),
+        statement("WriteResults", ["s3:PutObject", "s3:PutObjectTagging"], [results]),
+        statement("FindResults", ["s3:ListBucket", "s3:ListBucketVersions"], [processed_bucket_arn]),
+        _use_data_key(key_arn),
     )
 
 

@@ -29,6 +29,7 @@ from jobs.contract.item import (
 from jobs.contract.objects import ObjectInfo, bare_etag
 from jobs.contract.schema import (
     BucketSpec,
+    CorsSpec,
     LifecycleSpec,
     ObjectLockSpec,
     QueueSpec,
@@ -44,6 +45,7 @@ __all__ = [
     "TERMINAL",
     "BucketSpec",
     "Correction",
+    "CorsSpec",
     "DocumentFormat",
     "DocumentItem",
     "DocumentType",

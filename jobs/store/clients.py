@@ -52,7 +52,10 @@ def _client(service: str, settings: JobSettings, config: Config | None = None, *
 
 
 def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
-    return _client("s3", settings, **kwargs)
+    # Presigned URLs signed with SigV4 (botocore would otherwise presign S3 GETs with the legacy
+    # SigV2, which regions opened since 2014 refuse): X-Amz-Expires carries the URL's life.
+    config = botocore_config(settings).merge(Config(signature_version="s3v4"))
+    return _client("s3", settings, config, **kwargs)
 
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:

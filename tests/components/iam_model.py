@@ -91,6 +91,11 @@ def _s3_list(p: Mapping[str, Any], _: Arns) -> list[Permission]:
     return [Permission("s3:ListBucket", f"arn:aws:s3:::{p['Bucket']}", context)]
 
 
+def _s3_versions(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+    context = (("s3:prefix", p["Prefix"]),) if "Prefix" in p else ()
+    return [Permission("s3:ListBucketVersions", f"arn:aws:s3:::{p['Bucket']}", context)]
+
+
 def _table_or_index(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permission]]:
     def needed(p: Mapping[str, Any], arns: Arns) -> list[Permission]:
         resource = arns.table(p["TableName"])
@@ -174,6 +179,7 @@ OUTCOME_AWARE: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns, Mapping[
 OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permission]]] = {
     ("s3", "PutObject"): _s3_put,
     ("s3", "ListObjectsV2"): _s3_list,
+    ("s3", "ListObjectVersions"): _s3_versions,
     ("dynamodb", "GetItem"): _table_or_index("dynamodb:GetItem"),
     ("dynamodb", "BatchGetItem"): _batch_get,
     ("dynamodb", "Query"): _table_or_index("dynamodb:Query"),

@@ -21,14 +21,19 @@ from botocore.stub import Stubber
 from jobs.contract import ResultDocument, Status, layout
 from jobs.demo.corpus import generate, pdf
 from jobs.demo.seed import upload
+from jobs.documents.url import result_url
+from jobs.errors import DocumentNotFoundError, ReviewConflictError, ReviewRefusedError, S3ObjectMissingError
 from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.observability import CallMetrics
 from jobs.reconcile.exports import export_line, write_export, write_inventory
 from jobs.reconcile.rules import Code
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.review import ReviewDesk
 from jobs.store import call_recording
 from jobs.store.call_recording import Call
-from jobs.store.clients import textract_client
-from jobs.store.dynamo import to_wire
+from jobs.store.clients import dynamodb_client, s3_client, textract_client
+from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.s3 import Buckets
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 
@@ -61,7 +66,9 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         first = sweep()
         assert first.processed == 8 and first.statuses.get("FAILED", 0) >= 1, first.statuses
         assert sweep().decisions.get("CLAIM", 0) == 0  # everything done: skipped
-        again = docs[0]
+        # A processed document re-uploaded with other bytes gives its content marker up (a Delete).
+        processed = {i.documentId for i in stack.items() if i.status == Status.PROCESSED}
+        again = next(d for d in docs if d.document_id in processed)
         # Its result.json is gone when the re-upload is processed: the write fenced on the old
         # ETag meets a missing key, and the head that follows must see a 404, not a 403.
         s3.delete_object(
@@ -235,3 +242,79 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
             Code.UNPROCESSED_RAW,
         }, repaired.summary.repairs
     return audit, repair
+
+
+def review_calls(stack: Any) -> list[Call]:
+    """The review API's functions on documents in review: claims (one refused), corrections that
+    take, move and give up an invoice identity, a correction over bytes a losing writer left on
+    top of result.json (read by version), a race lost and its bytes taken back, settling,
+    releasing, a document whose result.json is gone (a 404), and presigned result.json URLs.
+    """
+    s3, s = stack.s3(), stack.settings
+    docs = {f"r{n}": {**_REVIEW_INVOICE, "invoiceNumber": f"R-{n}"} for n in range(4)}
+    docs["twin"] = {**_REVIEW_INVOICE, "invoiceNumber": "T-1", "vendorName": "Twin GmbH"}
+    for doc, fields in docs.items():
+        s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", doc, "i.json"), Body=json.dumps(fields).encode())
+    IngestRun(s, IngestOptions(backfill=True)).execute()
+    with call_recording.recording() as calls:
+        desk = ReviewDesk.from_settings(s)
+        desk.claim("u1", "r0", "alice")
+        with pytest.raises(ReviewRefusedError):
+            ReviewDesk.from_settings(s).claim("u1", "r0", "bob")
+        desk.correct("u1", "r0", "alice", ["vendor=Acme"])  # takes its invoice identity
+        desk.correct("u1", "r0", "alice", ["vendor=Twin GmbH", "number=T-1"])  # the twin's: gives its own up
+        _left_on_top(stack, "r0")
+        desk.correct("u1", "r0", "alice", ["date=2026-03-02"])  # read by version, written over the loser's
+        desk.settle("u1", "r0", "alice")
+        desk.claim("u1", "r1", "alice")
+        desk.release("u1", "r1", "alice")
+        _lost_race(stack, desk)
+        desk.claim("u1", "r3", "alice")
+        s3.delete_object(Bucket=s.processed_bucket, Key=layout.result_key("u1", "r3"))
+        with pytest.raises(S3ObjectMissingError):
+            desk.settle("u1", "r3", "alice")
+        assert result_url(s, "u1", "r0").url.startswith(stack.endpoints.s3)
+        with pytest.raises(DocumentNotFoundError):
+            result_url(s, "u2", "r0")
+    assert {c.operation for c in calls if c.service == "s3"} >= {"ListObjectVersions", "GetObject", "PutObject"}
+    return calls
+
+
+_REVIEW_INVOICE = {
+    "invoiceDate": "2026-03-01",
+    "currency": "EUR",
+    "subtotal": "100.00",
+    "tax": "19.00",
+    "totalAmount": "119.00",
+}
+
+
+def _left_on_top(stack: Any, doc: str) -> None:
+    """Bytes a writer that lost could not take back, on top of the version the item names."""
+    key = layout.result_key("u1", doc)
+    s3 = stack.s3()
+    data = s3.get_object(Bucket=stack.settings.processed_bucket, Key=key)["Body"].read()
+    s3.put_object(Bucket=stack.settings.processed_bucket, Key=key, Body=data + b" ")
+
+
+def _lost_race(stack: Any, desk: Any) -> None:
+    """A correction whose item write loses to a newer version: its result.json is taken back."""
+    desk.claim("u1", "r2", "alice")
+    s = stack.settings
+    item = next(i for i in stack.items() if i.documentId == "r2")
+    newer = item.evolve(version=item.version + 1, updatedBy="reviewer:alice")
+
+    class ThenNewer(Buckets):  # the newer version lands between the correction's two writes
+        def put_fenced(self, *args: Any, **kwargs: Any) -> str | None:
+            etag = super().put_fenced(*args, **kwargs)
+            stack.dynamodb().put_item(TableName=s.table_name, Item=to_wire(newer.to_item()))
+            return etag
+
+    metrics = CallMetrics()
+    racing = ReviewDesk(
+        s,
+        DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics),
+        ThenNewer(s3_client(s), metrics),
+    )
+    with pytest.raises(ReviewConflictError):
+        racing.correct("u1", "r2", "alice", ["vendor=Lost"])

@@ -52,12 +52,14 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     }
     assert _allowed(p, "s3:PutObjectTagging") == {f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED}
+    # Items are read and put; a Delete gives up a duplicate marker the document no longer holds.
     assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {
         "dynamodb:BatchGetItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
+        "dynamodb:DeleteItem",
     }
-    assert _allowed(p, "dynamodb:PutItem") == {TABLE}
+    assert _allowed(p, "dynamodb:PutItem") == _allowed(p, "dynamodb:DeleteItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
     # The drain: the arrival queue only, and the depth of its dead-letter queue for the summary.
