@@ -23,6 +23,7 @@ from jobs.contract.item import (
     Settlement,
     SourceObject,
     finished_item,
+    held_fields,
     summary_fields,
     tombstone,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "can_transition",
     "check_transition",
     "finished_item",
+    "held_fields",
     "layout",
     "queue_spec",
     "summary_fields",

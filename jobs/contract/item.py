@@ -22,6 +22,7 @@ from jobs.contract.status import Status, check_transition
 MAX_TEXT = 512
 MAX_MESSAGE = 1024
 MAX_REASONS = 20
+_DIGEST = r"^[0-9a-f]{64}$"
 RESULT_SCHEMA_VERSION = "1.1"  # 1.1: the review record beside the machine's reading
 
 
@@ -80,11 +81,13 @@ class DocumentItem(BaseModel):
     leaseExpiresAt: datetime | None = None
     # Who wrote this version (jobs.contract.actors); None only on items written before actors were.
     updatedBy: str | None = None
-    # The identities of the document (jobs.contract.duplicates) and those whose marker it holds:
-    # a duplicate records its digests but holds no marker (another document does).
-    contentDigest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    invoiceDigest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    heldMarkers: list[DuplicateKind] = Field(default_factory=list)
+    # The identities of the document (jobs.contract.duplicates), and the digest of each identity
+    # whose marker it holds: a duplicate records its identities but holds no marker (another
+    # document does). One plain attribute per kind, so every reconcile engine joins on it.
+    contentDigest: str | None = Field(default=None, pattern=_DIGEST)
+    invoiceDigest: str | None = Field(default=None, pattern=_DIGEST)
+    contentMarker: str | None = Field(default=None, pattern=_DIGEST)
+    invoiceMarker: str | None = Field(default=None, pattern=_DIGEST)
     # Attributes outside the contract (a tool or a person added them): carried through every
     # rewrite of the item, never interpreted.
     _foreign: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -119,18 +122,19 @@ class DocumentItem(BaseModel):
     def _reasons(cls, v: list[str]) -> list[str]:
         return [r[:200] for r in v[:MAX_REASONS]]
 
-    @field_validator("heldMarkers")
-    @classmethod
-    def _held(cls, v: list[DuplicateKind]) -> list[DuplicateKind]:
-        return sorted(set(v))
-
     def digest(self, kind: DuplicateKind) -> str | None:
         """The document's identity of `kind` (jobs.contract.duplicates)."""
         return self.contentDigest if kind is DuplicateKind.CONTENT else self.invoiceDigest
 
+    @property
+    def held_markers(self) -> dict[DuplicateKind, str]:
+        """The identities whose markers the document holds (kind → digest)."""
+        held = {DuplicateKind.CONTENT: self.contentMarker, DuplicateKind.INVOICE: self.invoiceMarker}
+        return {kind: digest for kind, digest in held.items() if digest is not None}
+
     def holds(self, kind: DuplicateKind, digest: str) -> bool:
         """The document holds the marker of this identity (a marker naming it is not left behind)."""
-        return self.status != Status.DELETED and kind in self.heldMarkers and self.digest(kind) == digest
+        return self.status != Status.DELETED and self.held_markers.get(kind) == digest
 
     @field_validator("totalAmount", mode="before")
     @classmethod
@@ -202,8 +206,6 @@ class DocumentItem(BaseModel):
                 value = value.isoformat()
             elif isinstance(value, Status | DocumentFormat):
                 value = value.value
-            elif name == "heldMarkers":
-                value = [kind.value for kind in value]
             item[name] = value
         return {**self._foreign, **item}
 
@@ -222,6 +224,11 @@ class DocumentItem(BaseModel):
         parsed = cls.model_validate(data)
         parsed._foreign = {k: v for k, v in item.items() if k not in ITEM_ATTRIBUTES}
         return parsed
+
+
+def held_fields(held: dict[DuplicateKind, str]) -> dict[str, str | None]:
+    """The item attributes that say which markers a document holds (kind → digest)."""
+    return {"contentMarker": held.get(DuplicateKind.CONTENT), "invoiceMarker": held.get(DuplicateKind.INVOICE)}
 
 
 def summary_fields(invoice: Invoice | None, validation: ValidationResult) -> dict[str, Any]:
@@ -366,7 +373,7 @@ def tombstone(item: DocumentItem, now: datetime, why: str, actor: str) -> Docume
     check_transition(item.status, Status.DELETED)
     return item.evolve(
         status=Status.DELETED,
-        heldMarkers=[],  # the writer deletes them in the same transaction
+        **held_fields({}),  # the writer deletes its markers in the same transaction
         version=item.version + 1,
         updatedAt=now,
         updatedBy=actor,

@@ -1,8 +1,10 @@
 """`make demo`: the nightly flow end to end on a fresh embedded stack, through the real CLI.
 
-local stack up → seed a mixed corpus into raw/ (its notifications fill the arrival queue) →
-ingest (drains the queue) → reconcile → run summary and two dashboard queries. Each step is the
-same `python -m jobs …` command an operator would type.
+local stack up → seed a mixed corpus into raw/, a few invoices twice (its notifications fill the
+arrival queue) → ingest (drains the queue; the second uploads are flagged as duplicates) →
+reconcile → run summary and two dashboard queries → the review queue worked through (claim,
+correct, settle; jobs.demo.review). Each step is the same `python -m jobs …` command an operator
+would type.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import os
 import subprocess
 import sys
 
+from jobs.demo.review import work_the_queue
 from jobs.local import stack
 from jobs.settings import JobSettings
 
 USERS, DOCS = 5, 200
+DUPLICATES = 3  # good invoices uploaded a second time under new documentIds
 IDLE_SECONDS = "2"
 
 
@@ -47,6 +51,8 @@ def main() -> int:
         str(DOCS),
         "--ocr-ratio",
         "0.05",
+        "--duplicates",
+        str(DUPLICATES),
         env=env,
     )
     print(seeded.stdout)
@@ -70,6 +76,7 @@ def main() -> int:
             "deadLetterQueue",
             "deadLetterCount",
             "invalidKeyCount",
+            "duplicateCount",
         )
     }
     print(json.dumps(shown, indent=2))
@@ -83,17 +90,7 @@ def main() -> int:
         raise SystemExit(f"reconcile failed with exit code {reconcile.returncode}")
     user = _step("dashboard: one user's documents", "documents", "list", "--user", "user-0000", "--limit", "3", env=env)
     print(user.stdout)
-    queue = _step(
-        "dashboard: review queue, newest first",
-        "documents",
-        "list",
-        "--status",
-        "REVIEW_REQUIRED",
-        "--limit",
-        "3",
-        env=env,
-    )
-    print(queue.stdout)
+    work_the_queue(_step, env)
     print(
         'The stack keeps running: `eval "$(.venv/bin/python -m jobs local up)"` configures a shell; '
         "`make local-down` stops it."

@@ -31,6 +31,7 @@ from jobs.contract import (
     ResultDocument,
     Status,
     finished_item,
+    held_fields,
     layout,
 )
 from jobs.contract.duplicates import CLAIMING, is_duplicate_reason, with_duplicates
@@ -74,11 +75,10 @@ class Finishing:
 
     @property
     def released(self) -> dict[DuplicateKind, str]:
-        before = {kind: self.claim.digest(kind) for kind in self.claim.heldMarkers}
         return {
             kind: digest
-            for kind, digest in before.items()
-            if digest is not None and self.held.get(kind) != digest and kind not in self.not_mine
+            for kind, digest in self.claim.held_markers.items()
+            if self.held.get(kind) != digest and kind not in self.not_mine
         }
 
 
@@ -119,7 +119,7 @@ class Finisher:
         return finished.evolve(
             contentDigest=f.digests.get(DuplicateKind.CONTENT),
             invoiceDigest=f.digests.get(DuplicateKind.INVOICE),
-            heldMarkers=list(f.held),
+            **held_fields(f.held),
         )
 
     def _after(
@@ -149,11 +149,14 @@ class Finisher:
     def _resolve(self, f: Finishing, holders: dict[DuplicateKind, str | None]) -> Future[DocumentResult]:
         """On an I/O thread: judge the holders of the markers that were taken, then finish again."""
         found = dict(f.duplicates)
+        read: dict[str, DocumentItem | None] = {}  # one read per holder (often both kinds' holder)
         for kind, holder in holders.items():
             f.take_over.pop(kind, None)
             if holder is None:
                 continue  # the marker went away meanwhile: simply take it
-            other = self._table.get(f.raw.user_id, holder)
+            if holder not in read:
+                read[holder] = self._table.get(f.raw.user_id, holder)
+            other = read[holder]
             if other is not None and other.holds(kind, f.wanted[kind]):
                 found[kind] = holder
             else:

@@ -175,8 +175,7 @@ class DocumentProcessor:
             # A tombstone is no document any more: the identities it held are free again.
             releases = tuple(
                 marker_release(claim.userId, kind, digest, claim.documentId)
-                for kind in claim.heldMarkers
-                if (digest := claim.digest(kind)) is not None
+                for kind, digest in claim.held_markers.items()
             )
         elif previous is not None:
             item, status = restored(previous, claim, now), None

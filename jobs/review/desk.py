@@ -131,7 +131,7 @@ class ReviewDesk:
             reviewReasons=validation.reasons,
             resultEtag=etag,
             invoiceDigest=identity.digest,
-            heldMarkers=identity.held,
+            invoiceMarker=identity.digest if identity.held else None,
         )
         return ReviewOutcome(self._write(item, nxt, identity.writes(item, who, now), rollback=(etag, data)), written)
 
@@ -211,19 +211,17 @@ class ReviewDesk:
         one (a duplicate), or free (taken in the item's transaction).
         """
         digest = invoice_digest(invoice.vendorName, invoice.invoiceNumber, invoice.currency, invoice.totalAmount)
-        current = _Identity(item.invoiceDigest, None, None, list(item.heldMarkers))
         if digest == item.invoiceDigest:
-            return current
-        held = [k for k in item.heldMarkers if k is not DuplicateKind.INVOICE]
+            return _Identity(digest, None, None, held=item.invoiceMarker is not None)
         if digest is None:
-            return _Identity(None, None, None, held)
+            return _Identity(None, None, None, held=False)
         marker = self._table.get_marker(item.userId, DuplicateKind.INVOICE, digest)
         if marker is None or marker.documentId == item.documentId:
-            return _Identity(digest, None, None, [*held, DuplicateKind.INVOICE])
+            return _Identity(digest, None, None, held=True)
         other = self._table.get(item.userId, marker.documentId)
         if other is not None and other.holds(DuplicateKind.INVOICE, digest):
-            return _Identity(digest, marker.documentId, None, held)
-        return _Identity(digest, None, marker.documentId, [*held, DuplicateKind.INVOICE])
+            return _Identity(digest, marker.documentId, None, held=False)
+        return _Identity(digest, None, marker.documentId, held=True)
 
 
 @dataclass(frozen=True)
@@ -233,12 +231,12 @@ class _Identity:
     digest: str | None
     holder: str | None  # another live document that holds it: this one is its duplicate
     left_by: str | None  # a document that no longer holds the marker it left: taken over
-    held: list[DuplicateKind]
+    held: bool  # this document holds its marker
 
     def writes(self, item: DocumentItem, actor_: str, now: datetime) -> tuple[Write, ...]:
         out: list[Write] = []
-        before = item.invoiceDigest if DuplicateKind.INVOICE in item.heldMarkers else None
-        after = self.digest if DuplicateKind.INVOICE in self.held else None
+        before = item.invoiceMarker
+        after = self.digest if self.held else None
         if before is not None and before != after:
             out.append(marker_release(item.userId, DuplicateKind.INVOICE, before, item.documentId))
         if after is not None and after != before:

@@ -67,14 +67,14 @@ def test_a_hundred_uploads_of_one_file_are_one_document_and_99_flagged_duplicate
     holders = marker_holders(stack)
     original = holders[(DuplicateKind.CONTENT, content_digest(data))]
     assert holders[(DuplicateKind.INVOICE, docs["copy-000"].invoiceDigest)] == original
-    assert docs[original].status == Status.PROCESSED and set(docs[original].heldMarkers) == set(DuplicateKind)
+    assert docs[original].status == Status.PROCESSED and set(docs[original].held_markers) == set(DuplicateKind)
     flagged = {d for d, i in docs.items() if any(r.startswith("DUPLICATE_") for r in i.reviewReasons)}
     assert flagged == {f"copy-{n:03d}" for n in range(100)} - {original}
     for doc in flagged:
         item = docs[doc]
         expected = [duplicate_reason(k, original) for k in DuplicateKind]
         assert item.status == Status.REVIEW_REQUIRED and item.reviewReasons == expected, item
-        assert item.heldMarkers == [] and item.contentDigest == content_digest(data)
+        assert item.held_markers == {} and item.contentDigest == content_digest(data)
         result = result_of(stack, "u1", doc)  # result.json tells the same as the item
         assert result.validation.status == Status.REVIEW_REQUIRED and result.validation.reasons == expected
     # 0 near-duplicates flagged; another user's copy is that user's own first.
@@ -142,7 +142,7 @@ def test_a_reviewer_settles_a_duplicate_as_not_one_and_the_original_keeps_its_ma
     desk.claim("u1", "b", "alice")
     desk.settle("u1", "b", "alice")
     settled = items(stack)["b"]
-    assert settled.status == Status.PROCESSED and settled.heldMarkers == []
+    assert settled.status == Status.PROCESSED and settled.held_markers == {}
     assert result_of(stack, "u1", "b").review.settled.acceptedReasons == [
         duplicate_reason(k, "a") for k in DuplicateKind
     ]
@@ -157,10 +157,10 @@ def test_a_correction_to_another_documents_invoice_flags_it_and_moves_its_marker
     desk.claim("u1", "b", "alice")
     desk.correct("u1", "b", "alice", ["vendor=Acme GmbH"])  # its own identity now: it takes it
     b = items(stack)["b"]
-    assert DuplicateKind.INVOICE in b.heldMarkers and b.reviewReasons == []
+    assert DuplicateKind.INVOICE in b.held_markers and b.reviewReasons == []
     desk.correct("u1", "b", "alice", ["number=inv-7"])  # the number of a's invoice, written alike
     b = items(stack)["b"]
     assert b.reviewReasons == [duplicate_reason(DuplicateKind.INVOICE, "a")]
-    assert b.heldMarkers == [DuplicateKind.CONTENT] and b.invoiceDigest == items(stack)["a"].invoiceDigest
+    assert list(b.held_markers) == [DuplicateKind.CONTENT] and b.invoiceDigest == items(stack)["a"].invoiceDigest
     invoice_markers = [m for m in stack.markers() if m.kind is DuplicateKind.INVOICE]
     assert [m.documentId for m in invoice_markers] == ["a"]  # b's former identity was given up
