@@ -123,7 +123,7 @@ def measure(form: str, folder: Path) -> dict[str, Any]:
     correct = wrongly_processed = 0
     engines: set[str] = set()
     for stem, data in documents:
-        outcome, c, w = _timed(lambda data=data: extract_document(data, stem, SETTINGS))
+        outcome, c, w = _timed(lambda data=data, stem=stem: extract_document(data, stem, SETTINGS))
         cpu, wall = cpu + c, wall + w
         engines.add(outcome.engine)
         wrong = header_mismatches(outcome.invoice, expected[stem])
@@ -163,7 +163,7 @@ def layout_accuracy(form: str) -> dict[str, Any]:
     for case in cases():
         pdf = render(case)
         data = pdf if form == "text-layer" else make_form(pdf, form)
-        outcome, c, _ = _timed(lambda data=data: extract_document(data, case.id, SETTINGS))
+        outcome, c, _ = _timed(lambda data=data, case=case: extract_document(data, case.id, SETTINGS))
         cpu += c
         wrong = header_mismatches(outcome.invoice, case.expected)
         status = outcome.validation.status

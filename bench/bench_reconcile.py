@@ -12,12 +12,13 @@ chunks of the five columns the query reads. The live figure seeds the same kind 
 fresh local stack and times `ReconcileRun` with the live source (`--live 0` keeps the last one).
 
 The nightly figure is the run the mission asks to follow the night's work: the table as the
-previous night's run kept it (a Parquet table state, `jobs.reconcile.table_state`) brought forward
+previous night's run kept it (a Parquet table state, `jobs.reconcile.inputs.table_state`) brought forward
 by an incremental export of the night's changes (`NIGHTLY_CHANGES`: new, changed and deleted
 items), the new state kept for the next night. The previous night (the full export at T0, kept) is
 generated and run untimed as "keep"; the night's findings must equal the full T1 export's.
 
-    python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 100000] [--baseline-max 1000000] [--inventory-format Parquet]
+    python -m bench.bench_reconcile [--sizes 1000000,4000000] [--live 100000] [--baseline-max 1000000] \
+        [--inventory-format Parquet]
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ from bench.seeded_s3 import OBJECT_COLUMNS
 from jobs.contract import Status, layout
 from jobs.local.servers import ServerSpec
 from jobs.reconcile.cli import ALLOCATOR_ENV
-from jobs.reconcile.exports import write_export, write_incremental_export, write_inventory
-from jobs.reconcile.rules import RESULT_PROMISED, Code, templates
+from jobs.reconcile.findings import Code
+from jobs.reconcile.inputs.inventory import read_inventory
+from jobs.reconcile.inputs.writers import write_export, write_incremental_export, write_inventory
+from jobs.reconcile.keys import templates
+from jobs.reconcile.rules import RESULT_PROMISED
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
-from jobs.reconcile.sources import read_inventory
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 
@@ -358,7 +361,7 @@ def _baseline_objects(manifest_path: str) -> list[tuple[str, str, datetime]]:
             out += [(row["key"], row["e_tag"], row["last_modified_date"]) for row in rows]
             continue
         with gzip.open(root / entry["key"], "rt", newline="") as handle:
-            for bucket, key, _size, modified, etag in csv.reader(handle):
+            for _bucket, key, _size, modified, etag in csv.reader(handle):
                 out.append(
                     (urllib.parse.unquote_plus(key), etag, datetime.fromisoformat(modified.replace("Z", "+00:00")))
                 )
@@ -373,7 +376,7 @@ def worker_baseline(inputs: dict[str, Any]) -> dict[str, Any]:
     raw_objects, processed_objects = (_baseline_objects(m) for m in inputs["manifests"])
     counts: Counter[str] = Counter()
     raw_by_key: dict[str, str] = {}
-    for key, etag, modified in raw_objects:
+    for key, etag, _modified in raw_objects:
         try:
             layout.parse_raw_key(key)
             raw_by_key[key] = etag.strip('"')
@@ -639,7 +642,8 @@ def main() -> None:
     if live_result:
         print(
             f"\nlive (local stack, {live_result['items']:,} items + {live_result['objects']:,} objects): "
-            f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s, peak RSS {live_result['peakRssMb']} MB; the same reads with no "
+            f"{live_result['seconds']} s, {live_result['itemsPerSecond']:,} items/s, "
+            f"peak RSS {live_result['peakRssMb']} MB; the same reads with no "
             f"work done take {live_result['ceilingSeconds']} s ({live_result['ceilingOverJob']:.2f} x ceiling)"
         )
     print(f"\nwritten {path}")

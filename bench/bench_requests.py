@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "backfill": round(last["backfillTotal"] / first["backfillTotal"], 3),
     }
     print(
-        f"from {first['stored']:,} to {last['stored']:,} stored: drain x{growth['drain']}, backfill x{growth['backfill']}"
+        f"from {first['stored']:,} to {last['stored']:,} stored: "
+        f"drain x{growth['drain']}, backfill x{growth['backfill']}"
     )
     result = {"new": args.new, "nights": nights, "growth": growth}
     write_result("requests", result)

@@ -75,7 +75,8 @@ def _ocr(r: dict[str, Any]) -> Iterator[Row]:
         yield [
             f"OCR, {p['path']}",
             f"{p['cpu_s_per_page']} s/page",
-            f"{p['ratio_to_baseline']} x {p['baseline']}; fields {p['header_fields_correct']}/{p['header_fields_total']}",
+            f"{p['ratio_to_baseline']} x {p['baseline']}; "
+            f"fields {p['header_fields_correct']}/{p['header_fields_total']}",
             f"{p['peak_rss_mib']:.0f} MB",
         ]
 

@@ -107,12 +107,13 @@ def encrypted_queue(
         if redrive_to is not None
         else None
     )
+    if redrive is not None:
+        queue_args = {**queue_args, "redrive_policy": redrive}
     return aws.sqs.Queue(
         resource_name,
         kms_master_key_id=kms_key_arn,
         kms_data_key_reuse_period_seconds=300,
         message_retention_seconds=retention_seconds,
-        **({"redrive_policy": redrive} if redrive is not None else {}),
         **queue_args,
         tags=tags,
         opts=child(parent),

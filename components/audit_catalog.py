@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import pulumi
 import pulumi_aws as aws
@@ -162,5 +163,5 @@ class AuditCatalog(pulumi.ComponentResource):
             workgroup_arn=str(v["workgroup"]),
             glue_catalog_arn=f"{glue}:catalog",
             glue_database_arn=f"{glue}:database/{v['database']}",
-            glue_table_arns=[f"{glue}:table/{v['database']}/{t}" for t in v["tables"]],  # type: ignore[attr-defined]
+            glue_table_arns=[f"{glue}:table/{v['database']}/{t}" for t in cast("list[str]", v["tables"])],
         )

@@ -103,6 +103,23 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
     return [{"name": name, "value": values[name]} for name in JOB_ENV_VARS]
 
 
+def _container_definitions(
+    values: dict[str, Any], *, job: str, region: str, ocr_engine: str | None, reconcile_engine: str
+) -> str:
+    """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
+    container = container_definition(
+        job=job,
+        image=values["image"],
+        log_group=values["log_group"],
+        region=region,
+        environment=values["environment"],
+        ocr_engine=ocr_engine,
+        reconcile_engine=reconcile_engine,
+        table_arn=values["table_arn"],
+    )
+    return json.dumps([container])
+
+
 def container_definition(
     *,
     job: str,
@@ -316,19 +333,12 @@ class BatchJobs(pulumi.ComponentResource):
                     environment=args.job_environment,
                     table_arn=args.table_arn,
                 ).apply(
-                    lambda v, job=job: json.dumps(
-                        [
-                            container_definition(
-                                job=job,
-                                image=v["image"],
-                                log_group=v["log_group"],
-                                region=args.region,
-                                environment=v["environment"],
-                                ocr_engine=args.ocr_engine if job == "ingest" else None,
-                                reconcile_engine=args.reconcile_engine,
-                                table_arn=v["table_arn"],
-                            )
-                        ]
+                    partial(
+                        _container_definitions,
+                        job=job,
+                        region=args.region,
+                        ocr_engine=args.ocr_engine if job == "ingest" else None,
+                        reconcile_engine=args.reconcile_engine,
                     )
                 ),
                 tags=args.tags,

@@ -147,12 +147,7 @@ class DocumentBuckets(pulumi.ComponentResource):
                 spec.purpose,
                 spec.name,
                 rules=spec.lifecycle.rules(spec.prefix),
-                policy=lambda arn, spec=spec: json_document(
-                    policies.data_bucket_policy,
-                    bucket_arn=arn,
-                    write_once_prefixes=list(spec.write_once_prefixes),
-                    break_glass_role_arn=args.break_glass_role_arn,
-                ),
+                policy=_data_bucket_policy(spec, args.break_glass_role_arn),
                 object_lock=spec.object_lock,
             )
             if spec.object_lock:
@@ -326,3 +321,15 @@ class DocumentBuckets(pulumi.ComponentResource):
             opts=child(self, depends_on=[versioning]),
         )
         return bucket
+
+
+def _data_bucket_policy(
+    spec: BucketSpec, break_glass_role_arn: str | None
+) -> Callable[[pulumi.Output[str]], pulumi.Output[str]]:
+    """A data bucket's policy, built once the bucket's ARN is known."""
+    return lambda arn: json_document(
+        policies.data_bucket_policy,
+        bucket_arn=arn,
+        write_once_prefixes=list(spec.write_once_prefixes),
+        break_glass_role_arn=break_glass_role_arn,
+    )

@@ -259,10 +259,7 @@ class StackSettings(BaseModel):
     @classmethod
     def keys(cls) -> dict[str, str]:
         """Field name → the config key that sets it (`docuflow:shardCount`, `aws:region`)."""
-        return {
-            name: field.alias if ":" in (field.alias or "") else f"{NAMESPACE}:{field.alias}"
-            for name, field in cls.model_fields.items()
-        }
+        return {name: _config_key(field.alias) for name, field in cls.model_fields.items()}
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> StackSettings:
@@ -299,3 +296,8 @@ def _describe(exc: ValidationError, keys: Mapping[str, str]) -> str:
         key = keys.get(str(loc[0]), str(loc[0])) if loc else "(stack settings)"
         problems.append(f"{key}: {error['msg']}")
     return "invalid stack config: " + "; ".join(problems)
+
+
+def _config_key(alias: str | None) -> str:
+    """A field's config key: its alias when that names a namespace (`aws:region`), else in ours."""
+    return alias if alias and ":" in alias else f"{NAMESPACE}:{alias}"

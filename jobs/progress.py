@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from jobs.observability import interactive
 
@@ -23,13 +23,13 @@ class Ticker:
         self._lock = threading.Lock()
         self._last_log = time.monotonic()
         self._bar: Progress | None = None
-        self._task: int | None = None
+        self._task: TaskID | None = None
 
     def advance(self, _item: object = None) -> None:
         with self._lock:
             self._count += 1
             if self._bar is not None and self._task is not None:
-                self._bar.update(self._task, completed=self._count)  # type: ignore[arg-type]
+                self._bar.update(self._task, completed=self._count)
             elif time.monotonic() - self._last_log >= self._log_every:
                 self._last_log = time.monotonic()
                 logger.info("progress", extra={"task": self._label, "done": self._count})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -84,7 +84,7 @@ class JobSettings(BaseModel):
     lease_seconds: int = Field(default=900, ge=1)
     io_threads: int = Field(default=32, ge=1, le=256)  # 16 was slower in bench_ingest
     extract_workers: int = Field(default=0, ge=0, le=64)  # 0: one per core
-    retry_mode: str = Field(default="standard", pattern=r"^(standard|adaptive|legacy)$")
+    retry_mode: Literal["standard", "adaptive", "legacy"] = "standard"
     retry_attempts: int = Field(default=8, ge=1, le=20)
     confidence_threshold: float = Field(default=80.0, ge=0, le=100)
     # Scans and plain PDFs: Amazon Textract on AWS, the embedded tesseract beside a local S3.

@@ -117,7 +117,7 @@ def _has_control(value: str) -> bool:
 _ENCODED_SEPARATORS = re.compile(r"%(2f|5c)", re.IGNORECASE)
 
 
-def validate_id(value: str, kind: str = "id") -> str:
+def validate_id(value: object, kind: str = "id") -> str:
     """Return `value` if it is a safe userId/documentId, else raise InvalidIdError naming it.
 
     Ids are compared byte for byte (they are key parts), so an id must already be in Unicode

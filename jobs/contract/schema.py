@@ -24,8 +24,8 @@ class TableSpec(BaseModel):
     index_name: str
     index_hash_key: str = layout.GSI1_PK_ATTR
     index_range_key: str = layout.GSI1_SK_ATTR
-    index_projection: str = "ALL"
-    stream_view_type: str = "NEW_AND_OLD_IMAGES"
+    index_projection: Literal["ALL", "KEYS_ONLY", "INCLUDE"] = "ALL"
+    stream_view_type: Literal["NEW_AND_OLD_IMAGES", "NEW_IMAGE", "OLD_IMAGE", "KEYS_ONLY"] = "NEW_AND_OLD_IMAGES"
     ttl_attribute: str = layout.TTL_ATTR
 
     @property

@@ -124,11 +124,14 @@ def ubl(inv: DemoInvoice) -> bytes:
         else "<cac:AccountingSupplierParty><cac:Party/></cac:AccountingSupplierParty>"
     )
     lines = "".join(
-        f'<cac:InvoiceLine><cbc:ID>{i}</cbc:ID><cbc:InvoicedQuantity unitCode="C62">{line.quantity}</cbc:InvoicedQuantity>'
+        f"<cac:InvoiceLine><cbc:ID>{i}</cbc:ID><cbc:InvoicedQuantity "
+        f'unitCode="C62">{line.quantity}</cbc:InvoicedQuantity>'
         f'<cbc:LineExtensionAmount currencyID="{c}">{line.amount}</cbc:LineExtensionAmount>'
         f"<cac:Item><cbc:Name>{escape(line.description)}</cbc:Name><cac:ClassifiedTaxCategory><cbc:ID>S</cbc:ID>"
-        f"<cbc:Percent>{line.rate}</cbc:Percent><cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme></cac:ClassifiedTaxCategory></cac:Item>"
-        f'<cac:Price><cbc:PriceAmount currencyID="{c}">{line.unit_price}</cbc:PriceAmount></cac:Price></cac:InvoiceLine>'
+        f"<cbc:Percent>{line.rate}</cbc:Percent><cac:TaxScheme><cbc:ID>VAT</cbc:ID>"
+        "</cac:TaxScheme></cac:ClassifiedTaxCategory></cac:Item>"
+        f'<cac:Price><cbc:PriceAmount currencyID="{c}">{line.unit_price}</cbc:PriceAmount>'
+        "</cac:Price></cac:InvoiceLine>"
         for i, line in enumerate(inv.lines, 1)
     )
     return (
@@ -139,7 +142,8 @@ def ubl(inv: DemoInvoice) -> bytes:
         "<cbc:CustomizationID>urn:cen.eu:en16931:2017</cbc:CustomizationID>"
         f"<cbc:ID>{inv.number}</cbc:ID><cbc:IssueDate>{inv.issued}</cbc:IssueDate><cbc:DueDate>{inv.due}</cbc:DueDate>"
         f"<cbc:InvoiceTypeCode>380</cbc:InvoiceTypeCode><cbc:DocumentCurrencyCode>{c}</cbc:DocumentCurrencyCode>"
-        f"{seller}<cac:AccountingCustomerParty><cac:Party><cac:PartyLegalEntity><cbc:RegistrationName>{escape(inv.buyer)}"
+        f"{seller}<cac:AccountingCustomerParty><cac:Party>"
+        f"<cac:PartyLegalEntity><cbc:RegistrationName>{escape(inv.buyer)}"
         "</cbc:RegistrationName></cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>"
         f'<cac:TaxTotal><cbc:TaxAmount currencyID="{c}">{inv.tax}</cbc:TaxAmount></cac:TaxTotal>'
         f'<cac:LegalMonetaryTotal><cbc:LineExtensionAmount currencyID="{c}">{inv.net}</cbc:LineExtensionAmount>'
@@ -157,9 +161,12 @@ def cii(inv: DemoInvoice) -> bytes:
         f"<ram:AssociatedDocumentLineDocument><ram:LineID>{i}</ram:LineID></ram:AssociatedDocumentLineDocument>"
         f"<ram:SpecifiedTradeProduct><ram:Name>{escape(line.description)}</ram:Name></ram:SpecifiedTradeProduct>"
         "<ram:SpecifiedLineTradeAgreement><ram:NetPriceProductTradePrice>"
-        f"<ram:ChargeAmount>{line.unit_price}</ram:ChargeAmount></ram:NetPriceProductTradePrice></ram:SpecifiedLineTradeAgreement>"
-        f'<ram:SpecifiedLineTradeDelivery><ram:BilledQuantity unitCode="C62">{line.quantity}</ram:BilledQuantity></ram:SpecifiedLineTradeDelivery>'
-        "<ram:SpecifiedLineTradeSettlement><ram:ApplicableTradeTax><ram:TypeCode>VAT</ram:TypeCode><ram:CategoryCode>S</ram:CategoryCode>"
+        f"<ram:ChargeAmount>{line.unit_price}</ram:ChargeAmount>"
+        "</ram:NetPriceProductTradePrice></ram:SpecifiedLineTradeAgreement>"
+        "<ram:SpecifiedLineTradeDelivery><ram:BilledQuantity "
+        f'unitCode="C62">{line.quantity}</ram:BilledQuantity></ram:SpecifiedLineTradeDelivery>'
+        "<ram:SpecifiedLineTradeSettlement><ram:ApplicableTradeTax>"
+        "<ram:TypeCode>VAT</ram:TypeCode><ram:CategoryCode>S</ram:CategoryCode>"
         f"<ram:RateApplicablePercent>{line.rate}</ram:RateApplicablePercent></ram:ApplicableTradeTax>"
         f"<ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>{line.amount}</ram:LineTotalAmount>"
         "</ram:SpecifiedTradeSettlementLineMonetarySummation></ram:SpecifiedLineTradeSettlement>"
@@ -176,19 +183,25 @@ def cii(inv: DemoInvoice) -> bytes:
         '<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" '
         'xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100" '
         'xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">'
-        "<rsm:ExchangedDocumentContext><ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:cen.eu:en16931:2017</ram:ID>"
+        "<rsm:ExchangedDocumentContext><ram:GuidelineSpecifiedDocumentContextParameter>"
+        "<ram:ID>urn:cen.eu:en16931:2017</ram:ID>"
         "</ram:GuidelineSpecifiedDocumentContextParameter></rsm:ExchangedDocumentContext>"
         f"<rsm:ExchangedDocument><ram:ID>{inv.number}</ram:ID><ram:TypeCode>380</ram:TypeCode>"
-        f'<ram:IssueDateTime><udt:DateTimeString format="102">{inv.issued:%Y%m%d}</udt:DateTimeString></ram:IssueDateTime></rsm:ExchangedDocument>'
+        f'<ram:IssueDateTime><udt:DateTimeString format="102">{inv.issued:%Y%m%d}</udt:DateTimeString>'
+        "</ram:IssueDateTime></rsm:ExchangedDocument>"
         f"<rsm:SupplyChainTradeTransaction>{lines}"
-        f"<ram:ApplicableHeaderTradeAgreement>{seller}<ram:BuyerTradeParty><ram:Name>{escape(inv.buyer)}</ram:Name></ram:BuyerTradeParty>"
+        f"<ram:ApplicableHeaderTradeAgreement>{seller}<ram:BuyerTradeParty>"
+        f"<ram:Name>{escape(inv.buyer)}</ram:Name></ram:BuyerTradeParty>"
         "</ram:ApplicableHeaderTradeAgreement><ram:ApplicableHeaderTradeDelivery/>"
         f"<ram:ApplicableHeaderTradeSettlement><ram:InvoiceCurrencyCode>{c}</ram:InvoiceCurrencyCode>"
-        f'<ram:SpecifiedTradePaymentTerms><ram:DueDateDateTime><udt:DateTimeString format="102">{inv.due:%Y%m%d}</udt:DateTimeString>'
+        "<ram:SpecifiedTradePaymentTerms><ram:DueDateDateTime>"
+        f'<udt:DateTimeString format="102">{inv.due:%Y%m%d}</udt:DateTimeString>'
         "</ram:DueDateDateTime></ram:SpecifiedTradePaymentTerms>"
         f"<ram:SpecifiedTradeSettlementHeaderMonetarySummation><ram:LineTotalAmount>{inv.net}</ram:LineTotalAmount>"
-        f'<ram:TaxBasisTotalAmount>{inv.net}</ram:TaxBasisTotalAmount><ram:TaxTotalAmount currencyID="{c}">{inv.tax}</ram:TaxTotalAmount>'
-        f"<ram:GrandTotalAmount>{inv.total}</ram:GrandTotalAmount><ram:DuePayableAmount>{inv.total}</ram:DuePayableAmount>"
+        f"<ram:TaxBasisTotalAmount>{inv.net}</ram:TaxBasisTotalAmount>"
+        f'<ram:TaxTotalAmount currencyID="{c}">{inv.tax}</ram:TaxTotalAmount>'
+        f"<ram:GrandTotalAmount>{inv.total}</ram:GrandTotalAmount>"
+        f"<ram:DuePayableAmount>{inv.total}</ram:DuePayableAmount>"
         "</ram:SpecifiedTradeSettlementHeaderMonetarySummation></ram:ApplicableHeaderTradeSettlement>"
         "</rsm:SupplyChainTradeTransaction></rsm:CrossIndustryInvoice>"
     ).encode()

@@ -114,4 +114,5 @@ def _result_json(step: Step, env: dict[str, str], user: str, doc: str) -> dict[s
         ).stdout
     )
     with urllib.request.urlopen(signed["url"], timeout=30) as response:
-        return json.loads(response.read())
+        document: dict[str, Any] = json.loads(response.read())
+    return document

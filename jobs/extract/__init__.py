@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jobs.contract.engines import OcrEngine
     from jobs.extract.api import extract_document
-    from jobs.extract.settings import ExtractionSettings, OcrEngine
+    from jobs.extract.settings import ExtractionSettings
 
 __all__ = ["ExtractionSettings", "OcrEngine", "extract_document"]
 
@@ -23,8 +24,12 @@ def __getattr__(name: str) -> Any:
         from jobs.extract.api import extract_document
 
         return extract_document
-    if name in ("ExtractionSettings", "OcrEngine"):
-        from jobs.extract import settings
+    if name == "ExtractionSettings":
+        from jobs.extract.settings import ExtractionSettings
 
-        return getattr(settings, name)
+        return ExtractionSettings
+    if name == "OcrEngine":
+        from jobs.contract.engines import OcrEngine
+
+        return OcrEngine
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

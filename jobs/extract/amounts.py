@@ -103,9 +103,9 @@ def _problem(value: Decimal, minor: int, short: int) -> str | None:
     adjusted = value.adjusted()
     # The common case decided from two integers (the digit count is adjusted - exponent + 1);
     # the exact digit count only when it can matter.
-    if not (-130 <= adjusted <= 125) or adjusted - exponent + 1 > DYNAMODB_MAX_DIGITS:
-        if problem := dynamodb_number_problem(value):
-            return problem
+    outside_fast_range = not (-130 <= adjusted <= 125) or adjusted - exponent + 1 > DYNAMODB_MAX_DIGITS
+    if outside_fast_range and (problem := dynamodb_number_problem(value)):
+        return problem
     digits = adjusted + 1 + max(minor, -exponent)
     if digits > getcontext().prec:
         return f"{digits} significant digits (the totals checks compute {getcontext().prec} exactly)"

@@ -8,19 +8,19 @@ ProcessPoolExecutor can pickle it.
 from __future__ import annotations
 
 import logging
-from types import ModuleType
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
+from jobs.contract.engines import OcrEngine
 from jobs.contract.invoice import DocumentFormat, ExtractionOutcome, FailureCode
 from jobs.extract.amounts import normalize_amounts
 from jobs.extract.detect import Kind, sniff
 from jobs.extract.facturx import extract_facturx
 from jobs.extract.normalized_json import extract_normalized, is_normalized
 from jobs.extract.result import DocumentRejectedError, Extraction, UnusableAttachmentError
-from jobs.extract.settings import ExtractionSettings, OcrEngine
+from jobs.extract.settings import ExtractionSettings
 from jobs.extract.textract import extract_textract, is_textract
 from jobs.extract.validate import validate
 from jobs.extract.xml_invoice import extract_xml
@@ -78,7 +78,7 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
     if kind is Kind.IMAGE:
         if settings.ocr_engine is OcrEngine.OFF:
             raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
-        return _ocr_engine().extract_image(data, settings)
+        return _read_image(data, settings)
     if kind is Kind.PDF:
         try:
             return extract_facturx(data, settings)
@@ -90,7 +90,7 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
             if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine is OcrEngine.OFF:
                 raise
         # No embedded e-invoice: read the PDF's text layer (and, locally, OCR its scanned pages).
-        return _ocr_engine().extract_plain_pdf(data, settings)
+        return _read_pages(data, settings)
     if kind is Kind.XML:
         return extract_xml(data, settings)
     if kind is Kind.JSON:
@@ -101,7 +101,7 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
 def _pages_instead_of(unusable: UnusableAttachmentError, data: bytes, settings: ExtractionSettings) -> Extraction:
     """An unusable attachment must not hide a readable page: read the pages, say why in raw."""
     try:
-        extraction = _ocr_engine().extract_plain_pdf(data, settings)
+        extraction = _read_pages(data, settings)
     except DocumentRejectedError as exc:
         exc.message = f"{exc.message}; the embedded invoice was not used: {unusable.message}"
         raise
@@ -109,11 +109,18 @@ def _pages_instead_of(unusable: UnusableAttachmentError, data: bytes, settings: 
     return extraction
 
 
-def _ocr_engine() -> ModuleType:
-    # Imported on first use: pdfplumber, Pillow and pytesseract stay out of XML/JSON-only workers.
-    from jobs.extract.ocr import engine
+# The OCR engine is imported on first use: pdfplumber, Pillow and pytesseract stay out of
+# XML/JSON-only workers.
+def _read_image(data: bytes, settings: ExtractionSettings) -> Extraction:
+    from jobs.extract.ocr.engine import extract_image
 
-    return engine
+    return extract_image(data, settings)
+
+
+def _read_pages(data: bytes, settings: ExtractionSettings) -> Extraction:
+    from jobs.extract.ocr.engine import extract_plain_pdf
+
+    return extract_plain_pdf(data, settings)
 
 
 def _extract_json(data: bytes, settings: ExtractionSettings) -> Extraction:

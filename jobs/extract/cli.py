@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from jobs.contract.engines import OcrEngine
 from jobs.contract.invoice import ExtractionOutcome
 from jobs.extract.api import extract_document
-from jobs.extract.settings import ExtractionSettings, OcrEngine
+from jobs.extract.settings import ExtractionSettings
 
 
 def _parser() -> argparse.ArgumentParser:

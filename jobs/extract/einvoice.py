@@ -6,9 +6,9 @@ reasons instead of raising, so one garbled amount sends the invoice to review, n
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Iterable, Mapping
-from datetime import date
 from decimal import Decimal
 
 from lxml import etree
@@ -94,7 +94,7 @@ class FieldSet:
 
     def read(self, node: etree._Element) -> dict[str, str]:
         values: dict[str, str] = {}
-        for found in self._xpath(self._union)(node):  # type: ignore[union-attr]
+        for found in self._xpath(self._union)(node):
             name = self._names[(found.getparent().tag, found.tag)]
             if name not in values and (value := clean(found.text)):
                 values[name] = value
@@ -117,10 +117,11 @@ class FieldReader:
         self.reasons: list[str] = []
 
     def nodes(self, node: etree._Element, path: str) -> list[etree._Element]:
-        return self._xpath(path)(node)  # type: ignore[return-value]
+        found: list[etree._Element] = self._xpath(path)(node)
+        return found
 
     def text(self, node: etree._Element, path: str) -> str | None:
-        for found in self._xpath(path)(node):  # type: ignore[union-attr]
+        for found in self._xpath(path)(node):
             value = clean(found.text if isinstance(found, etree._Element) else str(found))
             if value:
                 return value
@@ -142,10 +143,10 @@ class FieldReader:
             self.reasons.append(f"INVALID_VALUE:{field}")
             return None
 
-    def date(self, node: etree._Element, path: str, field: str) -> date | None:
+    def date(self, node: etree._Element, path: str, field: str) -> dt.date | None:
         return self.to_date(self.text(node, path), field)
 
-    def to_date(self, raw: str | None, field: str) -> date | None:
+    def to_date(self, raw: str | None, field: str) -> dt.date | None:
         if raw is None:
             return None
         try:

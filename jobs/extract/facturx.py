@@ -45,7 +45,12 @@ def extract_facturx(data: bytes, settings: ExtractionSettings) -> Extraction:
         if reader.is_encrypted:
             raise _reject(FailureCode.ENCRYPTED, "PDF is encrypted")
         catalog = reader.trailer["/Root"].get_object()
-        pages = int(catalog["/Pages"].get_object().get("/Count", 0))
+        if not isinstance(catalog, DictionaryObject):
+            raise TypeError("the trailer's /Root is not a dictionary")
+        page_tree = catalog["/Pages"].get_object()
+        if not isinstance(page_tree, DictionaryObject):
+            raise TypeError("the catalog's /Pages is not a dictionary")
+        pages = int(page_tree.get("/Count", 0))
         if pages > settings.max_pdf_pages:
             raise _reject(FailureCode.TOO_LARGE, f"PDF has {pages} pages (limit {settings.max_pdf_pages})")
         attachment = _invoice_attachment(catalog, settings.max_attachment_bytes)

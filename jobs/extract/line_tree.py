@@ -27,10 +27,10 @@ class LineSum:
 
 def counted_line_sum(lines: Sequence[LineItem], tolerance: Decimal) -> LineSum:
     if not any(line.parentLineId or line.lineStatus for line in lines):
-        amounts = [line.amount for line in lines]
-        if not amounts or any(amount is None for amount in amounts):
+        amounts = [line.amount for line in lines if line.amount is not None]
+        if not lines or len(amounts) < len(lines):
             return LineSum(None, True)
-        return LineSum(sum(amounts, Decimal(0)), True)  # type: ignore[arg-type]
+        return LineSum(sum(amounts, Decimal(0)), True)
     counted = [line for line in lines if line.lineStatus is not LineStatus.INFORMATION]
     ids = {line.lineId for line in counted if line.lineId}
     children: dict[str, list[LineItem]] = defaultdict(list)
@@ -42,9 +42,10 @@ def counted_line_sum(lines: Sequence[LineItem], tolerance: Decimal) -> LineSum:
     values = [walker.value(line) for line in top]
     # Lines only reachable through a cycle of parents: entered at the first one.
     values += [walker.value(line) for line in counted if id(line) not in walker.seen]
-    if not values or any(value is None for value in values):
+    known = [value for value in values if value is not None]
+    if not values or len(known) < len(values):
         return LineSum(None, walker.consistent)
-    return LineSum(sum(values, Decimal(0)), walker.consistent)  # type: ignore[arg-type]
+    return LineSum(sum(known, Decimal(0)), walker.consistent)
 
 
 class _Walker:
@@ -64,7 +65,8 @@ class _Walker:
         if not below:
             return line.amount
         values = [self.value(child) for child in below]
-        total = None if any(v is None for v in values) else sum(values, Decimal(0))  # type: ignore[arg-type]
+        known = [v for v in values if v is not None]
+        total = sum(known, Decimal(0)) if len(known) == len(values) else None
         if line.amount is None:
             return total
         if total is not None and abs(line.amount - total) > self.tolerance:

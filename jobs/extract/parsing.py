@@ -298,15 +298,15 @@ def _numeric(m: re.Match[str], text: str) -> ParsedDate | AmbiguousDate:
     year = _year(year_text)
     a, b = int(first), int(second)
     day_first, month_first = _make(year, b, a), _make(year, a, b)
-    if day_first is None and month_first is None:
-        raise ValueError(f"no such date: {text!r}")
     if sep == ".":
         # Dotted numeric dates are day-first wherever they are written (de, fr, ru, ...).
         if day_first is None:
             raise ValueError(f"no such date: {text!r}")
         return ParsedDate(day_first, DateOrder.DMY)
     if month_first is None:
-        return ParsedDate(day_first, DateOrder.DMY)  # type: ignore[arg-type]
+        if day_first is None:
+            raise ValueError(f"no such date: {text!r}")
+        return ParsedDate(day_first, DateOrder.DMY)
     if day_first is None:
         return ParsedDate(month_first, DateOrder.MDY)
     if day_first == month_first:

@@ -33,7 +33,7 @@ DIALECT = Dialect(NAMESPACES)
 
 def read_ubl(root: etree._Element, tolerance: Decimal) -> tuple[Invoice, list[str]]:
     r = FieldReader(DIALECT)
-    credit_note = root.tag.endswith("}CreditNote")
+    credit_note = str(root.tag).endswith("}CreditNote")
     type_code = r.text(root, "cbc:CreditNoteTypeCode" if credit_note else "cbc:InvoiceTypeCode")
     doc_type = DocumentType.CREDIT_NOTE if credit_note else document_type(type_code)
     currency = r.currency(root, "cbc:DocumentCurrencyCode")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, held_fields, layout
+from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, layout
 
 # Failures that depend on the bytes alone come back identical on a retry of the same ETag, so they
 # are dead letters at once (a new upload is processed again); only failures of the run itself (a
@@ -133,7 +133,8 @@ def decide(
         # The duplicate markers the document holds stay its own until its finish moves them.
         contentDigest=existing.contentDigest if existing is not None else None,
         invoiceDigest=existing.invoiceDigest if existing is not None else None,
-        **held_fields(existing.held_markers if existing is not None else {}),
+        contentMarker=existing.contentMarker if existing is not None else None,
+        invoiceMarker=existing.invoiceMarker if existing is not None else None,
     )
     if existing is not None:
         claim = existing.evolve(**dict(claim))  # fresh, but carrying attributes a tool or person added

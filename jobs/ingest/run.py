@@ -13,6 +13,7 @@ back, so the next run takes them at once.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -273,7 +274,9 @@ class IngestRun:
                 in_flight.acquire()
                 self._entered()
                 future = io.submit(self._process, processor, work, decision)
-                future.add_done_callback(lambda f, w=work: self._processed(f, w, in_flight, recorder))
+                future.add_done_callback(
+                    functools.partial(self._processed, work=work, in_flight=in_flight, recorder=recorder)
+                )
 
         for batch in source.batches():
             if self._stop.is_set() or budget == 0 or (deadline and time.monotonic() > deadline):
@@ -293,7 +296,7 @@ class IngestRun:
                     _release([work for work, _ in chunk])
                     continue
                 future = claimers.submit(claim_and_dispatch, chunk)
-                future.add_done_callback(lambda f, c=chunk: (claim_slots.release(), self._claimed(f, c)))
+                future.add_done_callback(functools.partial(self._claimed, chunk=chunk, slots=claim_slots))
 
     def _wait_settled(self, claim_slots: threading.BoundedSemaphore) -> None:
         """The source is done: wait for the claims still being sent, then for every claimed
@@ -326,7 +329,7 @@ class IngestRun:
         """What to do with one batch of objects (≤ 100), from one batched read of their items."""
         existing = self._table.get_many((w.raw.user_id, w.raw.document_id) for w in batch)
         now = layout.utc_now()
-        claims = []
+        claims: list[tuple[Work, Decision]] = []
         for work in batch:
             if budget is not None and len(claims) >= budget:
                 work.settle(Settle.RELEASE)
@@ -409,7 +412,11 @@ class IngestRun:
             in_flight.release()
             self._left()
 
-    def _claimed(self, future: Future[None], chunk: list[tuple[Work, Decision]]) -> None:
+    def _claimed(
+        self, future: Future[None], chunk: list[tuple[Work, Decision]], slots: threading.BoundedSemaphore
+    ) -> None:
+        """A claim transaction is done: its slot is free again, and a failed one hands its work back."""
+        slots.release()
         error = future.exception()
         if error is not None:
             _release([work for work, _ in chunk])
@@ -481,7 +488,8 @@ def _reason(action: Action, item: DocumentItem | None) -> str:
     if item is None:
         return ""
     if action == Action.DEAD_LETTER:
-        return f"{item.status} after {item.attempts} attempt(s): {item.failureCode or ''} {item.failureMessage or ''}".strip()
+        failure = f"{item.failureCode or ''} {item.failureMessage or ''}"
+        return f"{item.status} after {item.attempts} attempt(s): {failure}".strip()
     if action == Action.SKIP_SUPERSEDED:
         return f"superseded by {item.rawS3Uri}"
     return ""

@@ -9,6 +9,7 @@ whole prefix (backfill: first deployment, or after lost notifications) and has n
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -113,7 +114,7 @@ class SweepSource:
         for page in self._pages:
             if self._stopped.is_set():
                 return
-            found = []
+            found: list[tuple[layout.RawKey, ObjectInfo, Settler]] = []
             for obj in page:
                 raw = _parsed_key(obj, self._recorder)
                 if raw is not None and shard_of(raw.user_id, raw.document_id, count) == index:
@@ -292,10 +293,9 @@ class QueueSource:
                 break
             if message is not None:
                 self._acks.put(_Ticket(message, time.monotonic(), 0, Settle.RELEASE))
-        try:
+        # Full: the receiver refilled it; batches() ends at the receiver's own None.
+        with contextlib.suppress(queue.Full):
             self._received.put_nowait(None)
-        except queue.Full:
-            pass  # the receiver refilled it; batches() ends at the receiver's own None
 
     def close(self) -> None:
         self.stop()

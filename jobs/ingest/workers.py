@@ -9,6 +9,7 @@ pool's error (an INTERNAL failure: later runs retry it up to max_attempts, then 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -23,15 +24,16 @@ R = TypeVar("R")
 RETRIES_AFTER_A_BROKEN_POOL = 1
 
 
-def _settle(outer: Future[R], result: R | None = None, error: BaseException | None = None) -> None:
+def _fail(outer: Future[R], error: BaseException) -> None:
+    """Fail `outer` unless its caller cancelled it meanwhile."""
+    with contextlib.suppress(InvalidStateError):
+        outer.set_exception(error)
+
+
+def _succeed(outer: Future[R], result: R) -> None:
     """Complete `outer` unless its caller cancelled it meanwhile."""
-    try:
-        if error is not None:
-            outer.set_exception(error)
-        else:
-            outer.set_result(result)  # type: ignore[arg-type]
-    except InvalidStateError:
-        pass
+    with contextlib.suppress(InvalidStateError):
+        outer.set_result(result)
 
 
 def _started() -> None:
@@ -102,7 +104,7 @@ class RestartingPool(Generic[R]):
             self._retry_or_fail(outer, args, retries, pool, exc)
             return
         except RuntimeError as exc:  # submitted after shutdown
-            _settle(outer, error=exc)
+            _fail(outer, exc)
             return
 
         def on_done(done: Future[R]) -> None:
@@ -110,9 +112,9 @@ class RestartingPool(Generic[R]):
             if isinstance(error, BrokenProcessPool):
                 self._retry_or_fail(outer, args, retries, pool, error)
             elif error is not None:
-                _settle(outer, error=error)
+                _fail(outer, error)
             else:
-                _settle(outer, result=done.result())
+                _succeed(outer, done.result())
 
         inner.add_done_callback(on_done)
 
@@ -123,7 +125,7 @@ class RestartingPool(Generic[R]):
         if outer.done():  # abandoned by its caller (timed out): nobody needs it run again
             return
         if retries <= 0 or not replaced:
-            _settle(outer, error=error)
+            _fail(outer, error)
             return
         self._attempt(outer, args, retries - 1)
 

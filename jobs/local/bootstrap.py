@@ -18,6 +18,7 @@ from jobs.contract import BucketSpec, QueueSpec, TableSpec
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import QueueConfigurationTypeDef
     from mypy_boto3_sqs import SQSClient
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,9 @@ def ensure_table(client: DynamoDBClient, spec: TableSpec) -> bool:
         if exc.response["Error"]["Code"] != "ResourceInUseException":
             raise
         created = False
-    client.get_waiter("table_exists").wait(TableName=spec.name, WaiterConfig={"Delay": 0.2})
+    # botocore sleeps a fractional Delay as given (the stubs say int): a table on DynamoDB Local
+    # is ready within a fraction of a second, and tests create one per test.
+    client.get_waiter("table_exists").wait(TableName=spec.name, WaiterConfig={"Delay": 0.2})  # type: ignore[typeddict-item]
     ttl = client.describe_time_to_live(TableName=spec.name)["TimeToLiveDescription"]
     if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
         client.update_time_to_live(
@@ -73,7 +76,7 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
     except ClientError as exc:
         if exc.response["Error"]["Code"] not in ("404", "NoSuchBucket", "NotFound"):
             raise
-        client.create_bucket(**kwargs)  # type: ignore[arg-type]
+        client.create_bucket(**kwargs)  # type: ignore[arg-type]  # a plain dict: the region decides its keys
         created = True
     client.put_bucket_versioning(Bucket=spec.name, VersioningConfiguration={"Status": "Enabled"})
     client.put_public_access_block(
@@ -93,6 +96,7 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
     )
     client.put_bucket_lifecycle_configuration(
         Bucket=spec.name,
+        # The contract's rules are plain dicts (the Pulumi components read them too); the stubs want TypedDicts.
         LifecycleConfiguration={"Rules": spec.lifecycle.rules(spec.prefix)},  # type: ignore[typeddict-item]
     )
     if spec.cors is not None:
@@ -105,7 +109,7 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
         # The stack's default retention, so a local report is as immutable as one on AWS.
         client.put_object_lock_configuration(
             Bucket=spec.name,
-            ObjectLockConfiguration=spec.retention.configuration(),  # type: ignore[arg-type]
+            ObjectLockConfiguration=spec.retention.configuration(),  # type: ignore[arg-type]  # a contract dict, as above
         )
     return created
 
@@ -140,18 +144,15 @@ def ensure_notification(client: S3Client, bucket: str, queue_arn: str, spec: Que
     """raw/ ObjectCreated events of `bucket` go to the arrival queue (replaces the bucket's
     notification configuration: the queue is its only target).
     """
+    configuration: QueueConfigurationTypeDef = {
+        "Id": "raw-arrivals",
+        "QueueArn": queue_arn,
+        # S3's event names, as the contract's QueueSpec spells them; the stubs want literals.
+        "Events": list(spec.events),  # type: ignore[arg-type]
+        "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": spec.filter_prefix}]}},
+    }
     client.put_bucket_notification_configuration(
-        Bucket=bucket,
-        NotificationConfiguration={
-            "QueueConfigurations": [
-                {
-                    "Id": "raw-arrivals",
-                    "QueueArn": queue_arn,
-                    "Events": list(spec.events),  # type: ignore[list-item]
-                    "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": spec.filter_prefix}]}},
-                }
-            ]
-        },
+        Bucket=bucket, NotificationConfiguration={"QueueConfigurations": [configuration]}
     )
 
 

@@ -28,11 +28,16 @@ def _millis(dt: Any = None) -> float:
 
 def _retained(self: sqs.SQSBackend, queue_name: str, message: sqs.Message) -> bool:
     queue = self.get_queue(queue_name)
-    return int(queue.message_retention_period) + message.sent_timestamp / 1000 > time.time()  # type: ignore[operator]
+    # moto sets a queue's attributes from its request at run time (not declared on the class), and
+    # a message's sent_timestamp when it stores it (declared as None until then).
+    retention = int(queue.message_retention_period)  # type: ignore[attr-defined]
+    return retention + message.sent_timestamp / 1000 > time.time()  # type: ignore[operator]
 
 
 def patch() -> None:
-    sqs.unix_time_millis = _millis  # type: ignore[assignment]
+    # moto.sqs.models imports unix_time_millis from moto.core.utils; replaced where it is looked up.
+    sqs.unix_time_millis = _millis  # type: ignore[attr-defined]
+    # Replacing the backend's method is the patch (see the module's doc).
     sqs.SQSBackend.is_message_valid_based_on_retention_period = _retained  # type: ignore[method-assign]
 
 

@@ -23,6 +23,7 @@ import boto3
 
 from jobs.contract import bucket_specs, queue_spec, table_spec
 from jobs.contract.engines import OcrEngine
+from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
 from jobs.settings import ENV_OCR_ENGINE, JobSettings
@@ -139,7 +140,7 @@ def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]
     """
     started = time.monotonic()
     state = _read_state()
-    specs = {
+    specs: dict[str, Callable[[int], servers.ServerSpec]] = {
         "dynamodb": lambda port: servers.dynamodb_spec(port, None, state_dir()),
         "s3": lambda port: servers.s3_spec(port, state_dir()),
     }
@@ -153,9 +154,7 @@ def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]
             continue
         port = int(os.environ.get(defaults[name]) or fallback[name])
         if servers.answers(f"http://127.0.0.1:{port}"):
-            raise servers.LocalStackError(
-                f"port {port} is taken by another program: set {defaults[name]} to a free port"
-            )
+            raise LocalStackError(f"port {port} is taken by another program: set {defaults[name]} to a free port")
         spec = make(port)
         state_dir().mkdir(parents=True, exist_ok=True)
         process = servers.start(spec)

@@ -1,9 +1,10 @@
 """Reconciliation: DynamoDB items against the raw and processed buckets, findings and audit reports.
 
-`sources` turns live reads or export/inventory files into frames, `rules` (pure polars) and `sql`
-(the same rules in Trino SQL, for Athena and DuckDB) find the discrepancies, `findings` renders
-them, `repair` applies the safe fixes, `report` writes the write-once audit report, and `run`
-orchestrates one run for `cli` (`python -m jobs reconcile`).
+`inputs/` turns live reads or export/inventory files into the frames of `frames`; `rules` (pure
+polars, over the shared machinery of `keys` and `join`, with `params`) and `sql` (the same rules in
+Trino SQL) find the discrepancies, run by one of `engines/` (polars, duckdb, athena) behind one
+interface; `findings` names and renders them, `repair` applies the safe fixes, `report` writes the
+write-once audit report, and `run` orchestrates one run for `cli` (`python -m jobs reconcile`).
 
 The run's names are loaded on first use, so `import jobs.reconcile.rules` stays pure (no boto3,
 botocore or pulumi through this package's import).

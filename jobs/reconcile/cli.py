@@ -15,17 +15,18 @@ from datetime import timedelta
 
 # Polars' jemalloc keeps freed pages resident for 10 s by default; a reconcile allocates and frees
 # join tables rule after rule and partition after partition. Returning them after 1 s keeps peak
-# RSS flat (1.08 GB at 1 M documents, 1.03 GB at 4 M, partitioned) and costs far fewer page faults
-# than returning them at once (0 ms: 0.98 GB, but 20-25 % more CPU, most of it in the kernel).
+# RSS flat and costs far fewer page faults than returning them at once, which spends more CPU in
+# the kernel for little memory (docs/reconcile.md, Performance).
 # Read by jemalloc when polars loads, hence set before the imports below.
 ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:1000,muzzy_decay_ms:0"}
 for _name, _value in ALLOCATOR_ENV.items():
     os.environ.setdefault(_name, _value)
 
-from jobs.errors import DocuFlowError, SettingsError  # noqa: E402 - after the allocator setting
+from jobs.errors import DocuFlowError, SettingsError
 from jobs.observability import setup_logging
-from jobs.reconcile.rules import Severity
-from jobs.reconcile.run import ENGINES, EXIT_FAILED, ReconcileOptions, ReconcileRun
+from jobs.reconcile.engines import NAMES
+from jobs.reconcile.findings import Severity
+from jobs.reconcile.run import EXIT_FAILED, ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--engine",
-        choices=ENGINES,
+        choices=NAMES,
         default=None,
         help="polars (in process), duckdb (the Athena SQL on embedded DuckDB over the files) or athena; "
         "default: DOCUFLOW_RECONCILE_ENGINE, else polars",
@@ -67,7 +68,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--table-state",
         metavar="LOCATION",
-        help="the table as an earlier run kept it (path or s3://); --dynamodb-export then names the incremental export that follows it",
+        help="the table as an earlier run kept it (path or s3://); "
+        "--dynamodb-export then names the incremental export that follows it",
     )
     p.add_argument(
         "--write-table-state",

@@ -18,6 +18,7 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.errors import InvalidKeyError
+from jobs.reconcile.frames import empty
 
 
 @dataclass
@@ -123,9 +124,10 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
-# The summary fields --deep compares, as (evidence name, item column, result column suffix).
+# The summary fields --deep compares (item and result.json field names), and the snake-case
+# name each has in the evidence columns (`ev_item_…`, `ev_result_…`).
 SUMMARY_FIELDS = ("status", "vendorName", "invoiceDate", "totalAmount")
-_SUMMARY_COLUMNS = {
+SUMMARY_COLUMNS = {
     "status": "status",
     "vendorName": "vendor_name",
     "invoiceDate": "invoice_date",
@@ -137,7 +139,7 @@ EvidenceField = tuple[str, "str | tuple[EvidenceField, ...]"]
 
 
 def _nested(side: str) -> tuple[EvidenceField, ...]:
-    return tuple((name, f"ev_{side}_{_SUMMARY_COLUMNS[name]}") for name in SUMMARY_FIELDS)
+    return tuple((name, f"ev_{side}_{SUMMARY_COLUMNS[name]}") for name in SUMMARY_FIELDS)
 
 
 _OBJECT = (("etag", "ev_etag"), ("size", "ev_size"), ("lastModified", "ev_last_modified"))
@@ -206,10 +208,6 @@ FINDINGS_SCHEMA: dict[str, pl.DataType] = {
 SORT_COLUMNS = ["code", "userId", "documentId", "bucket", "key", "pk", "sk", "evidence"]
 # Optional evidence fields (the two shapes of KEY_MISMATCH): left out of the JSON when null.
 _OPTIONAL = frozenset({"rawS3Uri", "resultS3Uri", "resultUserId", "resultDocumentId"})
-
-
-def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame(schema=schema)
 
 
 def widen(frame: pl.DataFrame) -> pl.DataFrame:

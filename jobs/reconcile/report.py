@@ -29,6 +29,10 @@ logger = logging.getLogger(__name__)
 SUMMARY_FILE = "summary.json"
 HISTORY_RUNS = 30
 HTML_FINDINGS_SHOWN = 500
+_STYLE = (
+    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+    "td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}"
+)
 
 
 class RepairAction(BaseModel):
@@ -110,7 +114,8 @@ def _chart(history: list[ReconcileSummary]) -> str:
     bar = max(4, (width - 2 * pad) // len(history) - 4)
     top = max(1, max(s.totalFindings for s in history))
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" role="img" aria-label="findings per run">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" '
+        'role="img" aria-label="findings per run">'
     ]
     for i, run in enumerate(history):
         x = pad + i * (bar + 4)
@@ -120,10 +125,12 @@ def _chart(history: list[ReconcileSummary]) -> str:
         h_warn = round(warnings / top * height)
         label = html.escape(f"{run.runId}: {errors} errors, {warnings} warnings")
         parts.append(
-            f'<rect x="{x}" y="{height - h_err}" width="{bar}" height="{h_err}" fill="#c0392b"><title>{label}</title></rect>'
+            f'<rect x="{x}" y="{height - h_err}" width="{bar}" height="{h_err}" fill="#c0392b">'
+            f"<title>{label}</title></rect>"
         )
         parts.append(
-            f'<rect x="{x}" y="{height - h_err - h_warn}" width="{bar}" height="{h_warn}" fill="#e67e22"><title>{label}</title></rect>'
+            f'<rect x="{x}" y="{height - h_err - h_warn}" width="{bar}" height="{h_warn}" fill="#e67e22">'
+            f"<title>{label}</title></rect>"
         )
         parts.append(f'<text x="{x}" y="{height + 14}" font-size="9">{html.escape(f"{run.startedAt:%m-%d}")}</text>')
     parts.append(f'<text x="0" y="12" font-size="10">max {top}</text></svg>')
@@ -150,9 +157,13 @@ def render_html(summary: ReconcileSummary, findings: pl.DataFrame, history: list
         f"<li>{esc(k)}: {esc(summary.inputs.get(k, ''))} at {v.isoformat()}</li>"
         for k, v in summary.snapshotTimes.items()
     )
+    listed = (
+        f"Findings (first {min(HTML_FINDINGS_SHOWN, findings.height)} of {findings.height}; "
+        "all in findings.csv / findings.parquet)"
+    )
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>DocuFlow reconciliation {esc(summary.runId)}</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:2px 6px;font-size:13px}}</style>
+<style>{_STYLE}</style>
 </head><body>
 <h1>Reconciliation {esc(summary.runId)}</h1>
 <p>Source: {esc(summary.source)}; judged as of {summary.asOf.isoformat()}; {summary.itemCount} items,
@@ -165,7 +176,7 @@ def render_html(summary: ReconcileSummary, findings: pl.DataFrame, history: list
 {_chart([*history, summary])}
 <h2>Repairs ({len(summary.repairs)})</h2>
 <table><tr><th>code</th><th>document</th><th>action</th><th>outcome</th><th>detail</th></tr>{repairs}</table>
-<h2>Findings (first {min(HTML_FINDINGS_SHOWN, findings.height)} of {findings.height}; all in findings.csv / findings.parquet)</h2>
+<h2>{listed}</h2>
 <table><tr>{"".join(f"<th>{esc(c)}</th>" for c in findings.columns)}</tr>{finding_rows}</table>
 </body></html>
 """

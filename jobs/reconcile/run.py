@@ -1,10 +1,10 @@
 """Orchestration of one reconcile run: inputs → an engine's findings → (repair) → write-once report.
 
-Engines: `polars` (default: the snapshot from live reads or export/inventory files, `sources`, and
-the pure `rules`), `duckdb` (the Athena SQL on an embedded DuckDB over the same files, `duck`) and
-`athena` (the same SQL in an Athena workgroup over S3 Inventory and a table export, `athena`).
-Every engine's rows are rendered by `findings.render`; repairs are conditional puts (`repair`);
-the report is written once (`report`), and only summary.json says which engine ran.
+The run builds the engine the options name (`engines`: polars over live reads or files, duckdb
+over the same files, athena in a workgroup) with the inputs it reads (`inputs`), asks it for its
+findings, and renders them the same way whatever it was (`findings.render`); repairs are
+conditional puts (`repair`); the report is written once (`report`), and only summary.json says
+which engine ran.
 """
 
 from __future__ import annotations
@@ -23,19 +23,23 @@ from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.schema import LifecycleSpec
 from jobs.observability import CallMetrics
-from jobs.reconcile import rules
-from jobs.reconcile.findings import EngineFindings, render
+from jobs.reconcile.engines import NAMES, Engine
+from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
+from jobs.reconcile.findings import EngineFindings, Severity, counts, render, worst_severity
+from jobs.reconcile.frames import Snapshot
+from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
+from jobs.reconcile.inputs.live import live_snapshot
+from jobs.reconcile.inputs.results import read_results
+from jobs.reconcile.params import RuleParams
 from jobs.reconcile.repair import Repairer
 from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
-from jobs.reconcile.rules import Inputs, RuleParams, Severity
-from jobs.reconcile.sources import Snapshot, live_snapshot, read_results
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
 if TYPE_CHECKING:
-    from jobs.reconcile.table_state import TableSource
+    from jobs.reconcile.inputs.table_state import TableSource
     from jobs.store.athena import AthenaQueries
     from jobs.store.queue import ArrivalQueue
     from jobs.store.table_export import TableExports
@@ -47,9 +51,6 @@ EXIT_FINDINGS = 1
 EXIT_FAILED = 2
 MAX_SEGMENTS = 64
 DEFAULT_RETENTION = timedelta(days=LifecycleSpec().standard_retention_days)
-
-
-ENGINES = ("polars", "duckdb", "athena")
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,8 @@ class ReconcileOptions:
     write_report: bool = True
 
     def __post_init__(self) -> None:
-        if self.engine not in ENGINES:
-            raise ValueError(f"--engine {self.engine!r}: one of {', '.join(ENGINES)}")
+        if self.engine not in NAMES:
+            raise ValueError(f"--engine {self.engine!r}: one of {', '.join(NAMES)}")
         if self.engine == "duckdb" and self.source != "files":
             raise ValueError(
                 "--engine duckdb reads export and inventory files: give --dynamodb-export and --s3-inventory"
@@ -154,7 +155,7 @@ def new_run_id() -> str:
 
 
 def exit_code(findings: pl.DataFrame, fail_on: Severity) -> int:
-    worst = rules.worst_severity(findings)
+    worst = worst_severity(findings)
     return EXIT_FINDINGS if worst is not None and worst.rank >= fail_on.rank else EXIT_CLEAN
 
 
@@ -193,7 +194,8 @@ class ReconcileRun:
 
     @cached_property
     def athena_queries(self) -> AthenaQueries:
-        from jobs.store.athena import AthenaQueries, athena_client
+        from jobs.store.athena import AthenaQueries
+        from jobs.store.clients import athena_client
 
         s = self.settings
         return AthenaQueries(athena_client(s), s.athena_workgroup, s.glue_database, self.metrics)
@@ -210,7 +212,7 @@ class ReconcileRun:
         return self.options.segments or max(2, min(16, self.settings.io_threads))
 
     def snapshot(self) -> Snapshot:
-        """The live table and listings, in memory (files runs stream instead: `partitioned`)."""
+        """The live table and listings, in memory (files runs stream instead: `engines.partitions`)."""
         s, o = self.settings, self.options
         return live_snapshot(self.table, self.buckets, s.raw_bucket, s.processed_bucket, self.scan_segments, o.deep)
 
@@ -230,68 +232,50 @@ class ReconcileRun:
         """--deep: result.json contents are not in an inventory, so they are read from S3 either way."""
         return read_results(self.buckets, self.settings.processed_bucket, keys, self.settings.io_threads)
 
-    def find(self, snapshot: Snapshot) -> pl.DataFrame:
-        results = None
-        if self.options.deep:
-            pattern = rules.classify_keys(snapshot.processed_objects.lazy(), "result")
-            keys = pattern.filter(~pl.col("badKey")).select("key").collect().get_column("key").sort().to_list()
-            results = self.read_results(keys).lazy()
-        inputs = Inputs(snapshot.items.lazy(), snapshot.raw_objects.lazy(), snapshot.processed_objects.lazy(), results)
-        return rules.find(inputs, self.params(snapshot.as_of))
+    def engine(self) -> Engine:
+        """The engine the options name, built with what it reads."""
+        o = self.options
+        read = self.read_results if o.deep else None  # --deep's result.json reads
+        if o.engine == "athena":
+            from jobs.reconcile.engines.athena import AthenaEngine, AthenaInputs
+
+            inputs = AthenaInputs(self.run_id, self.report_prefix, o.dynamodb_export, o.s3_inventories)
+            return AthenaEngine(self.settings, self.buckets, self.athena_queries, self.table_exports, inputs)
+        if o.engine == "duckdb":
+            from jobs.reconcile.engines.duckdb import DuckdbEngine
+
+            assert o.dynamodb_export is not None
+            return DuckdbEngine(o.dynamodb_export, *self.inventories(), self.file_buckets, read)
+        if o.source == "files":
+            return PolarsEngine(self.file_inputs(), read)
+        return PolarsEngine(self.snapshot, read)
 
     def judge(self) -> Judged:
         """Run the chosen engine; its findings rendered the same way whatever it was."""
+        return Judged.of(self.engine().find(self.params))
+
+    def inventories(self) -> tuple[InventoryManifest, InventoryManifest]:
+        """The raw and the processed bucket's inventory manifests among the --s3-inventory ones."""
+        s = self.settings
+        return inventory_pair(list(self.options.s3_inventories), self.file_buckets, s.raw_bucket, s.processed_bucket)
+
+    def file_inputs(self) -> FileInputs:
+        """A files run's table and inventories, and the table state to write if one is asked for."""
+        from jobs.reconcile.inputs.table_state import StateWriter
+
         o = self.options
-        if o.engine == "polars" and o.source == "files":
-            from jobs.reconcile.partitioned import partitioned_find
-            from jobs.reconcile.table_state import StateWriter
-
-            writer = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
+        writer = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
+        try:
             table = self.table_source(deep=o.deep or writer is not None)
-            try:
-                found = partitioned_find(
-                    writer.tee(table) if writer else table,
-                    list(o.s3_inventories),
-                    self.file_buckets,
-                    self.settings.raw_bucket,
-                    self.settings.processed_bucket,
-                    self.params,
-                    self.read_results if o.deep else None,
-                )
-                if writer is not None:
-                    found.stats["tableStateWritten"] = writer.commit(table)
-            finally:
-                if writer is not None:
-                    writer.close()
-            return Judged.of(found)
-        if o.engine == "polars":
-            snapshot = self.snapshot()
-            sizes = {
-                "table": snapshot.items.height,
-                "raw": snapshot.raw_objects.height,
-                "processed": snapshot.processed_objects.height,
-            }
-            return Judged(self.find(snapshot), snapshot.taken_at, snapshot.inputs, sizes)
-        if o.engine == "duckdb":
-            from jobs.reconcile.duck import duck_find
-
-            assert o.dynamodb_export is not None
-            result = duck_find(
-                o.dynamodb_export,
-                list(o.s3_inventories),
-                self.file_buckets,
-                self.params(layout.utc_now()),
-                self.read_results if o.deep else None,
-            )
-            return Judged.of(result)
-        from jobs.reconcile.athena import AthenaReconcile
-
-        engine = AthenaReconcile(self.settings, self.buckets, self.athena_queries, self.table_exports, self.run_id)
-        return Judged.of(engine.run(self.params, o, self.report_prefix))
+            return FileInputs(table, *self.inventories(), keep=writer)
+        except BaseException:
+            if writer is not None:
+                writer.close()
+            raise
 
     def table_source(self, deep: bool) -> TableSource:
         """The table from files: a full export, or a kept state brought forward by an incremental one."""
-        from jobs.reconcile.table_state import export_source, state_source
+        from jobs.reconcile.inputs.table_state import export_source, state_source
 
         o = self.options
         if o.table_state:
@@ -330,7 +314,7 @@ class ReconcileRun:
                 actor=actor(ActorKind.REPAIR, self.run_id),
                 arrivals=self.arrivals,
             ).run(findings)
-        counts = rules.counts(findings)
+        per_code = counts(findings)
         severities = {sev.value: int(findings.filter(pl.col("severity") == sev.value).height) for sev in Severity}
         summary = ReconcileSummary(
             runId=self.run_id,
@@ -346,7 +330,7 @@ class ReconcileRun:
             itemCount=judged.sizes["table"],
             rawObjectCount=judged.sizes["raw"],
             processedObjectCount=judged.sizes["processed"],
-            counts=counts,
+            counts=per_code,
             severities=severities,
             totalFindings=findings.height,
             repairs=repairs,
@@ -359,6 +343,6 @@ class ReconcileRun:
             timings["report"] = time.perf_counter() - clock
         logger.info(
             "reconcile finished",
-            extra={"runId": self.run_id, "findings": findings.height, "counts": counts, "timings": timings},
+            extra={"runId": self.run_id, "findings": findings.height, "counts": per_code, "timings": timings},
         )
         return ReconcileOutcome(summary, findings, exit_code(findings, self.options.fail_on), timings)

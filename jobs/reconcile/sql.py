@@ -5,7 +5,7 @@ DynamoDB export (one column `item`, a struct of `{"S"|"N": value}` per attribute
 writes it) and the raw and processed S3 Inventory tables (AWS's Parquet columns), plus, with
 --deep, the result.json contents. It returns the engine-neutral wide rows of `findings`
 (`WIDE_SCHEMA`), which `findings.render` turns into the report. Every literal comes from the
-contract: key templates from `rules.templates()` (built by `jobs.contract.layout`), id rules from
+contract: key templates from `keys.templates()` (built by `jobs.contract.layout`), id rules from
 `layout.validate_id`/`validate_filename` as regular expressions, thresholds from `RuleParams`.
 The polars rules (`rules`) are the other implementation; an equivalence test holds the two to the
 same findings, finding for finding. Pure: no I/O (sqlglot only transpiles text).
@@ -22,21 +22,11 @@ import sqlglot
 from sqlglot import exp
 
 from jobs.contract import Status, layout
-from jobs.reconcile.findings import SUMMARY_FIELDS, WIDE_SCHEMA, Code
-from jobs.reconcile.rules import (
-    DEEP_ONLY_COLUMNS,
-    ITEM_ATTRIBUTE_OF,
-    KEY_PROBLEMS,
-    NUMERIC_ITEM_COLUMNS,
-    RESULT_IDS_PROBLEM,
-    RESULT_PROMISED,
-    RESULTS_SCHEMA,
-    SETTLED_BY_REVIEW,
-    TOMBSTONE,
-    RuleParams,
-    Template,
-    templates,
-)
+from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, WIDE_SCHEMA, Code
+from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEM_ATTRIBUTE_OF, NUMERIC_ITEM_COLUMNS, RESULTS_SCHEMA
+from jobs.reconcile.keys import Template, templates
+from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules import KEY_PROBLEMS, RESULT_IDS_PROBLEM, RESULT_PROMISED, SETTLED_BY_REVIEW, TOMBSTONE
 
 # Trino types of the wide columns (Athena's UNLOAD writes them as Parquet).
 _SQL_TYPES = {"String": "varchar", "Int64": "bigint", "Datetime": "timestamp"}
@@ -81,8 +71,9 @@ _ONLY_DOT = lit(r"\A" + _DOT + r"\z")
 
 def valid_id(x: str) -> str:
     return (
-        f"(regexp_like({x}, {_ID_CHARS}) AND NOT regexp_like({x}, {_TRAVERSAL}) AND NOT regexp_like({x}, {_ONLY_DOT})"
-        f" AND NOT regexp_like({x}, '%(2[fF]|5[cC])') AND {x} = normalize({x}, NFC) AND NOT regexp_like({x}, {lit(_EDGE_SPACE)}))"
+        f"(regexp_like({x}, {_ID_CHARS}) AND NOT regexp_like({x}, {_TRAVERSAL})"
+        f" AND NOT regexp_like({x}, {_ONLY_DOT}) AND NOT regexp_like({x}, '%(2[fF]|5[cC])')"
+        f" AND {x} = normalize({x}, NFC) AND NOT regexp_like({x}, {lit(_EDGE_SPACE)}))"
     )
 
 
@@ -184,85 +175,128 @@ def _canonical_amount(x: str) -> str:
 
 
 # --- the rules, one SELECT each (each names only its own columns) --------------------------------
-def _rules(params: RuleParams, deep: bool) -> dict[str, str]:
-    t = templates()
-    statuses = ", ".join(lit(s) for s in RESULT_PROMISED)
-    item_id = "userId AS user_id, documentId AS document_id, pk, sk"
-    object_evidence = "etag AS ev_etag, size AS ev_size, lastModified AS ev_last_modified"
-    raw_b, proc_b = lit(params.raw_bucket), lit(params.processed_bucket)
-    settled = lit(params.settled_before)
-    raw_dir = _concat(t["raw_dir"], "userId", "documentId")
-    expected_result_uri = f"concat({lit(layout.s3_uri(params.processed_bucket, ''))}, resultKey)"
-    checks = [
-        f"pk IS DISTINCT FROM {_concat(t['pk'], 'userId')}",
-        f"sk IS DISTINCT FROM {_concat(t['sk'], 'documentId')}",
-        "rawKey IS NULL",
-        f"rawKey IS NOT NULL AND (NOT starts_with(rawKey, {raw_dir})"
-        f" OR length(substr(rawKey, length({raw_dir}) + 1)) = 0 OR strpos(substr(rawKey, length({raw_dir}) + 1), '/') > 0)",
-        f"resultS3Uri IS NOT NULL AND resultS3Uri IS DISTINCT FROM {expected_result_uri}",
-    ]
-    problems = ", ".join(
-        f"CASE WHEN coalesce({c}, true) THEN {lit(text)} END" for c, text in zip(checks, KEY_PROBLEMS, strict=True)
-    )
-    rules = {
+_ITEM_ID = "userId AS user_id, documentId AS document_id, pk, sk"
+_OBJECT_EVIDENCE = "etag AS ev_etag, size AS ev_size, lastModified AS ev_last_modified"
+
+
+def _object_rules() -> dict[str, str]:
+    """The rules of objects: outside the layout, or named by no item."""
+    return {
         Code.BAD_KEY: f"""
-  SELECT {lit(Code.BAD_KEY)} AS code, bucket, key, 'raw' AS ev_key_kind, size AS ev_size, lastModified AS ev_last_modified
+  SELECT {lit(Code.BAD_KEY)} AS code, bucket, key, 'raw' AS ev_key_kind, size AS ev_size,
+         lastModified AS ev_last_modified
   FROM raw WHERE userId IS NULL AND judged
   UNION ALL
-  SELECT {lit(Code.BAD_KEY)}, bucket, key, 'result', size, lastModified FROM processed WHERE userId IS NULL AND judged""",
+  SELECT {lit(Code.BAD_KEY)}, bucket, key, 'result', size, lastModified
+  FROM processed WHERE userId IS NULL AND judged""",
         Code.UNPROCESSED_RAW: f"""
-  SELECT {lit(Code.UNPROCESSED_RAW)} AS code, userId AS user_id, documentId AS document_id, bucket, key, {object_evidence}
+  SELECT {lit(Code.UNPROCESSED_RAW)} AS code, userId AS user_id, documentId AS document_id, bucket, key,
+         {_OBJECT_EVIDENCE}
   FROM raw o WHERE userId IS NOT NULL AND judged AND NOT EXISTS (SELECT 1 FROM items i WHERE i.rawKey = o.key)""",
         Code.ORPHAN_RESULT: f"""
-  SELECT {lit(Code.ORPHAN_RESULT)} AS code, userId AS user_id, documentId AS document_id, bucket, key, {object_evidence}
-  FROM processed o WHERE userId IS NOT NULL AND judged AND NOT EXISTS (SELECT 1 FROM items i WHERE i.resultKey = o.key)""",
+  SELECT {lit(Code.ORPHAN_RESULT)} AS code, userId AS user_id, documentId AS document_id, bucket, key,
+         {_OBJECT_EVIDENCE}
+  FROM processed o
+  WHERE userId IS NOT NULL AND judged AND NOT EXISTS (SELECT 1 FROM items i WHERE i.resultKey = o.key)""",
+    }
+
+
+def _item_join_rules(params: RuleParams) -> dict[str, str]:
+    """The rules of items against the objects they name: missing or replaced."""
+    raw_b, proc_b = lit(params.raw_bucket), lit(params.processed_bucket)
+    settled = lit(params.settled_before)
+    statuses = ", ".join(lit(s) for s in RESULT_PROMISED)
+    item_etag, object_etag = _unquoted("i.rawEtag"), _unquoted("o.etag")
+    return {
         Code.MISSING_RAW: f"""
-  SELECT {lit(Code.MISSING_RAW)} AS code, {item_id}, {raw_b} AS bucket, rawKey AS key,
+  SELECT {lit(Code.MISSING_RAW)} AS code, {_ITEM_ID}, {raw_b} AS bucket, rawKey AS key,
          rawS3Uri AS ev_raw_s3_uri, status AS ev_status, createdAt AS ev_created_at, version AS ev_version
   FROM items i
   WHERE status <> {lit(TOMBSTONE)} AND rawKey IS NOT NULL
     AND createdAt >= {lit(params.expired_before)} AND createdAt <= {settled}
     AND NOT EXISTS (SELECT 1 FROM raw o WHERE o.key = i.rawKey)""",
         Code.STALE_RESULT: f"""
-  SELECT {lit(Code.STALE_RESULT)} AS code, i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk, {raw_b} AS bucket,
-         i.rawKey AS key, {_unquoted("i.rawEtag")} AS ev_item_etag, {_unquoted("o.etag")} AS ev_object_etag,
+  SELECT {lit(Code.STALE_RESULT)} AS code, i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk,
+         {raw_b} AS bucket, i.rawKey AS key, {item_etag} AS ev_item_etag, {object_etag} AS ev_object_etag,
          i.status AS ev_status, i.version AS ev_version
   FROM items i JOIN raw o ON o.key = i.rawKey
-  WHERE o.judged AND {_unquoted("i.rawEtag")} IS DISTINCT FROM {_unquoted("o.etag")}""",
+  WHERE o.judged AND {item_etag} IS DISTINCT FROM {object_etag}""",
         Code.MISSING_RESULT: f"""
-  SELECT {lit(Code.MISSING_RESULT)} AS code, {item_id}, {proc_b} AS bucket, resultKey AS key,
+  SELECT {lit(Code.MISSING_RESULT)} AS code, {_ITEM_ID}, {proc_b} AS bucket, resultKey AS key,
          status AS ev_status, resultS3Uri AS ev_result_s3_uri, version AS ev_version
   FROM items i
   WHERE status IN ({statuses}) AND (updatedAt IS NULL OR updatedAt <= {settled})
     AND NOT EXISTS (SELECT 1 FROM processed o WHERE o.userId IS NOT NULL AND o.key = i.resultKey)""",
+    }
+
+
+def _key_checks(params: RuleParams) -> list[str]:
+    """KEY_MISMATCH's checks, in the order of KEY_PROBLEMS (each true when that problem is there)."""
+    t = templates()
+    raw_dir = _concat(t["raw_dir"], "userId", "documentId")
+    rest = f"substr(rawKey, length({raw_dir}) + 1)"
+    expected_result_uri = f"concat({lit(layout.s3_uri(params.processed_bucket, ''))}, resultKey)"
+    return [
+        f"pk IS DISTINCT FROM {_concat(t['pk'], 'userId')}",
+        f"sk IS DISTINCT FROM {_concat(t['sk'], 'documentId')}",
+        "rawKey IS NULL",
+        f"rawKey IS NOT NULL AND (NOT starts_with(rawKey, {raw_dir}) OR length({rest}) = 0 OR strpos({rest}, '/') > 0)",
+        f"resultS3Uri IS NOT NULL AND resultS3Uri IS DISTINCT FROM {expected_result_uri}",
+    ]
+
+
+def _item_rules(params: RuleParams) -> dict[str, str]:
+    """The rules of one item alone: a stuck claim, index drift, keys that name another document."""
+    expected_gsi1pk = _concat(templates()["status"], "status")
+    checks = _key_checks(params)
+    problems = ", ".join(
+        f"CASE WHEN coalesce({c}, true) THEN {lit(text)} END" for c, text in zip(checks, KEY_PROBLEMS, strict=True)
+    )
+    return {
         Code.STUCK_PROCESSING: f"""
-  SELECT {lit(Code.STUCK_PROCESSING)} AS code, {item_id}, leaseOwner AS ev_lease_owner, leaseExpiresAt AS ev_lease_expires_at,
-         attempts AS ev_attempts, version AS ev_version
-  FROM items WHERE status = {lit(Status.PROCESSING)} AND (leaseExpiresAt IS NULL OR leaseExpiresAt < {lit(params.stuck_before)})""",
+  SELECT {lit(Code.STUCK_PROCESSING)} AS code, {_ITEM_ID}, leaseOwner AS ev_lease_owner,
+         leaseExpiresAt AS ev_lease_expires_at, attempts AS ev_attempts, version AS ev_version
+  FROM items
+  WHERE status = {lit(Status.PROCESSING)}
+    AND (leaseExpiresAt IS NULL OR leaseExpiresAt < {lit(params.stuck_before)})""",
         Code.INDEX_DRIFT: f"""
-  SELECT {lit(Code.INDEX_DRIFT)} AS code, {item_id}, gsi1pk AS ev_gsi1pk, {_concat(t["status"], "status")} AS ev_expected_gsi1pk,
+  SELECT {lit(Code.INDEX_DRIFT)} AS code, {_ITEM_ID}, gsi1pk AS ev_gsi1pk, {expected_gsi1pk} AS ev_expected_gsi1pk,
          gsi1sk AS ev_gsi1sk, createdAt AS ev_created_at, version AS ev_version
-  FROM items WHERE gsi1pk IS DISTINCT FROM {_concat(t["status"], "status")} OR gsi1sk IS DISTINCT FROM createdAt""",
+  FROM items WHERE gsi1pk IS DISTINCT FROM {expected_gsi1pk} OR gsi1sk IS DISTINCT FROM createdAt""",
         Code.KEY_MISMATCH: f"""
-  SELECT {lit(Code.KEY_MISMATCH)} AS code, {item_id},
+  SELECT {lit(Code.KEY_MISMATCH)} AS code, {_ITEM_ID},
          array_join(filter(ARRAY[{problems}], x -> x IS NOT NULL), '; ') AS ev_problems,
          rawS3Uri AS ev_raw_s3_uri, resultS3Uri AS ev_result_s3_uri
   FROM items WHERE {" OR ".join(f"coalesce({c}, true)" for c in checks)}""",
     }
+
+
+def _rules(params: RuleParams, deep: bool) -> dict[str, str]:
+    """Every rule's SELECT by name (a finding code, or a name of its own for a code's second shape)."""
+    rules: dict[str, str] = {**_object_rules(), **_item_join_rules(params), **_item_rules(params)}
     if deep:
         rules.update(_deep_rules())
     return rules
 
 
-_SNAKE = {"status": "status", "vendorName": "vendor_name", "invoiceDate": "invoice_date", "totalAmount": "total_amount"}
+# --deep: result.json contents beside the ids their key names, and the items compared with them.
+_LOCATED = (
+    "SELECT r.*, o.bucket, o.userId AS keyUserId, o.documentId AS keyDocumentId "
+    "FROM results r JOIN processed o ON o.key = r.key AND o.userId IS NOT NULL"
+)
+_PAIR_ID = "i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk, r.bucket, r.key"
 
 
-def _deep_rules() -> dict[str, str]:
-    located = "SELECT r.*, o.bucket, o.userId AS keyUserId, o.documentId AS keyDocumentId FROM results r JOIN processed o ON o.key = r.key AND o.userId IS NOT NULL"
+def _pair() -> str:
+    """FROM clause: each compared item (not PROCESSING, not a tombstone) with its readable result.json."""
     compared = f"SELECT * FROM items WHERE status NOT IN ({lit(Status.PROCESSING)}, {lit(TOMBSTONE)})"
-    pair = f"FROM ({compared}) i JOIN ({located} WHERE r.readError IS NULL) r ON r.keyUserId = i.userId AND r.keyDocumentId = i.documentId"
-    item_id = "i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk, r.bucket, r.key"
+    return (
+        f"FROM ({compared}) i JOIN ({_LOCATED} WHERE r.readError IS NULL) r "
+        "ON r.keyUserId = i.userId AND r.keyDocumentId = i.documentId"
+    )
 
+
+def _summary_mismatch() -> str:
     def compare(field: str) -> str:
         left, right = (
             (_canonical_amount(f"i.{field}"), _canonical_amount(f"r.{field}"))
@@ -275,39 +309,47 @@ def _deep_rules() -> dict[str, str]:
             differs += f" AND NOT (r.status = {review} AND i.status = {processed})"
         return f"CASE WHEN {differs} THEN {lit(field)} END"
 
-    fields = f"filter(ARRAY[{', '.join(compare(f) for f in SUMMARY_FIELDS)}], x -> x IS NOT NULL)"
-
     def shown(side: str, field: str) -> str:  # amounts in evidence as compared: canonical
         return _canonical_amount(f"{side}.{field}") if field == "totalAmount" else f"{side}.{field}"
 
-    summary_columns = ", ".join(
-        f"{shown('i', f)} AS ev_item_{_SNAKE[f]}, {shown('r', f)} AS ev_result_{_SNAKE[f]}" for f in SUMMARY_FIELDS
-    )
-    source_differs = f"r.sourceUri IS DISTINCT FROM i.rawS3Uri OR {_unquoted('r.sourceEtag')} IS DISTINCT FROM {_unquoted('i.rawEtag')}"
+    fields = f"filter(ARRAY[{', '.join(compare(f) for f in SUMMARY_FIELDS)}], x -> x IS NOT NULL)"
+    evidence = [(f"ev_item_{SUMMARY_COLUMNS[f]}", f"ev_result_{SUMMARY_COLUMNS[f]}", f) for f in SUMMARY_FIELDS]
+    computed = ", ".join(f"{shown('i', f)} AS {item}, {shown('r', f)} AS {result}" for item, result, f in evidence)
+    return f"""
+  SELECT {lit(Code.SUMMARY_MISMATCH)} AS code, user_id, document_id, pk, sk, bucket, key,
+         array_join(fields, ',') AS ev_fields, {", ".join(f"{item}, {result}" for item, result, _ in evidence)}
+  FROM (SELECT {_PAIR_ID}, {fields} AS fields, {computed} {_pair()})
+  WHERE cardinality(fields) > 0"""
+
+
+def _deep_rules() -> dict[str, str]:
+    """The rules of result.json contents (--deep)."""
+    item_etag, result_etag = _unquoted("i.rawEtag"), _unquoted("r.sourceEtag")
     return {
         "KEY_MISMATCH_RESULT": f"""
   SELECT {lit(Code.KEY_MISMATCH)} AS code, keyUserId AS user_id, keyDocumentId AS document_id, bucket, key,
          {lit(RESULT_IDS_PROBLEM)} AS ev_problems, userId AS ev_result_user_id, documentId AS ev_result_document_id
-  FROM ({located} WHERE r.readError IS NULL)
+  FROM ({_LOCATED} WHERE r.readError IS NULL)
   WHERE userId IS DISTINCT FROM keyUserId OR documentId IS DISTINCT FROM keyDocumentId""",
-        Code.SUMMARY_MISMATCH: f"""
-  SELECT {lit(Code.SUMMARY_MISMATCH)} AS code, user_id, document_id, pk, sk, bucket, key, array_join(fields, ',') AS ev_fields,
-         {", ".join(f"ev_item_{_SNAKE[f]}, ev_result_{_SNAKE[f]}" for f in SUMMARY_FIELDS)}
-  FROM (SELECT {item_id}, {fields} AS fields, {summary_columns} {pair})
-  WHERE cardinality(fields) > 0""",
+        Code.SUMMARY_MISMATCH: _summary_mismatch(),
         Code.RESULT_SOURCE_MISMATCH: f"""
-  SELECT {lit(Code.RESULT_SOURCE_MISMATCH)} AS code, {item_id}, i.rawS3Uri AS ev_raw_s3_uri, r.sourceUri AS ev_result_source_uri,
-         {_unquoted("i.rawEtag")} AS ev_item_etag, {_unquoted("r.sourceEtag")} AS ev_result_etag, i.status AS ev_status, i.version AS ev_version
-  {pair} WHERE {source_differs}""",
+  SELECT {lit(Code.RESULT_SOURCE_MISMATCH)} AS code, {_PAIR_ID}, i.rawS3Uri AS ev_raw_s3_uri,
+         r.sourceUri AS ev_result_source_uri, {item_etag} AS ev_item_etag, {result_etag} AS ev_result_etag,
+         i.status AS ev_status, i.version AS ev_version
+  {_pair()} WHERE r.sourceUri IS DISTINCT FROM i.rawS3Uri OR {result_etag} IS DISTINCT FROM {item_etag}""",
         Code.RESULT_UNREADABLE: f"""
-  SELECT {lit(Code.RESULT_UNREADABLE)} AS code, keyUserId AS user_id, keyDocumentId AS document_id, bucket, key, readError AS ev_error
-  FROM ({located} WHERE r.readError IS NOT NULL)""",
+  SELECT {lit(Code.RESULT_UNREADABLE)} AS code, keyUserId AS user_id, keyDocumentId AS document_id, bucket, key,
+         readError AS ev_error
+  FROM ({_LOCATED} WHERE r.readError IS NOT NULL)""",
     }
 
 
 def _widened(rule_sql: str) -> str:
     """The rule's rows with every wide column, in WIDE_SCHEMA order (nulls of the right type)."""
-    own = set(sqlglot.parse_one(rule_sql, read="trino").named_selects)
+    parsed = sqlglot.parse_one(rule_sql, read="trino")
+    if not isinstance(parsed, exp.Query):
+        raise AssertionError(f"a rule is not a query: {rule_sql[:80]}")
+    own = set(parsed.named_selects)
     unknown = own - WIDE_SCHEMA.keys()
     if unknown:
         raise AssertionError(f"a rule selects columns outside the wide schema: {sorted(unknown)}")

@@ -53,9 +53,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _act(desk: ReviewDesk, args: argparse.Namespace) -> ReviewOutcome:
+    actions = {"claim": desk.claim, "release": desk.release, "settle": desk.settle}
     if args.action == "correct":
         return desk.correct(args.user, args.doc, args.reviewer, args.set)
-    return getattr(desk, args.action)(args.user, args.doc, args.reviewer)
+    return actions[args.action](args.user, args.doc, args.reviewer)
 
 
 def main(argv: list[str]) -> int:

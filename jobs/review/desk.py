@@ -106,7 +106,9 @@ class ReviewDesk:
             return ReviewOutcome(item, result)  # the values are already these: nothing to write
         identity = self._invoice_identity(item, fixed.invoice)
         # Duplicates of its bytes stay so; of its invoice, as the corrected identity stands.
-        duplicates = {k: d for k, d in duplicates_named(reasons).items() if k is DuplicateKind.CONTENT}
+        duplicates: dict[DuplicateKind, str] = {
+            k: d for k, d in duplicates_named(reasons).items() if k is DuplicateKind.CONTENT
+        }
         if identity.holder:
             duplicates[DuplicateKind.INVOICE] = identity.holder
         validation = with_duplicates(fixed.validation, duplicates)

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jobs.errors import ReconcileQueryError
 from jobs.observability import CallMetrics
-from jobs.settings import JobSettings
 from jobs.store._aws import translated
-from jobs.store.clients import _client
 from jobs.store.polling import Polling
 
 if TYPE_CHECKING:
@@ -31,10 +29,6 @@ logger = logging.getLogger(__name__)
 POLLING = Polling(every_s=2.0, timeout_s=2 * 3600.0)
 # Athena's reason text when a workgroup's BytesScannedCutoffPerQuery stops a query.
 _CUTOFF_MARKERS = ("bytes scanned limit", "BytesScannedCutoffPerQuery")
-
-
-def athena_client(settings: JobSettings, **kwargs: Any) -> AthenaClient:
-    return _client("athena", settings, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -71,7 +65,7 @@ class AthenaQueries:
             )
         query_id = started["QueryExecutionId"]
         logger.info("athena query started", extra={"query": what, "queryId": query_id, "workgroup": self.workgroup})
-        for waited in self._polling.checks():
+        for _ in self._polling.checks():
             with translated(f"Athena {what}"), self._metrics.call("athena.GetQueryExecution"):
                 execution = self._client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
             status = execution["Status"]
@@ -87,12 +81,15 @@ class AthenaQueries:
                 reason = status.get("StateChangeReason") or status.get("AthenaError", {}).get("ErrorMessage") or state
                 if any(marker.lower() in reason.lower() for marker in _CUTOFF_MARKERS):
                     raise ReconcileQueryError(
-                        f"Athena {what} ({query_id}) exceeded workgroup {self.workgroup}'s bytes-scanned cutoff: {reason}"
+                        f"Athena {what} ({query_id}) exceeded workgroup {self.workgroup}'s "
+                        f"bytes-scanned cutoff: {reason}"
                     )
                 raise ReconcileQueryError(f"Athena {what} ({query_id}) {state.lower()}: {reason}")
         with translated(f"Athena {what}"), self._metrics.call("athena.StopQueryExecution"):
             self._client.stop_query_execution(QueryExecutionId=query_id)
-        raise ReconcileQueryError(f"Athena {what} ({query_id}) still {state} after {waited:.0f} s: stopped")
+        raise ReconcileQueryError(
+            f"Athena {what} ({query_id}) still {state} after the {self._polling.timeout_s:.0f} s timeout: stopped"
+        )
 
     def rows(self, query_id: str) -> list[list[str | None]]:
         """The rows of a small result (header row dropped), as Athena's strings."""

@@ -14,9 +14,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-Client = TypeVar("Client")
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+Client = TypeVar("Client", bound="BaseClient")
 
 # Large or binary parameters IAM never looks at.
 _DROPPED = frozenset({"Body"})
@@ -40,8 +43,8 @@ def attach(client: Client) -> Client:
     with _lock:
         active = bool(_open)
     if active:
-        client.meta.events.register("provide-client-params", _record)  # type: ignore[attr-defined]
-        client.meta.events.register("after-call", _answered)  # type: ignore[attr-defined]
+        client.meta.events.register("provide-client-params", _record)
+        client.meta.events.register("after-call", _answered)
     return client
 
 

@@ -8,7 +8,8 @@ variable to fix, instead of a botocore traceback. Every client passes through
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import boto3
 from botocore.config import Config
@@ -20,10 +21,14 @@ from jobs.store._aws import translate
 from jobs.store.call_recording import attach
 
 if TYPE_CHECKING:
+    from botocore.client import BaseClient
+    from mypy_boto3_athena import AthenaClient
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_textract import TextractClient
+
+Client = TypeVar("Client", bound="BaseClient")
 
 
 def botocore_config(settings: JobSettings, pool: int | None = None) -> Config:
@@ -41,9 +46,12 @@ def botocore_config(settings: JobSettings, pool: int | None = None) -> Config:
     )
 
 
-def _client(service: str, settings: JobSettings, config: Config | None = None, **kwargs: Any) -> Any:
+def _built(service: str, make: Callable[[boto3.session.Session], Client]) -> Client:
+    """`make`'s client from a new session, recorded when a test records calls; a malformed
+    endpoint or missing region is a SettingsError, any other botocore failure a domain error.
+    """
     try:
-        return attach(boto3.session.Session().client(service, config=config or botocore_config(settings), **kwargs))
+        return attach(make(boto3.session.Session()))
     except ValueError as exc:  # botocore's "Invalid endpoint: …"
         variable = f"AWS_ENDPOINT_URL_{service.upper()}"
         raise SettingsError(f"{service} client: {exc} (check {variable} / AWS_ENDPOINT_URL)") from exc
@@ -55,19 +63,23 @@ def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
     # Presigned URLs signed with SigV4 (botocore would otherwise presign S3 GETs with the legacy
     # SigV2, which regions opened since 2014 refuse): X-Amz-Expires carries the URL's life.
     config = botocore_config(settings).merge(Config(signature_version="s3v4"))
-    return _client("s3", settings, config, **kwargs)
+    return _built("s3", lambda session: session.client("s3", config=config, **kwargs))
 
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
-    return _client("dynamodb", settings, **kwargs)
+    return _built("dynamodb", lambda session: session.client("dynamodb", config=botocore_config(settings), **kwargs))
 
 
 def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:
-    return _client("sqs", settings, **kwargs)
+    return _built("sqs", lambda session: session.client("sqs", config=botocore_config(settings), **kwargs))
+
+
+def athena_client(settings: JobSettings, **kwargs: Any) -> AthenaClient:
+    return _built("athena", lambda session: session.client("athena", config=botocore_config(settings), **kwargs))
 
 
 def textract_client(settings: JobSettings, **kwargs: Any) -> TextractClient:
     # One attempt per request: jobs.store.textract retries inside its rate limiter, and botocore's
     # own retries would send requests past it.
     config = botocore_config(settings).merge(Config(retries={"mode": "standard", "total_max_attempts": 1}))
-    return _client("textract", settings, config, **kwargs)
+    return _built("textract", lambda session: session.client("textract", config=config, **kwargs))

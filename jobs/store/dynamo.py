@@ -15,7 +15,7 @@ import base64
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -36,6 +36,7 @@ from jobs.store._aws import error_code, translate, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import DeleteTypeDef, PutTypeDef, TransactWriteItemTypeDef
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -266,7 +267,7 @@ class DocumentTable:
         try:
             with self._metrics.call(operation):
                 try:
-                    self._client.transact_write_items(TransactItems=request)  # type: ignore[arg-type]
+                    self._client.transact_write_items(TransactItems=request)
                 except ClientError as exc:
                     if error_code(exc) != "TransactionCanceledException":
                         raise _write_error(exc, operation) from exc
@@ -331,7 +332,7 @@ def _packed(groups: Sequence[WriteGroup]) -> Iterator[list[int]]:
 class _TransactionCancelled(StoreConditionFailedError):
     """Inside the adapter only: a cancelled transaction, counted by the metrics as conditional."""
 
-    def __init__(self, reasons: list[dict[str, Any]]) -> None:
+    def __init__(self, reasons: Sequence[Mapping[str, Any]]) -> None:
         super().__init__("transaction cancelled", "TransactionCanceledException")
         self.reasons = reasons
 
@@ -363,8 +364,18 @@ class ConditionalPut:
         item = self.item.to_item()
         return item[layout.PK_ATTR], item[layout.SK_ATTR]
 
-    def request(self, table_name: str) -> dict[str, Any]:
-        return {"Put": _conditional(table_name, {"Item": to_wire(self.item.to_item())}, self)}
+    def request(self, table_name: str) -> TransactWriteItemTypeDef:
+        put: PutTypeDef = {
+            "TableName": table_name,
+            "Item": to_wire(self.item.to_item()),
+            "ConditionExpression": self.condition,
+            "ExpressionAttributeNames": self.names,
+        }
+        if self.values:
+            put["ExpressionAttributeValues"] = self.values
+        if self.return_old:
+            put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return {"Put": put}
 
 
 @dataclass(frozen=True)
@@ -379,25 +390,21 @@ class ConditionalDelete:
     def key(self) -> tuple[str, str]:
         return self.item_key[layout.PK_ATTR], self.item_key[layout.SK_ATTR]
 
-    def request(self, table_name: str) -> dict[str, Any]:
-        return {"Delete": _conditional(table_name, {"Key": to_wire(self.item_key)}, self)}
+    def request(self, table_name: str) -> TransactWriteItemTypeDef:
+        delete: DeleteTypeDef = {
+            "TableName": table_name,
+            "Key": to_wire(self.item_key),
+            "ConditionExpression": self.condition,
+            "ExpressionAttributeNames": self.names,
+        }
+        if self.values:
+            delete["ExpressionAttributeValues"] = self.values
+        if self.return_old:
+            delete["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return {"Delete": delete}
 
 
 Write = ConditionalPut | ConditionalDelete
-
-
-def _conditional(table_name: str, body: dict[str, Any], write: Write) -> dict[str, Any]:
-    request: dict[str, Any] = {
-        "TableName": table_name,
-        **body,
-        "ConditionExpression": write.condition,
-        "ExpressionAttributeNames": write.names,
-    }
-    if write.values:
-        request["ExpressionAttributeValues"] = write.values
-    if write.return_old:
-        request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-    return request
 
 
 @dataclass(frozen=True)

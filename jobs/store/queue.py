@@ -17,6 +17,12 @@ from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeFilterType
+    from mypy_boto3_sqs.type_defs import (
+        ChangeMessageVisibilityBatchRequestEntryTypeDef,
+        DeleteMessageBatchRequestEntryTypeDef,
+        SendMessageBatchRequestEntryTypeDef,
+    )
 
 SQS_BATCH = 10
 
@@ -55,7 +61,9 @@ class ArrivalQueue:
         """Delete the messages; returns the ids SQS could not delete (they will come back)."""
         failed: list[str] = []
         for batch in _batches(messages):
-            entries = [{"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(batch)]
+            entries: list[DeleteMessageBatchRequestEntryTypeDef] = [
+                {"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(batch)
+            ]
             with self._metrics.call("sqs.DeleteMessageBatch"), translated("sqs.DeleteMessageBatch"):
                 response = self._client.delete_message_batch(QueueUrl=self.url, Entries=entries)
             failed += [batch[int(f["Id"])].message_id for f in response.get("Failed", [])]
@@ -65,7 +73,7 @@ class ArrivalQueue:
         """Hide the messages for `seconds` more from now (0: visible again at once)."""
         failed: list[str] = []
         for batch in _batches(messages):
-            entries = [
+            entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
                 {"Id": str(i), "ReceiptHandle": m.receipt, "VisibilityTimeout": seconds} for i, m in enumerate(batch)
             ]
             with self._metrics.call("sqs.ChangeMessageVisibilityBatch"), translated("sqs.ChangeMessageVisibilityBatch"):
@@ -77,7 +85,9 @@ class ArrivalQueue:
         """Send message bodies; returns how many SQS accepted."""
         sent = 0
         for batch in _batches(bodies):
-            entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)]
+            entries: list[SendMessageBatchRequestEntryTypeDef] = [
+                {"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)
+            ]
             with self._metrics.call("sqs.SendMessageBatch"), translated("sqs.SendMessageBatch"):
                 response = self._client.send_message_batch(QueueUrl=self.url, Entries=entries)
             sent += len(response.get("Successful", []))
@@ -101,6 +111,7 @@ class ArrivalQueue:
             url = self._client.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
         return int(self._attributes(url, ["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"])
 
-    def _attributes(self, url: str, names: list[str]) -> dict[str, str]:
+    def _attributes(self, url: str, names: list[QueueAttributeFilterType]) -> dict[str, str]:
         with self._metrics.call("sqs.GetQueueAttributes"), translated("sqs.GetQueueAttributes"):
-            return dict(self._client.get_queue_attributes(QueueUrl=url, AttributeNames=names).get("Attributes", {}))  # type: ignore[arg-type]
+            response = self._client.get_queue_attributes(QueueUrl=url, AttributeNames=names)
+        return {str(name): value for name, value in response.get("Attributes", {}).items()}

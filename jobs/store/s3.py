@@ -20,6 +20,7 @@ from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import PutObjectRequestTypeDef
 
 logger = logging.getLogger(__name__)
 
@@ -87,16 +88,19 @@ class Buckets:
         the key must not exist yet (If-None-Match: *). A writer whose expectation is stale gets
         S3ObjectChangedError and its bytes never become the current version.
         """
-        condition = {"IfMatch": replaces} if replaces else {"IfNoneMatch": "*"}
+        request: PutObjectRequestTypeDef = {
+            "Bucket": bucket,
+            "Key": key,
+            "Body": body,
+            "ContentType": "application/json",
+            "Tagging": f"{layout.COMPLIANCE_TAG[0]}={retention}",
+        }
+        if replaces:
+            request["IfMatch"] = replaces
+        else:
+            request["IfNoneMatch"] = "*"
         with self._metrics.call("s3.PutObject"), translated("s3.PutObject", _WRITE_CONDITIONS):
-            response = self._client.put_object(
-                Bucket=bucket,
-                Key=key,
-                Body=body,
-                ContentType="application/json",
-                Tagging=f"{layout.COMPLIANCE_TAG[0]}={retention}",
-                **condition,
-            )
+            response = self._client.put_object(**request)
         return response["ETag"]
 
     def put_fenced(

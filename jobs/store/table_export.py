@@ -81,7 +81,7 @@ class TableExports:
         """Poll DescribeExport until the export completes; ExportNotReadyError when it failed or
         is still in progress after the timeout.
         """
-        for waited in self._polling.checks():
+        for _ in self._polling.checks():
             with translated("DynamoDB export"), self._metrics.call("dynamodb.DescribeExport"):
                 described = self._client.describe_export(ExportArn=export_arn)["ExportDescription"]
             status = described["ExportStatus"]
@@ -96,6 +96,9 @@ class TableExports:
                 )
             if status == "FAILED":
                 raise ExportNotReadyError(
-                    f"table export {export_arn} failed: {described.get('FailureCode')}: {described.get('FailureMessage')}"
+                    f"table export {export_arn} failed: "
+                    f"{described.get('FailureCode')}: {described.get('FailureMessage')}"
                 )
-        raise ExportNotReadyError(f"table export {export_arn} still {status} after {waited:.0f} s")
+        raise ExportNotReadyError(
+            f"table export {export_arn} still {status} after the {self._polling.timeout_s:.0f} s timeout"
+        )

@@ -28,9 +28,14 @@ PURE_MODULES = (
     "jobs.contract.events",
     "jobs.contract.schema",
     "jobs.ingest.plan",
+    "jobs.reconcile.frames",
+    "jobs.reconcile.params",
+    "jobs.reconcile.keys",
+    "jobs.reconcile.join",
     "jobs.reconcile.rules",
     "jobs.reconcile.findings",
     "jobs.reconcile.sql",
+    "jobs.reconcile.engines",
 )
 PURE_PACKAGES = ("jobs.extract",)  # every module below them
 AWS_SPEAKERS = ("jobs/store/", "jobs/local/")

@@ -13,7 +13,7 @@ import pytest
 
 from bench import bench_reconcile
 from jobs.local.stack import Endpoints
-from jobs.reconcile.rules import Code
+from jobs.reconcile.findings import Code
 from jobs.settings import JobSettings
 
 DOCS = 3000

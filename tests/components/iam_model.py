@@ -268,7 +268,7 @@ def allowed(policy: Mapping[str, Any], perm: Permission) -> bool:
 
 
 def denied(policy: Mapping[str, Any], perm: Permission, principal: str) -> bool:
-    """Would an explicit Deny of this (resource) policy refuse `perm` to `principal`?"""
+    """Whether an explicit Deny of this (resource) policy refuses `perm` to `principal`."""
     return any(s["Effect"] == "Deny" and _applies(s, perm, principal) for s in policy["Statement"])
 
 

@@ -25,8 +25,8 @@ from jobs.documents.url import result_url
 from jobs.errors import DocumentNotFoundError, ReviewConflictError, ReviewRefusedError, S3ObjectMissingError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
-from jobs.reconcile.exports import export_line, write_export, write_inventory
-from jobs.reconcile.rules import Code
+from jobs.reconcile.findings import Code
+from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.review import ReviewDesk
 from jobs.store import call_recording

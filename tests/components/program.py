@@ -231,8 +231,9 @@ def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
         "aws:sqs/queuePolicy:QueuePolicy": ("policy",),
     }
     for rec in run.resources:
-        for field_name in fields.get(rec.typ, ()):
-            docs.append((f"{rec.name}.{field_name}", json.loads(rec.inputs[field_name])))
+        docs.extend(
+            (f"{rec.name}.{field_name}", json.loads(rec.inputs[field_name])) for field_name in fields.get(rec.typ, ())
+        )
     return docs
 
 

@@ -375,7 +375,8 @@ def _lost_response_run(stack, baseline, operation: str, docs: int, rate: float) 
     injector = LostResponses(seed, rate, (operation,))
     summary, _ = faulty_run(stack, injector)
     print(
-        f"lost responses on {operation}: {dict(injector.injected)}; lostClaims={summary.lostClaims} processed={summary.processed}"
+        f"lost responses on {operation}: {dict(injector.injected)}; "
+        f"lostClaims={summary.lostClaims} processed={summary.processed}"
     )
     assert injector.injected
     return summary, injector

@@ -19,6 +19,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from pypdf import PdfWriter
@@ -388,11 +389,12 @@ def test_a_pdf_page_bomb_is_refused_within_the_page_timeout() -> None:
     script = (
         "import sys; from test_hostile_inputs import flate_bomb_pdf, MIB; "
         "from jobs.extract import extract_document, ExtractionSettings; "
-        "o = extract_document(flate_bomb_pdf(100 * MIB, attachment=False), 'scan.pdf', ExtractionSettings(ocr_engine='local')); "
+        "o = extract_document(flate_bomb_pdf(100 * MIB, attachment=False), 'scan.pdf', "
+        "ExtractionSettings(ocr_engine='local')); "
         "print(o.validation.status, o.validation.errorCode)"
     )
-    here = os.path.dirname(__file__)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.path.dirname(os.path.dirname(here))])}
+    here = Path(__file__).parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(here.parent.parent)])}
     try:
         done = subprocess.run(
             [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=PAGE_BOMB_TIMEOUT

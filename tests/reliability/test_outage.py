@@ -181,6 +181,7 @@ def test_s3_outage_mid_run_exits_3_and_hands_back_the_claims_it_held(s3_outage_s
     assert len(charged) <= 2 * stack.settings.io_threads  # at most what was in flight
     assert all(i.leaseOwner is None for i in items if i.status in TERMINAL)
     print(
-        f"s3 outage: exit 3 after {exited:.1f}s, {len(handed_back)} claims handed back ({len(charged)} were in flight), "
+        f"s3 outage: exit 3 after {exited:.1f}s, {len(handed_back)} claims handed back "
+        f"({len(charged)} were in flight), "
         f"{len(items) - len(handed_back)} finished"
     )

@@ -9,22 +9,24 @@ AnalyzeExpense-shaped response read by the one Textract normalizer.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 
 from PIL import Image, UnidentifiedImageError
 
+from jobs.contract.engines import OcrEngine
 from jobs.contract.invoice import DocumentFormat, FailureCode
 from jobs.contract.status import Status
 from jobs.extract.amounts import normalize_amounts
 from jobs.extract.ocr.expense_shape import expense_response
+from jobs.extract.ocr.fields import pair_fields
 from jobs.extract.ocr.images import PDF_RENDER_DPI, decode_images, render_pdf_page
-from jobs.extract.ocr.labels import pair_fields
 from jobs.extract.ocr.lines import Page
 from jobs.extract.ocr.tesseract import OcrEngineError, ocr_page
 from jobs.extract.ocr.textlayer import PageContentTooLargeError, text_layer_pages
 from jobs.extract.result import DocumentRejectedError, Extraction
-from jobs.extract.settings import ExtractionSettings, OcrEngine
+from jobs.extract.settings import ExtractionSettings
 from jobs.extract.textract import extract_textract
 from jobs.extract.validate import validate
 
@@ -64,7 +66,7 @@ def extract_plain_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
         # A second look renders the page at the higher resolution rather than enlarging pixels.
         dpi = round(PDF_RENDER_DPI * scale)
         scanned = {
-            index: _ocr(lambda i=index: render_pdf_page(data, i, dpi), index + 1, settings, DocumentFormat.PDF)
+            index: _ocr(functools.partial(render_pdf_page, data, index, dpi), index + 1, settings, DocumentFormat.PDF)
             for index in missing
         }
         return [page if page is not None else scanned[index] for index, page in enumerate(pages)]
@@ -90,10 +92,16 @@ def extract_image(data: bytes, settings: ExtractionSettings) -> Extraction:
 
     def read(scale: float) -> list[Page]:
         return [
-            _ocr(lambda f=frame: f, n, settings, DocumentFormat.IMAGE, scale) for n, frame in enumerate(frames, start=1)
+            _ocr(functools.partial(_decoded, frame), n, settings, DocumentFormat.IMAGE, scale)
+            for n, frame in enumerate(frames, start=1)
         ]
 
     return read_with_second_look(read, TESSERACT, DocumentFormat.IMAGE, settings, _dpi_of(frames[0]), len(frames))
+
+
+def _decoded(frame: Image.Image) -> Image.Image:
+    """An image already decoded, handed to `_ocr` as the lazy image it takes."""
+    return frame
 
 
 def _ocr(

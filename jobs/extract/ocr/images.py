@@ -32,14 +32,15 @@ def decode_images(data: bytes) -> list[Image.Image]:
     frames: list[Image.Image] = []
     for index in range(getattr(image, "n_frames", 1)):
         image.seek(index)
-        frames.append(ImageOps.exif_transpose(image.copy()) or image.copy())
+        frames.append(ImageOps.exif_transpose(image.copy()))
     return frames
 
 
 def render_pdf_page(pdf: bytes, index: int, dpi: int = PDF_RENDER_DPI) -> Image.Image:
     document = pdfium.PdfDocument(pdf)
     try:
-        return document[index].render(scale=dpi / 72, grayscale=True).to_pil()
+        page: Image.Image = document[index].render(scale=dpi / 72, grayscale=True).to_pil()
+        return page
     finally:
         document.close()
 

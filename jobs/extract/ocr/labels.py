@@ -2,16 +2,16 @@
 
 Owns which printed label means which AnalyzeExpense field type, and how a value is found for it:
 the rest of the label's segment, else the next segment on the same row (the value column), else
-the rest of the row, else the value printed directly below the label (labels above values, a row of columns). A heading line
-that carries type, number and date together ("Teilrechnung (326) Nr. 4711.2 vom 15.06.2026",
-"Credit Note CN/2026/08 of 12 May 2026") yields the number and the date.
+the rest of the row, else the value printed directly below the label (labels above values, a row
+of columns). A heading line that carries type, number and date together ("Teilrechnung (326)
+Nr. 4711.2 vom 15.06.2026", "Credit Note CN/2026/08 of 12 May 2026") yields the number and the date.
 
 The vocabulary is ordered from specific ("Bruttosumme") to generic ("Total"); each field type
 keeps the candidates of its most specific entry only. For the invoice number, the issue date and
 the total every distinct value of that entry is kept, so two that disagree reach the normalizer
 as a conflict and the document goes to review; the other types keep the first in reading order
-(a tax row per rate is normal). The seller comes from jobs.extract.ocr.letterhead when no label
-names it.
+(a tax row per rate is normal). When no label names the seller, `jobs.extract.ocr.fields` asks
+`jobs.extract.ocr.letterhead`, which reads names with this module's `name_of` and `split_words`.
 
 Confidence is the weakest value word's confidence (tesseract word confidence, or the text
 layer's 99). A vendor name found by a guess rather than a seller label is capped below the review
@@ -67,8 +67,9 @@ _SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
 
 
 def _identifier(text: str) -> str | None:
-    for token in _ID_TOKEN_RE.findall(text):
-        token = token.rstrip(".-/")
+    tokens: list[str] = _ID_TOKEN_RE.findall(text)
+    for found in tokens:
+        token = found.rstrip(".-/")
         if any(ch.isdigit() for ch in token) and not DATE_IN_TEXT_RE.fullmatch(token):
             return token
     return None
@@ -126,7 +127,8 @@ def _currency(text: str) -> str | None:
     return next((code for symbol, code in _SYMBOL_CODES.items() if symbol in text), None)
 
 
-def _name(text: str) -> str | None:
+def name_of(text: str) -> str | None:
+    """A printed name (a vendor's): the text without edge punctuation, if it has two letters or more."""
     cleaned = text.strip(" :|-")
     return cleaned if sum(ch.isalpha() for ch in cleaned) >= 2 else None
 
@@ -193,7 +195,7 @@ VOCABULARY: list[_Entry] = [
     *_entries("CURRENCY", _currency, rf"^(?:w{_A}hrung|currency|devise|monnaie)\s*:?"),
     *_entries(
         "VENDOR_NAME",
-        _name,
+        name_of,
         rf"^(?:vendor|seller|supplier|lieferant|verk{_A}ufer|fournisseur|vendeur)\s*(?:name)?\s*:",
     ),
 ]
@@ -215,19 +217,15 @@ _HEADING_RE = re.compile(
 )
 
 
-def pair_fields(pages: list[Page]) -> list[Candidate]:
-    """The candidates per field type over all pages, in vocabulary order (see the module doc)."""
-    from jobs.extract.ocr.letterhead import vendor_name
-
+def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
+    """The labelled candidates kept per field type over all pages (see the module doc)."""
     kept: dict[str, list[Candidate]] = {}
     for page in pages:
         for index, line in enumerate(page.lines):
             below = page.lines[index + 1] if index + 1 < len(page.lines) else None
             for candidate in [*_heading_candidates(line), *_line_candidates(line, below)]:
                 _keep(kept, candidate)
-    if "VENDOR_NAME" not in kept and (vendor := vendor_name(pages)):
-        kept["VENDOR_NAME"] = [vendor]
-    return sorted((c for group in kept.values() for c in group), key=lambda c: c.rank)
+    return kept
 
 
 def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:
@@ -250,7 +248,7 @@ def _heading_candidates(line: Line) -> list[Candidate]:
     number = match.group("number").rstrip(".-/")
     if DATE_IN_TEXT_RE.fullmatch(number):
         return []
-    label, rest = _split_words(words, len(match.group("label").rstrip()))
+    label, rest = split_words(words, len(match.group("label").rstrip()))
     if not rest:
         return []
     found = [_candidate("INVOICE_RECEIPT_ID", _FIRST_RANK["INVOICE_RECEIPT_ID"], label, rest, number)]
@@ -276,7 +274,7 @@ def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
             if match is None:
                 continue
             # A trailing blank the label pattern took must not pull the value's first word into it.
-            label_words, rest = _split_words(segment.words, match.start() + len(match.group(0).rstrip()))
+            label_words, rest = split_words(segment.words, match.start() + len(match.group(0).rstrip()))
             following = segments[index + 1].words if index + 1 < len(segments) else []
             # Last on the row: everything after the label, for a value OCR split into pieces
             # ("Monday," | "16 March 2026" in a monospaced font).
@@ -310,7 +308,7 @@ def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
     return min(overlapping, key=lambda s: abs(s.left - label.left), default=None)
 
 
-def _split_words(words: list[Word], offset: int) -> tuple[list[Word], list[Word]]:
+def split_words(words: list[Word], offset: int) -> tuple[list[Word], list[Word]]:
     """Words before the label match's end and words after it (a word cut by the match goes left)."""
     position = 0
     for index, word in enumerate(words):

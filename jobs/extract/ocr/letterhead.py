@@ -22,7 +22,7 @@ import unicodedata
 from difflib import SequenceMatcher
 from statistics import median
 
-from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, VOCABULARY, Candidate, _name, _split_words
+from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, VOCABULARY, Candidate, name_of, split_words
 from jobs.extract.ocr.lines import Line, Page, Segment, Word
 
 _A = "(?:ä|a|ae)"
@@ -55,7 +55,8 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
     """The seller from the page layout; a confident reading wins over an earlier guess."""
     found = [c for c in (_seller_block(pages), _letterhead(pages), _suffix_line(pages)) if c is not None]
     confident = [c for c in found if c.confidence > GUESS_CONFIDENCE_CAP]
-    return (confident or found or [None])[0]
+    chosen = confident or found
+    return chosen[0] if chosen else None
 
 
 def _seller_block(pages: list[Page]) -> Candidate | None:
@@ -68,7 +69,7 @@ def _seller_block(pages: list[Page]) -> Candidate | None:
             named = [ln for ln in block if _NAME_LABEL_RE.match(ln.text)]
             for candidate_line in named or block[:1]:
                 label, value_words = _name_value(candidate_line)
-                value = _name(" ".join(w.text for w in value_words))
+                value = name_of(" ".join(w.text for w in value_words))
                 if value:
                     confidence = min(w.confidence for w in value_words)
                     if not named:  # the first line under the heading: a layout guess
@@ -81,7 +82,7 @@ def _name_value(line: Line) -> tuple[list[Word], list[Word]]:
     match = _NAME_LABEL_RE.match(line.text)
     if match is None:
         return [], line.words
-    return _split_words(line.words, len(match.group(0).rstrip()))
+    return split_words(line.words, len(match.group(0).rstrip()))
 
 
 def _letterhead(pages: list[Page]) -> Candidate | None:
@@ -112,7 +113,7 @@ def _letterhead(pages: list[Page]) -> Candidate | None:
             parts = [other, first] if other_line.top < line.top else [first, other]
             break
     words = [w for part in parts for w in part.words]
-    value = _name(" ".join(part.text for part in parts))
+    value = name_of(" ".join(part.text for part in parts))
     if value is None:
         return None
     confidence = min(w.confidence for w in words)
@@ -188,7 +189,7 @@ def _suffix_line(pages: list[Page]) -> Candidate | None:
             break
         if COMPANY_RE.search(line.text):
             words = line.segments[0].words if COMPANY_RE.search(line.segments[0].text) else line.words
-            value = _name(" ".join(w.text for w in words))
+            value = name_of(" ".join(w.text for w in words))
             if value:
                 confidence = min(min(w.confidence for w in words), GUESS_CONFIDENCE_CAP)
                 return Candidate("VENDOR_NAME", _RANK + 1, [], words, value, confidence)

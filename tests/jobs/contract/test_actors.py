@@ -38,4 +38,3 @@ def test_a_tombstone_is_written_by_whoever_found_the_object_gone() -> None:
     gone = tombstone(done, NOW, "raw object deleted", "repair:run2")
     assert (gone.status, gone.version, gone.updatedBy) == (Status.DELETED, done.version + 1, "repair:run2")
     assert DocumentItem.from_item(gone.to_item()).updatedBy == "repair:run2"
-

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import boto3
 
@@ -23,7 +24,7 @@ from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.ingest.summary import RunSummary
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REPO_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def drain(stack, **options: object) -> RunSummary:

@@ -1,7 +1,10 @@
-"""Test helper: export a live stack's table and buckets to the AWS file layouts reconcile reads.
+"""Test helpers: a live stack's state in the AWS file layouts reconcile reads, and files or frames
+judged whole in memory.
 
 The table goes out as a DYNAMODB_JSON export (items straight from a Scan, already DynamoDB JSON),
-each bucket as an S3 Inventory report, so a files-source run sees exactly the live state.
+each bucket as an S3 Inventory report, so a files-source run sees exactly the live state. The
+readers stream data file by data file; `read_export` and `files_snapshot` hold everything at once,
+and `judged_in_memory` runs the polars engine over such a snapshot with fixed rule parameters.
 """
 
 from __future__ import annotations
@@ -14,7 +17,52 @@ from pathlib import Path
 import polars as pl
 
 from jobs.contract import layout
-from jobs.reconcile.exports import change_line, export_line, write_export, write_incremental_export, write_inventory
+from jobs.reconcile.engines import ReadResults
+from jobs.reconcile.engines.polars import PolarsEngine
+from jobs.reconcile.findings import render
+from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, concat
+from jobs.reconcile.inputs.export import export_frames, full_export_manifest
+from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames, inventory_pair
+from jobs.reconcile.inputs.writers import (
+    change_line,
+    export_line,
+    write_export,
+    write_incremental_export,
+    write_inventory,
+)
+from jobs.reconcile.params import RuleParams
+from jobs.store.s3 import Buckets
+
+
+def read_export(location: str, buckets: Buckets | None, deep: bool) -> tuple[pl.DataFrame, datetime]:
+    """A full export's items in one frame, and its export time."""
+    manifest = full_export_manifest(location, buckets)
+    return concat(list(export_frames(manifest, deep)), ITEMS_SCHEMA), manifest.export_time
+
+
+def _objects(manifest: InventoryManifest) -> pl.DataFrame:
+    return concat(list(inventory_frames(manifest)), OBJECTS_SCHEMA)
+
+
+def files_snapshot(
+    export: str, manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str, deep: bool
+) -> Snapshot:
+    """An export and the two buckets' inventories, every row in memory."""
+    items, export_time = read_export(export, buckets, deep)
+    raw, processed = inventory_pair(manifests, buckets, raw_bucket, processed_bucket)
+    return Snapshot(
+        items,
+        _objects(raw),
+        _objects(processed),
+        taken_at={"table": export_time, "raw": raw.created, "processed": processed.created},
+        inputs={"table": export, "raw": raw.where, "processed": processed.where},
+    )
+
+
+def judged_in_memory(snapshot: Snapshot, params: RuleParams, read: ReadResults | None = None) -> pl.DataFrame:
+    """The polars engine's findings over `snapshot` in memory, rendered, judged with `params` as given."""
+    found = PolarsEngine(lambda: snapshot, read).find(lambda _as_of: params)
+    return render(found.wide)
 
 
 @dataclass(frozen=True)

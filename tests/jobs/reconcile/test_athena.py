@@ -24,11 +24,11 @@ from polars.testing import assert_frame_equal
 from jobs.errors import ExportNotReadyError, ReconcileQueryError, StoreAccessDeniedError
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli, sql
-from jobs.reconcile.athena import dt_of
+from jobs.reconcile.engines.athena import dt_of
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
-from jobs.store.athena import AthenaQueries, QueryOutcome, athena_client
-from jobs.store.clients import dynamodb_client
+from jobs.store.athena import AthenaQueries, QueryOutcome
+from jobs.store.clients import athena_client, dynamodb_client
 from jobs.store.polling import Polling
 from jobs.store.table_export import TableExports, client_token
 
@@ -170,13 +170,15 @@ class DuckAthena:
         struct = ", ".join(f'"{a}" STRUCT("{t}" VARCHAR)' for a, t in sql.export_columns(False).items())
         exports = ", ".join(f"'{p}'" for p in files["export"])
         self.con.execute(
-            f'CREATE VIEW "{s.glue_database}"."{s.glue_export_table}" AS SELECT Item AS item, \'{files["export"][0].parent.parent.name}\' AS export_id '
+            f'CREATE VIEW "{s.glue_database}"."{s.glue_export_table}" AS SELECT Item AS item, '
+            f"'{files['export'][0].parent.parent.name}' AS export_id "
             f"FROM read_json([{exports}], format = 'newline_delimited', columns = {{'Item': 'STRUCT({struct})'}})"
         ).fetchall()
         for table, key in ((s.glue_raw_inventory_table, "raw"), (s.glue_processed_inventory_table, "processed")):
             listed = ", ".join(f"'{p}'" for p in files[key])
             self.con.execute(
-                f'CREATE VIEW "{s.glue_database}"."{table}" AS SELECT *, \'2026-11-30-01-00\' AS dt FROM read_parquet([{listed}])'
+                f'CREATE VIEW "{s.glue_database}"."{table}" AS SELECT *, '
+                f"'2026-11-30-01-00' AS dt FROM read_parquet([{listed}])"
             ).fetchall()
         self.results: dict[str, list[list[str | None]]] = {}
 
@@ -207,8 +209,8 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], Reconcile
     sys.path.insert(0, str(Path(__file__).parent))
     from test_engines import AS_OF, state
 
-    from jobs.reconcile.exports import export_line, write_export, write_inventory
-    from jobs.reconcile.rules import OBJECTS_SCHEMA
+    from jobs.reconcile.frames import OBJECTS_SCHEMA
+    from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
     from jobs.store.dynamo import to_wire
 
     s = stack.settings
@@ -344,5 +346,5 @@ def test_the_stack_setting_chooses_the_engine(monkeypatch) -> None:
     assert cli.parse_options(["--engine", "polars"]).engine == "polars"
     monkeypatch.setenv("DOCUFLOW_RECONCILE_ENGINE", "duckdb")
     assert cli.parse_options(["--dynamodb-export", "x", "--s3-inventory", "y"]).engine == "duckdb"
-    with pytest.raises(ValueError, match="does not read result.json"):
+    with pytest.raises(ValueError, match=r"does not read result\.json"):
         ReconcileOptions(engine="athena", deep=True)

@@ -19,15 +19,18 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.reconcile import partitioned, rules, sql
-from jobs.reconcile.duck import duck_find
-from jobs.reconcile.exports import export_line, write_export, write_inventory
+from jobs.reconcile import frames, sql
+from jobs.reconcile.engines import partitions
+from jobs.reconcile.engines.duckdb import DuckdbEngine
+from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
 from jobs.reconcile.findings import Code, render
-from jobs.reconcile.partitioned import partitioned_find
-from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, Inputs, RuleParams
-from jobs.reconcile.sources import files_snapshot
-from jobs.reconcile.table_state import export_source
+from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
+from jobs.reconcile.inputs.inventory import inventory_pair
+from jobs.reconcile.inputs.table_state import export_source
+from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
+from jobs.reconcile.params import RuleParams
 from jobs.store.dynamo import to_wire
+from tests.jobs.reconcile.reconcile_helpers import files_snapshot, judged_in_memory
 
 RAW, PROC = "eq-raw", "eq-processed"
 AS_OF = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -194,29 +197,19 @@ def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch)
     def read(keys: list[str]) -> pl.DataFrame:
         return results.filter(pl.col("key").is_in(keys))
 
+    def params_for(as_of: datetime) -> RuleParams:
+        return dataclasses.replace(params, as_of=as_of)
+
     snapshot = files_snapshot(str(export), manifests, None, RAW, PROC, deep)
     assert snapshot.as_of == AS_OF
-    listed = rules.classify_keys(snapshot.processed_objects.lazy(), "result").filter(~pl.col("badKey")).collect()
-    inputs = Inputs(
-        snapshot.items.lazy(),
-        snapshot.raw_objects.lazy(),
-        snapshot.processed_objects.lazy(),
-        read(listed.get_column("key").to_list()).lazy() if deep else None,
-    )
-    by_polars = rules.find(inputs, params)
+    by_polars = judged_in_memory(snapshot, params, read if deep else None)
     # The same rules over key-hash partitions, three of them for this small state.
-    monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", 20)
-    spilled = partitioned_find(
-        export_source(str(export), None, deep),
-        manifests,
-        None,
-        RAW,
-        PROC,
-        lambda as_of: dataclasses.replace(params, as_of=as_of),
-        read if deep else None,
-    )
+    monkeypatch.setattr(partitions, "ROWS_PER_PARTITION", 20)
+    inventories = inventory_pair(manifests, None, RAW, PROC)
+    files = FileInputs(export_source(str(export), None, deep), *inventories)
+    spilled = PolarsEngine(files, read if deep else None).find(params_for)
     assert_frame_equal(render(spilled.wide), by_polars)
-    duck = duck_find(str(export), manifests, None, params, read if deep else None)
+    duck = DuckdbEngine(str(export), *inventories, None, read if deep else None).find(params_for)
     return by_polars, render(duck.wide)
 
 
@@ -241,7 +234,7 @@ def test_the_sql_names_only_the_columns_the_stack_must_declare() -> None:
     """The Glue export table's columns are the contract's attributes the rules read, nothing more."""
     columns = sql.export_columns(deep=False)
     assert columns[layout.PK_ATTR] == "S" and columns["version"] == "N"
-    assert set(columns) == {a for c, a in rules.ITEM_ATTRIBUTE_OF.items() if c not in rules.DEEP_ONLY_COLUMNS}
+    assert set(columns) == {a for c, a in frames.ITEM_ATTRIBUTE_OF.items() if c not in frames.DEEP_ONLY_COLUMNS}
     text = sql.query(sql.Relations("E", "R", "P"), RuleParams(raw_bucket=RAW, processed_bucket=PROC, as_of=AS_OF))
     for column in ("bucket", "key", "size", "last_modified_date", "e_tag"):
         assert column in text

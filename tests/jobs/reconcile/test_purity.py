@@ -7,17 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs.contract import DocumentItem, bare_etag
-from jobs.reconcile import rules
+from jobs.reconcile import frames, keys
 
 
 def test_item_schema_is_a_projection_of_the_contract() -> None:
-    for column, attribute in rules.ITEM_ATTRIBUTE_OF.items():
-        if column not in rules.KEY_COLUMNS:
+    for column, attribute in frames.ITEM_ATTRIBUTE_OF.items():
+        if column not in frames.KEY_COLUMNS:
             assert attribute in DocumentItem.model_fields, attribute
-    assert {"version", "attempts", "totalAmount"} == rules.NUMERIC_ITEM_COLUMNS
-    assert rules.ITEMS_SCHEMA["version"] == pl.Int64 and rules.ITEMS_SCHEMA["totalAmount"] == pl.String
+    assert {"version", "attempts", "totalAmount"} == frames.NUMERIC_ITEM_COLUMNS
+    assert frames.ITEMS_SCHEMA["version"] == pl.Int64 and frames.ITEMS_SCHEMA["totalAmount"] == pl.String
 
 
 @given(st.text(alphabet="\"ab' ", max_size=8))
 def test_vectorised_unquoting_is_bare_etag(etag: str) -> None:
-    assert pl.select(rules.unquoted(pl.lit(etag))).item() == bare_etag(etag)
+    assert pl.select(keys.unquoted(pl.lit(etag))).item() == bare_etag(etag)

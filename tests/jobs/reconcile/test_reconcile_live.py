@@ -18,8 +18,8 @@ from jobs.contract import DocumentItem, ResultDocument, Status, layout
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.reconcile import cli
+from jobs.reconcile.findings import Code
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, sha256
-from jobs.reconcile.rules import Code
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.dynamo import from_wire, to_wire
 

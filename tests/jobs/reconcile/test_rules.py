@@ -11,9 +11,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.reconcile import rules
-from jobs.reconcile.rules import FINDINGS_SCHEMA, ITEMS_SCHEMA, OBJECTS_SCHEMA, RESULTS_SCHEMA, Code, Inputs, RuleParams
-from jobs.reconcile.sources import item_row
+from jobs.reconcile.findings import FINDINGS_SCHEMA, Code, Severity, counts, worst_severity
+from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, RESULTS_SCHEMA, Snapshot
+from jobs.reconcile.inputs.live import item_row
+from jobs.reconcile.params import RuleParams
+from tests.jobs.reconcile.reconcile_helpers import judged_in_memory
 
 RAW, PROC = "raw-bucket", "processed-bucket"
 AS_OF = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -67,13 +69,20 @@ def _result(user: str = "u1", doc: str = "d1", key: str | None = None, modified:
 def _find(
     items: list, raw: list, processed: list, params: RuleParams = PARAMS, results: list | None = None
 ) -> pl.DataFrame:
-    def frame(rows: list, schema: dict) -> pl.LazyFrame:
-        return pl.DataFrame(rows, schema=schema, orient="row").lazy() if rows else pl.LazyFrame(schema=schema)
+    def frame(rows: list, schema: dict) -> pl.DataFrame:
+        return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
-    res = frame(results, RESULTS_SCHEMA) if results is not None else None
-    return rules.find(
-        Inputs(frame(items, ITEMS_SCHEMA), frame(raw, OBJECTS_SCHEMA), frame(processed, OBJECTS_SCHEMA), res), params
+    def read(keys: list[str]) -> pl.DataFrame:
+        assert results is not None
+        return frame(results, RESULTS_SCHEMA).filter(pl.col("key").is_in(keys))
+
+    snapshot = Snapshot(
+        frame(items, ITEMS_SCHEMA),
+        frame(raw, OBJECTS_SCHEMA),
+        frame(processed, OBJECTS_SCHEMA),
+        {"table": params.as_of},
     )
+    return judged_in_memory(snapshot, params, read if results is not None else None)
 
 
 def _keys(findings: pl.DataFrame) -> list[tuple]:
@@ -211,7 +220,7 @@ def test_deep_compares_summary_fields_with_canonical_amounts() -> None:
 
 def test_counts_and_severity() -> None:
     found = _find([], [_raw("u3", "d3")], [_result("u2", "d2")])
-    assert rules.counts(found)[Code.UNPROCESSED_RAW] == 1 and rules.counts(found)[Code.ORPHAN_RESULT] == 1
-    assert list(rules.counts(found)) == [c.value for c in Code]
-    assert rules.worst_severity(found) == rules.Severity.ERROR
-    assert rules.worst_severity(pl.DataFrame(schema=FINDINGS_SCHEMA)) is None
+    assert counts(found)[Code.UNPROCESSED_RAW] == 1 and counts(found)[Code.ORPHAN_RESULT] == 1
+    assert list(counts(found)) == [c.value for c in Code]
+    assert worst_severity(found) == Severity.ERROR
+    assert worst_severity(pl.DataFrame(schema=FINDINGS_SCHEMA)) is None

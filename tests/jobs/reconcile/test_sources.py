@@ -9,8 +9,10 @@ import polars as pl
 import pytest
 
 from jobs.contract import layout
-from jobs.reconcile.exports import export_line, write_export, write_inventory
-from jobs.reconcile.sources import ReconcileInputError, read_export, read_inventory
+from jobs.errors import ReconcileInputError
+from jobs.reconcile.inputs.inventory import read_inventory
+from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
+from tests.jobs.reconcile.reconcile_helpers import read_export
 
 WHEN = datetime(2026, 3, 1, 8, 30, tzinfo=UTC)
 

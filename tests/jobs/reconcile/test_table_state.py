@@ -22,12 +22,21 @@ from polars.testing import assert_frame_equal
 
 from jobs.contract import Status, layout
 from jobs.errors import ReconcileInputError
-from jobs.reconcile import cli, partitioned
-from jobs.reconcile.exports import change_line, export_line, write_export, write_incremental_export, write_inventory
+from jobs.reconcile import cli
+from jobs.reconcile.engines import partitions
+from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
 from jobs.reconcile.findings import render
-from jobs.reconcile.partitioned import partitioned_find
-from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, RuleParams
-from jobs.reconcile.table_state import TABLE_STATE, StateWriter, TableSource, export_source, state_source
+from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
+from jobs.reconcile.inputs.inventory import inventory_pair
+from jobs.reconcile.inputs.table_state import TABLE_STATE, StateWriter, TableSource, export_source, state_source
+from jobs.reconcile.inputs.writers import (
+    change_line,
+    export_line,
+    write_export,
+    write_incremental_export,
+    write_inventory,
+)
+from jobs.reconcile.params import RuleParams
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.test_engines import AS_OF, PROC, RAW, _item, state
 
@@ -105,15 +114,8 @@ def _findings(files: Files, table: TableSource, deep: bool) -> tuple[pl.DataFram
     def read(keys: list[str]) -> pl.DataFrame:
         return files.results.filter(pl.col("key").is_in(keys))
 
-    found = partitioned_find(
-        table,
-        files.manifests,
-        None,
-        RAW,
-        PROC,
-        lambda as_of: dataclasses.replace(params, as_of=as_of),
-        read if deep else None,
-    )
+    inputs = FileInputs(table, *inventory_pair(files.manifests, None, RAW, PROC))
+    found = PolarsEngine(inputs, read if deep else None).find(lambda as_of: dataclasses.replace(params, as_of=as_of))
     assert found.taken_at["table"] == table.taken_at
     return render(found.wide), found.sizes
 
@@ -123,13 +125,11 @@ def _sorted(frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
-@pytest.mark.parametrize(
-    "rows_per_partition", [partitioned.ROWS_PER_PARTITION, 10], ids=["one-partition", "partitions"]
-)
+@pytest.mark.parametrize("rows_per_partition", [partitions.ROWS_PER_PARTITION, 10], ids=["one-partition", "partitions"])
 def test_state_plus_incremental_export_gives_the_full_exports_findings(
     tmp_path: Path, deep: bool, rows_per_partition: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(partitioned, "ROWS_PER_PARTITION", rows_per_partition)
+    monkeypatch.setattr(partitions, "ROWS_PER_PARTITION", rows_per_partition)
     files = _files(tmp_path)
     kept = _kept(export_source(files.t0, None, deep=True), tmp_path / "state-t0")
     # The kept state is the T0 table, every column.
@@ -292,7 +292,7 @@ def test_an_unfinished_write_leaves_no_state_and_a_retry_writes_one(tmp_path: Pa
     frames = writer.tee(export_source(files.t0, None, deep=True)).frames()
     next(frames)  # the run dies after its first data file
     assert not (location / TABLE_STATE).exists()
-    with pytest.raises(ReconcileInputError, match="table-state.json"):
+    with pytest.raises(ReconcileInputError, match=r"table-state\.json"):
         state_source(str(location), None, None)
     kept = _kept(export_source(files.t0, None, deep=True), location)
     listed = {f["key"] for f in json.loads((Path(kept) / TABLE_STATE).read_text())["files"]}

@@ -7,7 +7,8 @@ from ocr_helpers import page_of
 
 from jobs.extract import ExtractionSettings
 from jobs.extract.ocr.expense_shape import expense_response
-from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, pair_fields
+from jobs.extract.ocr.fields import pair_fields
+from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP
 from jobs.extract.ocr.lines import Word, rebuild_lines
 from jobs.extract.textract import extract_textract
 

@@ -3,7 +3,8 @@ Inventory reports.
 
 AWS writes these files in production; these writers produce the same layouts from a live stack
 (tests: "the same state exported to files gives the same findings") or from generated data
-(bench/bench_reconcile.py). The readers are in `sources`; docs/reconcile.md describes the formats.
+(bench/bench_reconcile.py). The readers are `export` and `inventory` beside this module;
+docs/reconcile.md describes the formats.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 
 import polars as pl
 
-from jobs.reconcile.sources import EXPORT_FILES, EXPORT_SUMMARY, INVENTORY_MANIFEST
+from jobs.reconcile.inputs.export import EXPORT_FILES, EXPORT_SUMMARY
+from jobs.reconcile.inputs.inventory import INVENTORY_MANIFEST
 
 INVENTORY_FIELDS = ("Bucket", "Key", "Size", "LastModifiedDate", "ETag")
 _PARQUET_NAMES = {

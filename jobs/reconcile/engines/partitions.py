@@ -1,7 +1,7 @@
 """The polars engine over export/inventory files in bounded memory: one side at a time, key-hash
 partitions when the table is large.
 
-An in-memory run holds every item and object at once (1.6 GB at a million documents, linear).
+An in-memory run holds every item and object at once, its memory growing linearly with the table.
 Here the files stream through once, one data file per thread, and each side is judged on its own:
 
 1. each table data file's items meet the rules of one item alone (`rules.ITEM_RULES`) at once,
@@ -24,33 +24,36 @@ import dataclasses
 import math
 import tempfile
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from jobs.reconcile import rules
-from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings, empty
-from jobs.reconcile.rules import OBJECTS_SCHEMA, RESULTS_SCHEMA, Prepared, RuleParams
-from jobs.reconcile.sources import InventoryManifest, _trim_heap, inventory_frames, inventory_pair
+from jobs.reconcile.engines import ParamsFor, ReadResults
+from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
+from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, RESULTS_SCHEMA, empty
+from jobs.reconcile.inputs.datafiles import trim_heap
+from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames
+from jobs.reconcile.join import Prepared, classified
+from jobs.reconcile.keys import result_key, with_keys
+from jobs.reconcile.params import RuleParams
 
 if TYPE_CHECKING:
-    from jobs.reconcile.table_state import TableSource
-    from jobs.store.s3 import Buckets
+    from jobs.reconcile.inputs.table_state import TableSource
 
-# A partition costs ~0.9 KB per item at its peak on top of ~140 MB of runtime (1.03-1.05 GB at a
-# million items, measured with bench/bench_reconcile.py): 1.2 M items stay within ~1.2 GB. The
-# count is the table's before the run reads it (a state plus its changes: an upper bound).
+# Items per partition: a partition's peak memory grows with its items on top of the runtime's, and
+# this many keep a run near the memory the benchmark measures (docs/reconcile.md, Performance).
+# The count is the table's before the run reads it (a state plus its changes: an upper bound).
 ROWS_PER_PARTITION = 1_200_000
 HASH_SEED = 20260601
 
 # What the join rules read of an item (the rest met its rules in step 1 and is dropped).
 RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawS3Uri", "rawEtag", "version")
 # resultKey is built again from the ids when the result side is judged: held, it was the largest
-# column (~55 MB per million items).
+# column.
 RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "resultS3Uri", "version")
-DEEP_SIDE = ("rawS3Uri", "rawEtag", *rules.DEEP_ONLY_COLUMNS)  # what --deep's rules compare
+DEEP_SIDE = ("rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)  # what --deep's rules compare
 
 
 class _Spill:
@@ -89,8 +92,8 @@ class _Spill:
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     """A findings frame with its own string buffers: polars' strings are views into the buffers of
-    the frame they were filtered from, so a kept finding would pin its whole chunk (~60 MB per
-    export file at 250k items, measured: RSS grew linearly until this copy).
+    the frame they were filtered from, so a kept finding would pin its whole chunk (RSS grew
+    linearly with the files read until this copy).
     """
     arrow = frame.to_arrow()  # views → contiguous Arrow strings: a copy of just these rows
     detached = pl.from_arrow(arrow)
@@ -112,10 +115,10 @@ class _Side:
     @property
     def key(self) -> pl.Expr:
         """What an item's partition is hashed from: the key of the object it names on this side."""
-        return pl.col("rawKey") if self.kind == "raw" else rules.result_key()
+        return pl.col("rawKey") if self.kind == "raw" else result_key()
 
 
-class _Engine:
+class _Run:
     """The run's state: what was found so far, rows read, and the empty frames a rule reads for
     the side it does not look at.
     """
@@ -124,10 +127,8 @@ class _Engine:
         self.params = params
         self.root = root
         self.partitions = partitions
-        objects = rules.classified(empty(OBJECTS_SCHEMA).lazy(), "raw", params).collect()
-        self.nothing = Prepared(
-            rules.with_keys(empty(rules.ITEMS_SCHEMA).lazy(), params), objects.lazy(), objects.lazy(), params
-        )
+        objects = classified(empty(OBJECTS_SCHEMA).lazy(), "raw", params).collect()
+        self.nothing = Prepared(with_keys(empty(ITEMS_SCHEMA).lazy(), params), objects.lazy(), objects.lazy(), params)
         self.item_schema = self.nothing.items.collect_schema()
         self.object_schema = dict(objects.schema)
         self.found: list[pl.DataFrame] = []
@@ -139,37 +140,47 @@ class _Engine:
     def items(self, chunks: Iterator[pl.DataFrame], sides: list[_Side]) -> None:
         for chunk in chunks:
             self.sizes["table"] += chunk.height
-            items = rules.with_keys(chunk.lazy(), self.params).collect()
+            items = with_keys(chunk.lazy(), self.params).collect()
             prepared = dataclasses.replace(self.nothing, items=items.lazy())
             self.collect(rule(prepared) for rule in rules.ITEM_RULES)
             for side in sides:
                 side.items.write(items.select(side.columns), side.key)
             del items, prepared, chunk
-            _trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
+            trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
 
-    def judge(self, side: _Side, read_results: Callable[[list[str]], pl.DataFrame] | None) -> None:
-        objects_spill = _Spill(self.root, side.name, self.partitions)
+    def spill_objects(self, side: _Side, deep: bool) -> tuple[_Spill, list[str]]:
+        """The side's inventory read once: its objects' own rules applied, the objects spilled by
+        partition; and (deep) the keys of the result.json files to read.
+        """
+        spill = _Spill(self.root, side.name, self.partitions)
         deep_keys: list[str] = []
         for chunk in inventory_frames(side.manifest):
             self.sizes[side.name] += chunk.height
-            objects = rules.classified(chunk.lazy(), side.kind, self.params).collect()
+            objects = classified(chunk.lazy(), side.kind, self.params).collect()
             prepared = self._prepared(side, self.nothing.items, objects.lazy())
             self.collect(rule(prepared) for rule in rules.OBJECT_RULES)
-            if read_results is not None:
+            if deep:
                 deep_keys += objects.filter(~pl.col("badKey")).get_column("key").to_list()
             # The bucket is the inventory's source bucket on every row (checked): not kept per row.
-            objects_spill.write(objects.drop("bucket"), pl.col("key"))
+            spill.write(objects.drop("bucket"), pl.col("key"))
             del objects, prepared, chunk
-            _trim_heap()
-        results_spill = _Spill(self.root, "results", self.partitions)
-        if read_results is not None:
-            deep_keys.sort()
-            for start in range(0, len(deep_keys), ROWS_PER_PARTITION):
-                results_spill.write(read_results(deep_keys[start : start + ROWS_PER_PARTITION]), pl.col("key"))
+            trim_heap()
+        return spill, sorted(deep_keys)
+
+    def spill_results(self, keys: list[str], read_results: ReadResults) -> _Spill:
+        """--deep: the listed result.json files read, a partition's worth at a time, and spilled."""
+        spill = _Spill(self.root, "results", self.partitions)
+        for start in range(0, len(keys), ROWS_PER_PARTITION):
+            spill.write(read_results(keys[start : start + ROWS_PER_PARTITION]), pl.col("key"))
+        return spill
+
+    def judge(self, side: _Side, read_results: ReadResults | None) -> None:
+        objects_spill, deep_keys = self.spill_objects(side, read_results is not None)
+        results_spill = self.spill_results(deep_keys, read_results) if read_results is not None else None
         for number in range(self.partitions):
             items = side.items.read(number, {c: self.item_schema[c] for c in side.columns}).lazy()
             if side.kind == "result":
-                items = items.with_columns(rules.result_key())
+                items = items.with_columns(result_key())
             objects = (
                 objects_spill.read(number, self.object_schema)
                 .lazy()
@@ -177,7 +188,7 @@ class _Engine:
             )
             prepared = self._prepared(side, items, objects)
             self.collect(rule(prepared) for rule in side.rules)
-            if read_results is not None:
+            if results_spill is not None:
                 results = results_spill.read(number, RESULTS_SCHEMA).lazy()
                 self.collect(rule(prepared, results) for rule in rules.DEEP_RULES)
             del prepared, items, objects
@@ -188,39 +199,35 @@ class _Engine:
         return Prepared(items, self.nothing.raw, objects, self.params)
 
 
-def partitioned_find(
+def judge_files(
     table: TableSource,
-    manifests: list[str],
-    buckets: Buckets | None,
-    raw_bucket: str,
-    processed_bucket: str,
-    params_for: Callable[[datetime], RuleParams],
-    read_results: Callable[[list[str]], pl.DataFrame] | None = None,
+    raw_inventory: InventoryManifest,
+    processed_inventory: InventoryManifest,
+    params_for: ParamsFor,
+    read_results: ReadResults | None = None,
 ) -> EngineFindings:
     """Every finding of the files, in bounded memory (read_results: --deep's GETs, or None)."""
-    raw_m, processed_m = inventory_pair(manifests, buckets, raw_bucket, processed_bucket)
-    taken_at = {"table": table.taken_at, "raw": raw_m.created, "processed": processed_m.created}
+    taken_at = {"table": table.taken_at, "raw": raw_inventory.created, "processed": processed_inventory.created}
     params = params_for(min(taken_at.values()))
     deep = read_results is not None
     partitions = max(1, math.ceil((table.item_count or 0) / ROWS_PER_PARTITION))
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-") as tmp:
         root = Path(tmp)
-        engine = _Engine(params, root, partitions)
-        sides = [
-            _Side("raw", "raw", raw_m, _Spill(root, "items-raw", partitions), RAW_SIDE, rules.RAW_JOIN_RULES),
-            _Side(
-                "result",
-                "processed",
-                processed_m,
-                _Spill(root, "items-result", partitions),
-                (*RESULT_SIDE, *(DEEP_SIDE if deep else ())),
-                rules.RESULT_JOIN_RULES,
-            ),
-        ]
-        engine.items(table.frames(), sides)
-        engine.judge(sides[0], None)
-        engine.judge(sides[1], read_results)
-    found = [f for f in engine.found if f.height]
+        run = _Run(params, root, partitions)
+        result_columns = (*RESULT_SIDE, *(DEEP_SIDE if deep else ()))
+        raw = _Side("raw", "raw", raw_inventory, _Spill(root, "items-raw", partitions), RAW_SIDE, rules.RAW_JOIN_RULES)
+        result = _Side(
+            "result",
+            "processed",
+            processed_inventory,
+            _Spill(root, "items-result", partitions),
+            result_columns,
+            rules.RESULT_JOIN_RULES,
+        )
+        run.items(table.frames(), [raw, result])
+        run.judge(raw, None)
+        run.judge(result, read_results)
+    found = [f for f in run.found if f.height]
     wide = pl.concat(found, how="diagonal_relaxed") if found else empty(WIDE_SCHEMA)
-    inputs = {"table": table.where, "raw": raw_m.where, "processed": processed_m.where}
-    return EngineFindings(wide, taken_at, inputs, engine.sizes)
+    inputs = {"table": table.where, "raw": raw_inventory.where, "processed": processed_inventory.where}
+    return EngineFindings(wide, taken_at, inputs, run.sizes)

@@ -2,7 +2,7 @@
 run kept, brought forward by an incremental export of what changed since.
 
 A full export reads every item every night, and parsing its DynamoDB JSON is most of a files
-run's CPU (about 10 of its 14 CPU-seconds at a million items). An incremental export holds only what
+run's CPU (docs/reconcile.md, Performance). An incremental export holds only what
 changed in its window (15 minutes to 24 hours, one final image per changed item, none for a
 deleted one). So a run may keep the table it judged (`--write-table-state`): Parquet data files
 of the columns reconcile reads (deep ones included) and `table-state.json`, written last, listing
@@ -34,17 +34,16 @@ import polars as pl
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
-from jobs.reconcile.rules import ITEMS_SCHEMA, empty
-from jobs.reconcile.sources import (
+from jobs.reconcile.frames import ITEMS_SCHEMA, empty
+from jobs.reconcile.inputs.datafiles import bounded_map, data_file
+from jobs.reconcile.inputs.export import (
     ExportManifest,
-    Location,
-    bounded_map,
     change_frames,
-    data_file,
     export_frames,
     export_manifest,
     full_export_manifest,
 )
+from jobs.reconcile.inputs.location import Location
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets
@@ -131,7 +130,8 @@ def read_state(location: str, buckets: Buckets | None) -> tuple[StateManifest, L
         raise ReconcileInputError(f"{manifest_loc.text}: format {manifest.format!r} is not {FORMAT!r}")
     if sum(f.rows for f in manifest.files) != manifest.itemCount:
         raise ReconcileInputError(
-            f"{manifest_loc.text}: its files hold {sum(f.rows for f in manifest.files)} rows, itemCount says {manifest.itemCount}"
+            f"{manifest_loc.text}: its files hold {sum(f.rows for f in manifest.files)} rows, "
+            f"itemCount says {manifest.itemCount}"
         )
     return manifest, base
 
@@ -153,7 +153,8 @@ def _state_frame(base: Location, entry: StateFile) -> pl.DataFrame:
 def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> None:
     if not changes.incremental:
         raise ReconcileInputError(
-            f"{changes.where} is a full export (the whole table): give it without --table-state, or give the incremental export that follows the state"
+            f"{changes.where} is a full export (the whole table): give it without --table-state, "
+            "or give the incremental export that follows the state"
         )
     if state.tableArn and changes.table_arn and state.tableArn != changes.table_arn:
         raise ReconcileInputError(
@@ -162,12 +163,14 @@ def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> N
     assert changes.from_time is not None
     if changes.from_time > state.asOf:
         raise ReconcileInputError(
-            f"{changes.where} starts at {changes.from_time:%Y-%m-%dT%H:%M:%SZ}, after the table state's {state.asOf:%Y-%m-%dT%H:%M:%SZ}: "
-            "the changes in between are in no input (export from the state's time, or start over from a full export)"
+            f"{changes.where} starts at {changes.from_time:%Y-%m-%dT%H:%M:%SZ}, "
+            f"after the table state's {state.asOf:%Y-%m-%dT%H:%M:%SZ}: the changes in between are in no input "
+            "(export from the state's time, or start over from a full export)"
         )
     if changes.export_time <= state.asOf:
         raise ReconcileInputError(
-            f"{changes.where} ends at {changes.export_time:%Y-%m-%dT%H:%M:%SZ}, not after the table state's time: it brings nothing forward"
+            f"{changes.where} ends at {changes.export_time:%Y-%m-%dT%H:%M:%SZ}, "
+            "not after the table state's time: it brings nothing forward"
         )
 
 
@@ -208,7 +211,8 @@ def _brought_forward(base: Location, state: StateManifest, changes: ExportManife
             if twice.height:
                 first = twice.row(0, named=True)
                 raise ReconcileInputError(
-                    f"{changes.where} names item {first['pk']} / {first['sk']} more than once: an incremental export holds one final image per item"
+                    f"{changes.where} names item {first['pk']} / {first['sk']} more than once: "
+                    "an incremental export holds one final image per item"
                 )
         for frame in bounded_map(lambda entry: _state_frame(base, entry), state.files):
             yield frame.join(keys, on=KEY, how="anti") if keys.height else frame
@@ -250,7 +254,8 @@ class StateWriter:
 
     def _write(self, key: str, frame: pl.DataFrame) -> StateFile:
         buffer = io.BytesIO()
-        # zstd level 1 without statistics: ~0.25 CPU-s per 250k items, a quarter of lz4's bytes.
+        # zstd level 1 without statistics: little CPU per file and far fewer bytes than lz4
+        # (docs/reconcile.md, Performance).
         frame.write_parquet(buffer, compression="zstd", compression_level=1, statistics=False)
         data = buffer.getvalue()
         self._write_once(self.base.child(key), data, "application/vnd.apache.parquet")

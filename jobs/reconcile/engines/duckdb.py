@@ -1,8 +1,8 @@
 """The duckdb engine: the Athena engine's exact Trino SQL (`sql.query`), translated by sqlglot and
-run on an embedded DuckDB over the export and inventory files the files source reads.
+run on an embedded DuckDB over the export and inventory files the polars engine reads.
 
-The files are checked exactly as the files source checks them (manifests, sizes, MD5s, duplicate
-and empty files: `sources`), then DuckDB reads them through views shaped like the Glue tables
+The files are checked exactly as the file inputs check them (manifests, sizes, MD5s, duplicate
+and empty files: `inputs.export`, `inputs.inventory`), then DuckDB reads them through views shaped like the Glue tables
 Athena queries: `export` (column `item`, the export's `{"Item": …}` lines) and the two inventories
 (AWS's Parquet column names; CSV inventories are decoded into the same shape here, since the
 stack's Athena tables are Parquet only). Files given as s3:// URIs are checked and copied to a
@@ -17,7 +17,6 @@ SerDes, partition projection or IAM: only a run in AWS does.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import tempfile
 from datetime import datetime
@@ -29,13 +28,16 @@ import polars as pl
 
 from jobs.errors import ReconcileInputError, ReconcileQueryError
 from jobs.reconcile import sql
+from jobs.reconcile.engines import ParamsFor, ReadResults
 from jobs.reconcile.findings import EngineFindings
-from jobs.reconcile.rules import RESULTS_SCHEMA, RuleParams, classify_keys
-from jobs.reconcile.sources import DataFile, InventoryManifest, _field_name, full_export_manifest, inventory_pair
+from jobs.reconcile.frames import RESULTS_SCHEMA
+from jobs.reconcile.inputs.datafiles import DataFile
+from jobs.reconcile.inputs.export import full_export_manifest
+from jobs.reconcile.inputs.inventory import InventoryManifest, field_name
+from jobs.reconcile.keys import classify_keys
+from jobs.reconcile.params import RuleParams
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
@@ -50,12 +52,18 @@ _CSV_NAMES = {
 }
 
 
+def _frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
+    frame = pl.from_arrow(relation.to_arrow_table())
+    assert isinstance(frame, pl.DataFrame)  # an Arrow table converts to a frame, never a Series
+    return frame
+
+
 def _q(path: Path) -> str:
     return sql.lit(str(path))
 
 
-class DuckEngine:
-    """One run: check and stage the files, create the Glue-shaped views, run the query."""
+class _Session:
+    """One run's DuckDB: check and stage the files, create the Glue-shaped views, run the query."""
 
     def __init__(self, buckets: Buckets | None, workdir: Path, threads: int = 2) -> None:
         self._buckets = buckets
@@ -87,7 +95,10 @@ class DuckEngine:
         struct = ", ".join(f'"{attr}" STRUCT("{tag}" VARCHAR)' for attr, tag in sql.export_columns(deep).items())
         if paths:
             listed = ", ".join(_q(p) for p in paths)
-            source = f"read_json([{listed}], format = 'newline_delimited', filename = true, columns = {{'Item': 'STRUCT({struct})'}})"
+            source = (
+                f"read_json([{listed}], format = 'newline_delimited', filename = true, "
+                f"columns = {{'Item': 'STRUCT({struct})'}})"
+            )
             # Parsed once into a table: the per-file counts and the query then read it, not the JSON.
             self._execute(f"CREATE TABLE export_lines AS SELECT Item AS item, filename FROM {source}", manifest.where)
             self._sql("CREATE VIEW export AS SELECT item FROM export_lines")
@@ -111,18 +122,21 @@ class DuckEngine:
 
     def inventory_view(self, name: str, manifest: InventoryManifest) -> tuple[datetime, str, int]:
         paths = self._staged(manifest.files)
-        typed = "SELECT CAST(NULL AS VARCHAR) AS bucket, CAST(NULL AS VARCHAR) AS key, CAST(NULL AS BIGINT) AS size, CAST(NULL AS TIMESTAMPTZ) AS last_modified_date, CAST(NULL AS VARCHAR) AS e_tag WHERE false"
+        typed = (
+            "SELECT CAST(NULL AS VARCHAR) AS bucket, CAST(NULL AS VARCHAR) AS key, CAST(NULL AS BIGINT) AS size, "
+            "CAST(NULL AS TIMESTAMPTZ) AS last_modified_date, CAST(NULL AS VARCHAR) AS e_tag WHERE false"
+        )
         if not paths:
             self._sql(f"CREATE VIEW {name} AS {typed}")
             return manifest.created, manifest.where, 0
         listed = ", ".join(_q(p) for p in paths)
         if manifest.fmt == "Parquet":
             source = f"read_parquet([{listed}], union_by_name = true)"
-            present = {_field_name(c): c for c in self._columns(source, manifest.where)}
-            columns = {target: present.get(_field_name(target)) for target in INVENTORY_COLUMNS}
+            present = {field_name(c): c for c in self._columns(source, manifest.where)}
+            columns = {target: present.get(field_name(target)) for target in INVENTORY_COLUMNS}
             key = str(columns["key"])
         else:
-            names = [_field_name(f) for f in manifest.fields]
+            names = [field_name(f) for f in manifest.fields]
             spec = ", ".join(f"'{n}': 'VARCHAR'" for n in names)
             source = f"read_csv([{listed}], header = false, quote = '\"', escape = '\"', columns = {{{spec}}})"
             present = {n: n for n in names}
@@ -142,7 +156,8 @@ class DuckEngine:
         c = columns
         self._sql(
             f"""CREATE VIEW {name} AS SELECT CAST({c["bucket"]} AS VARCHAR) AS bucket, {key} AS key,
-                CAST({c["size"]} AS BIGINT) AS size, CAST({c["last_modified_date"]} AS TIMESTAMPTZ) AS last_modified_date,
+                CAST({c["size"]} AS BIGINT) AS size,
+                CAST({c["last_modified_date"]} AS TIMESTAMPTZ) AS last_modified_date,
                 CAST({c["e_tag"]} AS VARCHAR) AS e_tag FROM {source} {where}"""
         )
         others = self._scalar(
@@ -155,9 +170,9 @@ class DuckEngine:
             )
         return manifest.created, manifest.where, self._count(name, manifest.where)
 
-    def results_table(self, processed_view: str, read: Callable[[list[str]], pl.DataFrame]) -> None:
+    def results_table(self, processed_view: str, read: ReadResults) -> None:
         """--deep: GET the result.json files the inventory lists (the one Python reader)."""
-        keys = pl.from_arrow(self.con.sql(f"SELECT key FROM {processed_view}").to_arrow_table()).lazy()  # type: ignore[union-attr]
+        keys = _frame(self.con.sql(f"SELECT key FROM {processed_view}")).lazy()
         valid = classify_keys(keys, "result")
         listed = valid.filter(~pl.col("badKey")).select("key").collect().get_column("key").sort().to_list()
         results = read(listed) if listed else pl.DataFrame(schema=RESULTS_SCHEMA)
@@ -168,7 +183,7 @@ class DuckEngine:
         relations = sql.Relations("export", "raw_inventory", "processed_inventory", "results" if deep else None)
         text = sql.to_duckdb(sql.query(relations, params))
         try:
-            return pl.from_arrow(self.con.sql(text).to_arrow_table())  # type: ignore[return-value]
+            return _frame(self.con.sql(text))
         except duckdb.Error as exc:
             raise ReconcileQueryError(f"the reconcile query failed on DuckDB: {exc}") from exc
 
@@ -202,33 +217,42 @@ class DuckEngine:
         self.con.close()
 
 
-def duck_find(
-    export: str,
-    manifests: list[str],
-    buckets: Buckets | None,
-    params: RuleParams,
-    read_results: Callable[[list[str]], pl.DataFrame] | None,
-    threads: int = 2,
-) -> EngineFindings:
+class DuckdbEngine:
     """The whole duckdb run over the files (read_results: --deep's GETs, None without --deep)."""
-    raw_m, processed_m = inventory_pair(manifests, buckets, params.raw_bucket, params.processed_bucket)
-    with tempfile.TemporaryDirectory(prefix="docuflow-duckdb-") as tmp:
-        engine = DuckEngine(buckets, Path(tmp), threads)
-        try:
-            export_time, items = engine.export_view(export, read_results is not None)
-            result = EngineFindings(
-                pl.DataFrame(), taken_at={"table": export_time}, inputs={"table": export}, sizes={"table": items}
-            )
-            for name, manifest, view in (
-                ("raw", raw_m, "raw_inventory"),
-                ("processed", processed_m, "processed_inventory"),
-            ):
-                created, where, rows = engine.inventory_view(view, manifest)
-                result.taken_at[name], result.inputs[name], result.sizes[name] = created, where, rows
-            timed = dataclasses.replace(params, as_of=min(result.taken_at.values()))
-            if read_results is not None:
-                engine.results_table("processed_inventory", read_results)
-            result.wide = engine.run(timed, read_results is not None)
-        finally:
-            engine.close()
-    return result
+
+    def __init__(
+        self,
+        export: str,
+        raw_inventory: InventoryManifest,
+        processed_inventory: InventoryManifest,
+        buckets: Buckets | None,
+        read_results: ReadResults | None = None,
+        threads: int = 2,
+    ) -> None:
+        self.export = export
+        self.inventories = {"raw": raw_inventory, "processed": processed_inventory}
+        self.buckets = buckets
+        self.read_results = read_results
+        self.threads = threads
+
+    def find(self, params_for: ParamsFor) -> EngineFindings:
+        deep = self.read_results is not None
+        with tempfile.TemporaryDirectory(prefix="docuflow-duckdb-") as tmp:
+            session = _Session(self.buckets, Path(tmp), self.threads)
+            try:
+                export_time, items = session.export_view(self.export, deep)
+                result = EngineFindings(
+                    pl.DataFrame(),
+                    taken_at={"table": export_time},
+                    inputs={"table": self.export},
+                    sizes={"table": items},
+                )
+                for name, manifest in self.inventories.items():
+                    created, where, rows = session.inventory_view(f"{name}_inventory", manifest)
+                    result.taken_at[name], result.inputs[name], result.sizes[name] = created, where, rows
+                if self.read_results is not None:
+                    session.results_table("processed_inventory", self.read_results)
+                result.wide = session.run(params_for(min(result.taken_at.values())), deep)
+            finally:
+                session.close()
+        return result

@@ -18,7 +18,6 @@ import hashlib
 import io
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -28,12 +27,13 @@ import polars as pl
 from jobs.contract import layout
 from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissingError
 from jobs.reconcile import sql
-from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings, empty
-from jobs.reconcile.rules import RuleParams
-from jobs.reconcile.sources import EXPORT_SUMMARY, FULL_EXPORT, INVENTORY_MANIFEST
+from jobs.reconcile.engines import ParamsFor
+from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
+from jobs.reconcile.frames import empty
+from jobs.reconcile.inputs.export import EXPORT_SUMMARY, FULL_EXPORT
+from jobs.reconcile.inputs.inventory import INVENTORY_MANIFEST
 
 if TYPE_CHECKING:
-    from jobs.reconcile.run import ReconcileOptions
     from jobs.settings import JobSettings
     from jobs.store.athena import AthenaQueries
     from jobs.store.s3 import Buckets
@@ -52,6 +52,16 @@ class InventoryPartition:
     created: datetime
 
 
+@dataclass(frozen=True)
+class AthenaInputs:
+    """What one Athena run reads and where it unloads its findings."""
+
+    run_id: str  # names the run's idempotency tokens
+    report_prefix: str  # the findings are unloaded under it, in UNLOAD_DIR
+    export: str | None = None  # a completed full export (s3://); None: the run starts one
+    manifests: tuple[str, ...] = ()  # inventory manifests (s3://); none: the newest of each bucket
+
+
 def _token(run_id: str, what: str) -> str:
     return hashlib.sha256(f"{run_id}/{what}".encode()).hexdigest()[:64]
 
@@ -68,20 +78,20 @@ def dt_of(manifest_key: str) -> str:
     return moment.strftime("%Y-%m-%d-%H-%M")
 
 
-class AthenaReconcile:
+class AthenaEngine:
     def __init__(
         self,
         settings: JobSettings,
         buckets: Buckets,
         queries: AthenaQueries,
         exports: TableExports,
-        run_id: str,
+        inputs: AthenaInputs,
     ) -> None:
         self.settings = settings
         self.buckets = buckets
         self.queries = queries
         self.exports = exports
-        self.run_id = run_id
+        self.inputs = inputs
 
     # --- inputs ------------------------------------------------------------------------------
     def _json(self, uri: str) -> dict[str, object]:
@@ -165,40 +175,52 @@ class AthenaReconcile:
         return InventoryPartition(source, manifest_uri, dt, created)
 
     # --- the run -------------------------------------------------------------------------------
-    def run(
-        self, params_for: Callable[[datetime], RuleParams], options: ReconcileOptions, report_prefix: str
-    ) -> EngineFindings:
+    def inventories(self) -> tuple[InventoryPartition, InventoryPartition]:
+        """The raw and the processed bucket's inventory partitions: the given ones, else the newest."""
         s = self.settings
-        now = layout.utc_now()
-        export_id, export_time, item_count = self.export(options.dynamodb_export, now.replace(second=0, microsecond=0))
-        manifests = list(options.s3_inventories) or [
-            self.latest_manifest(b) for b in (s.raw_bucket, s.processed_bucket)
-        ]
+        manifests = list(self.inputs.manifests) or [self.latest_manifest(b) for b in (s.raw_bucket, s.processed_bucket)]
         partitions = {p.source_bucket: p for p in map(self.partition, manifests)}
         for needed in (s.raw_bucket, s.processed_bucket):
             if needed not in partitions:
                 raise ReconcileInputError(f"no S3 Inventory manifest for bucket {needed!r}")
-        raw, processed = partitions[s.raw_bucket], partitions[s.processed_bucket]
+        return partitions[s.raw_bucket], partitions[s.processed_bucket]
+
+    def relations(self, export_id: str, raw: InventoryPartition, processed: InventoryPartition) -> sql.Relations:
+        """The Glue tables the query reads, each narrowed to this run's export and partitions."""
+        s = self.settings
         db = f'"{s.glue_database}"'
-        relations = sql.Relations(
+        return sql.Relations(
             export=f'(SELECT item FROM {db}."{s.glue_export_table}" WHERE export_id = {sql.lit(export_id)})',
             raw_inventory=f'(SELECT * FROM {db}."{s.glue_raw_inventory_table}" WHERE dt = {sql.lit(raw.dt)})',
-            processed_inventory=f'(SELECT * FROM {db}."{s.glue_processed_inventory_table}" WHERE dt = {sql.lit(processed.dt)})',
+            processed_inventory=(
+                f'(SELECT * FROM {db}."{s.glue_processed_inventory_table}" WHERE dt = {sql.lit(processed.dt)})'
+            ),
         )
+
+    def find(self, params_for: ParamsFor) -> EngineFindings:
+        s, run_id = self.settings, self.inputs.run_id
+        now = layout.utc_now()
+        export_id, export_time, item_count = self.export(self.inputs.export, now.replace(second=0, microsecond=0))
+        raw, processed = self.inventories()
+        relations = self.relations(export_id, raw, processed)
         taken_at = {"table": export_time, "raw": raw.created, "processed": processed.created}
         params = params_for(min(taken_at.values()))
         counted = self.queries.run(
-            f"SELECT (SELECT count(*) FROM {relations.raw_inventory}), (SELECT count(*) FROM {relations.processed_inventory})",
-            _token(self.run_id, "counts"),
+            f"SELECT (SELECT count(*) FROM {relations.raw_inventory}), "
+            f"(SELECT count(*) FROM {relations.processed_inventory})",
+            _token(run_id, "counts"),
             "object counts",
         )
         raw_count, processed_count = (int(v or 0) for v in self.queries.rows(counted.query_id)[0])
-        target = layout.s3_uri(s.reports_bucket, report_prefix + UNLOAD_DIR)
-        unload = f"UNLOAD ({sql.query(relations, params)}) TO {sql.lit(target)} WITH (format = 'PARQUET', compression = 'ZSTD')"
-        found = self.queries.run(unload, _token(self.run_id, "findings"), "reconcile query")
-        wide = self.read_unloaded(report_prefix + UNLOAD_DIR)
+        unloaded = self.inputs.report_prefix + UNLOAD_DIR
+        target = layout.s3_uri(s.reports_bucket, unloaded)
+        unload = (
+            f"UNLOAD ({sql.query(relations, params)}) TO {sql.lit(target)} "
+            "WITH (format = 'PARQUET', compression = 'ZSTD')"
+        )
+        found = self.queries.run(unload, _token(run_id, "findings"), "reconcile query")
         return EngineFindings(
-            wide,
+            self.read_unloaded(unloaded),
             taken_at=taken_at,
             inputs={"table": f"export {export_id}", "raw": raw.manifest, "processed": processed.manifest},
             sizes={

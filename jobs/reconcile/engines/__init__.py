@@ -1,0 +1,36 @@
+"""The engines that judge a reconcile's inputs, behind one interface the run selects by name.
+
+Every engine is built with what it reads and answers one call, `find(params_for)`: its findings
+as wide rows (`findings.EngineFindings`), with when each input was taken and how many rows it
+held. `params_for` turns the inputs' snapshot time (the earliest of them, which only the engine
+knows once it has read its manifests or started its reads) into the rules' parameters. Findings
+are rendered once, after whichever engine ran, so the report cannot tell them apart:
+
+- `polars.PolarsEngine`: the polars rules, in memory over a live snapshot, or over export and
+  inventory files in bounded memory (`partitions`);
+- `duckdb.DuckdbEngine`: the Athena engine's Trino SQL on an embedded DuckDB over the same files;
+- `athena.AthenaEngine`: that SQL in an Athena workgroup over S3 Inventory and a table export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Protocol
+
+import polars as pl
+
+from jobs.reconcile.findings import EngineFindings
+from jobs.reconcile.params import RuleParams
+
+NAMES = ("polars", "duckdb", "athena")
+# The rules' parameters for the inputs' snapshot time.
+ParamsFor = Callable[[datetime], RuleParams]
+# --deep: the result.json contents of the listed keys (RESULTS_SCHEMA), read from S3.
+ReadResults = Callable[[list[str]], pl.DataFrame]
+
+
+class Engine(Protocol):
+    def find(self, params_for: ParamsFor) -> EngineFindings:
+        """Every finding of the engine's inputs, as wide rows, with what it read."""
+        ...

@@ -1,0 +1,90 @@
+"""The polars engine: the rules of `rules` over a snapshot in memory, or over files in bounded memory.
+
+Given a way to take a snapshot (the live reads), it holds every input at once and runs the rules
+one at a time. Given files (a table source and the two buckets' inventories), it streams them
+through `partitions`, one side at a time, and keeps the table it read as a new table state when
+asked to (`--write-table-state`). Either way it returns the same wide rows as every engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from jobs.reconcile import rules
+from jobs.reconcile.engines import ParamsFor, ReadResults
+from jobs.reconcile.engines.partitions import judge_files
+from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
+from jobs.reconcile.frames import Inputs, Snapshot, empty
+from jobs.reconcile.join import prepare
+from jobs.reconcile.keys import classify_keys
+from jobs.reconcile.params import RuleParams
+
+if TYPE_CHECKING:
+    from jobs.reconcile.inputs.inventory import InventoryManifest
+    from jobs.reconcile.inputs.table_state import StateWriter, TableSource
+
+
+@dataclass(frozen=True)
+class FileInputs:
+    """A files run's inputs: the table (an export, or a kept state brought forward) and the raw
+    and processed buckets' inventories; `keep` writes the table read as a new table state.
+    """
+
+    table: TableSource
+    raw_inventory: InventoryManifest
+    processed_inventory: InventoryManifest
+    keep: StateWriter | None = None
+
+
+class PolarsEngine:
+    def __init__(self, inputs: FileInputs | Callable[[], Snapshot], read_results: ReadResults | None = None) -> None:
+        self.inputs = inputs
+        self.read_results = read_results
+
+    def find(self, params_for: ParamsFor) -> EngineFindings:
+        if isinstance(self.inputs, FileInputs):
+            return self._over_files(self.inputs, params_for)
+        return self._in_memory(self.inputs(), params_for)
+
+    def _over_files(self, files: FileInputs, params_for: ParamsFor) -> EngineFindings:
+        writer = files.keep
+        try:
+            table = writer.tee(files.table) if writer else files.table
+            found = judge_files(table, files.raw_inventory, files.processed_inventory, params_for, self.read_results)
+            if writer is not None:
+                found.stats["tableStateWritten"] = writer.commit(files.table)
+        finally:
+            if writer is not None:
+                writer.close()
+        return found
+
+    def _in_memory(self, snapshot: Snapshot, params_for: ParamsFor) -> EngineFindings:
+        results = None
+        if self.read_results is not None:
+            listed = classify_keys(snapshot.processed_objects.lazy(), "result").filter(~pl.col("badKey"))
+            keys = listed.select("key").collect().get_column("key").sort().to_list()
+            results = self.read_results(keys).lazy()
+        inputs = Inputs(snapshot.items.lazy(), snapshot.raw_objects.lazy(), snapshot.processed_objects.lazy(), results)
+        sizes = {
+            "table": snapshot.items.height,
+            "raw": snapshot.raw_objects.height,
+            "processed": snapshot.processed_objects.height,
+        }
+        wide = _every_rule(inputs, params_for(snapshot.as_of))
+        return EngineFindings(wide, snapshot.taken_at, snapshot.inputs, sizes)
+
+
+def _every_rule(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
+    """Every rule's findings over inputs in memory, as wide rows (unsorted)."""
+    p = prepare(inputs, params)
+    parts = [rule(p) for rule in rules.RULES]
+    if params.deep and inputs.results is not None:
+        parts += [rule(p, inputs.results) for rule in rules.DEEP_RULES]
+    # One rule at a time: each join still uses every core, and only one rule's hash tables are
+    # alive at once (all at once costs much more memory for no gain on 2 cores: docs/reconcile.md).
+    collected = [part.collect() for part in parts]
+    return pl.concat(collected, how="diagonal_relaxed") if collected else empty(WIDE_SCHEMA)

@@ -1,0 +1,8 @@
+"""What a reconcile reads, each input in its own module, each yielding the frames of `frames`.
+
+`live` (a parallel Scan and the buckets' listings), `export` (DynamoDB exports), `inventory` (S3
+Inventory reports), `table_state` (the table as an earlier run kept it, brought forward by an
+incremental export), `results` (result.json contents for --deep); `location` and `datafiles` are
+what the file readers share (local paths or s3:// URIs; manifest-listed data files, checked);
+`writers` writes the same file layouts for tests and benchmarks.
+"""

@@ -1,0 +1,228 @@
+"""S3 Inventory reports (CSV or Parquet) as object frames: the manifest checked, the data files read.
+
+One report per bucket: its manifest.json names the source bucket, the snapshot time, the format
+and the data files (each checked for size and MD5). CSV files are parsed by Arrow (quoted,
+gzipped lines, URL-encoded keys decoded), Parquet files by polars directly; versioned inventories
+keep only current, non-delete-marker rows. The file layout is described in docs/reconcile.md.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+from jobs.errors import ReconcileInputError
+from jobs.reconcile.frames import OBJECTS_SCHEMA, concat, empty
+from jobs.reconcile.inputs.datafiles import (
+    PARSE_BLOCK_BYTES,
+    DataFile,
+    bounded_map,
+    json_object,
+    opened,
+    refuse_duplicates,
+    require,
+    trim_heap,
+)
+from jobs.reconcile.inputs.location import Location
+
+if TYPE_CHECKING:
+    from jobs.store.s3 import Buckets
+
+INVENTORY_MANIFEST = "manifest.json"
+
+
+def field_name(name: str) -> str:
+    """CSV fileSchema says "LastModifiedDate", Parquet columns say "last_modified_date"."""
+    return name.strip().replace("_", "").lower()
+
+
+# Inventory fields reconcile reads (normalised names), and the version fields it filters on.
+WANTED = ("bucket", "key", "size", "lastmodifieddate", "etag")
+VERSION_FIELDS = ("islatest", "isdeletemarker")
+
+
+def _inventory_table(entry: DataFile, fmt: str, fields: list[str]) -> pl.DataFrame:
+    """One data file with its columns named by `field_name`: CSV parsed by Arrow (it reads the
+    quoted, gzipped lines and ISO times in one pass), Parquet by polars (faster than Arrow and
+    converting, with less memory: docs/reconcile.md, Performance).
+    """
+    where = entry.location.text
+    pool = pa.system_memory_pool()
+    data = entry.read()
+    try:
+        with opened(data) as stream:
+            if fmt == "CSV":
+                normalised = [field_name(f) for f in fields]
+                types: dict[str, pa.DataType] = {name: pa.string() for name in normalised}
+                # Arrow parses sizes and ISO times itself; the bucket repeats on every row.
+                types.update(size=pa.int64(), lastmodifieddate=pa.timestamp("ms", tz="UTC"))
+                types["bucket"] = pa.dictionary(pa.int32(), pa.string())
+                arrow = pa_csv.read_csv(
+                    stream,
+                    read_options=pa_csv.ReadOptions(column_names=normalised, block_size=PARSE_BLOCK_BYTES),
+                    convert_options=pa_csv.ConvertOptions(
+                        column_types=types,
+                        include_columns=[n for n in normalised if n in WANTED or n in VERSION_FIELDS],
+                        strings_can_be_null=False,
+                    ),
+                    memory_pool=pool,
+                )
+                converted = pl.from_arrow(arrow)
+                assert isinstance(converted, pl.DataFrame)
+                table = converted
+            else:
+                table = pl.read_parquet(stream)
+                table = table.rename({c: field_name(c) for c in table.columns})
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        if fmt == "CSV" and "Empty CSV file" in str(exc):
+            # S3 Inventory writes no empty data files: an empty one lost its rows.
+            raise ReconcileInputError(f"{where} holds no rows (an empty data file): damaged inventory") from exc
+        raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
+    except pl.exceptions.PolarsError as exc:
+        raise ReconcileInputError(f"{where} is not a {fmt} inventory file: {exc}") from exc
+    except (OSError, EOFError) as exc:
+        raise ReconcileInputError(f"{where} is not valid gzip: {exc}") from exc
+    missing = [f for f in WANTED if f not in table.columns]
+    if missing:
+        raise ReconcileInputError(f"{where} lacks inventory fields {missing} (has {table.columns})")
+    return table.select([c for c in table.columns if c in WANTED or c in VERSION_FIELDS])
+
+
+def _objects_from_frame(frame: pl.DataFrame | None, fmt: str, where: str) -> pl.DataFrame:
+    if frame is None or frame.height == 0:
+        return empty(OBJECTS_SCHEMA)
+    # A versioned inventory lists every version; the current ones are what a listing shows.
+    if "islatest" in frame.columns:
+        frame = frame.filter(pl.col("islatest").cast(pl.String).str.to_lowercase() == "true")
+    if "isdeletemarker" in frame.columns:
+        frame = frame.filter(pl.col("isdeletemarker").cast(pl.String).str.to_lowercase() != "true")
+    key = pl.col("key").cast(pl.String)
+    if fmt == "CSV":
+        # CSV inventories URL-encode keys; only the encoded ones pay for a Python decode.
+        encoded = frame.filter(key.str.contains(r"[%+]")).get_column("key").unique().to_list()
+        if encoded:
+            key = key.replace({k: urllib.parse.unquote_plus(k) for k in encoded})
+    modified = pl.col("lastmodifieddate")
+    if frame.schema["lastmodifieddate"] == pl.String:
+        modified = modified.str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_unit="ms", time_zone="UTC", strict=False)
+    try:
+        out = frame.select(
+            pl.col("bucket").cast(pl.String),
+            key.alias("key"),
+            pl.col("etag").cast(pl.String).str.strip_chars('"'),
+            pl.col("size").cast(pl.Int64),
+            modified.cast(pl.Datetime("ms", "UTC")).alias("lastModified"),
+        ).select(list(OBJECTS_SCHEMA))
+    except pl.exceptions.PolarsError as exc:
+        raise ReconcileInputError(f"{where}: inventory fields have unexpected values: {exc}") from exc
+    if out.get_column("lastModified").null_count() or out.get_column("key").null_count():
+        raise ReconcileInputError(f"{where}: a row has no key or an unreadable LastModifiedDate")
+    return out
+
+
+@dataclass(frozen=True)
+class Inventory:
+    source_bucket: str
+    created: datetime
+    objects: pl.DataFrame
+    manifest: str
+
+
+@dataclass(frozen=True)
+class InventoryManifest:
+    where: str
+    source_bucket: str
+    created: datetime
+    fmt: str  # CSV | Parquet
+    fields: list[str]  # CSV column order
+    files: list[DataFile]
+
+
+def inventory_manifest(manifest_text: str, buckets: Buckets | None) -> InventoryManifest:
+    """One S3 Inventory report's manifest.json (LOCATION: the file or its directory)."""
+    base = Location(manifest_text, buckets)
+    if not manifest_text.rstrip("/").endswith(INVENTORY_MANIFEST):
+        base = base.child(INVENTORY_MANIFEST)
+    manifest = json_object(base)
+    where = base.text
+    source = str(require(manifest, "sourceBucket", where))
+    fmt = str(require(manifest, "fileFormat", where)).upper()
+    fmt = {"PARQUET": "Parquet"}.get(fmt, fmt)
+    if fmt not in ("CSV", "Parquet"):
+        raise ReconcileInputError(f"{where}: fileFormat {fmt!r} is not supported (CSV or Parquet)")
+    fields = [f.strip() for f in str(manifest.get("fileSchema", "")).split(",") if f.strip()]
+    if fmt == "CSV" and not fields:
+        raise ReconcileInputError(f"{where} has no fileSchema for its CSV files")
+    try:
+        created = datetime.fromtimestamp(int(require(manifest, "creationTimestamp", where)) / 1000, UTC)
+    except (TypeError, ValueError) as exc:
+        raise ReconcileInputError(f"{where}: creationTimestamp is not epoch milliseconds") from exc
+    entries = require(manifest, "files", where)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and "key" in e for e in entries):
+        raise ReconcileInputError(f"{where}: files is not a list of entries with a key")
+    refuse_duplicates([str(e["key"]) for e in entries], where)
+    destination = str(manifest.get("destinationBucket", "")).rpartition(":")[2] or None
+    files = [
+        DataFile(
+            base.bucket_key(str(e["key"]), destination),
+            size=None if e.get("size") is None else int(e["size"]),
+            md5=e.get("MD5checksum"),
+        )
+        for e in entries
+    ]
+    return InventoryManifest(where, source, created, fmt, fields, files)
+
+
+def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
+    """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked."""
+
+    def one(entry: DataFile) -> pl.DataFrame:
+        objects = _objects_from_frame(
+            _inventory_table(entry, manifest.fmt, manifest.fields), manifest.fmt, entry.location.text
+        )
+        others = objects.filter(pl.col("bucket") != manifest.source_bucket).height
+        if others:
+            raise ReconcileInputError(
+                f"{manifest.where}: {others} rows name a bucket other than sourceBucket {manifest.source_bucket!r}"
+            )
+        return objects
+
+    yield from bounded_map(one, manifest.files)
+
+
+def read_inventory(manifest_text: str, buckets: Buckets | None) -> Inventory:
+    """One S3 Inventory report (manifest.json and its CSV or Parquet data files)."""
+    manifest = inventory_manifest(manifest_text, buckets)
+    objects = concat(list(inventory_frames(manifest)), OBJECTS_SCHEMA)
+    trim_heap()
+    return Inventory(manifest.source_bucket, manifest.created, objects, manifest.where)
+
+
+def inventory_pair(
+    manifests: list[str], buckets: Buckets | None, raw_bucket: str, processed_bucket: str
+) -> tuple[InventoryManifest, InventoryManifest]:
+    """The raw and the processed bucket's inventory manifests among `manifests` (one each,
+    nothing else): what every files engine reads.
+    """
+    by_bucket: dict[str, InventoryManifest] = {}
+    for text in manifests:
+        manifest = inventory_manifest(text, buckets)
+        if manifest.source_bucket not in (raw_bucket, processed_bucket):
+            raise ReconcileInputError(
+                f"{manifest.where} inventories {manifest.source_bucket!r}, "
+                f"neither the raw ({raw_bucket}) nor the processed ({processed_bucket}) bucket"
+            )
+        if manifest.source_bucket in by_bucket:
+            raise ReconcileInputError(f"two inventories of {manifest.source_bucket!r} given")
+        by_bucket[manifest.source_bucket] = manifest
+    for needed in (raw_bucket, processed_bucket):
+        if needed not in by_bucket:
+            raise ReconcileInputError(f"no --s3-inventory manifest for bucket {needed!r}")
+    return by_bucket[raw_bucket], by_bucket[processed_bucket]

@@ -1,0 +1,106 @@
+"""The machinery the polars rules share: inputs prepared once, each side joined once, on key hashes.
+
+`prepare` derives the columns several rules read (items' rawKey and resultKey, objects' ids,
+badKey and `judged`) once. Each side's rules then share one join (`Prepared.raw_pairs`,
+`Prepared.result_pairs`): row numbers of items and objects paired on two 64-bit hashes of the key
+rather than on the key strings, which is much cheaper in time and memory (docs/reconcile.md,
+Performance); the rules only filter the pairs and look rows up by number (`rows_at`). Two
+different keys agree on both hashes with odds of about 2^-128 per pair (~1e-21 for a billion
+items against a billion objects); an ETag needs one hash: a replaced object whose new ETag
+collides with the old is a 2^-64 event. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import polars as pl
+
+from jobs.reconcile.frames import Inputs
+from jobs.reconcile.keys import classify_keys, unquoted, with_keys
+from jobs.reconcile.params import RuleParams
+
+KEY_HASHES = ["_h1", "_h2"]
+_KEY_SEEDS = (0x5EED1, 0x5EED2)
+_ETAG_SEED = 0x5EED3
+
+
+def key_hashes(key: pl.Expr) -> list[pl.Expr]:
+    """The two hash columns that stand for `key` in a join."""
+    # A null key (an item whose rawS3Uri is elsewhere) hashes to null: it pairs with nothing.
+    return [
+        pl.when(key.is_not_null()).then(key.hash(seed)).alias(name)
+        for name, seed in zip(KEY_HASHES, _KEY_SEEDS, strict=True)
+    ]
+
+
+def etag_hash(etag: pl.Expr) -> pl.Expr:
+    return pl.when(etag.is_not_null()).then(unquoted(etag).hash(_ETAG_SEED))
+
+
+def rows_at(frame: pl.LazyFrame, numbers: pl.DataFrame, column: str) -> pl.LazyFrame:
+    """The rows of `frame` whose row numbers are in `numbers[column]` (with its other columns)."""
+    return frame.with_row_index(column).join(numbers.lazy(), on=column, how="inner").drop(column)
+
+
+def _paired(items: pl.LazyFrame, objects: pl.LazyFrame) -> pl.DataFrame:
+    """A full join of item and object row numbers on KEY_HASHES, the hashes dropped."""
+    return items.join(objects, on=KEY_HASHES, how="full").drop(KEY_HASHES, [f"{h}_right" for h in KEY_HASHES]).collect()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The inputs with the columns several rules share, derived once."""
+
+    items: pl.LazyFrame  # + rawKey (null when rawS3Uri is not in the raw bucket), resultKey
+    raw: pl.LazyFrame  # + userId, documentId, badKey, judged
+    processed: pl.LazyFrame
+    params: RuleParams
+
+    @property
+    def valid_processed(self) -> pl.LazyFrame:
+        return self.processed.filter(~pl.col("badKey"))
+
+    @cached_property
+    def raw_pairs(self) -> pl.DataFrame:
+        """Items and raw objects paired on rawKey = key: `_item`/`_object` are row numbers into
+        `items`/`raw`, null on the side without a partner; ETags as hashes (`_itemEtag`,
+        `_objectEtag`) and the object's `judged`.
+        """
+        items = self.items.select(
+            *key_hashes(pl.col("rawKey")), etag_hash(pl.col("rawEtag")).alias("_itemEtag")
+        ).with_row_index("_item")
+        objects = self.raw.select(
+            *key_hashes(pl.col("key")), "judged", etag_hash(pl.col("etag")).alias("_objectEtag")
+        ).with_row_index("_object")
+        return _paired(items, objects)
+
+    @cached_property
+    def result_pairs(self) -> pl.DataFrame:
+        """Items and valid result objects paired on resultKey = key (row numbers as in raw_pairs)."""
+        items = self.items.select(*key_hashes(pl.col("resultKey"))).with_row_index("_item")
+        objects = (
+            self.processed.select(*key_hashes(pl.col("key")), "badKey")
+            .with_row_index("_object")
+            .filter(~pl.col("badKey"))
+        )
+        return _paired(items, objects.drop("badKey"))
+
+
+def classified(objects: pl.LazyFrame, kind: str, params: RuleParams) -> pl.LazyFrame:
+    """Objects plus userId, documentId, badKey and judged (older than the grace period)."""
+    judged = (pl.col("lastModified") <= pl.lit(params.judged_before).cast(pl.Datetime("ms", "UTC"))).alias("judged")
+    return classify_keys(objects, kind).with_columns(judged)
+
+
+def prepare(inputs: Inputs, params: RuleParams) -> Prepared:
+    items, raw, processed = (
+        with_keys(inputs.items, params),
+        classified(inputs.raw_objects, "raw", params),
+        classified(inputs.processed_objects, "result", params),
+    )
+    # Prepared once, eagerly: each frame is joined by several rules, which then share the
+    # derived columns instead of each re-deriving them.
+    items_df, raw_df, processed_df = pl.collect_all([items, raw, processed])
+    return Prepared(items_df.lazy(), raw_df.lazy(), processed_df.lazy(), params)

@@ -1,0 +1,204 @@
+"""The checker behind the code-shape rules: import circles, private names across modules, long functions.
+
+Reads the source only (the AST, nothing imported), so a rule holds for code paths no test runs.
+Every import counts wherever it is written (module level, inside a function, under
+TYPE_CHECKING): an import moved into a function still ties the two modules together, it only
+delays the moment Python notices. `from package import name` is an import of the submodule when
+`package.name` is one, else of the package.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+# What the rules cover: the jobs, the Pulumi components and the Pulumi program.
+SCOPES = ("jobs", "components", "__main__.py")
+MAX_FUNCTION_LINES = 60
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    path: Path
+    tree: ast.Module
+    is_package: bool
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module
+    target: str  # the module imported from (or imported)
+    name: str | None  # the name taken from it (`from target import name`), None for a module
+    line: int
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def load(root: Path, scopes: tuple[str, ...] = SCOPES) -> dict[str, Module]:
+    """Every module under `scopes` (folders or single files) of the tree at `root`, by dotted name."""
+    paths: list[Path] = []
+    for scope in scopes:
+        where = root / scope
+        paths += sorted(where.rglob("*.py")) if where.is_dir() else [where] if where.is_file() else []
+    return {
+        _module_name(root, path): Module(
+            _module_name(root, path), path, ast.parse(path.read_text(), str(path)), path.name == "__init__.py"
+        )
+        for path in paths
+    }
+
+
+def _base(module: Module, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+    package = package[: len(package) - node.level + 1]
+    return ".".join([*package, *([node.module] if node.module else [])])
+
+
+def imports(module: Module, modules: dict[str, Module]) -> list[Import]:
+    """The imports of `module` that reach another module of the tree."""
+    found = []
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            found += [Import(module.name, a.name, None, node.lineno) for a in node.names if a.name in modules]
+        elif isinstance(node, ast.ImportFrom):
+            base = _base(module, node)
+            for alias in node.names:
+                if f"{base}.{alias.name}" in modules:
+                    found.append(Import(module.name, f"{base}.{alias.name}", None, node.lineno))
+                elif base in modules:
+                    found.append(Import(module.name, base, alias.name, node.lineno))
+    return [i for i in found if i.target != module.name]
+
+
+def import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
+    return {name: {i.target for i in imports(module, modules)} for name, module in modules.items()}
+
+
+def import_cycles(modules: dict[str, Module]) -> list[list[str]]:
+    """Groups of modules that reach each other through imports (Tarjan's strongly connected
+    components with more than one module), each sorted, the groups sorted.
+    """
+    graph = import_graph(modules)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        # Iterative, so a long chain of imports cannot exhaust the recursion limit.
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return sorted(groups)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _bound_modules(module: Module, modules: dict[str, Module]) -> dict[str, str]:
+    """Local names bound to modules of the tree (`import a.b as m`, `from a import b`)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules and alias.asname:
+                    bound[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = _base(module, node)
+            for alias in node.names:
+                if f"{base}.{alias.name}" in modules:
+                    bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return bound
+
+
+def private_imports(modules: dict[str, Module]) -> list[str]:
+    """Private names one module takes from another: `from m import _x`, `m._x` on an imported
+    module, and a private module (`pkg._m`) imported from outside its package.
+    """
+    found = []
+    for module in modules.values():
+        for i in imports(module, modules):
+            if i.name is not None and _private(i.name):
+                found.append(f"{module.name}:{i.line} imports {i.name} from {i.target}")
+            parts = i.target.split(".")
+            package = ".".join(parts[:-1])
+            if _private(parts[-1]) and not (module.name == package or module.name.startswith(package + ".")):
+                found.append(f"{module.name}:{i.line} imports the private module {i.target} from outside {package}")
+        bound = _bound_modules(module, modules)
+        found += [
+            f"{module.name}:{node.lineno} uses {bound[node.value.id]}.{node.attr}"
+            for node in ast.walk(module.tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in bound
+            and _private(node.attr)
+        ]
+    return sorted(set(found))
+
+
+def function_lengths(modules: dict[str, Module]) -> dict[str, int]:
+    """Lines of every function and method (decorators excluded, its docstring and nested
+    functions included), by `module:Qualified.name`.
+    """
+    lengths: dict[str, int] = {}
+
+    def walk(node: ast.AST, module: str, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = f"{prefix}{child.name}"
+                end = child.end_lineno or child.lineno
+                lengths[f"{module}:{name}"] = end - child.lineno + 1
+                walk(child, module, f"{name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, module, f"{prefix}{child.name}.")
+            else:
+                walk(child, module, prefix)
+
+    for module in modules.values():
+        walk(module.tree, module.name, "")
+    return lengths
+
+
+def long_functions(modules: dict[str, Module], limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    return {name: lines for name, lines in function_lengths(modules).items() if lines > limit}
