@@ -39,7 +39,6 @@ ALLOWLIST = frozenset(
         "components.document_buckets:DocumentBuckets._bucket",
         "components.status_events:StatusEvents.__init__",
         "jobs.demo.run:main",
-        "jobs.ingest.run:IngestRun._run",
     }
 )
 
