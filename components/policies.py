@@ -462,7 +462,8 @@ def repair_task_policy(
     return document(
         *_reconcile_statements(table_arn, raw_bucket_arn, processed_bucket_arn, reports_bucket_arn, key_arn),
         *(_catalog_statements(table_arn, reports_bucket_arn, catalog) if catalog else []),
-        statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        # A tombstone (MISSING_RAW) deletes the duplicate markers its document held, in its transaction.
+        statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
     )

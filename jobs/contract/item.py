@@ -23,6 +23,8 @@ MAX_TEXT = 512
 MAX_MESSAGE = 1024
 MAX_REASONS = 20
 _DIGEST = r"^[0-9a-f]{64}$"
+# The item attribute that holds the digest of each kind of marker the document holds.
+MARKER_FIELDS = {DuplicateKind.CONTENT: "contentMarker", DuplicateKind.INVOICE: "invoiceMarker"}
 RESULT_SCHEMA_VERSION = "1.1"  # 1.1: the review record beside the machine's reading
 
 
@@ -129,7 +131,7 @@ class DocumentItem(BaseModel):
     @property
     def held_markers(self) -> dict[DuplicateKind, str]:
         """The identities whose markers the document holds (kind → digest)."""
-        held = {DuplicateKind.CONTENT: self.contentMarker, DuplicateKind.INVOICE: self.invoiceMarker}
+        held = {kind: getattr(self, name) for kind, name in MARKER_FIELDS.items()}
         return {kind: digest for kind, digest in held.items() if digest is not None}
 
     def holds(self, kind: DuplicateKind, digest: str) -> bool:
@@ -228,7 +230,7 @@ class DocumentItem(BaseModel):
 
 def held_fields(held: dict[DuplicateKind, str]) -> dict[str, str | None]:
     """The item attributes that say which markers a document holds (kind → digest)."""
-    return {"contentMarker": held.get(DuplicateKind.CONTENT), "invoiceMarker": held.get(DuplicateKind.INVOICE)}
+    return {name: held.get(kind) for kind, name in MARKER_FIELDS.items()}
 
 
 def summary_fields(invoice: Invoice | None, validation: ValidationResult) -> dict[str, Any]:

@@ -45,6 +45,8 @@ class Code(StrEnum):
     BAD_KEY = "BAD_KEY"
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
+    ORPHAN_MARKER = "ORPHAN_MARKER"
+    MISSING_MARKER = "MISSING_MARKER"
 
 
 class Severity(StrEnum):
@@ -75,6 +77,11 @@ SEVERITY: dict[Code, Severity] = {
     # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
     Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
     Code.RESULT_UNREADABLE: Severity.ERROR,
+    # Duplicate markers (jobs.contract.duplicates): one a document does not hold is taken over by
+    # the next upload of its identity (clutter); a document whose marker is missing would let its
+    # duplicates through unflagged.
+    Code.ORPHAN_MARKER: Severity.WARNING,
+    Code.MISSING_MARKER: Severity.ERROR,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -121,6 +128,8 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_result_source_uri": _S,
     "ev_result_etag": _S,
     "ev_error": _S,
+    "ev_marker_kind": _S,
+    "ev_marker_digest": _S,
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
@@ -192,6 +201,13 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
+    Code.ORPHAN_MARKER: (("kind", "ev_marker_kind"), ("digest", "ev_marker_digest"), ("createdAt", "ev_created_at")),
+    Code.MISSING_MARKER: (
+        ("kind", "ev_marker_kind"),
+        ("digest", "ev_marker_digest"),
+        ("status", "ev_status"),
+        ("version", "ev_version"),
+    ),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

@@ -142,7 +142,7 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     upload(s3, s.raw_bucket, docs)
     IngestRun(s, IngestOptions(backfill=True)).execute()
     items = {i.documentId: i for i in stack.items()}
-    first, second, third, fourth = (items[d.document_id] for d in docs[:4])
+    first, second, third, fourth, fifth = (items[d.document_id] for d in docs[:5])
     table = stack.dynamodb()
 
     def put(item: dict[str, Any]) -> None:
@@ -181,6 +181,9 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     )
     put({**fourth.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})
     s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "unseen", "invoice.xml"), Body=b"<Invoice/>")
+    # MISSING_RAW: a processed document's upload deleted; its tombstone gives its markers up.
+    assert fifth.held_markers, "the document holds its duplicate markers"
+    s3.delete_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(fifth.rawS3Uri)[1])
     return {"items": items}
 
 
@@ -235,6 +238,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         repaired = reconcile(repair=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
+            Code.MISSING_RAW,
             Code.ORPHAN_RESULT,
             Code.MISSING_RESULT,
             Code.STUCK_PROCESSING,

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from jobs.contract.item import MARKER_FIELDS
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
 from jobs.reconcile.frames import ITEMS_SCHEMA, empty
 from jobs.reconcile.inputs.datafiles import bounded_map, data_file
@@ -143,11 +144,21 @@ def _state_frame(base: Location, entry: StateFile) -> pl.DataFrame:
         frame = pl.read_parquet(io.BytesIO(data))
     except pl.exceptions.PolarsError as exc:
         raise ReconcileInputError(f"{location.text} is not a Parquet file: {exc}") from exc
+    frame = _with_marker_columns(frame)
     if dict(frame.schema) != ITEMS_SCHEMA:
         raise ReconcileInputError(f"{location.text} has columns {dict(frame.schema)}, not a table state's")
     if frame.height != entry.rows:
         raise ReconcileInputError(f"{location.text} holds {frame.height} rows, table-state.json says {entry.rows}")
     return frame
+
+
+def _with_marker_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """A state kept before documents held duplicate markers has no marker columns: none held any."""
+    missing = [c for c in MARKER_FIELDS.values() if c not in frame.columns]
+    if not missing:
+        return frame
+    added = frame.with_columns(pl.lit(None, pl.String).alias(c) for c in missing)
+    return added.select(list(ITEMS_SCHEMA)) if set(added.columns) == set(ITEMS_SCHEMA) else added
 
 
 def _check_chain(state: StateManifest, where: str, changes: ExportManifest) -> None:
