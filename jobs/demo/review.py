@@ -39,7 +39,8 @@ def work_the_queue(step: Step, env: dict[str, str]) -> None:
         fixes = _fixes(step, env, item)
         if fixes:
             print(step("review: correct", "review", "correct", *who, *fixes, env=env).stdout)
-        print(step("review: settle (a duplicate: as not a duplicate)", "review", "settle", *who, env=env).stdout)
+        title = "review: settle as not a duplicate" if "DUPLICATE_" in reasons else "review: settle"
+        print(step(title, "review", "settle", *who, env=env).stdout)
         worked.append(item)
     corrected = next((i for i in worked if _fixes_for(i)), None)
     if corrected is None:
