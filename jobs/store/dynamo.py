@@ -243,7 +243,7 @@ class DocumentTable:
         the whole request; the caller decides whether to resend the groups one by one to find it.
         """
         outcome: list[GroupOutcome | None] = [None] * len(groups)
-        for chunk in _packed(groups):
+        for chunk in packed(groups):
             pending = chunk
             for attempt in range(TRANSACT_RETRIES):
                 pending, contended = self._transact(groups, pending, outcome, operation)
@@ -308,7 +308,7 @@ TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
 BATCH_GET_RETRIES = 8
 
 
-def _packed(groups: Sequence[WriteGroup]) -> Iterator[list[int]]:
+def packed(groups: Sequence[WriteGroup]) -> Iterator[list[int]]:
     """Group indices per request, in order: at most TRANSACT_CHUNK groups and TRANSACT_MAX_ITEMS
     writes each, and no key written twice in one request (DynamoDB refuses that).
     """

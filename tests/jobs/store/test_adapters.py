@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError
 from botocore.stub import Stubber
 
-from jobs.contract import DocumentItem, ObjectInfo, Status, layout
+from jobs.contract import DocumentItem, DuplicateKind, DuplicateMarker, ObjectInfo, Status, layout
 from jobs.contract.events import parse_body, requeue_body
 from jobs.errors import (
     DynamoItemRejectedError,
@@ -33,7 +33,7 @@ from jobs.errors import (
 from jobs.observability import CallMetrics
 from jobs.store import dynamo
 from jobs.store._aws import translate
-from jobs.store.dynamo import DocumentTable, claim_put
+from jobs.store.dynamo import DocumentTable, WriteGroup, claim_put
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 
@@ -121,6 +121,45 @@ def test_an_item_dynamodb_refuses_raises_rejected_not_an_outage() -> None:
     stub.add_client_error("transact_write_items", "ValidationException", http_status_code=400)
     with stub, pytest.raises(DynamoItemRejectedError):
         table.put_all([claim_put(item("u", "a"), None)], "finish")
+
+
+def _marker(doc: str, digest: str = "a" * 64) -> DuplicateMarker:
+    return DuplicateMarker(
+        userId="u", kind=DuplicateKind.CONTENT, digest=digest, documentId=doc, createdAt=NOW, updatedBy="ingest:r"
+    )
+
+
+def test_a_group_lands_whole_or_is_lost_whole_naming_the_write_and_the_item_it_met(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
+    table, stub = _stubbed_table()
+    first = WriteGroup((claim_put(item("u", "a"), None), dynamo.marker_put(_marker("a"))))
+    second = WriteGroup((claim_put(item("u", "b"), None), dynamo.marker_put(_marker("b", "b" * 64))))
+    held = {"documentId": {"S": "other"}}
+    reasons = [{"Code": "None"}, {"Code": "ConditionalCheckFailed", "Item": held}, {"Code": "None"}, {"Code": "None"}]
+    stub.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        http_status_code=400,
+        modeled_fields={"CancellationReasons": reasons},
+    )
+    stub.add_response("transact_write_items", {})  # the second group alone, resent
+    with stub:
+        lost, landed = table.write_all([first, second], "finish")
+    stub.assert_no_pending_responses()
+    assert lost.lost == {1: {"documentId": "other"}} and not lost.landed
+    assert landed.landed
+
+
+def test_groups_naming_one_key_never_share_a_transaction() -> None:
+    groups = [WriteGroup((claim_put(item("u", f"d{n}"), None), dynamo.marker_put(_marker(f"d{n}")))) for n in range(3)]
+    assert list(dynamo.packed(groups)) == [[0], [1], [2]]  # one marker key: one group per request
+    many = [WriteGroup(tuple(claim_put(item("u", f"d{n}-{m}"), None) for m in range(3))) for n in range(40)]
+    chunks = list(dynamo.packed(many))
+    assert [len(c) for c in chunks] == [25, 15]  # 75 writes in the first: within DynamoDB's 100
+    with pytest.raises(ValueError, match="names one key twice"):
+        list(dynamo.packed([WriteGroup((claim_put(item("u", "x"), None),) * 2)]))
 
 
 def test_transactions_still_throttled_after_the_retries_are_an_outage(monkeypatch: pytest.MonkeyPatch) -> None:
