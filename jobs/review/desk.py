@@ -106,11 +106,11 @@ class ReviewDesk:
             return ReviewOutcome(item, result)  # the values are already these: nothing to write
         identity = self._invoice_identity(item, fixed.invoice)
         # Duplicates of its bytes stay so; of its invoice, as the corrected identity stands.
-        duplicates: dict[DuplicateKind, str] = {
-            k: d for k, d in duplicates_named(reasons).items() if k is DuplicateKind.CONTENT
-        }
-        if identity.holder:
-            duplicates[DuplicateKind.INVOICE] = identity.holder
+        duplicates = duplicates_named(reasons)
+        if identity.digest != item.invoiceDigest:
+            duplicates.pop(DuplicateKind.INVOICE, None)
+            if identity.holder:
+                duplicates[DuplicateKind.INVOICE] = identity.holder
         validation = with_duplicates(fixed.validation, duplicates)
         written = result.model_copy(
             update={

@@ -140,6 +140,8 @@ def test_a_reviewer_settles_a_duplicate_as_not_one_and_the_original_keeps_its_ma
     assert items(stack)["b"].reviewReasons == [duplicate_reason(k, "a") for k in DuplicateKind]
     desk = ReviewDesk.from_settings(stack.settings)
     desk.claim("u1", "b", "alice")
+    desk.correct("u1", "b", "alice", ["date=2026-03-02"])  # not its identity: still a duplicate of a
+    assert items(stack)["b"].reviewReasons == [duplicate_reason(k, "a") for k in DuplicateKind]
     desk.settle("u1", "b", "alice")
     settled = items(stack)["b"]
     assert settled.status == Status.PROCESSED and settled.held_markers == {}
