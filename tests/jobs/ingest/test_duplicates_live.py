@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from jobs.contract import DuplicateKind, DuplicateMarker, ResultDocument, Status, layout
@@ -166,3 +167,18 @@ def test_a_correction_to_another_documents_invoice_flags_it_and_moves_its_marker
     assert list(b.held_markers) == [DuplicateKind.CONTENT] and b.invoiceDigest == items(stack)["a"].invoiceDigest
     invoice_markers = [m for m in stack.markers() if m.kind is DuplicateKind.INVOICE]
     assert [m.documentId for m in invoice_markers] == ["a"]  # b's former identity was given up
+
+
+def test_three_drains_at_once_over_copies_of_one_file_agree_on_one_holder(stack) -> None:
+    data = body()
+    for n in range(30):
+        upload(stack, "u1", f"copy-{n:02d}", data)
+    settings = stack.settings.model_copy(update={"extract_workers": 1})
+    with ThreadPoolExecutor(3) as pool:
+        runs = list(pool.map(lambda _: IngestRun(settings, IngestOptions(idle_seconds=2)).execute(), range(3)))
+    assert sum(r.processed for r in runs) == 30 and sum(r.duplicateCount for r in runs) == 29
+    holders = {m.documentId for m in stack.markers()}
+    assert len(holders) == 1 and len(stack.markers()) == 2
+    (holder,) = holders
+    flagged = {d for d, i in items(stack).items() if i.reviewReasons}
+    assert flagged == {f"copy-{n:02d}" for n in range(30)} - {holder}
