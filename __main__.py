@@ -12,10 +12,12 @@ import pulumi_aws as aws
 from components.alerts import Alerts, AlertsArgs
 from components.arrivals import Arrivals, ArrivalsArgs
 from components.audit_catalog import AuditCatalog, AuditCatalogArgs
+from components.backups import TableBackups, TableBackupsArgs
 from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
+from components.replication import SecondRegion, SecondRegionArgs
 from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
@@ -55,10 +57,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         ),
     )
     table = settings.table()
-    store = DocumentStore(
-        prefix,
-        DocumentStoreArgs(spec=table, kms_key_arn=key.key_arn, protect=settings.protect, tags=tags),
-    )
     buckets = DocumentBuckets(
         prefix,
         DocumentBucketsArgs(
@@ -76,6 +74,20 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             tags=tags,
         ),
     )
+    second = second_region(settings, account_id, key, buckets)
+    store = DocumentStore(
+        prefix,
+        DocumentStoreArgs(
+            spec=table,
+            kms_key_arn=key.key_arn,
+            protect=settings.protect,
+            point_in_time_recovery_days=settings.pitr_recovery_days,
+            replica_region=settings.replica_region,
+            replica_kms_key_arn=second.key_arn if second else None,
+            tags=tags,
+        ),
+    )
+    backups = table_backups(settings, account_id, store, key, second)
     alerts = Alerts(
         prefix,
         AlertsArgs(
@@ -184,8 +196,12 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
                 "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
                 # Repair is the reconcile plus a few conditional puts: the same size.
                 "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+                # The drill reconciles the table it restored: the reconcile's size too.
+                "drill": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
             },
             nightly_repair=settings.nightly_repair,
+            drill_schedule=settings.drill_schedule,
+            backup_role_arn=backups.role_arn,
             log_retention_days=settings.log_retention_days,
             tags=tags,
         ),
@@ -214,11 +230,87 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
         "reviewApiRoleArn": review.role_arn,
     }
+    outputs |= recovery_outputs(settings, jobs, backups, second)
     if catalog:
         outputs |= {
             "auditDataBucketName": buckets.bucket_names[layout.AUDIT_DATA],
             "auditDatabaseName": catalog.database_name,
             "athenaWorkgroupName": catalog.workgroup_name,
+        }
+    return outputs
+
+
+def second_region(
+    settings: StackSettings, account_id: pulumi.Output[str], key: DataKey, buckets: DocumentBuckets
+) -> SecondRegion | None:
+    """The replica key and buckets in the stack's second region, and the replication into them."""
+    if settings.replica_region is None:
+        return None
+    return SecondRegion(
+        f"{layout.stage_prefix(settings.stage)}-second",
+        SecondRegionArgs(
+            stage=settings.stage,
+            region=settings.region,
+            replica_region=settings.replica_region,
+            account_id=account_id,
+            source_key_arn=key.key_arn,
+            source_specs=settings.buckets(),
+            source_buckets=buckets,
+            break_glass_role_arn=settings.break_glass_role_arn,
+            access_log_retention_days=settings.access_log_retention_days,
+            noncurrent_expiration_days=settings.noncurrent_expiration_days,
+            abort_multipart_days=settings.abort_multipart_days,
+            protect=settings.protect,
+            tags=settings.resource_tags(),
+        ),
+    )
+
+
+def table_backups(
+    settings: StackSettings,
+    account_id: pulumi.Output[str],
+    store: DocumentStore,
+    key: DataKey,
+    second: SecondRegion | None,
+) -> TableBackups:
+    """The daily and monthly AWS Backup of the table, copied to the second region when there is one."""
+    return TableBackups(
+        f"{layout.stage_prefix(settings.stage)}-backups",
+        TableBackupsArgs(
+            stage=settings.stage,
+            region=settings.region,
+            account_id=account_id,
+            table_arn=store.table_arn,
+            table_key_arn=key.key_arn,
+            daily_schedule=settings.backup_daily_schedule,
+            daily_retention_days=settings.backup_daily_retention_days,
+            monthly_schedule=settings.backup_monthly_schedule,
+            monthly_retention_days=settings.backup_monthly_retention_days,
+            vault_lock=settings.backup_vault_lock,
+            schedule_timezone=settings.schedule_timezone,
+            replica_region=settings.replica_region,
+            replica_provider=second.provider if second else None,
+            protect=settings.protect,
+            tags=settings.resource_tags(),
+        ),
+    )
+
+
+def recovery_outputs(
+    settings: StackSettings, jobs: BatchJobs, backups: TableBackups, second: SecondRegion | None
+) -> dict[str, pulumi.Input[object]]:
+    outputs: dict[str, pulumi.Input[object]] = {
+        "drillTaskDefinitionArn": jobs.task_definition_arns["drill"],
+        "backupVaultName": backups.vault_name,
+        "backupRoleArn": backups.role_arn,
+        # What an erasure receipt quotes: how long erased data can survive in backups.
+        "erasedDataHorizonDays": settings.erased_data_horizon_days,
+    }
+    if second:
+        outputs |= {
+            "replicaRegion": settings.replica_region,
+            "copyVaultArn": backups.copy_vault_arn,
+            **{f"{p}ReplicaBucketName": n for p, n in second.bucket_names.items() if p != "access-logs"},
         }
     return outputs
 

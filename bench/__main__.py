@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench import summary
 
-BENCHMARKS = ("bench_extract", "bench_ingest", "bench_requests", "bench_reconcile", "bench_ocr")
+BENCHMARKS = ("bench_extract", "bench_ingest", "bench_requests", "bench_reconcile", "bench_ocr", "bench_drill")
 
 
 def main(argv: list[str]) -> int:

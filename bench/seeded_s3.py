@@ -22,9 +22,15 @@ from moto.s3.models import s3_backends
 from moto.server import main as serve
 
 from jobs.local.moto_server import patch
+from jobs.local.servers import ServerSpec
 from jobs.local.stack import REGION
 
 OBJECT_COLUMNS = ("bucket", "key", "etag", "lastModified")
+
+
+def server_spec(objects: Path, port: int, log_dir: Path) -> ServerSpec:
+    """The local stack's S3 server, started by this script with `objects` already in it."""
+    return ServerSpec("s3", port, [sys.executable, str(Path(__file__)), str(port), str(objects)], log_dir / "s3.log")
 
 
 def seed(objects: Path) -> int:

@@ -81,12 +81,23 @@ def _ocr(r: dict[str, Any]) -> Iterator[Row]:
         ]
 
 
+def _drill(r: dict[str, Any]) -> Iterator[Row]:
+    for d in r["sizes"]:
+        yield [
+            f"restore drill, {d['documents']:,} documents",
+            f"restore {d['restoreSeconds']} s + reconcile {d['reconcileSeconds']} s",
+            f"{d['restoreOverLoadCeiling']} x a straight load, {d['reconcileOverReadCeiling']} x the bare reads",
+            f"{d['drillPeakRssMb']:.0f} MB",
+        ]
+
+
 SECTIONS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
     "ingest": _ingest,
     "requests": _requests,
     "extract": _extract,
     "reconcile": _reconcile,
     "ocr": _ocr,
+    "drill": _drill,
 }
 
 

@@ -1,10 +1,12 @@
-"""BatchJobs: the ECS cluster, the ingest, reconcile and repair Fargate tasks, their nightly schedules.
+"""BatchJobs: the ECS cluster, the ingest, reconcile, repair and drill Fargate tasks, their schedules.
 
 EventBridge Scheduler starts N ingest tasks that drain the one arrival queue together (SQS spreads
 the messages; a full `--backfill` sweep is a one-off task, docs/deploy.md) and, later, one
 reconcile. Reconcile is an audit that cannot write the table; `reconcile --repair`
 runs as its own task definition with its own role (the audit's reads plus the conditional puts
 of its repairs), and the nightly schedule starts it unless the stack turns nightly repair off.
+A quarterly schedule runs the restore drill (`python -m jobs drill`) with a role that may create
+and write drill tables only.
 Task and execution roles get policies from components.policies; the
 containers run as a non-root user on a read-only root filesystem with a scratch volume at /tmp
 and receive only non-secret names (jobs.settings.JOB_ENV_VARS) in their environment. Failed
@@ -22,7 +24,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from components import policies
+from components import policies, recovery_policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
@@ -35,9 +37,16 @@ SCRATCH_PATH = "/tmp"
 # Numeric, so ECS can check it is not root without reading the image's /etc/passwd.
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
-# Each job's command after the entrypoint; one task definition, role and log group per job.
-COMMANDS = {"ingest": ["ingest"], "reconcile": ["reconcile"], "repair": ["reconcile", "--repair"]}
+# Each job's command after the entrypoint; one task definition, role and log group per job. The
+# scheduled restore drill drops the drill table it made once its report is written.
+COMMANDS = {
+    "ingest": ["ingest"],
+    "reconcile": ["reconcile"],
+    "repair": ["reconcile", "--repair"],
+    "drill": ["drill", "--drop-after"],
+}
 JOBS = tuple(COMMANDS)
+RECONCILE_JOBS = ("reconcile", "repair")
 RECONCILE_ENGINES = ("polars", "athena")
 
 
@@ -45,7 +54,7 @@ def job_command(job: str, reconcile_engine: str = "polars") -> list[str]:
     """The job's command; the reconcile and its repair name the engine unless it is the default."""
     if reconcile_engine not in RECONCILE_ENGINES:
         raise ValueError(f"reconcile engine must be one of {RECONCILE_ENGINES}, not {reconcile_engine!r}")
-    engine = ["--engine", reconcile_engine] if job != "ingest" and reconcile_engine != "polars" else []
+    engine = ["--engine", reconcile_engine] if job in RECONCILE_JOBS and reconcile_engine != "polars" else []
     return [*COMMANDS[job], *engine]
 
 
@@ -83,6 +92,9 @@ class BatchJobsArgs:
     max_event_age_seconds: int = 3600
     # The nightly reconcile repairs what it safely can (the repair task) or only reports it.
     nightly_repair: bool = True
+    # The restore drill's schedule, and the AWS Backup role its restores from a backup pass on.
+    drill_schedule: str = "cron(0 6 1 1,4,7,10 ? *)"
+    backup_role_arn: pulumi.Input[str] | None = None
     sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
@@ -137,7 +149,7 @@ def container_definition(
     the table's ARN (the Athena reconcile and its repair start the night's table export with it).
     """
     extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
-    if job != "ingest" and reconcile_engine == "athena":
+    if job in RECONCILE_JOBS and reconcile_engine == "athena":
         if not table_arn:
             raise ValueError("the athena reconcile needs the table's ARN to export it")
         extra[ENV_TABLE_ARN] = table_arn
@@ -207,6 +219,8 @@ class BatchJobs(pulumi.ComponentResource):
             raise ValueError(f"ocr_engine must be one of {', '.join(OcrEngine)}, not {args.ocr_engine!r}")
         if (args.reconcile_engine == "athena") != (args.catalog_grants is not None):
             raise ValueError("the athena reconcile engine needs the audit catalog's grants, and only it")
+        if args.backup_role_arn is None:
+            raise ValueError("the restore drill needs the backup role it passes to AWS Backup (TableBackups.role_arn)")
 
         cluster, capacity = self._cluster()
         execution_role, task_roles, task_definitions = self._task_definitions()
@@ -301,6 +315,15 @@ class BatchJobs(pulumi.ComponentResource):
             ),
             "reconcile": (policies.reconcile_task_policy, catalog),
             "repair": (policies.repair_task_policy, {**queue, **catalog}),
+            "drill": (
+                partial(recovery_policies.drill_task_policy, region=args.region),
+                {
+                    "account_id": args.account_id,
+                    "backup_role_arn": args.backup_role_arn,
+                    # The Athena engine's table exports are a restore source too.
+                    "exports_bucket_arn": args.bucket_arns.get(layout.AUDIT_DATA),
+                },
+            ),
         }
         task_roles: dict[str, aws.iam.Role] = {}
         task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
@@ -360,7 +383,7 @@ class BatchJobs(pulumi.ComponentResource):
         """
         args, name = self._args, self._name
         nightly_reconcile = "repair" if args.nightly_repair else "reconcile"
-        scheduled = ("ingest", nightly_reconcile)
+        scheduled = ("ingest", nightly_reconcile, "drill")
         dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, args.tags)
         group = aws.scheduler.ScheduleGroup(
             f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
@@ -405,6 +428,7 @@ class BatchJobs(pulumi.ComponentResource):
                 task_definitions[nightly_reconcile],
                 task_count=1,
             ),
+            target("drill", f"{self._prefix}-drill", args.drill_schedule, task_definitions["drill"], task_count=1),
         ]
         return schedules, dlq
 

@@ -21,6 +21,9 @@ class DocumentStoreArgs:
     kms_key_arn: pulumi.Input[str]
     protect: bool = True
     point_in_time_recovery_days: int = 35
+    # A global table replica in the stack's second region (SecondRegion), with that region's key.
+    replica_region: str | None = None
+    replica_kms_key_arn: pulumi.Input[str] | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -65,6 +68,7 @@ class DocumentStore(pulumi.ComponentResource):
             ),
             ttl=aws.dynamodb.TableTtlArgs(attribute_name=spec.ttl_attribute, enabled=True),
             deletion_protection_enabled=True,
+            replicas=_replicas(args),
             tags=args.tags,
             opts=child(self, protect=args.protect),
         )
@@ -82,3 +86,20 @@ class DocumentStore(pulumi.ComponentResource):
                 "index_arn": self.index_arn,
             }
         )
+
+
+def _replicas(args: DocumentStoreArgs) -> list[aws.dynamodb.TableReplicaArgs] | None:
+    """The replica carries the table's protections: PITR, deletion protection, its region's CMK."""
+    if args.replica_region is None:
+        return None
+    if args.replica_kms_key_arn is None:
+        raise ValueError("a table replica needs its region's KMS key")
+    return [
+        aws.dynamodb.TableReplicaArgs(
+            region_name=args.replica_region,
+            kms_key_arn=args.replica_kms_key_arn,
+            point_in_time_recovery=True,
+            deletion_protection_enabled=True,
+            propagate_tags=True,
+        )
+    ]

@@ -294,6 +294,30 @@ def _use_data_key(key_arn: str) -> Statement:
     return statement("UseDataKey", KMS_ENCRYPT, [key_arn])
 
 
+def _arrival_statements(queue_arn: str, dead_letter_queue_arn: str) -> list[Statement]:
+    """The drain receives, deletes and re-times messages of the arrival queue only, and reads the
+    depth of it and of its dead-letter queue (found by name) for the run summary.
+    `ingest --redrive-dlq` moves the dead-letter queue's messages back: SQS's message move task
+    (started and listed on the DLQ; SQS then receives and deletes them there and sends them to
+    the arrival queue with the caller's permissions), or the same three calls made by the job
+    where the SQS server has no move tasks.
+    """
+    return [
+        statement(
+            "DrainArrivals",
+            ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"],
+            [queue_arn],
+        ),
+        statement("CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [dead_letter_queue_arn]),
+        statement(
+            "RedriveDeadLetters",
+            ["sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:ReceiveMessage", "sqs:DeleteMessage"],
+            [dead_letter_queue_arn],
+        ),
+        statement("ReturnDeadLetters", ["sqs:SendMessage"], [queue_arn]),
+    ]
+
+
 def ingest_task_policy(
     *,
     table_arn: str,
@@ -309,9 +333,8 @@ def ingest_task_policy(
     (tagged with its retention) and the run summary, read items in batches and write them with
     conditional puts (TransactWriteItems of Puts).
 
-    The drain receives, deletes and re-times messages of the arrival queue only, and reads the
-    depth of it and of its dead-letter queue (found by name) for the run summary. With
-    `textract`, scans are read by Amazon Textract AnalyzeExpense (the stack's ocrEngine).
+    The queue statements: `_arrival_statements`. With `textract`, scans are read by Amazon
+    Textract AnalyzeExpense (the stack's ocrEngine).
 
     A result.json write fenced out by another writer (jobs.ingest.process) heads the current
     result.json and reads its own item (GetItem) to learn whether it still holds the claim. The
@@ -319,12 +342,7 @@ def ingest_task_policy(
     (a Delete in the same transaction), and reads the holder of a marker it met (GetItem).
     """
     statements = [
-        statement(
-            "DrainArrivals",
-            ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"],
-            [arrivals_queue_arn],
-        ),
-        statement("CountDeadLetters", ["sqs:GetQueueUrl", "sqs:GetQueueAttributes"], [arrivals_dead_letter_queue_arn]),
+        *_arrival_statements(arrivals_queue_arn, arrivals_dead_letter_queue_arn),
         # The backfill lists raw/; and S3 answers 404 for an object that is gone (a raw upload
         # deleted before the drain reads it, a result.json removed under a fenced write) only to a
         # caller that may list the bucket (403 otherwise, which would read as a refusal, not as a
@@ -337,9 +355,11 @@ def ingest_task_policy(
             ["s3:PutObject", "s3:PutObjectTagging"],
             [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)],
         ),
+        # Write-once; a resend refused after a lost response reads the summary back to see
+        # its own bytes (jobs.store.s3.Buckets.put_once).
         statement(
             "WriteIngestRunSummary",
-            ["s3:PutObject"],
+            ["s3:GetObject", "s3:PutObject"],
             [objects(reports_bucket_arn, layout.INGEST_RUNS_PREFIX)],
         ),
         statement(

@@ -56,6 +56,27 @@ _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 _LIFECYCLE = LifecycleSpec()
 _RETENTION = ObjectLockSpec()
+# Data residency: a region's jurisdiction is its name's first part (eu-west-1: EU). A stack keeps
+# its data in one jurisdiction, its second region included; another jurisdiction is another stack.
+RESIDENCIES = {
+    "eu": "EU",
+    "us": "US",
+    "ca": "CA",
+    "ap": "APAC",
+    "sa": "SA",
+    "me": "ME",
+    "af": "AF",
+    "il": "IL",
+    "mx": "MX",
+}
+
+
+def residency_of(region: str) -> str | None:
+    """The jurisdiction a region belongs to (GovCloud regions are their own: `US-GOV`)."""
+    head = region.split("-")[0]
+    if "-gov-" in region:
+        return f"{RESIDENCIES.get(head, head.upper())}-GOV"
+    return RESIDENCIES.get(head)
 
 
 class StackSettingsError(ValueError):
@@ -126,6 +147,23 @@ class StackSettings(BaseModel):
     audit_data_retention_days: int = Field(default=14, ge=2, le=365)
     athena_bytes_scanned_cutoff: int = Field(default=1024**4, ge=10 * 1024**2)
 
+    # Recovery. PITR keeps every change for this many days (1-35); it also bounds how long an
+    # erased user's data survives in the table's continuous backups. AWS Backup takes a daily and
+    # a monthly backup into a KMS-encrypted, locked vault, kept this many days each (the vault
+    # lock refuses shorter and longer lifecycles); COMPLIANCE locks become immutable after 3 days.
+    pitr_recovery_days: int = Field(default=35, ge=1, le=35)
+    backup_daily_schedule: str = "cron(0 3 * * ? *)"
+    backup_daily_retention_days: int = Field(default=30, ge=7, le=36500)
+    backup_monthly_schedule: str = "cron(0 4 1 * ? *)"
+    backup_monthly_retention_days: int = Field(default=365, ge=28, le=36500)
+    backup_vault_lock: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
+    # The second region (same jurisdiction): S3 replication of raw, processed and reports, a
+    # DynamoDB global table replica, and copies of every backup. None: a single-region stack.
+    residency: str | None = None
+    replica_region: str | None = Field(default=None, pattern=_REGION.pattern)
+    # The restore drill (python -m jobs drill) runs on this schedule: quarterly by default.
+    drill_schedule: str = "cron(0 6 1 1,4,7,10 ? *)"
+
     # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
     alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)
     alarm_email: str | None = Field(default=None, pattern=_EMAIL.pattern)
@@ -138,7 +176,9 @@ class StackSettings(BaseModel):
         # pulumi.Config.get returns structured YAML values as JSON text.
         return json.loads(value) if isinstance(value, str) else value
 
-    @field_validator("ingest_schedule", "reconcile_schedule")
+    @field_validator(
+        "ingest_schedule", "reconcile_schedule", "backup_daily_schedule", "backup_monthly_schedule", "drill_schedule"
+    )
     @classmethod
     def _cron(cls, value: str) -> str:
         if not _CRON.match(value):
@@ -208,12 +248,31 @@ class StackSettings(BaseModel):
             )
         if self.alarm_topic_arn and self.alarm_email:
             raise ValueError(f"set {NAMESPACE}:alarmTopicArn or {NAMESPACE}:alarmEmail, not both")
+        self._check_recovery()
         # S3 keeps an object in STANDARD_IA at least 30 days before a later transition.
         if self.glacier_after_days < self.infrequent_access_after_days + 30:
             raise ValueError(
                 f"{NAMESPACE}:glacierAfterDays must be at least {NAMESPACE}:infrequentAccessAfterDays + 30"
             )
         return self
+
+    def _check_recovery(self) -> None:
+        if self.backup_monthly_retention_days < self.backup_daily_retention_days:
+            raise ValueError(
+                f"{NAMESPACE}:backupMonthlyRetentionDays must be at least {NAMESPACE}:backupDailyRetentionDays"
+            )
+        home = residency_of(self.region)
+        if self.residency is not None and self.residency != home:
+            raise ValueError(f"{REGION_KEY} {self.region} is not in {NAMESPACE}:residency {self.residency}")
+        if self.replica_region is None:
+            return
+        if self.replica_region == self.region:
+            raise ValueError(f"{NAMESPACE}:replicaRegion must differ from {REGION_KEY} ({self.region})")
+        if residency_of(self.replica_region) != home:
+            raise ValueError(
+                f"{NAMESPACE}:replicaRegion {self.replica_region} leaves the stack's residency {home} "
+                f"({REGION_KEY} {self.region}): a second jurisdiction is a second stack"
+            )
 
     # --- derived values the components take -----------------------------------------------
     @property
@@ -251,6 +310,13 @@ class StackSettings(BaseModel):
 
     def access_log_bucket_name(self) -> str:
         return self.bucket_names.get("access-logs") or layout.bucket_name(self.stage, "access-logs")
+
+    @property
+    def erased_data_horizon_days(self) -> int:
+        """How long an erased user's data can survive in backups: the longest of the PITR window
+        and the backups' retention (what an erasure receipt must quote).
+        """
+        return max(self.pitr_recovery_days, self.backup_daily_retention_days, self.backup_monthly_retention_days)
 
     def resource_tags(self) -> dict[str, str]:
         return {"app": layout.APP, "stage": self.stage, **self.tags}

@@ -10,8 +10,11 @@ import importlib
 import sys
 
 COMMANDS = {
-    "ingest": ("jobs.ingest.cli", "sweep raw/, extract, write result.json and the summary item"),
+    "ingest": ("jobs.ingest.cli", "drain the arrival queue (or sweep raw/ with --backfill): extract, write results"),
     "reconcile": ("jobs.reconcile.cli", "check DynamoDB against S3 and write an audit report"),
+    "drill": ("jobs.recovery.cli", "restore the table into a new table, reconcile it, report RPO and RTO"),
+    "rollback": ("jobs.recovery.rollback_cli", "after a bad deploy: put changed items back from a restored table"),
+    "undelete": ("jobs.recovery.undelete", "remove the delete markers a bad role left in a data bucket"),
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
     "documents": ("jobs.documents.cli", "dashboard queries, and a presigned URL of one document's result.json"),
     "review": ("jobs.review.cli", "work the review queue: claim, correct, settle or release a document"),

@@ -159,3 +159,13 @@ class ReconcileQueryError(DocuFlowError):
 
 class ExportNotReadyError(DocuFlowError):
     """A DynamoDB export did not complete (still in progress past the wait, or failed)."""
+
+
+class RestoreRequestError(DocuFlowError, ValueError):
+    """A restore the drill cannot make as asked (a time outside the window, a target table that
+    exists or is not a drill table, no backup or export to restore from): nothing was created.
+    """
+
+
+class RestoreFailedError(DocuFlowError):
+    """A restore AWS accepted did not complete (a restore job that failed, a table never ACTIVE)."""

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
+from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS
 from jobs.errors import SettingsError
 
 ENV_STAGE = "DOCUFLOW_STAGE"
@@ -47,6 +48,7 @@ ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
+ENV_SQS_MOVE_TASKS = "DOCUFLOW_SQS_MOVE_TASKS"
 # The review API: how long a reviewer's claim lasts, and a presigned result.json URL (stack settings).
 ENV_REVIEW_LEASE_SECONDS = "DOCUFLOW_REVIEW_LEASE_SECONDS"
 ENV_RESULT_URL_SECONDS = "DOCUFLOW_RESULT_URL_SECONDS"
@@ -81,7 +83,9 @@ class JobSettings(BaseModel):
     reports_bucket: str = ""
     arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
     max_attempts: int = Field(default=3, ge=1, le=20)
-    lease_seconds: int = Field(default=900, ge=1)
+    # A document held by another claim defers its message for the lease: SQS hides a message
+    # for 12 hours at most, so no longer lease could ever be deferred to.
+    lease_seconds: int = Field(default=900, ge=1, le=SQS_MAX_VISIBILITY_SECONDS)
     io_threads: int = Field(default=32, ge=1, le=256)  # 16 was slower in bench_ingest
     extract_workers: int = Field(default=0, ge=0, le=64)  # 0: one per core
     retry_mode: Literal["standard", "adaptive", "legacy"] = "standard"
@@ -99,6 +103,11 @@ class JobSettings(BaseModel):
     # Text-layer PDFs whose local reading leaves header fields missing may also go to Textract
     # AnalyzeExpense (jobs.extract.fallback decides which). Off by default: every call costs money.
     textract_fallback: bool = False
+    # `ingest --redrive-dlq`: SQS's message move task (StartMessageMoveTask), or the job's own
+    # receive-send-delete, which any SQS server answers (moto has no move tasks). Built without
+    # an environment, the settings take the way that works anywhere; from_env takes the move
+    # task unless AWS_ENDPOINT_URL_SQS points at another server.
+    sqs_move_tasks: bool = False
     # Reconcile: the engine the schedule runs (one stack setting turns Athena on), and where the
     # Athena engine finds its catalog, the inventories and the table exports. Empty: from the stage.
     reconcile_engine: str = Field(default="polars", pattern=r"^(polars|duckdb|athena)$")
@@ -196,11 +205,13 @@ class JobSettings(BaseModel):
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
             "textract_fallback": ENV_TEXTRACT_FALLBACK,
+            "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
             "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
             "result_url_seconds": ENV_RESULT_URL_SECONDS,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         data.setdefault("ocr_engine", _default_ocr_engine(env))
+        data.setdefault("sqs_move_tasks", not env.get("AWS_ENDPOINT_URL_SQS"))
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -21,6 +21,7 @@ class ActorKind(StrEnum):
     OPERATOR = "operator"  # a person acting for the platform (legal hold)
     ERASURE = "erasure"  # a GDPR erasure run, by run id
     LIFECYCLE = "lifecycle"  # the retention job's hard delete after the grace period, by run id
+    RECOVERY = "recovery"  # a rollback after a bad deploy (python -m jobs rollback), by run id
 
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"

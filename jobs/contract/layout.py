@@ -41,6 +41,7 @@ RESULT_FILENAME = "result.json"
 RUNS_PREFIX = "runs/"
 INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
+DRILL_RUNS_PREFIX = f"{RUNS_PREFIX}drill/"  # restore-drill reports: under runs/, so write-once too
 # Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
 WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX)
 COMPLIANCE_TAG = ("retention", "compliance")
@@ -56,6 +57,18 @@ def stage_prefix(stage: str) -> str:
 
 def table_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-documents-table"
+
+
+DRILL_TABLE_INFIX = "-drill-"
+
+
+def drill_table_prefix(stage: str) -> str:
+    """Tables a restore drill creates start with this: the drill role may write only these, never the live table."""
+    return f"{table_name(stage)}{DRILL_TABLE_INFIX}"
+
+
+def drill_table_name(stage: str, run_id: str) -> str:
+    return f"{drill_table_prefix(stage)}{run_id.lower()}"
 
 
 def status_index_name(stage: str) -> str:
@@ -74,6 +87,16 @@ def arrivals_dead_letter_queue_name(stage: str) -> str:
 def bucket_name(stage: str, purpose: str) -> str:
     """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs", "audit-data")."""
     return f"{stage_prefix(stage)}-{purpose}"
+
+
+def replica_bucket_name(stage: str, purpose: str, region: str) -> str:
+    """The replica of a bucket in the stack's second region (bucket names are global, so the region is in it)."""
+    return f"{bucket_name(stage, purpose)}-{region}"
+
+
+def backup_vault_name(stage: str, region: str) -> str:
+    """The stack's AWS Backup vault in `region` (the primary one, or the copies' in the second region)."""
+    return f"{stage_prefix(stage)}-backups-{region}"
 
 
 # --- the audit catalog (reconcile on Athena over S3 Inventory and DynamoDB exports) -----------
@@ -310,3 +333,7 @@ def ingest_run_key(run_date: str, run_id: str) -> str:
 
 def reconciliation_prefix(run_date: str, run_id: str) -> str:
     return f"{RECONCILIATION_PREFIX}{run_date}/{run_id}/"
+
+
+def drill_report_key(run_date: str, run_id: str) -> str:
+    return f"{DRILL_RUNS_PREFIX}{run_date}/{run_id}.json"

@@ -1,7 +1,8 @@
 """What the jobs know of one stored S3 object (listing, head, event): pure, no AWS types.
 
 ETags are kept as S3 returns them (quoted); `bare_etag` is the one place the quotes come off,
-for comparisons with inventories and exports that drop them.
+for comparisons with inventories and exports that drop them. An event also carries S3's
+`sequencer`, the order of the events of one key (a listing or a head has none).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class ObjectInfo:
     etag: str
     size: int
     last_modified: datetime
+    sequencer: str | None = None  # hex, from an S3 event only (jobs.ingest.plan orders by it)
 
     @property
     def uri(self) -> str:

@@ -101,13 +101,28 @@ STANDARD_RETENTION = "standard"
 ABORT_MULTIPART_RULE = "abort-incomplete-multipart-uploads"
 
 
+# SQS hides a received message for at most 12 hours (VisibilityTimeout, ChangeMessageVisibility).
+SQS_MAX_VISIBILITY_SECONDS = 12 * 3600
+
+
 class QueueSpec(BaseModel):
     """The arrival queue: S3 ObjectCreated notifications for raw/ that the nightly ingest drains.
 
     The visibility timeout outlasts a document's lease (a message comes back only after its claim
-    could have been taken over) and the drain extends it for slow documents; retention outlives
-    missed nights; a message received `max_receive_count` times without being deleted (its
-    document aborted every run that took it) moves to the dead-letter queue, which alarms.
+    could have been taken over) and the drain renews it for what it holds; retention outlives
+    missed nights; a message received `max_receive_count` times without being deleted moves to
+    the dead-letter queue, which alarms (`ingest --redrive-dlq` moves it back).
+
+    The redrive threshold, 10. A drain task receives a message once (jobs/ingest/ledger.py); a
+    receive that does not end in a delete comes from a task that stopped before the message's
+    document was settled (SIGTERM, a Spot interruption, --max-docs or --max-minutes, a crash:
+    one receive each), a dry run (one), or a document another claim held (one per deferral,
+    each one lease long). SQS moves a message when a receive would be its 11th, so a valid
+    message can go through 9 receives that do not settle it and still be worked by the 10th:
+    for instance a dry run, five interrupted nights and three deferrals. A body no run can read
+    is received once per task and night and reaches the dead-letter queue on the 11th night
+    with one ingest task (sooner with more), inside the 14-day retention, where a person can
+    read it. (At 5, five interrupted runs dead-lettered messages nobody had worked on.)
     """
 
     model_config = ConfigDict(frozen=True)
@@ -116,10 +131,10 @@ class QueueSpec(BaseModel):
     dead_letter_name: str
     events: tuple[str, ...] = ("s3:ObjectCreated:*",)
     filter_prefix: str = layout.RAW_PREFIX
-    visibility_timeout_seconds: int = Field(default=30 * 60, ge=60, le=12 * 3600)
+    visibility_timeout_seconds: int = Field(default=30 * 60, ge=60, le=SQS_MAX_VISIBILITY_SECONDS)
     retention_seconds: int = Field(default=14 * 24 * 3600, ge=4 * 24 * 3600, le=14 * 24 * 3600)
     receive_wait_seconds: int = Field(default=20, ge=0, le=20)
-    max_receive_count: int = Field(default=5, ge=1, le=1000)
+    max_receive_count: int = Field(default=10, ge=1, le=1000)
 
     def redrive_policy(self, dead_letter_arn: str) -> str:
         return json.dumps({"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": self.max_receive_count})

@@ -5,9 +5,10 @@ Given the raw object (from a listing or an arrival event) and the item already s
 so every rule is a plain unit test.
 
 Identity is the raw key *and* its ETag: the same bytes under a new filename are a new upload.
-One documentId has one current raw object, the newest upload (upload time, then key, so the
-choice is the same in every run and on every listing page); an older file under the same
-documentId is SUPERSEDED and reported, never claimed over the newer one.
+One documentId has one current raw object, the newest upload (S3's sequencer for one key's
+events, else upload time, then key: `is_older`); an older file under the same documentId is
+SUPERSEDED and reported, never claimed over the newer one. A DELETED tombstone ends one upload:
+a later upload of the same bytes is a new document life.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import reduce
 
 from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, layout
 
@@ -48,13 +50,29 @@ def shard_of(user_id: str, document_id: str, shard_count: int) -> int:
     return int.from_bytes(digest[:8], "big") % shard_count
 
 
-def upload_order(last_modified: datetime, uri: str) -> tuple[datetime, str]:
-    """Which of two uploads under one documentId is newer: later upload, then the larger key."""
-    return last_modified, uri
+def is_older(a: ObjectInfo, b: ObjectInfo) -> bool:
+    """True when upload `a` was made before upload `b` (of one documentId).
+
+    Two events of one key are ordered by S3's `sequencer`: S3 documents it as the order of that
+    key's events, as hex strings of varying length compared after left-padding the shorter with
+    zeros (two uploads within one millisecond have the same event time). Without both sequencers
+    (a listing, moto's events) or across keys: the later upload time, then the larger key, so
+    the choice is the same in every run and on every listing page.
+    """
+    if a.uri == b.uri and a.sequencer and b.sequencer:
+        width = max(len(a.sequencer), len(b.sequencer))
+        return a.sequencer.upper().rjust(width, "0") < b.sequencer.upper().rjust(width, "0")
+    return (a.last_modified, a.uri) < (b.last_modified, b.uri)
 
 
 def newest(objects: list[ObjectInfo]) -> ObjectInfo:
-    return max(objects, key=lambda o: upload_order(o.last_modified, o.uri))
+    return reduce(lambda best, obj: obj if is_older(best, obj) else best, objects)
+
+
+class Admission(StrEnum):
+    NEW = "NEW"  # decide it
+    SUPERSEDED = "SUPERSEDED"  # a newer upload of the document was decided in this run
+    DUPLICATE = "DUPLICATE"  # this very upload was decided in this run already
 
 
 class NewestSeen:
@@ -67,19 +85,30 @@ class NewestSeen:
 
     def __init__(self, capacity: int = 10_000) -> None:
         self._capacity = capacity
-        self._seen: OrderedDict[tuple[str, str], tuple[datetime, str]] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], ObjectInfo] = OrderedDict()
 
-    def admit(self, ident: tuple[str, str], obj: ObjectInfo) -> bool:
-        """False when a newer upload of the same document was already decided in this run."""
-        order = upload_order(obj.last_modified, obj.uri)
+    def admit(self, ident: tuple[str, str], obj: ObjectInfo) -> Admission:
         known = self._seen.get(ident)
-        if known is not None and order < known:
-            return False
-        self._seen[ident] = order if known is None else max(order, known)
+        if known is not None and is_older(obj, known):
+            return Admission.SUPERSEDED
+        if known == obj:
+            return Admission.DUPLICATE
+        self._seen[ident] = obj
         self._seen.move_to_end(ident)
         if len(self._seen) > self._capacity:
             self._seen.popitem(last=False)
-        return True
+        return Admission.NEW
+
+
+def same_upload(obj: ObjectInfo, item: DocumentItem) -> bool:
+    """True when `obj` is the very upload `item` recorded: its key, its bytes and its upload time.
+
+    A DELETED tombstone ended one upload; the same bytes uploaded again under the same key are a
+    new document life, which only the upload time tells apart (a listing reads it to the second,
+    an event to the millisecond, so a listed object never passes for the event's upload: being
+    listed, it is back in the bucket, a new life too).
+    """
+    return obj.same_version(item.rawS3Uri, item.rawEtag) and obj.last_modified == item.createdAt
 
 
 def decide(
@@ -94,6 +123,8 @@ def decide(
     max_attempts: int,
 ) -> Decision:
     same_raw = existing is not None and obj.same_version(existing.rawS3Uri, existing.rawEtag)
+    if same_raw and existing is not None and existing.status == Status.DELETED and not same_upload(obj, existing):
+        same_raw = False  # the same bytes uploaded again after the tombstone: a new document life
     if existing is not None and same_raw:
         if existing.status == Status.PROCESSING:
             if existing.leaseExpiresAt is not None and existing.leaseExpiresAt > now:
@@ -108,7 +139,7 @@ def decide(
     elif (
         existing is not None
         and existing.status != Status.DELETED
-        and (upload_order(obj.last_modified, obj.uri) < upload_order(existing.createdAt, existing.rawS3Uri))
+        and (obj.last_modified, obj.uri) < (existing.createdAt, existing.rawS3Uri)
     ):
         # An older upload than the document's current one (a stale event, or a second file
         # under the documentId): the newer upload is the document.

@@ -28,7 +28,7 @@ from datetime import timedelta
 from multiprocessing import get_context
 from typing import Any, TypeVar
 
-from jobs.contract import DocumentItem, ObjectInfo, layout, queue_spec
+from jobs.contract import DocumentItem, ObjectInfo, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.errors import (
     DocuFlowError,
@@ -41,10 +41,11 @@ from jobs.errors import (
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
-from jobs.ingest.plan import Action, Decision, NewestSeen, decide
+from jobs.ingest.ledger import Settle
+from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide
 from jobs.ingest.process import DocumentProcessor
 from jobs.ingest.results import DocumentResult
-from jobs.ingest.sources import DrainLimits, QueueSource, Settle, SweepSource, Work, WorkSource
+from jobs.ingest.sources import DrainLimits, QueueSource, SweepSource, Work, WorkSource
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
@@ -204,10 +205,16 @@ class IngestRun:
         if self._arrivals is None:
             pages = _prefetch(self._buckets.list_pages(self.settings.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE))
             return SweepSource(pages, recorder, self.options.shard_index, self.options.shard_count)
+        visibility = self._arrivals.visibility_timeout()
+        if visibility < 1:
+            raise SettingsError(
+                f"the arrival queue's VisibilityTimeout is {visibility} s: a drain needs the messages it"
+                " works on hidden from other receivers (the stack sets it from the contract's QueueSpec)"
+            )
         limits = DrainLimits(
             idle_seconds=self.options.idle_seconds,
             defer_seconds=self.settings.lease_seconds,
-            visibility_seconds=queue_spec(self.settings.stage).visibility_timeout_seconds,
+            visibility_seconds=visibility,
         )
         return QueueSource(self._arrivals, self.settings.raw_bucket, recorder, limits, dry_run=self.options.dry_run)
 
@@ -335,8 +342,14 @@ class IngestRun:
                 work.settle(Settle.RELEASE)
                 continue
             ident = (work.raw.user_id, work.raw.document_id)
-            if not self._newest_seen.admit(ident, work.obj):
+            admission = self._newest_seen.admit(ident, work.obj)
+            if admission == Admission.SUPERSEDED:
                 recorder.decision(Action.SKIP_SUPERSEDED, work.obj.key, "a newer upload of the document came first")
+                work.settle(Settle.DONE)
+                continue
+            if admission == Admission.DUPLICATE and self.options.dry_run:
+                # Another message for an upload this dry run already reported: a real run's
+                # first claim would make it a skip (reported once; handed back like the rest).
                 work.settle(Settle.DONE)
                 continue
             previous = existing.get(ident)

@@ -101,6 +101,11 @@ class SummaryRecorder:
             if receive_count > 1:
                 self._messages["redelivered"] += 1
 
+    def message_received_again(self) -> None:
+        """A message this run holds came back (its visibility lapsed): not handed out twice."""
+        with self._lock:
+            self._messages["receivedAgain"] += 1
+
     def message_malformed(self, message_id: str, reason: str) -> None:
         with self._lock:
             self._messages["malformed"] += 1

@@ -1,4 +1,8 @@
-"""`python -m jobs local up | down | status`; `eval "$(python -m jobs local up)"` configures a shell."""
+"""`python -m jobs local up | down | status | export-table`; `eval "$(python -m jobs local up)"` configures a shell.
+
+`export-table` stands in for DynamoDB's table export (DynamoDB Local has none): it prints where it
+wrote a full export of the stage's table, the source `python -m jobs drill` restores from locally.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,16 @@ import argparse
 import json
 import sys
 
-from jobs.errors import DocuFlowError
+from botocore.exceptions import BotoCoreError, ClientError
+
+from jobs.errors import DocuFlowError, LocalStackError
 from jobs.local import stack
 from jobs.settings import JobSettings
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.add_argument("action", choices=["up", "down", "status", "export-table"])
     args = parser.parse_args(argv)
     try:
         if args.action == "up":
@@ -27,9 +33,22 @@ def main(argv: list[str]) -> int:
         elif args.action == "down":
             stopped = stack.down()
             print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
+        elif args.action == "export-table":
+            print(_export_table())
         else:
             print(json.dumps(stack.status(), indent=2))
     except DocuFlowError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _export_table() -> str:
+    from jobs.local.table_export import export_table
+    from jobs.store.clients import dynamodb_client, s3_client
+
+    settings = JobSettings.from_env()
+    try:
+        return export_table(settings, dynamodb_client(settings), s3_client(settings), stack.REGION)
+    except (BotoCoreError, ClientError) as exc:
+        raise LocalStackError(f"export of {settings.table_name} failed: {exc}") from exc

@@ -47,6 +47,7 @@ class Code(StrEnum):
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
     ORPHAN_MARKER = "ORPHAN_MARKER"
     MISSING_MARKER = "MISSING_MARKER"
+    DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
 
 
 class Severity(StrEnum):
@@ -82,6 +83,10 @@ SEVERITY: dict[Code, Severity] = {
     # duplicates through unflagged.
     Code.ORPHAN_MARKER: Severity.WARNING,
     Code.MISSING_MARKER: Severity.ERROR,
+    # A DELETED tombstone whose raw object is there again (the same file uploaded again, or
+    # restored): a new life of the document that the next drain claims, unless its arrival
+    # was lost (repair re-queues it, as for UNPROCESSED_RAW).
+    Code.DELETED_RAW_EXISTS: Severity.WARNING,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -208,6 +213,7 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("status", "ev_status"),
         ("version", "ev_version"),
     ),
+    Code.DELETED_RAW_EXISTS: (*_OBJECT, ("createdAt", "ev_created_at"), ("version", "ev_version")),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

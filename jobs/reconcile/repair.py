@@ -5,13 +5,15 @@
   is gone is a deleted document, not one to bring back.
 - MISSING_RESULT, STUCK_PROCESSING and RESULT_SOURCE_MISMATCH: mark the item for reprocessing
   (FAILED + INTERNAL with attempts reset: jobs.ingest.plan re-claims exactly that), guarded by the
-  version we saw.
+  version we saw, then send its raw object to the arrival queue like a lost arrival: the nightly
+  drain sees only queued messages, so a marked item would otherwise wait for a backfill.
 - MISSING_RAW of a finished document: the DELETED tombstone (jobs.contract.status), guarded by
   the version we saw and only while the raw object is still gone.
 - INDEX_DRIFT: rewrite the item through DocumentItem.to_item, which derives GSI1PK/GSI1SK.
 - UNPROCESSED_RAW: a raw object whose arrival never reached the ingest (a lost notification, or
   one from before the queue existed) is sent to the arrival queue again, in the shape of an S3
   event (jobs.contract.events), while it is still there: the next nightly drain processes it.
+  DELETED_RAW_EXISTS (a tombstone's raw object uploaded again) is re-queued the same way.
 
 Nothing else is touched (STALE_RESULT, KEY_MISMATCH, BAD_KEY, SUMMARY_MISMATCH and
 RESULT_UNREADABLE need a person), and no S3 object is ever deleted or written.
@@ -61,6 +63,7 @@ REPAIRABLE = (
     Code.RESULT_SOURCE_MISMATCH,
     Code.MISSING_RAW,
     Code.UNPROCESSED_RAW,
+    Code.DELETED_RAW_EXISTS,
 )
 NOT_REPAIRABLE = tuple(c for c in Code if c not in REPAIRABLE)
 REPROCESS_MESSAGE = "reconcile: {why}; marked for reprocessing"
@@ -143,6 +146,7 @@ class Repairer:
             Code.RESULT_SOURCE_MISMATCH: self._foreign_result,
             Code.MISSING_RAW: self._deleted,
             Code.UNPROCESSED_RAW: self._requeue,
+            Code.DELETED_RAW_EXISTS: self._requeue,
         }[code]
         user_id, document_id = row.get("userId"), row.get("documentId")
         evidence = json.loads(str(row["evidence"]))
@@ -200,7 +204,7 @@ class Repairer:
         if self._buckets.head(self._processed_bucket, layout.result_key(item.userId, item.documentId)) is not None:
             raise _Skip("result.json exists now")
         self._put(reprocess(item, "result.json missing", self._clock(), self._actor), item.version)
-        return _ACTION_NAMES[Code.MISSING_RESULT], f"was {item.status.value} v{item.version}"
+        return _ACTION_NAMES[Code.MISSING_RESULT], f"was {item.status.value} v{item.version}; {self._queued(item)}"
 
     def _stuck(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
@@ -208,7 +212,9 @@ class Repairer:
         if item.status != Status.PROCESSING or (item.leaseExpiresAt is not None and item.leaseExpiresAt > now):
             raise _Skip("the lease is held again")
         self._put(reprocess(item, f"lease of {item.leaseOwner} expired", now, self._actor), item.version)
-        return _ACTION_NAMES[Code.STUCK_PROCESSING], f"lease expired {evidence.get('leaseExpiresAt')}"
+        return _ACTION_NAMES[
+            Code.STUCK_PROCESSING
+        ], f"lease expired {evidence.get('leaseExpiresAt')}; {self._queued(item)}"
 
     def _index(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
@@ -226,7 +232,7 @@ class Repairer:
         )
         return _ACTION_NAMES[
             Code.RESULT_SOURCE_MISMATCH
-        ], f"result.json from {evidence.get('resultEtag')}, item {evidence.get('itemEtag')}"
+        ], f"result.json from {evidence.get('resultEtag')}, item {evidence.get('itemEtag')}; {self._queued(item)}"
 
     def _deleted(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         item = self._current(row, evidence)
@@ -247,6 +253,17 @@ class Repairer:
             releases = [r for i, r in enumerate(releases, start=1) if i not in outcome.lost]
         return _ACTION_NAMES[Code.MISSING_RAW], f"was {item.status.value} v{item.version}"
 
+    def _queued(self, item: DocumentItem) -> str:
+        """Send the marked item's raw object to the arrival queue; what was done, for the report."""
+        if self._arrivals is None:
+            return "no arrival queue configured: run `ingest --backfill`"
+        raw = self._buckets.head(*layout.parse_s3_uri(item.rawS3Uri))
+        if raw is None:
+            return "raw object gone: not re-queued"
+        if self._arrivals.send([requeue_body(raw)]) != 1:
+            raise DocuFlowError(f"marked, but the queue did not accept {item.rawS3Uri}: run `ingest --backfill`")
+        return "re-queued for the next drain"
+
     def _requeue(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         if self._arrivals is None:
             raise _Skip("no arrival queue configured: run `ingest --backfill`")
@@ -266,4 +283,5 @@ _ACTION_NAMES = {
     Code.RESULT_SOURCE_MISMATCH: "mark for reprocessing",
     Code.MISSING_RAW: "mark DELETED (tombstone)",
     Code.UNPROCESSED_RAW: "re-queue the arrival",
+    Code.DELETED_RAW_EXISTS: "re-queue the arrival",
 }

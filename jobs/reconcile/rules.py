@@ -153,6 +153,23 @@ def stale_result(p: Prepared) -> pl.LazyFrame:
     )
 
 
+def deleted_raw_exists(p: Prepared) -> pl.LazyFrame:
+    """DELETED_RAW_EXISTS: a DELETED tombstone whose raw object (the key it names) is back."""
+    back = p.raw_pairs.filter(pl.col("_item").is_not_null() & pl.col("judged").fill_null(False))
+    objects = rows_at(p.raw.select("etag", "size", "lastModified"), back.select("_object", "_item"), "_object")
+    tombstones = rows_at(p.items, objects.collect(), "_item").filter(pl.col("status") == TOMBSTONE)
+    return _row(
+        tombstones,
+        Code.DELETED_RAW_EXISTS,
+        **_item_identity(),
+        bucket=pl.lit(p.params.raw_bucket),
+        key=pl.col("rawKey"),
+        **_object_evidence(),
+        ev_created_at=pl.col("createdAt"),
+        ev_version=pl.col("version"),
+    )
+
+
 def missing_result(p: Prepared) -> pl.LazyFrame:
     """MISSING_RESULT: the item promises a result.json that is not there."""
     settled = pl.col("updatedAt").is_null() | (pl.col("updatedAt") <= p.params.settled_before)
@@ -415,7 +432,7 @@ def missing_marker(p: Prepared) -> pl.LazyFrame:
 # partitioned run (`engines.partitions`) applies each group where its inputs meet.
 ITEM_RULES = (stuck_processing, index_drift, key_mismatch)
 OBJECT_RULES = (bad_key,)
-RAW_JOIN_RULES = (unprocessed_raw, missing_raw, stale_result)
+RAW_JOIN_RULES = (unprocessed_raw, missing_raw, stale_result, deleted_raw_exists)
 RESULT_JOIN_RULES = (orphan_result, missing_result)
 # Markers meet their documents by the result key of their holder's ids: the result side.
 MARKER_RULES = (orphan_marker, missing_marker)

@@ -256,6 +256,12 @@ def _item_join_rules(params: RuleParams) -> dict[str, str]:
          i.status AS ev_status, i.version AS ev_version
   FROM items i JOIN raw o ON o.key = i.rawKey
   WHERE o.judged AND {item_etag} IS DISTINCT FROM {object_etag}""",
+        Code.DELETED_RAW_EXISTS: f"""
+  SELECT {lit(Code.DELETED_RAW_EXISTS)} AS code, i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk,
+         {raw_b} AS bucket, i.rawKey AS key, o.etag AS ev_etag, o.size AS ev_size,
+         o.lastModified AS ev_last_modified, i.createdAt AS ev_created_at, i.version AS ev_version
+  FROM items i JOIN raw o ON o.key = i.rawKey
+  WHERE o.judged AND i.status = {lit(TOMBSTONE)}""",
         Code.MISSING_RESULT: f"""
   SELECT {lit(Code.MISSING_RESULT)} AS code, {_ITEM_ID}, {proc_b} AS bucket, resultKey AS key,
          status AS ev_status, resultS3Uri AS ev_result_s3_uri, version AS ev_version

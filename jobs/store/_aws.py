@@ -77,8 +77,12 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", "Unknown"))
 
 
-def translate(exc: BotoCoreError | ClientError, operation: str) -> Exception:
-    """The domain error for a botocore exception raised by `operation` (raise it `from exc`)."""
+def translate(exc: BotoCoreError | ClientError, operation: str, resource: str = "") -> Exception:
+    """The domain error for a botocore exception raised by `operation` (raise it `from exc`).
+
+    `resource` names what the call works on ("table docuflow-dev-documents-table"): a missing
+    table, bucket or queue is a configuration error, and AWS's own message does not name it.
+    """
     if isinstance(exc, ClientError):
         code = error_code(exc)
         message = f"{operation}: {code}: {exc.response.get('Error', {}).get('Message', '')}".rstrip(": ")
@@ -86,7 +90,7 @@ def translate(exc: BotoCoreError | ClientError, operation: str) -> Exception:
         if code in ACCESS_DENIED or status == 403:
             return StoreAccessDeniedError(message, code)
         if code in MISSING_RESOURCE:
-            return StoreResourceMissingError(message, code)
+            return StoreResourceMissingError(f"{resource} does not exist ({message})" if resource else message, code)
         if code in UNAVAILABLE or status >= 500:
             return StoreUnavailableError(message, code)
         return StoreRequestError(message, code)
@@ -100,9 +104,12 @@ def translate(exc: BotoCoreError | ClientError, operation: str) -> Exception:
 
 
 @contextmanager
-def translated(operation: str, expected: Mapping[str, type[StoreError]] | None = None) -> Iterator[None]:
+def translated(
+    operation: str, expected: Mapping[str, type[StoreError]] | None = None, resource: str = ""
+) -> Iterator[None]:
     """Raise the domain error for whatever botocore raises inside; `expected` maps the error
-    codes that mean something to the caller (NoSuchKey, PreconditionFailed, …) to their errors.
+    codes that mean something to the caller (NoSuchKey, PreconditionFailed, …) to their errors;
+    `resource` names what the call works on (see `translate`).
     """
     try:
         yield
@@ -110,6 +117,6 @@ def translated(operation: str, expected: Mapping[str, type[StoreError]] | None =
         code = error_code(exc)
         if expected and code in expected:
             raise expected[code](f"{operation}: {code}", code) from exc
-        raise translate(exc, operation) from exc
+        raise translate(exc, operation, resource) from exc
     except BotoCoreError as exc:
-        raise translate(exc, operation) from exc
+        raise translate(exc, operation, resource) from exc

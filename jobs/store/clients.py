@@ -23,6 +23,7 @@ from jobs.store.call_recording import attach
 if TYPE_CHECKING:
     from botocore.client import BaseClient
     from mypy_boto3_athena import AthenaClient
+    from mypy_boto3_backup import BackupClient
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
@@ -68,6 +69,11 @@ def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
     return _built("dynamodb", lambda session: session.client("dynamodb", config=botocore_config(settings), **kwargs))
+
+
+def backup_client(settings: JobSettings, **kwargs: Any) -> BackupClient:
+    """AWS Backup (no emulator serves it: the drill's restores from a backup are Stubber-tested)."""
+    return _built("backup", lambda session: session.client("backup", config=botocore_config(settings), **kwargs))
 
 
 def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:

@@ -82,11 +82,12 @@ class DocumentTable:
         self.table_name = table_name
         self.index_name = index_name
         self._metrics = metrics
+        self._resource = f"table {table_name}"  # named in a missing-table error
 
     # --- reads ------------------------------------------------------------------------------
     def get(self, user_id: str, document_id: str) -> DocumentItem | None:
         key = {layout.PK_ATTR: layout.user_pk(user_id), layout.SK_ATTR: layout.document_sk(document_id)}
-        with self._metrics.call("dynamodb.GetItem"), translated("dynamodb.GetItem"):
+        with self._metrics.call("dynamodb.GetItem"), translated("dynamodb.GetItem", resource=self._resource):
             response = self._client.get_item(TableName=self.table_name, Key=to_wire(key), ConsistentRead=True)
         item = response.get("Item")
         return DocumentItem.from_item(from_wire(item)) if item else None
@@ -117,7 +118,10 @@ class DocumentTable:
             for attempt in range(BATCH_GET_RETRIES + 1):
                 if attempt:
                     time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))
-                with self._metrics.call("dynamodb.BatchGetItem"), translated("dynamodb.BatchGetItem"):
+                with (
+                    self._metrics.call("dynamodb.BatchGetItem"),
+                    translated("dynamodb.BatchGetItem", resource=self._resource),
+                ):
                     response = self._client.batch_get_item(RequestItems=request)
                 for raw in response.get("Responses", {}).get(self.table_name, []):
                     item = DocumentItem.from_item(from_wire(raw))
@@ -182,7 +186,7 @@ class DocumentTable:
             # DynamoDB answers a start key that does not fit this query (a token from another
             # user or index, or tampered) with a ValidationException.
             invalid = {"ValidationException": DynamoTokenInvalidError} if token else None
-            with self._metrics.call(operation), translated(operation, invalid):
+            with self._metrics.call(operation), translated(operation, invalid, self._resource):
                 response = self._client.query(**kwargs)
             page = response.get("Items", [])
             taken = page[: limit - len(items)]
@@ -206,7 +210,7 @@ class DocumentTable:
         pages = paginator.paginate(TableName=self.table_name, Segment=segment, TotalSegments=total_segments)
         iterator = iter(pages)
         while True:
-            with self._metrics.call("dynamodb.Scan"), translated("dynamodb.Scan"):
+            with self._metrics.call("dynamodb.Scan"), translated("dynamodb.Scan", resource=self._resource):
                 page = next(iterator, None)
             if page is None:
                 return
@@ -270,10 +274,10 @@ class DocumentTable:
                     self._client.transact_write_items(TransactItems=request)
                 except ClientError as exc:
                     if error_code(exc) != "TransactionCanceledException":
-                        raise _write_error(exc, operation) from exc
+                        raise _write_error(exc, operation, self._resource) from exc
                     raise _TransactionCancelled(exc.response.get("CancellationReasons") or [{}] * len(members)) from exc
                 except BotoCoreError as exc:
-                    raise translate(exc, operation) from exc
+                    raise translate(exc, operation, self._resource) from exc
         except _TransactionCancelled as cancelled:
             reasons = cancelled.reasons
         else:
@@ -337,11 +341,11 @@ class _TransactionCancelled(StoreConditionFailedError):
         self.reasons = reasons
 
 
-def _write_error(exc: ClientError, operation: str) -> Exception:
+def _write_error(exc: ClientError, operation: str, resource: str) -> Exception:
     if error_code(exc) == "ValidationException":
         message = exc.response.get("Error", {}).get("Message", "")
         return DynamoItemRejectedError(f"{operation}: DynamoDB refused the item: {message}", "ValidationException")
-    return translate(exc, operation)
+    return translate(exc, operation, resource)
 
 
 class Storable(Protocol):

@@ -1,14 +1,15 @@
-"""SQS adapter: the arrival queue (receive, delete, change visibility, send, depth).
+"""SQS adapter: the arrival queue (receive, delete, change visibility, send, depth) and its DLQ.
 
 Batches of at most 10 as SQS requires; per-entry failures of a batch call are returned, not
 raised (a receipt that expired is the caller's business, not an outage). Errors leave as
-jobs.errors, never botocore's.
+jobs.errors, never botocore's; a queue that does not exist is named in the error.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from jobs.contract.events import QueueMessage
@@ -38,15 +39,31 @@ class ArrivalQueue:
         self.url = url
         self._metrics = metrics
 
-    def receive(self, wait_seconds: int, max_messages: int = SQS_BATCH) -> list[QueueMessage]:
-        """Long-poll for up to `max_messages` (≤ 10); an empty list after `wait_seconds`."""
-        with self._metrics.call("sqs.ReceiveMessage"), translated("sqs.ReceiveMessage"):
-            response = self._client.receive_message(
-                QueueUrl=self.url,
-                MaxNumberOfMessages=max_messages,
-                WaitTimeSeconds=wait_seconds,
-                MessageSystemAttributeNames=["ApproximateReceiveCount"],
-            )
+    def _translated(self, operation: str) -> AbstractContextManager[None]:
+        return translated(operation, resource=f"queue {self.url}")
+
+    def receive(
+        self, wait_seconds: int, max_messages: int = SQS_BATCH, visibility_seconds: int | None = None
+    ) -> list[QueueMessage]:
+        """Long-poll for up to `max_messages` (≤ 10); an empty list after `wait_seconds`.
+        `visibility_seconds`: hide them for that long instead of the queue's own timeout.
+        """
+        with self._metrics.call("sqs.ReceiveMessage"), self._translated("sqs.ReceiveMessage"):
+            if visibility_seconds is None:
+                response = self._client.receive_message(
+                    QueueUrl=self.url,
+                    MaxNumberOfMessages=max_messages,
+                    WaitTimeSeconds=wait_seconds,
+                    MessageSystemAttributeNames=["ApproximateReceiveCount"],
+                )
+            else:
+                response = self._client.receive_message(
+                    QueueUrl=self.url,
+                    MaxNumberOfMessages=max_messages,
+                    WaitTimeSeconds=wait_seconds,
+                    VisibilityTimeout=visibility_seconds,
+                    MessageSystemAttributeNames=["ApproximateReceiveCount"],
+                )
         return [
             QueueMessage(
                 message_id=m["MessageId"],
@@ -64,7 +81,7 @@ class ArrivalQueue:
             entries: list[DeleteMessageBatchRequestEntryTypeDef] = [
                 {"Id": str(i), "ReceiptHandle": m.receipt} for i, m in enumerate(batch)
             ]
-            with self._metrics.call("sqs.DeleteMessageBatch"), translated("sqs.DeleteMessageBatch"):
+            with self._metrics.call("sqs.DeleteMessageBatch"), self._translated("sqs.DeleteMessageBatch"):
                 response = self._client.delete_message_batch(QueueUrl=self.url, Entries=entries)
             failed += [batch[int(f["Id"])].message_id for f in response.get("Failed", [])]
         return failed
@@ -76,42 +93,60 @@ class ArrivalQueue:
             entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
                 {"Id": str(i), "ReceiptHandle": m.receipt, "VisibilityTimeout": seconds} for i, m in enumerate(batch)
             ]
-            with self._metrics.call("sqs.ChangeMessageVisibilityBatch"), translated("sqs.ChangeMessageVisibilityBatch"):
+            with (
+                self._metrics.call("sqs.ChangeMessageVisibilityBatch"),
+                self._translated("sqs.ChangeMessageVisibilityBatch"),
+            ):
                 response = self._client.change_message_visibility_batch(QueueUrl=self.url, Entries=entries)
             failed += [batch[int(f["Id"])].message_id for f in response.get("Failed", [])]
         return failed
 
     def send(self, bodies: Sequence[str]) -> int:
         """Send message bodies; returns how many SQS accepted."""
-        sent = 0
-        for batch in _batches(bodies):
+        return len(bodies) - len(self.send_refused(bodies))
+
+    def send_refused(self, bodies: Sequence[str]) -> list[int]:
+        """Send message bodies; returns the indexes (into `bodies`) SQS refused."""
+        refused: list[int] = []
+        for start in range(0, len(bodies), SQS_BATCH):
+            batch = bodies[start : start + SQS_BATCH]
             entries: list[SendMessageBatchRequestEntryTypeDef] = [
                 {"Id": str(i), "MessageBody": body} for i, body in enumerate(batch)
             ]
-            with self._metrics.call("sqs.SendMessageBatch"), translated("sqs.SendMessageBatch"):
+            with self._metrics.call("sqs.SendMessageBatch"), self._translated("sqs.SendMessageBatch"):
                 response = self._client.send_message_batch(QueueUrl=self.url, Entries=entries)
-            sent += len(response.get("Successful", []))
-        return sent
+            refused += [start + int(f["Id"]) for f in response.get("Failed", [])]
+        return refused
+
+    def visibility_timeout(self) -> int:
+        """The queue's own VisibilityTimeout in seconds (what a receive hides a message for)."""
+        return int(self._attributes(["VisibilityTimeout"])["VisibilityTimeout"])
+
+    def arn(self) -> str:
+        return self._attributes(["QueueArn"])["QueueArn"]
 
     def depth(self) -> tuple[int, int]:
         """(waiting, in flight) as SQS approximates them."""
-        attributes = self._attributes(
-            self.url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-        )
+        attributes = self._attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
         return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
 
-    def dead_letter_depth(self) -> int | None:
-        """Messages waiting in the queue's dead-letter queue, None when it has none."""
-        policy = self._attributes(self.url, ["RedrivePolicy"]).get("RedrivePolicy")
+    def dead_letters(self) -> ArrivalQueue | None:
+        """The queue's dead-letter queue (from its RedrivePolicy), None when it has none."""
+        policy = self._attributes(["RedrivePolicy"]).get("RedrivePolicy")
         if not policy:
             return None
         arn = str(json.loads(policy)["deadLetterTargetArn"])
         _, _, _, _, account, name = arn.split(":", 5)
-        with self._metrics.call("sqs.GetQueueUrl"), translated("sqs.GetQueueUrl"):
+        with self._metrics.call("sqs.GetQueueUrl"), translated("sqs.GetQueueUrl", resource=f"queue {arn}"):
             url = self._client.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
-        return int(self._attributes(url, ["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"])
+        return ArrivalQueue(self._client, url, self._metrics)
 
-    def _attributes(self, url: str, names: list[QueueAttributeFilterType]) -> dict[str, str]:
-        with self._metrics.call("sqs.GetQueueAttributes"), translated("sqs.GetQueueAttributes"):
-            response = self._client.get_queue_attributes(QueueUrl=url, AttributeNames=names)
+    def dead_letter_depth(self) -> int | None:
+        """Messages waiting in the queue's dead-letter queue, None when it has none."""
+        dead_letters = self.dead_letters()
+        return None if dead_letters is None else dead_letters.depth()[0]
+
+    def _attributes(self, names: list[QueueAttributeFilterType]) -> dict[str, str]:
+        with self._metrics.call("sqs.GetQueueAttributes"), self._translated("sqs.GetQueueAttributes"):
+            response = self._client.get_queue_attributes(QueueUrl=self.url, AttributeNames=names)
         return {str(name): value for name, value in response.get("Attributes", {}).items()}

@@ -1,5 +1,6 @@
-"""S3 adapter: raw listings page by page, object reads, fenced result.json writes, write-once puts,
-and presigned GETs for the frontend.
+"""S3 adapter: raw listings page by page, object reads, fenced result.json writes, write-once puts
+(the one place they are made, so every report writer meets its own resent write as a success), and
+presigned GETs for the frontend.
 
 Every call goes through `translated`, so callers see jobs.errors (S3ObjectMissingError,
 S3ObjectChangedError, S3ObjectExistsError, StoreUnavailableError, …), never botocore.
@@ -160,10 +161,24 @@ class Buckets:
             )
 
     def put_once(self, bucket: str, key: str, body: bytes, content_type: str) -> None:
-        """Write-once: `If-None-Match: *` makes S3 refuse to overwrite an existing key."""
+        """Write-once: `If-None-Match: *` makes S3 refuse to overwrite an existing key.
+
+        A refusal is S3ObjectExistsError unless the key holds exactly `body`: when the write was
+        applied but its response lost, botocore's resend meets our own write (412), which is a
+        success, not someone else's report.
+        """
         conditions = {"PreconditionFailed": S3ObjectExistsError, "ConditionalRequestConflict": S3ObjectExistsError}
-        with self._metrics.call("s3.PutObject.once"), translated("s3.PutObject.once", conditions):
-            self._client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")
+        try:
+            with self._metrics.call("s3.PutObject.once"), translated("s3.PutObject.once", conditions):
+                self._client.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")
+        except S3ObjectExistsError:
+            try:
+                stored = self.get_bytes(bucket, key)
+            except S3ObjectMissingError:
+                stored = None
+            if stored != body:
+                raise
+            logger.info("write-once put met its own bytes (a resend after a lost response)", extra={"key": key})
 
     def head(self, bucket: str, key: str) -> ObjectInfo | None:
         """The object's current version, or None when there is none."""

@@ -20,6 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 BLOCKED = ("boto3", "botocore", "pulumi", "pulumi_aws")
 PURE_MODULES = (
     "components.policies",
+    "components.recovery_policies",
     "components.settings",
     "components.catalog",
     "jobs.settings",
@@ -36,6 +37,9 @@ PURE_MODULES = (
     "jobs.reconcile.findings",
     "jobs.reconcile.sql",
     "jobs.reconcile.engines",
+    "jobs.recovery.plan",
+    "jobs.recovery.rollback",
+    "jobs.recovery.report",
 )
 PURE_PACKAGES = ("jobs.extract",)  # every module below them
 AWS_SPEAKERS = ("jobs/store/", "jobs/local/")

@@ -152,6 +152,18 @@ def _queue(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permission]]
     return needed
 
 
+def _move_task(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+    # SQS moves the messages with the caller's permissions ("Configuring queue permissions for
+    # dead-letter queue redrive"): it receives, deletes and reads attributes on the source queue
+    # (the DLQ) and sends to the destination.
+    source = p["SourceArn"]
+    return [
+        *(Permission(a, source) for a in ("sqs:StartMessageMoveTask", "sqs:ReceiveMessage", "sqs:DeleteMessage")),
+        Permission("sqs:GetQueueAttributes", source),
+        Permission("sqs:SendMessage", p["DestinationArn"]),
+    ]
+
+
 def _workgroup(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permission]]:
     # Only StartQueryExecution names its workgroup; the query-id calls act on the query's own,
     # which for our jobs is always the stack's (the job passes it to every start).
@@ -164,10 +176,30 @@ def _workgroup(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permissi
 def _export(p: Mapping[str, Any], _: Arns) -> list[Permission]:
     # DynamoDB writes the export files with the caller's permissions (developer guide,
     # "Requesting a table export in DynamoDB": s3:AbortMultipartUpload, PutObject, PutObjectAcl).
-    files = _object(p["S3Bucket"], f"{p.get('S3Prefix', '')}*")
+    # The files go under "{S3Prefix}/AWSDynamoDB/…".
+    prefix = p.get("S3Prefix", "")
+    files = _object(p["S3Bucket"], f"{prefix}/*" if prefix else "*")
     return [
         Permission("dynamodb:ExportTableToPointInTime", p["TableArn"]),
         *(Permission(a, files) for a in ("s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectAcl")),
+    ]
+
+
+def _batch_write(p: Mapping[str, Any], arns: Arns) -> list[Permission]:
+    return [Permission("dynamodb:BatchWriteItem", arns.table(name)) for name in p["RequestItems"]]
+
+
+def _pitr_restore(p: Mapping[str, Any], arns: Arns) -> list[Permission]:
+    # Authorized on the source table; DynamoDB then writes the target with the caller's read and
+    # write permissions ("Using IAM with DynamoDB backup and restore"), which the role lists apart.
+    return [Permission("dynamodb:RestoreTableToPointInTime", arns.table(p["SourceTableName"]))]
+
+
+def _backup_restore(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+    # On the recovery point; the role AWS Backup restores with is passed to it (iam:PassRole).
+    return [
+        Permission("backup:StartRestoreJob", p["RecoveryPointArn"]),
+        Permission("iam:PassRole", p["IamRoleArn"], (("iam:PassedToService", "backup.amazonaws.com"),)),
     ]
 
 
@@ -186,6 +218,16 @@ OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permi
     ("dynamodb", "Scan"): _table_or_index("dynamodb:Scan"),
     ("dynamodb", "DescribeTable"): _table_or_index("dynamodb:DescribeTable"),
     ("dynamodb", "TransactWriteItems"): _transact_write,
+    ("dynamodb", "BatchWriteItem"): _batch_write,
+    ("dynamodb", "CreateTable"): _table_or_index("dynamodb:CreateTable"),
+    ("dynamodb", "DeleteTable"): _table_or_index("dynamodb:DeleteTable"),
+    ("dynamodb", "DeleteItem"): _table_or_index("dynamodb:DeleteItem"),
+    ("dynamodb", "DescribeContinuousBackups"): _table_or_index("dynamodb:DescribeContinuousBackups"),
+    ("dynamodb", "RestoreTableToPointInTime"): _pitr_restore,
+    # AWS Backup's list and describe calls have no resource type in IAM.
+    ("backup", "ListRecoveryPointsByResource"): lambda p, _: [Permission("backup:ListRecoveryPointsByResource", "*")],
+    ("backup", "StartRestoreJob"): _backup_restore,
+    ("backup", "DescribeRestoreJob"): lambda p, _: [Permission("backup:DescribeRestoreJob", "*")],
     ("dynamodb", "ExportTableToPointInTime"): _export,
     ("dynamodb", "DescribeExport"): lambda p, _: [Permission("dynamodb:DescribeExport", p["ExportArn"])],
     ("textract", "AnalyzeExpense"): _textract("textract:AnalyzeExpense", "Document"),
@@ -200,6 +242,8 @@ OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permi
     ("sqs", "SendMessageBatch"): _queue("sqs:SendMessage"),
     ("sqs", "GetQueueAttributes"): _queue("sqs:GetQueueAttributes"),
     ("sqs", "GetQueueUrl"): _queue("sqs:GetQueueUrl"),
+    ("sqs", "StartMessageMoveTask"): _move_task,
+    ("sqs", "ListMessageMoveTasks"): lambda p, _: [Permission("sqs:ListMessageMoveTasks", p["SourceArn"])],
     ("athena", "StartQueryExecution"): _workgroup("athena:StartQueryExecution"),
     ("athena", "GetQueryExecution"): _workgroup("athena:GetQueryExecution"),
     ("athena", "GetQueryResults"): _workgroup("athena:GetQueryResults"),
@@ -213,6 +257,7 @@ class UnmappedOperationError(AssertionError):
 
 def permissions(calls: Iterable[Call], arns: Arns) -> set[Permission]:
     needed: set[Permission] = set()
+    workgroup = ""
     for call in calls:
         if (call.service, call.operation) in OUTCOME_AWARE:
             needed.update(OUTCOME_AWARE[(call.service, call.operation)](call.params, arns, call.outcome))
@@ -220,7 +265,14 @@ def permissions(calls: Iterable[Call], arns: Arns) -> set[Permission]:
         rule = OPERATIONS.get((call.service, call.operation))
         if rule is None:
             raise UnmappedOperationError(f"{call.service}.{call.operation} is not in iam_model.OPERATIONS")
-        needed.update(rule(call.params, arns))
+        params = call.params
+        if call.service == "athena":
+            # A query id's calls act in the workgroup its StartQueryExecution named.
+            if call.operation == "StartQueryExecution":
+                workgroup = params.get("WorkGroup", "")
+            else:
+                params = {**params, "WorkGroup": workgroup}
+        needed.update(rule(params, arns))
     return needed
 
 

@@ -16,13 +16,22 @@ from typing import Any
 import boto3
 import polars as pl
 import pytest
+from botocore.exceptions import ReadTimeoutError
+from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
-from jobs.contract import ResultDocument, Status, layout
+from jobs.contract import ResultDocument, Status, layout, queue_spec
 from jobs.demo.corpus import generate, pdf
 from jobs.demo.seed import upload
 from jobs.documents.url import result_url
-from jobs.errors import DocumentNotFoundError, ReviewConflictError, ReviewRefusedError, S3ObjectMissingError
+from jobs.errors import (
+    DocumentNotFoundError,
+    ReconcileQueryError,
+    ReviewConflictError,
+    ReviewRefusedError,
+    S3ObjectMissingError,
+)
+from jobs.ingest.cli import redrive_dead_letters
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
@@ -30,10 +39,14 @@ from jobs.reconcile.inputs.writers import export_line, write_export, write_inven
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.review import ReviewDesk
 from jobs.store import call_recording
+from jobs.store.athena import AthenaQueries
 from jobs.store.call_recording import Call
-from jobs.store.clients import dynamodb_client, s3_client, textract_client
+from jobs.store.clients import athena_client, botocore_config, dynamodb_client, s3_client, sqs_client, textract_client
 from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.polling import Polling
+from jobs.store.redrive import BY_HAND, MOVE_TASK
 from jobs.store.s3 import Buckets
+from jobs.store.table_export import TableExports
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 
@@ -51,8 +64,8 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     # One extraction worker: the calls do not depend on the pool's size, the start-up time does.
     quick = stack.settings.model_copy(update={"extract_workers": 1})
 
-    def sweep(settings: Any = quick, **options: Any) -> Any:
-        return IngestRun(settings, IngestOptions(backfill=True, **options), **textract).execute()
+    def sweep(**options: Any) -> Any:
+        return IngestRun(quick, IngestOptions(backfill=True, **options)).execute()
 
     # A result.json that no finished item points at (a stale writer's, or one written before
     # writes were fenced): the claimant's first write is refused, it heads the object, reads its
@@ -61,7 +74,6 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     s3.put_object(
         Bucket=stack.settings.processed_bucket, Key=layout.result_key(stray.user_id, stray.document_id), Body=b"{}"
     )
-    textract: dict[str, Any] = {}
     with call_recording.recording() as calls:
         first = sweep()
         assert first.processed == 8 and first.statuses.get("FAILED", 0) >= 1, first.statuses
@@ -79,26 +91,11 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         )
         assert sweep().processed == 1  # the re-upload
         sweep(dry_run=True)
+        _summary_response_lost(stack, quick)
 
-        # Scans go to Textract: an image (AnalyzeExpense), then an image-only PDF (the async API),
-        # one run each so the stubbed answers come in a known order.
-        monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
-        settings = quick.model_copy(update={"ocr_engine": "textract"})
-        client = textract_client(settings)
-        textract["textract"] = client
-        response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
-        with Stubber(client) as stub:
-            s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan1", "scan.png"), Body=PNG)
-            stub.add_response("analyze_expense", response)
-            assert sweep(settings).processed == 1
-            s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan2", "scan.pdf"), Body=pdf(None))
-            stub.add_response("start_expense_analysis", {"JobId": "job-1"})
-            stub.add_response(
-                "get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]}
-            )
-            assert sweep(settings).processed == 1
-            stub.assert_no_pending_responses()
+        _scans_through_textract(stack, quick, corpus, monkeypatch)
         _drain(stack, quick)
+        _redrive(stack, quick)
     assert {"HeadObject", "GetItem"} <= {c.operation for c in calls}  # the fenced write above
     drained = {c.operation for c in calls if c.service == "sqs"}
     assert drained == {
@@ -107,8 +104,87 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         "ChangeMessageVisibilityBatch",
         "GetQueueAttributes",
         "GetQueueUrl",
+        "SendMessageBatch",
+        "StartMessageMoveTask",
+        "ListMessageMoveTasks",
     }
     return calls
+
+
+def _scans_through_textract(stack: Any, quick: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scans go to Textract: an image (AnalyzeExpense), then an image-only PDF (the async API),
+    one run each so the stubbed answers come in a known order.
+    """
+    s3, raw = stack.s3(), stack.settings.raw_bucket
+    monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
+    settings = quick.model_copy(update={"ocr_engine": "textract"})
+    client = textract_client(settings)
+
+    def sweep() -> Any:
+        return IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+
+    response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
+    with Stubber(client) as stub:
+        s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan1", "scan.png"), Body=PNG)
+        stub.add_response("analyze_expense", response)
+        assert sweep().processed == 1
+        s3.put_object(Bucket=raw, Key=layout.raw_key("u3", "scan2", "scan.pdf"), Body=pdf(None))
+        stub.add_response("start_expense_analysis", {"JobId": "job-1"})
+        stub.add_response(
+            "get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": response["ExpenseDocuments"]}
+        )
+        assert sweep().processed == 1
+        stub.assert_no_pending_responses()
+
+
+def _redrive(stack: Any, settings: Any) -> None:
+    """`ingest --redrive-dlq` both ways: by hand on moto (receive, send, delete), and SQS's move
+    task, stubbed (moto's server answers neither StartMessageMoveTask nor ListMessageMoveTasks).
+    """
+    test_client = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
+    spec = queue_spec(settings.stage)
+    dead_letters = test_client.get_queue_url(QueueName=spec.dead_letter_name)["QueueUrl"]
+    test_client.send_message(QueueUrl=dead_letters, MessageBody="{not json")
+    moved = redrive_dead_letters(settings.model_copy(update={"sqs_move_tasks": False}))
+    assert (moved.moved, moved.method) == (1, BY_HAND)
+
+    client = sqs_client(settings)
+    account, region = "123456789012", client.meta.region_name
+    arn = f"arn:aws:sqs:{region}:{account}:{{}}".format
+    policy = json.dumps({"deadLetterTargetArn": arn(spec.dead_letter_name), "maxReceiveCount": spec.max_receive_count})
+    task = {"Status": "COMPLETED", "ApproximateNumberOfMessagesMoved": 1, "ApproximateNumberOfMessagesToMove": 1}
+    with Stubber(client) as stub:
+        stub.add_response("get_queue_attributes", {"Attributes": {"RedrivePolicy": policy}})
+        stub.add_response("get_queue_url", {"QueueUrl": dead_letters})
+        stub.add_response(
+            "get_queue_attributes",
+            {"Attributes": {"ApproximateNumberOfMessages": "1", "ApproximateNumberOfMessagesNotVisible": "0"}},
+        )
+        stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": arn(spec.dead_letter_name)}})
+        stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": arn(spec.name)}})
+        stub.add_response("start_message_move_task", {"TaskHandle": "h"})
+        stub.add_response("list_message_move_tasks", {"Results": [task]})
+        moved = redrive_dead_letters(settings.model_copy(update={"sqs_move_tasks": True}), sqs=client)
+        stub.assert_no_pending_responses()
+    assert (moved.moved, moved.method) == (1, MOVE_TASK)
+
+
+def _summary_response_lost(stack: Any, settings: Any) -> None:
+    """The run summary's write-once put is applied but its response lost: the resend is refused
+    (412) and the job reads the summary back to see its own bytes.
+    """
+    s3 = call_recording.attach(boto3.client("s3", config=botocore_config(settings)))
+    session, lost = URLLib3Session(), []
+
+    def lose_once(request: Any, **_: Any) -> None:
+        if not lost and f"/{layout.INGEST_RUNS_PREFIX}" in request.url:
+            lost.append(request.url)
+            session.send(request)
+            raise ReadTimeoutError(endpoint_url=request.url)
+
+    s3.meta.events.register("before-send.s3.PutObject", lose_once)
+    summary = IngestRun(settings, IngestOptions(backfill=True), s3=s3).execute()
+    assert lost and lost[0].endswith(layout.ingest_run_key(f"{summary.startedAt:%Y-%m-%d}", summary.runId))
 
 
 def _drain(stack: Any, settings: Any) -> None:
@@ -322,3 +398,49 @@ def _lost_race(stack: Any, desk: Any) -> None:
     )
     with pytest.raises(ReviewConflictError):
         racing.correct("u1", "r2", "alice", ["vendor=Lost"])
+
+
+def athena_calls(settings: Any, table_arn: str) -> list[Call]:
+    """The athena engine's AWS calls, through its adapters with botocore's Stubber: no emulator
+    answers Athena or DynamoDB table exports (the engine itself runs against DuckDB playing
+    Athena in tests/jobs/reconcile/test_athena.py). A query that succeeds and is read, one
+    stopped at its timeout, and the run's table export started and awaited, with this stage's
+    names, so the roles are held to these calls like to the recorded ones.
+    """
+    now = layout.utc_now()
+    no_wait = Polling(every_s=1, timeout_s=1, sleep=lambda _: None)
+    export_arn = f"{table_arn}/export/01-stubbed"
+    with call_recording.recording() as calls:
+        client = athena_client(settings)
+        queries = AthenaQueries(
+            client, settings.athena_workgroup, settings.glue_database, CallMetrics(), polling=no_wait
+        )
+        with Stubber(client) as stub:
+            for query_id, states in (("q1", ["SUCCEEDED"]), ("q2", ["RUNNING", "RUNNING"])):
+                stub.add_response("start_query_execution", {"QueryExecutionId": query_id})
+                for state in states:
+                    stub.add_response("get_query_execution", {"QueryExecution": {"Status": {"State": state}}})
+            stub.add_response("stop_query_execution", {})
+            stub.add_response("get_query_results", {"ResultSet": {"Rows": [{"Data": []}]}})
+            queries.run("SELECT 1", "t" * 40, "counts")
+            with pytest.raises(ReconcileQueryError, match="stopped"):
+                queries.run("SELECT 2", "u" * 40, "findings")
+            queries.rows("q1")
+            stub.assert_no_pending_responses()
+        dynamodb = dynamodb_client(settings)
+        exports = TableExports(dynamodb, CallMetrics(), polling=no_wait)
+        done = {
+            "ExportArn": export_arn,
+            "ExportStatus": "COMPLETED",
+            "S3Bucket": settings.export_bucket,
+            "S3Prefix": settings.export_prefix,
+            "ExportTime": now,
+            "ExportManifest": f"{settings.export_prefix}AWSDynamoDB/01-stubbed/manifest-summary.json",
+        }
+        with Stubber(dynamodb) as stub:
+            stub.add_response("export_table_to_point_in_time", {"ExportDescription": {"ExportArn": export_arn}})
+            stub.add_response("describe_export", {"ExportDescription": done})
+            exports.start(table_arn, now, settings.export_bucket, settings.export_prefix)
+            exports.wait(export_arn)
+            stub.assert_no_pending_responses()
+    return calls

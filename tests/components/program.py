@@ -15,9 +15,10 @@ import json
 import pkgutil
 import runpy
 import threading
+import uuid
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +41,29 @@ class Recorded:
     urn: str = ""
     parent: str = ""
     protect: bool = False
+    provider: str = ""  # "urn::id" of an explicit provider (the second region's), "" for the default
+    outputs: dict[str, Any] = field(default_factory=dict)  # what the mocks answered (ids, ARNs)
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.resources: list[Recorded] = []
+        self.region = REGION  # the stack's (run_program sets it); explicit providers name their own
+        self._provider_regions: dict[str, str] = {}
+
+    def region_for(self, provider: str | None) -> str:
+        return self._provider_regions.get((provider or "").split("::")[-1], self.region)
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.resources.append(Recorded(args.typ, args.name, dict(args.inputs), bool(args.custom)))
-        return _plausible(args.typ, args.name, dict(args.inputs))
+        if args.typ == "pulumi:providers:aws":
+            self._provider_regions[f"{args.name}-id"] = str(args.inputs["region"])
+        rid, outputs = _plausible(args.typ, args.name, dict(args.inputs), self.region_for(args.provider))
+        self.resources.append(
+            Recorded(
+                args.typ, args.name, dict(args.inputs), bool(args.custom), provider=args.provider or "", outputs=outputs
+            )
+        )
+        return rid, outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
@@ -61,13 +76,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
         raise NotImplementedError(f"unmocked call {args.token}")
 
 
-def _arn(service: str, resource: str, region: str = REGION) -> str:
-    return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
-
-
-def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The id and the computed outputs AWS would return for `typ`."""
+def _plausible(typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+    """The id and the computed outputs AWS would return for `typ` in `region`."""
     out = dict(inputs)
+
+    def _arn(service: str, resource: str) -> str:
+        return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
+
     physical = inputs.get("name") or f"{name}-1a2b3c"
     rid = f"{name}-id"
     if typ == "aws:s3/bucket:Bucket":
@@ -79,13 +94,16 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
         arn = _arn("dynamodb", f"table/{physical}")
         out.update(name=physical, arn=arn, streamArn=f"{arn}/stream/2026-11-29T00:00:00.000")
     elif typ == "aws:kms/key:Key":
-        rid = "1234abcd-12ab-34cd-56ef-1234567890ab"
+        # The stack's data key keeps a fixed id (tests spell its ARN); the keys of the components
+        # nested under another (the backup vaults', the second region's) get their own.
+        nested = name.endswith("-key-key")
+        rid = str(uuid.uuid5(uuid.NAMESPACE_DNS, name)) if nested else "1234abcd-12ab-34cd-56ef-1234567890ab"
         out.update(keyId=rid, arn=_arn("kms", f"key/{rid}"))
     elif typ == "aws:sqs/queue:Queue":
         out.update(
             name=physical,
             arn=_arn("sqs", physical),
-            url=f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{physical}",
+            url=f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{physical}",
         )
         rid = out["url"]
     elif typ == "aws:iam/role:Role":
@@ -101,7 +119,7 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
         out.update(
             name=physical,
             arn=_arn("ecr", f"repository/{physical}"),
-            repositoryUrl=f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/{physical}",
+            repositoryUrl=f"{ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{physical}",
         )
     elif typ == "aws:cloudwatch/logGroup:LogGroup":
         out.update(name=physical, arn=_arn("logs", f"log-group:{physical}"))
@@ -122,6 +140,12 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[s
     elif typ == "aws:glue/catalogDatabase:CatalogDatabase":
         out.update(arn=_arn("glue", f"database/{physical}"))
         rid = f"{ACCOUNT}:{physical}"
+    elif typ == "aws:backup/vault:Vault":
+        out.update(arn=_arn("backup", f"backup-vault:{physical}"))
+        rid = physical
+    elif typ == "aws:backup/plan:Plan":
+        out.update(arn=_arn("backup", f"backup-plan:{name}-1a2b"))
+        rid = f"{name}-1a2b"
     elif typ == "aws:glue/catalogTable:CatalogTable":
         out.update(arn=_arn("glue", f"table/{inputs['databaseName']}/{physical}"))
         rid = f"{ACCOUNT}:{inputs['databaseName']}:{physical}"
@@ -184,6 +208,14 @@ class ProgramRun:
         assert len(found) == 1, f"expected one {typ}, found {[r.name for r in found]}"
         return found[0]
 
+    def region_of(self, rec: Recorded) -> str:
+        """The region a resource is managed in: its explicit provider's, else the stack's."""
+        if not rec.provider:
+            return stack_config(self.stack)["aws:region"]
+        name = rec.provider.split("::")[-1].removesuffix("-id")
+        (provider,) = [r for r in self.resources if r.typ == "pulumi:providers:aws" and r.name == name]
+        return str(provider.inputs["region"])
+
     def named(self, name: str) -> Recorded:
         found = [r for r in self.resources if r.name == name]
         assert len(found) == 1, f"expected one resource named {name}"
@@ -197,6 +229,7 @@ class ProgramRun:
 def run_program(stack: str) -> ProgramRun:
     """Run __main__.py's build() for Pulumi.<stack>.yaml under the mocks; record what it made."""
     pulumi.runtime.set_all_config(stack_config(stack))
+    MOCKS.region = stack_config(stack)["aws:region"]
     start = len(MOCKS.resources)
     namespace = runpy.run_path(str(PROGRAM), run_name="docuflow_program")
     holder: dict[str, Any] = {}

@@ -54,7 +54,7 @@ def test_only_s3_inventory_of_our_buckets_delivers_into_the_audit_bucket(dev: Pr
         "ArnLike": {"aws:SourceArn": [f"arn:aws:s3:::{b}" for b in SOURCES.values()]},
         "StringEquals": {"aws:SourceAccount": ACCOUNT},
     }
-    key = json.loads(dev.one("aws:kms/key:Key").inputs["policy"])
+    key = json.loads(dev.named("docuflow-dev-key").inputs["policy"])
     (encrypt,) = [s for s in key["Statement"] if s["Sid"] == "S3EncryptsInventoryReports"]
     assert encrypt["Action"] == ["kms:GenerateDataKey"] and encrypt["Condition"] == allow["Condition"]
     # The audit data is regenerated every day: it expires, bucket-wide.

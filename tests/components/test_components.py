@@ -15,17 +15,19 @@ from jobs.contract import LifecycleSpec, bucket_specs, layout, queue_spec, table
 from jobs.settings import ENV_ARRIVALS_QUEUE_URL, ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
 
-# Resource count per component type in the dev stack (own ECR repo, own topic + email, three
-# jobs: ingest, reconcile, repair; one ingest schedule however many tasks it starts).
+# Resource count per component type in the dev stack (own ECR repo, own topic + email, four
+# jobs: ingest, reconcile, repair, drill; one ingest schedule however many tasks it starts; the
+# data key and the backup vault's key; one region).
 DEV_COUNTS = {
-    "docuflow:encryption:DataKey": 2,
+    "docuflow:encryption:DataKey": 4,
     "docuflow:document_store:DocumentStore": 1,
     "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (Athena engine)
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
     "docuflow:audit_catalog:AuditCatalog": 7,
-    "docuflow:batch_jobs:BatchJobs": 26,
+    "docuflow:batch_jobs:BatchJobs": 31,
+    "docuflow:backups:TableBackups": 6,  # vault, its lock, plan, selection, role and its policy
     "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
 }
 
@@ -38,7 +40,9 @@ def test_resource_counts_per_component(dev: ProgramRun) -> None:
     counts = {c: len(_children(dev, c)) for c in DEV_COUNTS}
     assert counts == DEV_COUNTS
     assert len(dev.custom) == sum(DEV_COUNTS.values())
-    assert Counter(r.typ for r in dev.resources if not r.custom) == Counter(set(DEV_COUNTS))
+    # One of each component, but two keys: the data key and the backup vault's.
+    keys = Counter({"docuflow:encryption:DataKey": 1})
+    assert Counter(r.typ for r in dev.resources if not r.custom) == Counter(set(DEV_COUNTS)) + keys
 
 
 def test_only_current_pulumi_aws_resources(every_stack: ProgramRun) -> None:
@@ -110,9 +114,14 @@ def test_lifecycle_translation_covers_every_contract_rule() -> None:
 
 def test_object_lock_mode_and_days_from_config(dev: ProgramRun, prod: ProgramRun) -> None:
     for run, mode, days in ((dev, "GOVERNANCE", 365), (prod, "COMPLIANCE", 3650)):
-        lock = run.one("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration").inputs
-        assert lock["rule"]["defaultRetention"] == {"mode": mode, "days": days}
-        assert lock["bucket"] == layout.bucket_name(run.stack, "reports")
+        # The reports bucket, and in prod its replica in the second region, with the same default.
+        locks = run.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+        assert {lock.inputs["bucket"] for lock in locks} == {
+            layout.bucket_name(run.stack, "reports"),
+            *([layout.replica_bucket_name("prod", "reports", "eu-central-1")] if run is prod else []),
+        }
+        for lock in locks:
+            assert lock.inputs["rule"]["defaultRetention"] == {"mode": mode, "days": days}
 
 
 def test_cors_on_processed_only_for_configured_origins(dev: ProgramRun) -> None:
@@ -211,7 +220,7 @@ def test_only_the_raw_bucket_notifies_the_queue_and_only_for_raw(dev: ProgramRun
     assert target["events"] == list(spec.events) and target["filterPrefix"] == spec.filter_prefix == layout.RAW_PREFIX
     assert target["queueArn"].endswith(f":{spec.name}")
     # The key lets S3 encrypt those notifications, for the raw bucket of this account only.
-    key = json.loads(dev.one("aws:kms/key:Key").inputs["policy"])
+    key = json.loads(dev.named("docuflow-dev-key").inputs["policy"])
     (s3,) = [s for s in key["Statement"] if s["Sid"] == "S3NotifiesEncryptedQueue"]
     assert s3["Principal"] == {"Service": "s3.amazonaws.com"}
     assert set(s3["Action"]) == {"kms:GenerateDataKey", "kms:Decrypt"}
@@ -280,7 +289,11 @@ def test_ecr_repository_scans_and_is_immutable(dev: ProgramRun) -> None:
 
 def test_ingest_tasks_drain_one_queue_then_reconcile(dev: ProgramRun) -> None:
     schedules = dev.of_type("aws:scheduler/schedule:Schedule")
-    assert sorted(s.inputs["name"] for s in schedules) == ["docuflow-dev-ingest", "docuflow-dev-reconcile"]
+    assert sorted(s.inputs["name"] for s in schedules) == [
+        "docuflow-dev-drill",
+        "docuflow-dev-ingest",
+        "docuflow-dev-reconcile",
+    ]
     (ingest,) = [s for s in schedules if s.inputs["name"] == "docuflow-dev-ingest"]
     assert ingest.inputs["scheduleExpression"] == "cron(0 2 * * ? *)"
     assert ingest.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
@@ -343,7 +356,7 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     assert rule["detail-type"] == ["ECS Task State Change"]
     assert rule["detail"]["lastStatus"] == ["STOPPED"]
     assert {"containers": {"exitCode": [{"anything-but": 0}]}} in rule["detail"]["$or"]
-    assert len(rule["detail"]["taskDefinitionArn"]) == 3  # every job, scheduled or run by hand
+    assert len(rule["detail"]["taskDefinitionArn"]) == len(batch_jobs.JOBS)  # every job, scheduled or by hand
     assert dev.one("aws:cloudwatch/eventTarget:EventTarget").inputs["arn"] == topic_arn
     topic = dev.one("aws:sns/topic:Topic").inputs
     assert topic["kmsMasterKeyId"].startswith("arn:aws:kms:")
@@ -393,7 +406,7 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
         assert got["clusterArn"] == "arn:aws:ecs:eu-west-1:123456789012:cluster/docuflow-dev-jobs"
         assert str(got["ingestTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-ingest:1")
         assert str(got["reconcileTaskDefinitionArn"]).endswith("task-definition/docuflow-dev-reconcile:1")
-        assert got["scheduleNames"] == ["docuflow-dev-ingest", "docuflow-dev-reconcile"]
+        assert got["scheduleNames"] == ["docuflow-dev-ingest", "docuflow-dev-reconcile", "docuflow-dev-drill"]
         assert got["arrivalsQueueUrl"] == f"https://sqs.eu-west-1.amazonaws.com/123456789012/{queue_spec('dev').name}"
         assert str(got["statusEventsQueueUrl"]).startswith("https://sqs.eu-west-1.amazonaws.com/123456789012/")
         assert str(got["scheduleDeadLetterQueueUrl"]).startswith("https://sqs.")

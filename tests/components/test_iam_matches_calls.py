@@ -1,7 +1,9 @@
 """Each task role grants exactly what its job calls on AWS, plus what AWS alone needs.
 
 Each job runs its own scenario on the live local stack (tests/components/iam_scenarios.py) with
-jobs.store.call_recording on; iam_model maps every recorded call to IAM permissions, and the
+jobs.store.call_recording on (the calls no emulator answers, Textract, Athena, DynamoDB table
+exports and SQS message move tasks, are made through botocore's Stubber and recorded the same
+way); iam_model maps every recorded call to IAM permissions, and the
 role's policy, built by the same pure function the Pulumi component uses (with this stage's
 names), must
 - allow every one of them (the job would be denied on AWS otherwise),
@@ -23,7 +25,7 @@ import pytest
 from components import policies
 from jobs.contract import layout, queue_spec
 from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
-from tests.components.iam_scenarios import ingest_calls, reconcile_calls, review_calls
+from tests.components.iam_scenarios import athena_calls, ingest_calls, reconcile_calls, review_calls
 from tests.components.program import ProgramRun, catalog_grants
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
@@ -98,18 +100,16 @@ def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, m
     assert_reports_bucket_admits(needed, stack.settings, "ingest-task-role")
 
 
-def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
-    """The audit catalog's grants for this stage, split into what AWS uses on the role's behalf
-    (with the reason), and what only the athena engine calls: no emulator answers those calls, so
-    they cannot be recorded here (jobs/store/athena.py and table_export.py are tested against
-    botocore's Stubber, tests/jobs/reconcile/test_athena.py); they stay listed with the reason.
+def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons]:
+    """The audit catalog's grants for this stage, and the ones AWS uses on the role's behalf
+    (with the reason). What the athena engine calls itself is recorded by `athena_calls`.
     """
     grants = catalog_grants(settings.stage, REGION, ACCOUNT)
-    audit, workgroup = grants["audit_bucket_arn"], grants["workgroup_arn"]
+    audit = grants["audit_bucket_arn"]
     reports = f"arn:aws:s3:::{settings.reports_bucket}"
     tables = grants["glue_table_arns"]
     data = [f"{audit}/{p}*" for p in (layout.INVENTORY_PREFIX, layout.DYNAMODB_EXPORTS_PREFIX)]
-    exports, results = f"{audit}/{layout.DYNAMODB_EXPORTS_PREFIX}*", f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
+    results = f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
     aws_only = {
         **{
             (a, r): "Athena looks the tables up in Glue with the caller's permissions"
@@ -131,44 +131,30 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons, Reasons]:
         },
         ("s3:ListBucket", reports): "Athena lists its results prefix",
         ("s3:ListBucketMultipartUploads", reports): "Athena manages the multipart uploads of its results",
-        **{
-            (a, exports): "DynamoDB writes the export files with the caller's permissions"
-            for a in policies.EXPORT_WRITES
-        },
     }
-    table = ARNS.table(settings.table_name)
-    pending = {
-        **{
-            (
-                a,
-                workgroup,
-            ): "athena engine (AWS only): StartQueryExecution, GetQueryExecution, GetQueryResults, StopQueryExecution"
-            for a in policies.ATHENA_QUERIES
-        },
-        ("dynamodb:ExportTableToPointInTime", table): "athena engine (AWS only): the run's table export",
-        ("dynamodb:DescribeExport", f"{table}/export/*"): "athena engine (AWS only): waiting for the export",
-    }
-    return grants, aws_only, pending
+    return grants, aws_only
 
 
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:
     audit, repair = reconcile_calls(stack, tmp_path)
     inputs = _role_inputs(stack.settings)
-    # With the Athena engine on, the roles' superset: the polars runs' calls, the catalog's
-    # grants AWS uses on the role's behalf, and those the athena engine will call.
-    grants, catalog_aws_only, catalog_pending = _catalog(stack.settings)
+    # With the Athena engine on, the roles' superset: the polars runs' calls, the athena
+    # engine's (stubbed: no emulator answers them), and the catalog's grants AWS uses on the
+    # role's behalf.
+    engine = athena_calls(stack.settings, inputs["table_arn"])
+    grants, catalog_aws_only = _catalog(stack.settings)
     assert_grants_exactly(
         policies.reconcile_task_policy(**inputs, catalog=grants),
-        permissions(audit, ARNS),
+        permissions(audit + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
-        catalog_pending,
+        pending={},
     )
     queue = ARNS.queue(stack.settings.arrivals_queue_url)
     assert_grants_exactly(
         policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants),
-        permissions(repair, ARNS),
+        permissions(repair + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
-        catalog_pending,
+        pending={},
     )
     for role, calls in (("reconcile-task-role", audit), ("repair-task-role", repair)):
         assert_reports_bucket_admits(permissions(calls, ARNS), stack.settings, role)

@@ -44,8 +44,13 @@ def _actions(policy: dict[str, Any]) -> set[str]:
 
 def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     p = policies.ingest_task_policy(**INGEST)
-    # Raw objects are read; result.json only headed, when a fenced write was refused.
-    assert _allowed(p, "s3:GetObject") == {f"{RAW}/{layout.RAW_PREFIX}*", f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
+    # Raw objects are read; result.json only headed, when a fenced write was refused; a run
+    # summary read back only when its write-once put was refused (a resent write).
+    assert _allowed(p, "s3:GetObject") == {
+        f"{RAW}/{layout.RAW_PREFIX}*",
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
+        f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
+    }
     assert _allowed(p, "s3:PutObject") == {
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
@@ -62,15 +67,21 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
     assert _allowed(p, "dynamodb:PutItem") == _allowed(p, "dynamodb:DeleteItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
-    # The drain: the arrival queue only, and the depth of its dead-letter queue for the summary.
+    # The drain: the arrival queue, the depth of its dead-letter queue for the summary, and the
+    # dead letters' way back (--redrive-dlq: from the DLQ into the arrival queue, nowhere else).
     assert {a for a in _actions(p) if a.startswith("sqs:")} == {
         "sqs:ReceiveMessage",
         "sqs:DeleteMessage",
         "sqs:ChangeMessageVisibility",
         "sqs:GetQueueAttributes",
         "sqs:GetQueueUrl",
+        "sqs:SendMessage",
+        "sqs:StartMessageMoveTask",
+        "sqs:ListMessageMoveTasks",
     }
-    assert _allowed(p, "sqs:ReceiveMessage") == _allowed(p, "sqs:DeleteMessage") == {QUEUE}
+    assert _allowed(p, "sqs:ReceiveMessage") == _allowed(p, "sqs:DeleteMessage") == {QUEUE, DLQ}
+    assert _allowed(p, "sqs:ChangeMessageVisibility") == _allowed(p, "sqs:SendMessage") == {QUEUE}
+    assert _allowed(p, "sqs:StartMessageMoveTask") == _allowed(p, "sqs:ListMessageMoveTasks") == {DLQ}
     assert _allowed(p, "sqs:GetQueueAttributes") == {QUEUE, DLQ} and _allowed(p, "sqs:GetQueueUrl") == {DLQ}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from policy_sentry.querying.actions import get_action_data
 
+from components.batch_jobs import JOBS
 from components.settings import StackSettings
 from jobs.contract import layout
 from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
@@ -37,6 +38,7 @@ T = {
     "topic": "aws:sns/topic:Topic",
     "role": "aws:iam/role:Role",
     "rolepolicy": "aws:iam/rolePolicy:RolePolicy",
+    "vault": "aws:backup/vault:Vault",
 }
 SECRETISH = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_KEY", re.I)
 
@@ -48,20 +50,31 @@ def _by_bucket(run: ProgramRun, kind: str) -> dict[str, list[Recorded]]:
     return found
 
 
+def _settings(run: ProgramRun) -> StackSettings:
+    return StackSettings.from_mapping(stack_config(run.stack))
+
+
 def _athena(run: ProgramRun) -> bool:
-    return StackSettings.from_mapping(stack_config(run.stack)).reconcile_engine == "athena"
+    return _settings(run).reconcile_engine == "athena"
+
+
+def _second(run: ProgramRun) -> bool:
+    return _settings(run).replica_region is not None
 
 
 def _buckets(run: ProgramRun) -> list[str]:
     names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
-    # raw, processed, reports, access logs; and the audit data when the Athena engine is on.
-    assert len(names) == 4 + _athena(run), names
+    # raw, processed, reports, access logs; the audit data when the Athena engine is on; and the
+    # replicas of the first four in the second region.
+    assert len(names) == 4 + _athena(run) + 4 * _second(run), names
     return names
 
 
-def _log_bucket(run: ProgramRun) -> str:
-    (name,) = [n for n in _buckets(run) if n.endswith("access-logs")]
-    return name
+def _log_buckets(run: ProgramRun) -> dict[str, str]:
+    """The access-log bucket of each region."""
+    logs = {run.region_of(b): b.inputs["bucket"] for b in run.of_type(T["bucket"]) if "access-logs" in b.name}
+    assert len(logs) == 1 + _second(run), logs
+    return logs
 
 
 # --- DynamoDB ------------------------------------------------------------------------------
@@ -119,7 +132,7 @@ def test_s3_reports_are_write_once_for_everyone_but_break_glass(every_stack: Pro
         {"ArnNotEquals": {"aws:PrincipalArn": settings.break_glass_role_arn}} if settings.break_glass_role_arn else {}
     )
     assert tamper.get("Condition", {}) == exempt
-    assert (every_stack.stack == "prod") == bool(exempt)  # prod names a break-glass role, dev none
+    assert every_stack.stack.startswith("prod") == bool(exempt)  # prod names a break-glass role, dev none
 
 
 def test_s3_versioning(every_stack: ProgramRun) -> None:
@@ -132,11 +145,11 @@ def test_s3_versioning(every_stack: ProgramRun) -> None:
 def test_s3_sse_kms_with_bucket_key_and_sse_s3_for_the_log_bucket(every_stack: ProgramRun) -> None:
     sse = _by_bucket(every_stack, "sse")
     assert set(sse) == set(_buckets(every_stack))
-    log_bucket = _log_bucket(every_stack)
+    log_buckets = set(_log_buckets(every_stack).values())
     for name, (rec,) in sse.items():
         (rule,) = rec.inputs["rules"]
         default = rule["applyServerSideEncryptionByDefault"]
-        if name == log_bucket:
+        if name in log_buckets:
             assert default == {"sseAlgorithm": "AES256"}
         else:
             assert default["sseAlgorithm"] == "aws:kms"
@@ -146,11 +159,12 @@ def test_s3_sse_kms_with_bucket_key_and_sse_s3_for_the_log_bucket(every_stack: P
 
 def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
     logging = _by_bucket(every_stack, "logging")
-    log_bucket = _log_bucket(every_stack)
-    assert set(logging) == set(_buckets(every_stack)) - {log_bucket}
+    log_buckets = _log_buckets(every_stack)
+    assert set(logging) == set(_buckets(every_stack)) - set(log_buckets.values())
     prefixes = set()
     for (rec,) in logging.values():
-        assert rec.inputs["targetBucket"] == log_bucket
+        # Each bucket logs to the log bucket of its own region (S3 delivers logs within a region).
+        assert rec.inputs["targetBucket"] == log_buckets[every_stack.region_of(rec)]
         prefixes.add(rec.inputs["targetPrefix"])
     assert len(prefixes) == 3 + _athena(every_stack)
 
@@ -173,24 +187,40 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
 
 def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
     locks = _by_bucket(every_stack, "lock")
-    (reports,) = [n for n in _buckets(every_stack) if n.endswith("reports")]
-    assert set(locks) == {reports}
-    (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == reports]
-    assert bucket.inputs["objectLockEnabled"] is True
-    retention = locks[reports][0].inputs["rule"]["defaultRetention"]
-    assert retention["mode"] in ("GOVERNANCE", "COMPLIANCE") and retention["days"] >= 1
+    # The reports bucket, and its replica: Object Lock retention replicates only into a lock bucket.
+    reports = [b.inputs["bucket"] for b in every_stack.of_type(T["bucket"]) if b.name.endswith("-reports")]
+    assert len(reports) == 1 + _second(every_stack)
+    assert set(locks) == set(reports)
+    for name in reports:
+        (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == name]
+        assert bucket.inputs["objectLockEnabled"] is True
+        retention = locks[name][0].inputs["rule"]["defaultRetention"]
+        assert retention["mode"] in ("GOVERNANCE", "COMPLIANCE") and retention["days"] >= 1
+
+
+def test_s3_data_buckets_replicate_to_the_second_region_where_the_stack_names_one(every_stack: ProgramRun) -> None:
+    settings = _settings(every_stack)
+    configs = every_stack.of_type("aws:s3/bucketReplicationConfig:BucketReplicationConfig")
+    if settings.replica_region is None:
+        assert configs == []  # a one-region stack (dev): nothing to replicate to, by its own setting
+        return
+    assert {c.inputs["bucket"] for c in configs} == {spec.name for spec in settings.buckets()}
+    for config in configs:
+        (rule,) = config.inputs["rules"]
+        assert rule["status"] == "Enabled" and rule["deleteMarkerReplication"] == {"status": "Enabled"}
+        assert rule["destination"]["bucket"].endswith(f"-{settings.replica_region}")
 
 
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
-    assert len(defs) == 3  # ingest, reconcile, repair
+    assert len(defs) == len(JOBS)  # ingest, reconcile, repair, drill
     return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
 
 
 def test_containers_hardened(every_stack: ProgramRun) -> None:
     containers = _containers(every_stack)
-    assert len(containers) == 3
+    assert len(containers) == len(JOBS)
     for c in containers:
         assert c["readonlyRootFilesystem"] is True
         assert c["privileged"] is False
@@ -242,7 +272,9 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    assert len(role_policies) == 7  # execution, three tasks, scheduler, pipe, review API
+    # A task role per job, the execution, scheduler, pipe, backup and review API roles, and S3
+    # replication's.
+    assert len(role_policies) == len(JOBS) + 5 + _second(every_stack)
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -263,26 +295,32 @@ def test_scheduler_starts_and_passes_only_what_it_schedules(every_stack: Program
     (scheduler,) = [r for r in every_stack.of_type(T["rolepolicy"]) if r.name.endswith("scheduler-policy")]
     stmts = json.loads(scheduler.inputs["policy"])["Statement"]
     passed = {r for s in stmts if "iam:PassRole" in s["Action"] for r in as_list(s["Resource"])}
-    # Both stacks repair nightly: the repair task is scheduled, the read-only audit is run by hand.
-    scheduled = {n for n in roles if n.endswith(("-execution-role", "-ingest-task-role", "-repair-task-role"))}
-    assert len(scheduled) == 3
+    # Every stack repairs nightly: the repair task is scheduled, the read-only audit is run by
+    # hand; and the restore drill runs quarterly.
+    scheduled = {
+        n
+        for n in roles
+        if n.endswith(("-execution-role", "-ingest-task-role", "-repair-task-role", "-drill-task-role"))
+    }
+    assert len(scheduled) == 4
     assert {arn.rsplit("/", 1)[1].removesuffix("-1a2b3c") for arn in passed} == scheduled
     run = {r for s in stmts if "ecs:RunTask" in s["Action"] for r in as_list(s["Resource"])}
     assert {arn.split("task-definition/")[1] for arn in run} == {
-        f"docuflow-{every_stack.stack}-{job}:1" for job in ("ingest", "repair")
+        f"docuflow-{every_stack.stack}-{job}:1" for job in ("ingest", "repair", "drill")
     }
 
 
 # --- KMS and logs ----------------------------------------------------------------------------
 def test_kms_rotation(every_stack: ProgramRun) -> None:
     keys = every_stack.of_type(T["key"])
-    assert len(keys) == 1
+    # The data key and the backup vault's, in each region.
+    assert len(keys) == 2 * (1 + _second(every_stack))
     assert all(k.inputs["enableKeyRotation"] is True for k in keys)
 
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == 3
+    assert len(groups) == len(JOBS)
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
@@ -328,7 +366,9 @@ def test_every_resource_belongs_to_a_docuflow_component(every_stack: ProgramRun)
 
 
 def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None:
-    stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"])]
-    assert len(stateful) == 6 + _athena(every_stack)
+    stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"], T["vault"])]
+    # Table, four buckets and the data key; the audit-data bucket (Athena); a backup vault and its
+    # key; and in the second region four replica buckets, their key, and the copies' vault and key.
+    assert len(stateful) == 6 + _athena(every_stack) + 2 + 7 * _second(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]

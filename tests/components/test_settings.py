@@ -24,7 +24,8 @@ def test_stack_files_exist() -> None:
 def test_every_stack_file_loads(stack: str) -> None:
     settings = StackSettings.from_mapping(stack_config(stack))
     assert settings.stage == stack
-    assert settings.region == "eu-west-1"
+    # One stack per residency: the US production stack lives in the US, the others in the EU.
+    assert settings.region == ("us-east-1" if stack == "prod-us" else "eu-west-1")
 
 
 def test_dev_stack_sets_every_key() -> None:
@@ -32,8 +33,13 @@ def test_dev_stack_sets_every_key() -> None:
     raw = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"]
     missing = set(StackSettings.keys().values()) - set(raw)
     # Mutually exclusive with alarmEmail / imageTag, which dev sets; dev has no break-glass role
-    # (nobody may overwrite or delete its reports), prod shows one.
-    assert missing == {"docuflow:alarmTopicArn", "docuflow:imageUri", "docuflow:breakGlassRoleArn"}
+    # (nobody may overwrite or delete its reports) and runs in one region; prod shows both.
+    assert missing == {
+        "docuflow:alarmTopicArn",
+        "docuflow:imageUri",
+        "docuflow:breakGlassRoleArn",
+        "docuflow:replicaRegion",
+    }
     assert all(k.startswith(("docuflow:", "aws:")) for k in raw)
 
 

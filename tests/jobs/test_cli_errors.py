@@ -29,13 +29,17 @@ def run(*args: str, env: dict[str, str] | None = None, drop: tuple[str, ...] = (
         (("ingest", "--backfill"), {}, ("AWS_REGION", "AWS_DEFAULT_REGION"), "region"),
         (("ingest", "--backfill"), {"AWS_ENDPOINT_URL_DYNAMODB": "ht!tp//::nope"}, (), "AWS_ENDPOINT_URL_DYNAMODB"),
         (("ingest",), {"DOCUFLOW_ARRIVALS_QUEUE_URL": ""}, (), "--backfill"),
-        (("ingest", "--backfill"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "ResourceNotFound"),
+        (("ingest", "--backfill"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
+        (("ingest",), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
+        # SQS hides a message 12 hours at most: a longer lease could never be deferred to.
+        (("ingest",), {"DOCUFLOW_LEASE_SECONDS": "43201"}, (), "DOCUFLOW_LEASE_SECONDS"),
+        (("ingest", "--redrive-dlq", "--backfill"), {}, (), "--redrive-dlq"),
         (("documents", "list", "--user", "u", "--next-token", "Zm9yZ2Vk"), {}, (), "next-token"),
         (
             ("documents", "list", "--user", "u"),
             {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"},
             (),
-            "ResourceNotFound",
+            "docuflow-missing-table",
         ),
     ],
 )
@@ -45,3 +49,10 @@ def test_bad_input_exits_2_with_one_clear_line(stack, args, env, drop, says) -> 
     assert done.returncode == 2, done.stderr[-1500:]
     assert says in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_help_says_what_each_command_does() -> None:
+    done = run("--help")
+    assert done.returncode == 0
+    (ingest,) = [line for line in done.stdout.splitlines() if line.strip().startswith("ingest")]
+    assert "arrival queue" in ingest and "--backfill" in ingest

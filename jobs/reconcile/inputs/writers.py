@@ -40,13 +40,15 @@ def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def write_export(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes]) -> Path:
+def write_export(
+    root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes], s3_prefix: str = ""
+) -> Path:
     """A full DYNAMODB_JSON export under `root` (the bucket): one gzip data file per chunk.
 
     A chunk is newline-terminated lines `{"Item": {...DynamoDB JSON...}}`. Returns the export
-    directory (`AWSDynamoDB/<exportId>/`), the LOCATION reconcile takes.
+    directory (`{s3_prefix}AWSDynamoDB/<exportId>/`), the LOCATION reconcile takes.
     """
-    return _write(root, table_arn, export_time, chunks, {"exportTime": _stamp(export_time)})
+    return _write(root, table_arn, export_time, chunks, {"exportTime": _stamp(export_time)}, s3_prefix)
 
 
 def write_incremental_export(
@@ -66,9 +68,17 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def _write(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[bytes], times: dict[str, str]) -> Path:
+def _write(
+    root: Path,
+    table_arn: str,
+    export_time: datetime,
+    chunks: Iterable[bytes],
+    times: dict[str, str],
+    s3_prefix: str = "",
+) -> Path:
     export_id = f"{_ms(export_time):013d}-{hashlib.sha256((table_arn + json.dumps(times)).encode()).hexdigest()[:8]}"
-    prefix = f"AWSDynamoDB/{export_id}/"
+    # AWS writes every key under the request's S3Prefix, the manifests' keys included.
+    prefix = f"{s3_prefix}AWSDynamoDB/{export_id}/"
     directory = root / prefix
     (directory / "data").mkdir(parents=True, exist_ok=True)
     entries: list[dict[str, object]] = []
@@ -102,7 +112,7 @@ def _write(root: Path, table_arn: str, export_time: datetime, chunks: Iterable[b
         "tableId": hashlib.sha256(table_arn.encode()).hexdigest()[:32],
         **times,
         "s3Bucket": root.name,
-        "s3Prefix": None,
+        "s3Prefix": s3_prefix.rstrip("/") or None,
         "s3SseAlgorithm": "AES256",
         "s3SseKmsKeyId": None,
         "manifestFilesS3Key": prefix + EXPORT_FILES,

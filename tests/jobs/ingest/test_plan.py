@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from jobs.contract import DocumentItem, Status, layout
 from jobs.contract.objects import ObjectInfo
-from jobs.ingest.plan import Action, decide, released, shard_of
+from jobs.ingest.plan import Action, Admission, NewestSeen, decide, is_older, newest, released, shard_of
 
 NOW = datetime(2026, 11, 29, 2, 0, tzinfo=UTC)
 UPLOADED = datetime(2026, 11, 28, 18, 30, 5, tzinfo=UTC)
@@ -106,6 +106,54 @@ def test_content_failures_are_not_retried_for_the_same_bytes() -> None:
     assert run(existing(Status.FAILED, failureCode="MALFORMED", attempts=1)).action == Action.DEAD_LETTER
     reupload = existing(Status.FAILED, failureCode="MALFORMED", rawEtag='"old"')
     assert run(reupload).action == Action.CLAIM
+
+
+def test_a_tombstone_is_done_for_its_own_upload_but_a_newer_upload_of_the_same_bytes_is_a_new_life() -> None:
+    """Upload, delete (the ingest writes the tombstone), upload the same file again: same key and
+    ETag, but a later upload, so a new document life (issue 27). The tombstoned upload's own
+    event, delivered again, still writes nothing.
+    """
+    tombstone = existing(Status.DELETED, attempts=1, version=3, resultEtag='"r1"')
+    assert run(tombstone).action == Action.SKIP_DONE  # the upload the tombstone ended
+    again = ObjectInfo(OBJ.bucket, OBJ.key, OBJ.etag, OBJ.size, UPLOADED + timedelta(hours=1))
+    decision = decide(RAW, again, tombstone, now=NOW, owner="me", actor="ingest:test", lease=LEASE, max_attempts=3)
+    assert decision.action == Action.CLAIM and decision.expected_version == 3
+    claim = decision.claim
+    assert claim is not None and (claim.attempts, claim.createdAt, claim.resultEtag) == (1, again.last_modified, '"r1"')
+    # A listing reads the upload time to the second: a tombstone's own upload listed again is
+    # back in the bucket, hence a new life as well.
+    listed = ObjectInfo(OBJ.bucket, OBJ.key, OBJ.etag, OBJ.size, UPLOADED.replace(second=0))
+    assert (
+        decide(RAW, listed, tombstone, now=NOW, owner="me", actor="ingest:test", lease=LEASE, max_attempts=3).action
+        == Action.CLAIM
+    )
+
+
+def _at(moment: datetime, etag: str, sequencer: str | None, key: str = RAW.key) -> ObjectInfo:
+    return ObjectInfo("raw-bucket", key, etag, 1, moment, sequencer=sequencer)
+
+
+def test_the_sequencer_orders_uploads_of_one_key_within_the_same_millisecond() -> None:
+    # S3 documents the sequencer as the order of one key's events: hex strings of different
+    # lengths, compared after left-padding the shorter with zeros.
+    first, second = _at(UPLOADED, '"a"', "FF"), _at(UPLOADED, '"b"', "0100")
+    assert is_older(first, second) and not is_older(second, first)
+    assert newest([second, first]) is second and newest([first, second]) is second
+    assert is_older(_at(UPLOADED, '"a"', "00ab"), _at(UPLOADED, '"b"', "AC"))  # case does not matter
+    # Without a sequencer (moto, a listing), or across keys, the upload time decides, then the key.
+    assert is_older(_at(UPLOADED, '"a"', None), _at(UPLOADED + timedelta(milliseconds=1), '"b"', None))
+    other_key = _at(UPLOADED, '"b"', "00", key=layout.raw_key("alice", "inv-1", "b.xml"))
+    assert is_older(first, other_key)  # "a.xml" < "b.xml": sequencers of two keys are not compared
+
+
+def test_newest_seen_tells_a_superseded_upload_from_a_duplicate_of_the_one_decided() -> None:
+    seen = NewestSeen()
+    ident = ("alice", "inv-1")
+    first, second = _at(UPLOADED, '"a"', "0A"), _at(UPLOADED, '"b"', "0B")
+    assert seen.admit(ident, second) == Admission.NEW
+    assert seen.admit(ident, first) == Admission.SUPERSEDED  # same millisecond: the sequencer says older
+    assert seen.admit(ident, _at(UPLOADED, '"b"', "0B")) == Admission.DUPLICATE
+    assert seen.admit(ident, _at(UPLOADED, '"c"', "0C")) == Admission.NEW
 
 
 @given(st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20), st.integers(1, 64))

@@ -147,6 +147,7 @@ def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
     document("u1", "noraw", with_raw=False)  # MISSING_RAW
     document("u1", "expired", with_raw=False, createdAt=AS_OF - timedelta(days=6 * 365))  # past retention
     document("u1", "tomb", with_raw=False, status=Status.DELETED, result={"status": "PROCESSED"})  # tombstone
+    document("u1", "reborn", status=Status.DELETED, result={"status": "PROCESSED"})  # DELETED_RAW_EXISTS
     document("u1", "stale")
     raw[-1]["etag"] = "e-new"  # STALE_RESULT
     document("u1", "stuck", status=Status.PROCESSING, leaseOwner="w", leaseExpiresAt=AS_OF - timedelta(hours=7))
@@ -257,6 +258,9 @@ def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(
     assert kinds == ({c.value for c in Code} if deep else {c.value for c in Code} - deep_only)
     bad = by_polars.filter(pl.col("code") == Code.BAD_KEY).get_column("key").to_list()
     assert sorted(bad) == sorted(BAD_RAW_KEYS + BAD_RESULT_KEYS)
+    # A tombstone whose raw object is back (uploaded again): reported, by every engine.
+    reborn = by_polars.filter(pl.col("documentId") == "reborn")
+    assert reborn.get_column("code").to_list() == ["DELETED_RAW_EXISTS"]
     # No finding for the states that must give none.
     quiet = {"ok", "failed", "expired", "tomb", "leased", "settled", "fresh", *(d for _, d in ODD_IDS[1:])}
     quiet |= {"duplicate", "young", "recent"}

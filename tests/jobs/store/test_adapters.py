@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 
 import boto3
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError
+from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError, ReadTimeoutError
+from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
-from jobs.contract import DocumentItem, DuplicateKind, DuplicateMarker, ObjectInfo, Status, layout
+from jobs.contract import DocumentItem, DuplicateKind, DuplicateMarker, ObjectInfo, Status, layout, queue_spec
 from jobs.contract.events import parse_body, requeue_body
 from jobs.errors import (
     DynamoItemRejectedError,
@@ -252,6 +253,36 @@ def test_result_writes_are_fenced_on_the_etag_they_replace(stack) -> None:
         next(buckets.list_pages("docuflow-no-such-bucket", "raw/"))
 
 
+def _lose_first_response(client, operation: str) -> list[str]:
+    """The first `operation` request reaches the server and is applied, then its response is
+    lost (a read timeout): botocore resends it, as it would on AWS.
+    """
+    lost: list[str] = []
+    session = URLLib3Session()
+
+    def hook(request, **_kwargs):
+        if lost:
+            return
+        lost.append(request.url)
+        session.send(request)
+        raise ReadTimeoutError(endpoint_url=request.url)
+
+    client.meta.events.register(f"before-send.s3.{operation}", hook)
+    return lost
+
+
+def test_a_write_once_put_whose_response_was_lost_is_our_own_write_not_someone_elses(stack) -> None:
+    client = boto3.client("s3", endpoint_url=stack.endpoints.s3)
+    buckets = Buckets(client, CallMetrics())
+    bucket = stack.settings.reports_bucket
+    lost = _lose_first_response(client, "PutObject")
+    buckets.put_once(bucket, "runs/ingest/2026-11-30/run-1.json", b'{"run": 1}', "application/json")
+    assert lost  # the resend met our own write (412): the bytes stored are the ones sent
+    assert buckets.get_bytes(bucket, "runs/ingest/2026-11-30/run-1.json") == b'{"run": 1}'
+    with pytest.raises(S3ObjectExistsError):  # another writer's bytes are still refused
+        buckets.put_once(bucket, "runs/ingest/2026-11-30/run-1.json", b'{"run": 2}', "application/json")
+
+
 # --- SQS --------------------------------------------------------------------------------------
 def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:
     sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
@@ -266,5 +297,6 @@ def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:
     assert queue.delete(received[2:]) == []
     assert queue.depth()[0] == 2
     assert queue.dead_letter_depth() == 0
-    with pytest.raises(StoreResourceMissingError):
+    assert queue.visibility_timeout() == queue_spec(stack.settings.stage).visibility_timeout_seconds
+    with pytest.raises(StoreResourceMissingError, match=r"queue .*-nope"):  # the error names the queue
         ArrivalQueue(sqs, stack.settings.arrivals_queue_url + "-nope", CallMetrics()).receive(wait_seconds=0)

@@ -1,0 +1,109 @@
+"""Roll the live table back to a restored table's items, for every item changed since a time.
+
+Reads the live items whose `updatedAt` is at or after `since` (a parallel Scan), their restored
+versions (batched reads of the restored table), lets `rollback.step` decide, and writes: puts
+conditional on the live version it read (TransactWriteItems of Puts, as every writer of the
+table), deletes conditional on it too. An item that changed again in the meantime keeps its
+change and is counted as `changedSince`; rerunning finds it (and finds nothing left to do for
+what was rolled back). Stop the ingest schedule first: a drain running alongside would keep
+changing items.
+
+Run by hand, with an operator's credentials: it writes the live table, which no task role of the
+stack may do beyond its own job's writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from jobs.contract import DocumentItem, layout
+from jobs.contract.actors import ActorKind, actor
+from jobs.contract.duplicates import is_marker_item
+from jobs.errors import RestoreRequestError
+from jobs.observability import CallMetrics
+from jobs.recovery.rollback import Action, Step, step
+from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client
+from jobs.store.dynamo import DocumentTable, claim_put
+from jobs.store.restore import TableRestores
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RollbackOptions:
+    restored_table: str
+    since: datetime
+    dry_run: bool = False
+
+
+@dataclass
+class RollbackSummary:
+    restoredTable: str
+    since: datetime
+    examined: int = 0
+    actions: dict[str, int] = field(default_factory=dict)
+    changedSince: int = 0  # items whose condition failed: changed again while rolling back
+    dryRun: bool = False
+
+
+class RollbackRun:
+    def __init__(self, settings: JobSettings, options: RollbackOptions) -> None:
+        self.settings = settings
+        self.options = options
+        self.metrics = CallMetrics()
+        client = dynamodb_client(settings)
+        self.live = DocumentTable(client, settings.table_name, settings.index_name, self.metrics)
+        self.restored = DocumentTable(client, options.restored_table, settings.index_name, self.metrics)
+        self.restores = TableRestores(client, self.metrics)
+
+    def execute(self) -> RollbackSummary:
+        o = self.options
+        if o.restored_table == self.settings.table_name:
+            raise RestoreRequestError("--restored-table is the live table: give the table the drill restored")
+        if self.restores.describe(o.restored_table) is None:
+            raise RestoreRequestError(f"--restored-table {o.restored_table} does not exist")
+        changed = self._changed_since()
+        before = self.restored.get_many((i.userId, i.documentId) for i in changed)
+        now = layout.utc_now()
+        signed = actor(ActorKind.RECOVERY, f"rollback-{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}")
+        steps = [step(item, before.get((item.userId, item.documentId)), now, signed) for item in changed]
+        summary = RollbackSummary(o.restored_table, o.since, examined=len(changed), dryRun=o.dry_run)
+        summary.actions = dict(Counter(s.action.value for s in steps))
+        if not o.dry_run:
+            summary.changedSince = self._apply(steps)
+        logger.info("rollback done", extra={"summary": vars(summary), "calls": self.metrics.summary()})
+        return summary
+
+    def _changed_since(self) -> list[DocumentItem]:
+        segments = max(2, min(16, self.settings.io_threads))
+        since = layout.format_ts(self.options.since)
+
+        def segment(number: int) -> list[DocumentItem]:
+            # Documents only: duplicate markers move with their documents' writes (a reprocessed
+            # document takes its markers again when the replay finishes it).
+            return [
+                DocumentItem.from_item(raw)
+                for raw in self.live.scan(number, segments)
+                if not is_marker_item(raw) and str(raw.get("updatedAt", "")) >= since
+            ]
+
+        with ThreadPoolExecutor(segments, thread_name_prefix="rollback") as pool:
+            return [item for part in pool.map(segment, range(segments)) for item in part]
+
+    def _apply(self, steps: list[Step]) -> int:
+        """Write the steps; returns how many lost their condition (changed again meanwhile)."""
+        puts = [claim_put(s.write, s.live.version) for s in steps if s.write is not None]
+        landed = self.live.put_all(puts, "dynamodb.TransactWrite.rollback") if puts else []
+        lost = landed.count(False)
+        for s in (s for s in steps if s.action == Action.DELETE):
+            deleted = self.restores.delete_if_version(
+                self.settings.table_name, s.live.userId, s.live.documentId, s.live.version
+            )
+            lost += not deleted
+        return lost

@@ -1,0 +1,51 @@
+"""Test helpers: a stage with processed documents, its table exported as AWS would, its tables."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jobs.demo.corpus import DemoDocument, generate
+from jobs.demo.seed import upload
+from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.local.stack import REGION
+from jobs.local.table_export import export_table
+from jobs.store.clients import dynamodb_client, s3_client
+
+
+def ingest(stack: Any, docs: list[DemoDocument]) -> None:
+    """Upload `docs` into raw/ and run the backfill sweep over them (one extraction worker)."""
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    settings = stack.settings.model_copy(update={"extract_workers": 1})
+    IngestRun(settings, IngestOptions(backfill=True)).execute()
+
+
+def processed_stage(stack: Any, docs: int = 12, seed: int = 7) -> list[DemoDocument]:
+    corpus = list(generate(3, docs, bad_ratio=0.1, seed=seed))
+    ingest(stack, corpus)
+    return corpus
+
+
+def export(stack: Any) -> str:
+    """A full export of the stage's table where the stack keeps exports (the local stand-in)."""
+    settings = stack.settings
+    return export_table(settings, dynamodb_client(settings), s3_client(settings), REGION)
+
+
+def scan(stack: Any, table: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every item of `table` in DynamoDB JSON, by key."""
+    pages = stack.dynamodb().get_paginator("scan").paginate(TableName=table)
+    return {(i["PK"]["S"], i["SK"]["S"]): i for page in pages for i in page.get("Items", [])}
+
+
+def tables(stack: Any) -> set[str]:
+    names = stack.dynamodb().list_tables()["TableNames"]
+    return {n for n in names if n.startswith(stack.settings.table_name)}
+
+
+def reports(stack: Any, prefix: str = "runs/drill/") -> dict[str, dict[str, Any]]:
+    s3 = stack.s3()
+    return {
+        key: json.loads(s3.get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read())
+        for key in stack.keys(stack.settings.reports_bucket, prefix)
+    }
