@@ -46,7 +46,6 @@ from jobs.errors import DocuFlowError
 from jobs.reconcile.findings import Code
 from jobs.reconcile.report import RepairAction
 from jobs.reconcile.rules import RESULT_PROMISED
-from jobs.store.dynamo import WriteGroup, marker_release, version_put
 
 if TYPE_CHECKING:
     from jobs.store.dynamo import DocumentTable
@@ -242,15 +241,8 @@ class Repairer:
             raise _Skip("the raw object exists again")
         gone = tombstone(item, self._clock(), "reconcile: raw object deleted after it was processed", self._actor)
         # A tombstone is no document: the duplicate markers it held go in the same transaction.
-        releases = [marker_release(item.userId, k, d, item.documentId) for k, d in item.held_markers.items()]
-        while True:
-            outcome = self._table.write_all([WriteGroup((version_put(gone, item.version), *releases))], "repair")[0]
-            if outcome.landed:
-                break
-            if 0 in outcome.lost:
-                raise _Skip("the item changed while repairing (condition failed)")
-            # A marker another document holds by now is not this one's to give up.
-            releases = [r for i, r in enumerate(releases, start=1) if i not in outcome.lost]
+        if not self._table.put_giving_up_markers(gone, item.version, item):
+            raise _Skip("the item changed while repairing (condition failed)")
         return _ACTION_NAMES[Code.MISSING_RAW], f"was {item.status.value} v{item.version}"
 
     def _queued(self, item: DocumentItem) -> str:

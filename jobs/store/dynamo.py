@@ -226,6 +226,19 @@ class DocumentTable:
         """Put the finished item only while `owner` still holds the claim it made."""
         return self.put_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
 
+    def put_giving_up_markers(self, item: DocumentItem, expected_version: int, held: DocumentItem) -> bool:
+        """Put `item` over `expected_version` and delete, in the same transaction, the duplicate
+        markers `held` holds (a tombstone: no document any more). A marker another document holds
+        by now is not given up; False when the item itself changed.
+        """
+        releases = [marker_release(held.userId, k, d, held.documentId) for k, d in held.held_markers.items()]
+        while True:
+            group = WriteGroup((version_put(item, expected_version), *releases))
+            outcome = self.write_all([group], "dynamodb.TransactWrite.tombstone")[0]
+            if outcome.landed or 0 in outcome.lost:
+                return outcome.landed
+            releases = [r for i, r in enumerate(releases, start=1) if i not in outcome.lost]
+
     def put_all(self, puts: list[ConditionalPut], operation: str) -> list[bool]:
         """Many conditional puts, each on its own (see write_all): False when its condition failed."""
         return [outcome.landed for outcome in self.write_all([WriteGroup((p,)) for p in puts], operation)]
