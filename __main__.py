@@ -12,6 +12,7 @@ import pulumi_aws as aws
 from components.alerts import Alerts, AlertsArgs
 from components.arrivals import Arrivals, ArrivalsArgs
 from components.audit_catalog import AuditCatalog, AuditCatalogArgs
+from components.audit_trail import AuditTrail, AuditTrailArgs, audit_bucket_policies, trail_arn
 from components.backups import TableBackups, TableBackupsArgs
 from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
@@ -38,7 +39,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     tags = settings.resource_tags()
     prefix = layout.stage_prefix(settings.stage)
     account_id = aws.get_caller_identity_output().account_id
-    specs = settings.buckets()
+    specs = settings.buckets() + settings.audit_buckets()
     names = {spec.purpose: spec.name for spec in specs}
     audit_bucket = settings.audit_data_bucket_name()
     inventoried = list(layout.GLUE_INVENTORY_TABLES) if audit_bucket else []
@@ -52,6 +53,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             notifying_bucket_arns=[bucket_arn(names["raw"])],
             # S3 Inventory encrypts its reports of these buckets with the key (Athena engine only).
             inventoried_bucket_arns=[bucket_arn(names[p]) for p in inventoried],
+            trail_arn=trail_arn(settings.stage, settings.region, account_id),
             protect=settings.protect,
             tags=tags,
         ),
@@ -65,6 +67,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             kms_key_arn=key.key_arn,
             account_id=account_id,
             break_glass_role_arn=settings.break_glass_role_arn,
+            policies=audit_bucket_policies(settings.stage, settings.region, account_id, settings.break_glass_role_arn),
             audit_data_bucket_name=audit_bucket,
             audit_data_retention_days=settings.audit_data_retention_days,
             access_log_retention_days=settings.access_log_retention_days,
@@ -138,6 +141,22 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         )
         if audit_bucket
         else None
+    )
+    trail = AuditTrail(
+        f"{prefix}-audit-trail",
+        AuditTrailArgs(
+            stage=settings.stage,
+            region=settings.region,
+            account_id=account_id,
+            stream_arn=store.stream_arn,
+            kms_key_arn=key.key_arn,
+            bucket_names=names,
+            alarm_topic_arn=alerts.topic_arn,
+            bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
+            log_retention_days=settings.log_retention_days,
+            buckets=buckets,
+            tags=tags,
+        ),
     )
     job_env = arrivals.queue_url.apply(
         lambda url: JobSettings(
@@ -229,6 +248,13 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
         "reviewApiRoleArn": review.role_arn,
+        "auditLogBucketName": buckets.bucket_names[layout.AUDIT_LOG],
+        "accessTrailBucketName": buckets.bucket_names[layout.ACCESS_TRAIL],
+        "auditDeliveryStreamName": trail.delivery_stream_name,
+        "accessTrailArn": trail.trail_arn,
+        "trailDatabaseName": trail.database_name,
+        "auditWorkgroupName": trail.workgroup_name,
+        "auditReaderPolicyArn": trail.reader_policy_arn,
     }
     outputs |= recovery_outputs(settings, jobs, backups, second)
     if catalog:

@@ -13,7 +13,15 @@ from pathlib import Path
 
 from bench import summary
 
-BENCHMARKS = ("bench_extract", "bench_ingest", "bench_requests", "bench_reconcile", "bench_ocr", "bench_drill")
+BENCHMARKS = (
+    "bench_extract",
+    "bench_ingest",
+    "bench_requests",
+    "bench_reconcile",
+    "bench_ocr",
+    "bench_drill",
+    "bench_audit",
+)
 
 
 def main(argv: list[str]) -> int:

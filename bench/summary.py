@@ -81,6 +81,15 @@ def _ocr(r: dict[str, Any]) -> Iterator[Row]:
         ]
 
 
+def _audit(r: dict[str, Any]) -> Iterator[Row]:
+    yield [
+        f"audit log stand-in, {r['changes']:,} changes",
+        f"{r['standIn']['recordsPerSecond']:,} records/s (writer alone {r['writerRecordsPerSecond']:,})",
+        f"{r['standInOverBaseline']:.2f} x the bare stream read ({r['baseline']['recordsPerSecond']:,} records/s)",
+        "-",
+    ]
+
+
 def _drill(r: dict[str, Any]) -> Iterator[Row]:
     for d in r["sizes"]:
         yield [
@@ -97,6 +106,7 @@ SECTIONS: dict[str, Callable[[dict[str, Any]], Iterator[Row]]] = {
     "extract": _extract,
     "reconcile": _reconcile,
     "ocr": _ocr,
+    "audit": _audit,
     "drill": _drill,
 }
 

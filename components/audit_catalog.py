@@ -42,6 +42,73 @@ class AuditCatalogArgs:
     tags: dict[str, str] = field(default_factory=dict)
 
 
+def glue_table(
+    parent: pulumi.Resource,
+    resource_name: str,
+    database_name: pulumi.Input[str],
+    table: catalog.GlueTable,
+    *,
+    location: pulumi.Input[str] | None = None,
+    parameters: pulumi.Input[dict[str, str]] | None = None,
+) -> aws.glue.CatalogTable:
+    """One external table as components.catalog defines it (`location`/`parameters` override the
+    definition's when they depend on an Output, such as the account).
+    """
+    return aws.glue.CatalogTable(
+        resource_name,
+        name=table.name,
+        database_name=database_name,
+        table_type="EXTERNAL_TABLE",
+        parameters=parameters if parameters is not None else table.parameters,
+        partition_keys=[aws.glue.CatalogTablePartitionKeyArgs(name=n, type=t) for n, t in table.partition_keys],
+        storage_descriptor=aws.glue.CatalogTableStorageDescriptorArgs(
+            location=location if location is not None else table.location,
+            input_format=table.input_format,
+            output_format=table.output_format,
+            ser_de_info=aws.glue.CatalogTableStorageDescriptorSerDeInfoArgs(serialization_library=table.serde),
+            columns=[aws.glue.CatalogTableStorageDescriptorColumnArgs(name=n, type=t) for n, t in table.columns],
+        ),
+        opts=child(parent),
+    )
+
+
+def athena_workgroup(
+    parent: pulumi.Resource,
+    resource_name: str,
+    *,
+    name: str,
+    description: str,
+    results: str,
+    kms_key_arn: pulumi.Input[str],
+    bytes_scanned_cutoff: int,
+    tags: dict[str, str],
+) -> aws.athena.Workgroup:
+    """A workgroup with an enforced configuration: every query's results KMS-encrypted at
+    `results`, and none may scan more than the cutoff.
+    """
+    encryption = aws.athena.WorkgroupConfigurationResultConfigurationEncryptionConfigurationArgs
+    return aws.athena.Workgroup(
+        resource_name,
+        name=name,
+        description=description,
+        state="ENABLED",
+        configuration=aws.athena.WorkgroupConfigurationArgs(
+            enforce_workgroup_configuration=True,
+            publish_cloudwatch_metrics_enabled=True,
+            bytes_scanned_cutoff_per_query=bytes_scanned_cutoff,
+            engine_version=aws.athena.WorkgroupConfigurationEngineVersionArgs(
+                selected_engine_version=ATHENA_ENGINE_VERSION
+            ),
+            result_configuration=aws.athena.WorkgroupConfigurationResultConfigurationArgs(
+                output_location=results,
+                encryption_configuration=encryption(encryption_option="SSE_KMS", kms_key_arn=kms_key_arn),
+            ),
+        ),
+        tags=tags,
+        opts=child(parent),
+    )
+
+
 class AuditCatalog(pulumi.ComponentResource):
     database_name: pulumi.Output[str]
     workgroup_name: pulumi.Output[str]
@@ -106,54 +173,22 @@ class AuditCatalog(pulumi.ComponentResource):
             opts=child(self),
         )
         tables = [
-            aws.glue.CatalogTable(
-                f"{self._name}-{table.name.replace('_', '-')}",
-                name=table.name,
-                database_name=database.name,
-                table_type="EXTERNAL_TABLE",
-                parameters=table.parameters,
-                partition_keys=[aws.glue.CatalogTablePartitionKeyArgs(name=n, type=t) for n, t in table.partition_keys],
-                storage_descriptor=aws.glue.CatalogTableStorageDescriptorArgs(
-                    location=table.location,
-                    input_format=table.input_format,
-                    output_format=table.output_format,
-                    ser_de_info=aws.glue.CatalogTableStorageDescriptorSerDeInfoArgs(serialization_library=table.serde),
-                    columns=[
-                        aws.glue.CatalogTableStorageDescriptorColumnArgs(name=n, type=t) for n, t in table.columns
-                    ],
-                ),
-                opts=child(self),
-            )
+            glue_table(self, f"{self._name}-{table.name.replace('_', '-')}", database.name, table)
             for table in catalog.audit_tables(args.audit_bucket_name, dict(args.source_buckets))
         ]
         return database, tables
 
     def _workgroup(self) -> aws.athena.Workgroup:
-        """Enforced configuration: every query's results are KMS-encrypted under the reports
-        bucket, and none may scan more than the cutoff.
-        """
         args = self._args
-        return aws.athena.Workgroup(
+        return athena_workgroup(
+            self,
             f"{self._name}-workgroup",
             name=layout.athena_workgroup_name(args.stage),
             description="DocuFlow reconcile (the rules as SQL over inventories and exports)",
-            state="ENABLED",
-            configuration=aws.athena.WorkgroupConfigurationArgs(
-                enforce_workgroup_configuration=True,
-                publish_cloudwatch_metrics_enabled=True,
-                bytes_scanned_cutoff_per_query=args.bytes_scanned_cutoff,
-                engine_version=aws.athena.WorkgroupConfigurationEngineVersionArgs(
-                    selected_engine_version=ATHENA_ENGINE_VERSION
-                ),
-                result_configuration=aws.athena.WorkgroupConfigurationResultConfigurationArgs(
-                    output_location=f"s3://{args.reports_bucket_name}/{layout.ATHENA_RESULTS_PREFIX}",
-                    encryption_configuration=aws.athena.WorkgroupConfigurationResultConfigurationEncryptionConfigurationArgs(
-                        encryption_option="SSE_KMS", kms_key_arn=args.kms_key_arn
-                    ),
-                ),
-            ),
+            results=f"s3://{args.reports_bucket_name}/{layout.ATHENA_RESULTS_PREFIX}",
+            kms_key_arn=args.kms_key_arn,
+            bytes_scanned_cutoff=args.bytes_scanned_cutoff,
             tags=args.tags,
-            opts=child(self),
         )
 
     def _grants(self, v: dict[str, object]) -> policies.CatalogArns:

@@ -50,12 +50,21 @@ RECONCILE_JOBS = ("reconcile", "repair")
 RECONCILE_ENGINES = ("polars", "athena")
 
 
+# The polars engine's nightly also checks the change log, reading the last days' deliveries
+# (earlier days were checked by earlier nights; docs/audit.md). The athena engine does not.
+AUDIT_LOG_ARGS = ["--audit-log", "--audit-window", "3d"]
+
+
 def job_command(job: str, reconcile_engine: str = "polars") -> list[str]:
-    """The job's command; the reconcile and its repair name the engine unless it is the default."""
+    """The job's command; the reconcile and its repair name the engine unless it is the default,
+    and with the default engine check the change log too.
+    """
     if reconcile_engine not in RECONCILE_ENGINES:
         raise ValueError(f"reconcile engine must be one of {RECONCILE_ENGINES}, not {reconcile_engine!r}")
-    engine = ["--engine", reconcile_engine] if job in RECONCILE_JOBS and reconcile_engine != "polars" else []
-    return [*COMMANDS[job], *engine]
+    if job not in RECONCILE_JOBS:
+        return list(COMMANDS[job])
+    extra = AUDIT_LOG_ARGS if reconcile_engine == "polars" else ["--engine", reconcile_engine]
+    return [*COMMANDS[job], *extra]
 
 
 @dataclass
@@ -307,7 +316,10 @@ class BatchJobs(pulumi.ComponentResource):
         }
         # Each job's policy builder and the Outputs it takes beyond the shared ones.
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
-        catalog = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
+        catalog: dict[str, Any] = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
+        if args.reconcile_engine == "polars" and layout.AUDIT_LOG in args.bucket_arns:
+            # The polars nightly checks the change log (--audit-log): it reads it.
+            catalog["audit_log_bucket_arn"] = args.bucket_arns[layout.AUDIT_LOG]
         builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
             "ingest": (
                 partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),

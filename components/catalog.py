@@ -2,23 +2,18 @@
 
 Derived, never hand-listed twice: the inventory's columns come from one table of the fields the
 configuration asks S3 for (name in the configuration, column in the Parquet report, Hive type),
-and the export table's `item` struct from the contract's DocumentItem (its fields and the derived
-key attributes, as DynamoDB JSON: `{"S": …}`, `{"N": …}`, `{"L": [...]}`). Table locations and
-partition projection follow the layouts AWS writes (S3 Inventory's `hive/dt=…` symlinks; a
+and the export table's `item` struct from the contract (`jobs.contract.audit.item_image`: the
+DocumentItem fields and the derived key attributes as DynamoDB JSON). Table locations and partition
+projection follow the layouts AWS writes (S3 Inventory's `hive/dt=…` symlinks; a
 DynamoDB export's `AWSDynamoDB/<exportId>/data/`); the names come from jobs.contract.layout.
 """
 
 from __future__ import annotations
 
-import types
-import typing
 from dataclasses import dataclass
-from datetime import date, datetime
-from decimal import Decimal
-from enum import Enum
-from typing import Any
 
-from jobs.contract import DocumentItem, layout
+from jobs.contract import layout
+from jobs.contract.audit import glue_columns, hive, item_image
 
 
 @dataclass(frozen=True)
@@ -88,31 +83,11 @@ def inventory_table(name: str, audit_bucket: str, source_bucket: str) -> GlueTab
     )
 
 
-def _dynamodb_type(annotation: Any) -> str:
-    """The DynamoDB JSON of a DocumentItem field (as DocumentItem.to_item writes it), in Hive."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        (annotation,) = args  # Optional[X]: the attribute is absent when None
-        args = list(typing.get_args(annotation))
-    if typing.get_origin(annotation) is list:
-        return f"struct<l:array<{_dynamodb_type(args[0])}>>"
-    if annotation in (int, Decimal):
-        return "struct<n:string>"
-    if annotation is bool:
-        return "struct<bool:boolean>"
-    if annotation in (str, datetime, date) or (isinstance(annotation, type) and issubclass(annotation, Enum)):
-        return "struct<s:string>"
-    raise TypeError(f"no DynamoDB JSON type for {annotation!r}: extend components.catalog._dynamodb_type")
-
-
 def export_item_type() -> str:
-    """The `item` column: every contract attribute of the item, names lowercased (Hive's way;
-    the JSON SerDe matches keys case-insensitively), derived from DocumentItem.
+    """The `item` column: every contract attribute of the item (jobs.contract.audit.item_image,
+    the same struct the change log's images have), names lowercased.
     """
-    keys = dict.fromkeys((layout.PK_ATTR, layout.SK_ATTR, layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR), "struct<s:string>")
-    keys[layout.TTL_ATTR] = "struct<n:string>"
-    fields = {name: _dynamodb_type(field.annotation) for name, field in DocumentItem.model_fields.items()}
-    return "struct<" + ",".join(f"{name.lower()}:{hive}" for name, hive in {**keys, **fields}.items()) + ">"
+    return hive(item_image())
 
 
 def export_table(name: str, audit_bucket: str) -> GlueTable:
@@ -143,3 +118,103 @@ def audit_tables(audit_bucket: str, source_buckets: dict[str, str]) -> list[Glue
         *(inventory_table(layout.GLUE_INVENTORY_TABLES[p], audit_bucket, b) for p, b in source_buckets.items()),
         export_table(layout.GLUE_EXPORT_TABLE, audit_bucket),
     ]
+
+
+# --- the audit trail's tables (components/audit_trail.py) -------------------------------------
+PARQUET_INPUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+PARQUET_OUTPUT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+CLOUDTRAIL_INPUT = "com.amazon.emr.cloudtrail.CloudTrailInputFormat"
+HCATALOG_JSON_SERDE = "org.apache.hive.hcatalog.data.JsonSerDe"
+# The oldest delivery day a projected partition may name.
+TRAIL_SINCE = "2026-01-01"
+
+
+def changes_table(name: str, audit_bucket: str) -> GlueTable:
+    """The change log: Firehose converts each stream record against these columns (the contract's
+    `stream_record`) and writes Parquet under `changes/dt=<day>/`; Athena reads the same table,
+    one projected `dt` partition per delivery day.
+    """
+    root = f"s3://{audit_bucket}/{layout.AUDIT_CHANGES_PREFIX}"
+    day = layout.AUDIT_PARTITION
+    return GlueTable(
+        name=name,
+        columns=glue_columns(),
+        partition_keys=((day, "string"),),
+        location=root,
+        input_format=PARQUET_INPUT,
+        output_format=PARQUET_OUTPUT,
+        serde=PARQUET_SERDE,
+        parameters={
+            "EXTERNAL": "TRUE",
+            "classification": "parquet",
+            "projection.enabled": "true",
+            f"projection.{day}.type": "date",
+            f"projection.{day}.format": "yyyy-MM-dd",
+            f"projection.{day}.range": f"{TRAIL_SINCE},NOW",
+            f"projection.{day}.interval": "1",
+            f"projection.{day}.interval.unit": "DAYS",
+            "storage.location.template": f"{root}{day}=${{{day}}}/",
+        },
+    )
+
+
+# The columns of a CloudTrail log record an auditor reads (Athena's documented CloudTrail table,
+# the fields of S3 data events); CloudTrail writes more, which the SerDe skips.
+ACCESS_COLUMNS = (
+    ("eventversion", "string"),
+    (
+        "useridentity",
+        "struct<type:string,principalid:string,arn:string,accountid:string,invokedby:string,"
+        "accesskeyid:string,username:string,sessioncontext:struct<attributes:struct<"
+        "mfaauthenticated:string,creationdate:string>,sessionissuer:struct<type:string,"
+        "principalid:string,arn:string,accountid:string,username:string>,sourceidentity:string>>",
+    ),
+    ("eventtime", "string"),
+    ("eventsource", "string"),
+    ("eventname", "string"),
+    ("awsregion", "string"),
+    ("sourceipaddress", "string"),
+    ("useragent", "string"),
+    ("errorcode", "string"),
+    ("errormessage", "string"),
+    ("requestparameters", "string"),
+    ("responseelements", "string"),
+    ("additionaleventdata", "string"),
+    ("requestid", "string"),
+    ("eventid", "string"),
+    ("readonly", "string"),
+    ("resources", "array<struct<arn:string,accountid:string,type:string>>"),
+    ("eventtype", "string"),
+    ("recipientaccountid", "string"),
+    ("sharedeventid", "string"),
+    ("vpcendpointid", "string"),
+    ("eventcategory", "string"),
+    ("tlsdetails", "struct<tlsversion:string,ciphersuite:string,clientprovidedhostheader:string>"),
+)
+
+
+def access_table(name: str, trail_bucket: str, account_id: str, region: str) -> GlueTable:
+    """The access trail: CloudTrail's log files of our data events, under
+    `AWSLogs/<account>/CloudTrail/<region>/yyyy/MM/dd/`, one projected `timestamp` partition a day.
+    """
+    root = f"s3://{trail_bucket}/AWSLogs/{account_id}/CloudTrail/{region}/"
+    return GlueTable(
+        name=name,
+        columns=ACCESS_COLUMNS,
+        partition_keys=(("timestamp", "string"),),
+        location=root,
+        input_format=CLOUDTRAIL_INPUT,
+        output_format=IGNORE_KEY_OUTPUT,
+        serde=HCATALOG_JSON_SERDE,
+        parameters={
+            "EXTERNAL": "TRUE",
+            "classification": "cloudtrail",
+            "projection.enabled": "true",
+            "projection.timestamp.type": "date",
+            "projection.timestamp.format": "yyyy/MM/dd",
+            "projection.timestamp.range": f"{TRAIL_SINCE.replace('-', '/')},NOW",
+            "projection.timestamp.interval": "1",
+            "projection.timestamp.interval.unit": "DAYS",
+            "storage.location.template": root + "${timestamp}",
+        },
+    )

@@ -1,4 +1,5 @@
-"""DocumentBuckets: the raw, processed and reports buckets and the access-log bucket they log to.
+"""DocumentBuckets: the raw, processed and reports buckets, the audit trail's buckets when given,
+and the access-log bucket they log to.
 
 Every bucket gets the same hardening from one helper (public access blocked, owner-enforced
 ownership, versioning, default encryption, a TLS-only policy, one lifecycle configuration);
@@ -31,6 +32,9 @@ class DocumentBucketsArgs:
     account_id: pulumi.Input[str]
     # The one role that may overwrite or delete write-once report keys (None: nobody may).
     break_glass_role_arn: str | None = None
+    # Purpose → its bucket policy from the bucket's ARN, where it is not the data buckets' one
+    # (the audit trail's buckets: components.audit_trail.audit_bucket_policies).
+    policies: Mapping[str, Callable[[pulumi.Output[str]], pulumi.Output[str]]] = field(default_factory=dict)
     # The audit-data bucket (S3 Inventory reports and table exports for the Athena reconcile);
     # None: not created. Its objects are regenerated daily, so they expire after a while.
     audit_data_bucket_name: str | None = None
@@ -146,8 +150,8 @@ class DocumentBuckets(pulumi.ComponentResource):
             bucket = self._kms_bucket(
                 spec.purpose,
                 spec.name,
-                rules=spec.lifecycle.rules(spec.prefix),
-                policy=_data_bucket_policy(spec, args.break_glass_role_arn),
+                rules=spec.lifecycle_rules(),
+                policy=args.policies.get(spec.purpose) or _data_bucket_policy(spec, args.break_glass_role_arn),
                 object_lock=spec.object_lock,
             )
             if spec.object_lock:

@@ -22,6 +22,8 @@ class DataKeyArgs:
     notifying_bucket_arns: list[str] = field(default_factory=list)
     # Buckets whose S3 Inventory reports are encrypted with this key.
     inventoried_bucket_arns: list[str] = field(default_factory=list)
+    # The CloudTrail trail that encrypts its log files with this key (the access trail).
+    trail_arn: pulumi.Input[str] | None = None
     protect: bool = True
     deletion_window_days: int = 30
     tags: dict[str, str] = field(default_factory=dict)
@@ -45,6 +47,7 @@ class DataKey(pulumi.ComponentResource):
                 region=args.region,
                 notifying_bucket_arns=args.notifying_bucket_arns,
                 inventoried_bucket_arns=args.inventoried_bucket_arns,
+                trail_arn=args.trail_arn,
             ),
             tags=args.tags,
             opts=child(self, protect=args.protect),

@@ -28,7 +28,7 @@ from jobs.contract import (
     table_spec,
 )
 from jobs.contract.engines import OcrEngine
-from jobs.contract.schema import CORS_ORIGIN
+from jobs.contract.schema import AUDIT_RETENTION, CORS_ORIGIN, audit_bucket_spec
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -111,6 +111,11 @@ class StackSettings(BaseModel):
     # (the frontend fetches it at once; a short life limits what a leaked URL gives away).
     review_lease_seconds: int = Field(default=1800, ge=60, le=24 * 3600)
     result_url_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
+    # The audit trail (change log and access trail) is kept this long under Object Lock, then
+    # expires: GOVERNANCE in dev (lifted only with s3:BypassGovernanceRetention, which the
+    # buckets' policies deny), COMPLIANCE in prod (nobody can, the root user included).
+    audit_retention_mode: Literal["GOVERNANCE", "COMPLIANCE"] = AUDIT_RETENTION.mode
+    audit_retention_days: int = Field(default=AUDIT_RETENTION.days, ge=1, le=36500)
 
     # Batch jobs.
     image_uri: str | None = None
@@ -303,6 +308,11 @@ class StackSettings(BaseModel):
             spec.model_copy(update={"lifecycle": lifecycle, "retention": retention})
             for spec in bucket_specs(self.stage, self.bucket_names, self.cors_origins)
         ]
+
+    def audit_buckets(self) -> list[BucketSpec]:
+        """The change log's and the access trail's buckets, under the audit retention."""
+        retention = ObjectLockSpec(mode=self.audit_retention_mode, days=self.audit_retention_days)
+        return [audit_bucket_spec(self.stage, p, retention) for p in (layout.AUDIT_LOG, layout.ACCESS_TRAIL)]
 
     def audit_data_bucket_name(self) -> str | None:
         """The audit-data bucket, only when the Athena engine needs it."""

@@ -18,6 +18,7 @@ COMMANDS = {
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
     "documents": ("jobs.documents.cli", "dashboard queries, and a presigned URL of one document's result.json"),
     "review": ("jobs.review.cli", "work the review queue: claim, correct, settle or release a document"),
+    "audit": ("jobs.audit.cli", "the audit trail: a document's history, what an actor changed"),
     "demo": ("jobs.demo.cli", "seed a deterministic demo corpus into raw/"),
     "local": ("jobs.local.cli", "start, stop or inspect the embedded local AWS stack"),
 }

@@ -103,6 +103,12 @@ class DynamoTransactionNotSettledError(StoreUnavailableError):
     """Conditional puts that neither landed nor lost their condition after bounded retries."""
 
 
+class StreamPositionLostError(StoreError):
+    """A stream position is gone: its iterator expired (15 minutes) or the records were trimmed
+    (24 hours). An expired iterator is fetched again; trimmed records are a gap in what was read.
+    """
+
+
 class DynamoTokenInvalidError(StoreError, InvalidKeyError):
     """A pagination token this API did not issue (forged, truncated, or for another query)."""
 
@@ -155,6 +161,10 @@ class ReconcileInputError(DocuFlowError, ValueError):
 
 class ReconcileQueryError(DocuFlowError):
     """A reconcile engine's query failed, was cancelled or scanned more than its cutoff allows."""
+
+
+class AuditQueryError(DocuFlowError):
+    """An audit query failed on its engine, or the change log could not be read."""
 
 
 class ExportNotReadyError(DocuFlowError):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
@@ -48,6 +49,12 @@ ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
+# The audit trail (docs/audit.md): the change log's bucket, since when it is complete, and where
+# Athena finds it (components/audit_trail.py declares them; names from jobs.contract.layout).
+ENV_AUDIT_BUCKET = "DOCUFLOW_AUDIT_BUCKET"
+ENV_AUDIT_LOG_SINCE = "DOCUFLOW_AUDIT_LOG_SINCE"
+ENV_AUDIT_WORKGROUP = "DOCUFLOW_AUDIT_WORKGROUP"
+ENV_TRAIL_DATABASE = "DOCUFLOW_TRAIL_DATABASE"
 ENV_SQS_MOVE_TASKS = "DOCUFLOW_SQS_MOVE_TASKS"
 # The review API: how long a reviewer's claim lasts, and a presigned result.json URL (stack settings).
 ENV_REVIEW_LEASE_SECONDS = "DOCUFLOW_REVIEW_LEASE_SECONDS"
@@ -126,6 +133,19 @@ class JobSettings(BaseModel):
     # A reviewer's claim on a document in review; the life of a presigned result.json GET.
     review_lease_seconds: int = Field(default=1800, ge=60, le=24 * 3600)
     result_url_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
+    # The change log (empty names: from the stage). Versions written before `audit_log_since`
+    # need no record (a stack whose table is older than its log); unset: every version does.
+    audit_bucket: str = ""
+    audit_log_since: datetime | None = None
+    audit_workgroup: str = ""
+    trail_database: str = ""
+
+    @field_validator("audit_log_since")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("give a time zone (e.g. 2026-01-01T00:00:00Z)")
+        return value
 
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
@@ -134,6 +154,9 @@ class JobSettings(BaseModel):
             "glue_database": layout.glue_database_name(self.stage),
             "inventory_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
             "export_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
+            "audit_bucket": layout.bucket_name(self.stage, layout.AUDIT_LOG),
+            "audit_workgroup": layout.audit_workgroup_name(self.stage),
+            "trail_database": layout.trail_database_name(self.stage),
         }
         for name, value in defaults.items():
             if not getattr(self, name):
@@ -205,6 +228,10 @@ class JobSettings(BaseModel):
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
             "textract_fallback": ENV_TEXTRACT_FALLBACK,
+            "audit_bucket": ENV_AUDIT_BUCKET,
+            "audit_log_since": ENV_AUDIT_LOG_SINCE,
+            "audit_workgroup": ENV_AUDIT_WORKGROUP,
+            "trail_database": ENV_TRAIL_DATABASE,
             "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
             "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
             "result_url_seconds": ENV_RESULT_URL_SECONDS,

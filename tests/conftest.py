@@ -4,6 +4,10 @@ Each pytest session starts its own DynamoDB Local (in memory) and moto S3 server
 ports: a fresh engine per session, because DynamoDB Local slows down on new stream-enabled tables
 once one process has accumulated many stream records. Each test that asks for `stack` gets its own
 stage (its own table and buckets), so tests never see each other's data.
+
+The session also runs the stand-in of the audit Pipe and Firehose (jobs/local/standins/audit_pipe.py)
+on a background thread: every stage a test uses gets its change log, delivered when the test ends
+(or when it calls `stack.audit_flush()`, the analogue of waiting for Firehose's buffer).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pytest
 from jobs.contract import DocumentItem, DuplicateMarker
 from jobs.contract.duplicates import is_marker_item
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
+from jobs.local.standins.audit_pipe import AuditPipes, StagePipe
 from jobs.settings import JobSettings
 from jobs.store.clients import botocore_config
 from jobs.store.dynamo import from_wire
@@ -39,6 +44,11 @@ class Stack:
 
     settings: JobSettings
     endpoints: Endpoints
+    audit_pipe: StagePipe
+
+    def audit_flush(self) -> int:
+        """Deliver the stage's change log now (records so far); returns the rows delivered."""
+        return self.audit_pipe.flush()
 
     def s3(self):
         return boto3.client("s3", config=botocore_config(self.settings))
@@ -114,14 +124,29 @@ def local_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSer
         yield LocalServers(endpoints)
 
 
+@pytest.fixture(scope="session")
+def audit_pipes(local_servers: LocalServers) -> Iterator[AuditPipes]:
+    pipes = AuditPipes()
+    pipes.start(poll_seconds=2.0)
+    yield pipes
+    pipes.stop()
+
+
 _stage_numbers = itertools.count(1)
 
 
 @pytest.fixture
-def stack(local_servers: LocalServers, monkeypatch: pytest.MonkeyPatch) -> Stack:
-    """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it."""
+def stack(local_servers: LocalServers, audit_pipes: AuditPipes, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it,
+    and its change log (delivered when the test ends).
+    """
     settings = JobSettings(stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}", ocr_engine=LOCAL_OCR_ENGINE)
     settings = bootstrap_endpoints(local_servers.endpoints, settings)
     for key, value in job_env(local_servers.endpoints, settings).items():
         monkeypatch.setenv(key, value)
-    return Stack(settings=settings, endpoints=local_servers.endpoints)
+    pipe = audit_pipes.watch(settings)
+    yield Stack(settings=settings, endpoints=local_servers.endpoints, audit_pipe=pipe)
+    try:
+        pipe.flush()
+    finally:
+        audit_pipes.forget(settings.stage)

@@ -10,7 +10,7 @@ import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from jobs.errors import InvalidIdError, InvalidKeyError
 
@@ -85,8 +85,19 @@ def arrivals_dead_letter_queue_name(stage: str) -> str:
 
 
 def bucket_name(stage: str, purpose: str) -> str:
-    """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs", "audit-data")."""
+    """Default bucket name for `purpose` in ("raw", "processed", "reports", "access-logs", "audit-data",
+    "audit-log", "access-trail").
+    """
     return f"{stage_prefix(stage)}-{purpose}"
+
+
+def stage_of_table(name: str) -> str | None:
+    """The stage whose document table `name` is (the inverse of table_name), else None."""
+    head, tail = f"{APP}-", table_name("")[len(stage_prefix("")) :]
+    if not (name.startswith(head) and name.endswith(tail)):
+        return None
+    stage = name[len(head) : -len(tail)]
+    return stage if stage and table_name(stage) == name else None
 
 
 def replica_bucket_name(stage: str, purpose: str, region: str) -> str:
@@ -129,6 +140,46 @@ def glue_database_name(stage: str) -> str:
 
 def athena_workgroup_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-reconcile"
+
+
+# --- the audit trail (docs/audit.md; the record schema is jobs.contract.audit) ----------------
+# Every change of the table goes to the audit-log bucket (table stream -> Pipe -> Firehose ->
+# Parquet), every read and write of raw/ and processed/ objects to the access-trail bucket
+# (CloudTrail data events); both under Object Lock for the audit retention.
+AUDIT_LOG = "audit-log"  # the bucket's purpose: bucket_name(stage, AUDIT_LOG)
+ACCESS_TRAIL = "access-trail"
+AUDIT_CHANGES_PREFIX = "changes/"
+AUDIT_ERRORS_PREFIX = "errors/"  # records Firehose could not convert, as it writes them
+AUDIT_PARTITION = "dt"  # the delivery day, yyyy-MM-dd (Firehose's !{timestamp:…}, UTC)
+AUDIT_CONVERSION_FAILED = "format-conversion-failed"  # Firehose's !{firehose:error-output-type}
+GLUE_CHANGES_TABLE = "changes"
+GLUE_ACCESS_TABLE = "access"
+
+
+def audit_changes_prefix(day: date) -> str:
+    return f"{AUDIT_CHANGES_PREFIX}{AUDIT_PARTITION}={day:%Y-%m-%d}/"
+
+
+def audit_errors_prefix(kind: str, day: date) -> str:
+    return f"{AUDIT_ERRORS_PREFIX}{kind}/{AUDIT_PARTITION}={day:%Y-%m-%d}/"
+
+
+def audit_delivery_name(stage: str) -> str:
+    """The Firehose stream (and the local stand-in's object names) of the change log."""
+    return f"{stage_prefix(stage)}-audit-changes"
+
+
+def trail_database_name(stage: str) -> str:
+    """The Glue database of the audit trail (changes and accesses), apart from the reconcile's."""
+    return f"{APP}_{stage}_trail".replace("-", "_")
+
+
+def audit_workgroup_name(stage: str) -> str:
+    return f"{stage_prefix(stage)}-audit"
+
+
+def access_trail_name(stage: str) -> str:
+    return f"{stage_prefix(stage)}-access-trail"
 
 
 # --- identifiers ---------------------------------------------------------------------------
@@ -241,7 +292,8 @@ def parse_status_pk(gsi1pk: str) -> str:
 
 
 # --- timestamps ----------------------------------------------------------------------------
-_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+TS_PATTERN = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"  # what format_ts writes
+_TS_RE = re.compile(f"^{TS_PATTERN}$")
 
 
 def format_ts(moment: datetime) -> str:

@@ -99,6 +99,7 @@ class LifecycleSpec(BaseModel):
 
 STANDARD_RETENTION = "standard"
 ABORT_MULTIPART_RULE = "abort-incomplete-multipart-uploads"
+EXPIRE_LOG_RULE = "expire-after-retention"
 
 
 # SQS hides a received message for at most 12 hours (VisibilityTimeout, ChangeMessageVisibility).
@@ -220,6 +221,41 @@ class BucketSpec(BaseModel):
     write_once_prefixes: tuple[str, ...] = ()
     # Browsers may read objects of this bucket from these origins (None: from none).
     cors: CorsSpec | None = None
+    # A log bucket: every object expires this many days after it was written (its Object Lock
+    # retention), instead of the documents' tag-chosen retention.
+    expire_after_days: int | None = Field(default=None, ge=1)
+
+    def lifecycle_rules(self) -> list[dict[str, Any]]:
+        """The bucket's lifecycle rules in the API's shape (what bootstrap and Pulumi apply)."""
+        if self.expire_after_days is None:
+            return self.lifecycle.rules(self.prefix)
+        tiering, *_, abort = self.lifecycle.rules()
+        # Athena reads STANDARD_IA but not GLACIER: a log that is queried stays readable.
+        tiering = {**tiering, "Transitions": tiering["Transitions"][:1]}
+        return [
+            tiering,
+            {"ID": EXPIRE_LOG_RULE, "Status": "Enabled", "Filter": {}, "Expiration": {"Days": self.expire_after_days}},
+            abort,
+        ]
+
+
+# The audit trail is kept two years (`001_…`: "Audit Logging … retention: 2 years"); dev stacks
+# may lift GOVERNANCE with s3:BypassGovernanceRetention, prod's COMPLIANCE nobody can.
+AUDIT_RETENTION = ObjectLockSpec(mode="GOVERNANCE", days=2 * 365)
+
+
+def audit_bucket_spec(stage: str, purpose: str, retention: ObjectLockSpec = AUDIT_RETENTION) -> BucketSpec:
+    """An audit-trail bucket (layout.AUDIT_LOG or layout.ACCESS_TRAIL): Object Lock with the audit
+    retention on every object, which then expires.
+    """
+    return BucketSpec(
+        purpose=purpose,
+        name=layout.bucket_name(stage, purpose),
+        prefix="",
+        object_lock=True,
+        retention=retention,
+        expire_after_days=retention.days,
+    )
 
 
 def bucket_specs(

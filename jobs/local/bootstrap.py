@@ -97,7 +97,7 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
     client.put_bucket_lifecycle_configuration(
         Bucket=spec.name,
         # The contract's rules are plain dicts (the Pulumi components read them too); the stubs want TypedDicts.
-        LifecycleConfiguration={"Rules": spec.lifecycle.rules(spec.prefix)},  # type: ignore[typeddict-item]
+        LifecycleConfiguration={"Rules": spec.lifecycle_rules()},  # type: ignore[typeddict-item]
     )
     if spec.cors is not None:
         # The stack's frontend origins may read objects from a browser, as on AWS; moto's server

@@ -1,5 +1,7 @@
-"""`python -m jobs local up | down | status | export-table`; `eval "$(python -m jobs local up)"` configures a shell.
+"""`python -m jobs local up | down | status | flush-audit | export-table`; `eval "$(python -m jobs local up)"`
+configures a shell.
 
+`flush-audit` makes the audit stand-in deliver the change log now (it buffers like Firehose).
 `export-table` stands in for DynamoDB's table export (DynamoDB Local has none): it prints where it
 wrote a full export of the stage's table, the source `python -m jobs drill` restores from locally.
 """
@@ -19,7 +21,7 @@ from jobs.settings import JobSettings
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status", "export-table"])
+    parser.add_argument("action", choices=["up", "down", "status", "flush-audit", "export-table"])
     args = parser.parse_args(argv)
     try:
         if args.action == "up":
@@ -33,6 +35,8 @@ def main(argv: list[str]) -> int:
         elif args.action == "down":
             stopped = stack.down()
             print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
+        elif args.action == "flush-audit":
+            print(json.dumps(stack.flush_audit(), indent=2))
         elif args.action == "export-table":
             print(_export_table())
         else:

@@ -136,6 +136,15 @@ def wait_until_ready(spec: ServerSpec, process: subprocess.Popen[bytes] | None, 
     raise LocalStackError(f"{spec.name} did not answer at {spec.endpoint} within {timeout:.0f}s")
 
 
+def alive(pid: int) -> bool:
+    """True while the process group `pid` leads still exists."""
+    try:
+        os.killpg(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 def stop_pid(pid: int, timeout: float = 10) -> None:
     """Terminate the process group we started for one server; kill it if it lingers."""
     try:

@@ -12,17 +12,21 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import boto3
 
-from jobs.contract import bucket_specs, queue_spec, table_spec
+from jobs.contract import bucket_specs, layout, queue_spec, table_spec
 from jobs.contract.engines import OcrEngine
+from jobs.contract.schema import audit_bucket_spec
 from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
@@ -42,6 +46,7 @@ LOCAL_OCR_ENGINE = OcrEngine.LOCAL  # no Textract on the embedded stack
 
 
 PERSISTENCE = "memory"  # what `local status` reports: neither server keeps data across restarts
+AUDIT_PIPE = "audit-pipe"  # the state entry of the audit stand-in's process
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class Endpoints:
     def aws_env(self) -> dict[str, str]:
         return {
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb,
+            # DynamoDB Local answers the Streams API on its own port (boto3's service id
+            # `dynamodbstreams`, whose endpoint variable is AWS_ENDPOINT_URL_DYNAMODB_STREAMS).
+            "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": self.dynamodb,
             "AWS_ENDPOINT_URL_S3": self.s3,
             "AWS_ENDPOINT_URL_SQS": self.sqs,
             "AWS_DEFAULT_REGION": REGION,
@@ -102,7 +110,7 @@ def _state_file() -> Path:
     return state_dir() / "stack.json"
 
 
-def _read_state() -> dict[str, dict[str, int]]:
+def _read_state() -> dict[str, dict[str, Any]]:
     path = _state_file()
     return json.loads(path.read_text()) if path.exists() else {}
 
@@ -127,7 +135,10 @@ def bootstrap_endpoints(
         session.client("s3", endpoint_url=endpoints.s3, config=config),
         session.client("sqs", endpoint_url=endpoints.sqs, config=config),
         table_spec(settings.stage),
-        bucket_specs(settings.stage, settings.bucket_names(), cors_origins() if origins is None else origins),
+        [
+            *bucket_specs(settings.stage, settings.bucket_names(), cors_origins() if origins is None else origins),
+            audit_bucket_spec(settings.stage, layout.AUDIT_LOG),
+        ],
         queue_spec(settings.stage),
         REGION,
     )
@@ -161,16 +172,56 @@ def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]
         servers.wait_until_ready(spec, process)
         state[name] = {"pid": process.pid, "port": port}
         endpoints[name] = spec.endpoint
-    _state_file().write_text(json.dumps(state, indent=2))
     ready = Endpoints(**endpoints)
     completed = bootstrap_endpoints(ready, settings)
+    known = state.get(AUDIT_PIPE)
+    if not (known and servers.alive(known["pid"])):
+        state[AUDIT_PIPE] = {"pid": _start_audit_pipe(ready, completed).pid, "stage": completed.stage}
+    _state_file().write_text(json.dumps(state, indent=2))
     return ready, completed, {"seconds": round(time.monotonic() - started, 2)}
+
+
+def _audit_status_file() -> Path:
+    return state_dir() / "audit-pipe.json"
+
+
+def _start_audit_pipe(endpoints: Endpoints, settings: JobSettings) -> subprocess.Popen[bytes]:
+    """The stand-in of the audit Pipe and Firehose (jobs/local/standins/audit_pipe.py) for the stage."""
+    command = [sys.executable, "-m", "jobs.local.standins.audit_pipe", "--status", str(_audit_status_file())]
+    with (state_dir() / "audit-pipe.log").open("ab") as log:
+        return subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=servers.REPO_ROOT,
+            env={**os.environ, **job_env(endpoints, settings)},
+        )
+
+
+def flush_audit(timeout: float = 60.0) -> dict[str, object]:
+    """Ask the running audit stand-in to deliver everything now; returns its counters after."""
+    info = _read_state().get(AUDIT_PIPE)
+    if not info or not servers.alive(info["pid"]):
+        raise LocalStackError("the audit pipe stand-in is not running: `python -m jobs local up` starts it")
+    asked = time.time()
+    os.kill(info["pid"], signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        path = _audit_status_file()
+        done = json.loads(path.read_text()) if path.exists() else {}
+        if done.get("flushedAt", 0) >= asked:
+            return done
+        time.sleep(0.1)
+    raise LocalStackError(f"the audit pipe stand-in did not flush within {timeout:.0f}s")
 
 
 def down() -> list[str]:
     state = _read_state()
     stopped = []
-    for name, info in state.items():
+    # The audit stand-in first: it delivers what it holds while the servers still answer.
+    for name, info in sorted(state.items(), key=lambda entry: entry[0] != AUDIT_PIPE):
         servers.stop_pid(info["pid"])
         stopped.append(f"{name} (pid {info['pid']})")
     _state_file().unlink(missing_ok=True)
@@ -178,10 +229,12 @@ def down() -> list[str]:
 
 
 def status() -> dict[str, dict[str, object]]:
-    return {
-        name: {**info, "answers": servers.answers(f"http://127.0.0.1:{info['port']}"), "data": PERSISTENCE}
-        for name, info in _read_state().items()
-    }
+    def probe(info: dict[str, object]) -> dict[str, object]:
+        if "port" in info:
+            return {"answers": servers.answers(f"http://127.0.0.1:{info['port']}"), "data": PERSISTENCE}
+        return {"running": servers.alive(int(str(info["pid"])))}
+
+    return {name: {**info, **probe(info)} for name, info in _read_state().items()}
 
 
 def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:

@@ -91,6 +91,14 @@ def parser() -> argparse.ArgumentParser:
         "--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)"
     )
     p.add_argument("--no-report", action="store_true", help="print findings only, write nothing to the reports bucket")
+    p.add_argument(
+        "--audit-log",
+        action="store_true",
+        help="also check that the change log holds every version of every item (docs/audit.md)",
+    )
+    p.add_argument(
+        "--audit-window", type=duration, default=None, help="with --audit-log: only versions written this recently (3d)"
+    )
     return p
 
 
@@ -120,6 +128,8 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
             fail_on=Severity(args.fail_on),
             segments=args.segments,
             write_report=not args.no_report,
+            audit_log=args.audit_log,
+            audit_window=args.audit_window,
         )
     except ValueError as exc:
         p.error(str(exc))

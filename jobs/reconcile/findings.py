@@ -48,6 +48,14 @@ class Code(StrEnum):
     ORPHAN_MARKER = "ORPHAN_MARKER"
     MISSING_MARKER = "MISSING_MARKER"
     DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
+    # --audit-log: the change log (docs/audit.md) against the table and itself.
+    AUDIT_GAP = "AUDIT_GAP"
+    AUDIT_ANOMALY = "AUDIT_ANOMALY"
+    AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
+
+
+# The change log's codes (--audit-log, jobs/reconcile/audit_rule.py), found apart from the engines.
+AUDIT_CODES = frozenset({Code.AUDIT_GAP, Code.AUDIT_ANOMALY, Code.AUDIT_UNDELIVERED})
 
 
 class Severity(StrEnum):
@@ -87,6 +95,12 @@ SEVERITY: dict[Code, Severity] = {
     # restored): a new life of the document that the next drain claims, unless its arrival
     # was lost (repair re-queues it, as for UNPROCESSED_RAW).
     Code.DELETED_RAW_EXISTS: Severity.WARNING,
+    # A version of a document with no record in the change log (a lost batch, a delivery that
+    # failed); records Firehose could not convert (kept under errors/, not in the log's table);
+    # records that are not an ordinary change of a document item (kept, reported).
+    Code.AUDIT_GAP: Severity.ERROR,
+    Code.AUDIT_UNDELIVERED: Severity.ERROR,
+    Code.AUDIT_ANOMALY: Severity.WARNING,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -135,6 +149,9 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_error": _S,
     "ev_marker_kind": _S,
     "ev_marker_digest": _S,
+    "ev_missing": _S,  # versions, comma-separated
+    "ev_event_id": _S,
+    "ev_count": _I,
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
@@ -214,6 +231,14 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.DELETED_RAW_EXISTS: (*_OBJECT, ("createdAt", "ev_created_at"), ("version", "ev_version")),
+    Code.AUDIT_GAP: (("createdAt", "ev_created_at"), ("missingVersions", "ev_missing"), ("version", "ev_version")),
+    Code.AUDIT_ANOMALY: (
+        ("eventId", "ev_event_id"),
+        ("anomaly", "ev_problems"),
+        ("createdAt", "ev_created_at"),
+        ("version", "ev_version"),
+    ),
+    Code.AUDIT_UNDELIVERED: (("records", "ev_count"),),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

@@ -25,8 +25,8 @@ from jobs.contract.schema import LifecycleSpec
 from jobs.observability import CallMetrics
 from jobs.reconcile.engines import NAMES, Engine
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
-from jobs.reconcile.findings import EngineFindings, Severity, counts, render, worst_severity
-from jobs.reconcile.frames import Snapshot
+from jobs.reconcile.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
+from jobs.reconcile.frames import ITEMS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
 from jobs.reconcile.inputs.live import live_snapshot
 from jobs.reconcile.inputs.results import read_results
@@ -69,6 +69,8 @@ class ReconcileOptions:
     fail_on: Severity = Severity.ERROR
     segments: int | None = None  # None: one per I/O thread, 2 to 16
     write_report: bool = True
+    audit_log: bool = False  # also check the change log's completeness (audit_rule)
+    audit_window: timedelta | None = None  # only versions written since (None: the whole log)
 
     def __post_init__(self) -> None:
         if self.engine not in NAMES:
@@ -110,6 +112,12 @@ class ReconcileOptions:
         for name in ("grace", "stuck_after", "retention"):
             if getattr(self, name) < timedelta(0):
                 raise ValueError(f"{name} must not be negative")
+        if self.audit_log and self.engine == "athena":
+            raise ValueError(
+                "--audit-log reads the table as the polars or duckdb engine does: not with --engine athena"
+            )
+        if self.audit_window is not None and (not self.audit_log or self.audit_window <= timedelta(0)):
+            raise ValueError("--audit-window is a positive duration, given with --audit-log")
         if self.segments is not None and not 1 <= self.segments <= MAX_SEGMENTS:
             # One thread per segment: thousands would exhaust the task, not speed the Scan up.
             raise ValueError(f"--segments {self.segments}: give 1 to {MAX_SEGMENTS} (one Scan thread each)")
@@ -119,6 +127,7 @@ class ReconcileOptions:
         for name in ("grace", "stuck_after", "retention"):
             data[name] = getattr(self, name).total_seconds()
         data["s3_inventories"] = list(self.s3_inventories)
+        data["audit_window"] = self.audit_window.total_seconds() if self.audit_window else None
         data["fail_on"] = self.fail_on.value
         return data
 
@@ -172,6 +181,7 @@ class ReconcileRun:
         self.options = options
         self.metrics = metrics or CallMetrics()
         self.run_id = run_id or new_run_id()
+        self.live: Snapshot | None = None  # a live run's snapshot (kept for --audit-log)
 
     # Clients are built on first use: a files run over local paths needs no AWS at all.
     @cached_property
@@ -248,7 +258,12 @@ class ReconcileRun:
             return DuckdbEngine(o.dynamodb_export, *self.inventories(), self.file_buckets, read)
         if o.source == "files":
             return PolarsEngine(self.file_inputs(), read)
-        return PolarsEngine(self.snapshot, read)
+        return PolarsEngine(self.kept_snapshot, read)
+
+    def kept_snapshot(self) -> Snapshot:
+        """The live snapshot, kept: --audit-log reads its items again."""
+        self.live = self.snapshot()
+        return self.live
 
     def judge(self) -> Judged:
         """Run the chosen engine; its findings rendered the same way whatever it was."""
@@ -272,6 +287,18 @@ class ReconcileRun:
             if writer is not None:
                 writer.close()
             raise
+
+    def audit_log(self, as_of: datetime) -> pl.DataFrame:
+        """The change log's completeness findings (rendered) for the table this run read."""
+        from jobs.reconcile.audit_rule import ITEM_COLUMNS, audit_findings
+
+        if self.live is not None:
+            items = self.live.items
+        else:  # a files run streamed its items: read them once more for the rule
+            tables = [f.select(list(ITEM_COLUMNS)) for f in self.table_source(deep=False).frames()]
+            items = pl.concat(tables) if tables else empty({c: ITEMS_SCHEMA[c] for c in ITEM_COLUMNS})
+        o = self.options
+        return render(audit_findings(self.buckets, self.settings, items, as_of, o.grace, o.audit_window))
 
     def table_source(self, deep: bool) -> TableSource:
         """The table from files: a full export, or a kept state brought forward by an incremental one."""
@@ -305,6 +332,10 @@ class ReconcileRun:
         judged = self.judge()
         findings = judged.findings
         timings["find"] = time.perf_counter() - clock
+        if self.options.audit_log:
+            clock = time.perf_counter()
+            findings = pl.concat([findings, self.audit_log(judged.as_of)]).sort(SORT_COLUMNS, nulls_last=True)
+            timings["auditLog"] = time.perf_counter() - clock
         repairs: list[RepairAction] = []
         if self.options.repair:
             repairs = Repairer(

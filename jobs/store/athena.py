@@ -7,14 +7,14 @@ A query that fails, is cancelled, runs past `timeout` (then stopped) or is refus
 workgroup's bytes-scanned cutoff raises `ReconcileQueryError` with Athena's reason.
 
 API actions used: athena:StartQueryExecution, athena:GetQueryExecution, athena:StopQueryExecution,
-athena:GetQueryResults (small result sets only: the reconcile's counts).
+athena:GetQueryResults (the reconcile's counts, the audit questions' rows).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobs.errors import ReconcileQueryError
 from jobs.observability import CallMetrics
@@ -92,8 +92,14 @@ class AthenaQueries:
         )
 
     def rows(self, query_id: str) -> list[list[str | None]]:
-        """The rows of a small result (header row dropped), as Athena's strings."""
-        with translated("Athena results"), self._metrics.call("athena.GetQueryResults"):
-            result = self._client.get_query_results(QueryExecutionId=query_id)
-        rows = result["ResultSet"]["Rows"]
-        return [[cell.get("VarCharValue") for cell in row["Data"]] for row in rows[1:]]
+        """The rows of a result, page by page (header row dropped), as Athena's strings."""
+        request: dict[str, Any] = {"QueryExecutionId": query_id}
+        rows: list[list[str | None]] = []
+        while True:
+            with translated("Athena results"), self._metrics.call("athena.GetQueryResults"):
+                result = self._client.get_query_results(**request)
+            page = result["ResultSet"]["Rows"]
+            rows += [[cell.get("VarCharValue") for cell in row["Data"]] for row in page]
+            if not result.get("NextToken"):
+                return rows[1:]
+            request["NextToken"] = result["NextToken"]

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from mypy_boto3_athena import AthenaClient
     from mypy_boto3_backup import BackupClient
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_textract import TextractClient
@@ -69,6 +70,13 @@ def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:
     return _built("dynamodb", lambda session: session.client("dynamodb", config=botocore_config(settings), **kwargs))
+
+
+def streams_client(settings: JobSettings, **kwargs: Any) -> DynamoDBStreamsClient:
+    """DynamoDB Streams (its endpoint variable is AWS_ENDPOINT_URL_DYNAMODB_STREAMS)."""
+    return _built(
+        "dynamodbstreams", lambda session: session.client("dynamodbstreams", config=botocore_config(settings), **kwargs)
+    )
 
 
 def backup_client(settings: JobSettings, **kwargs: Any) -> BackupClient:

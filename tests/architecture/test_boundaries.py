@@ -37,6 +37,8 @@ PURE_MODULES = (
     "jobs.reconcile.findings",
     "jobs.reconcile.sql",
     "jobs.reconcile.engines",
+    "jobs.contract.audit",
+    "jobs.audit.sql",
     "jobs.recovery.plan",
     "jobs.recovery.rollback",
     "jobs.recovery.report",

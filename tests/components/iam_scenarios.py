@@ -310,8 +310,13 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         assert deep.findings.height >= first.findings.height
         from_files = reconcile(source="files", dynamodb_export=export, s3_inventories=manifests)
         assert from_files.findings.height >= 5
+        # --audit-log (the polars engine's nightly): the change log and a record Firehose refused.
+        stack.audit_pipe.firehose.put_record_batch([b"{not a stream record"])
+        stack.audit_flush()
+        checked = reconcile(audit_log=True, write_report=False)
+        assert {"AUDIT_UNDELIVERED"} <= set(checked.findings.get_column("code").to_list())
     with call_recording.recording() as repair:
-        repaired = reconcile(repair=True)
+        repaired = reconcile(repair=True, audit_log=True)  # the nightly repair checks the change log too
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
             Code.MISSING_RAW,

@@ -140,6 +140,15 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any], region: str) -> tupl
     elif typ == "aws:glue/catalogDatabase:CatalogDatabase":
         out.update(arn=_arn("glue", f"database/{physical}"))
         rid = f"{ACCOUNT}:{physical}"
+    elif typ == "aws:kinesis/firehoseDeliveryStream:FirehoseDeliveryStream":
+        out.update(name=physical, arn=_arn("firehose", f"deliverystream/{physical}"))
+        rid = out["arn"]
+    elif typ == "aws:cloudtrail/trail:Trail":
+        out.update(name=physical, arn=_arn("cloudtrail", f"trail/{physical}"))
+        rid = out["arn"]
+    elif typ == "aws:iam/policy:Policy":
+        out.update(name=physical, arn=f"arn:aws:iam::{ACCOUNT}:policy/{physical}")
+        rid = out["arn"]
     elif typ == "aws:backup/vault:Vault":
         out.update(arn=_arn("backup", f"backup-vault:{physical}"))
         rid = physical
@@ -257,6 +266,7 @@ def policy_documents(run: ProgramRun) -> list[tuple[str, dict[str, Any]]]:
     docs: list[tuple[str, dict[str, Any]]] = []
     fields: dict[str, tuple[str, ...]] = {
         "aws:iam/rolePolicy:RolePolicy": ("policy",),
+        "aws:iam/policy:Policy": ("policy",),
         "aws:iam/role:Role": ("assumeRolePolicy",),
         "aws:s3/bucketPolicy:BucketPolicy": ("policy",),
         "aws:kms/key:Key": ("policy",),

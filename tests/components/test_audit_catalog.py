@@ -10,6 +10,7 @@ import pytest
 from components import catalog, policies
 from components.settings import StackSettings
 from jobs.contract import DocumentItem, layout
+from jobs.contract.audit import dynamodb_json, hive
 from tests.components.program import ACCOUNT, REGION, ProgramRun, as_list, catalog_grants, stack_config
 
 AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)
@@ -68,9 +69,13 @@ def test_only_s3_inventory_of_our_buckets_delivers_into_the_audit_bucket(dev: Pr
 
 
 def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> None:
-    database = dev.one("aws:glue/catalogDatabase:CatalogDatabase").inputs
+    database = dev.named("docuflow-dev-audit-database").inputs
     assert database["name"] == layout.glue_database_name("dev") == "docuflow_dev_audit"
-    tables = {t.inputs["name"]: t.inputs for t in dev.of_type("aws:glue/catalogTable:CatalogTable")}
+    tables = {
+        t.inputs["name"]: t.inputs
+        for t in dev.of_type("aws:glue/catalogTable:CatalogTable")
+        if t.inputs["databaseName"] == database["name"]
+    }
     assert set(tables) == {*layout.GLUE_INVENTORY_TABLES.values(), layout.GLUE_EXPORT_TABLE}
     for purpose, name in layout.GLUE_INVENTORY_TABLES.items():
         table = tables[name]
@@ -90,7 +95,7 @@ def test_glue_tables_over_the_inventories_and_the_exports(dev: ProgramRun) -> No
 
 
 def test_athena_workgroup_enforces_encrypted_results_and_a_scan_cutoff(dev: ProgramRun) -> None:
-    workgroup = dev.one("aws:athena/workgroup:Workgroup").inputs
+    workgroup = dev.named("docuflow-dev-audit-workgroup").inputs
     assert workgroup["name"] == layout.athena_workgroup_name("dev")
     config = workgroup["configuration"]
     assert config["enforceWorkgroupConfiguration"] is True
@@ -121,7 +126,8 @@ def test_reconcile_roles_get_the_catalog_grants_only_with_athena(dev: ProgramRun
     prod_statements = _role_policy(prod, job)["Statement"]
     assert not sids & {s["Sid"] for s in prod_statements}
     assert not any(a.startswith(("athena:", "glue:")) for s in prod_statements for a in as_list(s["Action"]))
-    assert prod.of_type("aws:athena/workgroup:Workgroup") == [] and prod.of_type("aws:s3/inventory:Inventory") == []
+    workgroups = [w.inputs["name"] for w in prod.of_type("aws:athena/workgroup:Workgroup")]
+    assert workgroups == [layout.audit_workgroup_name("prod")] and prod.of_type("aws:s3/inventory:Inventory") == []
 
 
 def test_export_item_type_is_derived_from_the_contract() -> None:
@@ -134,5 +140,5 @@ def test_export_item_type_is_derived_from_the_contract() -> None:
 
 def test_an_attribute_type_the_catalog_cannot_render_fails_loudly() -> None:
     with pytest.raises(TypeError, match="no DynamoDB JSON type"):
-        catalog._dynamodb_type(dict[str, int])
-    assert catalog._dynamodb_type(datetime | None) == "struct<s:string>"
+        dynamodb_json(dict[str, int])
+    assert hive(dynamodb_json(datetime | None)) == "struct<s:string>"

@@ -21,7 +21,8 @@ from tests.components.program import ProgramRun, as_list, policy_documents, run_
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 4,
     "docuflow:document_store:DocumentStore": 1,
-    "docuflow:document_buckets:DocumentBuckets": 41,  # + the audit-data bucket (Athena engine)
+    # + the audit-data bucket (Athena engine) and the audit trail's two Object Lock buckets
+    "docuflow:document_buckets:DocumentBuckets": 59,
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
@@ -29,6 +30,7 @@ DEV_COUNTS = {
     "docuflow:batch_jobs:BatchJobs": 31,
     "docuflow:backups:TableBackups": 6,  # vault, its lock, plan, selection, role and its policy
     "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
+    "docuflow:audit_trail:AuditTrail": 16,
 }
 
 
@@ -75,7 +77,8 @@ def test_table_matches_the_contract(dev: ProgramRun) -> None:
 # --- DocumentBuckets -----------------------------------------------------------------------
 def test_bucket_names_follow_the_contract(dev: ProgramRun) -> None:
     names = {b.inputs["bucket"] for b in dev.of_type("aws:s3/bucket:Bucket")}
-    expected = {layout.bucket_name("dev", p) for p in ("raw", "processed", "reports", "access-logs", "audit-data")}
+    purposes = ("raw", "processed", "reports", "access-logs", "audit-data", layout.AUDIT_LOG, layout.ACCESS_TRAIL)
+    expected = {layout.bucket_name("dev", p) for p in purposes}
     assert names == expected
 
 
@@ -113,15 +116,22 @@ def test_lifecycle_translation_covers_every_contract_rule() -> None:
 
 
 def test_object_lock_mode_and_days_from_config(dev: ProgramRun, prod: ProgramRun) -> None:
-    for run, mode, days in ((dev, "GOVERNANCE", 365), (prod, "COMPLIANCE", 3650)):
-        # The reports bucket, and in prod its replica in the second region, with the same default.
-        locks = run.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
-        assert {lock.inputs["bucket"] for lock in locks} == {
-            layout.bucket_name(run.stack, "reports"),
-            *([layout.replica_bucket_name("prod", "reports", "eu-central-1")] if run is prod else []),
+    for run, mode, days, audit_mode in (
+        (dev, "GOVERNANCE", 365, "GOVERNANCE"),
+        (prod, "COMPLIANCE", 3650, "COMPLIANCE"),
+    ):
+        # The reports bucket, and in prod its replica in the second region, with the same default;
+        # the audit trail's two buckets: two years, GOVERNANCE in dev, COMPLIANCE in prod.
+        locks = {
+            r.inputs["bucket"]: r.inputs["rule"]["defaultRetention"]
+            for r in run.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
         }
-        for lock in locks:
-            assert lock.inputs["rule"]["defaultRetention"] == {"mode": mode, "days": days}
+        replica = [layout.replica_bucket_name("prod", "reports", "eu-central-1")] if run is prod else []
+        assert locks == {
+            **{name: {"mode": mode, "days": days} for name in (layout.bucket_name(run.stack, "reports"), *replica)},
+            layout.bucket_name(run.stack, layout.AUDIT_LOG): {"mode": audit_mode, "days": 730},
+            layout.bucket_name(run.stack, layout.ACCESS_TRAIL): {"mode": audit_mode, "days": 730},
+        }
 
 
 def test_cors_on_processed_only_for_configured_origins(dev: ProgramRun) -> None:
@@ -141,13 +151,14 @@ def test_log_bucket_accepts_only_s3_log_delivery_for_our_buckets(dev: ProgramRun
     (allow,) = [s for s in policy["Statement"] if s["Effect"] == "Allow"]
     assert allow["Principal"] == {"Service": "logging.s3.amazonaws.com"}
     assert set(allow["Condition"]["ArnLike"]["aws:SourceArn"]) == {
-        f"arn:aws:s3:::{layout.bucket_name('dev', p)}" for p in ("raw", "processed", "reports", "audit-data")
+        f"arn:aws:s3:::{layout.bucket_name('dev', p)}"
+        for p in ("raw", "processed", "reports", layout.AUDIT_LOG, layout.ACCESS_TRAIL, "audit-data")
     }
 
 
 # --- StatusEvents ----------------------------------------------------------------------------
 def test_pipe_filters_document_status_events_into_the_queue(dev: ProgramRun) -> None:
-    pipe = dev.one("aws:pipes/pipe:Pipe").inputs
+    pipe = dev.named("docuflow-dev-status-pipe").inputs
     table = dev.one("aws:dynamodb/table:Table")
     assert pipe["source"].startswith(f"arn:aws:dynamodb:eu-west-1:123456789012:table/{table.inputs['name']}/stream/")
     (flt,) = pipe["sourceParameters"]["filterCriteria"]["filters"]
@@ -347,7 +358,7 @@ def test_schedules_retry_dead_letter_and_network(dev: ProgramRun, prod: ProgramR
 
 def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     alarms = dev.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
-    assert len(alarms) == 3  # the schedule, status-events and arrival dead-letter queues
+    assert len(alarms) == 4  # the schedule, status-events, arrival and audit change-log dead-letter queues
     topic_arn = "arn:aws:sns:eu-west-1:123456789012:docuflow-dev-topic-1a2b3c"
     for alarm in alarms:
         assert alarm.inputs["metricName"] == "ApproximateNumberOfMessagesVisible"

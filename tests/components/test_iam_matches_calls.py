@@ -138,20 +138,21 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons]:
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:
     audit, repair = reconcile_calls(stack, tmp_path)
     inputs = _role_inputs(stack.settings)
-    # With the Athena engine on, the roles' superset: the polars runs' calls, the athena
-    # engine's (stubbed: no emulator answers them), and the catalog's grants AWS uses on the
-    # role's behalf.
+    log = {"audit_log_bucket_arn": f"arn:aws:s3:::{stack.settings.audit_bucket}"}
+    # With the Athena engine on, the roles' superset: the polars runs' calls (their nightly
+    # --audit-log included), the athena engine's (stubbed: no emulator answers them), and the
+    # catalog's grants AWS uses on the role's behalf.
     engine = athena_calls(stack.settings, inputs["table_arn"])
     grants, catalog_aws_only = _catalog(stack.settings)
     assert_grants_exactly(
-        policies.reconcile_task_policy(**inputs, catalog=grants),
+        policies.reconcile_task_policy(**inputs, catalog=grants, **log),
         permissions(audit + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
         pending={},
     )
     queue = ARNS.queue(stack.settings.arrivals_queue_url)
     assert_grants_exactly(
-        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants),
+        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants, **log),
         permissions(repair + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
         pending={},
@@ -163,7 +164,7 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     lacking = {
         (p.action, p.resource.split("/")[0])
         for p in permissions(repair, ARNS)
-        if not allowed(policies.reconcile_task_policy(**inputs), p)
+        if not allowed(policies.reconcile_task_policy(**inputs, **log), p)
     }
     raw = f"arn:aws:s3:::{stack.settings.raw_bucket}"
     assert {a for a, _ in lacking} == {

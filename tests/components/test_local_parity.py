@@ -8,7 +8,8 @@ stack's recorded resources, so a local run meets the refusals and expiries it wo
 
 from __future__ import annotations
 
-from jobs.contract import ObjectLockSpec, bucket_specs
+from jobs.contract import ObjectLockSpec, bucket_specs, layout
+from jobs.contract.schema import AUDIT_RETENTION, audit_bucket_spec
 from tests.components.program import ProgramRun
 
 
@@ -22,13 +23,26 @@ def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: Progr
         contract.days,
     )
     # Pulumi.dev.yaml keeps the contract's default, so dev on AWS and local runs agree.
-    declared = dev.one("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration").inputs
+    declared = dev.named("docuflow-dev-reports-object-lock").inputs
+    assert declared["rule"]["defaultRetention"] == {"mode": retention["Mode"], "days": retention["Days"]}
+
+
+def test_local_audit_log_has_the_dev_stacks_audit_retention(stack, dev: ProgramRun) -> None:
+    s3 = stack.s3()
+    local = s3.get_object_lock_configuration(Bucket=stack.settings.audit_bucket)["ObjectLockConfiguration"]
+    retention = local["Rule"]["DefaultRetention"]
+    assert (retention["Mode"], retention["Days"]) == (AUDIT_RETENTION.mode, AUDIT_RETENTION.days) == ("GOVERNANCE", 730)
+    declared = dev.named(f"docuflow-dev-{layout.AUDIT_LOG}-object-lock").inputs
     assert declared["rule"]["defaultRetention"] == {"mode": retention["Mode"], "days": retention["Days"]}
 
 
 def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:
     s3 = stack.s3()
-    for spec in bucket_specs(stack.settings.stage, stack.settings.bucket_names()):
+    local_specs = [
+        *bucket_specs(stack.settings.stage, stack.settings.bucket_names()),
+        audit_bucket_spec(stack.settings.stage, layout.AUDIT_LOG),
+    ]
+    for spec in local_specs:
         local = s3.get_bucket_lifecycle_configuration(Bucket=spec.name)["Rules"]
         declared = dev.named(f"docuflow-dev-{spec.purpose}-lifecycle").inputs["rules"]
         assert [r["ID"] for r in local] == [r["id"] for r in declared], spec.purpose

@@ -64,9 +64,9 @@ def _second(run: ProgramRun) -> bool:
 
 def _buckets(run: ProgramRun) -> list[str]:
     names = [b.inputs["bucket"] for b in run.of_type(T["bucket"])]
-    # raw, processed, reports, access logs; the audit data when the Athena engine is on; and the
-    # replicas of the first four in the second region.
-    assert len(names) == 4 + _athena(run) + 4 * _second(run), names
+    # raw, processed, reports, access logs, the audit trail's two; the audit data when the Athena
+    # engine is on; and the replicas of the first four in the second region.
+    assert len(names) == 6 + _athena(run) + 4 * _second(run), names
     return names
 
 
@@ -166,7 +166,7 @@ def test_s3_access_logging_to_the_log_bucket(every_stack: ProgramRun) -> None:
         # Each bucket logs to the log bucket of its own region (S3 delivers logs within a region).
         assert rec.inputs["targetBucket"] == log_buckets[every_stack.region_of(rec)]
         prefixes.add(rec.inputs["targetPrefix"])
-    assert len(prefixes) == 3 + _athena(every_stack)
+    assert len(prefixes) == 5 + _athena(every_stack)
 
 
 def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack: ProgramRun) -> None:
@@ -185,13 +185,15 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
         assert any(r.get("expiration", {}).get("days") for r in rules)
 
 
-def test_s3_object_lock_on_reports(every_stack: ProgramRun) -> None:
+def test_s3_object_lock_on_reports_and_the_audit_trail(every_stack: ProgramRun) -> None:
     locks = _by_bucket(every_stack, "lock")
-    # The reports bucket, and its replica: Object Lock retention replicates only into a lock bucket.
+    # The reports bucket and its replica (Object Lock retention replicates only into a lock
+    # bucket), and the audit trail's two buckets.
     reports = [b.inputs["bucket"] for b in every_stack.of_type(T["bucket"]) if b.name.endswith("-reports")]
     assert len(reports) == 1 + _second(every_stack)
-    assert set(locks) == set(reports)
-    for name in reports:
+    audit = [n for n in _buckets(every_stack) if n.endswith((layout.AUDIT_LOG, layout.ACCESS_TRAIL))]
+    assert len(audit) == 2 and set(locks) == {*reports, *audit}
+    for name in (*reports, *audit):
         (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == name]
         assert bucket.inputs["objectLockEnabled"] is True
         retention = locks[name][0].inputs["rule"]["defaultRetention"]
@@ -272,9 +274,9 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    # A task role per job, the execution, scheduler, pipe, backup and review API roles, and S3
-    # replication's.
-    assert len(role_policies) == len(JOBS) + 5 + _second(every_stack)
+    # A task role per job, the execution, scheduler, pipe, backup and review API roles, S3
+    # replication's, and the audit trail's Pipe and delivery stream.
+    assert len(role_policies) == len(JOBS) + 5 + _second(every_stack) + 2
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -320,7 +322,7 @@ def test_kms_rotation(every_stack: ProgramRun) -> None:
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == len(JOBS)
+    assert len(groups) == len(JOBS) + 1  # and the change log's delivery errors
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")
@@ -367,8 +369,9 @@ def test_every_resource_belongs_to_a_docuflow_component(every_stack: ProgramRun)
 
 def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None:
     stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"], T["vault"])]
-    # Table, four buckets and the data key; the audit-data bucket (Athena); a backup vault and its
-    # key; and in the second region four replica buckets, their key, and the copies' vault and key.
-    assert len(stateful) == 6 + _athena(every_stack) + 2 + 7 * _second(every_stack)
+    # Table, four buckets and the data key; the audit trail's two buckets; the audit-data bucket
+    # (Athena); a backup vault and its key; and in the second region four replica buckets, their
+    # key, and the copies' vault and key.
+    assert len(stateful) == 6 + 2 + _athena(every_stack) + 2 + 7 * _second(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]

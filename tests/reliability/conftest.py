@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +17,25 @@ _numbers = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
-def new_stage(request: pytest.FixtureRequest, local_servers) -> Callable[..., object]:
-    """Make further isolated stages on the session's servers (module-wide runs, clean baselines)."""
+def new_stage(request: pytest.FixtureRequest, local_servers, audit_pipes) -> Iterator[Callable[..., object]]:
+    """Make further isolated stages on the session's servers (module-wide runs, clean baselines),
+    each with its change log (delivered when the module ends).
+    """
     stack_type = request.config.pluginmanager.get_plugin(str(ROOT_CONFTEST)).Stack
+    made: list[str] = []
 
     def make(**settings_values: object) -> object:
         settings = JobSettings(stage=f"r{os.getpid() % 1000}y{next(_numbers)}", **settings_values)
         settings = bootstrap_endpoints(local_servers.endpoints, settings)
-        return stack_type(settings=settings, endpoints=local_servers.endpoints)
+        made.append(settings.stage)
+        return stack_type(settings=settings, endpoints=local_servers.endpoints, audit_pipe=audit_pipes.watch(settings))
 
-    return make
+    yield make
+    for stage in made:
+        try:
+            audit_pipes.flush(stage)
+        finally:
+            audit_pipes.forget(stage)
 
 
 @pytest.fixture

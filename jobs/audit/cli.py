@@ -1,0 +1,115 @@
+"""`python -m jobs audit history --user U --doc D` | `audit actor --actor A --since T --until T`.
+
+Prints one JSON object: the question, the engine, `records` (oldest first; each with its version,
+actor, time, status before and after, the attributes it changed; copies of one delivered record
+counted once, `duplicatesRemoved` says how many) and `anomalies`. `--engine duckdb` (the default)
+reads the stage's change log from S3 into an embedded DuckDB; `--engine athena` asks Athena in the
+stack's audit workgroup (DOCUFLOW_AUDIT_WORKGROUP, DOCUFLOW_TRAIL_DATABASE). Exit 0 with an
+answer (an empty one too), 2 for bad options or a failed query, 3 when AWS is unreachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime
+
+from jobs.audit import questions
+from jobs.audit.engines import ENGINES, AthenaAudit, AuditEngine, local_engine
+from jobs.audit.sql import DELIVERY_SLACK
+from jobs.contract import layout
+from jobs.contract.actors import check_actor
+from jobs.errors import DocuFlowError, InfrastructureError
+from jobs.observability import CallMetrics, setup_logging
+from jobs.settings import JobSettings
+from jobs.store.athena import AthenaQueries
+from jobs.store.clients import athena_client, s3_client
+from jobs.store.s3 import Buckets
+
+EXIT_FAILED, EXIT_UNREACHABLE = 2, 3
+
+
+def moment(text: str) -> datetime:
+    """ISO-8601 with a time zone, or a date (midnight UTC)."""
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO-8601 time or date") from exc
+    if parsed.tzinfo is None and len(text) > len("2026-01-01"):
+        raise argparse.ArgumentTypeError(f"{text!r} has no time zone (add Z or +01:00)")
+    return parsed.replace(tzinfo=parsed.tzinfo or UTC)
+
+
+def _id(kind: str) -> Callable[[str], str]:
+    """An argparse type: the contract's id rules, the reason in the one-line error."""
+
+    def check(text: str) -> str:
+        try:
+            return layout.validate_id(text, kind)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    return check
+
+
+def _actor(text: str) -> str:
+    try:
+        return check_actor(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jobs audit", description=__doc__)
+    p.add_argument("--engine", choices=ENGINES, default="duckdb")
+    sub = p.add_subparsers(dest="question", required=True)
+    history = sub.add_parser("history", help="one document's timeline")
+    history.add_argument("--user", required=True, type=_id("userId"))
+    history.add_argument("--doc", required=True, type=_id("documentId"))
+    actor = sub.add_parser("actor", help="what one actor changed in a period")
+    actor.add_argument(
+        "--actor", required=True, type=_actor, help="kind:id, e.g. reviewer:alice or ttl:dynamodb.amazonaws.com"
+    )
+    actor.add_argument("--since", required=True, type=moment)
+    actor.add_argument("--until", required=True, type=moment)
+    return p
+
+
+@contextmanager
+def engine_for(name: str, settings: JobSettings, days: tuple[date, date] | None) -> Iterator[AuditEngine]:
+    metrics = CallMetrics()
+    if name == "athena":
+        client = athena_client(settings)
+        yield AthenaAudit(
+            AthenaQueries(client, settings.audit_workgroup, settings.trail_database, metrics), settings.trail_database
+        )
+        return
+    with local_engine(Buckets(s3_client(settings), metrics), settings, days) as engine:
+        yield engine
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if args.question == "actor" and args.since >= args.until:
+        parser().error("--since must be before --until")
+    setup_logging()
+    try:
+        settings = JobSettings.from_env()
+        if args.question == "history":
+            with engine_for(args.engine, settings, None) as engine:
+                answer = questions.history(engine, args.user, args.doc)
+        else:
+            days = (args.since.date(), (args.until + DELIVERY_SLACK).date())
+            with engine_for(args.engine, settings, days) as engine:
+                answer = questions.by_actor(engine, args.actor, args.since, args.until)
+    except InfrastructureError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except DocuFlowError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(json.dumps(answer.to_json(), indent=2))
+    return 0
