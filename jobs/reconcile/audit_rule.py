@@ -25,7 +25,6 @@ from jobs.audit.log import ChangeLog
 from jobs.contract import layout
 from jobs.reconcile.findings import Code, widen
 from jobs.reconcile.frames import empty
-from jobs.reconcile.keys import is_marker
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings
@@ -59,8 +58,7 @@ def audit_findings(
     with tempfile.TemporaryDirectory(prefix="docuflow-audit-rule-") as tmp:
         engine = DuckAudit(log.stage(Path(tmp), days))
         try:
-            documents = items.filter(~is_marker())  # a duplicate marker has no versions to log
-            engine.register("items", documents.select(list(ITEM_COLUMNS)).rename(ITEM_COLUMNS).to_arrow())
+            engine.register("items", items.select(list(ITEM_COLUMNS)).rename(ITEM_COLUMNS).to_arrow())
             found = engine.frame(text)
         finally:
             engine.con.close()
