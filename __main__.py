@@ -169,6 +169,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             arrivals_queue_url=url,
             review_lease_seconds=settings.review_lease_seconds,
             result_url_seconds=settings.result_url_seconds,
+            retention=settings.retention(),
         ).env()
     )
     review = ReviewApi(
@@ -190,6 +191,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             kms_key_arn=key.key_arn,
             table_arn=store.table_arn,
+            index_arn=store.index_arn,
             bucket_arns=buckets.bucket_arns,
             arrivals_queue_arn=arrivals.queue_arn,
             arrivals_dead_letter_queue_arn=arrivals.dead_letter_queue_arn,
@@ -203,6 +205,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             ocr_engine=settings.ocr_engine,
             reconcile_engine=settings.reconcile_engine,
             catalog_grants=catalog.grants if catalog else None,
+            holdings=settings.holdings(),
             fargate_spot=settings.fargate_spot,
             ingest_tasks=settings.ingest_tasks,
             ingest_schedule=settings.ingest_schedule,
@@ -215,6 +218,10 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
                 "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
                 # Repair is the reconcile plus a few conditional puts: the same size.
                 "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+                # The erasure streams listings into batched deletes; the others act on one document.
+                "erasure": JobSize(512, 1024),
+                "documents": JobSize(256, 512),
+                "legal-hold": JobSize(256, 512),
                 # The drill reconciles the table it restored: the reconcile's size too.
                 "drill": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
             },
@@ -240,6 +247,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "ingestTaskDefinitionArn": jobs.task_definition_arns["ingest"],
         "reconcileTaskDefinitionArn": jobs.task_definition_arns["reconcile"],
         "repairTaskDefinitionArn": jobs.task_definition_arns["repair"],
+        "erasureTaskDefinitionArn": jobs.task_definition_arns["erasure"],
+        "documentsTaskDefinitionArn": jobs.task_definition_arns["documents"],
+        "legalHoldTaskDefinitionArn": jobs.task_definition_arns["legal-hold"],
         "jobRepositoryUrl": jobs.repository_url,
         "scheduleNames": jobs.schedule_names,
         "arrivalsQueueUrl": arrivals.queue_url,

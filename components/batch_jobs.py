@@ -1,10 +1,15 @@
-"""BatchJobs: the ECS cluster, the ingest, reconcile, repair and drill Fargate tasks, their schedules.
+"""BatchJobs: the ECS cluster, the job tasks (ingest, reconcile, repair on a nightly schedule, the
+restore drill quarterly; the erasure, a document's owner actions and legal holds started by
+hand), and their schedules.
 
 EventBridge Scheduler starts N ingest tasks that drain the one arrival queue together (SQS spreads
 the messages; a full `--backfill` sweep is a one-off task, docs/deploy.md) and, later, one
 reconcile. Reconcile is an audit that cannot write the table; `reconcile --repair`
 runs as its own task definition with its own role (the audit's reads plus the conditional puts
 of its repairs), and the nightly schedule starts it unless the stack turns nightly repair off.
+The GDPR erasure runs as its own task definition with its own role: with the owner's restore
+(which removes delete markers, s3:DeleteObjectVersion to IAM) it is the only role that may delete
+object versions; legal holds are an operator's task, apart from the owner's delete and restore.
 A quarterly schedule runs the restore drill (`python -m jobs drill`) with a role that may create
 and write drill tables only.
 Task and execution roles get policies from components.policies; the
@@ -29,7 +34,8 @@ from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
-from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
+from jobs.contract.erasure import DataHoldings
+from jobs.settings import ENV_HOLDINGS, ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 
 CONTAINER_NAME = "job"
 SCRATCH_VOLUME = "scratch"
@@ -38,11 +44,16 @@ SCRATCH_PATH = "/tmp"
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
 # Each job's command after the entrypoint; one task definition, role and log group per job. The
-# scheduled restore drill drops the drill table it made once its report is written.
+# scheduled ones run as they are (the scheduled restore drill drops the drill table it made once
+# its report is written); the others are started by hand with a command override that names the
+# user and document (`erase --user U`, `documents delete --user U --doc D`, ...).
 COMMANDS = {
     "ingest": ["ingest"],
     "reconcile": ["reconcile"],
     "repair": ["reconcile", "--repair"],
+    "erasure": ["erase"],
+    "documents": ["documents"],
+    "legal-hold": ["documents", "hold"],
     "drill": ["drill", "--drop-after"],
 }
 JOBS = tuple(COMMANDS)
@@ -80,6 +91,7 @@ class BatchJobsArgs:
     account_id: pulumi.Input[str]
     kms_key_arn: pulumi.Input[str]
     table_arn: pulumi.Input[str]
+    index_arn: pulumi.Input[str]
     bucket_arns: Mapping[str, pulumi.Input[str]]
     arrivals_queue_arn: pulumi.Input[str]
     arrivals_dead_letter_queue_arn: pulumi.Input[str]
@@ -112,6 +124,8 @@ class BatchJobsArgs:
     # catalog's grants (AuditCatalog.grants, required then).
     reconcile_engine: str = "polars"
     catalog_grants: pulumi.Input[policies.CatalogArns] | None = None
+    # What still holds an erased user's data, and how long: the erasure's receipt says so.
+    holdings: DataHoldings = field(default_factory=DataHoldings)
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -125,7 +139,13 @@ def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
 
 
 def _container_definitions(
-    values: dict[str, Any], *, job: str, region: str, ocr_engine: str | None, reconcile_engine: str
+    values: dict[str, Any],
+    *,
+    job: str,
+    region: str,
+    ocr_engine: str | None,
+    reconcile_engine: str,
+    holdings: DataHoldings | None,
 ) -> str:
     """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
     container = container_definition(
@@ -137,6 +157,7 @@ def _container_definitions(
         ocr_engine=ocr_engine,
         reconcile_engine=reconcile_engine,
         table_arn=values["table_arn"],
+        holdings=holdings,
     )
     return json.dumps([container])
 
@@ -151,13 +172,17 @@ def container_definition(
     ocr_engine: str | None = None,
     reconcile_engine: str = "polars",
     table_arn: str | None = None,
+    holdings: DataHoldings | None = None,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
-    Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), and
-    the table's ARN (the Athena reconcile and its repair start the night's table export with it).
+    Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), the
+    table's ARN (the Athena reconcile and its repair start the night's table export with it), and
+    the stack's data-holding figures (the erasure's receipt).
     """
     extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
+    if holdings is not None:
+        extra[ENV_HOLDINGS] = holdings.to_env()
     if job in RECONCILE_JOBS and reconcile_engine == "athena":
         if not table_arn:
             raise ValueError("the athena reconcile needs the table's ARN to export it")
@@ -307,29 +332,43 @@ class BatchJobs(pulumi.ComponentResource):
             ),
             opts=child(self),
         )
-        task_policy_inputs = {
+        task_roles = {job: self._task_role(job) for job in JOBS}
+        task_definitions = {
+            job: self._task_definition(job, image, log_groups[job], execution_role, task_roles[job]) for job in JOBS
+        }
+        return execution_role, task_roles, task_definitions
+
+    def _task_role(self, job: str) -> aws.iam.Role:
+        """The job's task role, with the policy its builder makes of the Outputs it takes."""
+        args = self._args
+        shared = {
             "table_arn": args.table_arn,
             "raw_bucket_arn": args.bucket_arns["raw"],
             "processed_bucket_arn": args.bucket_arns["processed"],
             "reports_bucket_arn": args.bucket_arns["reports"],
             "key_arn": args.kms_key_arn,
         }
-        # Each job's policy builder and the Outputs it takes beyond the shared ones.
+        data = {k: shared[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
         catalog: dict[str, Any] = {"catalog": args.catalog_grants} if args.catalog_grants is not None else {}
         if args.reconcile_engine == "polars" and layout.AUDIT_LOG in args.bucket_arns:
             # The polars nightly checks the change log (--audit-log): it reads it.
             catalog["audit_log_bucket_arn"] = args.bucket_arns[layout.AUDIT_LOG]
+        # Each job's policy builder and the Outputs it takes.
         builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
             "ingest": (
                 partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),
-                {**queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
+                {**shared, **queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
             ),
-            "reconcile": (policies.reconcile_task_policy, catalog),
-            "repair": (policies.repair_task_policy, {**queue, **catalog}),
+            "reconcile": (policies.reconcile_task_policy, {**shared, **catalog}),
+            "repair": (policies.repair_task_policy, {**shared, **queue, **catalog}),
+            "erasure": (policies.erasure_task_policy, shared),
+            "documents": (policies.documents_task_policy, {**data, "index_arn": args.index_arn}),
+            "legal-hold": (policies.legal_hold_task_policy, data),
             "drill": (
                 partial(recovery_policies.drill_task_policy, region=args.region),
                 {
+                    **shared,
                     "account_id": args.account_id,
                     "backup_role_arn": args.backup_role_arn,
                     # The Athena engine's table exports are a restore source too.
@@ -337,49 +376,57 @@ class BatchJobs(pulumi.ComponentResource):
                 },
             ),
         }
-        task_roles: dict[str, aws.iam.Role] = {}
-        task_definitions: dict[str, aws.ecs.TaskDefinition] = {}
-        for job in JOBS:
-            role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
-            aws.iam.RolePolicy(
-                f"{name}-{job}-task-policy",
-                role=role.id,
-                policy=json_document(builders[job][0], **task_policy_inputs, **builders[job][1]),
-                opts=child(self),
-            )
-            task_roles[job] = role
-            size = args.sizes[job]
-            task_definitions[job] = aws.ecs.TaskDefinition(
-                f"{name}-{job}",
-                family=f"{self._prefix}-{job}",
-                requires_compatibilities=["FARGATE"],
-                network_mode="awsvpc",
-                cpu=str(size.cpu),
-                memory=str(size.memory),
-                runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
-                    operating_system_family="LINUX", cpu_architecture="X86_64"
-                ),
-                execution_role_arn=execution_role.arn,
-                task_role_arn=role.arn,
-                volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
-                container_definitions=pulumi.Output.all(
-                    image=image,
-                    log_group=log_groups[job].name,
-                    environment=args.job_environment,
-                    table_arn=args.table_arn,
-                ).apply(
-                    partial(
-                        _container_definitions,
-                        job=job,
-                        region=args.region,
-                        ocr_engine=args.ocr_engine if job == "ingest" else None,
-                        reconcile_engine=args.reconcile_engine,
-                    )
-                ),
-                tags=args.tags,
-                opts=child(self),
-            )
-        return execution_role, task_roles, task_definitions
+        builder, inputs = builders[job]
+        role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
+        aws.iam.RolePolicy(
+            f"{self._name}-{job}-task-policy",
+            role=role.id,
+            policy=json_document(builder, **inputs),
+            opts=child(self),
+        )
+        return role
+
+    def _task_definition(
+        self,
+        job: str,
+        image: pulumi.Output[str],
+        log_group: aws.cloudwatch.LogGroup,
+        execution_role: aws.iam.Role,
+        role: aws.iam.Role,
+    ) -> aws.ecs.TaskDefinition:
+        args = self._args
+        size = args.sizes[job]
+        return aws.ecs.TaskDefinition(
+            f"{self._name}-{job}",
+            family=f"{self._prefix}-{job}",
+            requires_compatibilities=["FARGATE"],
+            network_mode="awsvpc",
+            cpu=str(size.cpu),
+            memory=str(size.memory),
+            runtime_platform=aws.ecs.TaskDefinitionRuntimePlatformArgs(
+                operating_system_family="LINUX", cpu_architecture="X86_64"
+            ),
+            execution_role_arn=execution_role.arn,
+            task_role_arn=role.arn,
+            volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
+            container_definitions=pulumi.Output.all(
+                image=image,
+                log_group=log_group.name,
+                environment=args.job_environment,
+                table_arn=args.table_arn,
+            ).apply(
+                partial(
+                    _container_definitions,
+                    job=job,
+                    region=args.region,
+                    ocr_engine=args.ocr_engine if job == "ingest" else None,
+                    reconcile_engine=args.reconcile_engine,
+                    holdings=args.holdings if job == "erasure" else None,
+                )
+            ),
+            tags=args.tags,
+            opts=child(self),
+        )
 
     def _schedules(
         self,

@@ -18,7 +18,8 @@ import pulumi_aws as aws
 
 from components import policies
 from components._pulumi import child, json_document
-from jobs.contract import BucketSpec, CorsSpec, LifecycleSpec, layout
+from components.settings import NONCURRENT_EXPIRATION_DAYS
+from jobs.contract import BucketSpec, CorsSpec, LifecycleSpec, ObjectLockSpec, layout
 
 ACCESS_LOGS = "access-logs"
 _LIFECYCLE = LifecycleSpec()
@@ -40,8 +41,9 @@ class DocumentBucketsArgs:
     audit_data_bucket_name: str | None = None
     audit_data_retention_days: int = 14
     access_log_retention_days: int = 365
-    # The access-log bucket's own lifecycle follows the contract's defaults unless told otherwise.
-    noncurrent_expiration_days: int = _LIFECYCLE.noncurrent_expiration_days
+    # Noncurrent versions of the access-log and audit-data buckets (the data buckets' own rules,
+    # with the delete grace, come from their specs).
+    noncurrent_expiration_days: int = NONCURRENT_EXPIRATION_DAYS
     abort_multipart_days: int = _LIFECYCLE.abort_multipart_days
     protect: bool = True
     tags: dict[str, str] = field(default_factory=dict)
@@ -81,7 +83,11 @@ def lifecycle_rule_args(rule: Mapping[str, Any]) -> aws.s3.BucketLifecycleConfig
             for t in rule.get("Transitions", [])
         ]
         or None,
-        expiration=lc.BucketLifecycleConfigurationRuleExpirationArgs(days=expiration["Days"]) if expiration else None,
+        expiration=lc.BucketLifecycleConfigurationRuleExpirationArgs(
+            days=expiration.get("Days"), expired_object_delete_marker=expiration.get("ExpiredObjectDeleteMarker")
+        )
+        if expiration
+        else None,
         noncurrent_version_expiration=lc.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
             noncurrent_days=noncurrent["NoncurrentDays"]
         )
@@ -153,19 +159,8 @@ class DocumentBuckets(pulumi.ComponentResource):
                 rules=spec.lifecycle_rules(),
                 policy=args.policies.get(spec.purpose) or _data_bucket_policy(spec, args.break_glass_role_arn),
                 object_lock=spec.object_lock,
+                lock_retention=spec.retention,
             )
-            if spec.object_lock:
-                aws.s3.BucketObjectLockConfiguration(
-                    f"{name}-{spec.purpose}-object-lock",
-                    bucket=bucket.id,
-                    object_lock_enabled="Enabled",
-                    rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
-                        default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
-                            mode=spec.retention.mode, days=spec.retention.days
-                        )
-                    ),
-                    opts=child(self),
-                )
             if spec.cors is not None:
                 self._cors(spec.purpose, bucket, spec.cors)
             self.bucket_names[spec.purpose] = bucket.bucket
@@ -229,6 +224,7 @@ class DocumentBuckets(pulumi.ComponentResource):
         rules: Sequence[Mapping[str, Any]],
         policy: Callable[[pulumi.Output[str]], pulumi.Output[str]],
         object_lock: bool = False,
+        lock_retention: ObjectLockSpec | None = None,
     ) -> aws.s3.Bucket:
         """A bucket encrypted with the stack's key, logging to the access-log bucket."""
         bucket = self._bucket(
@@ -242,6 +238,7 @@ class DocumentBuckets(pulumi.ComponentResource):
             rules=rules,
             policy=policy,
             object_lock=object_lock,
+            lock_retention=lock_retention,
         )
         aws.s3.BucketLogging(
             f"{self._name}-{purpose}-logging",
@@ -267,15 +264,21 @@ class DocumentBuckets(pulumi.ComponentResource):
         rules: Sequence[Mapping[str, Any]],
         policy: Callable[[pulumi.Output[str]], pulumi.Output[str]],
         object_lock: bool = False,
+        lock_retention: ObjectLockSpec | None = None,
     ) -> aws.s3.Bucket:
-        """One bucket with the hardening every DocuFlow bucket shares."""
+        """One bucket with the hardening every DocuFlow bucket shares (and Object Lock, with the
+        default retention `lock_retention` or none, when `object_lock`).
+        """
         prefix = f"{self._name}-{purpose}"
         args = self._args
         bucket = aws.s3.Bucket(
             prefix,
             bucket=bucket_name,
-            # Object Lock can only be switched on when the bucket is created.
-            object_lock_enabled=True if object_lock else None,
+            # Switching Object Lock on here replaces an existing bucket: only the reports bucket,
+            # locked since it was created, says so. The data buckets, created before legal
+            # holds, get it in place from their lock configuration (S3 allows that on a
+            # versioned bucket), below.
+            object_lock_enabled=True if lock_retention is not None else None,
             tags={**args.tags, "purpose": purpose},
             opts=child(self, protect=args.protect),
         )
@@ -317,6 +320,20 @@ class DocumentBuckets(pulumi.ComponentResource):
             # Putting a policy while the public access block is still being applied can race.
             opts=child(self, depends_on=[public_access]),
         )
+        if object_lock:
+            aws.s3.BucketObjectLockConfiguration(
+                f"{prefix}-object-lock",
+                bucket=bucket.id,
+                object_lock_enabled="Enabled",
+                rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
+                    default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
+                        mode=lock_retention.mode, days=lock_retention.days
+                    )
+                )
+                if lock_retention is not None
+                else None,
+                opts=child(self, depends_on=[versioning]),
+            )
         # The single lifecycle owner of this bucket; noncurrent-version rules need versioning on.
         aws.s3.BucketLifecycleConfiguration(
             f"{prefix}-lifecycle",

@@ -104,11 +104,11 @@ def objects(bucket_arn: str, prefix: str = "") -> str:
     return f"{bucket_arn}/{prefix}*"
 
 
-def _list_prefixes(sid: str, bucket_arn: str, prefixes: Sequence[str]) -> Statement:
-    # ListBucket is a bucket-level action: the prefix condition keeps listing inside the prefix.
+def _list_prefixes(sid: str, bucket_arn: str, prefixes: Sequence[str], action: str = "s3:ListBucket") -> Statement:
+    # Listing is a bucket-level action: the prefix condition keeps it inside the prefixes.
     return statement(
         sid,
-        ["s3:ListBucket"],
+        [action],
         [bucket_arn],
         condition={"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}},
     )
@@ -360,6 +360,8 @@ def ingest_task_policy(
     result.json and reads its own item (GetItem) to learn whether it still holds the claim. The
     finish gives up the duplicate markers a re-uploaded or deleted document no longer holds
     (a Delete in the same transaction), and reads the holder of a marker it met (GetItem).
+    A finished upload gets its retention tag; the claim on an upload erased before it was read is
+    removed (DeleteItem), once the user's erasure marker (GetItem) says it was erased.
     """
     statements = [
         *_arrival_statements(arrivals_queue_arn, arrivals_dead_letter_queue_arn),
@@ -369,6 +371,7 @@ def ingest_task_policy(
         # missing object). That check carries no s3:prefix: no condition here.
         statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
         statement("ReadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
+        statement("TagRawRetention", ["s3:PutObjectTagging"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("HeadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
         statement(
             "WriteResults",
@@ -403,12 +406,17 @@ def _reconcile_statements(
     key_arn: str,
     audit_log_bucket_arn: str | None = None,
 ) -> list[Statement]:
+    documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     return [
         *(_audit_log_statements(audit_log_bucket_arn) if audit_log_bucket_arn else []),
         # Reconcile lists the whole data buckets, so objects outside the layout are found too;
         # listing reveals keys only. It reads result.json (--deep) but never a raw document.
         statement("ListDataBuckets", ["s3:ListBucket"], [raw_bucket_arn, processed_bucket_arn]),
         statement("ReadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
+        # A live run's lifecycle rules (jobs.reconcile.lifecycle): the versions of held and of
+        # hard-deleted documents, their legal holds, and (--deep) the objects' retention tags.
+        *versions,
+        statement("ReadLegalHoldsAndTags", ["s3:GetObjectLegalHold", "s3:GetObjectTagging"], documents),
         statement("ScanTable", ["dynamodb:Scan"], [table_arn]),
         # The report is written once (If-None-Match) beside the earlier reports it charts.
         _list_prefixes("ListReports", reports_bucket_arn, [layout.RECONCILIATION_PREFIX]),
@@ -550,6 +558,80 @@ def review_api_policy(*, table_arn: str, processed_bucket_arn: str, key_arn: str
         statement("WriteResults", ["s3:PutObject", "s3:PutObjectTagging"], [results]),
         statement("FindResults", ["s3:ListBucket", "s3:ListBucketVersions"], [processed_bucket_arn]),
         _use_data_key(key_arn),
+    )
+
+
+def _document_prefixes(
+    raw_bucket_arn: str, processed_bucket_arn: str, action: str = "s3:ListBucketVersions"
+) -> tuple[list[str], list[Statement]]:
+    """The documents' objects in both data buckets, and the listing (of versions, by default)
+    of their prefixes.
+    """
+    documents = [objects(raw_bucket_arn, layout.RAW_PREFIX), objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]
+    kind = "Versions" if action == "s3:ListBucketVersions" else "Objects"
+    listing = [
+        _list_prefixes(f"ListRaw{kind}", raw_bucket_arn, [layout.RAW_PREFIX], action),
+        _list_prefixes(f"ListResult{kind}", processed_bucket_arn, [layout.PROCESSED_PREFIX], action),
+    ]
+    return documents, listing
+
+
+def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
+    """The owner's actions on one document (jobs.documents: list, delete, restore).
+
+    Delete puts delete markers over the document's current objects (DeleteObject without a
+    version, listed first under its prefix); restore removes those markers, which S3 authorizes
+    as s3:DeleteObjectVersion: IAM has no condition that tells a marker from a data version
+    (s3:versionid only), so this role and the erasure's are the two that hold it, and the code
+    removes markers only (jobs.documents.actions.markers_of_delete). Items are read and written
+    conditionally on their version (GetItem, a transaction Put); lists are Queries of a user's
+    documents or of the status index.
+    """
+    documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
+    _, current = _document_prefixes(raw_bucket_arn, processed_bucket_arn, "s3:ListBucket")
+    return document(
+        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("ListDocuments", ["dynamodb:Query"], [table_arn, index_arn]),
+        *current,
+        *versions,
+        statement("HideObjects", ["s3:DeleteObject"], documents),
+        statement("RemoveDeleteMarkers", ["s3:DeleteObjectVersion"], documents),
+    )
+
+
+def legal_hold_task_policy(*, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
+    """An operator's legal hold (jobs.documents hold/--release): Object Lock legal holds on every
+    version of the document's objects, listed first, and the item's hold, conditionally.
+    """
+    documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
+    return document(
+        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        *listing,
+        statement("PlaceLegalHolds", ["s3:PutObjectLegalHold"], documents),
+    )
+
+
+def erasure_task_policy(
+    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+) -> Policy:
+    """A GDPR erasure (jobs.erasure): the only role that deletes object versions and items for good.
+
+    It Queries a user's partition, reads and writes their erasure marker (GetItem, a
+    transaction Put), deletes items conditionally (transaction Deletes), lists the versions
+    under the data prefixes and deletes them (DeleteObjects, authorized per version as
+    s3:DeleteObjectVersion), and writes its receipt once under erasure/ in the reports bucket.
+    """
+    documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
+    return document(
+        statement(
+            "EraseItems",
+            ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"],
+            [table_arn],
+        ),
+        *listing,
+        statement("DeleteVersions", ["s3:DeleteObjectVersion"], documents),
+        statement("WriteReceipt", ["s3:PutObject"], [objects(reports_bucket_arn, layout.ERASURE_PREFIX)]),
+        statement("UseDataKey", ["kms:GenerateDataKey"], [key_arn]),
     )
 
 

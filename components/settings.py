@@ -18,9 +18,12 @@ from pydantic.alias_generators import to_camel
 
 from jobs.contract import (
     BucketSpec,
+    DocumentType,
     LifecycleSpec,
     ObjectLockSpec,
     QueueSpec,
+    RetentionClass,
+    RetentionPolicy,
     TableSpec,
     bucket_specs,
     layout,
@@ -28,6 +31,7 @@ from jobs.contract import (
     table_spec,
 )
 from jobs.contract.engines import OcrEngine
+from jobs.contract.erasure import DataHoldings
 from jobs.contract.schema import AUDIT_RETENTION, CORS_ORIGIN, audit_bucket_spec
 
 NAMESPACE = "docuflow"
@@ -55,7 +59,10 @@ _IMAGE_URI = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 _LIFECYCLE = LifecycleSpec()
+_POLICY = RetentionPolicy()
 _RETENTION = ObjectLockSpec()
+# Noncurrent versions in the access-log and audit-data buckets (the data buckets use the grace).
+NONCURRENT_EXPIRATION_DAYS = 90
 # Data residency: a region's jurisdiction is its name's first part (eu-west-1: EU). A stack keeps
 # its data in one jurisdiction, its second region included; another jurisdiction is another stack.
 RESIDENCIES = {
@@ -89,13 +96,20 @@ class StackSettings(BaseModel):
     stage: str = Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")
     region: str = Field(alias=REGION_KEY, pattern=_REGION.pattern)
 
-    # Storage lifecycle: days from creation. Defaults are the contract's (LifecycleSpec, which the
-    # local stack uses too), so a stack without these keys keeps objects as long as the jobs assume.
+    # Storage lifecycle: days from creation. Defaults are the contract's (LifecycleSpec and
+    # RetentionPolicy, which the local stack uses too), so a stack without these keys keeps
+    # objects and items as long as the jobs assume. The retention policy (days per class, the
+    # class of each document type, the delete grace) builds the data buckets' lifecycle rules
+    # and reaches every job as DOCUFLOW_RETENTION, so items and objects expire together.
     infrequent_access_after_days: int = Field(default=_LIFECYCLE.infrequent_access_after_days, ge=30)
     glacier_after_days: int = Field(default=_LIFECYCLE.glacier_after_days, ge=1)
-    retention_days: int = Field(default=_LIFECYCLE.standard_retention_days, ge=1)
-    compliance_retention_days: int = Field(default=_LIFECYCLE.compliance_retention_days, ge=1)
-    noncurrent_expiration_days: int = Field(default=_LIFECYCLE.noncurrent_expiration_days, ge=1)
+    retention_days: int = Field(default=_POLICY.standard_days, ge=1)
+    compliance_retention_days: int = Field(default=_POLICY.compliance_days, ge=1)
+    retention_class_by_type: dict[DocumentType, RetentionClass] = Field(default_factory=dict)
+    delete_grace_days: int = Field(default=_POLICY.grace_days, ge=1, le=3650)
+    # Noncurrent versions of the access-log and audit-data buckets (the data buckets' noncurrent
+    # versions are the deleted and replaced ones: they live the delete grace).
+    noncurrent_expiration_days: int = Field(default=NONCURRENT_EXPIRATION_DAYS, ge=1)
     abort_multipart_days: int = Field(default=_LIFECYCLE.abort_multipart_days, ge=1)
     access_log_retention_days: int = Field(default=365, ge=1)
     bucket_names: dict[str, str] = Field(default_factory=dict)
@@ -175,7 +189,15 @@ class StackSettings(BaseModel):
 
     tags: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("bucket_names", "cors_origins", "subnet_ids", "security_group_ids", "tags", mode="before")
+    @field_validator(
+        "bucket_names",
+        "cors_origins",
+        "subnet_ids",
+        "security_group_ids",
+        "tags",
+        "retention_class_by_type",
+        mode="before",
+    )
     @classmethod
     def _json(cls, value: Any) -> Any:
         # pulumi.Config.get returns structured YAML values as JSON text.
@@ -285,13 +307,33 @@ class StackSettings(BaseModel):
         """Only dev may be torn down by `pulumi destroy`; every other stage keeps its data."""
         return self.stage != "dev"
 
+    def retention(self) -> RetentionPolicy:
+        return RetentionPolicy(
+            standard_days=self.retention_days,
+            compliance_days=self.compliance_retention_days,
+            by_type=self.retention_class_by_type,
+            grace_days=self.delete_grace_days,
+        )
+
+    def holdings(self) -> DataHoldings:
+        """The copies an erasure cannot reach and how long they live (its receipt's figures)."""
+        return DataHoldings(
+            point_in_time_recovery_days=self.pitr_recovery_days,
+            backup_retention_days=max(self.backup_daily_retention_days, self.backup_monthly_retention_days),
+            replica_region=self.replica_region,
+            audit_data_retention_days=self.audit_data_retention_days,
+            access_log_retention_days=self.access_log_retention_days,
+            log_retention_days=self.log_retention_days,
+            queue_retention_days=queue_spec(self.stage).retention_seconds // 86400,
+            report_lock_days=self.object_lock_days,
+            audit_trail_days=self.audit_retention_days,
+        )
+
     def lifecycle(self) -> LifecycleSpec:
         return LifecycleSpec(
             infrequent_access_after_days=self.infrequent_access_after_days,
             glacier_after_days=self.glacier_after_days,
-            standard_retention_days=self.retention_days,
-            compliance_retention_days=self.compliance_retention_days,
-            noncurrent_expiration_days=self.noncurrent_expiration_days,
+            retention=self.retention(),
             abort_multipart_days=self.abort_multipart_days,
         )
 
@@ -302,11 +344,13 @@ class StackSettings(BaseModel):
         return queue_spec(self.stage)
 
     def buckets(self) -> list[BucketSpec]:
-        lifecycle = self.lifecycle()
+        """The contract's buckets with this stack's lifecycle, and its default retention where
+        the contract has one (the reports; the data buckets carry only legal holds).
+        """
         retention = ObjectLockSpec(mode=self.object_lock_mode, days=self.object_lock_days)
         return [
-            spec.model_copy(update={"lifecycle": lifecycle, "retention": retention})
-            for spec in bucket_specs(self.stage, self.bucket_names, self.cors_origins)
+            spec if spec.retention is None else spec.model_copy(update={"retention": retention})
+            for spec in bucket_specs(self.stage, self.bucket_names, self.lifecycle(), self.cors_origins)
         ]
 
     def audit_buckets(self) -> list[BucketSpec]:

@@ -31,8 +31,30 @@ class ReviewConflictError(DocuFlowError):
     """
 
 
-class DocumentNotFoundError(DocuFlowError, ValueError):
-    """The user has no such document (another user's document is not found either)."""
+class LifecycleRefusedError(DocuFlowError, ValueError):
+    """A delete, restore, hold or erasure the document's state does not allow (bad input: exit 2)."""
+
+
+class DocumentNotFoundError(LifecycleRefusedError):
+    """No such document of the user (another user's is not found either): never existed, or
+    deleted for good.
+    """
+
+
+class ErasureUnknownUserError(LifecycleRefusedError):
+    """An erasure of a user of whom nothing is stored (and no recent erasure): bad input."""
+
+
+class ErasureNotSettledError(DocuFlowError):
+    """An erasure whose passes kept finding new data, or whose marker another run is writing:
+    what it deleted stays deleted, and running it again resumes it.
+    """
+
+
+class DocumentChangedError(LifecycleRefusedError):
+    """Another writer changed the document while an action ran: nothing of the action's item
+    write landed; running it again decides on the new state.
+    """
 
 
 class SettingsError(DocuFlowError, ValueError):
@@ -83,6 +105,10 @@ class StoreConditionFailedError(StoreError):
 
 class S3ObjectMissingError(StoreError):
     """The object (or bucket key) does not exist (NoSuchKey, 404)."""
+
+
+class S3ObjectLockMissingError(StoreError):
+    """The bucket or version has no Object Lock configuration (so no legal hold either)."""
 
 
 class S3ObjectChangedError(StoreConditionFailedError):

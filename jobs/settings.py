@@ -12,11 +12,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
-from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS
+from jobs.contract.erasure import DataHoldings
+from jobs.contract.retention import RetentionPolicy
+from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS, LifecycleSpec
 from jobs.errors import SettingsError
 
 ENV_STAGE = "DOCUFLOW_STAGE"
@@ -26,6 +28,11 @@ ENV_RAW_BUCKET = "DOCUFLOW_RAW_BUCKET"
 ENV_PROCESSED_BUCKET = "DOCUFLOW_PROCESSED_BUCKET"
 ENV_REPORTS_BUCKET = "DOCUFLOW_REPORTS_BUCKET"
 ENV_ARRIVALS_QUEUE_URL = "DOCUFLOW_ARRIVALS_QUEUE_URL"
+# The retention policy as JSON (jobs.contract.RetentionPolicy): the stack's, which its lifecycle
+# rules are built from too; absent, the contract's defaults (the local stack's rules).
+ENV_RETENTION = "DOCUFLOW_RETENTION"
+# The erasure's receipt: what still holds a user's data and how long (jobs.contract.erasure.DataHoldings).
+ENV_HOLDINGS = "DOCUFLOW_HOLDINGS"
 ENV_MAX_ATTEMPTS = "DOCUFLOW_MAX_ATTEMPTS"
 ENV_LEASE_SECONDS = "DOCUFLOW_LEASE_SECONDS"
 ENV_IO_THREADS = "DOCUFLOW_IO_THREADS"
@@ -72,6 +79,7 @@ JOB_ENV_VARS = (
     ENV_ARRIVALS_QUEUE_URL,
     ENV_REVIEW_LEASE_SECONDS,
     ENV_RESULT_URL_SECONDS,
+    ENV_RETENTION,
 )
 
 
@@ -89,6 +97,8 @@ class JobSettings(BaseModel):
     processed_bucket: str = ""
     reports_bucket: str = ""
     arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
+    retention: RetentionPolicy = RetentionPolicy()
+    holdings: DataHoldings = DataHoldings()  # the erasure job's only (its receipt)
     max_attempts: int = Field(default=3, ge=1, le=20)
     # A document held by another claim defers its message for the lease: SQS hides a message
     # for 12 hours at most, so no longer lease could ever be deferred to.
@@ -147,6 +157,12 @@ class JobSettings(BaseModel):
             raise ValueError("give a time zone (e.g. 2026-01-01T00:00:00Z)")
         return value
 
+    @field_validator("retention", "holdings", mode="before")
+    @classmethod
+    def _from_json(cls, value: object, info: ValidationInfo) -> object:
+        model = RetentionPolicy if info.field_name == "retention" else DataHoldings
+        return model.model_validate_json(value) if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _audit_defaults_from_stage(self) -> JobSettings:
         defaults = {
@@ -204,6 +220,8 @@ class JobSettings(BaseModel):
             "processed_bucket": ENV_PROCESSED_BUCKET,
             "reports_bucket": ENV_REPORTS_BUCKET,
             "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
+            "retention": ENV_RETENTION,
+            "holdings": ENV_HOLDINGS,
             "max_attempts": ENV_MAX_ATTEMPTS,
             "lease_seconds": ENV_LEASE_SECONDS,
             "io_threads": ENV_IO_THREADS,
@@ -249,6 +267,10 @@ class JobSettings(BaseModel):
     def workers(self) -> int:
         return self.extract_workers or (os.cpu_count() or 1)
 
+    def lifecycle(self) -> LifecycleSpec:
+        """The buckets' lifecycle rules for this retention policy (the local stack's)."""
+        return LifecycleSpec(retention=self.retention)
+
     def bucket_names(self) -> dict[str, str]:
         """Bucket name per purpose, as jobs.contract.bucket_specs expects them."""
         return {
@@ -268,4 +290,5 @@ class JobSettings(BaseModel):
             ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
             ENV_REVIEW_LEASE_SECONDS: str(self.review_lease_seconds),
             ENV_RESULT_URL_SECONDS: str(self.result_url_seconds),
+            ENV_RETENTION: self.retention.to_env(),
         }

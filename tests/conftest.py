@@ -21,7 +21,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from jobs.contract import DocumentItem, DuplicateMarker
+from jobs.contract import DocumentItem, DuplicateMarker, layout
 from jobs.contract.duplicates import is_marker_item
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
 from jobs.local.standins.audit_pipe import AuditPipes, StagePipe
@@ -64,8 +64,12 @@ class Stack:
         return [from_wire(raw) for page in pages for raw in page["Items"]]
 
     def items(self) -> list[DocumentItem]:
-        """The documents of the table (its duplicate markers apart: see `markers`)."""
-        return [DocumentItem.from_item(item) for item in self.raw_items() if not is_marker_item(item)]
+        """The documents of the table (a user's partition may also hold their duplicate markers,
+        see `markers`, and their erasure marker).
+        """
+        return [
+            DocumentItem.from_item(item) for item in self.raw_items() if layout.is_document_sk(item[layout.SK_ATTR])
+        ]
 
     def markers(self) -> list[DuplicateMarker]:
         return [DuplicateMarker.from_item(item) for item in self.raw_items() if is_marker_item(item)]

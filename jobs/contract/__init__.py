@@ -28,6 +28,7 @@ from jobs.contract.item import (
     tombstone,
 )
 from jobs.contract.objects import ObjectInfo, bare_etag
+from jobs.contract.retention import RetentionClass, RetentionPolicy
 from jobs.contract.schema import (
     BucketSpec,
     CorsSpec,
@@ -61,6 +62,8 @@ __all__ = [
     "ObjectLockSpec",
     "QueueSpec",
     "ResultDocument",
+    "RetentionClass",
+    "RetentionPolicy",
     "ReviewRecord",
     "Settlement",
     "SourceObject",

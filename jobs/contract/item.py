@@ -10,13 +10,14 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
 from jobs.contract.duplicates import DuplicateKind
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
 from jobs.contract.objects import ObjectInfo
+from jobs.contract.retention import RetentionClass, RetentionPolicy
 from jobs.contract.status import Status, check_transition
 
 MAX_TEXT = 512
@@ -51,6 +52,10 @@ def dynamodb_number_problem(value: Decimal) -> str | None:
     if not _DYNAMODB_MIN_MAGNITUDE <= abs(value) < _DYNAMODB_MAX_MAGNITUDE:
         return f"magnitude {value:.3E} is outside DynamoDB's range (1E-130 to 9.9E+125)"
     return None
+
+
+# The item's times: stored as ISO-8601 text with milliseconds (layout.format_ts).
+_TIMES = ("createdAt", "updatedAt", "leaseExpiresAt", "retainUntil", "deletedAt", "hardDeleteAt", "legalHoldAt")
 
 
 class DocumentItem(BaseModel):
@@ -90,6 +95,19 @@ class DocumentItem(BaseModel):
     invoiceDigest: str | None = Field(default=None, pattern=_DIGEST)
     contentMarker: str | None = Field(default=None, pattern=_DIGEST)
     invoiceMarker: str | None = Field(default=None, pattern=_DIGEST)
+    # Retention (jobs.contract.retention): the class decided when the document first finished,
+    # and the end of its retention, counted from the upload (createdAt) like the objects' lifecycle.
+    retentionClass: RetentionClass | None = None
+    retainUntil: datetime | None = None
+    # A user's delete: who and when, the status a restore puts back, and the end of the grace
+    # period, after which the item and every version of its objects are gone. All four or none.
+    deletedAt: datetime | None = None
+    deletedBy: str | None = None
+    restoreStatus: Status | None = None
+    hardDeleteAt: datetime | None = None
+    # A legal hold (since when, by whom): while held, nothing expires or deletes the document.
+    legalHoldAt: datetime | None = None
+    legalHoldBy: str | None = None
     # Attributes outside the contract (a tool or a person added them): carried through every
     # rewrite of the item, never interpreted.
     _foreign: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -104,7 +122,7 @@ class DocumentItem(BaseModel):
     def _doc(cls, v: str) -> str:
         return layout.validate_id(v, "documentId")
 
-    @field_validator("updatedBy")
+    @field_validator("updatedBy", "deletedBy", "legalHoldBy")
     @classmethod
     def _actor(cls, v: str | None) -> str | None:
         return None if v is None else check_actor(v)
@@ -153,7 +171,7 @@ class DocumentItem(BaseModel):
             raise ValueError(f"totalAmount cannot be stored: {problem}")
         return v
 
-    @field_validator("createdAt", "updatedAt", "leaseExpiresAt")
+    @field_validator(*_TIMES)
     @classmethod
     def _utc_millis(cls, v: datetime | None) -> datetime | None:
         # Stored times have millisecond precision; truncating here keeps round trips exact.
@@ -162,6 +180,38 @@ class DocumentItem(BaseModel):
         if v.tzinfo is None:
             raise ValueError("times must be timezone-aware UTC")
         return v.astimezone(UTC).replace(microsecond=v.microsecond // 1000 * 1000)
+
+    @model_validator(mode="after")
+    def _lifecycle_consistent(self) -> DocumentItem:
+        deletion = (self.deletedAt, self.deletedBy, self.restoreStatus, self.hardDeleteAt)
+        if any(v is not None for v in deletion):
+            if any(v is None for v in deletion):
+                raise ValueError("a deleted item records deletedAt, deletedBy, restoreStatus and hardDeleteAt")
+            if self.status != Status.DELETED or self.restoreStatus == Status.PROCESSING:
+                raise ValueError("only a DELETED item records a delete, and it restores a finished status")
+        if (self.legalHoldAt is None) != (self.legalHoldBy is None):
+            raise ValueError("a legal hold records legalHoldAt and legalHoldBy")
+        if self.retainUntil is not None and self.retentionClass is None:
+            raise ValueError("retainUntil is the end of a retentionClass: set both")
+        return self
+
+    @property
+    def user_deleted(self) -> bool:
+        """Deleted by its owner (restorable within the grace period), not a vanished upload."""
+        return self.deletedAt is not None
+
+    @property
+    def held(self) -> bool:
+        return self.legalHoldAt is not None
+
+    @property
+    def expires_at(self) -> datetime | None:
+        """What the table's TTL attribute says: nothing while held, the end of the grace period
+        while deleted, else the end of retention (none before the document first finished).
+        """
+        if self.held:
+            return None
+        return self.hardDeleteAt or self.retainUntil
 
     def evolve(self, **changes: Any) -> DocumentItem:
         """A changed copy validated like a new item (model_copy would skip the size bounds).
@@ -199,6 +249,9 @@ class DocumentItem(BaseModel):
             layout.GSI1_PK_ATTR: layout.status_pk(self.status),
             layout.GSI1_SK_ATTR: layout.format_ts(self.createdAt),
         }
+        expires = self.expires_at
+        if expires is not None:
+            item[layout.TTL_ATTR] = layout.epoch_seconds(expires)
         for name, value in self:
             if value is None or value == []:
                 continue
@@ -206,7 +259,7 @@ class DocumentItem(BaseModel):
                 value = layout.format_ts(value)
             elif isinstance(value, date):
                 value = value.isoformat()
-            elif isinstance(value, Status | DocumentFormat):
+            elif isinstance(value, Status | DocumentFormat | RetentionClass):
                 value = value.value
             item[name] = value
         return {**self._foreign, **item}
@@ -217,7 +270,7 @@ class DocumentItem(BaseModel):
         attributes outside the contract are kept aside, to be written back unchanged.
         """
         data = {k: v for k, v in item.items() if k in _FIELDS}
-        for name in ("createdAt", "updatedAt", "leaseExpiresAt"):
+        for name in _TIMES:
             if isinstance(data.get(name), str):
                 data[name] = layout.parse_ts(data[name])
         for name in ("attempts", "version"):
@@ -360,6 +413,9 @@ class ResultDocument(BaseModel):
             return self.review.settled.status
         return Status.REVIEW_REQUIRED if self.review else self.validation.status
 
+    # The document's retention class (also the object's `retention` tag); None before retention.
+    retentionClass: RetentionClass | None = None
+
     def to_json_bytes(self) -> bytes:
         return self.model_dump_json(indent=None).encode()
 
@@ -368,11 +424,26 @@ class ResultDocument(BaseModel):
         return cls.model_validate_json(data)
 
 
-def tombstone(item: DocumentItem, now: datetime, why: str, actor: str) -> DocumentItem:
+def retention_class(claim: DocumentItem, invoice: Invoice | None, policy: RetentionPolicy) -> RetentionClass:
+    """The class a finishing document keeps: the one decided when it first finished, else its
+    type's class under `policy` (decided now, once).
+    """
+    return claim.retentionClass or policy.class_of(invoice.documentType if invoice else None)
+
+
+def retention_fields(item: DocumentItem, retention: RetentionClass, policy: RetentionPolicy) -> dict[str, Any]:
+    """The item's retention, counted from its upload (createdAt) like its objects' lifecycle."""
+    return {"retentionClass": retention, "retainUntil": policy.retain_until(item.createdAt, retention)}
+
+
+def tombstone(item: DocumentItem, now: datetime, why: str, actor: str, policy: RetentionPolicy) -> DocumentItem:
     """The DELETED tombstone of a document whose raw object is gone (jobs.contract.status): what
-    the ingest writes over its claim and reconcile's repair over a finished item.
+    the ingest writes over its claim and reconcile's repair over a finished item. It keeps the
+    document's retention (a document that never finished gets its class now): the tombstone and
+    whatever result.json remains expire with the document.
     """
     check_transition(item.status, Status.DELETED)
+    retention = {} if item.retainUntil else retention_fields(item, item.retentionClass or policy.class_of(None), policy)
     return item.evolve(
         status=Status.DELETED,
         **held_fields({}),  # the writer deletes its markers in the same transaction
@@ -383,18 +454,28 @@ def tombstone(item: DocumentItem, now: datetime, why: str, actor: str) -> Docume
         leaseExpiresAt=None,
         failureCode=None,
         failureMessage=why,
+        **retention,
     )
 
 
 def finished_item(
-    claim: DocumentItem, result: ResultDocument, result_uri: str, result_etag: str | None, now: datetime, actor: str
+    claim: DocumentItem,
+    result: ResultDocument,
+    result_uri: str,
+    result_etag: str | None,
+    now: datetime,
+    actor: str,
+    policy: RetentionPolicy,
 ) -> DocumentItem:
     """The summary item that ends `claim` with `result`: what the ingest writes when it finishes a
     document, and what reconcile's repair rebuilds from a result.json (from a synthetic claim).
+    Its retention class is result.json's (the ingest decides it before writing result.json).
     """
     check_transition(claim.status, result.validation.status)
+    retention = result.retentionClass or retention_class(claim, result.invoice, policy)
     return claim.evolve(
         **summary_fields(result.invoice, result.validation),
+        **retention_fields(claim, retention, policy),
         updatedAt=now,
         updatedBy=actor,
         version=claim.version + 1,

@@ -21,11 +21,12 @@ PK_ATTR = "PK"
 SK_ATTR = "SK"
 GSI1_PK_ATTR = "GSI1PK"
 GSI1_SK_ATTR = "GSI1SK"
-TTL_ATTR = "expiresAt"
+TTL_ATTR = "expiresAt"  # epoch seconds: DynamoDB's TTL deletes the item some time after it
 ENTITY_DOCUMENT = "DOCUMENT"
 # Duplicate markers live beside a user's documents (same partition, their own sort keys): one per
 # kind of identity a document claims, naming the document that holds it (jobs.contract.duplicates).
 ENTITY_DUPLICATE_MARKER = "DUPLICATE_MARKER"
+ENTITY_ERASURE = "ERASURE"
 
 _USER_PREFIX = "USER#"
 _DOC_PREFIX = "DOC#"
@@ -33,6 +34,8 @@ _STATUS_PREFIX = "STATUS#"
 _MARKER_PREFIX = "DUP#"
 # A marker's digest: lowercase hex of a SHA-256.
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
+# The one erasure marker of a user, beside their documents in the user's partition.
+_ERASURE_SK = "ERASURE"
 
 # --- S3 ------------------------------------------------------------------------------------
 RAW_PREFIX = "raw/"
@@ -41,10 +44,12 @@ RESULT_FILENAME = "result.json"
 RUNS_PREFIX = "runs/"
 INGEST_RUNS_PREFIX = f"{RUNS_PREFIX}ingest/"
 RECONCILIATION_PREFIX = "reconciliation/"
+ERASURE_PREFIX = "erasure/"  # GDPR erasure receipts, one per erasure run
 DRILL_RUNS_PREFIX = f"{RUNS_PREFIX}drill/"  # restore-drill reports: under runs/, so write-once too
 # Audit evidence in the reports bucket: written once (If-None-Match), never overwritten or deleted.
-WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX)
-COMPLIANCE_TAG = ("retention", "compliance")
+WRITE_ONCE_REPORT_PREFIXES = (RECONCILIATION_PREFIX, RUNS_PREFIX, ERASURE_PREFIX)
+# The object tag the lifecycle rules select on; its values are jobs.contract.retention.RetentionClass.
+RETENTION_TAG = "retention"
 
 MAX_ID_LENGTH = 128
 MAX_FILENAME_LENGTH = 255
@@ -246,7 +251,8 @@ def status_pk(status: str) -> str:
 
 def document_sk_prefix() -> str:
     """What every document's sort key starts with: a user's documents are `begins_with` it, so
-    the other items of the partition (duplicate markers) never reach a documents query.
+    the other items of the partition (duplicate markers, the erasure marker) never reach a
+    documents query.
     """
     return _DOC_PREFIX
 
@@ -271,6 +277,23 @@ def parse_marker_sk(sk: str) -> tuple[str, str]:
         raise InvalidKeyError(f"SK {sk!r} is not DUP#{{kind}}#{{digest}}")
     marker_sk(kind, digest)  # the same rules as when it was built
     return kind, digest
+
+
+def erasure_key(user_id: str) -> dict[str, str]:
+    """The key of a user's erasure marker (jobs.erasure): one per user, in their partition."""
+    return {PK_ATTR: user_pk(user_id), SK_ATTR: _ERASURE_SK}
+
+
+def erasure_sk() -> str:
+    """The sort key of every user's erasure marker (reconcile leaves those items out)."""
+    return _ERASURE_SK
+
+
+def is_document_sk(sk: str) -> bool:
+    """Whether a sort key names a document (a user's partition also holds their duplicate markers
+    and erasure marker).
+    """
+    return sk.startswith(_DOC_PREFIX)
 
 
 def _strip(prefix: str, value: str, what: str) -> str:
@@ -312,6 +335,13 @@ def parse_ts(value: str) -> datetime:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def epoch_seconds(moment: datetime) -> int:
+    """A TTL attribute's value: whole seconds since the epoch (DynamoDB TTL reads a Number)."""
+    if moment.tzinfo is None:
+        raise ValueError(f"naive datetime {moment!r}: DocuFlow times are timezone-aware UTC")
+    return int(moment.timestamp())
 
 
 # --- S3 keys -------------------------------------------------------------------------------
@@ -385,6 +415,31 @@ def ingest_run_key(run_date: str, run_id: str) -> str:
 
 def reconciliation_prefix(run_date: str, run_id: str) -> str:
     return f"{RECONCILIATION_PREFIX}{run_date}/{run_id}/"
+
+
+def raw_document_prefix(user_id: str, document_id: str) -> str:
+    """`raw/{userId}/{documentId}/`: every raw upload of one document (any filename)."""
+    return f"{RAW_PREFIX}{validate_id(user_id, 'userId')}/{validate_id(document_id, 'documentId')}/"
+
+
+def result_document_prefix(user_id: str, document_id: str) -> str:
+    """`processed/{userId}/{documentId}/`: the document's result.json (and nothing else)."""
+    return f"{PROCESSED_PREFIX}{validate_id(user_id, 'userId')}/{validate_id(document_id, 'documentId')}/"
+
+
+def user_prefixes(user_id: str) -> tuple[str, str]:
+    """`raw/{userId}/` and `processed/{userId}/`: everything stored for one user in S3."""
+    user = validate_id(user_id, "userId")
+    return f"{RAW_PREFIX}{user}/", f"{PROCESSED_PREFIX}{user}/"
+
+
+def erasure_receipt_key(user_id: str, run_id: str) -> str:
+    """`erasure/{userId}/{runId}.json`: by user, so a later run finds the earlier receipts."""
+    return f"{ERASURE_PREFIX}{validate_id(user_id, 'userId')}/{run_id}.json"
+
+
+def erasure_receipts_prefix(user_id: str) -> str:
+    return f"{ERASURE_PREFIX}{validate_id(user_id, 'userId')}/"
 
 
 def drill_report_key(run_date: str, run_id: str) -> str:

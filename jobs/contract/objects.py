@@ -1,4 +1,5 @@
-"""What the jobs know of one stored S3 object (listing, head, event): pure, no AWS types.
+"""What the jobs know of one stored S3 object (listing, head, event) or of one version of it:
+pure, no AWS types.
 
 ETags are kept as S3 returns them (quoted); `bare_etag` is the one place the quotes come off,
 for comparisons with inventories and exports that drop them. An event also carries S3's
@@ -35,3 +36,21 @@ class ObjectInfo:
         same bytes under a new name are a new object.
         """
         return self.uri == uri and bare_etag(self.etag) == bare_etag(etag)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectVersion:
+    """One entry of a version listing: a version of an object, or a delete marker (no ETag).
+
+    A user's delete hides a document behind delete markers; a restore removes them; the erasure
+    and S3's lifecycle delete versions and markers alike.
+    """
+
+    bucket: str
+    key: str
+    version_id: str
+    last_modified: datetime
+    is_latest: bool
+    delete_marker: bool
+    etag: str | None = None
+    size: int = 0

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from jobs.contract import layout
+from jobs.contract.retention import RetentionClass, RetentionPolicy
 
 
 class TableSpec(BaseModel):
@@ -38,31 +39,37 @@ def table_spec(stage: str) -> TableSpec:
 
 
 class LifecycleSpec(BaseModel):
-    """Storage tiers and retention. Days count from object creation (or from noncurrency)."""
+    """Storage tiers and the end of every version, as S3 lifecycle rules (days from creation, or
+    from becoming noncurrent), built from the retention policy the items' TTL uses too.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     infrequent_access_after_days: int = Field(default=30, ge=30)
     glacier_after_days: int = Field(default=365, ge=1)
-    standard_retention_days: int = Field(default=5 * 365, ge=1)
-    compliance_retention_days: int = Field(default=10 * 365, ge=1)
-    noncurrent_expiration_days: int = Field(default=90, ge=1)
+    retention: RetentionPolicy = RetentionPolicy()
     abort_multipart_days: int = Field(default=7, ge=1)
 
     def rules(self, prefix: str = "") -> list[dict[str, Any]]:
         """S3 lifecycle rules in the API's own shape (PutBucketLifecycleConfiguration).
 
-        S3 applies the earliest expiration when rules overlap and cannot exclude a tag, so the
-        5-year expiry targets objects tagged `retention=standard` and the 10-year expiry those
-        tagged `retention=compliance`; an untagged object is tiered but never expired, which
-        errs on the side of keeping evidence. Incomplete multipart uploads are aborted bucket-wide,
-        not only under `prefix`: parts uploaded anywhere in the bucket are billed until aborted.
+        - Retention: a current version tagged `retention=<class>` expires that class's days after
+          its creation (S3 puts a delete marker on it). S3 applies the earliest expiration when
+          rules overlap and cannot exclude a tag, so each class has its own tag filter; an
+          untagged object (not yet finished) is tiered but never expired.
+        - Grace: a noncurrent version (hidden by a user's delete, by retention's delete marker,
+          or replaced by a newer upload or result) is deleted for good `grace_days` after it
+          became noncurrent, and a delete marker left with no versions is removed. A restore
+          within the grace finds every version still there; after it nothing is left.
+        - Object Lock: lifecycle never deletes a version under a legal hold (it may still put a
+          delete marker over it); the version stays until the hold is released.
+        Incomplete multipart uploads are aborted bucket-wide, not only under `prefix`: parts
+        uploaded anywhere in the bucket are billed until aborted.
         """
-        tag_key, compliance = layout.COMPLIANCE_TAG
         base = {"Prefix": prefix} if prefix else {}
 
-        def tagged(value: str) -> dict[str, Any]:
-            tag = {"Key": tag_key, "Value": value}
+        def tagged(value: RetentionClass) -> dict[str, Any]:
+            tag = {"Key": layout.RETENTION_TAG, "Value": value.value}
             return {"And": {**base, "Tags": [tag]}} if prefix else {"Tag": tag}
 
         return [
@@ -74,20 +81,24 @@ class LifecycleSpec(BaseModel):
                     {"Days": self.infrequent_access_after_days, "StorageClass": "STANDARD_IA"},
                     {"Days": self.glacier_after_days, "StorageClass": "GLACIER"},
                 ],
-                "NoncurrentVersionExpiration": {"NoncurrentDays": self.noncurrent_expiration_days},
             },
             {
-                "ID": "expire-standard",
+                # ExpiredObjectDeleteMarker may not share a rule with a tag filter or with Days.
+                "ID": GRACE_RULE,
                 "Status": "Enabled",
-                "Filter": tagged(STANDARD_RETENTION),
-                "Expiration": {"Days": self.standard_retention_days},
+                "Filter": base,
+                "NoncurrentVersionExpiration": {"NoncurrentDays": self.retention.grace_days},
+                "Expiration": {"ExpiredObjectDeleteMarker": True},
             },
-            {
-                "ID": "expire-compliance",
-                "Status": "Enabled",
-                "Filter": tagged(compliance),
-                "Expiration": {"Days": self.compliance_retention_days},
-            },
+            *(
+                {
+                    "ID": f"expire-{retention.value}",
+                    "Status": "Enabled",
+                    "Filter": tagged(retention),
+                    "Expiration": {"Days": self.retention.days(retention)},
+                }
+                for retention in RetentionClass
+            ),
             {
                 "ID": ABORT_MULTIPART_RULE,
                 "Status": "Enabled",
@@ -97,7 +108,7 @@ class LifecycleSpec(BaseModel):
         ]
 
 
-STANDARD_RETENTION = "standard"
+GRACE_RULE = "grace-period"
 ABORT_MULTIPART_RULE = "abort-incomplete-multipart-uploads"
 EXPIRE_LOG_RULE = "expire-after-retention"
 
@@ -214,8 +225,9 @@ class BucketSpec(BaseModel):
     prefix: str
     object_lock: bool = False
     lifecycle: LifecycleSpec = LifecycleSpec()
-    # With object_lock: the default retention of every new object version.
-    retention: ObjectLockSpec = ObjectLockSpec()
+    # With object_lock: the default retention of every new object version, or None for none
+    # (the data buckets: Object Lock there only carries legal holds, placed version by version).
+    retention: ObjectLockSpec | None = None
     # Keys under these prefixes are written once and never overwritten or deleted (the bucket
     # policy on AWS enforces it; the jobs write them with If-None-Match).
     write_once_prefixes: tuple[str, ...] = ()
@@ -229,11 +241,12 @@ class BucketSpec(BaseModel):
         """The bucket's lifecycle rules in the API's shape (what bootstrap and Pulumi apply)."""
         if self.expire_after_days is None:
             return self.lifecycle.rules(self.prefix)
-        tiering, *_, abort = self.lifecycle.rules()
+        tiering, grace, *_, abort = self.lifecycle.rules()
         # Athena reads STANDARD_IA but not GLACIER: a log that is queried stays readable.
         tiering = {**tiering, "Transitions": tiering["Transitions"][:1]}
         return [
             tiering,
+            grace,  # noncurrent versions (once their lock ends) and lone delete markers go too
             {"ID": EXPIRE_LOG_RULE, "Status": "Enabled", "Filter": {}, "Expiration": {"Days": self.expire_after_days}},
             abort,
         ]
@@ -259,25 +272,42 @@ def audit_bucket_spec(stage: str, purpose: str, retention: ObjectLockSpec = AUDI
 
 
 def bucket_specs(
-    stage: str, names: dict[str, str] | None = None, cors_origins: tuple[str, ...] | list[str] = ()
+    stage: str,
+    names: dict[str, str] | None = None,
+    lifecycle: LifecycleSpec | None = None,
+    cors_origins: tuple[str, ...] | list[str] = (),
 ) -> list[BucketSpec]:
-    """The three data buckets; `names` overrides the default name per purpose; `cors_origins`,
+    """The three data buckets; `names` overrides the default name per purpose, `lifecycle` the
+    contract's default rules (the stack's and the local stack's retention policy); `cors_origins`,
     the stack's frontend origins, may read result.json from the processed bucket.
+
+    Raw and processed have Object Lock on, without a default retention: a legal hold
+    (`documents hold`) is set on each version of a held document, and nothing else is locked.
     """
     names = names or {}
+    lifecycle = lifecycle or LifecycleSpec()
     cors = CorsSpec(allowed_origins=tuple(cors_origins)) if cors_origins else None
 
     def name(purpose: str) -> str:
         return names.get(purpose) or layout.bucket_name(stage, purpose)
 
     return [
-        BucketSpec(purpose="raw", name=name("raw"), prefix=layout.RAW_PREFIX),
-        BucketSpec(purpose="processed", name=name("processed"), prefix=layout.PROCESSED_PREFIX, cors=cors),
+        BucketSpec(purpose="raw", name=name("raw"), prefix=layout.RAW_PREFIX, object_lock=True, lifecycle=lifecycle),
+        BucketSpec(
+            purpose="processed",
+            name=name("processed"),
+            prefix=layout.PROCESSED_PREFIX,
+            object_lock=True,
+            lifecycle=lifecycle,
+            cors=cors,
+        ),
         BucketSpec(
             purpose="reports",
             name=name("reports"),
             prefix="",
             object_lock=True,
+            lifecycle=lifecycle,
+            retention=ObjectLockSpec(),
             write_once_prefixes=layout.WRITE_ONCE_REPORT_PREFIXES,
         ),
     ]

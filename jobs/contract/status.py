@@ -25,8 +25,10 @@ TERMINAL = frozenset({Status.PROCESSED, Status.REVIEW_REQUIRED, Status.FAILED})
 #
 # DELETED is the tombstone of a document whose raw object is gone: set by the ingest when the
 # object disappears under its claim, and by reconcile's repair for a finished document whose raw
-# object was deleted later. The item and its result.json stay (audit retention expires them with
-# the buckets' lifecycle); a new upload under the same documentId is claimed again.
+# object was deleted later. The item and its result.json stay until retention expires them; a
+# new upload under the same documentId is claimed again. DELETED is also a user's delete
+# (jobs.contract.lifecycle), which records the status a restore within the grace period puts
+# back: those two moves are the lifecycle's own, checked there, not by this table.
 ALLOWED_TRANSITIONS: dict[Status | None, frozenset[Status]] = {
     None: frozenset({Status.PROCESSING}),
     Status.PROCESSING: TERMINAL | {Status.PROCESSING, Status.DELETED},

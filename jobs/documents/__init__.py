@@ -1,1 +1,3 @@
-"""Dashboard access patterns: a user's documents, and the cross-user queue of one status."""
+"""Dashboard access patterns (a user's documents, the queue of one status) and the actions on one
+document: the owner's delete and restore, an operator's legal hold.
+"""

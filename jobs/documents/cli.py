@@ -1,7 +1,14 @@
-"""`python -m jobs documents list --user U [--status S] [--limit N] [--next-token T]`, or `--status S`
-alone for the cross-user queue newest first: one JSON object, items and nextToken.
-`python -m jobs documents url --user U --doc D`: a short-lived presigned GET of that user's
-result.json (jobs.documents.url): one JSON object, url and expiresAt.
+"""`python -m jobs documents <action>`: a user's documents, and the actions on one of them.
+
+    documents list --user U [--status S] [--limit N] [--next-token T]   (or --status S alone: the queue)
+    documents delete  --user U --doc D        the owner's delete: DELETED at once, gone after the grace
+    documents restore --user U --doc D        within the grace: back as it was
+    documents hold    --user U --doc D --operator NAME [--release]   an operator's legal hold
+    documents url     --user U --doc D        a short-lived presigned GET of that user's result.json
+
+Prints one JSON object. Exit 0 when done (also when there was nothing to change), 2 for bad
+input (ids outside the id rules, an unknown document, a state the action does not allow: one
+line, nothing changed), 3 when AWS is unreachable or refuses access.
 """
 
 from __future__ import annotations
@@ -9,12 +16,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from jobs.contract import Status, layout
+from jobs.contract.actors import ActorKind, actor
+from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.documents.url import result_url
-from jobs.errors import DocuFlowError
+from jobs.errors import DocuFlowError, InfrastructureError
+from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
 
 SHOWN = (
     "userId",
@@ -32,41 +46,76 @@ SHOWN = (
 )
 
 
-def main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m jobs documents", description=__doc__)
-    parser.add_argument("action", choices=["list", "url"])
-    parser.add_argument("--user")
-    parser.add_argument("--doc", help="with url: the document whose result.json to read")
-    parser.add_argument("--status", type=Status, choices=list(Status))
-    parser.add_argument("--limit", type=int, default=25)
-    parser.add_argument("--next-token")
+    actions = parser.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="a user's documents, or the cross-user queue of one status")
+    listing.add_argument("--user")
+    listing.add_argument("--status", type=Status, choices=list(Status))
+    listing.add_argument("--limit", type=int, default=25)
+    listing.add_argument("--next-token")
+    for name, help_ in (
+        ("delete", "the owner's delete"),
+        ("restore", "the owner's restore within the grace"),
+        ("url", "a short-lived presigned GET of the document's result.json (jobs.documents.url)"),
+    ):
+        one = actions.add_parser(name, help=help_)
+        one.add_argument("--user", required=True)
+        one.add_argument("--doc", required=True)
+    hold = actions.add_parser("hold", help="an operator's legal hold (or its release)")
+    hold.add_argument("--user", required=True)
+    hold.add_argument("--doc", required=True)
+    hold.add_argument("--operator", required=True, help="who places or releases the hold (recorded)")
+    hold.add_argument("--release", action="store_true")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
-    if args.action == "url":
-        if args.user is None or args.doc is None:
-            parser.error("url needs --user and --doc")
-        return _url(args.user, args.doc)
-    if args.user is None and args.status is None:
+    if args.action == "list" and args.user is None and args.status is None:
         parser.error("give --user, --status, or both")
     try:
-        page = list_documents(
-            JobSettings.from_env(), user_id=args.user, status=args.status, limit=args.limit, next_token=args.next_token
-        )
+        settings = JobSettings.from_env()
+        output = {"list": _list, "url": _url}.get(args.action, _act)(settings, args)
+    except InfrastructureError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     except (DocuFlowError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    print(json.dumps(output, indent=2))
+    return 0
+
+
+def _list(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
+    page = list_documents(settings, user_id=args.user, status=args.status, limit=args.limit, next_token=args.next_token)
     items = [
         {k: v for k, v in item.model_dump(mode="json", include=set(SHOWN), exclude_none=True).items() if v != []}
         for item in page.items
     ]
-    print(json.dumps({"items": items, "nextToken": page.next_token}, indent=2))
-    return 0
+    return {"items": items, "nextToken": page.next_token}
 
 
-def _url(user_id: str, document_id: str) -> int:
-    try:
-        signed = result_url(JobSettings.from_env(), user_id, document_id)
-    except (DocuFlowError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps({"url": signed.url, "expiresAt": layout.format_ts(signed.expires_at)}, indent=2))
-    return 0
+def _url(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
+    signed = result_url(settings, args.user, args.doc)
+    return {"url": signed.url, "expiresAt": layout.format_ts(signed.expires_at)}
+
+
+def _act(settings: JobSettings, args: argparse.Namespace) -> dict[str, object]:
+    metrics = CallMetrics()
+    actions = DocumentActions(
+        DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics),
+        Buckets(s3_client(settings), metrics),
+        settings.raw_bucket,
+        settings.processed_bucket,
+        settings.retention,
+    )
+    if args.action == "hold":
+        who = actor(ActorKind.OPERATOR, args.operator)
+        act = actions.release if args.release else actions.hold
+        return act(args.user, args.doc, who).summary()
+    # The owner acts on their own document: the actor is the document's user.
+    owner = actor(ActorKind.USER, args.user)
+    act = actions.delete if args.action == "delete" else actions.restore
+    return act(args.user, args.doc, owner).summary()

@@ -24,12 +24,16 @@ def list_documents(
     next_token: str | None = None,
     table: DocumentTable | None = None,
 ) -> Page:
-    """A user's documents (optionally one status), or with only `status` the queue, newest first."""
+    """A user's documents (optionally one status), or with only `status` the queue, newest first.
+
+    A user's list leaves out deleted documents (their own deletes, and uploads that vanished)
+    unless it asks for DELETED.
+    """
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit {limit} is outside 1..{MAX_LIMIT}")
     table = table or _table(settings)
     if user_id is not None:
-        return table.query_user(user_id, status, limit, next_token)
+        return table.query_user(user_id, status, limit, next_token, exclude=Status.DELETED)
     if status is None:
         raise ValueError("give --user, --status, or both")
     return table.query_status(status, limit, next_token)

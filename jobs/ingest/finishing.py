@@ -29,6 +29,8 @@ from jobs.contract import (
     DuplicateMarker,
     ObjectInfo,
     ResultDocument,
+    RetentionClass,
+    RetentionPolicy,
     Status,
     finished_item,
     held_fields,
@@ -91,6 +93,7 @@ class Finisher:
         submit: Submit,
         follow_up: FollowUp,
         clock: Callable[[], datetime],
+        policy: RetentionPolicy,
     ) -> None:
         self._table = table
         self._buckets = buckets
@@ -98,6 +101,7 @@ class Finisher:
         self._submit = submit
         self._follow_up = follow_up
         self._clock = clock
+        self._policy = policy
 
     def finish(self, f: Finishing) -> Future[DocumentResult]:
         """Send the finish with its markers; the future completes once the document is settled."""
@@ -115,7 +119,8 @@ class Finisher:
         return flattened(then(landed, lambda outcome: self._after(f, writes, outcome)))
 
     def _item(self, f: Finishing) -> DocumentItem:
-        finished = finished_item(f.claim, f.result, f.result_uri, f.result_etag, self._clock(), claim_actor(f.claim))
+        now, actor = self._clock(), claim_actor(f.claim)
+        finished = finished_item(f.claim, f.result, f.result_uri, f.result_etag, now, actor, self._policy)
         return finished.evolve(
             contentDigest=f.digests.get(DuplicateKind.CONTENT),
             invoiceDigest=f.digests.get(DuplicateKind.INVOICE),
@@ -170,6 +175,7 @@ class Finisher:
                 layout.result_key(f.raw.user_id, f.raw.document_id),
                 rewritten.to_json_bytes(),
                 replaces=f.result_etag,
+                retention=_retention(f.result),
                 still_held=lambda: self._still_held(f.claim),
             )
             if etag is None:
@@ -209,6 +215,12 @@ def _document_result(f: Finishing, *, landed: bool) -> DocumentResult:
         validation.errorMessage,
         duplicate_of=tuple(r for r in validation.reasons if is_duplicate_reason(r)),
     )
+
+
+def _retention(result: ResultDocument) -> RetentionClass:
+    retention = result.retentionClass
+    assert retention is not None  # the ingest decides it before the first write
+    return retention
 
 
 def _owner(claim: DocumentItem) -> str:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import reduce
+from typing import Any
 
-from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, layout
+from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, held_fields, layout
 
 # Failures that depend on the bytes alone come back identical on a retry of the same ETag, so they
 # are dead letters at once (a new upload is processed again); only failures of the run itself (a
@@ -123,6 +124,10 @@ def decide(
     max_attempts: int,
 ) -> Decision:
     same_raw = existing is not None and obj.same_version(existing.rawS3Uri, existing.rawEtag)
+    if existing is not None and existing.deletedAt is not None and obj.last_modified <= existing.deletedAt:
+        # Uploaded before its owner deleted the document: hidden by that delete (or by a delete
+        # still to be completed by running it again), never a new life of the document.
+        return Decision(Action.SKIP_DONE)
     if same_raw and existing is not None and existing.status == Status.DELETED and not same_upload(obj, existing):
         same_raw = False  # the same bytes uploaded again after the tombstone: a new document life
     if existing is not None and same_raw:
@@ -161,15 +166,33 @@ def decide(
         leaseExpiresAt=now + lease,
         # The result.json this claim may replace: its write is fenced on this ETag.
         resultEtag=existing.resultEtag if existing is not None else None,
-        # The duplicate markers the document holds stay its own until its finish moves them.
-        contentDigest=existing.contentDigest if existing is not None else None,
-        invoiceDigest=existing.invoiceDigest if existing is not None else None,
-        contentMarker=existing.contentMarker if existing is not None else None,
-        invoiceMarker=existing.invoiceMarker if existing is not None else None,
+        **_kept_by_claims(existing, obj),
     )
     if existing is not None:
         claim = existing.evolve(**dict(claim))  # fresh, but carrying attributes a tool or person added
     return Decision(Action.CLAIM, claim, existing.version if existing is not None else None, existing)
+
+
+def _kept_by_claims(existing: DocumentItem | None, obj: ObjectInfo) -> dict[str, Any]:
+    """What every version keeps: the class decided when the document first finished (a new
+    upload restarts its retention, counted from createdAt, not the choice; its end is decided
+    when it finishes, and until then the claim has none, nor a TTL), a legal hold, and the
+    duplicate markers the document holds.
+    """
+    if existing is None:
+        return {}
+    same = obj.same_version(existing.rawS3Uri, existing.rawEtag)
+    return {
+        "retentionClass": existing.retentionClass,
+        "retainUntil": existing.retainUntil if same else None,
+        "legalHoldAt": existing.legalHoldAt,
+        "legalHoldBy": existing.legalHoldBy,
+        # The duplicate markers the document holds stay its own until its finish moves them (a
+        # deleted document holds none: its delete gave them up).
+        "contentDigest": existing.contentDigest,
+        "invoiceDigest": existing.invoiceDigest,
+        **held_fields(existing.held_markers if existing.status != Status.DELETED else {}),
+    }
 
 
 def released(claim: DocumentItem, now: datetime, *, refund: bool) -> DocumentItem:

@@ -30,6 +30,8 @@ from jobs.contract import (
     FailureCode,
     ObjectInfo,
     ResultDocument,
+    RetentionClass,
+    RetentionPolicy,
     SourceObject,
     Status,
     finished_item,
@@ -37,6 +39,7 @@ from jobs.contract import (
     tombstone,
 )
 from jobs.contract.duplicates import content_digest, identities
+from jobs.contract.item import retention_class
 from jobs.errors import (
     RunStoppedError,
     S3ObjectChangedError,
@@ -48,9 +51,9 @@ from jobs.errors import (
 from jobs.extract.fallback import wants_textract_fallback
 from jobs.ingest.finishing import Finisher, Finishing, FollowUp, Submit, claim_actor, still_held
 from jobs.ingest.futures import flattened, resolved, then
-from jobs.ingest.plan import Decision, released, restored
+from jobs.ingest.plan import Decision, released, restored, same_upload
 from jobs.ingest.results import DocumentResult
-from jobs.store.dynamo import DocumentTable, GroupOutcome, Write, WriteGroup, finish_put, marker_release
+from jobs.store.dynamo import DocumentTable, GroupOutcome, Write, WriteGroup, finish_put, marker_release, release_delete
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
 
@@ -79,6 +82,7 @@ class DocumentProcessor:
         finish: Submit,
         max_input_bytes: int,
         extract_timeout: float,
+        policy: RetentionPolicy,
         textract: TextractOcr | None = None,
         clock: Callable[[], datetime] = layout.utc_now,
         stopping: Callable[[], bool] = lambda: False,
@@ -100,10 +104,11 @@ class DocumentProcessor:
         self._textract = textract
         self._max_input_bytes = max_input_bytes
         self._extract_timeout = extract_timeout
+        self._policy = policy
         self._clock = clock
         self._stopping = stopping
         self._textract_fallback = textract_fallback
-        self._finisher = Finisher(table, buckets, processed_bucket, finish, follow_up or _inline, clock)
+        self._finisher = Finisher(table, buckets, processed_bucket, finish, follow_up or _inline, clock, policy)
 
     def run(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision) -> Future[DocumentResult]:
         """Process a document whose claim is held. The finish is queued, not awaited: the calling
@@ -117,15 +122,19 @@ class DocumentProcessor:
             return self._stale(raw, obj, decision, gone=isinstance(exc, S3ObjectMissingError))
         key = layout.result_key(raw.user_id, raw.document_id)
         result = self._storable(raw, obj, claim, outcome, layout.s3_uri(self._processed_bucket, key))
+        retention = result.retentionClass
+        assert retention is not None  # _result decides it
         etag = self._buckets.put_fenced(
             self._processed_bucket,
             key,
             result.to_json_bytes(),
             replaces=claim.resultEtag,
+            retention=retention,
             still_held=lambda: still_held(self._table, claim),
         )
         if etag is None:
             return resolved(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
+        self._tag_raw(obj, decision, retention)
         digests = identities(content, result.invoice)
         uri = layout.s3_uri(self._processed_bucket, key)
         return self._finisher.finish(Finishing(raw, obj, claim, result, uri, etag, digests))
@@ -139,16 +148,15 @@ class DocumentProcessor:
         now = self._clock()
         result = self._result(raw, obj, claim, outcome, now)
         try:
-            finished_item(claim, result, uri, None, now, claim_actor(claim))
+            finished_item(claim, result, uri, None, now, claim_actor(claim), self._policy)
         except ValueError as exc:
             problem = "; ".join(str(exc).splitlines()[1:3]) or str(exc)
             outcome = failed(FailureCode.MALFORMED, f"a value cannot be stored: {problem}", outcome.format)
             result = self._result(raw, obj, claim, outcome, now)
         return result
 
-    @staticmethod
     def _result(
-        raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime
+        self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime
     ) -> ResultDocument:
         return ResultDocument(
             userId=raw.user_id,
@@ -161,16 +169,35 @@ class DocumentProcessor:
             createdAt=claim.createdAt,
             processedAt=now,
             pipelineVersion=PIPELINE_VERSION,
+            # Decided once: the class the document got when it first finished, else its type's.
+            retentionClass=retention_class(claim, outcome.invoice, self._policy),
         )
+
+    def _tag_raw(self, obj: ObjectInfo, decision: Decision, retention: RetentionClass) -> None:
+        """Tag the raw object with the document's retention class, so lifecycle expires it with
+        the item; once per upload (a retry of an upload already finished finds it tagged).
+        """
+        previous = decision.previous
+        if previous is not None and previous.retentionClass == retention and same_upload(obj, previous):
+            return
+        if not self._buckets.tag_retention(obj.bucket, obj.key, retention):
+            logger.info("raw object gone before it was tagged", extra={"key": obj.key})
 
     def _stale(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision, *, gone: bool) -> Future[DocumentResult]:
         """The claimed object was deleted or replaced after the event or listing we acted on."""
         claim, previous = decision.claim, decision.previous
         assert claim is not None
         now = self._clock()
+        if gone and previous is None and self._table.erasure_marker(raw.user_id) is not None:
+            # Erased (jobs.erasure) while its arrival waited: leave nothing of the user behind,
+            # not even a tombstone naming the upload. Only this rare path reads the marker. (A
+            # claim of a new document holds no duplicate marker to give up.)
+            logger.info("raw object erased before it was processed", extra={"key": obj.key})
+            return self._settle_stale(raw, obj, WriteGroup((release_delete(claim),)), None)
         releases: tuple[Write, ...] = ()
         if gone and (previous is None or previous.rawS3Uri == obj.uri):
-            item = tombstone(claim, now, "raw object deleted before it was processed", claim_actor(claim))
+            why = "raw object deleted before it was processed"
+            item = tombstone(claim, now, why, claim_actor(claim), self._policy)
             status: Status | None = Status.DELETED
             # A tombstone is no document any more: the identities it held are free again.
             releases = tuple(

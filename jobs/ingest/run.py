@@ -243,6 +243,7 @@ class IngestRun:
                     finishes.submit,
                     self._extraction.max_input_bytes,
                     EXTRACT_TIMEOUT_SECONDS,
+                    s.retention,
                     self._textract,
                     stopping=self._stop.is_set,
                     textract_fallback=s.textract_fallback,

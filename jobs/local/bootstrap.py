@@ -65,7 +65,9 @@ def ensure_table(client: DynamoDBClient, spec: TableSpec) -> bool:
 
 
 def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
-    """Create one bucket with versioning, encryption, BPA and lifecycle; True when created now."""
+    """Create one bucket with versioning, encryption, BPA, lifecycle and Object Lock where the spec
+    asks for it (enabled at creation); True when created now.
+    """
     kwargs: dict[str, object] = {"Bucket": spec.name, "ObjectLockEnabledForBucket": spec.object_lock}
     if region != "us-east-1":
         kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
@@ -105,8 +107,9 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
         client.put_bucket_cors(Bucket=spec.name, CORSConfiguration=spec.cors.configuration())  # type: ignore[arg-type]
     else:
         client.delete_bucket_cors(Bucket=spec.name)
-    if spec.object_lock:
-        # The stack's default retention, so a local report is as immutable as one on AWS.
+    if spec.object_lock and spec.retention is not None:
+        # The stack's default retention, so a local report is as immutable as one on AWS. (The
+        # data buckets lock nothing by default: only legal holds, set version by version.)
         client.put_object_lock_configuration(
             Bucket=spec.name,
             ObjectLockConfiguration=spec.retention.configuration(),  # type: ignore[arg-type]  # a contract dict, as above

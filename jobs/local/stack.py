@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -45,6 +46,7 @@ LOCAL_CORS_ORIGINS = ("http://localhost:5173",)
 LOCAL_OCR_ENGINE = OcrEngine.LOCAL  # no Textract on the embedded stack
 
 
+STANDINS_DIR = "standins"
 PERSISTENCE = "memory"  # what `local status` reports: neither server keeps data across restarts
 AUDIT_PIPE = "audit-pipe"  # the state entry of the audit stand-in's process
 
@@ -136,7 +138,12 @@ def bootstrap_endpoints(
         session.client("sqs", endpoint_url=endpoints.sqs, config=config),
         table_spec(settings.stage),
         [
-            *bucket_specs(settings.stage, settings.bucket_names(), cors_origins() if origins is None else origins),
+            *bucket_specs(
+                settings.stage,
+                settings.bucket_names(),
+                settings.lifecycle(),
+                cors_origins() if origins is None else origins,
+            ),
             audit_bucket_spec(settings.stage, layout.AUDIT_LOG),
         ],
         queue_spec(settings.stage),
@@ -225,6 +232,8 @@ def down() -> list[str]:
         servers.stop_pid(info["pid"])
         stopped.append(f"{name} (pid {info['pid']})")
     _state_file().unlink(missing_ok=True)
+    # The stand-ins' clocks belong to the data just discarded (jobs.local.standins).
+    shutil.rmtree(state_dir() / STANDINS_DIR, ignore_errors=True)
     return stopped
 
 

@@ -52,10 +52,18 @@ class Code(StrEnum):
     AUDIT_GAP = "AUDIT_GAP"
     AUDIT_ANOMALY = "AUDIT_ANOMALY"
     AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
+    # A document's life, judged on object versions (jobs.reconcile.lifecycle; live runs only).
+    RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
+    LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
+    NOT_HARD_DELETED = "NOT_HARD_DELETED"
 
 
 # The change log's codes (--audit-log, jobs/reconcile/audit_rule.py), found apart from the engines.
 AUDIT_CODES = frozenset({Code.AUDIT_GAP, Code.AUDIT_ANOMALY, Code.AUDIT_UNDELIVERED})
+
+# Found only by a live polars run: their facts (object versions, legal holds, tags) are in no
+# export or inventory the files and Athena engines read (jobs.reconcile.lifecycle says why).
+LIVE_ONLY = frozenset({Code.RETENTION_TAG_MISMATCH, Code.LEGAL_HOLD_MISSING, Code.NOT_HARD_DELETED})
 
 
 class Severity(StrEnum):
@@ -101,6 +109,11 @@ SEVERITY: dict[Code, Severity] = {
     Code.AUDIT_GAP: Severity.ERROR,
     Code.AUDIT_UNDELIVERED: Severity.ERROR,
     Code.AUDIT_ANOMALY: Severity.WARNING,
+    # The object would expire with another class than its item; a held document's version could
+    # be deleted; a deleted document outlived its grace.
+    Code.RETENTION_TAG_MISMATCH: Severity.ERROR,
+    Code.LEGAL_HOLD_MISSING: Severity.ERROR,
+    Code.NOT_HARD_DELETED: Severity.ERROR,
 }
 
 # --- the wide frame every engine returns -------------------------------------------------------
@@ -152,6 +165,12 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_missing": _S,  # versions, comma-separated
     "ev_event_id": _S,
     "ev_count": _I,
+    "ev_retention_class": _S,
+    "ev_tag": _S,
+    "ev_legal_hold_at": _S,
+    "ev_version_id": _S,
+    "ev_hard_delete_at": _S,
+    "ev_versions": _I,
 }
 WIDE_SCHEMA: dict[str, pl.DataType] = {**IDENTITY_COLUMNS, **EVIDENCE_COLUMNS}
 
@@ -239,6 +258,9 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.AUDIT_UNDELIVERED: (("records", "ev_count"),),
+    Code.RETENTION_TAG_MISMATCH: (("retentionClass", "ev_retention_class"), ("tag", "ev_tag")),
+    Code.LEGAL_HOLD_MISSING: (("legalHoldAt", "ev_legal_hold_at"), ("versionId", "ev_version_id")),
+    Code.NOT_HARD_DELETED: (("hardDeleteAt", "ev_hard_delete_at"), ("versions", "ev_versions")),
 }
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {

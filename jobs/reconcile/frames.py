@@ -62,6 +62,12 @@ RULE_FIELDS = (
     # the holder, and createdAt).
     "contentMarker",
     "invoiceMarker",
+    # A document's life (jobs.contract.lifecycle): when its retention ends, when a user's delete
+    # becomes final, whether it is held, and its class (the objects' tag).
+    "retentionClass",
+    "retainUntil",
+    "hardDeleteAt",
+    "legalHoldAt",
 )
 DEEP_ONLY_COLUMNS = ("vendorName", "invoiceDate", "totalAmount")
 # The derived key attributes, checked against the fields (column: DynamoDB attribute).

@@ -148,9 +148,11 @@ def result_key() -> pl.Expr:
 
 
 def with_keys(items: pl.LazyFrame, params: RuleParams) -> pl.LazyFrame:
-    """Items plus rawKey (null when rawS3Uri is not in the raw bucket) and resultKey."""
+    """Items plus rawKey (null when rawS3Uri is not in the raw bucket) and resultKey; users'
+    erasure markers (jobs.erasure) are not documents and are left out.
+    """
     raw_uri_prefix = layout.s3_uri(params.raw_bucket, "")
-    return items.with_columns(
+    return items.filter(pl.col("sk").ne_missing(layout.erasure_sk())).with_columns(
         pl.when(pl.col("rawS3Uri").str.starts_with(raw_uri_prefix))
         .then(pl.col("rawS3Uri").str.strip_prefix(raw_uri_prefix))
         .alias("rawKey"),

@@ -35,6 +35,7 @@ from jobs.contract import (
     DocumentItem,
     FailureCode,
     ResultDocument,
+    RetentionPolicy,
     Status,
     bare_etag,
     finished_item,
@@ -73,7 +74,7 @@ class _Skip(Exception):
 
 
 def item_from_result(
-    doc: ResultDocument, result_uri: str, result_etag: str | None, now: datetime, actor: str
+    doc: ResultDocument, result_uri: str, result_etag: str | None, now: datetime, actor: str, policy: RetentionPolicy
 ) -> DocumentItem:
     """The summary item ingest would have written for this result.json: `finished_item` applied
     to the claim that wrote it (rebuilt: first attempt, version 1, so the item ends at version 2).
@@ -89,7 +90,7 @@ def item_from_result(
         attempts=1,
         version=1,
     )
-    return finished_item(claim, doc, result_uri, result_etag, now, actor)
+    return finished_item(claim, doc, result_uri, result_etag, now, actor, policy)
 
 
 def reprocess(item: DocumentItem, why: str, now: datetime, actor: str) -> DocumentItem:
@@ -115,13 +116,16 @@ class Repairer:
         buckets: Buckets,
         processed_bucket: str,
         actor: str,
+        policy: RetentionPolicy,
         clock: Callable[[], datetime] = layout.utc_now,
         arrivals: ArrivalQueue | None = None,
     ) -> None:
         """`actor`: who the repairs are written as (jobs.contract.actors, the reconcile run);
+        `policy`: the retention a rebuilt item or a tombstone gets (the stack's);
         `arrivals`: the queue lost arrivals are sent to again (None: they are reported only).
         """
         self._actor = actor
+        self._policy = policy
         self._table = table
         self._buckets = buckets
         self._processed_bucket = processed_bucket
@@ -191,7 +195,12 @@ class Repairer:
             raise _Skip(f"the raw object {doc.source.uri} changed since this result.json (ETag {bare_etag(raw.etag)})")
         etag = evidence.get("etag")
         item = item_from_result(
-            doc, layout.s3_uri(bucket, key), None if etag is None else str(etag), self._clock(), self._actor
+            doc,
+            layout.s3_uri(bucket, key),
+            None if etag is None else str(etag),
+            self._clock(),
+            self._actor,
+            self._policy,
         )
         self._put(item, None)
         return _ACTION_NAMES[Code.ORPHAN_RESULT], f"status {item.status.value} from {key}"
@@ -239,7 +248,8 @@ class Repairer:
             raise _Skip(f"status is {item.status.value}, not finished")
         if self._buckets.head(str(row["bucket"]), str(row["key"])) is not None:
             raise _Skip("the raw object exists again")
-        gone = tombstone(item, self._clock(), "reconcile: raw object deleted after it was processed", self._actor)
+        why = "reconcile: raw object deleted after it was processed"
+        gone = tombstone(item, self._clock(), why, self._actor, self._policy)
         # A tombstone is no document: the duplicate markers it held go in the same transaction.
         if not self._table.put_giving_up_markers(gone, item.version, item):
             raise _Skip("the item changed while repairing (condition failed)")

@@ -19,6 +19,7 @@ from jobs.contract.item import MARKER_FIELDS
 from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, Code
 from jobs.reconcile.join import Prepared, rows_at
 from jobs.reconcile.keys import marker_parts, templates, unquoted
+from jobs.reconcile.params import RuleParams
 
 # Statuses whose item promises a result.json (FAILED items also get one, but the spec only
 # holds the two readable outcomes to it: a FAILED document is retried or dead-lettered anyway).
@@ -79,10 +80,32 @@ def bad_key(p: Prepared) -> pl.LazyFrame:
     return pl.concat(parts)
 
 
-def _untracked(objects: pl.LazyFrame, pairs: pl.DataFrame, code: Code) -> pl.LazyFrame:
-    """Settled objects in the layout that no item names (no partner in `pairs`)."""
+def expiring(params: RuleParams, kind: str) -> pl.Expr:
+    """True for an object whose retention is just ending (`RuleParams.expiring`)."""
+    modified = pl.col("lastModified")
+    windows = [
+        (modified > pl.lit(after).cast(pl.Datetime("ms", "UTC")))
+        & (modified <= pl.lit(until).cast(pl.Datetime("ms", "UTC")))
+        for after, until in params.expiring(kind)
+    ]
+    return pl.any_horizontal(windows) if windows else pl.lit(False)
+
+
+def retention_running(params: RuleParams) -> pl.Expr:
+    """True while the item's retention runs; an item written before retention was recorded
+    (no retainUntil) is judged by its age against the standard retention, as before.
+    """
+    return pl.coalesce(pl.col("retainUntil") > params.as_of_text, pl.col("createdAt") >= params.expired_before)
+
+
+def _untracked(objects: pl.LazyFrame, pairs: pl.DataFrame, code: Code, kind: str, params: RuleParams) -> pl.LazyFrame:
+    """Settled objects in the layout that no item names (no partner in `pairs`), unless their
+    retention is just ending (the item's TTL came before the objects' lifecycle).
+    """
     alone = pairs.filter(pl.col("_item").is_null()).select("_object")
-    untracked = rows_at(objects, alone, "_object").filter(~pl.col("badKey") & pl.col("judged"))
+    untracked = rows_at(objects, alone, "_object").filter(
+        ~pl.col("badKey") & pl.col("judged") & ~expiring(params, kind)
+    )
     return _row(
         untracked,
         code,
@@ -96,23 +119,26 @@ def _untracked(objects: pl.LazyFrame, pairs: pl.DataFrame, code: Code) -> pl.Laz
 
 def unprocessed_raw(p: Prepared) -> pl.LazyFrame:
     """UNPROCESSED_RAW: a settled raw object no item tracks (the item's rawS3Uri names it)."""
-    return _untracked(p.raw, p.raw_pairs, Code.UNPROCESSED_RAW)
+    return _untracked(p.raw, p.raw_pairs, Code.UNPROCESSED_RAW, "raw", p.params)
 
 
 def orphan_result(p: Prepared) -> pl.LazyFrame:
     """ORPHAN_RESULT: a settled result.json with no item for its ids."""
-    return _untracked(p.processed, p.result_pairs, Code.ORPHAN_RESULT)
+    return _untracked(p.processed, p.result_pairs, Code.ORPHAN_RESULT, "result", p.params)
 
 
 def missing_raw(p: Prepared) -> pl.LazyFrame:
-    """MISSING_RAW: the item's raw object is gone, unless lifecycle retention expired it by now."""
+    """MISSING_RAW: the item's raw object is gone, unless its retention is over (lifecycle may
+    have hidden it before the TTL removed the item) or the item is DELETED (a tombstone, or a
+    user's delete, whose objects are hidden behind delete markers).
+    """
     params = p.params
     # Any object under the key counts as present, a bad or unjudged one included.
     alone = p.raw_pairs.filter(pl.col("_object").is_null()).select("_item")
     missing = rows_at(p.items, alone, "_item").filter(
         (pl.col("status") != TOMBSTONE)
         & pl.col("rawKey").is_not_null()
-        & (pl.col("createdAt") >= params.expired_before)
+        & retention_running(params)
         & (pl.col("createdAt") <= params.settled_before)
     )
     return _row(
@@ -174,7 +200,9 @@ def missing_result(p: Prepared) -> pl.LazyFrame:
     """MISSING_RESULT: the item promises a result.json that is not there."""
     settled = pl.col("updatedAt").is_null() | (pl.col("updatedAt") <= p.params.settled_before)
     alone = p.result_pairs.filter(pl.col("_object").is_null()).select("_item")
-    missing = rows_at(p.items, alone, "_item").filter(pl.col("status").is_in(RESULT_PROMISED) & settled)
+    # Past its retention, lifecycle may have hidden result.json before the TTL removed the item.
+    running = pl.col("retainUntil").is_null() | (pl.col("retainUntil") > p.params.as_of_text)
+    missing = rows_at(p.items, alone, "_item").filter(pl.col("status").is_in(RESULT_PROMISED) & settled & running)
     return _row(
         missing,
         Code.MISSING_RESULT,

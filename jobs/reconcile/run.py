@@ -21,8 +21,9 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
-from jobs.contract.schema import LifecycleSpec
+from jobs.contract.retention import RetentionPolicy
 from jobs.observability import CallMetrics
+from jobs.reconcile import lifecycle
 from jobs.reconcile.engines import NAMES, Engine
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
 from jobs.reconcile.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
@@ -30,6 +31,7 @@ from jobs.reconcile.frames import ITEMS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
 from jobs.reconcile.inputs.live import live_snapshot
 from jobs.reconcile.inputs.results import read_results
+from jobs.reconcile.inputs.versions import VersionFacts
 from jobs.reconcile.params import RuleParams
 from jobs.reconcile.repair import Repairer
 from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
@@ -50,7 +52,8 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_FAILED = 2
 MAX_SEGMENTS = 64
-DEFAULT_RETENTION = timedelta(days=LifecycleSpec().standard_retention_days)
+# For items written before their retention was recorded on them (no retainUntil).
+DEFAULT_RETENTION = timedelta(days=RetentionPolicy().standard_days)
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,7 @@ class ReconcileRun:
             stuck_after=o.stuck_after,
             retention=o.retention,
             deep=o.deep,
+            retention_days=(s.retention.standard_days, s.retention.compliance_days),
         )
 
     def read_results(self, keys: list[str]) -> pl.DataFrame:
@@ -258,12 +262,18 @@ class ReconcileRun:
             return DuckdbEngine(o.dynamodb_export, *self.inventories(), self.file_buckets, read)
         if o.source == "files":
             return PolarsEngine(self.file_inputs(), read)
-        return PolarsEngine(self.kept_snapshot, read)
+        return PolarsEngine(self.kept_snapshot, read, self.lifecycle_findings)
 
     def kept_snapshot(self) -> Snapshot:
         """The live snapshot, kept: --audit-log reads its items again."""
         self.live = self.snapshot()
         return self.live
+
+    def lifecycle_findings(self, snapshot: Snapshot, params: RuleParams) -> pl.DataFrame:
+        """The live run's version-level rules (jobs.reconcile.lifecycle) over its candidates."""
+        s = self.settings
+        facts = VersionFacts(self.buckets, s.raw_bucket, s.processed_bucket, s.io_threads)
+        return lifecycle.find_wide(facts.gather(lifecycle.candidates(snapshot, params)))
 
     def judge(self) -> Judged:
         """Run the chosen engine; its findings rendered the same way whatever it was."""
@@ -343,6 +353,7 @@ class ReconcileRun:
                 self.buckets,
                 self.settings.processed_bucket,
                 actor=actor(ActorKind.REPAIR, self.run_id),
+                policy=self.settings.retention,
                 arrivals=self.arrivals,
             ).run(findings)
         per_code = counts(findings)

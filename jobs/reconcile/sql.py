@@ -159,14 +159,17 @@ def _is_marker(sk: str) -> str:
 
 
 def _items(params: RuleParams) -> str:
-    """The documents (every row but the duplicate markers), with rawKey and resultKey."""
+    """The documents (every row but the duplicate markers and the users' erasure markers), with
+    rawKey and resultKey.
+    """
     raw_prefix = layout.s3_uri(params.raw_bucket, "")
     result_key = _concat(templates()["result"], "userId", "documentId")
+    # Users' erasure markers (jobs.erasure) are not documents: left out, as the polars rules do.
     return f"""(
   SELECT *,
          CASE WHEN starts_with(rawS3Uri, {lit(raw_prefix)}) THEN substr(rawS3Uri, {len(raw_prefix) + 1}) END AS rawKey,
          {result_key} AS resultKey
-  FROM table_rows WHERE NOT {_is_marker("sk")}
+  FROM table_rows WHERE NOT {_is_marker("sk")} AND sk IS DISTINCT FROM {lit(layout.erasure_sk())}
 )"""
 
 
@@ -214,8 +217,17 @@ _ITEM_ID = "userId AS user_id, documentId AS document_id, pk, sk"
 _OBJECT_EVIDENCE = "etag AS ev_etag, size AS ev_size, lastModified AS ev_last_modified"
 
 
-def _object_rules() -> dict[str, str]:
-    """The rules of objects: outside the layout, or named by no item."""
+def _expiring(params: RuleParams, kind: str) -> str:
+    """rules.expiring: the object's retention is just ending (RuleParams.expiring)."""
+    windows = [
+        f"(lastModified > {_ts(layout.format_ts(after))} AND lastModified <= {_ts(layout.format_ts(until))})"
+        for after, until in params.expiring(kind)
+    ]
+    return "(" + " OR ".join(windows) + ")" if windows else "false"
+
+
+def _object_rules(params: RuleParams) -> dict[str, str]:
+    """The rules of objects: outside the layout, or named by no item (unless just expiring)."""
     return {
         Code.BAD_KEY: f"""
   SELECT {lit(Code.BAD_KEY)} AS code, bucket, key, 'raw' AS ev_key_kind, size AS ev_size,
@@ -227,19 +239,21 @@ def _object_rules() -> dict[str, str]:
         Code.UNPROCESSED_RAW: f"""
   SELECT {lit(Code.UNPROCESSED_RAW)} AS code, userId AS user_id, documentId AS document_id, bucket, key,
          {_OBJECT_EVIDENCE}
-  FROM raw o WHERE userId IS NOT NULL AND judged AND NOT EXISTS (SELECT 1 FROM items i WHERE i.rawKey = o.key)""",
+  FROM raw o WHERE userId IS NOT NULL AND judged AND NOT {_expiring(params, "raw")}
+    AND NOT EXISTS (SELECT 1 FROM items i WHERE i.rawKey = o.key)""",
         Code.ORPHAN_RESULT: f"""
   SELECT {lit(Code.ORPHAN_RESULT)} AS code, userId AS user_id, documentId AS document_id, bucket, key,
          {_OBJECT_EVIDENCE}
   FROM processed o
-  WHERE userId IS NOT NULL AND judged AND NOT EXISTS (SELECT 1 FROM items i WHERE i.resultKey = o.key)""",
+  WHERE userId IS NOT NULL AND judged AND NOT {_expiring(params, "result")}
+    AND NOT EXISTS (SELECT 1 FROM items i WHERE i.resultKey = o.key)""",
     }
 
 
 def _item_join_rules(params: RuleParams) -> dict[str, str]:
     """The rules of items against the objects they name: missing or replaced."""
     raw_b, proc_b = lit(params.raw_bucket), lit(params.processed_bucket)
-    settled = lit(params.settled_before)
+    settled, as_of = lit(params.settled_before), lit(params.as_of_text)
     statuses = ", ".join(lit(s) for s in RESULT_PROMISED)
     item_etag, object_etag = _unquoted("i.rawEtag"), _unquoted("o.etag")
     return {
@@ -248,7 +262,7 @@ def _item_join_rules(params: RuleParams) -> dict[str, str]:
          rawS3Uri AS ev_raw_s3_uri, status AS ev_status, createdAt AS ev_created_at, version AS ev_version
   FROM items i
   WHERE status <> {lit(TOMBSTONE)} AND rawKey IS NOT NULL
-    AND createdAt >= {lit(params.expired_before)} AND createdAt <= {settled}
+    AND coalesce(retainUntil > {as_of}, createdAt >= {lit(params.expired_before)}) AND createdAt <= {settled}
     AND NOT EXISTS (SELECT 1 FROM raw o WHERE o.key = i.rawKey)""",
         Code.STALE_RESULT: f"""
   SELECT {lit(Code.STALE_RESULT)} AS code, i.userId AS user_id, i.documentId AS document_id, i.pk, i.sk,
@@ -267,6 +281,7 @@ def _item_join_rules(params: RuleParams) -> dict[str, str]:
          status AS ev_status, resultS3Uri AS ev_result_s3_uri, version AS ev_version
   FROM items i
   WHERE status IN ({statuses}) AND (updatedAt IS NULL OR updatedAt <= {settled})
+    AND (retainUntil IS NULL OR retainUntil > {as_of})
     AND NOT EXISTS (SELECT 1 FROM processed o WHERE o.userId IS NOT NULL AND o.key = i.resultKey)""",
     }
 
@@ -335,7 +350,7 @@ def _marker_rules(params: RuleParams) -> dict[str, str]:
 def _rules(params: RuleParams, deep: bool) -> dict[str, str]:
     """Every rule's SELECT by name (a finding code, or a name of its own for a code's second shape)."""
     rules: dict[str, str] = {
-        **_object_rules(),
+        **_object_rules(params),
         **_item_join_rules(params),
         **_marker_rules(params),
         **_item_rules(params),

@@ -29,6 +29,7 @@ from jobs.contract import (
     DuplicateMarker,
     Invoice,
     ResultDocument,
+    RetentionClass,
     ReviewRecord,
     Settlement,
     Status,
@@ -171,11 +172,18 @@ class ReviewDesk:
             layout.result_key(item.userId, item.documentId),
             result.to_json_bytes(),
             replaces=item.resultEtag,
+            retention=self._retention(item),
             still_held=lambda: self._unchanged(item),
         )
         if etag is None:
             raise _conflict(item)
         return etag
+
+    def _retention(self, item: DocumentItem) -> RetentionClass:
+        """The tag result.json keeps: its document's class (one written before retention was
+        recorded gets the class of a document of no known type, as a tombstone would).
+        """
+        return item.retentionClass or self._settings.retention.class_of(None)
 
     def _unchanged(self, item: DocumentItem) -> bool:
         current = self._table.get(item.userId, item.documentId)
@@ -200,7 +208,9 @@ class ReviewDesk:
             # A newer writer's bytes may be there already (the put is refused), or the store may
             # be down: the next writer's fence copes with what is left either way.
             with contextlib.suppress(StoreError):
-                self._buckets.put_json(self._settings.processed_bucket, key, data, replaces=etag)
+                self._buckets.put_json(
+                    self._settings.processed_bucket, key, data, replaces=etag, retention=self._retention(item)
+                )
         if 0 in outcome.lost:
             raise _conflict(item)
         raise ReviewConflictError(

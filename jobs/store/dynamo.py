@@ -24,6 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, Status, layout
 from jobs.contract.duplicates import DuplicateKind, DuplicateMarker, marker_key
+from jobs.contract.erasure import ErasureMarker
 from jobs.errors import (
     DynamoItemRejectedError,
     DynamoTokenInvalidError,
@@ -41,6 +42,11 @@ if TYPE_CHECKING:
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 BATCH_GET_LIMIT = 100
+TRANSACT_CHUNK = 25
+TRANSACT_LIMIT = 100  # the most actions one TransactWriteItems request takes
+TRANSACT_RETRIES = 8
+TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
+BATCH_GET_RETRIES = 8
 
 
 def to_wire(item: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +106,14 @@ class DocumentTable:
         item = response.get("Item")
         return DuplicateMarker.from_item(from_wire(item)) if item else None
 
+    def erasure_marker(self, user_id: str) -> ErasureMarker | None:
+        """The user's erasure marker (jobs.contract.erasure), or None when no erasure ran lately."""
+        key = to_wire(layout.erasure_key(user_id))
+        with self._metrics.call("dynamodb.GetItem.erasure"), translated("dynamodb.GetItem.erasure"):
+            response = self._client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
+        item = response.get("Item")
+        return ErasureMarker.from_item(from_wire(item)) if item else None
+
     def get_many(self, ids: Iterable[tuple[str, str]]) -> dict[tuple[str, str], DocumentItem]:
         """Batch reads (100 keys a request); missing ids are absent.
 
@@ -137,8 +151,12 @@ class DocumentTable:
                 )
         return found
 
-    def query_user(self, user_id: str, status: Status | None, limit: int, token: str | None) -> Page:
-        # The documents' sort keys only: the partition also holds the user's duplicate markers.
+    def query_user(
+        self, user_id: str, status: Status | None, limit: int, token: str | None, exclude: Status | None = None
+    ) -> Page:
+        """A user's documents (not the other items of their partition), of one `status`, or all
+        but the `exclude`d one.
+        """
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :doc)",
@@ -149,12 +167,35 @@ class DocumentTable:
             },
             "Limit": limit,
         }
+        # A filter, not a key condition: a user's documents are few, one partition holds them.
         if status is not None:
-            # A filter, not a key condition: a user's documents are few, one partition holds them.
             kwargs["FilterExpression"] = "#st = :st"
-            kwargs["ExpressionAttributeNames"]["#st"] = "status"
             kwargs["ExpressionAttributeValues"][":st"] = {"S": status.value}
+        elif exclude is not None:
+            kwargs["FilterExpression"] = "#st <> :st"
+            kwargs["ExpressionAttributeValues"][":st"] = {"S": exclude.value}
+        if "FilterExpression" in kwargs:
+            kwargs["ExpressionAttributeNames"]["#st"] = "status"
         return self._query(kwargs, token, "dynamodb.Query")
+
+    def partition_pages(self, user_id: str) -> Iterator[list[dict[str, Any]]]:
+        """Every item of a user's partition (documents and any other kind), as plain attribute
+        dicts, one Query page at a time; consistent reads: an erasure must see every write.
+        """
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": {"#pk": layout.PK_ATTR},
+            "ExpressionAttributeValues": {":pk": {"S": layout.user_pk(user_id)}},
+            "ConsistentRead": True,
+        }
+        while True:
+            with self._metrics.call("dynamodb.Query.partition"), translated("dynamodb.Query.partition"):
+                response = self._client.query(**kwargs)
+            yield [from_wire(raw) for raw in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
     def query_status(self, status: Status, limit: int, token: str | None) -> Page:
         """The cross-user queue of one status through the index, newest first."""
@@ -239,15 +280,20 @@ class DocumentTable:
                 return outcome.landed
             releases = [r for i, r in enumerate(releases, start=1) if i not in outcome.lost]
 
-    def put_all(self, puts: list[ConditionalPut], operation: str) -> list[bool]:
-        """Many conditional puts, each on its own (see write_all): False when its condition failed."""
-        return [outcome.landed for outcome in self.write_all([WriteGroup((p,)) for p in puts], operation)]
+    def put_all(self, writes: Sequence[Write], operation: str, chunk: int = TRANSACT_CHUNK) -> list[bool]:
+        """Many conditional puts (or deletes), each on its own (see write_all), `chunk` a request:
+        False when its condition failed.
+        """
+        groups = [WriteGroup((w,)) for w in writes]
+        return [outcome.landed for outcome in self.write_all(groups, operation, chunk)]
 
-    def write_all(self, groups: Sequence[WriteGroup], operation: str) -> list[GroupOutcome]:
+    def write_all(
+        self, groups: Sequence[WriteGroup], operation: str, chunk: int = TRANSACT_CHUNK
+    ) -> list[GroupOutcome]:
         """Groups of conditional writes, packed into TransactWriteItems requests.
 
-        A group lands whole or not at all; a request carries up to TRANSACT_CHUNK groups (at most
-        TRANSACT_MAX_ITEMS writes, never two on one key). Even a single put goes as a
+        A group lands whole or not at all; a request carries up to `chunk` groups (at most
+        TRANSACT_LIMIT writes, never two on one key). Even a single put goes as a
         transaction: botocore gives each one an idempotency token, so a resend after a lost
         response cannot meet our own write and read it as a lost condition (a plain conditional
         PutItem can). A transaction is all-or-nothing, so when one condition fails the request
@@ -260,8 +306,8 @@ class DocumentTable:
         the whole request; the caller decides whether to resend the groups one by one to find it.
         """
         outcome: list[GroupOutcome | None] = [None] * len(groups)
-        for chunk in packed(groups):
-            pending = chunk
+        for request in packed(groups, chunk):
+            pending = request
             for attempt in range(TRANSACT_RETRIES):
                 pending, contended = self._transact(groups, pending, outcome, operation)
                 if not pending:
@@ -318,15 +364,8 @@ class DocumentTable:
         return [g for g in pending if g in retry and g not in lost], contended
 
 
-TRANSACT_CHUNK = 25  # groups per request
-TRANSACT_MAX_ITEMS = 100  # DynamoDB's limit of writes in one TransactWriteItems
-TRANSACT_RETRIES = 8
-TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
-BATCH_GET_RETRIES = 8
-
-
-def packed(groups: Sequence[WriteGroup]) -> Iterator[list[int]]:
-    """Group indices per request, in order: at most TRANSACT_CHUNK groups and TRANSACT_MAX_ITEMS
+def packed(groups: Sequence[WriteGroup], per_request: int = TRANSACT_CHUNK) -> Iterator[list[int]]:
+    """Group indices per request, in order: at most `per_request` groups and TRANSACT_LIMIT
     writes each, and no key written twice in one request (DynamoDB refuses that).
     """
     chunk: list[int] = []
@@ -336,7 +375,7 @@ def packed(groups: Sequence[WriteGroup]) -> Iterator[list[int]]:
         mine = [w.key for w in group.writes]
         if len(set(mine)) != len(mine):
             raise ValueError(f"a write group names one key twice: {mine}")
-        if chunk and (len(chunk) == TRANSACT_CHUNK or items + len(mine) > TRANSACT_MAX_ITEMS or keys & set(mine)):
+        if chunk and (len(chunk) == per_request or items + len(mine) > TRANSACT_LIMIT or keys & set(mine)):
             yield chunk
             chunk, keys, items = [], set(), 0
         chunk.append(index)
@@ -362,7 +401,9 @@ def _write_error(exc: ClientError, operation: str, resource: str) -> Exception:
 
 
 class Storable(Protocol):
-    """What a put writes: a document item or a duplicate marker (jobs.contract)."""
+    """What a put writes: a document item, a duplicate marker or a user's erasure marker
+    (jobs.contract).
+    """
 
     def to_item(self) -> dict[str, Any]: ...
 
@@ -397,6 +438,10 @@ class ConditionalPut:
 
 @dataclass(frozen=True)
 class ConditionalDelete:
+    """Delete one item (a document's, a duplicate marker, a user's erasure marker) only while
+    `condition` holds.
+    """
+
     item_key: dict[str, str]
     condition: str
     names: dict[str, str]
@@ -444,13 +489,29 @@ class GroupOutcome:
         return not self.lost
 
 
-def claim_put(item: DocumentItem, expected_version: int | None) -> ConditionalPut:
+def delete_if_version(key: dict[str, str], expected_version: int) -> ConditionalDelete:
+    """Delete the item only if it is still the version that was read (nobody wrote it since)."""
+    return ConditionalDelete(key, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
+
+
+def release_delete(claim: DocumentItem) -> ConditionalDelete:
+    """Remove a claim item outright, while the claim still holds (as `finish_put` conditions)."""
+    held = finish_put(claim, claim.leaseOwner or "", claim.version)
+    return ConditionalDelete(claim.key(), held.condition, held.names, held.values)
+
+
+def erasure_put(marker: ErasureMarker, expected_version: int | None) -> ConditionalPut:
+    """Write an erasure marker over the version read (None: only where there is none)."""
+    return claim_put(marker, expected_version)
+
+
+def claim_put(item: Storable, expected_version: int | None) -> ConditionalPut:
     if expected_version is None:
         return ConditionalPut(item, "attribute_not_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
     return version_put(item, expected_version)
 
 
-def version_put(item: DocumentItem, expected_version: int) -> ConditionalPut:
+def version_put(item: Storable, expected_version: int) -> ConditionalPut:
     """Put `item` over the version its writer read (a reviewer's action, a claim)."""
     return ConditionalPut(item, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
 

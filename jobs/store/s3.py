@@ -1,6 +1,7 @@
 """S3 adapter: raw listings page by page, object reads, fenced result.json writes, write-once puts
-(the one place they are made, so every report writer meets its own resent write as a success), and
-presigned GETs for the frontend.
+(the one place they are made, so every report writer meets its own resent write as a success),
+the versions of a document's life (retention tags, version listings, delete markers, batched
+version deletes, legal holds), and presigned GETs for the frontend.
 
 Every call goes through `translated`, so callers see jobs.errors (S3ObjectMissingError,
 S3ObjectChangedError, S3ObjectExistsError, StoreUnavailableError, …), never botocore.
@@ -10,25 +11,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jobs.contract import layout
-from jobs.contract.objects import ObjectInfo
-from jobs.contract.schema import STANDARD_RETENTION
-from jobs.errors import S3ObjectChangedError, S3ObjectExistsError, S3ObjectMissingError
+from jobs.contract.objects import ObjectInfo, ObjectVersion
+from jobs.contract.retention import RetentionClass
+from jobs.errors import S3ObjectChangedError, S3ObjectExistsError, S3ObjectLockMissingError, S3ObjectMissingError
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import PutObjectRequestTypeDef
+    from mypy_boto3_s3.type_defs import ErrorTypeDef, ObjectIdentifierTypeDef, PutObjectRequestTypeDef
 
 logger = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 1000
 FENCE_TRIES = 3
+DELETE_BATCH = 1000  # DeleteObjects takes at most 1,000 keys (or versions) a request
 _MISSING = {"NoSuchKey": S3ObjectMissingError, "404": S3ObjectMissingError, "NotFound": S3ObjectMissingError}
 _CHANGED = {"PreconditionFailed": S3ObjectChangedError}
+_NO_LOCK = {"NoSuchObjectLockConfiguration": S3ObjectLockMissingError}
 # A concurrent conditional write to the same key answers 409 ConditionalRequestConflict (the
 # other writer is mid-flight), and If-Match on a key that is gone answers 404 NoSuchKey: for us
 # the object is not the version we expected either way.
@@ -37,6 +41,17 @@ _WRITE_CONDITIONS = {
     "ConditionalRequestConflict": S3ObjectChangedError,
     "NoSuchKey": S3ObjectChangedError,
 }
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A version DeleteObjects did not delete. AWS names the version; moto's server names only
+    the key (version_id None), so callers list again rather than trust the id.
+    """
+
+    key: str
+    version_id: str | None
+    code: str
 
 
 class Buckets:
@@ -81,7 +96,7 @@ class Buckets:
         body: bytes,
         *,
         replaces: str | None,
-        retention: str = STANDARD_RETENTION,
+        retention: RetentionClass,
     ) -> str:
         """Write a JSON object only over the version the caller expects, and return its ETag.
 
@@ -94,7 +109,7 @@ class Buckets:
             "Key": key,
             "Body": body,
             "ContentType": "application/json",
-            "Tagging": f"{layout.COMPLIANCE_TAG[0]}={retention}",
+            "Tagging": f"{layout.RETENTION_TAG}={retention.value}",
         }
         if replaces:
             request["IfMatch"] = replaces
@@ -105,7 +120,14 @@ class Buckets:
         return response["ETag"]
 
     def put_fenced(
-        self, bucket: str, key: str, body: bytes, *, replaces: str | None, still_held: Callable[[], bool]
+        self,
+        bucket: str,
+        key: str,
+        body: bytes,
+        *,
+        replaces: str | None,
+        retention: RetentionClass,
+        still_held: Callable[[], bool],
     ) -> str | None:
         """Write result.json over the version its writer's item names; its ETag, or None when the
         writer lost its item meanwhile (the ingest's claim, a reviewer's version).
@@ -118,7 +140,7 @@ class Buckets:
         expected = replaces
         for _ in range(FENCE_TRIES):
             try:
-                return self.put_json(bucket, key, body, replaces=expected)
+                return self.put_json(bucket, key, body, replaces=expected, retention=retention)
             except S3ObjectChangedError:
                 current = self.head(bucket, key)
                 if not still_held():
@@ -188,3 +210,106 @@ class Buckets:
         except S3ObjectMissingError:
             return None
         return ObjectInfo(bucket, key, response["ETag"], response["ContentLength"], response["LastModified"])
+
+    # --- the versions of a document's life ---------------------------------------------------
+    def tag_retention(self, bucket: str, key: str, retention: RetentionClass) -> bool:
+        """Tag the object's current version with its retention class (the tag lifecycle rules
+        select on); False when the key has no current version any more.
+        """
+        try:
+            with self._metrics.call("s3.PutObjectTagging"), translated("s3.PutObjectTagging", _MISSING):
+                self._client.put_object_tagging(
+                    Bucket=bucket,
+                    Key=key,
+                    Tagging={"TagSet": [{"Key": layout.RETENTION_TAG, "Value": retention.value}]},
+                )
+        except S3ObjectMissingError:
+            return False
+        return True
+
+    def tags(self, bucket: str, key: str) -> dict[str, str] | None:
+        """The current version's tags, or None when the key has no current version."""
+        try:
+            with self._metrics.call("s3.GetObjectTagging"), translated("s3.GetObjectTagging", _MISSING):
+                response = self._client.get_object_tagging(Bucket=bucket, Key=key)
+        except S3ObjectMissingError:
+            return None
+        return {t["Key"]: t["Value"] for t in response.get("TagSet", [])}
+
+    def version_pages(self, bucket: str, prefix: str, page_size: int = LIST_PAGE_SIZE) -> Iterator[list[ObjectVersion]]:
+        """Every version and delete marker under `prefix`, one listing page (≤ 1,000) at a time."""
+        request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": page_size}
+        while True:
+            with self._metrics.call("s3.ListObjectVersions"), translated("s3.ListObjectVersions"):
+                page = self._client.list_object_versions(**request)
+            versions = [
+                ObjectVersion(
+                    bucket, v["Key"], v["VersionId"], v["LastModified"], v["IsLatest"], False, v["ETag"], v["Size"]
+                )
+                for v in page.get("Versions", [])
+            ]
+            markers = [
+                ObjectVersion(bucket, m["Key"], m["VersionId"], m["LastModified"], m["IsLatest"], True)
+                for m in page.get("DeleteMarkers", [])
+            ]
+            yield versions + markers
+            if not page.get("IsTruncated"):
+                return
+            request = {
+                **request,
+                "KeyMarker": page["NextKeyMarker"],
+                "VersionIdMarker": page.get("NextVersionIdMarker", ""),
+            }
+
+    def versions(self, bucket: str, prefix: str) -> list[ObjectVersion]:
+        """All of `version_pages` (one document's prefix: a handful of entries)."""
+        return [v for page in self.version_pages(bucket, prefix) for v in page]
+
+    def hide(self, bucket: str, keys: list[str]) -> None:
+        """Put a delete marker over the current version of each key (its versions are kept)."""
+        for start in range(0, len(keys), DELETE_BATCH):
+            chunk: list[ObjectIdentifierTypeDef] = [{"Key": key} for key in keys[start : start + DELETE_BATCH]]
+            self._delete_objects(bucket, chunk, "s3.DeleteObjects.hide")
+
+    def delete_versions(self, bucket: str, versions: list[ObjectVersion]) -> list[Refused]:
+        """Delete these versions and delete markers for good, DELETE_BATCH a request; returns what
+        S3 refused, with its error code (AccessDenied for a version under a legal hold).
+        """
+        refused: list[Refused] = []
+        for start in range(0, len(versions), DELETE_BATCH):
+            chunk: list[ObjectIdentifierTypeDef] = [
+                {"Key": v.key, "VersionId": v.version_id} for v in versions[start : start + DELETE_BATCH]
+            ]
+            errors = self._delete_objects(bucket, chunk, "s3.DeleteObjects.versions")
+            refused.extend(Refused(e.get("Key", ""), e.get("VersionId"), e.get("Code", "")) for e in errors)
+        return refused
+
+    def _delete_objects(
+        self, bucket: str, objects: list[ObjectIdentifierTypeDef], operation: str
+    ) -> list[ErrorTypeDef]:
+        with self._metrics.call(operation), translated(operation):
+            response = self._client.delete_objects(Bucket=bucket, Delete={"Objects": objects, "Quiet": True})
+        return list(response.get("Errors", []))
+
+    def set_legal_hold(self, version: ObjectVersion, on: bool) -> None:
+        """Place (or release) an Object Lock legal hold on one version."""
+        with self._metrics.call("s3.PutObjectLegalHold"), translated("s3.PutObjectLegalHold"):
+            self._client.put_object_legal_hold(
+                Bucket=version.bucket,
+                Key=version.key,
+                VersionId=version.version_id,
+                LegalHold={"Status": "ON" if on else "OFF"},
+            )
+
+    def legal_hold(self, version: ObjectVersion) -> bool:
+        """Whether one version is under a legal hold."""
+        # A version that never had a hold may answer with no status, or (on a bucket without
+        # Object Lock) NoSuchObjectLockConfiguration: not held either way.
+        try:
+            with self._metrics.call("s3.GetObjectLegalHold"), translated("s3.GetObjectLegalHold", _NO_LOCK):
+                response = self._client.get_object_legal_hold(
+                    Bucket=version.bucket, Key=version.key, VersionId=version.version_id
+                )
+        except S3ObjectLockMissingError:
+            return False
+        return response.get("LegalHold", {}).get("Status") == "ON"

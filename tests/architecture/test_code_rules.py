@@ -34,7 +34,6 @@ ALLOWLIST = frozenset(
         "__main__:build",
         "components.arrivals:Arrivals.__init__",
         "components.batch_jobs:BatchJobs._schedules",
-        "components.batch_jobs:BatchJobs._task_definitions",
         "components.document_buckets:DocumentBuckets.__init__",
         "components.document_buckets:DocumentBuckets._bucket",
         "components.status_events:StatusEvents.__init__",

@@ -86,14 +86,33 @@ def _s3_put(p: Mapping[str, Any], _: Arns) -> list[Permission]:
     return needed
 
 
-def _s3_list(p: Mapping[str, Any], _: Arns) -> list[Permission]:
-    context = (("s3:prefix", p["Prefix"]),) if "Prefix" in p else ()
-    return [Permission("s3:ListBucket", f"arn:aws:s3:::{p['Bucket']}", context)]
+def _s3_list(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permission]]:
+    # ListObjectsV2 is s3:ListBucket, ListObjectVersions s3:ListBucketVersions (both bucket-level).
+    def needed(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+        context = (("s3:prefix", p["Prefix"]),) if "Prefix" in p else ()
+        return [Permission(action, f"arn:aws:s3:::{p['Bucket']}", context)]
+
+    return needed
 
 
-def _s3_versions(p: Mapping[str, Any], _: Arns) -> list[Permission]:
-    context = (("s3:prefix", p["Prefix"]),) if "Prefix" in p else ()
-    return [Permission("s3:ListBucketVersions", f"arn:aws:s3:::{p['Bucket']}", context)]
+def _s3_delete_objects(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+    # DeleteObjects is authorized object by object: s3:DeleteObject, or s3:DeleteObjectVersion
+    # for an entry naming a version (S3 API reference, DeleteObjects "Permissions").
+    return [
+        Permission(
+            "s3:DeleteObjectVersion" if entry.get("VersionId") else "s3:DeleteObject",
+            _object(p["Bucket"], entry["Key"]),
+        )
+        for entry in p["Delete"]["Objects"]
+    ]
+
+
+def _s3_object(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permission]]:
+    # Tagging and legal-hold calls on one object (or one version of it: still the same action).
+    def needed(p: Mapping[str, Any], _: Arns) -> list[Permission]:
+        return [Permission(action, _object(p["Bucket"], p["Key"]))]
+
+    return needed
 
 
 def _table_or_index(action: str) -> Callable[[Mapping[str, Any], Arns], list[Permission]]:
@@ -210,8 +229,13 @@ OUTCOME_AWARE: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns, Mapping[
 }
 OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permission]]] = {
     ("s3", "PutObject"): _s3_put,
-    ("s3", "ListObjectsV2"): _s3_list,
-    ("s3", "ListObjectVersions"): _s3_versions,
+    ("s3", "ListObjectsV2"): _s3_list("s3:ListBucket"),
+    ("s3", "ListObjectVersions"): _s3_list("s3:ListBucketVersions"),
+    ("s3", "DeleteObjects"): _s3_delete_objects,
+    ("s3", "PutObjectTagging"): _s3_object("s3:PutObjectTagging"),
+    ("s3", "GetObjectTagging"): _s3_object("s3:GetObjectTagging"),
+    ("s3", "PutObjectLegalHold"): _s3_object("s3:PutObjectLegalHold"),
+    ("s3", "GetObjectLegalHold"): _s3_object("s3:GetObjectLegalHold"),
     ("dynamodb", "GetItem"): _table_or_index("dynamodb:GetItem"),
     ("dynamodb", "BatchGetItem"): _batch_get,
     ("dynamodb", "Query"): _table_or_index("dynamodb:Query"),

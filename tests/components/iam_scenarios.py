@@ -21,9 +21,12 @@ from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
 from jobs.contract import ResultDocument, Status, layout, queue_spec
+from jobs.contract.erasure import ErasureMarker, ErasureState
 from jobs.demo.corpus import generate, pdf
 from jobs.demo.seed import upload
+from jobs.documents import cli as documents_cli
 from jobs.documents.url import result_url
+from jobs.erasure import cli as erasure_cli
 from jobs.errors import (
     DocumentNotFoundError,
     ReconcileQueryError,
@@ -189,14 +192,21 @@ def _summary_response_lost(stack: Any, settings: Any) -> None:
 
 def _drain(stack: Any, settings: Any) -> None:
     """The drain, on what S3 itself queued: messages for objects the sweeps already did (skipped
-    and deleted), new uploads, an upload deleted before the drain reads it (a 404), a malformed
-    message, and a run stopped at --max-docs that hands its unread messages back.
+    and deleted), new uploads, an upload deleted before the drain reads it (a 404), one erased
+    with its user (its claim is removed), a malformed message, and a run stopped at --max-docs
+    that hands its unread messages back.
     """
     s3, raw = stack.s3(), stack.settings.raw_bucket
     upload(s3, raw, generate(2, 6, bad_ratio=0, seed=23))
     gone = layout.raw_key("u4", "gone", "invoice.xml")
     s3.put_object(Bucket=raw, Key=gone, Body=b"<Invoice/>")
     s3.delete_object(Bucket=raw, Key=gone)
+    erased = layout.raw_key("u5", "erased", "invoice.xml")
+    s3.put_object(Bucket=raw, Key=erased, Body=b"<Invoice/>")
+    s3.delete_object(Bucket=raw, Key=erased)
+    now = layout.utc_now()
+    marker = ErasureMarker(userId="u5", runId="r1", state=ErasureState.DONE, startedAt=now, updatedBy="erasure:r1")
+    stack.dynamodb().put_item(TableName=settings.table_name, Item=to_wire(marker.to_item()))
     boto3.client("sqs", endpoint_url=stack.endpoints.sqs).send_message(
         QueueUrl=settings.arrivals_queue_url, MessageBody="{not json"
     )
@@ -205,10 +215,13 @@ def _drain(stack: Any, settings: Any) -> None:
         return IngestRun(settings, IngestOptions(idle_seconds=1, **options)).execute()
 
     first = drain(max_docs=2)
-    assert first.mode == "drain" and first.processed == 2
+    # Two claims: processed, unless one was the erased upload (its claim removed, not counted).
+    assert first.mode == "drain" and first.processed in (1, 2)
     rest = drain()
-    # The six new uploads and the deleted one (settled as a DELETED tombstone); the rest skipped.
+    # The six new uploads and the deleted one (settled as a DELETED tombstone); the erased one
+    # leaves nothing (its claim removed); the rest skipped.
     assert first.processed + rest.processed == 7 and rest.statuses.get("DELETED") == 1, (rest.statuses, rest.messages)
+    assert "erased" not in {i.documentId for i in stack.items()}
 
 
 def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
@@ -260,6 +273,21 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     # MISSING_RAW: a processed document's upload deleted; its tombstone gives its markers up.
     assert fifth.held_markers, "the document holds its duplicate markers"
     s3.delete_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(fifth.rawS3Uri)[1])
+    # A document's life: one held (its versions' holds are read), one deleted long ago whose
+    # versions outlived their grace (NOT_HARD_DELETED).
+    sixth, seventh = (items[d.document_id] for d in docs[5:7])
+    assert documents_cli.main(["hold", "--user", sixth.userId, "--doc", sixth.documentId, "--operator", "x"]) == 0
+    long_ago = layout.utc_now() - timedelta(days=400)
+    gone = seventh.evolve(
+        status=Status.DELETED,
+        deletedAt=long_ago,
+        deletedBy=f"user:{seventh.userId}",
+        restoreStatus=seventh.status,
+        hardDeleteAt=long_ago + timedelta(days=30),
+        version=seventh.version + 1,
+        updatedBy=f"user:{seventh.userId}",
+    )
+    put(gone.to_item())
     return {"items": items}
 
 
@@ -305,6 +333,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
     with call_recording.recording() as audit:
         first = reconcile()
         assert first.findings.height >= 5
+        assert {"NOT_HARD_DELETED"} <= set(first.findings.get_column("code").to_list())
         reconcile()  # a second report reads the first one's summary (the history chart)
         deep = reconcile(deep=True, write_report=False)
         assert deep.findings.height >= first.findings.height
@@ -316,7 +345,8 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         checked = reconcile(audit_log=True, write_report=False)
         assert {"AUDIT_UNDELIVERED"} <= set(checked.findings.get_column("code").to_list())
     with call_recording.recording() as repair:
-        repaired = reconcile(repair=True, audit_log=True)  # the nightly repair checks the change log too
+        # The nightly repair checks the change log too; deep: the retention tags are read as well.
+        repaired = reconcile(repair=True, audit_log=True, deep=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
             Code.MISSING_RAW,
@@ -325,6 +355,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
             Code.STUCK_PROCESSING,
             Code.INDEX_DRIFT,
             Code.UNPROCESSED_RAW,
+            Code.DELETED_RAW_EXISTS,  # the owner's delete whose objects were never hidden: re-queued
         }, repaired.summary.repairs
     return audit, repair
 
@@ -403,6 +434,60 @@ def _lost_race(stack: Any, desk: Any) -> None:
     )
     with pytest.raises(ReviewConflictError):
         racing.correct("u1", "r2", "alice", ["vendor=Lost"])
+
+
+# --- a document's life: the owner's actions, an operator's hold, an erasure ------------------------
+def _seed_documents(stack: Any, users: int = 1, docs: int = 4) -> list[Any]:
+    seeded = list(generate(users, docs, bad_ratio=0, review_ratio=0, seed=24))
+    upload(stack.s3(), stack.settings.raw_bucket, seeded)
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    return seeded
+
+
+def _cli(module: Any, *args: str) -> None:
+    assert module.main(list(args)) == 0, args
+
+
+def documents_calls(stack: Any) -> list[Call]:
+    """The owner's list, delete (markers over current objects), a rerun, and restore (markers removed)."""
+    cli = documents_cli
+    doc = _seed_documents(stack)[0]
+    user, ident = doc.user_id, doc.document_id
+    with call_recording.recording() as calls:
+        _cli(cli, "list", "--user", user)
+        _cli(cli, "list", "--status", "PROCESSED")
+        _cli(cli, "delete", "--user", user, "--doc", ident)
+        _cli(cli, "delete", "--user", user, "--doc", ident)  # again: completes, changes nothing
+        _cli(cli, "restore", "--user", user, "--doc", ident)
+    (item,) = [i for i in stack.items() if i.documentId == ident]
+    assert item.status == Status.PROCESSED and item.version == 4
+    return calls
+
+
+def legal_hold_calls(stack: Any) -> list[Call]:
+    """An operator's hold on every version, and its release."""
+    cli = documents_cli
+    doc = _seed_documents(stack)[0]
+    with call_recording.recording() as calls:
+        _cli(cli, "hold", "--user", doc.user_id, "--doc", doc.document_id, "--operator", "legal")
+        _cli(cli, "hold", "--user", doc.user_id, "--doc", doc.document_id, "--operator", "legal", "--release")
+    assert {c.operation for c in calls} >= {"PutObjectLegalHold", "ListObjectVersions"}
+    return calls
+
+
+def erasure_calls(stack: Any) -> list[Call]:
+    """A dry run, an erasure of a user with a deleted and a held document, and a rerun."""
+    documents, cli = documents_cli, erasure_cli
+    seeded = _seed_documents(stack, users=1, docs=4)
+    user = seeded[0].user_id
+    _cli(documents, "delete", "--user", user, "--doc", seeded[1].document_id)
+    _cli(documents, "hold", "--user", user, "--doc", seeded[2].document_id, "--operator", "legal")
+    with call_recording.recording() as calls:
+        _cli(cli, "--user", user, "--dry-run")
+        _cli(cli, "--user", user)
+        _cli(cli, "--user", user)  # nothing left
+    assert [i.documentId for i in stack.items()] == [seeded[2].document_id]
+    return calls
 
 
 def athena_calls(settings: Any, table_arn: str) -> list[Call]:

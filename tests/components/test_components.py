@@ -21,13 +21,15 @@ from tests.components.program import ProgramRun, as_list, policy_documents, run_
 DEV_COUNTS = {
     "docuflow:encryption:DataKey": 4,
     "docuflow:document_store:DocumentStore": 1,
-    # + the audit-data bucket (Athena engine) and the audit trail's two Object Lock buckets
-    "docuflow:document_buckets:DocumentBuckets": 59,
+    # + the audit-data bucket (Athena engine), the audit trail's two Object Lock buckets, and
+    # Object Lock on raw and processed.
+    "docuflow:document_buckets:DocumentBuckets": 61,
     "docuflow:alerts:Alerts": 3,
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
     "docuflow:audit_catalog:AuditCatalog": 7,
-    "docuflow:batch_jobs:BatchJobs": 31,
+    # + erasure, documents, legal-hold: log group, role, policy, task each.
+    "docuflow:batch_jobs:BatchJobs": 43,
     "docuflow:backups:TableBackups": 6,  # vault, its lock, plan, selection, role and its policy
     "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
     "docuflow:audit_trail:AuditTrail": 16,
@@ -87,24 +89,38 @@ def test_lifecycle_rules_are_the_contract_rules(dev: ProgramRun) -> None:
     raw = dev.named("docuflow-dev-raw-lifecycle").inputs["rules"]
     contract = spec.rules(layout.RAW_PREFIX)
     assert [r["id"] for r in raw] == [r["ID"] for r in contract]
-    tiering = raw[0]
+    tiering, grace, standard, compliance = raw[:4]
     assert tiering["filter"] == {"prefix": layout.RAW_PREFIX}
     assert tiering["transitions"] == [
         {"days": 30, "storageClass": "STANDARD_IA"},
         {"days": 365, "storageClass": "GLACIER"},
     ]
-    assert tiering["noncurrentVersionExpiration"] == {"noncurrentDays": 90}
+    # Hidden and replaced versions live the delete grace; markers left alone are removed.
+    assert grace["noncurrentVersionExpiration"] == {"noncurrentDays": 30}
+    assert grace["expiration"] == {"expiredObjectDeleteMarker": True} and grace["filter"] == tiering["filter"]
     # Multipart uploads are aborted everywhere in the bucket, not only under the tiered prefix.
     (abort,) = [r for r in raw if "abortIncompleteMultipartUpload" in r]
     assert abort["filter"] == {} and abort["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
-    tag_key, compliance = layout.COMPLIANCE_TAG
-    assert raw[1]["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag_key: "standard"}}}
-    assert raw[2]["filter"]["and"]["tags"] == {tag_key: compliance}
-    assert raw[1]["expiration"] == {"days": 1825} and raw[2]["expiration"] == {"days": 3650}
+    tag = layout.RETENTION_TAG
+    assert standard["filter"] == {"and": {"prefix": layout.RAW_PREFIX, "tags": {tag: "standard"}}}
+    assert compliance["filter"]["and"]["tags"] == {tag: "compliance"}
+    assert standard["expiration"] == {"days": 1827} and compliance["expiration"] == {"days": 3653}
     reports = dev.named("docuflow-dev-reports-lifecycle").inputs["rules"]
-    assert reports[0]["filter"] == {} and reports[1]["filter"] == {"tag": {"key": tag_key, "value": "standard"}}
+    assert reports[0]["filter"] == {} and reports[2]["filter"] == {"tag": {"key": tag, "value": "standard"}}
     logs = dev.named("docuflow-dev-access-logs-lifecycle").inputs["rules"]
     assert logs[0]["expiration"] == {"days": 365}
+
+
+def test_data_buckets_have_object_lock_without_default_retention(dev: ProgramRun) -> None:
+    locks = {
+        r.name: r.inputs for r in dev.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+    }
+    for purpose in ("raw", "processed"):
+        lock = locks[f"docuflow-dev-{purpose}-object-lock"]
+        assert lock["objectLockEnabled"] == "Enabled" and "rule" not in lock, purpose
+        # Enabled in place: the bucket itself is not replaced to switch Object Lock on.
+        assert "objectLockEnabled" not in dev.named(f"docuflow-dev-{purpose}").inputs
+    assert locks["docuflow-dev-reports-object-lock"]["rule"]["defaultRetention"]["days"] == 365
 
 
 def test_lifecycle_translation_covers_every_contract_rule() -> None:
@@ -125,6 +141,7 @@ def test_object_lock_mode_and_days_from_config(dev: ProgramRun, prod: ProgramRun
         locks = {
             r.inputs["bucket"]: r.inputs["rule"]["defaultRetention"]
             for r in run.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+            if "rule" in r.inputs  # the data buckets' locks carry no default retention: legal holds only
         }
         replica = [layout.replica_bucket_name("prod", "reports", "eu-central-1")] if run is prod else []
         assert locks == {
@@ -142,7 +159,7 @@ def test_cors_on_processed_only_for_configured_origins(dev: ProgramRun) -> None:
     assert rule["allowedMethods"] == ["GET"] and "allowedHeaders" not in rule
     assert rule["allowedOrigins"] == ["https://app.dev.docuflow.example", "http://localhost:5173"]
     # The rules are the contract's, which the local stack applies too.
-    (spec,) = [s.cors for s in bucket_specs("dev", {}, rule["allowedOrigins"]) if s.cors]
+    (spec,) = [s.cors for s in bucket_specs("dev", {}, cors_origins=rule["allowedOrigins"]) if s.cors]
     assert spec.configuration()["CORSRules"][0]["ExposeHeaders"] == rule["exposeHeaders"]
 
 

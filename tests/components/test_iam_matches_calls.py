@@ -23,9 +23,17 @@ from typing import Any
 import pytest
 
 from components import policies
-from jobs.contract import layout, queue_spec
+from jobs.contract import layout, queue_spec, table_spec
 from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
-from tests.components.iam_scenarios import athena_calls, ingest_calls, reconcile_calls, review_calls
+from tests.components.iam_scenarios import (
+    athena_calls,
+    documents_calls,
+    erasure_calls,
+    ingest_calls,
+    legal_hold_calls,
+    reconcile_calls,
+    review_calls,
+)
 from tests.components.program import ProgramRun, catalog_grants
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
@@ -198,6 +206,34 @@ def test_review_api_role_grants_exactly_what_the_review_actions_and_the_url_call
     assert not any(p.resource.startswith(f"arn:aws:s3:::{stack.settings.raw_bucket}") for p in needed)
 
 
+def _data_arns(settings: Any) -> dict[str, str]:
+    inputs = _role_inputs(settings)
+    return {k: inputs[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
+
+
+def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) -> None:
+    needed = permissions(documents_calls(stack), ARNS)
+    table = ARNS.table(stack.settings.table_name)
+    policy = policies.documents_task_policy(
+        **_data_arns(stack.settings), index_arn=f"{table}/index/{stack.settings.index_name}"
+    )
+    # Deletes and markers touch no object content: S3 asks KMS for nothing.
+    assert_grants_exactly(policy, needed, aws_only={}, pending={})
+
+
+def test_legal_hold_role_grants_exactly_what_hold_and_release_call(stack) -> None:
+    needed = permissions(legal_hold_calls(stack), ARNS)
+    assert_grants_exactly(policies.legal_hold_task_policy(**_data_arns(stack.settings)), needed, {}, {})
+
+
+def test_erasure_role_grants_exactly_what_an_erasure_calls(stack) -> None:
+    needed = permissions(erasure_calls(stack), ARNS)
+    inputs = _role_inputs(stack.settings)
+    policy = policies.erasure_task_policy(**inputs)
+    assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(reads=False), pending={})
+    assert_reports_bucket_admits(needed, stack.settings, "erasure-task-role")
+
+
 def test_execution_role_is_what_ecs_needs_to_start_a_task() -> None:
     # No job code runs under it: ECS pulls the image and writes the awslogs streams with it.
     repository = f"arn:aws:ecr:{REGION}:{ACCOUNT}:repository/docuflow-dev-jobs"
@@ -235,6 +271,12 @@ def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
 
 # --- the program attaches these builders ------------------------------------------------------------
 _DEV_QUEUE = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').name}"
+
+
+def _data(inputs: dict[str, str]) -> dict[str, str]:
+    return {k: inputs[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
+
+
 _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name}"
 
 
@@ -255,6 +297,14 @@ _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name
                 **a, arrivals_queue_arn=_DEV_QUEUE, catalog=catalog_grants("dev", "eu-west-1")
             ),
         ),
+        ("erasure", lambda a: policies.erasure_task_policy(**a)),
+        (
+            "documents",
+            lambda a: policies.documents_task_policy(
+                **_data(a), index_arn=f"{a['table_arn']}/index/{table_spec('dev').index_name}"
+            ),
+        ),
+        ("legal-hold", lambda a: policies.legal_hold_task_policy(**_data(a))),
     ],
 )
 def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:

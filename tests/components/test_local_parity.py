@@ -36,6 +36,13 @@ def test_local_audit_log_has_the_dev_stacks_audit_retention(stack, dev: ProgramR
     assert declared["rule"]["defaultRetention"] == {"mode": retention["Mode"], "days": retention["Days"]}
 
 
+def test_local_data_buckets_have_object_lock_without_default_retention(stack) -> None:
+    s3 = stack.s3()
+    for bucket in (stack.settings.raw_bucket, stack.settings.processed_bucket):
+        local = s3.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
+        assert local["ObjectLockEnabled"] == "Enabled" and "Rule" not in local, bucket
+
+
 def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:
     s3 = stack.s3()
     local_specs = [

@@ -55,14 +55,18 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
         f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
         f"{REPORTS}/{layout.INGEST_RUNS_PREFIX}*",
     }
-    assert _allowed(p, "s3:PutObjectTagging") == {f"{PROCESSED}/{layout.PROCESSED_PREFIX}*"}
+    # result.json carries its retention tag in its PutObject; the raw object gets it at the finish.
+    assert _allowed(p, "s3:PutObjectTagging") == {
+        f"{PROCESSED}/{layout.PROCESSED_PREFIX}*",
+        f"{RAW}/{layout.RAW_PREFIX}*",
+    }
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED}
     # Items are read and put; a Delete gives up a duplicate marker the document no longer holds.
     assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {
         "dynamodb:BatchGetItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
-        "dynamodb:DeleteItem",
+        "dynamodb:DeleteItem",  # a duplicate marker given up; the claim on an upload erased before it was processed
     }
     assert _allowed(p, "dynamodb:PutItem") == _allowed(p, "dynamodb:DeleteItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}

@@ -16,7 +16,7 @@ from policy_sentry.querying.actions import get_action_data
 from components.batch_jobs import JOBS
 from components.settings import StackSettings
 from jobs.contract import layout
-from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
+from jobs.settings import ENV_HOLDINGS, ENV_OCR_ENGINE, ENV_TABLE_ARN, JOB_ENV_VARS
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
 
 T = {
@@ -185,14 +185,17 @@ def test_s3_one_lifecycle_with_abort_multipart_and_noncurrent_expiry(every_stack
         assert any(r.get("expiration", {}).get("days") for r in rules)
 
 
-def test_s3_object_lock_on_reports_and_the_audit_trail(every_stack: ProgramRun) -> None:
+def test_s3_object_lock_on_reports_the_audit_trail_and_the_data_buckets(every_stack: ProgramRun) -> None:
     locks = _by_bucket(every_stack, "lock")
     # The reports bucket and its replica (Object Lock retention replicates only into a lock
     # bucket), and the audit trail's two buckets.
     reports = [b.inputs["bucket"] for b in every_stack.of_type(T["bucket"]) if b.name.endswith("-reports")]
     assert len(reports) == 1 + _second(every_stack)
     audit = [n for n in _buckets(every_stack) if n.endswith((layout.AUDIT_LOG, layout.ACCESS_TRAIL))]
-    assert len(audit) == 2 and set(locks) == {*reports, *audit}
+    data = {n for n in locks if n not in {*reports, *audit}}
+    # The data buckets (and their replicas) carry legal holds only: no default retention.
+    assert len(audit) == 2 and len(data) == 2 * (1 + _second(every_stack))
+    assert all("rule" not in locks[n][0].inputs for n in data)
     for name in (*reports, *audit):
         (bucket,) = [b for b in every_stack.of_type(T["bucket"]) if b.inputs["bucket"] == name]
         assert bucket.inputs["objectLockEnabled"] is True
@@ -216,7 +219,7 @@ def test_s3_data_buckets_replicate_to_the_second_region_where_the_stack_names_on
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
-    assert len(defs) == len(JOBS)  # ingest, reconcile, repair, drill
+    assert len(defs) == len(JOBS)  # ingest, reconcile, repair, drill; erasure, documents, legal-hold
     return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
 
 
@@ -238,10 +241,11 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
         assert "secrets" not in c and "environmentFiles" not in c
         names = [e["name"] for e in c["environment"]]
         # The ingest alone also gets the OCR engine, the Athena reconcile the table's ARN (for
-        # its export): non-secret settings.
+        # its export), the erasure the stack's data-holding figures: non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
         arn = [ENV_TABLE_ARN] if "athena" in c["command"] else []
-        assert names == list(JOB_ENV_VARS) + ocr + arn
+        holdings = [ENV_HOLDINGS] if c["command"] == ["erase"] else []
+        assert names == list(JOB_ENV_VARS) + ocr + holdings + arn
         for e in c["environment"]:
             assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e
 
@@ -375,3 +379,13 @@ def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None
     assert len(stateful) == 6 + 2 + _athena(every_stack) + 2 + 7 * _second(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]
+
+
+def test_only_the_erasure_and_the_owners_restore_may_delete_object_versions(every_stack: ProgramRun) -> None:
+    granted = {
+        rec.name
+        for rec in every_stack.of_type(T["rolepolicy"])
+        for stmt in json.loads(rec.inputs["policy"])["Statement"]
+        if stmt["Effect"] == "Allow" and "s3:DeleteObjectVersion" in as_list(stmt["Action"])
+    }
+    assert granted == {f"docuflow-{every_stack.stack}-{job}-task-policy" for job in ("erasure", "documents")}

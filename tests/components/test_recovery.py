@@ -145,8 +145,14 @@ def test_raw_processed_and_reports_replicate_with_deletes_object_lock_and_the_re
         target = layout.replica_bucket_name(stack, spec.purpose, replica)
         assert destination["bucket"] == f"arn:aws:s3:::{target}"
         assert run.region_of(buckets[target]) == replica
-        # Object Lock retention replicates into a bucket with Object Lock (the reports' replica).
-        assert buckets[target].inputs.get("objectLockEnabled") == (True if spec.object_lock else None)
+        # Object Lock retention and legal holds replicate into a bucket with Object Lock: the
+        # reports' replica has it from its creation, the data buckets' from a lock configuration.
+        locks = {
+            lock.inputs["bucket"]
+            for lock in run.of_type("aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration")
+        }
+        locked = buckets[target].inputs.get("objectLockEnabled") is True or target in locks
+        assert locked == spec.object_lock
         assert _key_region(run, destination["encryptionConfiguration"]["replicaKmsKeyId"]) == replica
         assert destination["replicationTime"] == {"status": "Enabled", "time": {"minutes": 15}}
         assert destination["metrics"] == {"status": "Enabled", "eventThreshold": {"minutes": 15}}

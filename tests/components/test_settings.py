@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from components.settings import StackSettings, StackSettingsError
+from jobs.contract import RetentionPolicy
 from tests.components.program import REPO_ROOT, program_run, stack_config, stack_files
 
 
@@ -77,7 +78,8 @@ def test_defaults_when_optional_keys_are_absent() -> None:
         "docuflow:imageTag": "v1",
     }
     s = StackSettings.from_mapping(minimal)
-    assert (s.retention_days, s.noncurrent_expiration_days, s.abort_multipart_days) == (1825, 90, 7)
+    assert (s.retention_days, s.noncurrent_expiration_days, s.abort_multipart_days) == (1827, 90, 7)
+    assert s.retention() == RetentionPolicy()  # the contract's: the local stack's rules and TTLs
     assert (s.object_lock_mode, s.object_lock_days, s.log_retention_days) == ("GOVERNANCE", 365, 365)
     assert s.schedule_timezone == "UTC" and s.fargate_spot is False
     assert s.ocr_engine == "textract"  # AWS default: scans go to Amazon Textract

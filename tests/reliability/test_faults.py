@@ -247,7 +247,7 @@ def _is_finish(operation: str, body: bytes) -> bool:
 
 @pytest.mark.slow
 def test_persistent_transaction_throttling_is_not_reported_as_lost_claims(stack) -> None:
-    """Regression (found here, fixed in 1fcd743): put_all read a transaction still cancelled for
+    """Regression (found here, fixed in 1fcd743): write_all read a transaction still cancelled for
     ThrottlingError after its resends as a lost condition, so the run completed with the
     documents left PROCESSING and counted as lost claims.
     """

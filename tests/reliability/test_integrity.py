@@ -77,7 +77,14 @@ class Worker:
         self.gate = threading.Event()
         self._pool = ThreadPoolExecutor(1)
         self.processor = DocumentProcessor(
-            self.buckets, self.table, stack.settings.processed_bucket, self._extract, self._finish, 10_000_000, 30
+            self.buckets,
+            self.table,
+            stack.settings.processed_bucket,
+            self._extract,
+            self._finish,
+            10_000_000,
+            30,
+            stack.settings.retention,
         )
 
     def _extract(self, data: bytes, name: str) -> Future[ExtractionOutcome]:

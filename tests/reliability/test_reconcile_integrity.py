@@ -194,7 +194,9 @@ def test_the_deleted_repair_is_guarded_by_the_version_it_saw(stack) -> None:
     run = ReconcileRun(stack.settings, ReconcileOptions())
     from jobs.reconcile.repair import Repairer
 
-    actions = Repairer(run.table, run.buckets, stack.settings.processed_bucket, actor="repair:test").run(findings)
+    actions = Repairer(
+        run.table, run.buckets, stack.settings.processed_bucket, actor="repair:test", policy=stack.settings.retention
+    ).run(findings)
     assert [a.outcome for a in actions] == ["skipped: the item changed since the snapshot (version 2 -> 4)"]
     assert _item(stack, "u3", "racing").status == Status.PROCESSED
 

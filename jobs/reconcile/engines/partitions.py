@@ -50,7 +50,19 @@ ROWS_PER_PARTITION = 1_200_000
 HASH_SEED = 20260601
 
 # What the join rules read of an item (the rest met its rules in step 1 and is dropped).
-RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "rawKey", "rawS3Uri", "rawEtag", "version")
+RAW_SIDE = (
+    "userId",
+    "documentId",
+    "pk",
+    "sk",
+    "status",
+    "createdAt",
+    "retainUntil",
+    "rawKey",
+    "rawS3Uri",
+    "rawEtag",
+    "version",
+)
 # resultKey is built again from the ids when the result side is judged: held, it was the largest
 # column.
 RESULT_SIDE = (
@@ -60,6 +72,7 @@ RESULT_SIDE = (
     "sk",
     "status",
     "updatedAt",
+    "retainUntil",
     "resultS3Uri",
     "version",
     "contentMarker",

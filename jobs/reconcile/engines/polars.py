@@ -40,10 +40,21 @@ class FileInputs:
     keep: StateWriter | None = None
 
 
+# The lifecycle rules' findings for a live snapshot (jobs.reconcile.lifecycle).
+LifecycleRules = Callable[[Snapshot, RuleParams], pl.DataFrame]
+
+
 class PolarsEngine:
-    def __init__(self, inputs: FileInputs | Callable[[], Snapshot], read_results: ReadResults | None = None) -> None:
+    def __init__(
+        self,
+        inputs: FileInputs | Callable[[], Snapshot],
+        read_results: ReadResults | None = None,
+        lifecycle: LifecycleRules | None = None,
+    ) -> None:
+        """`lifecycle`: a live run's version-level rules, which read S3 for their candidates."""
         self.inputs = inputs
         self.read_results = read_results
+        self.lifecycle = lifecycle
 
     def find(self, params_for: ParamsFor) -> EngineFindings:
         if isinstance(self.inputs, FileInputs):
@@ -74,7 +85,10 @@ class PolarsEngine:
             "raw": snapshot.raw_objects.height,
             "processed": snapshot.processed_objects.height,
         }
-        wide = _every_rule(inputs, params_for(snapshot.as_of))
+        params = params_for(snapshot.as_of)
+        wide = _every_rule(inputs, params)
+        if self.lifecycle is not None:
+            wide = pl.concat([wide, self.lifecycle(snapshot, params)], how="diagonal_relaxed")
         return EngineFindings(wide, snapshot.taken_at, snapshot.inputs, sizes)
 
 

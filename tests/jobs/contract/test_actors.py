@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.contract import DocumentItem, Status, tombstone
+from jobs.contract import DocumentItem, RetentionPolicy, Status, tombstone
 from jobs.contract.actors import ActorKind, actor, actor_kind, check_actor
 from tests.jobs.contract.test_models import NOW, make_item
 
@@ -35,6 +35,6 @@ def test_a_new_version_must_name_its_actor() -> None:
 
 def test_a_tombstone_is_written_by_whoever_found_the_object_gone() -> None:
     done = make_item(status=Status.PROCESSED, updatedBy="ingest:run1")
-    gone = tombstone(done, NOW, "raw object deleted", "repair:run2")
+    gone = tombstone(done, NOW, "raw object deleted", "repair:run2", RetentionPolicy())
     assert (gone.status, gone.version, gone.updatedBy) == (Status.DELETED, done.version + 1, "repair:run2")
     assert DocumentItem.from_item(gone.to_item()).updatedBy == "repair:run2"

@@ -97,7 +97,7 @@ def test_no_url_for_what_is_not_the_users_readable_result(stack, user: str, doc:
 
 
 def test_the_local_processed_bucket_has_the_contracts_cors_rules(stack) -> None:
-    (spec,) = [s for s in bucket_specs(stack.settings.stage, {}, ("http://localhost:5173",)) if s.cors]
+    (spec,) = [s for s in bucket_specs(stack.settings.stage, {}, cors_origins=("http://localhost:5173",)) if s.cors]
     local = stack.s3().get_bucket_cors(Bucket=stack.settings.processed_bucket)["CORSRules"]
     assert local == spec.cors.configuration()["CORSRules"]
     for other in ("raw", "reports"):
@@ -213,7 +213,9 @@ def test_a_browser_reads_the_presigned_result_from_an_allowed_origin_and_not_fro
     stack, chromium: str, page: Page, tmp_path: Path
 ) -> None:
     allowed, other = f"http://localhost:{page.port}", f"http://127.0.0.1:{page.port}"
-    (spec,) = [s for s in bucket_specs(stack.settings.stage, stack.settings.bucket_names(), (allowed,)) if s.cors]
+    (spec,) = [
+        s for s in bucket_specs(stack.settings.stage, stack.settings.bucket_names(), cors_origins=(allowed,)) if s.cors
+    ]
     ensure_bucket(stack.s3(), spec, REGION)  # the stack's origins: the local bootstrap, from the contract
     assert spec.cors == CorsSpec(allowed_origins=(allowed,))
 

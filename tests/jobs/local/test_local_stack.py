@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import boto3
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.contract.schema import ABORT_MULTIPART_RULE
+from jobs.contract.schema import ABORT_MULTIPART_RULE, GRACE_RULE
 from jobs.observability import CallMetrics
 from jobs.store.dynamo import DocumentTable
 
@@ -44,7 +44,13 @@ def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:
     for bucket in stack.settings.bucket_names().values():
         assert s3.get_bucket_versioning(Bucket=bucket)["Status"] == "Enabled"
         rules = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
-        assert {r["ID"] for r in rules} == {"tiering", "expire-standard", "expire-compliance", ABORT_MULTIPART_RULE}
+        assert {r["ID"] for r in rules} == {
+            "tiering",
+            GRACE_RULE,
+            "expire-standard",
+            "expire-compliance",
+            ABORT_MULTIPART_RULE,
+        }
     lock = s3.get_object_lock_configuration(Bucket=stack.settings.reports_bucket)
     assert lock["ObjectLockConfiguration"]["ObjectLockEnabled"] == "Enabled"
 

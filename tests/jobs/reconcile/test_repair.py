@@ -20,7 +20,13 @@ T0 = layout.utc_now() - timedelta(days=1)
 def _repairer(stack) -> tuple[Repairer, Any, Any]:
     run = ReconcileRun(stack.settings, ReconcileOptions())
     return (
-        Repairer(run.table, run.buckets, stack.settings.processed_bucket, actor="repair:test"),
+        Repairer(
+            run.table,
+            run.buckets,
+            stack.settings.processed_bucket,
+            actor="repair:test",
+            policy=stack.settings.retention,
+        ),
         run.table,
         run.buckets,
     )

@@ -48,7 +48,8 @@ DELETED = ("gone1", "gone2")  # existed at T0, deleted in the window
 
 
 def _doc(item: dict[str, Any]) -> str:
-    return str(item["documentId"]["S"])
+    # An erasure marker (in the shared state) names no document: its sort key stands for it.
+    return str(item.get("documentId", item[layout.SK_ATTR])["S"])
 
 
 def _key(item: dict[str, Any]) -> dict[str, Any]:

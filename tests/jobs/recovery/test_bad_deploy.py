@@ -17,7 +17,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from jobs.contract import DocumentItem, ResultDocument, layout
+from jobs.contract import DocumentItem, ResultDocument, RetentionClass, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
@@ -57,7 +57,11 @@ def _corrupt(stack: Any, item: DocumentItem, *, result_too: bool) -> None:
             }
         )
         result_etag = buckets.put_json(
-            stack.settings.processed_bucket, key, wrong.to_json_bytes(), replaces=item.resultEtag
+            stack.settings.processed_bucket,
+            key,
+            wrong.to_json_bytes(),
+            replaces=item.resultEtag,
+            retention=item.retentionClass or RetentionClass.STANDARD,
         )
     bad = item.evolve(
         vendorName=BAD_VENDOR,

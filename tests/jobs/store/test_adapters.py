@@ -16,7 +16,16 @@ from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionEr
 from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
-from jobs.contract import DocumentItem, DuplicateKind, DuplicateMarker, ObjectInfo, Status, layout, queue_spec
+from jobs.contract import (
+    DocumentItem,
+    DuplicateKind,
+    DuplicateMarker,
+    ObjectInfo,
+    RetentionClass,
+    Status,
+    layout,
+    queue_spec,
+)
 from jobs.contract.events import parse_body, requeue_body
 from jobs.errors import (
     DynamoItemRejectedError,
@@ -232,14 +241,16 @@ def test_a_token_from_another_query_is_refused_by_the_table(stack) -> None:
 # --- S3 ---------------------------------------------------------------------------------------
 def test_result_writes_are_fenced_on_the_etag_they_replace(stack) -> None:
     buckets, bucket = Buckets(stack.s3(), CallMetrics()), stack.settings.processed_bucket
-    first = buckets.put_json(bucket, "processed/u/d/result.json", b"{}", replaces=None)
-    with pytest.raises(S3ObjectChangedError):
-        buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 1}', replaces=None)  # exists already
-    second = buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 2}', replaces=first)
-    with pytest.raises(S3ObjectChangedError):
-        buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 3}', replaces=first)  # stale
-    with pytest.raises(S3ObjectChangedError):
-        buckets.put_json(bucket, "processed/u/x/result.json", b"{}", replaces=second)  # gone
+    std = RetentionClass.STANDARD
+    first = buckets.put_json(bucket, "processed/u/d/result.json", b"{}", replaces=None, retention=std)
+    with pytest.raises(S3ObjectChangedError):  # exists already
+        buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 1}', replaces=None, retention=std)
+    second = buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 2}', replaces=first, retention=std)
+    with pytest.raises(S3ObjectChangedError):  # stale
+        buckets.put_json(bucket, "processed/u/d/result.json", b'{"a": 3}', replaces=first, retention=std)
+    with pytest.raises(S3ObjectChangedError):  # gone
+        buckets.put_json(bucket, "processed/u/x/result.json", b"{}", replaces=second, retention=std)
+    assert buckets.tags(bucket, "processed/u/d/result.json") == {layout.RETENTION_TAG: "standard"}
     assert buckets.get_bytes(bucket, "processed/u/d/result.json") == b'{"a": 2}'
     with pytest.raises(S3ObjectMissingError):
         buckets.get_bytes(bucket, "processed/u/nothing/result.json")
@@ -300,3 +311,32 @@ def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:
     assert queue.visibility_timeout() == queue_spec(stack.settings.stage).visibility_timeout_seconds
     with pytest.raises(StoreResourceMissingError, match=r"queue .*-nope"):  # the error names the queue
         ArrivalQueue(sqs, stack.settings.arrivals_queue_url + "-nope", CallMetrics()).receive(wait_seconds=0)
+
+
+def test_versions_hide_restore_hold_and_delete_for_good(stack) -> None:
+    """The version calls of a document's life on the local S3: a retention tag, delete markers
+    over current versions, a listing of versions and markers, a legal hold that S3 enforces
+    (a held version is refused to DeleteObjects, AccessDenied), and batched deletes.
+    """
+    s3, bucket = stack.s3(), stack.settings.raw_bucket
+    buckets = Buckets(s3, CallMetrics())
+    for body in (b"v1", b"v2"):
+        s3.put_object(Bucket=bucket, Key="raw/u/d/a.xml", Body=body)
+    s3.put_object(Bucket=bucket, Key="raw/u/d/b.xml", Body=b"b")
+    assert buckets.tag_retention(bucket, "raw/u/d/a.xml", RetentionClass.COMPLIANCE)
+    assert buckets.tags(bucket, "raw/u/d/a.xml") == {layout.RETENTION_TAG: "compliance"}
+    assert not buckets.tag_retention(bucket, "raw/u/d/none.xml", RetentionClass.STANDARD)
+    buckets.hide(bucket, ["raw/u/d/a.xml", "raw/u/d/b.xml"])
+    listed = buckets.versions(bucket, "raw/u/d/")
+    markers = [v for v in listed if v.delete_marker]
+    assert sorted(m.key for m in markers) == ["raw/u/d/a.xml", "raw/u/d/b.xml"] and all(m.is_latest for m in markers)
+    assert len([v for v in listed if not v.delete_marker]) == 3
+    assert buckets.head(bucket, "raw/u/d/a.xml") is None  # hidden, kept
+    (held,) = [v for v in listed if v.key == "raw/u/d/b.xml" and not v.delete_marker]
+    buckets.set_legal_hold(held, True)
+    assert buckets.legal_hold(held) and not buckets.legal_hold(listed[0] if listed[0] != held else listed[1])
+    refused = buckets.delete_versions(bucket, listed)
+    assert [(r.key, r.code) for r in refused] == [(held.key, "AccessDenied")]
+    assert [v.version_id for v in buckets.versions(bucket, "raw/u/d/")] == [held.version_id]
+    buckets.set_legal_hold(held, False)
+    assert buckets.delete_versions(bucket, [held]) == [] and buckets.versions(bucket, "raw/u/d/") == []

@@ -1,0 +1,3 @@
+"""GDPR erasure of one user: every item, version and delete marker, for good, but what a legal
+hold keeps; a write-once receipt of what was deleted and of what still holds the user's data.
+"""

@@ -1,0 +1,285 @@
+"""One erasure run: passes over the user's partition and prefixes until one finds nothing to delete.
+
+A pass reads the whole partition (Query, consistent), lists the versions under `raw/U/` and the
+processed prefix (kept in memory: one user's, some hundred bytes each), deletes them in
+DeleteObjects requests of 1,000 versions and markers each (ceil(n / 1,000) per bucket), then deletes
+the items it read, each only if it is still the version read (TransactWriteItems of up to 100
+conditional deletes). Objects go before items, so a crash leaves items that still point at what
+is left, and the marker (RUNNING) lets the next run resume under the same id and counts.
+
+An upload of the user arriving during the erasure ends erased or intact, never half:
+- its raw object listed by a pass is deleted with the rest; the ingest that later takes its
+  message finds it gone and, seeing the marker, removes its claim instead of writing a tombstone;
+- a claim (PROCESSING) a pass deletes may still write result.json until its lease ends: the next
+  pass waits out the latest lease it saw and finds (and deletes) what the writer left;
+- an upload no pass listed arrived after the last one: it is processed into a whole document.
+The run ends with a pass that found nothing (held documents aside), after the waits; a user
+whose data keeps changing is refused after MAX_PASSES (the run can be started again).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from jobs.contract import layout, queue_spec
+from jobs.contract.actors import ActorKind, actor
+from jobs.contract.erasure import ErasureCounts, ErasureMarker, ErasureReceipt, ErasureState, holdings
+from jobs.contract.objects import ObjectVersion
+from jobs.erasure.selection import Partition, kept_by, kept_documents
+from jobs.errors import ErasureNotSettledError, ErasureUnknownUserError, S3ObjectExistsError
+from jobs.observability import CallMetrics
+from jobs.settings import JobSettings
+from jobs.store.dynamo import TRANSACT_LIMIT, ConditionalDelete, DocumentTable, delete_if_version, erasure_put
+from jobs.store.s3 import DELETE_BATCH, Buckets
+
+logger = logging.getLogger(__name__)
+
+MAX_PASSES = 6
+LEASE_MARGIN = timedelta(seconds=5)  # past a lease, for the writer's last request to land
+
+
+@dataclass
+class PassOutcome:
+    deleted: ErasureCounts = field(default_factory=ErasureCounts)
+    refused: int = 0  # versions S3 would not delete (a hold placed meanwhile): the next pass looks again
+    kept_versions: Counter[str] = field(default_factory=Counter)
+    partition: Partition = field(default_factory=Partition)
+    leases_until: datetime | None = None
+
+    @property
+    def settled(self) -> bool:
+        return self.deleted.empty and not self.refused and self.leases_until is None
+
+
+@dataclass(frozen=True)
+class ErasureResult:
+    """The run's answer: the receipt it wrote, a dry run's count, or nothing to erase."""
+
+    outcome: str  # "erased", "dry-run", "nothing"
+    message: str
+    receipt: ErasureReceipt | None = None
+    receipt_uri: str | None = None
+    would_delete: ErasureCounts | None = None
+
+
+class ErasureRun:
+    def __init__(
+        self,
+        settings: JobSettings,
+        table: DocumentTable,
+        buckets: Buckets,
+        metrics: CallMetrics,
+        *,
+        clock: Callable[[], datetime] = layout.utc_now,
+        sleep: Callable[[float], None] = time.sleep,
+        between_passes: Callable[[int], None] = lambda _n: None,
+    ) -> None:
+        """`between_passes(n)`: called after pass n (tests interleave uploads and runs there)."""
+        self._settings = settings
+        self._table = table
+        self._buckets = buckets
+        self._metrics = metrics
+        self._clock = clock
+        self._sleep = sleep
+        self._between_passes = between_passes
+
+    def execute(self, user_id: str, *, dry_run: bool = False) -> ErasureResult:
+        layout.validate_id(user_id, "userId")
+        marker = self._table.erasure_marker(user_id)
+        if dry_run:
+            outcome = self._pass(user_id, dry_run=True)
+            held = [d.documentId for d in outcome.partition.held]
+            return ErasureResult(
+                "dry-run",
+                f"would erase {outcome.deleted}; kept under a legal hold: {held}",
+                None,
+                None,
+                outcome.deleted,
+            )
+        resuming = marker is not None and marker.state == ErasureState.RUNNING
+        if not resuming and not self._anything_left(user_id):
+            return _nothing(user_id, marker)
+        started = self._clock()
+        if marker is None or not resuming:
+            run_id = f"{started:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+            marker = self._mark(
+                ErasureMarker(
+                    userId=user_id,
+                    runId=run_id,
+                    state=ErasureState.RUNNING,
+                    startedAt=started,
+                    updatedBy=actor(ActorKind.ERASURE, run_id),
+                    version=(marker.version + 1) if marker else 1,
+                ),
+                marker.version if marker else None,
+            )
+        return self._erase(marker)
+
+    # --- the passes ------------------------------------------------------------------------
+    def _erase(self, marker: ErasureMarker) -> ErasureResult:
+        user_id = marker.userId
+        last = PassOutcome()
+        for number in range(1, MAX_PASSES + 1):
+            last = self._pass(user_id, dry_run=False)
+            logger.info(
+                "erasure pass",
+                extra={"userId": user_id, "runId": marker.runId, "pass": number, "deleted": last.deleted.model_dump()},
+            )
+            if not last.deleted.empty:
+                marker = self._mark(
+                    marker.model_copy(
+                        update={"counts": marker.counts.plus(last.deleted), "version": marker.version + 1}
+                    ),
+                    marker.version,
+                )
+            self._between_passes(number)
+            if last.settled:
+                return self._finish(marker, last, number)
+            if last.leases_until is not None:
+                self._sleep(max(0.0, (last.leases_until + LEASE_MARGIN - self._clock()).total_seconds()))
+        raise ErasureNotSettledError(
+            f"user {user_id}'s data kept changing over {MAX_PASSES} passes (last: {last.deleted}, "
+            f"{last.refused} version(s) S3 refused): run the erasure again"
+        )
+
+    def _pass(self, user_id: str, *, dry_run: bool) -> PassOutcome:
+        """Read the partition, delete the versions outside held documents, then the items."""
+        items = [item for page in self._table.partition_pages(user_id) for item in page]
+        outcome = PassOutcome(partition=Partition.of(items))
+        outcome.leases_until = outcome.partition.leases_until(self._clock())
+        kept_prefixes = outcome.partition.kept_prefixes()
+        s = self._settings
+        for bucket, prefix in zip((s.raw_bucket, s.processed_bucket), layout.user_prefixes(user_id), strict=True):
+            # The whole listing first, then the deletes: a listing resumed after its own page was
+            # deleted is S3's to position, and moto's server loses its place there.
+            doomed: list[ObjectVersion] = []
+            for page in self._buckets.version_pages(bucket, prefix):
+                for version in page:
+                    held_by = kept_by(version, kept_prefixes)
+                    if held_by is not None:
+                        outcome.kept_versions[held_by] += 1
+                    else:
+                        doomed.append(version)
+            for start in range(0, len(doomed), DELETE_BATCH):
+                self._delete_versions(bucket, doomed[start : start + DELETE_BATCH], outcome, dry_run)
+        self._delete_items(outcome, dry_run)
+        return outcome
+
+    def _delete_versions(self, bucket: str, versions: list[ObjectVersion], outcome: PassOutcome, dry_run: bool) -> None:
+        refused = [] if dry_run else self._buckets.delete_versions(bucket, versions)
+        markers = sum(v.delete_marker for v in versions)
+        gone = ErasureCounts(versions=len(versions) - markers, deleteMarkers=markers)
+        if refused:
+            # moto names only the key of a refused version: count refusals, the next pass relists.
+            outcome.refused += len(refused)
+            gone = ErasureCounts(versions=max(0, gone.versions - len(refused)), deleteMarkers=gone.deleteMarkers)
+        outcome.deleted = outcome.deleted.plus(gone)
+
+    def _delete_items(self, outcome: PassOutcome, dry_run: bool) -> None:
+        todo = outcome.partition.deletions()
+        if not todo:
+            return
+        deletes = [
+            delete_if_version(t.key, t.version)
+            if t.version is not None
+            else ConditionalDelete(t.key, "attribute_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
+            for t in todo
+        ]
+        landed = (
+            [True] * len(deletes)
+            if dry_run
+            else self._table.put_all(deletes, "dynamodb.TransactWrite.erase", TRANSACT_LIMIT)
+        )
+        documents = sum(ok and t.document for ok, t in zip(landed, todo, strict=True))
+        outcome.deleted = outcome.deleted.plus(ErasureCounts(items=sum(landed), documents=documents))
+        # An item that changed since it was read (a claim, a hold) is read again by the next pass.
+        outcome.refused += len(landed) - sum(landed)
+
+    def _anything_left(self, user_id: str) -> bool:
+        """Is anything of the user's stored that an erasure would delete? Usually the first
+        Query page answers; without items, one small listing per bucket (all of it only where
+        held documents' versions must be told apart).
+        """
+        partition = Partition.of([item for page in self._table.partition_pages(user_id) for item in page])
+        if partition.deletions():
+            return True
+        kept_prefixes = partition.kept_prefixes()
+        s = self._settings
+        page_size = DELETE_BATCH if kept_prefixes else 1
+        for bucket, prefix in zip((s.raw_bucket, s.processed_bucket), layout.user_prefixes(user_id), strict=True):
+            for page in self._buckets.version_pages(bucket, prefix, page_size=page_size):
+                if any(kept_by(v, kept_prefixes) is None for v in page):
+                    return True
+                if not kept_prefixes:
+                    break
+        return False
+
+    # --- the records -----------------------------------------------------------------------
+    def _mark(self, marker: ErasureMarker, expected_version: int | None) -> ErasureMarker:
+        if not self._table.put_all([erasure_put(marker, expected_version)], "dynamodb.TransactWrite.erasure")[0]:
+            raise ErasureNotSettledError(
+                f"another erasure of user {marker.userId} is writing its marker: let it finish, then run again"
+            )
+        return marker
+
+    def _finish(self, marker: ErasureMarker, last: PassOutcome, passes: int) -> ErasureResult:
+        finished = self._clock()
+        receipt = ErasureReceipt(
+            userId=marker.userId,
+            runId=marker.runId,
+            startedAt=marker.startedAt,
+            finishedAt=finished,
+            erased=[
+                f"items of {layout.user_pk(marker.userId)} in {self._table.table_name}",
+                *(
+                    f"s3://{b}/{p}"
+                    for b, p in zip(self._buckets_of(), layout.user_prefixes(marker.userId), strict=True)
+                ),
+            ],
+            deleted=marker.counts,
+            kept=kept_documents(last.partition, last.kept_versions),
+            passes=passes,
+            requests={name: int(v["calls"]) for name, v in self._metrics.summary().items()},
+            stillHolding=holdings(self._settings.holdings, finished),
+        )
+        key = layout.erasure_receipt_key(marker.userId, marker.runId)
+        try:
+            self._buckets.put_once(self._settings.reports_bucket, key, receipt.to_json_bytes(), "application/json")
+        except S3ObjectExistsError:
+            logger.info("receipt already written by the run this one resumed", extra={"key": key})
+        queue_days = queue_spec(self._settings.stage).retention_seconds / 86400
+        self._mark(
+            marker.model_copy(
+                update={
+                    "state": ErasureState.DONE,
+                    "finishedAt": finished,
+                    "expiresAt": finished + timedelta(days=queue_days + 1),
+                    "version": marker.version + 1,
+                }
+            ),
+            marker.version,
+        )
+        uri = layout.s3_uri(self._settings.reports_bucket, key)
+        return ErasureResult("erased", f"erased user {marker.userId}: {marker.counts}; receipt {uri}", receipt, uri)
+
+    def _buckets_of(self) -> tuple[str, str]:
+        return self._settings.raw_bucket, self._settings.processed_bucket
+
+
+def _nothing(user_id: str, marker: ErasureMarker | None) -> ErasureResult:
+    if marker is None:
+        raise ErasureUnknownUserError(
+            f"nothing is stored for user {user_id}: an unknown user (or one erased long enough ago that "
+            "the erasure's marker expired; its receipt is under erasure/)"
+        )
+    return ErasureResult(
+        "nothing",
+        f"nothing left to erase for user {user_id}: erased by run {marker.runId} "
+        f"on {layout.format_ts(marker.finishedAt or marker.startedAt)}",
+    )

@@ -1,0 +1,167 @@
+"""The owner's delete and restore and an operator's legal hold, on the live local stack: the item
+and every version and delete marker are listed after each step, never assumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from jobs.contract import Status, layout
+from jobs.documents.actions import DocumentActions
+from jobs.documents.queries import list_documents
+from jobs.errors import DocumentNotFoundError, LifecycleRefusedError
+from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.observability import CallMetrics
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
+from tests.jobs.lifecycle.lifecycle_helpers import POLICY, Entry, invoice, listed, put_raw
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = layout.utc_now()
+
+    def __call__(self):
+        return self.now
+
+
+def _setup(stack, docs: tuple[str, ...] = ("d1",)) -> tuple[DocumentActions, Clock]:
+    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    for doc in docs:
+        put_raw(stack, "u1", doc, invoice())
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    clock = Clock()
+    metrics = CallMetrics()
+    s = stack.settings
+    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+    actions = DocumentActions(table, Buckets(stack.s3(), metrics), s.raw_bucket, s.processed_bucket, POLICY, clock)
+    return actions, clock
+
+
+def _state(stack) -> tuple[list, list[Entry], list[Entry]]:
+    s = stack.settings
+    items = sorted(stack.items(), key=lambda i: i.documentId)
+    return items, listed(stack, s.raw_bucket), listed(stack, s.processed_bucket)
+
+
+def test_delete_hides_everything_and_restore_brings_it_back_as_it_was(stack) -> None:
+    actions, clock = _setup(stack, ("d1", "d2"))
+    (before, _), raw_before, results_before = _state(stack)
+    gone = actions.delete("u1", "d1", "user:u1")
+    assert gone.changed_item and gone.objects == 2  # the raw upload and result.json
+    (item, other), raw, results = _state(stack)
+    assert (item.status, item.restoreStatus, item.deletedBy) == (Status.DELETED, Status.PROCESSED, "user:u1")
+    assert item.hardDeleteAt == clock.now.replace(microsecond=clock.now.microsecond // 1000 * 1000) + timedelta(days=30)
+    assert other.status == Status.PROCESSED  # the other document is untouched
+    d1 = layout.raw_document_prefix("u1", "d1")
+    assert [e for e in raw if e.key.startswith(d1)] == [
+        Entry(layout.raw_key("u1", "d1", "invoice.xml"), False, False),
+        Entry(layout.raw_key("u1", "d1", "invoice.xml"), True, True),
+    ]
+    assert Entry(layout.result_key("u1", "d1"), True, True) in results
+    shown = list_documents(stack.settings, user_id="u1", status=None)
+    assert [i.documentId for i in shown.items] == ["d2"]  # hidden from the user's list
+    # Running it again changes nothing.
+    again = actions.delete("u1", "d1", "user:u1")
+    assert not again.changed_item and again.objects == 0 and _state(stack) == ([item, other], raw, results)
+
+    clock.now += timedelta(days=29)
+    back = actions.restore("u1", "d1", "user:u1")
+    assert back.objects == 2
+    (restored, _), raw_after, results_after = _state(stack)
+    assert (raw_after, results_after) == (raw_before, results_before)  # every marker gone, versions kept
+    unchanged = {"status", "retentionClass", "retainUntil", "resultEtag", "rawEtag", "vendorName", "createdAt"}
+    assert restored.model_dump(include=unchanged) == before.model_dump(include=unchanged)
+    assert restored.expires_at == before.expires_at and not restored.user_deleted
+    assert restored.version == before.version + 2 and restored.updatedBy == "user:u1"
+
+
+def test_restore_after_the_grace_and_other_bad_requests_change_nothing(stack) -> None:
+    actions, clock = _setup(stack)
+    with pytest.raises(LifecycleRefusedError, match="not deleted"):
+        actions.restore("u1", "d1", "user:u1")
+    actions.delete("u1", "d1", "user:u1")
+    state = _state(stack)
+    clock.now += timedelta(days=30, seconds=1)
+    with pytest.raises(LifecycleRefusedError, match="deleted for good"):
+        actions.restore("u1", "d1", "user:u1")
+    with pytest.raises(LifecycleRefusedError, match="restore it before a hold"):
+        actions.hold("u1", "d1", "operator:legal")
+    with pytest.raises(DocumentNotFoundError, match="deleted for good after its grace"):
+        actions.restore("u1", "nope", "user:u1")
+    with pytest.raises(DocumentNotFoundError):
+        actions.delete("nobody", "d1", "user:nobody")
+    with pytest.raises(ValueError, match="contains '/'"):
+        actions.delete("u1", "a/b", "user:u1")
+    assert _state(stack) == state
+
+
+def test_a_held_document_keeps_every_version_until_released(stack) -> None:
+    actions, _ = _setup(stack)
+    s3, s = stack.s3(), stack.settings
+    put_raw(stack, "u1", "d1", invoice() + b" ")  # a second raw version, not processed
+    held = actions.hold("u1", "d1", "operator:legal")
+    assert held.objects == 3 and held.item.held  # two raw versions and result.json
+    (item,), raw, results = _state(stack)
+    assert item.legalHoldBy == "operator:legal" and item.expires_at is None
+    stored = stack.dynamodb().get_item(TableName=s.table_name, Key={"PK": {"S": item.pk}, "SK": {"S": item.sk}})
+    assert layout.TTL_ATTR not in stored["Item"]
+    versions = s3.list_object_versions(Bucket=s.raw_bucket, Prefix="raw/u1/d1/")["Versions"]
+    for v in versions:
+        hold = s3.get_object_legal_hold(Bucket=s.raw_bucket, Key=v["Key"], VersionId=v["VersionId"])
+        assert hold["LegalHold"]["Status"] == "ON"
+    with pytest.raises(LifecycleRefusedError, match="legal hold"):
+        actions.delete("u1", "d1", "user:u1")
+    # S3 itself refuses to delete a held version.
+    refused = s3.delete_objects(
+        Bucket=s.raw_bucket, Delete={"Objects": [{"Key": v["Key"], "VersionId": v["VersionId"]} for v in versions]}
+    )
+    assert len(refused.get("Errors", [])) == 2 and _state(stack) == ([item], raw, results)
+    free = actions.release("u1", "d1", "operator:legal")
+    assert not free.item.held and free.item.expires_at == free.item.retainUntil
+    for v in versions:
+        hold = s3.get_object_legal_hold(Bucket=s.raw_bucket, Key=v["Key"], VersionId=v["VersionId"])
+        assert hold["LegalHold"]["Status"] == "OFF"
+
+
+def _cli(stack, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jobs", "documents", *args],
+        env={**os.environ},
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_cli_acts_and_refuses_bad_input_in_one_line_exit_2(stack) -> None:
+    _setup(stack)
+    state = _state(stack)
+    for args, says in (
+        (("delete", "--user", "u1", "--doc", ".."), "traversal"),
+        (("delete", "--user", "u1", "--doc", "missing"), "no document missing of user u1"),
+        (("restore", "--user", "u1", "--doc", "d1"), "not deleted"),
+        (("hold", "--user", "u1", "--doc", "d1"), "--operator"),
+    ):
+        done = _cli(stack, *args)
+        assert done.returncode == 2, done.stderr
+        assert says in done.stderr and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 3
+    assert _state(stack) == state
+    deleted = _cli(stack, "delete", "--user", "u1", "--doc", "d1")
+    assert deleted.returncode == 0, deleted.stderr
+    summary = json.loads(deleted.stdout)
+    assert summary["status"] == "DELETED" and summary["objectsChanged"] == 2 and summary["updatedBy"] == "user:u1"
+    assert _cli(stack, "restore", "--user", "u1", "--doc", "d1").returncode == 0
+    assert _cli(stack, "hold", "--user", "u1", "--doc", "d1", "--operator", "legal").returncode == 0
+    (item,), _, _ = _state(stack)
+    assert item.status == Status.PROCESSED and item.legalHoldBy == "operator:legal"

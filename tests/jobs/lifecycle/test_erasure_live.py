@@ -1,0 +1,196 @@
+"""GDPR erasure on the live local stack: everything of the user goes, for good, but what a legal
+hold keeps; the receipt is written once; a rerun finds nothing; an upload arriving during the
+erasure ends erased or intact, never half.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from jobs.contract import ObjectInfo, Status, layout
+from jobs.contract.erasure import ErasureReceipt, ErasureState
+from jobs.documents.actions import DocumentActions
+from jobs.erasure.run import ErasureRun
+from jobs.errors import ErasureUnknownUserError
+from jobs.ingest.plan import decide
+from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.observability import CallMetrics
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
+from tests.jobs.lifecycle.lifecycle_helpers import POLICY, credit_note, invoice, listed, put_raw
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+class FakeTime:
+    """The erasure's clock and sleep: a lease wait moves the clock, not the test."""
+
+    def __init__(self) -> None:
+        self.now = layout.utc_now()
+        self.slept = 0.0
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+        self.now += timedelta(seconds=seconds)
+
+
+def _tools(stack, **run_options):
+    metrics = CallMetrics()
+    s = stack.settings
+    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+    buckets = Buckets(stack.s3(), metrics)
+    actions = DocumentActions(table, buckets, s.raw_bucket, s.processed_bucket, POLICY)
+    return ErasureRun(s, table, buckets, metrics, **run_options), actions, table
+
+
+def _user_data(stack, user: str) -> tuple[list, list, list]:
+    s = stack.settings
+    raw_prefix, result_prefix = layout.user_prefixes(user)
+    items = [i for i in stack.items() if i.userId == user]
+    return items, listed(stack, s.raw_bucket, raw_prefix), listed(stack, s.processed_bucket, result_prefix)
+
+
+def _partition(stack, user: str) -> list[dict]:
+    response = stack.dynamodb().query(
+        TableName=stack.settings.table_name,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": layout.user_pk(user)}},
+    )
+    return response["Items"]
+
+
+def _seed(stack) -> None:
+    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    for doc in ("a", "b", "c"):
+        put_raw(stack, "alice", doc, invoice())
+    put_raw(stack, "alice", "cn", credit_note())
+    put_raw(stack, "alice", "a", invoice() + b" ")  # a second version of a's upload
+    put_raw(stack, "bob", "b1", invoice())
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+
+
+def test_erasure_deletes_everything_but_held_documents_and_writes_one_receipt(stack) -> None:
+    _seed(stack)
+    run, actions, _ = _tools(stack)
+    actions.delete("alice", "b", "user:alice")  # delete markers, versions kept
+    actions.hold("alice", "c", "operator:legal")
+    bob = _user_data(stack, "bob")
+    before = _user_data(stack, "alice")
+
+    plan = run.execute("alice", dry_run=True)
+    assert plan.outcome == "dry-run" and _user_data(stack, "alice") == before  # nothing changed
+    assert plan.would_delete is not None and plan.would_delete.documents == 3
+
+    done = run.execute("alice")
+    assert done.outcome == "erased" and done.receipt is not None
+    items, raw, results = _user_data(stack, "alice")
+    # Only the held document is left: its item and every version of its objects.
+    assert [i.documentId for i in items] == ["c"] and items[0].held
+    assert {e.key for e in raw} == {layout.raw_key("alice", "c", "invoice.xml")}
+    assert {e.key for e in results} == {layout.result_key("alice", "c")} and not any(e.marker for e in raw + results)
+    assert _user_data(stack, "bob") == bob  # nobody else's data is touched
+    receipt = done.receipt
+    # a: 2 raw versions + result; b: raw + result + 2 markers; cn: raw + result.
+    assert receipt.deleted.model_dump() == {"items": 3, "documents": 3, "versions": 7, "deleteMarkers": 2}
+    assert plan.would_delete == receipt.deleted
+    assert [(k.documentId, k.legalHoldBy, k.versions) for k in receipt.kept] == [("c", "operator:legal", 2)]
+    assert {h.what.split(" (")[0] for h in receipt.stillHolding} >= {"the table's point-in-time backups"}
+    pitr = next(h for h in receipt.stillHolding if "point-in-time" in h.what)
+    assert pitr.until == receipt.finishedAt + timedelta(days=35)
+    s3 = stack.s3()
+    key = layout.erasure_receipt_key("alice", receipt.runId)
+    stored = ErasureReceipt.model_validate_json(
+        s3.get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read()
+    )
+    assert stored == receipt
+    (marker,) = [i for i in _partition(stack, "alice") if i["SK"]["S"] != layout.document_sk("c")]
+    assert marker["state"]["S"] == ErasureState.DONE and layout.TTL_ATTR in marker
+    assert receipt.requests["s3.DeleteObjects.versions"] == 2  # one per bucket
+
+    again = run.execute("alice")
+    assert again.outcome == "nothing" and receipt.runId in again.message
+    receipts = s3.list_objects_v2(Bucket=stack.settings.reports_bucket, Prefix=layout.erasure_receipts_prefix("alice"))
+    assert receipts["KeyCount"] == 1  # written once
+
+
+def test_unknown_users_and_bad_ids_are_refused(stack) -> None:
+    _seed(stack)
+    run, _, _ = _tools(stack)
+    with pytest.raises(ErasureUnknownUserError, match="nothing is stored for user carol"):
+        run.execute("carol")
+    with pytest.raises(ValueError, match="contains '#'"):
+        run.execute("a#b")
+    env = {**os.environ}
+    for args, code, says in (
+        (("--user", "carol"), 2, "nothing is stored"),
+        (("--user", "x/y"), 2, "contains '/'"),
+        ((), 2, "--user"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "jobs", "erase", *args], env=env, cwd=REPO_ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == code and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs", "erase", "--user", "bob"], env=env, cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["deleted"]["documents"] == 1 and _user_data(stack, "bob") == ([], [], [])
+
+
+def test_an_upload_during_the_erasure_ends_erased_or_intact_never_half(stack) -> None:
+    stack.settings = stack.settings.model_copy(update={"retention": POLICY, "lease_seconds": 60})
+    put_raw(stack, "alice", "old", invoice())
+    IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()  # the drain settles its message
+    # A claim in flight: a run took "late" and is still working on it when the erasure starts.
+    late_key = put_raw(stack, "alice", "late", invoice())
+    head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=late_key)
+    obj = ObjectInfo(stack.settings.raw_bucket, late_key, head["ETag"], head["ContentLength"], head["LastModified"])
+    time = FakeTime()
+    claim = decide(
+        layout.parse_raw_key(late_key),
+        obj,
+        None,
+        now=time.now,
+        owner="w",
+        actor="ingest:w",
+        lease=timedelta(seconds=60),
+        max_attempts=3,
+    ).claim
+    assert claim is not None and _tools(stack)[2].put_if_version(claim, None)
+
+    def between(number: int) -> None:
+        s3, s = stack.s3(), stack.settings
+        if number == 1:
+            # The paused writer wakes up after its claim was erased: its result.json lands
+            # (If-None-Match, the key is gone), its finish is refused. And a new upload
+            # arrives, after pass 1 listed raw/alice/.
+            s3.put_object(
+                Bucket=s.processed_bucket, Key=layout.result_key("alice", "late"), Body=b"{}", IfNoneMatch="*"
+            )
+            put_raw(stack, "alice", "during", invoice())
+        if number == 3:
+            put_raw(stack, "alice", "after", credit_note())  # after the last pass listed: intact
+
+    run, _, _ = _tools(stack, clock=time.clock, sleep=time.sleep, between_passes=between)
+    done = run.execute("alice")
+    assert done.receipt is not None and done.receipt.passes == 3
+    assert time.slept > 0  # it waited out the writer's lease before the pass that found its result
+    items, raw, results = _user_data(stack, "alice")
+    assert items == [] and results == [] and {e.key for e in raw} == {layout.raw_key("alice", "after", "invoice.xml")}
+    # The night's drain: "old", "late" and "during" were erased (their claims leave nothing,
+    # not even a tombstone); "after" arrived after the erasure and becomes a whole document.
+    summary = IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()
+    items, raw, results = _user_data(stack, "alice")
+    assert [(i.documentId, i.status) for i in items] == [("after", Status.PROCESSED)], summary.statuses
+    assert {e.key for e in results} == {layout.result_key("alice", "after")}
+    assert (summary.messages["received"], summary.messages["done"]) == (3, 3)  # all settled, none to retry
