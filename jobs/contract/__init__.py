@@ -24,6 +24,7 @@ from jobs.contract.item import (
     SourceObject,
     finished_item,
     held_fields,
+    held_marker,
     summary_fields,
     tombstone,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "check_transition",
     "finished_item",
     "held_fields",
+    "held_marker",
     "layout",
     "queue_spec",
     "summary_fields",

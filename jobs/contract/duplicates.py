@@ -125,6 +125,9 @@ class DuplicateMarker(BaseModel):
     documentId: str
     createdAt: datetime
     updatedBy: str
+    # The holder's TTL (DocumentItem.expires_at), written with every version of the holder that
+    # moves it: DynamoDB's TTL removes a marker with the document it names, never apart from it.
+    expiresAt: datetime | None = None
 
     @field_validator("userId")
     @classmethod
@@ -141,9 +144,11 @@ class DuplicateMarker(BaseModel):
     def _actor(cls, v: str) -> str:
         return check_actor(v)
 
-    @field_validator("createdAt")
+    @field_validator("createdAt", "expiresAt")
     @classmethod
-    def _utc(cls, v: datetime) -> datetime:
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        if v is None:
+            return None
         if v.tzinfo is None:
             raise ValueError("times must be timezone-aware UTC")
         return v.astimezone(UTC).replace(microsecond=v.microsecond // 1000 * 1000)
@@ -152,8 +157,10 @@ class DuplicateMarker(BaseModel):
         return marker_key(self.userId, self.kind, self.digest)
 
     def to_item(self) -> dict[str, Any]:
+        ttl = {} if self.expiresAt is None else {layout.TTL_ATTR: layout.epoch_seconds(self.expiresAt)}
         return {
             **self.key(),
+            **ttl,
             "entityType": layout.ENTITY_DUPLICATE_MARKER,
             "userId": self.userId,
             "kind": self.kind.value,
@@ -173,6 +180,7 @@ class DuplicateMarker(BaseModel):
             documentId=item["documentId"],
             createdAt=layout.parse_ts(item["createdAt"]),
             updatedBy=item["updatedBy"],
+            expiresAt=layout.from_epoch_seconds(item[layout.TTL_ATTR]) if layout.TTL_ATTR in item else None,
         )
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
-from jobs.contract.duplicates import DuplicateKind
+from jobs.contract.duplicates import DuplicateKind, DuplicateMarker
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
 from jobs.contract.objects import ObjectInfo
 from jobs.contract.retention import RetentionClass, RetentionPolicy
@@ -279,6 +279,21 @@ class DocumentItem(BaseModel):
         parsed = cls.model_validate(data)
         parsed._foreign = {k: v for k, v in item.items() if k not in ITEM_ATTRIBUTES}
         return parsed
+
+
+def held_marker(holder: DocumentItem, kind: DuplicateKind, digest: str, actor: str) -> DuplicateMarker:
+    """The marker of one of `holder`'s identities as its version leaves it: naming it, written at
+    its updatedAt by `actor`, and expiring with it (its TTL, none while held).
+    """
+    return DuplicateMarker(
+        userId=holder.userId,
+        kind=kind,
+        digest=digest,
+        documentId=holder.documentId,
+        createdAt=holder.updatedAt,
+        updatedBy=actor,
+        expiresAt=holder.expires_at,
+    )
 
 
 def held_fields(held: dict[DuplicateKind, str]) -> dict[str, str | None]:

@@ -11,6 +11,7 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from decimal import Decimal
 
 from jobs.errors import InvalidIdError, InvalidKeyError
 
@@ -342,6 +343,11 @@ def epoch_seconds(moment: datetime) -> int:
     if moment.tzinfo is None:
         raise ValueError(f"naive datetime {moment!r}: DocuFlow times are timezone-aware UTC")
     return int(moment.timestamp())
+
+
+def from_epoch_seconds(value: int | float | str | Decimal) -> datetime:
+    """The moment a TTL attribute names (its inverse of `epoch_seconds`)."""
+    return datetime.fromtimestamp(int(value), tz=UTC)
 
 
 # --- S3 keys -------------------------------------------------------------------------------

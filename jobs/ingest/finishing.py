@@ -26,7 +26,6 @@ from datetime import datetime
 from jobs.contract import (
     DocumentItem,
     DuplicateKind,
-    DuplicateMarker,
     ObjectInfo,
     ResultDocument,
     RetentionClass,
@@ -34,6 +33,7 @@ from jobs.contract import (
     Status,
     finished_item,
     held_fields,
+    held_marker,
     layout,
 )
 from jobs.contract.duplicates import CLAIMING, is_duplicate_reason, with_duplicates
@@ -107,12 +107,9 @@ class Finisher:
         """Send the finish with its markers; the future completes once the document is settled."""
         item = self._item(f)
         writes: list[tuple[DuplicateKind | None, Write]] = [(None, finish_put(item, _owner(f.claim), f.claim.version))]
-        now, actor = item.updatedAt, claim_actor(f.claim)
+        actor = claim_actor(f.claim)
         for kind, digest in f.held.items():
-            marker = DuplicateMarker(
-                userId=item.userId, kind=kind, digest=digest, documentId=item.documentId, createdAt=now, updatedBy=actor
-            )
-            writes.append((kind, marker_put(marker, f.take_over.get(kind))))
+            writes.append((kind, marker_put(held_marker(item, kind, digest, actor), f.take_over.get(kind))))
         for kind, digest in f.released.items():
             writes.append((kind, marker_release(item.userId, kind, digest, item.documentId)))
         landed = self._submit(WriteGroup(tuple(w for _, w in writes)))

@@ -26,13 +26,13 @@ from datetime import datetime, timedelta
 from jobs.contract import (
     DocumentItem,
     DuplicateKind,
-    DuplicateMarker,
     Invoice,
     ResultDocument,
     RetentionClass,
     ReviewRecord,
     Settlement,
     Status,
+    held_marker,
     layout,
 )
 from jobs.contract.actors import ActorKind, actor
@@ -252,14 +252,7 @@ class _Identity:
         if before is not None and before != after:
             out.append(marker_release(item.userId, DuplicateKind.INVOICE, before, item.documentId))
         if after is not None and after != before:
-            marker = DuplicateMarker(
-                userId=item.userId,
-                kind=DuplicateKind.INVOICE,
-                digest=after,
-                documentId=item.documentId,
-                createdAt=now,
-                updatedBy=actor_,
-            )
+            marker = held_marker(item.evolve(updatedAt=now), DuplicateKind.INVOICE, after, actor_)
             out.append(marker_put(marker, self.left_by))
         return tuple(out)
 

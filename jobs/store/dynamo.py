@@ -15,7 +15,7 @@ import base64
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -272,13 +272,35 @@ class DocumentTable:
         markers `held` holds (a tombstone: no document any more). A marker another document holds
         by now is not given up; False when the item itself changed.
         """
-        releases = [marker_release(held.userId, k, d, held.documentId) for k, d in held.held_markers.items()]
+        releases = {k: marker_release(held.userId, k, d, held.documentId) for k, d in held.held_markers.items()}
+        landed, _ = self.put_with_markers(item, expected_version, releases, "dynamodb.TransactWrite.tombstone")
+        return landed is not None
+
+    def put_with_markers(
+        self,
+        item: DocumentItem,
+        expected_version: int,
+        markers: Mapping[DuplicateKind, Write],
+        operation: str,
+        without: Callable[[DocumentItem, DuplicateKind], DocumentItem] | None = None,
+    ) -> tuple[DocumentItem | None, set[DuplicateKind]]:
+        """Put `item` over `expected_version` with its marker writes in one transaction. A marker
+        write that loses its condition (the marker is another document's by now, or gone) is left
+        out and the rest sent again, the item first passed through `without` when given (it then
+        no longer claims that identity). Returns the item as it landed (None: the stored item
+        changed meanwhile) and the kinds left out.
+        """
+        pending, dropped = dict(markers), set[DuplicateKind]()
         while True:
-            group = WriteGroup((version_put(item, expected_version), *releases))
-            outcome = self.write_all([group], "dynamodb.TransactWrite.tombstone")[0]
+            group = WriteGroup((version_put(item, expected_version), *pending.values()))
+            outcome = self.write_all([group], operation)[0]
             if outcome.landed or 0 in outcome.lost:
-                return outcome.landed
-            releases = [r for i, r in enumerate(releases, start=1) if i not in outcome.lost]
+                return (item if outcome.landed else None), dropped
+            lost = {kind for index, kind in enumerate(pending, start=1) if index in outcome.lost}
+            for kind in lost:
+                del pending[kind]
+                item = without(item, kind) if without else item
+            dropped |= lost
 
     def put_all(self, writes: Sequence[Write], operation: str, chunk: int = TRANSACT_CHUNK) -> list[bool]:
         """Many conditional puts (or deletes), each on its own (see write_all), `chunk` a request:
