@@ -584,13 +584,14 @@ def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str
     as s3:DeleteObjectVersion: IAM has no condition that tells a marker from a data version
     (s3:versionid only), so this role and the erasure's are the two that hold it, and the code
     removes markers only (jobs.documents.actions.markers_of_delete). Items are read and written
-    conditionally on their version (GetItem, a transaction Put); lists are Queries of a user's
-    documents or of the status index.
+    conditionally on their version (GetItem, a transaction Put); the delete gives the document's
+    duplicate markers up in the same transaction (Deletes) and a restore puts them back; lists are
+    Queries of a user's documents or of the status index.
     """
     documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     _, current = _document_prefixes(raw_bucket_arn, processed_bucket_arn, "s3:ListBucket")
     return document(
-        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
         statement("ListDocuments", ["dynamodb:Query"], [table_arn, index_arn]),
         *current,
         *versions,
@@ -601,7 +602,8 @@ def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str
 
 def legal_hold_task_policy(*, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
     """An operator's legal hold (jobs.documents hold/--release): Object Lock legal holds on every
-    version of the document's objects, listed first, and the item's hold, conditionally.
+    version of the document's objects, listed first, and the item's hold, conditionally, with its
+    duplicate markers written again in the same transaction (their TTL is the item's).
     """
     documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     return document(

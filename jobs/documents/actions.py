@@ -17,7 +17,7 @@ ingest) wins and the action says to try again; nothing is written on a refusal.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -145,7 +145,7 @@ class DocumentActions:
         self,
         new: DocumentItem,
         old: DocumentItem,
-        markers: dict[DuplicateKind, Write],
+        markers: Mapping[DuplicateKind, Write],
         without: Callable[[DocumentItem, DuplicateKind], DocumentItem] | None = None,
     ) -> DocumentItem:
         """The item's next version with its duplicate markers' writes, in one transaction."""
