@@ -21,6 +21,7 @@ from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
 from jobs.contract import ResultDocument, Status, layout, queue_spec
+from jobs.contract.duplicates import marker_key
 from jobs.contract.erasure import ErasureMarker, ErasureState
 from jobs.demo.corpus import generate, pdf
 from jobs.demo.seed import upload
@@ -288,6 +289,8 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
         updatedBy=f"user:{seventh.userId}",
     )
     put(gone.to_item())
+    for kind, digest in seventh.held_markers.items():  # the delete's transaction gave them up
+        table.delete_item(TableName=s.table_name, Key=to_wire(marker_key(seventh.userId, kind, digest)))
     return {"items": items}
 
 
