@@ -39,51 +39,11 @@ class Arrivals(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ArrivalsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("docuflow:arrivals:Arrivals", name, None, opts)
-        spec = args.spec
-        dlq = encrypted_queue(
-            self,
-            f"{name}-dlq",
-            args.kms_key_arn,
-            args.tags,
-            retention_seconds=spec.retention_seconds,
-            name=spec.dead_letter_name,
-        )
-        queue = encrypted_queue(
-            self,
-            f"{name}-queue",
-            args.kms_key_arn,
-            args.tags,
-            retention_seconds=spec.retention_seconds,
-            name=spec.name,
-            visibility_timeout_seconds=spec.visibility_timeout_seconds,
-            receive_wait_time_seconds=spec.receive_wait_seconds,
-            redrive_policy=dlq.arn.apply(spec.redrive_policy),
-        )
-        queue_policy = aws.sqs.QueuePolicy(
-            f"{name}-queue-policy",
-            queue_url=queue.url,
-            policy=json_document(
-                policies.arrivals_queue_policy,
-                queue_arn=queue.arn,
-                bucket_arn=args.raw_bucket_arn,
-                account_id=args.account_id,
-            ),
-            opts=child(self),
-        )
-        # S3 checks that it may send to the queue when the notification is put: policy first.
-        aws.s3.BucketNotification(
-            f"{name}-notification",
-            bucket=args.raw_bucket_name,
-            queues=[
-                aws.s3.BucketNotificationQueueArgs(
-                    id="raw-arrivals",
-                    queue_arn=queue.arn,
-                    events=list(spec.events),
-                    filter_prefix=spec.filter_prefix,
-                )
-            ],
-            opts=child(self, depends_on=[queue_policy]),
-        )
+        self._name = name
+        self._args = args
+        dlq, queue = self._queues()
+        queue_policy = self._queue_policy(queue)
+        self._notification(queue, queue_policy)
         queue_depth_alarm(self, f"{name}-dlq-alarm", dlq.name, args.alarm_topic_arn, "arrival queue", args.tags)
 
         self.queue_url = queue.url
@@ -97,4 +57,61 @@ class Arrivals(pulumi.ComponentResource):
                 "dead_letter_queue_url": self.dead_letter_queue_url,
                 "dead_letter_queue_arn": self.dead_letter_queue_arn,
             }
+        )
+
+    def _queues(self) -> tuple[aws.sqs.Queue, aws.sqs.Queue]:
+        """The dead-letter queue and the arrivals queue redriving to it, both shaped by the QueueSpec."""
+        args, spec = self._args, self._args.spec
+        dlq = encrypted_queue(
+            self,
+            f"{self._name}-dlq",
+            args.kms_key_arn,
+            args.tags,
+            retention_seconds=spec.retention_seconds,
+            name=spec.dead_letter_name,
+        )
+        queue = encrypted_queue(
+            self,
+            f"{self._name}-queue",
+            args.kms_key_arn,
+            args.tags,
+            retention_seconds=spec.retention_seconds,
+            name=spec.name,
+            visibility_timeout_seconds=spec.visibility_timeout_seconds,
+            receive_wait_time_seconds=spec.receive_wait_seconds,
+            redrive_policy=dlq.arn.apply(spec.redrive_policy),
+        )
+        return dlq, queue
+
+    def _queue_policy(self, queue: aws.sqs.Queue) -> aws.sqs.QueuePolicy:
+        """Lets S3 send the raw bucket's events, and only that bucket's, to the queue."""
+        args = self._args
+        return aws.sqs.QueuePolicy(
+            f"{self._name}-queue-policy",
+            queue_url=queue.url,
+            policy=json_document(
+                policies.arrivals_queue_policy,
+                queue_arn=queue.arn,
+                bucket_arn=args.raw_bucket_arn,
+                account_id=args.account_id,
+            ),
+            opts=child(self),
+        )
+
+    def _notification(self, queue: aws.sqs.Queue, queue_policy: aws.sqs.QueuePolicy) -> None:
+        """The raw bucket's object creations under the spec's prefix, published to the queue."""
+        spec = self._args.spec
+        aws.s3.BucketNotification(
+            f"{self._name}-notification",
+            bucket=self._args.raw_bucket_name,
+            queues=[
+                aws.s3.BucketNotificationQueueArgs(
+                    id="raw-arrivals",
+                    queue_arn=queue.arn,
+                    events=list(spec.events),
+                    filter_prefix=spec.filter_prefix,
+                )
+            ],
+            # S3 checks that it may send to the queue when the notification is put: policy first.
+            opts=child(self, depends_on=[queue_policy]),
         )

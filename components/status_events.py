@@ -58,60 +58,12 @@ class StatusEvents(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: StatusEventsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("docuflow:status_events:StatusEvents", name, None, opts)
+        self._name = name
+        self._args = args
         dlq = encrypted_queue(self, f"{name}-dlq", args.kms_key_arn, args.tags)
         queue = encrypted_queue(self, f"{name}-queue", args.kms_key_arn, args.tags, redrive_to=dlq)
-        role = aws.iam.Role(
-            f"{name}-pipe-role",
-            assume_role_policy=json_document(
-                policies.assume_role_policy,
-                service="pipes.amazonaws.com",
-                account_id=args.account_id,
-            ),
-            tags=args.tags,
-            opts=child(self),
-        )
-        role_policy = aws.iam.RolePolicy(
-            f"{name}-pipe-policy",
-            role=role.id,
-            policy=json_document(
-                policies.pipe_role_policy,
-                stream_arn=args.stream_arn,
-                queue_arn=queue.arn,
-                dead_letter_queue_arn=dlq.arn,
-                key_arn=args.kms_key_arn,
-            ),
-            opts=child(self),
-        )
-        pipe = aws.pipes.Pipe(
-            f"{name}-pipe",
-            description="DocuFlow document status changes: table stream -> queue",
-            role_arn=role.arn,
-            source=args.stream_arn,
-            source_parameters=aws.pipes.PipeSourceParametersArgs(
-                dynamodb_stream_parameters=aws.pipes.PipeSourceParametersDynamodbStreamParametersArgs(
-                    starting_position="LATEST",
-                    batch_size=args.batch_size,
-                    maximum_retry_attempts=args.maximum_retry_attempts,
-                    # Bisect a failing batch so one poison record does not hold its shard.
-                    on_partial_batch_item_failure="AUTOMATIC_BISECT",
-                    dead_letter_config=aws.pipes.PipeSourceParametersDynamodbStreamParametersDeadLetterConfigArgs(
-                        arn=dlq.arn
-                    ),
-                ),
-                filter_criteria=aws.pipes.PipeSourceParametersFilterCriteriaArgs(
-                    filters=[
-                        aws.pipes.PipeSourceParametersFilterCriteriaFilterArgs(
-                            pattern=json.dumps(status_event_pattern())
-                        )
-                    ]
-                ),
-            ),
-            target=queue.arn,
-            kms_key_identifier=args.kms_key_arn,
-            tags=args.tags,
-            # The pipe validates its role on create: the policy must exist first.
-            opts=child(self, depends_on=[role_policy]),
-        )
+        role, role_policy = self._pipe_role(queue, dlq)
+        pipe = self._pipe(queue, dlq, role, role_policy)
         queue_depth_alarm(self, f"{name}-dlq-alarm", dlq.name, args.alarm_topic_arn, "status events", args.tags)
         self.queue_url = queue.url
         self.queue_arn = queue.arn
@@ -124,4 +76,70 @@ class StatusEvents(pulumi.ComponentResource):
                 "dead_letter_queue_url": self.dead_letter_queue_url,
                 "pipe_arn": self.pipe_arn,
             }
+        )
+
+    def _pipe_role(self, queue: aws.sqs.Queue, dlq: aws.sqs.Queue) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
+        """The role the pipe assumes: read the stream, send to both queues, use the key."""
+        args = self._args
+        role = aws.iam.Role(
+            f"{self._name}-pipe-role",
+            assume_role_policy=json_document(
+                policies.assume_role_policy,
+                service="pipes.amazonaws.com",
+                account_id=args.account_id,
+            ),
+            tags=args.tags,
+            opts=child(self),
+        )
+        role_policy = aws.iam.RolePolicy(
+            f"{self._name}-pipe-policy",
+            role=role.id,
+            policy=json_document(
+                policies.pipe_role_policy,
+                stream_arn=args.stream_arn,
+                queue_arn=queue.arn,
+                dead_letter_queue_arn=dlq.arn,
+                key_arn=args.kms_key_arn,
+            ),
+            opts=child(self),
+        )
+        return role, role_policy
+
+    def _pipe(
+        self, queue: aws.sqs.Queue, dlq: aws.sqs.Queue, role: aws.iam.Role, role_policy: aws.iam.RolePolicy
+    ) -> aws.pipes.Pipe:
+        """The pipe from the table stream to the queue, filtered to document status records."""
+        args = self._args
+        return aws.pipes.Pipe(
+            f"{self._name}-pipe",
+            description="DocuFlow document status changes: table stream -> queue",
+            role_arn=role.arn,
+            source=args.stream_arn,
+            source_parameters=self._stream_source(dlq),
+            target=queue.arn,
+            kms_key_identifier=args.kms_key_arn,
+            tags=args.tags,
+            # The pipe validates its role on create: the policy must exist first.
+            opts=child(self, depends_on=[role_policy]),
+        )
+
+    def _stream_source(self, dlq: aws.sqs.Queue) -> aws.pipes.PipeSourceParametersArgs:
+        """How the pipe reads the stream: batches, retries, bisection, its dead letters and its filter."""
+        args = self._args
+        return aws.pipes.PipeSourceParametersArgs(
+            dynamodb_stream_parameters=aws.pipes.PipeSourceParametersDynamodbStreamParametersArgs(
+                starting_position="LATEST",
+                batch_size=args.batch_size,
+                maximum_retry_attempts=args.maximum_retry_attempts,
+                # Bisect a failing batch so one poison record does not hold its shard.
+                on_partial_batch_item_failure="AUTOMATIC_BISECT",
+                dead_letter_config=aws.pipes.PipeSourceParametersDynamodbStreamParametersDeadLetterConfigArgs(
+                    arn=dlq.arn
+                ),
+            ),
+            filter_criteria=aws.pipes.PipeSourceParametersFilterCriteriaArgs(
+                filters=[
+                    aws.pipes.PipeSourceParametersFilterCriteriaFilterArgs(pattern=json.dumps(status_event_pattern()))
+                ]
+            ),
         )

@@ -80,9 +80,8 @@ class FieldSet:
     union returns is told apart by its own and its parent's tag, so no two paths may end in the
     same two steps. A field's value is what FieldReader.text would read for its path: the first
     non-empty text in document order. Each XPath evaluation has a fixed cost however little it
-    finds; measured on the CII corpus, one union instead of the ten line paths reads a document's
-    lines in ~45 µs instead of ~80 µs, and one for sixteen header paths in ~60 µs instead of ~70 µs
-    (their long paths from the root cost more than the evaluations saved).
+    finds, so one union reads a group of paths sooner than one XPath per path (less so for long
+    paths from the root; figures in docs/tuning.md).
     """
 
     def __init__(self, dialect: Dialect, paths: Mapping[str, str]) -> None:

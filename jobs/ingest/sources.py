@@ -31,8 +31,8 @@ logger = logging.getLogger(__name__)
 
 DECIDE_BATCH = 100  # one BatchGetItem decides a batch
 # A receive brings 10 messages; a batch waits this long for more, so that one BatchGetItem and
-# full claim transactions serve up to 100 (1,000 new documents took 101 reads and 318
-# transactions when each receive was decided on its own).
+# full claim transactions serve up to 100 instead of one small read and transaction per receive
+# (the counts with and without: docs/tuning.md).
 GATHER_SECONDS = 0.05
 Settler = Callable[[Settle], None]
 
@@ -125,8 +125,8 @@ class DrainLimits:
     defer_seconds: int = 900  # a held document's message comes back once that lease could end
     visibility_seconds: int = 1800  # the queue's own VisibilityTimeout: what holding renews
     max_waiting: int = 2 * DECIDE_BATCH  # received but not yet decided: bounds memory
-    # Concurrent long polls: one receive brings at most 10 messages, and its round trip (20-30 ms
-    # on AWS, more on a busy emulator) would otherwise cap a task at a few hundred documents/s.
+    # Concurrent long polls: one receive brings at most 10 messages, and one poller's round trips
+    # would otherwise cap a task's rate (docs/tuning.md).
     receivers: int = 4
 
 

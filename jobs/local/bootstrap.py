@@ -9,7 +9,7 @@ tagging calls (UnknownOperationException), so those stay Pulumi-only; KMS is rep
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -108,13 +108,27 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
     else:
         client.delete_bucket_cors(Bucket=spec.name)
     if spec.object_lock and spec.retention is not None:
-        # The stack's default retention, so a local report is as immutable as one on AWS. (The
-        # data buckets lock nothing by default: only legal holds, set version by version.)
-        client.put_object_lock_configuration(
-            Bucket=spec.name,
-            ObjectLockConfiguration=spec.retention.configuration(),  # type: ignore[arg-type]  # a contract dict, as above
-        )
+        _ensure_default_retention(client, spec.name, spec.retention.configuration())
     return created
+
+
+def _ensure_default_retention(client: S3Client, bucket: str, wanted: dict[str, Any]) -> None:
+    """Set the stack's default retention, so a local report is as immutable as one on AWS.
+
+    The data buckets lock nothing by default: only legal holds, set version by version.
+
+    Put only when it differs: moto refuses PutObjectLockConfiguration on a bucket that holds
+    objects (AWS does not), so a second `local up` after a run would fail on an unchanged rule.
+    """
+    current = client.get_object_lock_configuration(Bucket=bucket).get("ObjectLockConfiguration", {})
+    held = current.get("Rule", {}).get("DefaultRetention", {})
+    rule = wanted["Rule"]["DefaultRetention"]
+    if held.get("Mode") == rule["Mode"] and held.get("Days") == rule["Days"] and not held.get("Years"):
+        return
+    client.put_object_lock_configuration(
+        Bucket=bucket,
+        ObjectLockConfiguration=wanted,  # type: ignore[arg-type]  # a contract dict, as above
+    )
 
 
 def ensure_queue(client: SQSClient, spec: QueueSpec) -> tuple[str, str]:

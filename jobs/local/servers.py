@@ -73,9 +73,9 @@ def dynamodb_spec(port: int, data_dir: Path | None, log_dir: Path) -> ServerSpec
         java_binary(),
         "-Xmx1g",
         # The local engine lives for one test session or benchmark: most of its CPU went to the
-        # C2 JIT compiling hot paths it never ran long enough to repay (37% less CPU for 4,000
-        # transactional writes measured here with C1 only). The serial collector keeps GC threads
-        # from competing with the job on a 2-core machine.
+        # C2 JIT compiling hot paths it never ran long enough to repay, so C1 only (the saving per
+        # write: README, Performance). The serial collector keeps GC threads from competing with
+        # the job on a 2-core machine.
         "-XX:TieredStopAtLevel=1",
         "-XX:+UseSerialGC",
         f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",

@@ -63,7 +63,7 @@ class Buckets:
         """Yield one listing page (≤ 1,000 objects) at a time: memory stays bounded.
 
         A smaller first page lets a caller start working sooner: a page's latency grows with its
-        size (moto: 50 ms for 100 keys, 300-400 ms for 1,000).
+        size (docs/tuning.md).
         """
         request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": first_page_size}
         while True:

@@ -32,11 +32,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 ALLOWLIST = frozenset(
     {
         "__main__:build",
-        "components.arrivals:Arrivals.__init__",
         "components.batch_jobs:BatchJobs._schedules",
         "components.document_buckets:DocumentBuckets.__init__",
         "components.document_buckets:DocumentBuckets._bucket",
-        "components.status_events:StatusEvents.__init__",
         "jobs.demo.run:main",
     }
 )

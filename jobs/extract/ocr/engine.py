@@ -126,8 +126,8 @@ def read_with_second_look(
     its scanned pages again enlarged to SECOND_LOOK_DPI and keep that reading only if it is.
 
     tesseract is trained on ~300-dpi print: at 150 dpi it drops a leading "1." of an amount or
-    the middle of a Courier number with high confidence. A page enlarged 2× costs ~1.5× a first
-    reading (1.4 → 2.0 CPU s on layout pages); enlarging every page would charge that to every
+    the middle of a Courier number with high confidence. An enlarged page costs more CPU than a
+    first reading (docs/ocr.md, Engines); enlarging every page would charge that to every
     scan, the second look only to the documents that would go to a person (and only for up to
     SECOND_LOOK_MAX_PAGES scanned pages).
     A second reading that is not clean is discarded, so it can settle a document, never unsettle one.

@@ -58,8 +58,13 @@ def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:
 def test_bootstrap_is_idempotent(stack, local_servers) -> None:
     from jobs.local.stack import bootstrap_endpoints
 
+    # A run leaves reports behind; the locked bucket's unchanged rule must not be put again
+    # (moto refuses PutObjectLockConfiguration on a bucket that holds objects).
+    stack.s3().put_object(Bucket=stack.settings.reports_bucket, Key="reconciliation/x.json", Body=b"{}")
     again = bootstrap_endpoints(local_servers.endpoints, stack.settings)
     assert again == stack.settings  # the same queue URL, nothing else changed
+    lock = stack.s3().get_object_lock_configuration(Bucket=stack.settings.reports_bucket)
+    assert lock["ObjectLockConfiguration"]["Rule"]["DefaultRetention"]["Mode"] == "GOVERNANCE"
     tables = stack.dynamodb().list_tables()["TableNames"]
     assert tables.count(stack.settings.table_name) == 1
 

@@ -143,7 +143,10 @@ def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None
         version=item.version + 1,
         updatedBy="user:u1",
     )
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(deleted.to_item()))
+    # Put without its TTL attribute: DynamoDB Local's own TTL sweep must not remove the item
+    # before the run reads it (AWS's TTL may take days; the run must judge such an item).
+    unswept = {k: v for k, v in deleted.to_item().items() if k != layout.TTL_ATTR}
+    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(unswept))
     for kind, digest in item.held_markers.items():  # the delete's transaction gave them up
         stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(marker_key("u1", kind, digest)))
     outcome = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False)).execute()
