@@ -9,7 +9,7 @@ PIP_QUIET := --quiet --progress-bar off --disable-pip-version-check
 # pip here warns about every local index folder it skips; keep the output readable.
 PIP_FILTER := grep -v "^WARNING: Location" || true
 
-.PHONY: help setup java ocr demo test test-slow bench lint image local-up local-down clean
+.PHONY: help setup java ocr browser demo test test-slow bench lint image local-up local-down clean
 
 help:
 	@echo "make demo       local stack up, seed demo invoices, ingest, reconcile, dashboard queries"
@@ -44,7 +44,14 @@ ocr:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra >/dev/null; \
 	fi
 
-setup: $(VENV)/.installed node_modules/.installed java ocr
+# A headless browser for the test that reads a presigned result.json under the bucket's CORS rules.
+browser:
+	@if ! command -v chromium >/dev/null; then \
+		echo "installing chromium (headless browser for the CORS test)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+setup: $(VENV)/.installed node_modules/.installed java ocr browser
 
 test: setup
 	$(PY) -m pytest -m "not slow" -q

@@ -19,6 +19,7 @@ from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bu
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
 from components.replication import SecondRegion, SecondRegionArgs
+from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
 from jobs.contract import layout
@@ -66,7 +67,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             access_log_bucket_name=settings.access_log_bucket_name(),
             kms_key_arn=key.key_arn,
             account_id=account_id,
-            cors_origins=settings.cors_origins,
             break_glass_role_arn=settings.break_glass_role_arn,
             policies=audit_bucket_policies(settings.stage, settings.region, account_id, settings.break_glass_role_arn),
             audit_data=audit_data,
@@ -164,8 +164,21 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             processed_bucket=names["processed"],
             reports_bucket=names["reports"],
             arrivals_queue_url=url,
+            review_lease_seconds=settings.review_lease_seconds,
+            result_url_seconds=settings.result_url_seconds,
             retention=settings.retention(),
         ).env()
+    )
+    review = ReviewApi(
+        f"{prefix}-review-api",
+        ReviewApiArgs(
+            account_id=account_id,
+            table_arn=store.table_arn,
+            processed_bucket_arn=buckets.bucket_arns["processed"],
+            kms_key_arn=key.key_arn,
+            environment=job_env,
+            tags=tags,
+        ),
     )
     jobs = BatchJobs(
         prefix,
@@ -243,6 +256,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "statusEventsQueueUrl": events.queue_url,
         "statusEventsDeadLetterQueueUrl": events.dead_letter_queue_url,
         "scheduleDeadLetterQueueUrl": jobs.dead_letter_queue_url,
+        "reviewApiRoleArn": review.role_arn,
         "auditLogBucketName": buckets.bucket_names[layout.AUDIT_LOG],
         "accessTrailBucketName": buckets.bucket_names[layout.ACCESS_TRAIL],
         "auditDeliveryStreamName": trail.delivery_stream_name,
@@ -274,7 +288,6 @@ def second_region(
             source_key_arn=key.key_arn,
             source_specs=settings.buckets(),
             source_buckets=buckets,
-            cors_origins=settings.cors_origins,
             break_glass_role_arn=settings.break_glass_role_arn,
             access_log_retention_days=settings.access_log_retention_days,
             noncurrent_expiration_days=settings.noncurrent_expiration_days,

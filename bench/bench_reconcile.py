@@ -54,6 +54,7 @@ from bench.reconcile_nightly import worker_baseline_night as baseline_night
 from bench.reconcile_nightly import worker_duckdb_night as duckdb_night
 from bench.seeded_s3 import OBJECT_COLUMNS
 from jobs.contract import Status, layout
+from jobs.contract.item import MARKER_FIELDS
 from jobs.local.servers import ServerSpec
 from jobs.reconcile.cli import ALLOCATOR_ENV
 from jobs.reconcile.findings import Code
@@ -141,6 +142,8 @@ def _export_lines(frame: pl.DataFrame, raw_bucket: str, processed_bucket: str) -
         )
         .otherwise(pl.lit(""))
     )
+    # MISSING_MARKER: a document that says it holds a duplicate marker no row is there for.
+    claim = pl.when(kind == 19).then(pl.lit(f',"contentMarker":{{"S":"{"a" * 64}"}}')).otherwise(pl.lit(""))
     fields = [
         ("PK", _s(t["pk"].build(pl.col("userId")))),
         ("SK", _s(t["sk"].build(pl.col("documentId")))),
@@ -166,8 +169,41 @@ def _export_lines(frame: pl.DataFrame, raw_bucket: str, processed_bucket: str) -
     parts: list[pl.Expr] = [pl.lit('{"Item":{')]
     for n, (name, value) in enumerate(fields):
         parts += [pl.lit(("," if n else "") + f'"{name}":'), value]
-    parts += [lease, pl.lit("}}\n")]
+    parts += [lease, claim, pl.lit("}}\n")]
     return frame.filter(pl.col("kind") != 3).select(pl.concat_str(parts).alias("line")).get_column("line")
+
+
+def _markers(frame: pl.DataFrame) -> pl.DataFrame:
+    """ORPHAN_MARKER: a duplicate marker row naming a document that does not exist (its keys, and
+    its image in DynamoDB JSON).
+    """
+    t = templates()
+    rows = frame.filter(pl.col("kind") == 21)
+    pk = _s(t["pk"].build(pl.col("userId")))
+    sk = _s(t["marker"].build(pl.lit("CONTENT"), pl.col("i").cast(pl.String).str.zfill(64)))
+    image = pl.concat_str(
+        [
+            pl.lit('{"PK":'),
+            pk,
+            pl.lit(',"SK":'),
+            sk,
+            pl.lit(f',"entityType":{{"S":"{layout.ENTITY_DUPLICATE_MARKER}"}},"userId":'),
+            _s(pl.col("userId")),
+            pl.lit(',"documentId":'),
+            _s("gone-" + pl.col("documentId")),
+            pl.lit(',"createdAt":'),
+            _s(pl.col("createdAt")),
+            pl.lit("}"),
+        ]
+    )
+    keys = pl.concat_str([pl.lit('{"Keys":{"PK":'), pk, pl.lit(',"SK":'), sk, pl.lit("}")])
+    return rows.select(keys.alias("keys"), image.alias("image"))
+
+
+def _table_lines(frame: pl.DataFrame, raw_bucket: str, processed_bucket: str) -> pl.Series:
+    """A full export's lines: the documents and the duplicate markers."""
+    markers = _markers(frame).select(('{"Item":' + pl.col("image") + "}\n").alias("line")).get_column("line")
+    return pl.concat([_export_lines(frame, raw_bucket, processed_bucket), markers])
 
 
 def _objects(frame: pl.DataFrame, settings: JobSettings) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -208,7 +244,7 @@ def generate(
         root / "exports",
         table_arn,
         AS_OF,
-        _chunks(_export_lines(frame, settings.raw_bucket, settings.processed_bucket)),
+        _chunks(_table_lines(frame, settings.raw_bucket, settings.processed_bucket)),
     )
     raw, processed = _objects(frame, settings)
     manifests = [
@@ -245,7 +281,7 @@ def _night(frame: pl.DataFrame, n: int, root: Path, settings: JobSettings, table
     )
     buckets = (settings.raw_bucket, settings.processed_bucket)
     t0 = write_export(
-        root / "exports", table_arn, AS_OF - NIGHT, _chunks(_export_lines(pl.concat([earlier, doomed]), *buckets))
+        root / "exports", table_arn, AS_OF - NIGHT, _chunks(_table_lines(pl.concat([earlier, doomed]), *buckets))
     )
     t = templates()
     keys = pl.concat_str(
@@ -260,6 +296,8 @@ def _night(frame: pl.DataFrame, n: int, root: Path, settings: JobSettings, table
     touched = frame.filter(is_new | is_changed)
     images = _export_lines(touched, *buckets).str.strip_prefix('{"Item":').str.strip_suffix("}\n")
     upserts = touched.filter(pl.col("kind") != 3).select(keys).to_series() + ',"NewImage":' + images + "}\n"
+    marked = _markers(frame.filter(is_new))
+    upserts = pl.concat([upserts, marked.get_column("keys") + ',"NewImage":' + marked.get_column("image") + "}\n"])
     deletes = doomed.select(keys).to_series() + "}\n"
     changes = write_incremental_export(
         root / "exports", table_arn, AS_OF - NIGHT, AS_OF, _chunks(pl.concat([upserts, deletes]))
@@ -471,6 +509,8 @@ def baseline_counts(items: list[dict[str, Any]], inputs: dict[str, Any]) -> dict
     ids: set[tuple[str, str]] = set()
     stuck_before = layout.format_ts(AS_OF - timedelta(hours=6))
     for item in items:
+        if item["SK"].startswith(layout.marker_sk_prefix()):
+            continue  # judged by _marker_counts
         user, doc = item["userId"], item["documentId"]
         ids.add((user, doc))
         raw_key = item["rawS3Uri"][len(raw_prefix) :] if item["rawS3Uri"].startswith(raw_prefix) else None
@@ -497,7 +537,21 @@ def baseline_counts(items: list[dict[str, Any]], inputs: dict[str, Any]) -> dict
             counts[Code.KEY_MISMATCH] += 1
     counts[Code.UNPROCESSED_RAW] = sum(1 for key in raw_by_key if key not in tracked_raw)
     counts[Code.ORPHAN_RESULT] = sum(1 for pair in results if pair not in ids)
+    counts |= _marker_counts(items)
     return {c.value: counts.get(c, 0) for c in Code}
+
+
+def _marker_counts(items: list[dict[str, Any]]) -> Counter[str]:
+    """ORPHAN_MARKER and MISSING_MARKER: the marker rows against what the live documents hold."""
+    markers: set[tuple[str, str, str, str]] = set()
+    claims: set[tuple[str, str, str, str]] = set()
+    for item in items:
+        user, doc = item["userId"], item["documentId"]
+        if item["SK"].startswith(layout.marker_sk_prefix()):
+            markers.add((user, doc, *layout.parse_marker_sk(item["SK"])))
+        elif item["status"] != Status.DELETED:
+            claims |= {(user, doc, k.value, item[f]) for k, f in MARKER_FIELDS.items() if f in item}
+    return Counter({Code.ORPHAN_MARKER: len(markers - claims), Code.MISSING_MARKER: len(claims - markers)})
 
 
 WORKERS = {
@@ -555,7 +609,7 @@ def live(n: int) -> dict[str, Any]:
     """
     settings = JobSettings(stage=LIVE_STAGE)
     frame = _frame(n)
-    lines = _export_lines(frame, settings.raw_bucket, settings.processed_bucket).to_list()
+    lines = _table_lines(frame, settings.raw_bucket, settings.processed_bucket).to_list()
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-live-") as tmp:
         objects_file = Path(tmp) / "objects.parquet"
         objects = pl.concat(_objects(frame, settings)).select(OBJECT_COLUMNS)

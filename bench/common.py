@@ -35,10 +35,12 @@ def stage(endpoints: Endpoints, name: str) -> JobSettings:
     return bootstrap_endpoints(endpoints, JobSettings(stage=name, ocr_engine=LOCAL_OCR_ENGINE))
 
 
-def run_measured(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
+def run_measured(
+    command: list[str], env: dict[str, str], cwd: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], float]:
     """Run a command; return it with the peak RSS (MB) of its whole process tree, sampled at 10 Hz."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True, cwd=cwd)
         parent = psutil.Process(process.pid)
         peak = 0
         while process.poll() is None:

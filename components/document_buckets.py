@@ -19,7 +19,7 @@ import pulumi_aws as aws
 from components import policies
 from components._pulumi import child, json_document
 from components.settings import NONCURRENT_EXPIRATION_DAYS
-from jobs.contract import BucketSpec, LifecycleSpec, ObjectLockSpec, layout
+from jobs.contract import BucketSpec, CorsSpec, LifecycleSpec, ObjectLockSpec, layout
 
 ACCESS_LOGS = "access-logs"
 _LIFECYCLE = LifecycleSpec()
@@ -31,7 +31,6 @@ class DocumentBucketsArgs:
     access_log_bucket_name: str
     kms_key_arn: pulumi.Input[str]
     account_id: pulumi.Input[str]
-    cors_origins: Sequence[str] = ()
     # The one role that may overwrite or delete write-once report keys (None: nobody may).
     break_glass_role_arn: str | None = None
     # Purpose → its bucket policy from the bucket's ARN, where it is not the data buckets' one
@@ -160,23 +159,8 @@ class DocumentBuckets(pulumi.ComponentResource):
                 object_lock=spec.object_lock,
                 lock_retention=spec.retention,
             )
-            if spec.purpose == "processed" and args.cors_origins:
-                # The frontend fetches result.json straight from S3 with a presigned GET.
-                aws.s3.BucketCorsConfiguration(
-                    f"{name}-{spec.purpose}-cors",
-                    bucket=bucket.id,
-                    cors_rules=[
-                        aws.s3.BucketCorsConfigurationCorsRuleArgs(
-                            id="frontend-get-results",
-                            allowed_methods=["GET", "HEAD"],
-                            allowed_origins=list(args.cors_origins),
-                            allowed_headers=["*"],
-                            expose_headers=["ETag", "Content-Length", "Content-Type"],
-                            max_age_seconds=3600,
-                        )
-                    ],
-                    opts=child(self),
-                )
+            if spec.cors is not None:
+                self._cors(spec.purpose, bucket, spec.cors)
             self.bucket_names[spec.purpose] = bucket.bucket
             self.bucket_arns[spec.purpose] = bucket.arn
 
@@ -203,6 +187,26 @@ class DocumentBuckets(pulumi.ComponentResource):
                 **{f"{p}_bucket_arn": a for p, a in self.bucket_arns.items()},
                 "access_log_bucket_name": self.access_log_bucket_name,
             }
+        )
+
+    def _cors(self, purpose: str, bucket: aws.s3.Bucket, cors: CorsSpec) -> None:
+        """The bucket's CORS rules from the contract (the local stack applies the same spec): the
+        frontend reads result.json straight from S3 with a presigned GET.
+        """
+        aws.s3.BucketCorsConfiguration(
+            f"{self._name}-{purpose}-cors",
+            bucket=bucket.id,
+            cors_rules=[
+                aws.s3.BucketCorsConfigurationCorsRuleArgs(
+                    id=rule["ID"],
+                    allowed_methods=rule["AllowedMethods"],
+                    allowed_origins=rule["AllowedOrigins"],
+                    expose_headers=rule["ExposeHeaders"],
+                    max_age_seconds=rule["MaxAgeSeconds"],
+                )
+                for rule in cors.configuration()["CORSRules"]
+            ],
+            opts=child(self),
         )
 
     def _kms_bucket(

@@ -357,7 +357,9 @@ def ingest_task_policy(
     Textract AnalyzeExpense (the stack's ocrEngine).
 
     A result.json write fenced out by another writer (jobs.ingest.process) heads the current
-    result.json and reads its own item (GetItem) to learn whether it still holds the claim.
+    result.json and reads its own item (GetItem) to learn whether it still holds the claim. The
+    finish gives up the duplicate markers a re-uploaded or deleted document no longer holds
+    (a Delete in the same transaction), and reads the holder of a marker it met (GetItem).
     A finished upload gets its retention tag; the claim on an upload erased before it was read is
     removed (DeleteItem), once the user's erasure marker (GetItem) says it was erased.
     """
@@ -560,9 +562,32 @@ def repair_task_policy(
         ),
         *_chain_statements(table_arn, audit_bucket_arn),
         *(_catalog_statements(reports_bucket_arn, catalog) if catalog else []),
-        statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        # A tombstone (MISSING_RAW) deletes the duplicate markers its document held, in its transaction.
+        statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
+    )
+
+
+def review_api_policy(*, table_arn: str, processed_bucket_arn: str, key_arn: str) -> Policy:
+    """The review API (jobs.review, jobs.documents.url): act on one document at a time.
+
+    Reads an item (GetItem) and a duplicate marker; writes the next version with the markers a
+    correction moves (TransactWriteItems of Puts and Deletes). Reads result.json as the item knows
+    it: GetObject If-Match, and when a writer that lost left bytes on top, the version with that
+    ETag (ListBucketVersions on the key, GetObjectVersion); writes it back tagged with its
+    retention; lists nothing else (ListBucket only so a missing key answers 404). Presigned GETs
+    of result.json are signed with this role: the browser's GetObject is authorized as this
+    role's, so the read grant covers them and nothing else in the bucket. No raw document, no
+    report, no queue.
+    """
+    results = objects(processed_bucket_arn, layout.PROCESSED_PREFIX)
+    return document(
+        statement("ActOnItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
+        statement("ReadResults", ["s3:GetObject", "s3:GetObjectVersion"], [results]),
+        statement("WriteResults", ["s3:PutObject", "s3:PutObjectTagging"], [results]),
+        statement("FindResults", ["s3:ListBucket", "s3:ListBucketVersions"], [processed_bucket_arn]),
+        _use_data_key(key_arn),
     )
 
 
@@ -589,13 +614,14 @@ def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str
     as s3:DeleteObjectVersion: IAM has no condition that tells a marker from a data version
     (s3:versionid only), so this role and the erasure's are the two that hold it, and the code
     removes markers only (jobs.documents.actions.markers_of_delete). Items are read and written
-    conditionally on their version (GetItem, a transaction Put); lists are Queries of a user's
-    documents or of the status index.
+    conditionally on their version (GetItem, a transaction Put); the delete gives the document's
+    duplicate markers up in the same transaction (Deletes) and a restore puts them back; lists are
+    Queries of a user's documents or of the status index.
     """
     documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     _, current = _document_prefixes(raw_bucket_arn, processed_bucket_arn, "s3:ListBucket")
     return document(
-        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
+        statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
         statement("ListDocuments", ["dynamodb:Query"], [table_arn, index_arn]),
         *current,
         *versions,
@@ -606,7 +632,8 @@ def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str
 
 def legal_hold_task_policy(*, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
     """An operator's legal hold (jobs.documents hold/--release): Object Lock legal holds on every
-    version of the document's objects, listed first, and the item's hold, conditionally.
+    version of the document's objects, listed first, and the item's hold, conditionally, with its
+    duplicate markers written again in the same transaction (their TTL is the item's).
     """
     documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     return document(

@@ -44,7 +44,6 @@ class SecondRegionArgs:
     source_specs: Sequence[BucketSpec]
     # The home buckets (DocumentBuckets): replication needs their versioning in place.
     source_buckets: pulumi.Resource
-    cors_origins: Sequence[str] = ()
     break_glass_role_arn: str | None = None
     access_log_retention_days: int = 365
     noncurrent_expiration_days: int = 90
@@ -54,7 +53,9 @@ class SecondRegionArgs:
 
 
 def replica_specs(specs: Sequence[BucketSpec], stage: str, region: str) -> list[BucketSpec]:
-    """The replica of each bucket: the same spec (lifecycle, Object Lock, write-once prefixes), its own name."""
+    """The replica of each bucket: the same spec (lifecycle, Object Lock, write-once prefixes, CORS),
+    its own name.
+    """
     return [s.model_copy(update={"name": layout.replica_bucket_name(stage, s.purpose, region)}) for s in specs]
 
 
@@ -92,7 +93,6 @@ class SecondRegion(pulumi.ComponentResource):
                 access_log_bucket_name=layout.replica_bucket_name(args.stage, "access-logs", args.replica_region),
                 kms_key_arn=key.key_arn,
                 account_id=args.account_id,
-                cors_origins=args.cors_origins,
                 break_glass_role_arn=args.break_glass_role_arn,
                 access_log_retention_days=args.access_log_retention_days,
                 noncurrent_expiration_days=args.noncurrent_expiration_days,

@@ -33,7 +33,7 @@ from jobs.contract import (
 )
 from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
-from jobs.contract.schema import AUDIT_DATA_DAYS, AUDIT_RETENTION, TABLE_STATE_DAYS, audit_bucket_spec
+from jobs.contract.schema import AUDIT_DATA_DAYS, AUDIT_RETENTION, CORS_ORIGIN, TABLE_STATE_DAYS, audit_bucket_spec
 
 NAMESPACE = "docuflow"
 REGION_KEY = "aws:region"
@@ -55,7 +55,6 @@ _CRON = re.compile(r"^cron\(\S+ \S+ \S+ \S+ \S+ \S+\)$")
 _SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 _SG = re.compile(r"^sg-[0-9a-f]{8,17}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_ORIGIN = re.compile(r"^(https://[a-z0-9.-]+(:\d+)?|http://localhost(:\d+)?)$")
 _TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _IMAGE_URI = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$")
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
@@ -123,6 +122,10 @@ class StackSettings(BaseModel):
     object_lock_days: int = Field(default=_RETENTION.days, ge=1, le=36500)
     break_glass_role_arn: str | None = Field(default=None, pattern=_ROLE_ARN.pattern)
     cors_origins: list[str] = Field(default_factory=list)
+    # The review API: a reviewer's claim on a document, and the life of a presigned result.json GET
+    # (the frontend fetches it at once; a short life limits what a leaked URL gives away).
+    review_lease_seconds: int = Field(default=1800, ge=60, le=24 * 3600)
+    result_url_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
     # The audit trail (change log and access trail) is kept this long under Object Lock, then
     # expires: GOVERNANCE in dev (lifted only with s3:BypassGovernanceRetention, which the
     # buckets' policies deny), COMPLIANCE in prod (nobody can, the root user included).
@@ -240,7 +243,7 @@ class StackSettings(BaseModel):
     @field_validator("cors_origins")
     @classmethod
     def _origins(cls, value: list[str]) -> list[str]:
-        return _each(value, _ORIGIN, "https origin")
+        return _each(value, CORS_ORIGIN, "https origin")
 
     @field_validator("image_uri")
     @classmethod
@@ -372,7 +375,7 @@ class StackSettings(BaseModel):
         retention = ObjectLockSpec(mode=self.object_lock_mode, days=self.object_lock_days)
         return [
             spec if spec.retention is None else spec.model_copy(update={"retention": retention})
-            for spec in bucket_specs(self.stage, self.bucket_names, self.lifecycle())
+            for spec in bucket_specs(self.stage, self.bucket_names, self.lifecycle(), self.cors_origins)
         ]
 
     def audit_data(self) -> BucketSpec:

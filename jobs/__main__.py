@@ -16,7 +16,11 @@ COMMANDS = {
     "rollback": ("jobs.recovery.rollback_cli", "after a bad deploy: put changed items back from a restored table"),
     "undelete": ("jobs.recovery.undelete", "remove the delete markers a bad role left in a data bucket"),
     "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
-    "documents": ("jobs.documents.cli", "a user's documents, a status queue; delete, restore, legal hold"),
+    "documents": (
+        "jobs.documents.cli",
+        "a user's documents, a status queue; delete, restore, legal hold; a presigned URL of result.json",
+    ),
+    "review": ("jobs.review.cli", "work the review queue: claim, correct, settle or release a document"),
     "erase": ("jobs.erasure.cli", "GDPR erasure of one user: every item, version and marker, with a receipt"),
     "audit": ("jobs.audit.cli", "the audit trail: a document's history, what an actor changed"),
     "demo": ("jobs.demo.cli", "seed a deterministic demo corpus into raw/"),

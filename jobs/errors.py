@@ -19,12 +19,26 @@ class InvalidTransitionError(DocuFlowError, ValueError):
     """A status change the contract does not allow."""
 
 
+class ReviewRefusedError(DocuFlowError, ValueError):
+    """A review action refused as asked: a bad correction, a document not in review, not the
+    caller's (or another user's), or claimed by someone else. Nothing was changed.
+    """
+
+
+class ReviewConflictError(DocuFlowError):
+    """A review action lost a race (a re-upload or another reviewer changed the document since it
+    was read): nothing of it was kept; read the document again.
+    """
+
+
 class LifecycleRefusedError(DocuFlowError, ValueError):
     """A delete, restore, hold or erasure the document's state does not allow (bad input: exit 2)."""
 
 
 class DocumentNotFoundError(LifecycleRefusedError):
-    """No such document (or user): never existed, or deleted for good."""
+    """No such document of the user (another user's is not found either): never existed, or
+    deleted for good.
+    """
 
 
 class ErasureUnknownUserError(LifecycleRefusedError):

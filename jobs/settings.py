@@ -72,6 +72,9 @@ ENV_STATE_BUCKET = "DOCUFLOW_STATE_BUCKET"
 ENV_REANCHOR_DAYS = "DOCUFLOW_RECONCILE_REANCHOR_DAYS"
 ENV_CATCH_UP_DAYS = "DOCUFLOW_RECONCILE_CATCH_UP_DAYS"
 ENV_TABLE_EXPORTS = "DOCUFLOW_TABLE_EXPORTS"
+# The review API: how long a reviewer's claim lasts, and a presigned result.json URL (stack settings).
+ENV_REVIEW_LEASE_SECONDS = "DOCUFLOW_REVIEW_LEASE_SECONDS"
+ENV_RESULT_URL_SECONDS = "DOCUFLOW_RESULT_URL_SECONDS"
 ENV_SHARD_INDEX = "SHARD_INDEX"
 ENV_SHARD_COUNT = "SHARD_COUNT"
 
@@ -83,6 +86,8 @@ JOB_ENV_VARS = (
     ENV_PROCESSED_BUCKET,
     ENV_REPORTS_BUCKET,
     ENV_ARRIVALS_QUEUE_URL,
+    ENV_REVIEW_LEASE_SECONDS,
+    ENV_RESULT_URL_SECONDS,
     ENV_RETENTION,
 )
 
@@ -156,6 +161,9 @@ class JobSettings(BaseModel):
     # "standin": the local stack's stand-in answers the table-export calls (DynamoDB Local has
     # none: jobs/local/standins/exports.py); anything else is DynamoDB's own.
     table_exports: Literal["aws", "standin"] = "aws"
+    # A reviewer's claim on a document in review; the life of a presigned result.json GET.
+    review_lease_seconds: int = Field(default=1800, ge=60, le=24 * 3600)
+    result_url_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
     # The change log (empty names: from the stage). Versions written before `audit_log_since`
     # need no record (a stack whose table is older than its log); unset: every version does.
     audit_bucket: str = ""
@@ -271,6 +279,8 @@ class JobSettings(BaseModel):
             "audit_workgroup": ENV_AUDIT_WORKGROUP,
             "trail_database": ENV_TRAIL_DATABASE,
             "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
+            "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
+            "result_url_seconds": ENV_RESULT_URL_SECONDS,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         data.setdefault("ocr_engine", _default_ocr_engine(env))
@@ -306,5 +316,7 @@ class JobSettings(BaseModel):
             ENV_PROCESSED_BUCKET: self.processed_bucket,
             ENV_REPORTS_BUCKET: self.reports_bucket,
             ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
+            ENV_REVIEW_LEASE_SECONDS: str(self.review_lease_seconds),
+            ENV_RESULT_URL_SECONDS: str(self.result_url_seconds),
             ENV_RETENTION: self.retention.to_env(),
         }

@@ -21,7 +21,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from jobs.contract import DocumentItem, layout
+from jobs.contract import DocumentItem, DuplicateMarker, layout
+from jobs.contract.duplicates import is_marker_item
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
 from jobs.local.standins.audit_pipe import AuditPipes, StagePipe
 from jobs.settings import JobSettings
@@ -58,22 +59,30 @@ class Stack:
     def table(self):
         return boto3.resource("dynamodb").Table(self.settings.table_name)
 
-    def items(self) -> list[DocumentItem]:
-        """Every document's item (a user's partition may also hold their erasure marker)."""
+    def raw_items(self) -> list[dict]:
         pages = self.dynamodb().get_paginator("scan").paginate(TableName=self.settings.table_name)
+        return [from_wire(raw) for page in pages for raw in page["Items"]]
+
+    def items(self) -> list[DocumentItem]:
+        """The documents of the table (a user's partition may also hold their duplicate markers,
+        see `markers`, and their erasure marker).
+        """
         return [
-            DocumentItem.from_item(from_wire(raw))
-            for page in pages
-            for raw in page["Items"]
-            if layout.is_document_sk(raw[layout.SK_ATTR]["S"])
+            DocumentItem.from_item(item) for item in self.raw_items() if layout.is_document_sk(item[layout.SK_ATTR])
         ]
+
+    def markers(self) -> list[DuplicateMarker]:
+        return [DuplicateMarker.from_item(item) for item in self.raw_items() if is_marker_item(item)]
 
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
         pages = self.s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         return sorted(obj["Key"] for page in pages for obj in page.get("Contents", []))
 
-    def stream_changes(self) -> list[StreamChange]:
-        """Every record on the table stream so far, oldest first per shard."""
+    def stream_changes(self, documents_only: bool = True) -> list[StreamChange]:
+        """Every record on the table stream so far, oldest first per shard (of the documents
+        only, unless asked: the duplicate markers' records ride the stream too, and the status
+        events' pipe leaves them out by their entityType).
+        """
         arn = self.dynamodb().describe_table(TableName=self.settings.table_name)["Table"]["LatestStreamArn"]
         streams = boto3.client("dynamodbstreams", endpoint_url=self.endpoints.dynamodb)
         changes: list[StreamChange] = []
@@ -85,6 +94,8 @@ class Stack:
                 response = streams.get_records(ShardIterator=iterator, Limit=1000)
                 for record in response["Records"]:
                     data = record["dynamodb"]
+                    if documents_only and is_marker_item({"SK": data["Keys"]["SK"]["S"]}):
+                        continue
                     old = data.get("OldImage", {}).get("status", {}).get("S")
                     new = data.get("NewImage", {}).get("status", {}).get("S")
                     changes.append(StreamChange(record["eventName"], data["Keys"]["SK"]["S"], old, new))

@@ -73,7 +73,12 @@ def _anomaly() -> str:
 
 
 def records(relation: str, where: str = "") -> str:
-    """CTEs `copies` and `records` over `relation` (a table or a parenthesised subquery)."""
+    """CTEs `copies` and `records` over `relation` (a table or a parenthesised subquery).
+
+    The log holds the duplicate markers' records too (the Pipe passes every record); they are
+    bookkeeping written with their document's own versions, not documents, so `records` leaves
+    them out of every question and of the completeness rule.
+    """
     removal = f"r.eventname = {lit(REMOVE)}"
     ttl = f"r.identitytype = {lit(TTL_IDENTITY_TYPE)} AND r.principal = {lit(TTL_PRINCIPAL)}"
     return f"""copies AS (
@@ -100,7 +105,8 @@ records AS (
               THEN from_iso8601_timestamp(r.newimage.updatedat.s) ELSE from_unixtime(r.streamtime) END AS at,
          {_changed()} AS changed,
          {_anomaly()} AS anomaly
-  FROM copies r WHERE r.copy = 1
+  FROM copies r
+  WHERE r.copy = 1 AND NOT starts_with(coalesce(r.sk, ''), {lit(layout.marker_sk_prefix())})
 )"""
 
 

@@ -4,6 +4,7 @@ The only place the layout is spelled (see `layout`); importable without boto3 or
 """
 
 from jobs.contract import layout
+from jobs.contract.duplicates import DuplicateKind, DuplicateMarker
 from jobs.contract.invoice import (
     DocumentFormat,
     DocumentType,
@@ -15,10 +16,15 @@ from jobs.contract.invoice import (
 )
 from jobs.contract.item import (
     ITEM_ATTRIBUTES,
+    Correction,
     DocumentItem,
     ResultDocument,
+    ReviewRecord,
+    Settlement,
     SourceObject,
     finished_item,
+    held_fields,
+    held_marker,
     summary_fields,
     tombstone,
 )
@@ -26,6 +32,7 @@ from jobs.contract.objects import ObjectInfo, bare_etag
 from jobs.contract.retention import RetentionClass, RetentionPolicy
 from jobs.contract.schema import (
     BucketSpec,
+    CorsSpec,
     ExpirySpec,
     LifecycleSpec,
     ObjectLockSpec,
@@ -42,9 +49,13 @@ __all__ = [
     "ITEM_ATTRIBUTES",
     "TERMINAL",
     "BucketSpec",
+    "Correction",
+    "CorsSpec",
     "DocumentFormat",
     "DocumentItem",
     "DocumentType",
+    "DuplicateKind",
+    "DuplicateMarker",
     "ExpirySpec",
     "ExtractionOutcome",
     "FailureCode",
@@ -57,6 +68,8 @@ __all__ = [
     "ResultDocument",
     "RetentionClass",
     "RetentionPolicy",
+    "ReviewRecord",
+    "Settlement",
     "SourceObject",
     "Status",
     "TableSpec",
@@ -67,6 +80,8 @@ __all__ = [
     "can_transition",
     "check_transition",
     "finished_item",
+    "held_fields",
+    "held_marker",
     "layout",
     "queue_spec",
     "summary_fields",

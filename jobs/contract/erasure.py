@@ -15,7 +15,7 @@ deleted, what was kept under a legal hold, and what still holds the user's data 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -91,7 +91,7 @@ class ErasureMarker(BaseModel):
             state=item["state"],
             startedAt=layout.parse_ts(item["startedAt"]),
             finishedAt=layout.parse_ts(item["finishedAt"]) if item.get("finishedAt") else None,
-            expiresAt=datetime.fromtimestamp(int(ttl), tz=UTC) if ttl is not None else None,
+            expiresAt=layout.from_epoch_seconds(ttl) if ttl is not None else None,
             counts=ErasureCounts(**{k: int(v) for k, v in item.get("counts", {}).items()}),
             updatedBy=item["updatedBy"],
             version=int(item["version"]),

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
+from jobs.contract.duplicates import DuplicateKind, DuplicateMarker
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
 from jobs.contract.objects import ObjectInfo
 from jobs.contract.retention import RetentionClass, RetentionPolicy
@@ -22,7 +23,10 @@ from jobs.contract.status import Status, check_transition
 MAX_TEXT = 512
 MAX_MESSAGE = 1024
 MAX_REASONS = 20
-RESULT_SCHEMA_VERSION = "1.0"
+_DIGEST = r"^[0-9a-f]{64}$"
+# The item attribute that holds the digest of each kind of marker the document holds.
+MARKER_FIELDS = {DuplicateKind.CONTENT: "contentMarker", DuplicateKind.INVOICE: "invoiceMarker"}
+RESULT_SCHEMA_VERSION = "1.1"  # 1.1: the review record beside the machine's reading
 
 
 def _clip(value: str | None, limit: int) -> str | None:
@@ -84,6 +88,13 @@ class DocumentItem(BaseModel):
     leaseExpiresAt: datetime | None = None
     # Who wrote this version (jobs.contract.actors); None only on items written before actors were.
     updatedBy: str | None = None
+    # The identities of the document (jobs.contract.duplicates), and the digest of each identity
+    # whose marker it holds: a duplicate records its identities but holds no marker (another
+    # document does). One plain attribute per kind, so every reconcile engine joins on it.
+    contentDigest: str | None = Field(default=None, pattern=_DIGEST)
+    invoiceDigest: str | None = Field(default=None, pattern=_DIGEST)
+    contentMarker: str | None = Field(default=None, pattern=_DIGEST)
+    invoiceMarker: str | None = Field(default=None, pattern=_DIGEST)
     # Retention (jobs.contract.retention): the class decided when the document first finished,
     # and the end of its retention, counted from the upload (createdAt) like the objects' lifecycle.
     retentionClass: RetentionClass | None = None
@@ -130,6 +141,20 @@ class DocumentItem(BaseModel):
     @classmethod
     def _reasons(cls, v: list[str]) -> list[str]:
         return [r[:200] for r in v[:MAX_REASONS]]
+
+    def digest(self, kind: DuplicateKind) -> str | None:
+        """The document's identity of `kind` (jobs.contract.duplicates)."""
+        return self.contentDigest if kind is DuplicateKind.CONTENT else self.invoiceDigest
+
+    @property
+    def held_markers(self) -> dict[DuplicateKind, str]:
+        """The identities whose markers the document holds (kind → digest)."""
+        held = {kind: getattr(self, name) for kind, name in MARKER_FIELDS.items()}
+        return {kind: digest for kind, digest in held.items() if digest is not None}
+
+    def holds(self, kind: DuplicateKind, digest: str) -> bool:
+        """The document holds the marker of this identity (a marker naming it is not left behind)."""
+        return self.status != Status.DELETED and self.held_markers.get(kind) == digest
 
     @field_validator("totalAmount", mode="before")
     @classmethod
@@ -256,6 +281,26 @@ class DocumentItem(BaseModel):
         return parsed
 
 
+def held_marker(holder: DocumentItem, kind: DuplicateKind, digest: str, actor: str) -> DuplicateMarker:
+    """The marker of one of `holder`'s identities as its version leaves it: naming it, written at
+    its updatedAt by `actor`, and expiring with it (its TTL, none while held).
+    """
+    return DuplicateMarker(
+        userId=holder.userId,
+        kind=kind,
+        digest=digest,
+        documentId=holder.documentId,
+        createdAt=holder.updatedAt,
+        updatedBy=actor,
+        expiresAt=holder.expires_at,
+    )
+
+
+def held_fields(held: dict[DuplicateKind, str]) -> dict[str, str | None]:
+    """The item attributes that say which markers a document holds (kind → digest)."""
+    return {name: held.get(kind) for kind, name in MARKER_FIELDS.items()}
+
+
 def summary_fields(invoice: Invoice | None, validation: ValidationResult) -> dict[str, Any]:
     """The item attributes that summarise an extraction: what ingest writes, what repair rebuilds."""
     return {
@@ -299,8 +344,57 @@ class SourceObject(BaseModel):
         return layout.s3_uri(self.bucket, self.key)
 
 
+class Correction(BaseModel):
+    """One field a reviewer changed: who, when, and the value before and after (as JSON text)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: str
+    before: str | None
+    after: str | None
+    by: str
+    at: datetime
+
+    @field_validator("by")
+    @classmethod
+    def _actor(cls, v: str) -> str:
+        return check_actor(v)
+
+
+class Settlement(BaseModel):
+    """A reviewer accepted the document as it stood: the reasons it had then, and its new status."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    by: str
+    at: datetime
+    status: Status
+    acceptedReasons: list[str] = Field(default_factory=list)
+
+    @field_validator("by")
+    @classmethod
+    def _actor(cls, v: str) -> str:
+        return check_actor(v)
+
+
+class ReviewRecord(BaseModel):
+    """What review did to a document, beside the machine's reading (which result.json keeps)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    corrections: list[Correction] = Field(default_factory=list)
+    # The machine's invoice with every correction applied, validated like an extraction.
+    invoice: Invoice | None = None
+    validation: ValidationResult | None = None
+    settled: Settlement | None = None
+
+
 class ResultDocument(BaseModel):
-    """The result.json beside each document (see layout.result_key): all the frontend shows."""
+    """The result.json beside each document (see layout.result_key): all the frontend shows.
+
+    `invoice` and `validation` are the machine's reading; `review`, once a reviewer acted, holds
+    the corrections beside it and what the document says after them (`current_*`).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -315,6 +409,25 @@ class ResultDocument(BaseModel):
     createdAt: datetime
     processedAt: datetime
     pipelineVersion: str
+    review: ReviewRecord | None = None
+
+    @property
+    def current_invoice(self) -> Invoice | None:
+        """The invoice as the document now stands: corrected if a reviewer corrected it."""
+        return self.review.invoice if self.review and self.review.corrections else self.invoice
+
+    @property
+    def current_validation(self) -> ValidationResult:
+        """The reasons the document has now: its corrected invoice's, once a reviewer corrected it."""
+        return self.review.validation if self.review and self.review.validation else self.validation
+
+    @property
+    def current_status(self) -> Status:
+        """A document a reviewer acted on stays in review until settled."""
+        if self.review and self.review.settled:
+            return self.review.settled.status
+        return Status.REVIEW_REQUIRED if self.review else self.validation.status
+
     # The document's retention class (also the object's `retention` tag); None before retention.
     retentionClass: RetentionClass | None = None
 
@@ -348,6 +461,7 @@ def tombstone(item: DocumentItem, now: datetime, why: str, actor: str, policy: R
     retention = {} if item.retainUntil else retention_fields(item, item.retentionClass or policy.class_of(None), policy)
     return item.evolve(
         status=Status.DELETED,
+        **held_fields({}),  # the writer deletes its markers in the same transaction
         version=item.version + 1,
         updatedAt=now,
         updatedBy=actor,

@@ -11,6 +11,7 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from decimal import Decimal
 
 from jobs.errors import InvalidIdError, InvalidKeyError
 
@@ -23,11 +24,17 @@ GSI1_PK_ATTR = "GSI1PK"
 GSI1_SK_ATTR = "GSI1SK"
 TTL_ATTR = "expiresAt"  # epoch seconds: DynamoDB's TTL deletes the item some time after it
 ENTITY_DOCUMENT = "DOCUMENT"
+# Duplicate markers live beside a user's documents (same partition, their own sort keys): one per
+# kind of identity a document claims, naming the document that holds it (jobs.contract.duplicates).
+ENTITY_DUPLICATE_MARKER = "DUPLICATE_MARKER"
 ENTITY_ERASURE = "ERASURE"
 
 _USER_PREFIX = "USER#"
 _DOC_PREFIX = "DOC#"
 _STATUS_PREFIX = "STATUS#"
+_MARKER_PREFIX = "DUP#"
+# A marker's digest: lowercase hex of a SHA-256.
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 # The one erasure marker of a user, beside their documents in the user's partition.
 _ERASURE_SK = "ERASURE"
 
@@ -272,14 +279,39 @@ def status_pk(status: str) -> str:
     return _STATUS_PREFIX + status
 
 
+def document_sk_prefix() -> str:
+    """What every document's sort key starts with: a user's documents are `begins_with` it, so
+    the other items of the partition (duplicate markers, the erasure marker) never reach a
+    documents query.
+    """
+    return _DOC_PREFIX
+
+
+def marker_sk(kind: str, digest: str) -> str:
+    """`DUP#{kind}#{digest}`: the marker of one identity (kind CONTENT or INVOICE, a SHA-256)."""
+    if not kind.isalpha() or not kind.isupper():
+        raise InvalidKeyError(f"marker kind {kind!r} is not an upper-case word")
+    if not _DIGEST.match(digest):
+        raise InvalidKeyError(f"marker digest {digest!r} is not a lowercase hex SHA-256")
+    return f"{_MARKER_PREFIX}{kind}#{digest}"
+
+
+def marker_sk_prefix() -> str:
+    return _MARKER_PREFIX
+
+
+def parse_marker_sk(sk: str) -> tuple[str, str]:
+    """Split `DUP#{kind}#{digest}` into (kind, digest)."""
+    kind, sep, digest = _strip(_MARKER_PREFIX, sk, "SK").partition("#")
+    if not sep:
+        raise InvalidKeyError(f"SK {sk!r} is not DUP#{{kind}}#{{digest}}")
+    marker_sk(kind, digest)  # the same rules as when it was built
+    return kind, digest
+
+
 def erasure_key(user_id: str) -> dict[str, str]:
     """The key of a user's erasure marker (jobs.erasure): one per user, in their partition."""
     return {PK_ATTR: user_pk(user_id), SK_ATTR: _ERASURE_SK}
-
-
-def document_sk_prefix() -> str:
-    """What every document's sort key starts with (a key condition's begins_with)."""
-    return _DOC_PREFIX
 
 
 def erasure_sk() -> str:
@@ -288,7 +320,9 @@ def erasure_sk() -> str:
 
 
 def is_document_sk(sk: str) -> bool:
-    """Whether a sort key names a document (a user's partition also holds their erasure marker)."""
+    """Whether a sort key names a document (a user's partition also holds their duplicate markers
+    and erasure marker).
+    """
     return sk.startswith(_DOC_PREFIX)
 
 
@@ -338,6 +372,11 @@ def epoch_seconds(moment: datetime) -> int:
     if moment.tzinfo is None:
         raise ValueError(f"naive datetime {moment!r}: DocuFlow times are timezone-aware UTC")
     return int(moment.timestamp())
+
+
+def from_epoch_seconds(value: int | float | str | Decimal) -> datetime:
+    """The moment a TTL attribute names (its inverse of `epoch_seconds`)."""
+    return datetime.fromtimestamp(int(value), tz=UTC)
 
 
 # --- S3 keys -------------------------------------------------------------------------------

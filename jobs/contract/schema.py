@@ -7,9 +7,10 @@ boto3 calls, so the emulated table and buckets are the ones AWS gets.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from jobs.contract import layout
 from jobs.contract.retention import RetentionClass, RetentionPolicy
@@ -209,6 +210,48 @@ class ExpirySpec(BaseModel):
         ]
 
 
+# An origin a browser may read results from: https anywhere, plain http only on localhost (a
+# developer's frontend against the local stack).
+CORS_ORIGIN = re.compile(r"^(https://[a-z0-9.-]+(:\d+)?|http://localhost(:\d+)?)$")
+
+
+class CorsSpec(BaseModel):
+    """Who may read the processed bucket's objects from a browser: the frontend fetches a
+    result.json with a presigned GET (jobs.documents.url), from the stack's own origins only, and
+    only reads. A simple GET sends no custom header, so no header is allowed beyond the safelisted.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    allowed_origins: tuple[str, ...] = Field(min_length=1)
+    allowed_methods: tuple[Literal["GET"], ...] = ("GET",)
+    expose_headers: tuple[str, ...] = ("ETag", "Content-Length")
+    max_age_seconds: int = Field(default=3600, ge=0, le=86400)
+    rule_id: str = "frontend-get-results"
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for origin in value:
+            if not CORS_ORIGIN.match(origin):
+                raise ValueError(f"{origin!r} is not an https origin (or http://localhost)")
+        return value
+
+    def configuration(self) -> dict[str, Any]:
+        """PutBucketCors's CORSConfiguration, in the API's own shape."""
+        return {
+            "CORSRules": [
+                {
+                    "ID": self.rule_id,
+                    "AllowedMethods": list(self.allowed_methods),
+                    "AllowedOrigins": list(self.allowed_origins),
+                    "ExposeHeaders": list(self.expose_headers),
+                    "MaxAgeSeconds": self.max_age_seconds,
+                }
+            ]
+        }
+
+
 class BucketSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -225,6 +268,8 @@ class BucketSpec(BaseModel):
     # Keys under these prefixes are written once and never overwritten or deleted (the bucket
     # policy on AWS enforces it; the jobs write them with If-None-Match).
     write_once_prefixes: tuple[str, ...] = ()
+    # Browsers may read objects of this bucket from these origins (None: from none).
+    cors: CorsSpec | None = None
     # A log bucket: every object expires this many days after it was written (its Object Lock
     # retention), instead of the documents' tag-chosen retention.
     expire_after_days: int | None = Field(default=None, ge=1)
@@ -293,16 +338,21 @@ def audit_bucket_spec(stage: str, purpose: str, retention: ObjectLockSpec = AUDI
 
 
 def bucket_specs(
-    stage: str, names: dict[str, str] | None = None, lifecycle: LifecycleSpec | None = None
+    stage: str,
+    names: dict[str, str] | None = None,
+    lifecycle: LifecycleSpec | None = None,
+    cors_origins: tuple[str, ...] | list[str] = (),
 ) -> list[BucketSpec]:
     """The three data buckets; `names` overrides the default name per purpose, `lifecycle` the
-    contract's default rules (the stack's and the local stack's retention policy).
+    contract's default rules (the stack's and the local stack's retention policy); `cors_origins`,
+    the stack's frontend origins, may read result.json from the processed bucket.
 
     Raw and processed have Object Lock on, without a default retention: a legal hold
     (`documents hold`) is set on each version of a held document, and nothing else is locked.
     """
     names = names or {}
     lifecycle = lifecycle or LifecycleSpec()
+    cors = CorsSpec(allowed_origins=tuple(cors_origins)) if cors_origins else None
 
     def name(purpose: str) -> str:
         return names.get(purpose) or layout.bucket_name(stage, purpose)
@@ -315,6 +365,7 @@ def bucket_specs(
             prefix=layout.PROCESSED_PREFIX,
             object_lock=True,
             lifecycle=lifecycle,
+            cors=cors,
         ),
         BucketSpec(
             purpose="reports",

@@ -408,3 +408,12 @@ def generate(
         fmt = OCR_FORMATS[n % 2] if rng.random() < ocr_ratio else GOOD_FORMATS[n % len(GOOD_FORMATS)]
         render, filename = _RENDER[fmt]
         yield DemoDocument(user_id, document_id, filename, render(_invoice(rng, n, review)), fmt, review)
+
+
+def copies(documents: Iterator[DemoDocument], count: int) -> Iterator[DemoDocument]:
+    """The first `count` good documents again, each under a new documentId of the same user: the
+    same bytes uploaded twice, which the ingest flags as duplicates for review.
+    """
+    good = (d for d in documents if d.kind in GOOD_FORMATS and not d.review)
+    for doc, _ in zip(good, range(count), strict=False):
+        yield DemoDocument(doc.user_id, f"{doc.document_id}-again", doc.filename, doc.body, doc.kind)

@@ -1,9 +1,11 @@
 """`make demo`: the nightly flow end to end on a fresh embedded stack, through the real CLI.
 
-local stack up → seed a mixed corpus into raw/ (its notifications fill the arrival queue) →
-ingest (drains the queue) → the change log delivered (the stack's stand-in of Pipe + Firehose) →
-reconcile, the change log's completeness included → run summary, two dashboard queries, one
-document's audit timeline → the table's export (the local stand-in for AWS's) and a restore drill
+local stack up → seed a mixed corpus into raw/, a few invoices twice (its notifications fill the
+arrival queue) → ingest (drains the queue; the second uploads are flagged as duplicates) → the
+change log delivered (the stack's stand-in of Pipe + Firehose) → reconcile, the change log's
+completeness included → run summary, a dashboard query, one document's audit timeline → the
+review queue worked through (claim, correct, settle; jobs.demo.review) → the table's export (the
+local stand-in for AWS's) and a restore drill
 from it. Each step is the same `python -m jobs …` command an operator would type.
 """
 
@@ -14,10 +16,12 @@ import os
 import subprocess
 import sys
 
+from jobs.demo.review import work_the_queue
 from jobs.local import stack
 from jobs.settings import JobSettings
 
 USERS, DOCS = 5, 200
+DUPLICATES = 3  # good invoices uploaded a second time under new documentIds
 IDLE_SECONDS = "2"
 
 
@@ -75,16 +79,8 @@ def _restore_drill(env: dict[str, str]) -> None:
     print(json.dumps({k: report[k] for k in ("restoredTable", "itemCount", "rpoSeconds", "rtoSeconds", "outcome")}))
 
 
-def main() -> int:
-    # A fresh stack every time: both servers keep their data in memory, so a restart is empty.
-    stack.down()
-    endpoints, settings, info = stack.up(JobSettings.from_env())
-    env = {**os.environ, **stack.job_env(endpoints, settings)}
-    print(
-        f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 and SQS {endpoints.s3} "
-        f"(data in memory; arrival queue {settings.arrivals_queue_url})"
-    )
-
+def _seed(env: dict[str, str]) -> None:
+    """A mixed corpus into raw/, a few invoices twice; the uploads' notifications fill the queue."""
     seeded = _step(
         "seed demo invoices into raw/",
         "demo",
@@ -95,51 +91,59 @@ def main() -> int:
         str(DOCS),
         "--ocr-ratio",
         "0.05",
+        "--duplicates",
+        str(DUPLICATES),
         env=env,
     )
     print(seeded.stdout)
-    # The night's uploads reached the arrival queue through the raw bucket's notifications; the
-    # drain ends once the queue stays empty for IDLE_SECONDS (20 s by default on AWS).
+
+
+SHOWN = (
+    "runId",
+    "mode",
+    "outcome",
+    "seconds",
+    "processed",
+    "documentsPerSecond",
+    "statuses",
+    "formats",
+    "messages",
+    "queueWaiting",
+    "deadLetterQueue",
+    "deadLetterCount",
+    "invalidKeyCount",
+    "duplicateCount",
+)
+
+
+def _ingest(env: dict[str, str]) -> None:
+    """The nightly drain, and what its run summary says."""
+    # The drain ends once the queue stays empty for IDLE_SECONDS (20 s by default on AWS).
     run = _step("nightly ingest: drain the arrival queue", "ingest", "--idle-seconds", IDLE_SECONDS, env=env)
     summary = json.loads(run.stdout)
-    shown = {
-        k: summary[k]
-        for k in (
-            "runId",
-            "mode",
-            "outcome",
-            "seconds",
-            "processed",
-            "documentsPerSecond",
-            "statuses",
-            "formats",
-            "messages",
-            "queueWaiting",
-            "deadLetterQueue",
-            "deadLetterCount",
-            "invalidKeyCount",
-        )
-    }
-    print(json.dumps(shown, indent=2))
+    print(json.dumps({k: summary[k] for k in SHOWN}, indent=2))
     if summary["failures"]:
         print("failed documents (first 5):")
         for failure in summary["failures"][:5]:
             print(f"  {failure['key']}: {failure['reason'][:100]}")
+
+
+def main() -> int:
+    # A fresh stack every time: both servers keep their data in memory, so a restart is empty.
+    stack.down()
+    endpoints, settings, info = stack.up(JobSettings.from_env())
+    env = {**os.environ, **stack.job_env(endpoints, settings)}
+    print(
+        f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 and SQS {endpoints.s3} "
+        f"(data in memory; arrival queue {settings.arrivals_queue_url})"
+    )
+    _seed(env)
+    _ingest(env)
     _reconcile(env)
     user = _step("dashboard: one user's documents", "documents", "list", "--user", "user-0000", "--limit", "3", env=env)
     print(user.stdout)
-    queue = _step(
-        "dashboard: review queue, newest first",
-        "documents",
-        "list",
-        "--status",
-        "REVIEW_REQUIRED",
-        "--limit",
-        "3",
-        env=env,
-    )
-    print(queue.stdout)
     _timeline(json.loads(user.stdout)["items"][0], env)
+    work_the_queue(_step, env)
     _restore_drill(env)
     print(
         'The stack keeps running: `eval "$(.venv/bin/python -m jobs local up)"` configures a shell; '

@@ -17,15 +17,15 @@ ingest) wins and the action says to try again; nothing is written on a refusal.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from jobs.contract import DocumentItem, ObjectInfo, RetentionPolicy, layout
+from jobs.contract import DocumentItem, DuplicateKind, ObjectInfo, RetentionPolicy, held_fields, held_marker, layout
 from jobs.contract.lifecycle import held, released, restored, user_deleted
 from jobs.contract.objects import ObjectVersion
 from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRefusedError
-from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo import DocumentTable, Write, marker_put, marker_release
 from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
@@ -88,7 +88,10 @@ class DocumentActions:
     def delete(self, user_id: str, document_id: str, actor: str) -> ActionOutcome:
         item = self._item(user_id, document_id)
         deleted = user_deleted(item, self._clock(), actor, self._policy)
-        self._put(deleted, item)
+        # Its duplicate markers go with the delete (the item keeps what it held, for a restore):
+        # the next upload of the same invoice is no duplicate of a document its owner deleted.
+        releases = {k: marker_release(user_id, k, d, document_id) for k, d in item.held_markers.items()}
+        deleted = self._put(deleted, item, releases)
         hidden = 0
         for bucket, prefix in self._places:
             keys = [o.key for o in self._current(bucket, prefix(user_id, document_id))]
@@ -107,7 +110,10 @@ class DocumentActions:
             if refused:
                 raise LifecycleRefusedError(f"S3 refused to remove delete markers: {refused}")
             removed += len(markers)
-        self._put(back, item)
+        # It takes its markers again, as a finish does; an identity another document took meanwhile
+        # stays that document's, and the restored one no longer claims it.
+        takes = {k: marker_put(held_marker(back, k, d, actor)) for k, d in back.held_markers.items()}
+        back = self._put(back, item, takes, without=_not_holding)
         return ActionOutcome("restore", back, True, removed)
 
     # --- an operator's legal hold ------------------------------------------------------------
@@ -115,14 +121,14 @@ class DocumentActions:
         item = self._item(user_id, document_id)
         locked = held(item, self._clock(), actor)  # refuses a deleted or unfinished document, first
         count = self._set_holds(user_id, document_id, on=True)
-        self._put(locked, item)
+        locked = self._put(locked, item, _expiring_with(locked, actor))
         return ActionOutcome("hold", locked, locked is not item, count)
 
     def release(self, user_id: str, document_id: str, actor: str) -> ActionOutcome:
         item = self._item(user_id, document_id)
         count = self._set_holds(user_id, document_id, on=False)
         free = released(item, self._clock(), actor)
-        self._put(free, item)
+        free = self._put(free, item, _expiring_with(free, actor))
         return ActionOutcome("release", free, free is not item, count)
 
     # --- helpers ---------------------------------------------------------------------------
@@ -135,14 +141,23 @@ class DocumentActions:
             raise DocumentNotFoundError(f"no document {document_id} of user {user_id}{after}")
         return item
 
-    def _put(self, new: DocumentItem, old: DocumentItem) -> None:
+    def _put(
+        self,
+        new: DocumentItem,
+        old: DocumentItem,
+        markers: Mapping[DuplicateKind, Write],
+        without: Callable[[DocumentItem, DuplicateKind], DocumentItem] | None = None,
+    ) -> DocumentItem:
+        """The item's next version with its duplicate markers' writes, in one transaction."""
         if new is old:
-            return
-        if not self._table.put_if_version(new, old.version):
+            return old
+        landed, _ = self._table.put_with_markers(new, old.version, markers, "dynamodb.TransactWrite.document", without)
+        if landed is None:
             raise DocumentChangedError(
                 f"document {old.documentId} of user {old.userId} changed while this ran (version {old.version} "
                 "is no longer current): run the command again"
             )
+        return landed
 
     def _current(self, bucket: str, prefix: str) -> list[ObjectInfo]:
         return [o for page in self._buckets.list_pages(bucket, prefix) for o in page]
@@ -156,3 +171,17 @@ class DocumentActions:
                     self._buckets.set_legal_hold(version, on)
                     count += 1
         return count
+
+
+def _expiring_with(item: DocumentItem, actor: str) -> dict[DuplicateKind, Write]:
+    """The markers `item` holds, written again with its TTL (a hold takes it away, a release gives
+    it back), each only while it still names the document.
+    """
+    return {
+        k: marker_put(held_marker(item, k, d, actor), takes_over_from=item.documentId)
+        for k, d in item.held_markers.items()
+    }
+
+
+def _not_holding(item: DocumentItem, kind: DuplicateKind) -> DocumentItem:
+    return item.evolve(**held_fields({k: d for k, d in item.held_markers.items() if k != kind}))

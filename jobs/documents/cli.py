@@ -4,6 +4,7 @@
     documents delete  --user U --doc D        the owner's delete: DELETED at once, gone after the grace
     documents restore --user U --doc D        within the grace: back as it was
     documents hold    --user U --doc D --operator NAME [--release]   an operator's legal hold
+    documents url     --user U --doc D        a short-lived presigned GET of that user's result.json
 
 Prints one JSON object. Exit 0 when done (also when there was nothing to change), 2 for bad
 input (ids outside the id rules, an unknown document, a state the action does not allow: one
@@ -17,10 +18,11 @@ import json
 import sys
 from typing import Any
 
-from jobs.contract import Status
+from jobs.contract import Status, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
+from jobs.documents.url import result_url
 from jobs.errors import DocuFlowError, InfrastructureError
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
@@ -52,7 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--status", type=Status, choices=list(Status))
     listing.add_argument("--limit", type=int, default=25)
     listing.add_argument("--next-token")
-    for name, help_ in (("delete", "the owner's delete"), ("restore", "the owner's restore within the grace")):
+    for name, help_ in (
+        ("delete", "the owner's delete"),
+        ("restore", "the owner's restore within the grace"),
+        ("url", "a short-lived presigned GET of the document's result.json (jobs.documents.url)"),
+    ):
         one = actions.add_parser(name, help=help_)
         one.add_argument("--user", required=True)
         one.add_argument("--doc", required=True)
@@ -71,7 +77,7 @@ def main(argv: list[str]) -> int:
         parser.error("give --user, --status, or both")
     try:
         settings = JobSettings.from_env()
-        output = _list(settings, args) if args.action == "list" else _act(settings, args)
+        output = {"list": _list, "url": _url}.get(args.action, _act)(settings, args)
     except InfrastructureError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
@@ -89,6 +95,11 @@ def _list(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
         for item in page.items
     ]
     return {"items": items, "nextToken": page.next_token}
+
+
+def _url(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
+    signed = result_url(settings, args.user, args.doc)
+    return {"url": signed.url, "expiresAt": layout.format_ts(signed.expires_at)}
 
 
 def _act(settings: JobSettings, args: argparse.Namespace) -> dict[str, object]:

@@ -35,7 +35,7 @@ from jobs.erasure.selection import Partition, kept_by, kept_documents
 from jobs.errors import ErasureNotSettledError, ErasureUnknownUserError, S3ObjectExistsError
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
-from jobs.store.dynamo import TRANSACT_LIMIT, ConditionalDelete, DocumentTable, delete_if_version, marker_put
+from jobs.store.dynamo import TRANSACT_LIMIT, ConditionalDelete, DocumentTable, delete_if_version, erasure_put
 from jobs.store.s3 import DELETE_BATCH, Buckets
 
 logger = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ class ErasureRun:
         landed = (
             [True] * len(deletes)
             if dry_run
-            else self._table.write_all(deletes, "dynamodb.TransactWrite.erase", TRANSACT_LIMIT)
+            else self._table.put_all(deletes, "dynamodb.TransactWrite.erase", TRANSACT_LIMIT)
         )
         documents = sum(ok and t.document for ok, t in zip(landed, todo, strict=True))
         outcome.deleted = outcome.deleted.plus(ErasureCounts(items=sum(landed), documents=documents))
@@ -222,7 +222,7 @@ class ErasureRun:
 
     # --- the records -----------------------------------------------------------------------
     def _mark(self, marker: ErasureMarker, expected_version: int | None) -> ErasureMarker:
-        if not self._table.write_all([marker_put(marker, expected_version)], "dynamodb.TransactWrite.erasure")[0]:
+        if not self._table.put_all([erasure_put(marker, expected_version)], "dynamodb.TransactWrite.erasure")[0]:
             raise ErasureNotSettledError(
                 f"another erasure of user {marker.userId} is writing its marker: let it finish, then run again"
             )

@@ -1,8 +1,9 @@
 """What one pass of an erasure deletes, from what it read: pure, no I/O.
 
-The user's partition holds their documents' items, any other item a tool keeps there, and the
-erasure marker. A document under a legal hold is kept whole: its item, and every version under
-its raw and processed prefixes. Everything else goes: every other item (the marker aside), and
+The user's partition holds their documents' items, their duplicate markers, any other item a tool
+keeps there, and the erasure marker. A document under a legal hold is kept whole: its item, the
+duplicate markers that name it, and every version under its raw and processed prefixes.
+Everything else goes: every other item (the erasure marker aside), and
 every version and delete marker under the user's raw and processed prefixes, whether or not
 its key follows the layout.
 """
@@ -15,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.duplicates import is_marker_item
 from jobs.contract.erasure import KeptDocument
 from jobs.contract.objects import ObjectVersion
 
@@ -48,6 +50,11 @@ class Partition:
     def held(self) -> list[DocumentItem]:
         return [d for d in self.documents if d.held]
 
+    def _kept_item(self, item: dict[str, Any]) -> bool:
+        """A duplicate marker naming a held document stays with it (it still claims the identity)."""
+        held = {d.documentId for d in self.held}
+        return is_marker_item(item) and item.get("documentId") in held
+
     def kept_prefixes(self) -> dict[str, str]:
         """The prefixes of the held documents' objects, in both buckets: prefix -> documentId."""
         return {
@@ -68,6 +75,7 @@ class Partition:
                 False,
             )
             for i in self.others
+            if not self._kept_item(i)
         ]
         return docs + others
 

@@ -1,7 +1,8 @@
 """Validation: an extracted invoice plus the reader's findings → status and machine-readable reasons.
 
 Reasons: MISSING_FIELD:<f>, LOW_CONFIDENCE:<f>, TOTALS_MISMATCH (EN 16931 BR-CO-10/13/15, on the lines a
-hierarchy counts, and BR-DEX-02 for each parent line), and
+hierarchy counts, and BR-DEX-02 for each parent line), NEGATIVE_TOTAL (an invoice, not a credit
+note, whose total is below zero), and
 whatever the reader reported (CONFLICTING_VALUES:<f>, AMBIGUOUS_DATE, MULTIPLE_DOCUMENTS,
 INVALID_VALUE:<f>). No reasons → PROCESSED, any reason → REVIEW_REQUIRED.
 """
@@ -11,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
-from jobs.contract.invoice import Invoice, ValidationResult
+from jobs.contract.invoice import DocumentType, Invoice, ValidationResult
 from jobs.contract.status import Status
 from jobs.extract.line_tree import counted_line_sum
 from jobs.extract.settings import ExtractionSettings
 
 REQUIRED_FIELDS = ("invoiceNumber", "invoiceDate", "vendorName", "currency", "totalAmount")
+# Reasons validate() derives from the invoice itself (a reader's own findings are passed in).
+DERIVED_REASONS = ("MISSING_FIELD:", "LOW_CONFIDENCE:", "TOTALS_MISMATCH", "NEGATIVE_TOTAL")
 
 
 def validate(invoice: Invoice, findings: Iterable[str], settings: ExtractionSettings) -> ValidationResult:
@@ -28,6 +31,7 @@ def validate(invoice: Invoice, findings: Iterable[str], settings: ExtractionSett
         elif invoice.confidence.get(name, 100.0) < settings.confidence_threshold:
             reasons.append(f"LOW_CONFIDENCE:{name}")
     reasons += totals_reasons(invoice, settings.totals_tolerance)
+    reasons += sign_reasons(invoice)
     unique = list(dict.fromkeys(reasons))
     return ValidationResult(status=Status.REVIEW_REQUIRED if unique else Status.PROCESSED, reasons=unique)
 
@@ -52,3 +56,9 @@ def totals_reasons(invoice: Invoice, tolerance: Decimal) -> list[str]:
     if tax_exclusive is not None and invoice.tax is not None and invoice.totalAmount is not None:
         mismatched |= off(invoice.totalAmount, tax_exclusive + invoice.tax)  # BR-CO-15
     return ["TOTALS_MISMATCH"] if mismatched else []
+
+
+def sign_reasons(invoice: Invoice) -> list[str]:
+    """The document type forbids a negative total: a refund is a credit note (BT-3), not an invoice."""
+    negative = invoice.totalAmount is not None and invoice.totalAmount < 0
+    return ["NEGATIVE_TOTAL"] if negative and invoice.documentType is DocumentType.INVOICE else []

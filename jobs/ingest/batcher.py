@@ -1,9 +1,10 @@
 """Groups the conditional item writes of many worker threads into DynamoDB transactions.
 
-A worker hands over its finished item and moves on to its next document; a flusher thread sends
-up to `max_batch` waiting puts per TransactWriteItems after at most `max_wait` seconds, and each
-put's future then says whether its condition held. Each put keeps its own condition, so batching
-changes the request count, never the semantics.
+A worker hands over its finished item (with the duplicate markers it takes or gives up, one write
+group) and moves on to its next document; a flusher thread sends up to `max_batch` waiting groups
+per TransactWriteItems after at most `max_wait` seconds, and each group's future then says
+whether it landed or which of its conditions failed. Each group keeps its own conditions, so
+batching changes the request count, never the semantics.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from jobs.errors import DynamoItemRejectedError
-from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalWrite, DocumentTable
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, GroupOutcome, WriteGroup
 
 
 @dataclass
 class _Entry:
-    put: ConditionalWrite
-    landed: Future[bool] = field(default_factory=Future)
+    group: WriteGroup
+    landed: Future[GroupOutcome] = field(default_factory=Future)
 
 
 class WriteBatcher:
@@ -37,9 +38,9 @@ class WriteBatcher:
         self._thread = threading.Thread(target=self._flush_forever, name=f"batcher-{operation}", daemon=True)
         self._thread.start()
 
-    def submit(self, put: ConditionalWrite) -> Future[bool]:
-        """Queue a put; its future is False when the condition failed, or raises what the request raised."""
-        entry = _Entry(put)
+    def submit(self, group: WriteGroup) -> Future[GroupOutcome]:
+        """Queue a group; its future says whether it landed, or raises what the request raised."""
+        entry = _Entry(group)
         self._queue.put(entry)
         return entry.landed
 
@@ -66,7 +67,7 @@ class WriteBatcher:
 
     def _flush(self, batch: list[_Entry]) -> None:
         try:
-            landed = self._table.write_all([e.put for e in batch], self._operation)
+            landed = self._table.write_all([e.group for e in batch], self._operation)
         except DynamoItemRejectedError as exc:
             if len(batch) == 1:
                 batch[0].landed.set_exception(exc)

@@ -33,7 +33,7 @@ class Claims:
         """Send (claim, expected version) pairs in one transaction each chunk; the ones that
         landed are held. False: another worker's write came first.
         """
-        landed = self._table.write_all(
+        landed = self._table.put_all(
             [claim_put(item, version) for item, version in claims], "dynamodb.TransactWrite.claim"
         )
         with self._lock:
@@ -66,7 +66,7 @@ class Claims:
             for start in range(0, len(puts), TRANSACT_CHUNK):
                 chunk = puts[start : start + TRANSACT_CHUNK]
                 # A put that loses its condition was taken over meanwhile: nothing of ours is left.
-                released_count += sum(self._table.write_all(chunk, "dynamodb.TransactWrite.release"))
+                released_count += sum(self._table.put_all(chunk, "dynamodb.TransactWrite.release"))
                 settled += len(chunk)
         except StoreError as exc:
             logger.warning(

@@ -21,7 +21,7 @@ from enum import StrEnum
 from functools import reduce
 from typing import Any
 
-from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, layout
+from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_transition, held_fields, layout
 
 # Failures that depend on the bytes alone come back identical on a retry of the same ETag, so they
 # are dead letters at once (a new upload is processed again); only failures of the run itself (a
@@ -176,7 +176,8 @@ def decide(
 def _kept_by_claims(existing: DocumentItem | None, obj: ObjectInfo) -> dict[str, Any]:
     """What every version keeps: the class decided when the document first finished (a new
     upload restarts its retention, counted from createdAt, not the choice; its end is decided
-    when it finishes, and until then the claim has none, nor a TTL), and a legal hold.
+    when it finishes, and until then the claim has none, nor a TTL), a legal hold, and the
+    duplicate markers the document holds.
     """
     if existing is None:
         return {}
@@ -186,6 +187,11 @@ def _kept_by_claims(existing: DocumentItem | None, obj: ObjectInfo) -> dict[str,
         "retainUntil": existing.retainUntil if same else None,
         "legalHoldAt": existing.legalHoldAt,
         "legalHoldBy": existing.legalHoldBy,
+        # The duplicate markers the document holds stay its own until its finish moves them (a
+        # deleted document holds none: its delete gave them up).
+        "contentDigest": existing.contentDigest,
+        "invoiceDigest": existing.invoiceDigest,
+        **held_fields(existing.held_markers if existing.status != Status.DELETED else {}),
     }
 
 

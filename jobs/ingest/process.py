@@ -7,6 +7,9 @@ the claim, and gives up if not: its bytes never become the current result.json. 
 finished under the condition that the claim still holds and records the ETag it points at, so
 result.json always belongs to the claim that finished the item.
 
+The finish carries the duplicate markers the document takes or gives up (jobs.ingest.finishing),
+so a duplicate of another document of its user is found in the same request.
+
 A raw object that changed or disappeared after the event/listing that led to the claim is not a
 failure of the document: a deleted object ends DELETED (tombstone); a replaced one restores the
 item as it was (the newer upload has its own event) or hands the claim back.
@@ -18,9 +21,7 @@ import json
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
 
 from jobs.contract import (
     DocumentFormat,
@@ -33,11 +34,11 @@ from jobs.contract import (
     RetentionPolicy,
     SourceObject,
     Status,
-    ValidationResult,
     finished_item,
     layout,
     tombstone,
 )
+from jobs.contract.duplicates import content_digest, identities
 from jobs.contract.item import retention_class
 from jobs.errors import (
     RunStoppedError,
@@ -48,32 +49,22 @@ from jobs.errors import (
     TextractJobTimeoutError,
 )
 from jobs.extract.fallback import wants_textract_fallback
+from jobs.ingest.finishing import Finisher, Finishing, FollowUp, Submit, claim_actor, still_held
+from jobs.ingest.futures import flattened, resolved, then
 from jobs.ingest.plan import Decision, released, restored, same_upload
-from jobs.store.dynamo import ConditionalWrite, DocumentTable, finish_put, release_delete
+from jobs.ingest.results import DocumentResult
+from jobs.store.dynamo import DocumentTable, GroupOutcome, Write, WriteGroup, finish_put, marker_release, release_delete
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
+
+__all__ = ["DocumentProcessor", "DocumentResult"]
 
 logger = logging.getLogger(__name__)
 
 PIPELINE_VERSION = "docuflow-ingest/1"
-FENCE_TRIES = 3
-T = TypeVar("T")
-U = TypeVar("U")
 
 # Submits one extraction (bytes, filename) to the process pool.
 Extractor = Callable[[bytes, str], "Future[ExtractionOutcome]"]
-
-
-@dataclass(frozen=True)
-class DocumentResult:
-    user_id: str
-    document_id: str
-    key: str
-    status: Status | None  # None: nothing of this run's was written (claim lost, or a stale event)
-    format: DocumentFormat | None = None
-    failure_code: str | None = None
-    failure_message: str | None = None
-    stale: bool = False  # the raw object had changed since the event or listing
 
 
 def failed(code: FailureCode, message: str, fmt: DocumentFormat = DocumentFormat.UNKNOWN) -> ExtractionOutcome:
@@ -88,7 +79,7 @@ class DocumentProcessor:
         table: DocumentTable,
         processed_bucket: str,
         extract: Extractor,
-        finish: Callable[[ConditionalWrite], Future[bool]],
+        finish: Submit,
         max_input_bytes: int,
         extract_timeout: float,
         policy: RetentionPolicy,
@@ -96,11 +87,14 @@ class DocumentProcessor:
         clock: Callable[[], datetime] = layout.utc_now,
         stopping: Callable[[], bool] = lambda: False,
         textract_fallback: bool = False,
+        follow_up: FollowUp | None = None,
     ) -> None:
         """`textract`: when set, scans and image-only PDFs that need OCR go to Amazon Textract.
         `stopping`: true once the run is stopping; an extraction cut off then is handed back
         (RunStoppedError), not recorded as the document's failure. `textract_fallback`: text-layer
         PDFs whose reading left header fields missing go to Textract too (costs per page).
+        `follow_up`: runs the I/O of a duplicate's second round off the batcher's thread (the
+        run's I/O pool); without one it runs where the finish completed.
         """
         self._buckets = buckets
         self._table = table
@@ -114,51 +108,52 @@ class DocumentProcessor:
         self._clock = clock
         self._stopping = stopping
         self._textract_fallback = textract_fallback
+        self._finisher = Finisher(table, buckets, processed_bucket, finish, follow_up or _inline, clock, policy)
 
     def run(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision) -> Future[DocumentResult]:
         """Process a document whose claim is held. The finish is queued, not awaited: the calling
-        thread moves on, and the returned future completes once the finish was sent.
+        thread moves on, and the returned future completes once the document is settled.
         """
         claim = decision.claim
         assert claim is not None
         try:
-            outcome = self._outcome(raw, obj)
+            outcome, content = self._outcome(raw, obj)
         except (S3ObjectMissingError, S3ObjectChangedError) as exc:
             return self._stale(raw, obj, decision, gone=isinstance(exc, S3ObjectMissingError))
-        now = self._clock()
         key = layout.result_key(raw.user_id, raw.document_id)
-        uri = layout.s3_uri(self._processed_bucket, key)
-        result, final = self._finished(raw, obj, claim, outcome, uri, now)
-        retention = final.retentionClass
-        assert retention is not None  # finished_item decides it
-        etag = self._write_result(claim, key, result.to_json_bytes(), retention)
+        result = self._storable(raw, obj, claim, outcome, layout.s3_uri(self._processed_bucket, key))
+        retention = result.retentionClass
+        assert retention is not None  # _result decides it
+        etag = self._buckets.put_fenced(
+            self._processed_bucket,
+            key,
+            result.to_json_bytes(),
+            replaces=claim.resultEtag,
+            retention=retention,
+            still_held=lambda: still_held(self._table, claim),
+        )
         if etag is None:
-            return _resolved(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
+            return resolved(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
         self._tag_raw(obj, decision, retention)
-        final = final.evolve(resultEtag=etag)
-        landed = self._finish(finish_put(final, claim.leaseOwner or "", claim.version))
-        return _then(landed, lambda ok: _document_result(raw, obj, result.validation, result.source.format, ok))
+        digests = identities(content, result.invoice)
+        uri = layout.s3_uri(self._processed_bucket, key)
+        return self._finisher.finish(Finishing(raw, obj, claim, result, uri, etag, digests))
 
-    def _finished(
-        self,
-        raw: layout.RawKey,
-        obj: ObjectInfo,
-        claim: DocumentItem,
-        outcome: ExtractionOutcome,
-        uri: str,
-        now: datetime,
-    ) -> tuple[ResultDocument, DocumentItem]:
-        """result.json and the item that ends the claim; a value the item cannot store (a total
-        DynamoDB cannot hold, say) fails this document MALFORMED instead of its whole batch.
+    def _storable(
+        self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, uri: str
+    ) -> ResultDocument:
+        """result.json of the outcome; a value the item cannot store (a total DynamoDB cannot
+        hold, say) fails this document MALFORMED instead of its whole batch.
         """
+        now = self._clock()
+        result = self._result(raw, obj, claim, outcome, now)
         try:
-            result = self._result(raw, obj, claim, outcome, now)
-            return result, finished_item(claim, result, uri, None, now, _actor_of(claim), self._policy)
+            finished_item(claim, result, uri, None, now, claim_actor(claim), self._policy)
         except ValueError as exc:
             problem = "; ".join(str(exc).splitlines()[1:3]) or str(exc)
             outcome = failed(FailureCode.MALFORMED, f"a value cannot be stored: {problem}", outcome.format)
             result = self._result(raw, obj, claim, outcome, now)
-            return result, finished_item(claim, result, uri, None, now, _actor_of(claim), self._policy)
+        return result
 
     def _result(
         self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, now: datetime
@@ -188,65 +183,63 @@ class DocumentProcessor:
         if not self._buckets.tag_retention(obj.bucket, obj.key, retention):
             logger.info("raw object gone before it was tagged", extra={"key": obj.key})
 
-    def _write_result(self, claim: DocumentItem, key: str, body: bytes, retention: RetentionClass) -> str | None:
-        """Write result.json over the version the claim knew of; None when the claim is lost."""
-        expected = claim.resultEtag
-        for _ in range(FENCE_TRIES):
-            try:
-                return self._buckets.put_json(self._processed_bucket, key, body, replaces=expected, retention=retention)
-            except S3ObjectChangedError:
-                # Someone wrote result.json since our claim: a stale writer (whose finish will be
-                # refused) or a claimant that took over from us. Only in the first case do we
-                # still hold the claim, and may write over what it left.
-                current = self._buckets.head(self._processed_bucket, key)
-                if not self._still_held(claim):
-                    logger.warning("claim lost before result.json was written", extra={"key": key})
-                    return None
-                expected = current.etag if current else None
-        logger.warning("result.json kept changing under a held claim; left to the next run", extra={"key": key})
-        return None
-
-    def _still_held(self, claim: DocumentItem) -> bool:
-        item = self._table.get(claim.userId, claim.documentId)
-        return (
-            item is not None
-            and item.version == claim.version
-            and item.leaseOwner == claim.leaseOwner
-            and item.status == Status.PROCESSING
-        )
-
     def _stale(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision, *, gone: bool) -> Future[DocumentResult]:
         """The claimed object was deleted or replaced after the event or listing we acted on."""
         claim, previous = decision.claim, decision.previous
         assert claim is not None
         now = self._clock()
-        write: ConditionalWrite
         if gone and previous is None and self._table.erasure_marker(raw.user_id) is not None:
             # Erased (jobs.erasure) while its arrival waited: leave nothing of the user behind,
-            # not even a tombstone naming the upload. Only this rare path reads the marker.
-            write, status = release_delete(claim), None
+            # not even a tombstone naming the upload. Only this rare path reads the marker. (A
+            # claim of a new document holds no duplicate marker to give up.)
             logger.info("raw object erased before it was processed", extra={"key": obj.key})
+            return self._settle_stale(raw, obj, WriteGroup((release_delete(claim),)), None)
+        releases: tuple[Write, ...] = ()
+        if gone and (previous is None or previous.rawS3Uri == obj.uri):
+            why = "raw object deleted before it was processed"
+            item = tombstone(claim, now, why, claim_actor(claim), self._policy)
+            status: Status | None = Status.DELETED
+            # A tombstone is no document any more: the identities it held are free again.
+            releases = tuple(
+                marker_release(claim.userId, kind, digest, claim.documentId)
+                for kind, digest in claim.held_markers.items()
+            )
+        elif previous is not None:
+            item, status = restored(previous, claim, now), None
         else:
-            if gone and (previous is None or previous.rawS3Uri == obj.uri):
-                why = "raw object deleted before it was processed"
-                item, status = tombstone(claim, now, why, _actor_of(claim), self._policy), Status.DELETED
-            elif previous is not None:
-                item, status = restored(previous, claim, now), None
-            else:
-                item, status = released(claim, now, refund=True), None
-            logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
-            write = finish_put(item, claim.leaseOwner or "", claim.version)
-        landed = self._finish(write)
-        return _then(
-            landed, lambda ok: DocumentResult(raw.user_id, raw.document_id, obj.key, status if ok else None, stale=True)
+            item, status = released(claim, now, refund=True), None
+        logger.info("raw object changed since it was seen", extra={"key": obj.key, "deleted": gone})
+        return self._settle_stale(
+            raw, obj, WriteGroup((finish_put(item, claim.leaseOwner or "", claim.version), *releases)), status
         )
 
-    def _outcome(self, raw: layout.RawKey, obj: ObjectInfo) -> ExtractionOutcome:
+    def _settle_stale(
+        self, raw: layout.RawKey, obj: ObjectInfo, group: WriteGroup, status: Status | None
+    ) -> Future[DocumentResult]:
+        def settled(outcome: GroupOutcome) -> Future[DocumentResult]:
+            if outcome.landed or 0 in outcome.lost:
+                ok = outcome.landed
+                return resolved(
+                    DocumentResult(raw.user_id, raw.document_id, obj.key, status if ok else None, stale=True)
+                )
+            # A marker another document holds now is not ours to give up: send the rest.
+            kept = tuple(w for i, w in enumerate(group.writes) if i not in outcome.lost)
+            return self._settle_stale(raw, obj, WriteGroup(kept), status)
+
+        return flattened(then(self._finish(group), settled))
+
+    def _outcome(self, raw: layout.RawKey, obj: ObjectInfo) -> tuple[ExtractionOutcome, str | None]:
+        """The extraction, and the digest of the bytes it read (None when none were read)."""
         if obj.size > self._max_input_bytes:
-            return failed(FailureCode.TOO_LARGE, f"{obj.size} bytes exceeds the {self._max_input_bytes}-byte limit")
+            too_large = f"{obj.size} bytes exceeds the {self._max_input_bytes}-byte limit"
+            return failed(FailureCode.TOO_LARGE, too_large), None
         data = self._buckets.get_bytes(obj.bucket, obj.key, etag=obj.etag)
         if len(data) > self._max_input_bytes:  # an event's size is the uploader's word, not S3's
-            return failed(FailureCode.TOO_LARGE, f"{len(data)} bytes exceeds the {self._max_input_bytes}-byte limit")
+            too_large = f"{len(data)} bytes exceeds the {self._max_input_bytes}-byte limit"
+            return failed(FailureCode.TOO_LARGE, too_large), None
+        return self._read(data, raw, obj), content_digest(data)
+
+    def _read(self, data: bytes, raw: layout.RawKey, obj: ObjectInfo) -> ExtractionOutcome:
         outcome = self._extract_bytes(data, raw.filename)
         if self._textract is None:
             return outcome
@@ -285,54 +278,10 @@ class DocumentProcessor:
         return outcome.model_copy(update={"engine": TEXTRACT_ENGINE})
 
 
-def _document_result(
-    raw: layout.RawKey, obj: ObjectInfo, validation: ValidationResult, fmt: DocumentFormat, landed: bool
-) -> DocumentResult:
-    if not landed:
-        # Our lease expired and another worker took the document over; its write wins.
-        logger.warning("claim lost before finish", extra={"key": obj.key})
-        return DocumentResult(raw.user_id, raw.document_id, obj.key, None)
-    return DocumentResult(
-        raw.user_id,
-        raw.document_id,
-        obj.key,
-        validation.status,
-        fmt,
-        validation.errorCode.value if validation.errorCode else None,
-        validation.errorMessage,
-    )
-
-
-def _resolved(value: T) -> Future[T]:
-    future: Future[T] = Future()
-    future.set_result(value)
-    return future
-
-
-def _then(future: Future[T], function: Callable[[T], U]) -> Future[U]:
-    """A future of `function(result)`; an exception passes through."""
-    chained: Future[U] = Future()
-
-    def settle(done: Future[T]) -> None:
-        error = done.exception()
-        if error is not None:
-            chained.set_exception(error)
-            return
-        try:
-            chained.set_result(function(done.result()))
-        except Exception as exc:
-            chained.set_exception(exc)
-
-    future.add_done_callback(settle)
-    return chained
-
-
 _SCANS = frozenset({DocumentFormat.PDF, DocumentFormat.IMAGE})
 TEXTRACT_ENGINE = "textract"
 
 
-def _actor_of(claim: DocumentItem) -> str:
-    """The run that holds `claim` writes every later version of it under the claim's actor."""
-    if claim.updatedBy is None:
-        raise ValueError(f"claim of {claim.documentId} names no actor")
-    return claim.updatedBy
+def _inline(step: Callable[[], Future[DocumentResult]]) -> Future[Future[DocumentResult]]:
+    """Without an I/O pool (a processor driven by hand): run the follow-up where it is asked for."""
+    return resolved(step())

@@ -43,7 +43,8 @@ from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
 from jobs.ingest.ledger import Settle
 from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide
-from jobs.ingest.process import DocumentProcessor, DocumentResult
+from jobs.ingest.process import DocumentProcessor
+from jobs.ingest.results import DocumentResult
 from jobs.ingest.sources import DrainLimits, QueueSource, SweepSource, Work, WorkSource
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
@@ -59,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 EXTRACT_TIMEOUT_SECONDS = 120.0
 CLAIM_THREADS = 4
+CLAIM_SLOTS = CLAIM_THREADS * 2  # claim chunks queued or in flight at once
 FIRST_PAGE_SIZE = 100  # the first documents start while the rest of the prefix is listed
 STOP_GRACE_SECONDS = 20.0  # inside ECS's default 30 s stopTimeout, leaving time to hand back
 T = TypeVar("T")
@@ -224,10 +226,6 @@ class IngestRun:
         but unfinished documents is bounded, which bounds memory and how long a lease waits.
         """
         s = self.settings
-        budget = self.options.max_docs
-        deadline = time.monotonic() + self.options.max_seconds if self.options.max_seconds else None
-        in_flight = threading.BoundedSemaphore(s.io_threads * 2)
-        claim_slots = threading.BoundedSemaphore(CLAIM_THREADS * 2)
         context = get_context("forkserver")  # no fork of a process that already runs threads
         context.set_forkserver_preload([extract_document.__module__])  # workers fork with it imported
         finishes = WriteBatcher(self._table, "dynamodb.TransactWrite.finish")
@@ -249,47 +247,77 @@ class IngestRun:
                     self._textract,
                     stopping=self._stop.is_set,
                     textract_fallback=s.textract_fallback,
+                    follow_up=io.submit,
                 )
-
-                def claim_and_dispatch(chunk: list[tuple[Work, Decision]]) -> None:
-                    landed = self._claims.claim([(d.claim, d.expected_version) for _, d in chunk if d.claim])
-                    for (work, decision), ok in zip(chunk, landed, strict=True):
-                        if not ok:
-                            recorder.document(
-                                DocumentResult(work.raw.user_id, work.raw.document_id, work.obj.key, None)
-                            )
-                            work.settle(Settle.DEFER)
-                            continue
-                        in_flight.acquire()
-                        self._entered()
-                        future = io.submit(self._process, processor, work, decision)
-                        future.add_done_callback(
-                            functools.partial(self._processed, work=work, in_flight=in_flight, recorder=recorder)
-                        )
-
-                for batch in source.batches():
-                    if self._stop.is_set() or budget == 0 or (deadline and time.monotonic() > deadline):
-                        _release(batch)
-                        source.stop()
-                        continue
-                    claims = self._decide(batch, recorder, budget)
-                    if budget is not None:
-                        budget -= len(claims)
-                    if self.options.dry_run:
-                        _release([work for work, _ in claims])
-                        continue
-                    for chunk in _chunks(claims, TRANSACT_CHUNK):
-                        claim_slots.acquire()
-                        if self._stop.is_set():
-                            claim_slots.release()
-                            _release([work for work, _ in chunk])
-                            continue
-                        future = claimers.submit(claim_and_dispatch, chunk)
-                        future.add_done_callback(functools.partial(self._claimed, chunk=chunk, slots=claim_slots))
+                claim_slots = threading.BoundedSemaphore(CLAIM_SLOTS)
+                self._feed(source, recorder, processor, io, claimers, claim_slots)
+                if not self._stop.is_set():
+                    self._wait_settled(claim_slots)
                 if self._stop.is_set():
                     self._cut_off(pool)
         finally:
             finishes.close()
+
+    def _feed(
+        self,
+        source: WorkSource,
+        recorder: SummaryRecorder,
+        processor: DocumentProcessor,
+        io: ThreadPoolExecutor,
+        claimers: ThreadPoolExecutor,
+        claim_slots: threading.BoundedSemaphore,
+    ) -> None:
+        """Take batches from the source, decide them, and hand the claims to the claim pool."""
+        budget = self.options.max_docs
+        deadline = time.monotonic() + self.options.max_seconds if self.options.max_seconds else None
+        in_flight = threading.BoundedSemaphore(self.settings.io_threads * 2)
+
+        def claim_and_dispatch(chunk: list[tuple[Work, Decision]]) -> None:
+            landed = self._claims.claim([(d.claim, d.expected_version) for _, d in chunk if d.claim])
+            for (work, decision), ok in zip(chunk, landed, strict=True):
+                if not ok:
+                    recorder.document(DocumentResult(work.raw.user_id, work.raw.document_id, work.obj.key, None))
+                    work.settle(Settle.DEFER)
+                    continue
+                in_flight.acquire()
+                self._entered()
+                future = io.submit(self._process, processor, work, decision)
+                future.add_done_callback(
+                    functools.partial(self._processed, work=work, in_flight=in_flight, recorder=recorder)
+                )
+
+        for batch in source.batches():
+            if self._stop.is_set() or budget == 0 or (deadline and time.monotonic() > deadline):
+                _release(batch)
+                source.stop()
+                continue
+            claims = self._decide(batch, recorder, budget)
+            if budget is not None:
+                budget -= len(claims)
+            if self.options.dry_run:
+                _release([work for work, _ in claims])
+                continue
+            for chunk in _chunks(claims, TRANSACT_CHUNK):
+                claim_slots.acquire()
+                if self._stop.is_set():
+                    claim_slots.release()
+                    _release([work for work, _ in chunk])
+                    continue
+                future = claimers.submit(claim_and_dispatch, chunk)
+                future.add_done_callback(functools.partial(self._claimed, chunk=chunk, slots=claim_slots))
+
+    def _wait_settled(self, claim_slots: threading.BoundedSemaphore) -> None:
+        """The source is done: wait for the claims still being sent, then for every claimed
+        document to settle. A document may wait for its finish, or for a second round on the I/O
+        pool (a duplicate), which must still be open for it. A stop cuts the wait short.
+        """
+        for _ in range(CLAIM_SLOTS):
+            while not claim_slots.acquire(timeout=0.5):
+                if self._stop.is_set():
+                    return
+        with self._in_flight_changed:
+            while self._in_flight and not self._stop.is_set():
+                self._in_flight_changed.wait(timeout=0.5)
 
     def _cut_off(self, pool: RestartingPool[Any]) -> None:
         """Stopping: documents in flight get STOP_GRACE_SECONDS to finish; then extraction is

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from jobs.ingest.plan import Action
-from jobs.ingest.process import DocumentResult
+from jobs.ingest.results import DocumentResult
 
 MAX_LISTED = 1000  # keep the summary bounded however large the backlog
 
@@ -46,6 +46,9 @@ class RunSummary(BaseModel):
     deadLetterCount: int = 0
     superseded: list[ListedDocument] = Field(default_factory=list)  # older files under a documentId
     failures: list[ListedDocument] = Field(default_factory=list)
+    # Documents sent to review as duplicates of another of their user's (the reasons name it).
+    duplicates: list[ListedDocument] = Field(default_factory=list)
+    duplicateCount: int = 0
     staleObjects: int = 0  # changed or deleted between the event/listing and the read
     rejectedItems: int = 0  # DynamoDB refused the finished item: handed back, the attempt counted
     messages: dict[str, int] = Field(default_factory=dict)  # the arrival queue: received, deleted, …
@@ -143,6 +146,10 @@ class SummaryRecorder:
             self._statuses[result.status.value] += 1
             if result.format is not None:
                 self._formats[result.format.value] += 1
+            if result.duplicate_of:
+                self.summary.duplicateCount += 1
+                if len(self.summary.duplicates) < MAX_LISTED:
+                    self.summary.duplicates.append(ListedDocument(key=result.key, reason=" ".join(result.duplicate_of)))
             if result.failure_code and len(self.summary.failures) < MAX_LISTED:
                 self.summary.failures.append(
                     ListedDocument(key=result.key, reason=f"{result.failure_code}: {result.failure_message or ''}")

@@ -1,5 +1,5 @@
 """Create the table, buckets and arrival queue on any endpoint from the contract's specs; safe
-to run again.
+to run again (a bucket's CORS rules, too, are set to exactly the spec's).
 
 AWS gets the same definitions through the Pulumi components. DynamoDB Local rejects PITR and
 tagging calls (UnknownOperationException), so those stay Pulumi-only; KMS is replaced by SSE-S3
@@ -101,6 +101,12 @@ def ensure_bucket(client: S3Client, spec: BucketSpec, region: str) -> bool:
         # The contract's rules are plain dicts (the Pulumi components read them too); the stubs want TypedDicts.
         LifecycleConfiguration={"Rules": spec.lifecycle_rules()},  # type: ignore[typeddict-item]
     )
+    if spec.cors is not None:
+        # The stack's frontend origins may read objects from a browser, as on AWS; moto's server
+        # answers browsers by these rules once its blanket CORS is off (jobs.local.servers).
+        client.put_bucket_cors(Bucket=spec.name, CORSConfiguration=spec.cors.configuration())  # type: ignore[arg-type]
+    else:
+        client.delete_bucket_cors(Bucket=spec.name)
     if spec.object_lock and spec.retention is not None:
         _ensure_default_retention(client, spec.name, spec.retention.configuration())
     return created

@@ -107,7 +107,9 @@ def start(spec: ServerSpec) -> subprocess.Popen[bytes]:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=spec.log_path.parent,
-            env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"},
+            # moto's server answers every browser request as allowed unless its blanket CORS is
+            # off; off, a bucket's own CORS rules decide, as on AWS.
+            env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true", "MOTO_DISABLE_GLOBAL_CORS": "true"},
         )
 
 

@@ -39,6 +39,10 @@ DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "loc
 ENV_LOCAL_DIR = "DOCUFLOW_LOCAL_DIR"
 ENV_DYNAMODB_PORT = "DOCUFLOW_DYNAMODB_PORT"
 ENV_S3_PORT = "DOCUFLOW_S3_PORT"
+# The frontend origins that may read result.json from a browser (comma-separated; on AWS the
+# stack's docuflow:corsOrigins): by default a frontend dev server on this machine.
+ENV_CORS_ORIGINS = "DOCUFLOW_CORS_ORIGINS"
+LOCAL_CORS_ORIGINS = ("http://localhost:5173",)
 LOCAL_OCR_ENGINE = OcrEngine.LOCAL  # no Textract on the embedded stack
 STANDIN_EXPORTS = "standin"  # DynamoDB Local has no table exports: jobs.local.standins.exports makes them
 
@@ -114,8 +118,19 @@ def _read_state() -> dict[str, dict[str, Any]]:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSettings:
-    """Create the stage's resources; returns the settings completed with the arrival queue URL."""
+def cors_origins() -> tuple[str, ...]:
+    configured = os.environ.get(ENV_CORS_ORIGINS)
+    if configured is None:
+        return LOCAL_CORS_ORIGINS
+    return tuple(o.strip() for o in configured.split(",") if o.strip())
+
+
+def bootstrap_endpoints(
+    endpoints: Endpoints, settings: JobSettings, origins: tuple[str, ...] | None = None
+) -> JobSettings:
+    """Create the stage's resources; returns the settings completed with the arrival queue URL.
+    `origins`: the frontend origins of the processed bucket's CORS rules (default: cors_origins()).
+    """
     session = boto3.session.Session(aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION)
     config = botocore_config(settings)
     url = bootstrap(
@@ -124,7 +139,12 @@ def bootstrap_endpoints(endpoints: Endpoints, settings: JobSettings) -> JobSetti
         session.client("sqs", endpoint_url=endpoints.sqs, config=config),
         table_spec(settings.stage),
         [
-            *bucket_specs(settings.stage, settings.bucket_names(), settings.lifecycle()),
+            *bucket_specs(
+                settings.stage,
+                settings.bucket_names(),
+                settings.lifecycle(),
+                cors_origins() if origins is None else origins,
+            ),
             audit_bucket_spec(settings.stage, layout.AUDIT_LOG),
             audit_data_spec(settings.stage),
         ],

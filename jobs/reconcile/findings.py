@@ -45,6 +45,8 @@ class Code(StrEnum):
     BAD_KEY = "BAD_KEY"
     RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
     RESULT_UNREADABLE = "RESULT_UNREADABLE"
+    ORPHAN_MARKER = "ORPHAN_MARKER"
+    MISSING_MARKER = "MISSING_MARKER"
     DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
     # --audit-log: the change log (docs/audit.md) against the table and itself.
     AUDIT_GAP = "AUDIT_GAP"
@@ -93,6 +95,11 @@ SEVERITY: dict[Code, Severity] = {
     # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
     Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
     Code.RESULT_UNREADABLE: Severity.ERROR,
+    # Duplicate markers (jobs.contract.duplicates): one a document does not hold is taken over by
+    # the next upload of its identity (clutter); a document whose marker is missing would let its
+    # duplicates through unflagged.
+    Code.ORPHAN_MARKER: Severity.WARNING,
+    Code.MISSING_MARKER: Severity.ERROR,
     # A DELETED tombstone whose raw object is there again (the same file uploaded again, or
     # restored): a new life of the document that the next drain claims, unless its arrival
     # was lost (repair re-queues it, as for UNPROCESSED_RAW).
@@ -154,6 +161,8 @@ EVIDENCE_COLUMNS: dict[str, pl.DataType] = {
     "ev_result_source_uri": _S,
     "ev_result_etag": _S,
     "ev_error": _S,
+    "ev_marker_kind": _S,
+    "ev_marker_digest": _S,
     "ev_missing": _S,  # versions, comma-separated
     "ev_event_id": _S,
     "ev_count": _I,
@@ -234,6 +243,13 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.RESULT_UNREADABLE: (("error", "ev_error"),),
+    Code.ORPHAN_MARKER: (("kind", "ev_marker_kind"), ("digest", "ev_marker_digest"), ("createdAt", "ev_created_at")),
+    Code.MISSING_MARKER: (
+        ("kind", "ev_marker_kind"),
+        ("digest", "ev_marker_digest"),
+        ("status", "ev_status"),
+        ("version", "ev_version"),
+    ),
     Code.DELETED_RAW_EXISTS: (*_OBJECT, ("createdAt", "ev_created_at"), ("version", "ev_version")),
     Code.AUDIT_GAP: (("createdAt", "ev_created_at"), ("missingVersions", "ev_missing"), ("version", "ev_version")),
     Code.AUDIT_ANOMALY: (

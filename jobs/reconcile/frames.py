@@ -1,7 +1,8 @@
 """The frames every reconcile input yields and every engine reads: schemas derived from the contract.
 
 Three frames (four with --deep) carry a reconcile's inputs: the table's items (`ITEMS_SCHEMA`, a
-projection of `DocumentItem`: names, DynamoDB wire types and dtypes come from the contract), the
+projection of `DocumentItem`: names, DynamoDB wire types and dtypes come from the contract; the
+duplicate markers are rows of it too, told apart by their sort key, `keys.is_marker`), the
 raw and processed buckets' objects (`OBJECTS_SCHEMA`) and, with --deep, the result.json contents
 (`RESULTS_SCHEMA`). Live reads and export/inventory files both produce them, so the rules cannot
 tell which source they were given. Also the two containers of frames (`Snapshot`: all inputs in
@@ -57,6 +58,10 @@ RULE_FIELDS = (
     "leaseExpiresAt",
     "version",
     "attempts",
+    # The duplicate markers the document holds (a marker row has its own userId, documentId:
+    # the holder, and createdAt).
+    "contentMarker",
+    "invoiceMarker",
     # A document's life (jobs.contract.lifecycle): when its retention ends, when a user's delete
     # becomes final, whether it is held, and its class (the objects' tag).
     "retentionClass",

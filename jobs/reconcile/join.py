@@ -20,7 +20,7 @@ from functools import cached_property
 import polars as pl
 
 from jobs.reconcile.frames import Inputs
-from jobs.reconcile.keys import classify_keys, unquoted, with_keys
+from jobs.reconcile.keys import classify_keys, is_marker, unquoted, with_keys
 from jobs.reconcile.params import RuleParams
 
 KEY_HASHES = ["_h1", "_h2"]
@@ -95,6 +95,9 @@ class Prepared:
     raw: pl.LazyFrame  # + userId, documentId, badKey, judged
     processed: pl.LazyFrame
     params: RuleParams
+    # The duplicate markers (rows of the table's items frame apart from the documents; the result
+    # key their holder's ids imply, so a partitioned run meets them beside their holder).
+    markers: pl.LazyFrame | None = None
 
     @property
     def valid_processed(self) -> pl.LazyFrame:
@@ -132,13 +135,17 @@ def classified(objects: pl.LazyFrame, kind: str, params: RuleParams) -> pl.LazyF
     return classify_keys(objects, kind).with_columns(judged)
 
 
+def documents_and_markers(items: pl.LazyFrame, params: RuleParams) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The table's rows split: the documents (every rule of items reads them), and the markers."""
+    keyed = with_keys(items, params)
+    return keyed.filter(~is_marker()), keyed.filter(is_marker())
+
+
 def prepare(inputs: Inputs, params: RuleParams) -> Prepared:
-    items, raw, processed = (
-        with_keys(inputs.items, params),
-        classified(inputs.raw_objects, "raw", params),
-        classified(inputs.processed_objects, "result", params),
-    )
+    items, markers = documents_and_markers(inputs.items, params)
+    raw = classified(inputs.raw_objects, "raw", params)
+    processed = classified(inputs.processed_objects, "result", params)
     # Prepared once, eagerly: each frame is joined by several rules, which then share the
     # derived columns instead of each re-deriving them.
-    items_df, raw_df, processed_df = pl.collect_all([items, raw, processed])
-    return Prepared(items_df.lazy(), raw_df.lazy(), processed_df.lazy(), params)
+    items_df, markers_df, raw_df, processed_df = pl.collect_all([items, markers, raw, processed])
+    return Prepared(items_df.lazy(), raw_df.lazy(), processed_df.lazy(), params, markers_df.lazy())

@@ -55,7 +55,25 @@ def templates() -> dict[str, Template]:
         "raw": raw,
         "raw_dir": Template((*raw.parts[:2], raw.parts[2])),  # raw/{u}/{d}/: this document's raw objects
         "result": split_template(layout.result_key("{u}", "{d}"), "{u}", "{d}"),
+        "marker": split_template(layout.marker_sk(_MARKER_KIND, _MARKER_DIGEST), _MARKER_KIND, _MARKER_DIGEST),
     }
+
+
+# Placeholders a marker's sort key accepts (an upper-case kind, a hex digest).
+_MARKER_KIND, _MARKER_DIGEST = "KIND", "0" * 64
+
+
+def is_marker() -> pl.Expr:
+    """The rows of the items frame that are duplicate markers (their sort key's prefix)."""
+    return pl.col("sk").str.starts_with(templates()["marker"].parts[0]).fill_null(False)
+
+
+def marker_parts() -> list[pl.Expr]:
+    """A marker row's kind and digest, read from its sort key (DUP#{kind}#{digest})."""
+    prefix, between, _ = templates()["marker"].parts
+    rest = pl.col("sk").str.strip_prefix(prefix)
+    split = rest.str.splitn(between, 2)
+    return [split.struct.field("field_0").alias("kind"), split.struct.field("field_1").alias("digest")]
 
 
 # Ids and filenames made only of these characters always pass layout.validate_id /

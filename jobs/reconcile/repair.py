@@ -248,12 +248,11 @@ class Repairer:
             raise _Skip(f"status is {item.status.value}, not finished")
         if self._buckets.head(str(row["bucket"]), str(row["key"])) is not None:
             raise _Skip("the raw object exists again")
-        self._put(
-            tombstone(
-                item, self._clock(), "reconcile: raw object deleted after it was processed", self._actor, self._policy
-            ),
-            item.version,
-        )
+        why = "reconcile: raw object deleted after it was processed"
+        gone = tombstone(item, self._clock(), why, self._actor, self._policy)
+        # A tombstone is no document: the duplicate markers it held go in the same transaction.
+        if not self._table.put_giving_up_markers(gone, item.version, item):
+            raise _Skip("the item changed while repairing (condition failed)")
         return _ACTION_NAMES[Code.MISSING_RAW], f"was {item.status.value} v{item.version}"
 
     def _queued(self, item: DocumentItem) -> str:

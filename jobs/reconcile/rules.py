@@ -15,9 +15,10 @@ from __future__ import annotations
 import polars as pl
 
 from jobs.contract import Status, layout
+from jobs.contract.item import MARKER_FIELDS
 from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, Code
 from jobs.reconcile.join import Prepared, rows_at
-from jobs.reconcile.keys import templates, unquoted
+from jobs.reconcile.keys import marker_parts, templates, unquoted
 from jobs.reconcile.params import RuleParams
 
 # Statuses whose item promises a result.json (FAILED items also get one, but the spec only
@@ -37,6 +38,8 @@ KEY_PROBLEMS = (
     "resultS3Uri does not name this document's result.json",
 )
 RESULT_IDS_PROBLEM = "result.json ids do not match its key"
+# What pairs a duplicate marker with the document that holds it (jobs.contract.duplicates).
+MARKER_KEY = ["userId", "documentId", "kind", "digest"]
 
 
 def canonical_amount(expr: pl.Expr) -> pl.Expr:
@@ -400,11 +403,68 @@ def result_unreadable(p: Prepared, results: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def _claims(p: Prepared) -> pl.LazyFrame:
+    """What the documents say they hold: a row per document and kind of marker, tombstones apart."""
+    live = p.items.filter(pl.col("status").ne_missing(TOMBSTONE))
+    return pl.concat(
+        [
+            live.filter(pl.col(column).is_not_null()).with_columns(
+                pl.lit(kind.value).alias("kind"), pl.col(column).alias("digest")
+            )
+            for kind, column in MARKER_FIELDS.items()
+        ]
+    )
+
+
+def _markers(p: Prepared) -> pl.LazyFrame:
+    """The marker rows with the kind and digest their sort key names (none when there are none)."""
+    if p.markers is None:
+        return p.items.head(0).with_columns(
+            pl.lit(None, pl.String).alias("kind"), pl.lit(None, pl.String).alias("digest")
+        )
+    return p.markers.with_columns(*marker_parts())
+
+
+def orphan_marker(p: Prepared) -> pl.LazyFrame:
+    """ORPHAN_MARKER: a duplicate marker its document does not hold (gone, a tombstone, or holding
+    another digest): it would flag the next upload of that identity against a document that is not.
+    """
+    settled = pl.col("createdAt").is_null() | (pl.col("createdAt") <= p.params.settled_before)
+    orphans = _markers(p).filter(settled).join(_claims(p).select(MARKER_KEY), on=MARKER_KEY, how="anti")
+    return _row(
+        orphans,
+        Code.ORPHAN_MARKER,
+        **_item_identity(),
+        ev_marker_kind=pl.col("kind"),
+        ev_marker_digest=pl.col("digest"),
+        ev_created_at=pl.col("createdAt"),
+    )
+
+
+def missing_marker(p: Prepared) -> pl.LazyFrame:
+    """MISSING_MARKER: a document says it holds an identity whose marker is gone or names another
+    document: its duplicates would go unflagged.
+    """
+    settled = pl.col("updatedAt").is_null() | (pl.col("updatedAt") <= p.params.settled_before)
+    missing = _claims(p).filter(settled).join(_markers(p).select(MARKER_KEY), on=MARKER_KEY, how="anti")
+    return _row(
+        missing,
+        Code.MISSING_MARKER,
+        **_item_identity(),
+        ev_marker_kind=pl.col("kind"),
+        ev_marker_digest=pl.col("digest"),
+        ev_status=pl.col("status"),
+        ev_version=pl.col("version"),
+    )
+
+
 # Rules of one item alone, of one object alone, and those that join items with objects: a
 # partitioned run (`engines.partitions`) applies each group where its inputs meet.
 ITEM_RULES = (stuck_processing, index_drift, key_mismatch)
 OBJECT_RULES = (bad_key,)
 RAW_JOIN_RULES = (unprocessed_raw, missing_raw, stale_result, deleted_raw_exists)
 RESULT_JOIN_RULES = (orphan_result, missing_result)
-RULES = OBJECT_RULES + RAW_JOIN_RULES + RESULT_JOIN_RULES + ITEM_RULES
+# Markers meet their documents by the result key of their holder's ids: the result side.
+MARKER_RULES = (orphan_marker, missing_marker)
+RULES = OBJECT_RULES + RAW_JOIN_RULES + RESULT_JOIN_RULES + MARKER_RULES + ITEM_RULES
 DEEP_RULES = (result_ids_mismatch, summary_mismatch, result_source_mismatch, result_unreadable)

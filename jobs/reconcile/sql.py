@@ -22,6 +22,7 @@ import sqlglot
 from sqlglot import exp
 
 from jobs.contract import Status, layout
+from jobs.contract.item import MARKER_FIELDS
 from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, WIDE_SCHEMA, Code
 from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEM_ATTRIBUTE_OF, NUMERIC_ITEM_COLUMNS, RESULTS_SCHEMA
 from jobs.reconcile.keys import Template, templates
@@ -140,7 +141,8 @@ def export_columns(deep: bool) -> dict[str, str]:
     }
 
 
-def _items(relation: str, params: RuleParams) -> str:
+def _table_rows(relation: str, params: RuleParams) -> str:
+    """Every row of the export as the items frame's columns (documents and duplicate markers)."""
     columns = []
     for column, attribute in ITEM_ATTRIBUTE_OF.items():
         if column in DEEP_ONLY_COLUMNS and not params.deep:
@@ -149,6 +151,17 @@ def _items(relation: str, params: RuleParams) -> str:
             columns.append(f"TRY_CAST(item.{attribute}.N AS bigint) AS {column}")
         else:
             columns.append(f"item.{attribute}.{'N' if column in NUMERIC_ITEM_COLUMNS else 'S'} AS {column}")
+    return f"(SELECT {', '.join(columns)} FROM {relation})"
+
+
+def _is_marker(sk: str) -> str:
+    return f"coalesce(starts_with({sk}, {lit(templates()['marker'].parts[0])}), false)"
+
+
+def _items(params: RuleParams) -> str:
+    """The documents (every row but the duplicate markers and the users' erasure markers), with
+    rawKey and resultKey.
+    """
     raw_prefix = layout.s3_uri(params.raw_bucket, "")
     result_key = _concat(templates()["result"], "userId", "documentId")
     # Users' erasure markers (jobs.erasure) are not documents: left out, as the polars rules do.
@@ -156,9 +169,32 @@ def _items(relation: str, params: RuleParams) -> str:
   SELECT *,
          CASE WHEN starts_with(rawS3Uri, {lit(raw_prefix)}) THEN substr(rawS3Uri, {len(raw_prefix) + 1}) END AS rawKey,
          {result_key} AS resultKey
-  FROM (SELECT {", ".join(columns)} FROM {relation})
-  WHERE sk IS DISTINCT FROM {lit(layout.erasure_sk())}
+  FROM table_rows WHERE NOT {_is_marker("sk")} AND sk IS DISTINCT FROM {lit(layout.erasure_sk())}
 )"""
+
+
+def _markers() -> str:
+    """The duplicate markers, with the kind and digest their sort key names (DUP#{kind}#{digest})."""
+    prefix, between, _ = templates()["marker"].parts
+    rest = f"substr(sk, {len(prefix) + 1})"
+    return f"""(
+  SELECT userId, documentId, pk, sk, createdAt,
+         CASE WHEN strpos({rest}, {lit(between)}) > 0
+              THEN substr({rest}, 1, strpos({rest}, {lit(between)}) - 1) ELSE {rest} END AS kind,
+         CASE WHEN strpos({rest}, {lit(between)}) > 0
+              THEN substr({rest}, strpos({rest}, {lit(between)}) + {len(between)}) END AS digest
+  FROM table_rows WHERE {_is_marker("sk")}
+)"""
+
+
+def _claims() -> str:
+    """What the documents say they hold: a row per document and kind of marker, tombstones apart."""
+    held = "\n  UNION ALL\n".join(
+        f"  SELECT userId, documentId, pk, sk, status, updatedAt, version, {lit(kind.value)} AS kind,"
+        f" {column} AS digest FROM items WHERE {column} IS NOT NULL AND status IS DISTINCT FROM {lit(TOMBSTONE)}"
+        for kind, column in MARKER_FIELDS.items()
+    )
+    return f"(\n{held}\n)"
 
 
 def _objects(relation: str) -> str:
@@ -291,9 +327,34 @@ def _item_rules(params: RuleParams) -> dict[str, str]:
     }
 
 
+_SAME_MARKER = "c.userId = m.userId AND c.documentId = m.documentId AND c.kind = m.kind AND c.digest = m.digest"
+
+
+def _marker_rules(params: RuleParams) -> dict[str, str]:
+    """Duplicate markers against the documents that say they hold them (rules.MARKER_KEY)."""
+    settled = lit(params.settled_before)
+    return {
+        Code.ORPHAN_MARKER: f"""
+  SELECT {lit(Code.ORPHAN_MARKER)} AS code, {_ITEM_ID}, kind AS ev_marker_kind, digest AS ev_marker_digest,
+         createdAt AS ev_created_at
+  FROM markers m
+  WHERE (createdAt IS NULL OR createdAt <= {settled}) AND NOT EXISTS (SELECT 1 FROM claims c WHERE {_SAME_MARKER})""",
+        Code.MISSING_MARKER: f"""
+  SELECT {lit(Code.MISSING_MARKER)} AS code, {_ITEM_ID}, kind AS ev_marker_kind, digest AS ev_marker_digest,
+         status AS ev_status, version AS ev_version
+  FROM claims c
+  WHERE (updatedAt IS NULL OR updatedAt <= {settled}) AND NOT EXISTS (SELECT 1 FROM markers m WHERE {_SAME_MARKER})""",
+    }
+
+
 def _rules(params: RuleParams, deep: bool) -> dict[str, str]:
     """Every rule's SELECT by name (a finding code, or a name of its own for a code's second shape)."""
-    rules: dict[str, str] = {**_object_rules(params), **_item_join_rules(params), **_item_rules(params)}
+    rules: dict[str, str] = {
+        **_object_rules(params),
+        **_item_join_rules(params),
+        **_marker_rules(params),
+        **_item_rules(params),
+    }
     if deep:
         rules.update(_deep_rules())
     return rules
@@ -382,7 +443,10 @@ def query(relations: Relations, params: RuleParams) -> str:
     deep = params.deep and relations.results is not None
     judged = _ts(layout.format_ts(params.judged_before))
     ctes = {
-        "items": _items(relations.export, params),
+        "table_rows": _table_rows(relations.export, params),
+        "items": _items(params),
+        "markers": _markers(),
+        "claims": _claims(),
         "raw": _classified(_objects(relations.raw_inventory), "raw", judged),
         "processed": _classified(_objects(relations.processed_inventory), "result", judged),
     }

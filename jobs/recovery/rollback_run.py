@@ -23,6 +23,7 @@ from datetime import datetime
 
 from jobs.contract import DocumentItem, layout
 from jobs.contract.actors import ActorKind, actor
+from jobs.contract.duplicates import is_marker_item
 from jobs.errors import RestoreRequestError
 from jobs.observability import CallMetrics
 from jobs.recovery.rollback import Action, Step, step
@@ -84,10 +85,12 @@ class RollbackRun:
         since = layout.format_ts(self.options.since)
 
         def segment(number: int) -> list[DocumentItem]:
+            # Documents only: duplicate markers move with their documents' writes (a reprocessed
+            # document takes its markers again when the replay finishes it).
             return [
                 DocumentItem.from_item(raw)
                 for raw in self.live.scan(number, segments)
-                if str(raw.get("updatedAt", "")) >= since
+                if not is_marker_item(raw) and str(raw.get("updatedAt", "")) >= since
             ]
 
         with ThreadPoolExecutor(segments, thread_name_prefix="rollback") as pool:
@@ -96,7 +99,7 @@ class RollbackRun:
     def _apply(self, steps: list[Step]) -> int:
         """Write the steps; returns how many lost their condition (changed again meanwhile)."""
         puts = [claim_put(s.write, s.live.version) for s in steps if s.write is not None]
-        landed = self.live.write_all(puts, "dynamodb.TransactWrite.rollback") if puts else []
+        landed = self.live.put_all(puts, "dynamodb.TransactWrite.rollback") if puts else []
         lost = landed.count(False)
         for s in (s for s in steps if s.action == Action.DELETE):
             deleted = self.restores.delete_if_version(

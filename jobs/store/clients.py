@@ -63,7 +63,10 @@ def _built(service: str, make: Callable[[boto3.session.Session], Client]) -> Cli
 
 
 def s3_client(settings: JobSettings, **kwargs: Any) -> S3Client:
-    return _built("s3", lambda session: session.client("s3", config=botocore_config(settings), **kwargs))
+    # Presigned URLs signed with SigV4 (botocore would otherwise presign S3 GETs with the legacy
+    # SigV2, which regions opened since 2014 refuse): X-Amz-Expires carries the URL's life.
+    config = botocore_config(settings).merge(Config(signature_version="s3v4"))
+    return _built("s3", lambda session: session.client("s3", config=config, **kwargs))
 
 
 def dynamodb_client(settings: JobSettings, **kwargs: Any) -> DynamoDBClient:

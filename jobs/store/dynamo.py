@@ -2,7 +2,9 @@
 
 Writes are whole-item puts guarded by the item's `version` (optimistic concurrency): a claim
 succeeds only against the version it read, a finish only while its lease and version still hold.
-A lost condition becomes `False`/`None` for the caller; every other failure leaves as a domain
+Writes that must land together (a finished document and the duplicate markers it takes or gives
+up) go as one group in one transaction. A lost condition becomes `False` (or a GroupOutcome
+naming what lost) for the caller; every other failure leaves as a domain
 error of jobs.errors (DynamoItemRejectedError for an item DynamoDB will not store,
 DynamoTransactionNotSettledError, StoreUnavailableError, …), never as a botocore exception.
 """
@@ -13,14 +15,15 @@ import base64
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, Status, layout
+from jobs.contract.duplicates import DuplicateKind, DuplicateMarker, marker_key
 from jobs.contract.erasure import ErasureMarker
 from jobs.errors import (
     DynamoItemRejectedError,
@@ -94,6 +97,14 @@ class DocumentTable:
             response = self._client.get_item(TableName=self.table_name, Key=to_wire(key), ConsistentRead=True)
         item = response.get("Item")
         return DocumentItem.from_item(from_wire(item)) if item else None
+
+    def get_marker(self, user_id: str, kind: DuplicateKind, digest: str) -> DuplicateMarker | None:
+        """The marker of one of the user's identities, if a document holds it."""
+        key = marker_key(user_id, kind, digest)
+        with self._metrics.call("dynamodb.GetItem.marker"), translated("dynamodb.GetItem.marker"):
+            response = self._client.get_item(TableName=self.table_name, Key=to_wire(key), ConsistentRead=True)
+        item = response.get("Item")
+        return DuplicateMarker.from_item(from_wire(item)) if item else None
 
     def erasure_marker(self, user_id: str) -> ErasureMarker | None:
         """The user's erasure marker (jobs.contract.erasure), or None when no erasure ran lately."""
@@ -250,47 +261,94 @@ class DocumentTable:
     # --- writes -----------------------------------------------------------------------------
     def put_if_version(self, item: DocumentItem, expected_version: int | None) -> bool:
         """Put `item` if the stored version is `expected_version` (None: only if absent)."""
-        return self.write_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
+        return self.put_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
 
     def put_if_lease(self, item: DocumentItem, owner: str, expected_version: int) -> bool:
         """Put the finished item only while `owner` still holds the claim it made."""
-        return self.write_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
+        return self.put_all([finish_put(item, owner, expected_version)], "dynamodb.TransactWrite.finish")[0]
 
-    def write_all(self, puts: Sequence[ConditionalWrite], operation: str, chunk: int = TRANSACT_CHUNK) -> list[bool]:
-        """Many conditional puts (or deletes), `chunk` per TransactWriteItems request (at most 100).
-
-        Even a single put goes as a transaction: botocore gives each one an idempotency token, so
-        a resend after a lost response cannot meet our own write and read it as a lost condition
-        (a plain conditional PutItem can). A transaction is all-or-nothing, so when one condition
-        fails the request is cancelled;
-        the cancellation reasons say which item lost, and the others are sent again (after a
-        backoff when the cause was throttling or a conflicting transaction). Per-item outcome as
-        for a single put: False when the condition failed. Items still throttled or conflicting
-        after TRANSACT_RETRIES raise DynamoTransactionNotSettledError: an outage, never a lost
-        claim. An item DynamoDB refuses to store (ValidationException: a value it cannot hold)
-        raises DynamoItemRejectedError for the whole request; the caller decides whether to
-        resend the puts one by one to find it.
+    def put_giving_up_markers(self, item: DocumentItem, expected_version: int, held: DocumentItem) -> bool:
+        """Put `item` over `expected_version` and delete, in the same transaction, the duplicate
+        markers `held` holds (a tombstone: no document any more). A marker another document holds
+        by now is not given up; False when the item itself changed.
         """
-        outcome: list[bool | None] = [None] * len(puts)
-        for start in range(0, len(puts), chunk):
-            pending = list(range(start, min(start + chunk, len(puts))))
+        releases = {k: marker_release(held.userId, k, d, held.documentId) for k, d in held.held_markers.items()}
+        landed, _ = self.put_with_markers(item, expected_version, releases, "dynamodb.TransactWrite.tombstone")
+        return landed is not None
+
+    def put_with_markers(
+        self,
+        item: DocumentItem,
+        expected_version: int,
+        markers: Mapping[DuplicateKind, Write],
+        operation: str,
+        without: Callable[[DocumentItem, DuplicateKind], DocumentItem] | None = None,
+    ) -> tuple[DocumentItem | None, set[DuplicateKind]]:
+        """Put `item` over `expected_version` with its marker writes in one transaction. A marker
+        write that loses its condition (the marker is another document's by now, or gone) is left
+        out and the rest sent again, the item first passed through `without` when given (it then
+        no longer claims that identity). Returns the item as it landed (None: the stored item
+        changed meanwhile) and the kinds left out.
+        """
+        pending, dropped = dict(markers), set[DuplicateKind]()
+        while True:
+            group = WriteGroup((version_put(item, expected_version), *pending.values()))
+            outcome = self.write_all([group], operation)[0]
+            if outcome.landed or 0 in outcome.lost:
+                return (item if outcome.landed else None), dropped
+            lost = {kind for index, kind in enumerate(pending, start=1) if index in outcome.lost}
+            for kind in lost:
+                del pending[kind]
+                item = without(item, kind) if without else item
+            dropped |= lost
+
+    def put_all(self, writes: Sequence[Write], operation: str, chunk: int = TRANSACT_CHUNK) -> list[bool]:
+        """Many conditional puts (or deletes), each on its own (see write_all), `chunk` a request:
+        False when its condition failed.
+        """
+        groups = [WriteGroup((w,)) for w in writes]
+        return [outcome.landed for outcome in self.write_all(groups, operation, chunk)]
+
+    def write_all(
+        self, groups: Sequence[WriteGroup], operation: str, chunk: int = TRANSACT_CHUNK
+    ) -> list[GroupOutcome]:
+        """Groups of conditional writes, packed into TransactWriteItems requests.
+
+        A group lands whole or not at all; a request carries up to `chunk` groups (at most
+        TRANSACT_LIMIT writes, never two on one key). Even a single put goes as a
+        transaction: botocore gives each one an idempotency token, so a resend after a lost
+        response cannot meet our own write and read it as a lost condition (a plain conditional
+        PutItem can). A transaction is all-or-nothing, so when one condition fails the request
+        is cancelled; the cancellation reasons say which writes lost, their group is settled as
+        lost (with the item each lost write met, when it asked for it), and the other groups are
+        sent again (after a backoff when the cause was throttling or a conflicting transaction).
+        Groups still throttled or conflicting after TRANSACT_RETRIES raise
+        DynamoTransactionNotSettledError: an outage, never a lost claim. An item DynamoDB refuses
+        to store (ValidationException: a value it cannot hold) raises DynamoItemRejectedError for
+        the whole request; the caller decides whether to resend the groups one by one to find it.
+        """
+        outcome: list[GroupOutcome | None] = [None] * len(groups)
+        for request in packed(groups, chunk):
+            pending = request
             for attempt in range(TRANSACT_RETRIES):
-                pending, contended = self._transact(puts, pending, outcome, operation)
+                pending, contended = self._transact(groups, pending, outcome, operation)
                 if not pending:
                     break
                 if contended:
                     time.sleep(random.uniform(0, TRANSACT_BACKOFF * 2**attempt))
             if pending:
                 raise DynamoTransactionNotSettledError(
-                    f"{len(pending)} conditional put(s) still throttled or conflicting after {TRANSACT_RETRIES} tries"
+                    f"{len(pending)} conditional write group(s) still throttled or conflicting after "
+                    f"{TRANSACT_RETRIES} tries"
                 )
-        return [bool(o) for o in outcome]
+        return [o if o is not None else GroupOutcome() for o in outcome]
 
     def _transact(
-        self, puts: Sequence[ConditionalWrite], pending: list[int], outcome: list[bool | None], operation: str
+        self, groups: Sequence[WriteGroup], pending: list[int], outcome: list[GroupOutcome | None], operation: str
     ) -> tuple[list[int], bool]:
-        """Send one transaction; returns what to resend and whether the cause calls for backoff."""
-        request = [puts[i].transact_item(self.table_name) for i in pending]
+        """Send one transaction; returns the groups to resend and whether the cause calls for backoff."""
+        members = [(g, m) for g in pending for m in range(len(groups[g].writes))]
+        request = [groups[g].writes[m].request(self.table_name) for g, m in members]
         try:
             with self._metrics.call(operation):
                 try:
@@ -298,23 +356,24 @@ class DocumentTable:
                 except ClientError as exc:
                     if error_code(exc) != "TransactionCanceledException":
                         raise _write_error(exc, operation, self._resource) from exc
-                    raise _TransactionCancelled(exc.response.get("CancellationReasons") or [{}] * len(pending)) from exc
+                    raise _TransactionCancelled(exc.response.get("CancellationReasons") or [{}] * len(members)) from exc
                 except BotoCoreError as exc:
                     raise translate(exc, operation, self._resource) from exc
         except _TransactionCancelled as cancelled:
             reasons = cancelled.reasons
         else:
-            for index in pending:
-                outcome[index] = True
+            for g in pending:
+                outcome[g] = GroupOutcome()
             return [], False
-        retry = []
+        lost: dict[int, dict[int, dict[str, Any] | None]] = {}
+        retry: set[int] = set()
         contended = False
-        for index, reason in zip(pending, reasons, strict=False):
+        for (g, m), reason in zip(members, reasons, strict=False):
             code = reason.get("Code", "None")
             if code == "ConditionalCheckFailed":
-                outcome[index] = False
+                lost.setdefault(g, {})[m] = from_wire(reason["Item"]) if reason.get("Item") else None
             elif code in ("None", "TransactionConflict", "ThrottlingError"):
-                retry.append(index)
+                retry.add(g)
                 contended = contended or code != "None"
             elif code == "ValidationError":
                 raise DynamoItemRejectedError(f"{operation}: {reason.get('Message', 'item rejected')}", code)
@@ -322,7 +381,30 @@ class DocumentTable:
                 raise StoreUnavailableError(
                     f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code
                 )
-        return retry, contended
+        for g, met in lost.items():
+            outcome[g] = GroupOutcome(met)
+        return [g for g in pending if g in retry and g not in lost], contended
+
+
+def packed(groups: Sequence[WriteGroup], per_request: int = TRANSACT_CHUNK) -> Iterator[list[int]]:
+    """Group indices per request, in order: at most `per_request` groups and TRANSACT_LIMIT
+    writes each, and no key written twice in one request (DynamoDB refuses that).
+    """
+    chunk: list[int] = []
+    keys: set[tuple[str, str]] = set()
+    items = 0
+    for index, group in enumerate(groups):
+        mine = [w.key for w in group.writes]
+        if len(set(mine)) != len(mine):
+            raise ValueError(f"a write group names one key twice: {mine}")
+        if chunk and (len(chunk) == per_request or items + len(mine) > TRANSACT_LIMIT or keys & set(mine)):
+            yield chunk
+            chunk, keys, items = [], set(), 0
+        chunk.append(index)
+        keys.update(mine)
+        items += len(mine)
+    if chunk:
+        yield chunk
 
 
 class _TransactionCancelled(StoreConditionFailedError):
@@ -341,7 +423,9 @@ def _write_error(exc: ClientError, operation: str, resource: str) -> Exception:
 
 
 class Storable(Protocol):
-    """What a conditional put stores: a document's item, or a user's erasure marker."""
+    """What a put writes: a document item, a duplicate marker or a user's erasure marker
+    (jobs.contract).
+    """
 
     def to_item(self) -> dict[str, Any]: ...
 
@@ -352,47 +436,79 @@ class ConditionalPut:
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
+    # A lost condition hands back the item it met (a marker's holder), instead of only "lost".
+    return_old: bool = False
 
-    def transact_item(self, table_name: str) -> TransactWriteItemTypeDef:
-        return {"Put": self.request(table_name)}
+    @property
+    def key(self) -> tuple[str, str]:
+        item = self.item.to_item()
+        return item[layout.PK_ATTR], item[layout.SK_ATTR]
 
-    def request(self, table_name: str) -> PutTypeDef:
-        request: PutTypeDef = {
+    def request(self, table_name: str) -> TransactWriteItemTypeDef:
+        put: PutTypeDef = {
             "TableName": table_name,
             "Item": to_wire(self.item.to_item()),
             "ConditionExpression": self.condition,
             "ExpressionAttributeNames": self.names,
         }
         if self.values:
-            request["ExpressionAttributeValues"] = self.values
-        return request
+            put["ExpressionAttributeValues"] = self.values
+        if self.return_old:
+            put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return {"Put": put}
 
 
 @dataclass(frozen=True)
 class ConditionalDelete:
-    """Delete one item (a document's, or a user's erasure marker) only while `condition` holds."""
+    """Delete one item (a document's, a duplicate marker, a user's erasure marker) only while
+    `condition` holds.
+    """
 
-    key: dict[str, str]
+    item_key: dict[str, str]
     condition: str
     names: dict[str, str]
     values: dict[str, Any]
+    return_old: bool = False
 
-    def transact_item(self, table_name: str) -> TransactWriteItemTypeDef:
-        return {"Delete": self.request(table_name)}
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.item_key[layout.PK_ATTR], self.item_key[layout.SK_ATTR]
 
-    def request(self, table_name: str) -> DeleteTypeDef:
-        request: DeleteTypeDef = {
+    def request(self, table_name: str) -> TransactWriteItemTypeDef:
+        delete: DeleteTypeDef = {
             "TableName": table_name,
-            "Key": to_wire(self.key),
+            "Key": to_wire(self.item_key),
             "ConditionExpression": self.condition,
             "ExpressionAttributeNames": self.names,
         }
         if self.values:
-            request["ExpressionAttributeValues"] = self.values
-        return request
+            delete["ExpressionAttributeValues"] = self.values
+        if self.return_old:
+            delete["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return {"Delete": delete}
 
 
-ConditionalWrite = ConditionalPut | ConditionalDelete
+Write = ConditionalPut | ConditionalDelete
+
+
+@dataclass(frozen=True)
+class WriteGroup:
+    """Conditional writes that land together or not at all (one transaction)."""
+
+    writes: tuple[Write, ...]
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    """How a group ended: landed, or lost, with the writes that lost their condition (by index in
+    the group) and the item each met when it asked for it (None otherwise, or when none was there).
+    """
+
+    lost: dict[int, dict[str, Any] | None] = field(default_factory=dict)
+
+    @property
+    def landed(self) -> bool:
+        return not self.lost
 
 
 def delete_if_version(key: dict[str, str], expected_version: int) -> ConditionalDelete:
@@ -406,7 +522,7 @@ def release_delete(claim: DocumentItem) -> ConditionalDelete:
     return ConditionalDelete(claim.key(), held.condition, held.names, held.values)
 
 
-def marker_put(marker: ErasureMarker, expected_version: int | None) -> ConditionalPut:
+def erasure_put(marker: ErasureMarker, expected_version: int | None) -> ConditionalPut:
     """Write an erasure marker over the version read (None: only where there is none)."""
     return claim_put(marker, expected_version)
 
@@ -414,6 +530,11 @@ def marker_put(marker: ErasureMarker, expected_version: int | None) -> Condition
 def claim_put(item: Storable, expected_version: int | None) -> ConditionalPut:
     if expected_version is None:
         return ConditionalPut(item, "attribute_not_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
+    return version_put(item, expected_version)
+
+
+def version_put(item: Storable, expected_version: int) -> ConditionalPut:
+    """Put `item` over the version its writer read (a reviewer's action, a claim)."""
     return ConditionalPut(item, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
 
 
@@ -427,4 +548,29 @@ def finish_put(item: DocumentItem, owner: str, expected_version: int) -> Conditi
             ":owner": {"S": owner},
             ":processing": {"S": Status.PROCESSING.value},
         },
+    )
+
+
+def marker_put(marker: DuplicateMarker, takes_over_from: str | None = None) -> ConditionalPut:
+    """Hold an identity: the marker is put if absent or already this document's (or, taking over
+    a marker whose holder no longer holds it, only if it still names that holder). A lost
+    condition hands back the marker it met: its holder is the document this one duplicates.
+    """
+    if takes_over_from is not None:
+        return ConditionalPut(
+            marker, "#doc = :holder", {"#doc": "documentId"}, {":holder": {"S": takes_over_from}}, return_old=True
+        )
+    return ConditionalPut(
+        marker,
+        "attribute_not_exists(#pk) OR #doc = :me",
+        {"#pk": layout.PK_ATTR, "#doc": "documentId"},
+        {":me": {"S": marker.documentId}},
+        return_old=True,
+    )
+
+
+def marker_release(user_id: str, kind: DuplicateKind, digest: str, document_id: str) -> ConditionalDelete:
+    """Give an identity up: delete its marker only while it names this document."""
+    return ConditionalDelete(
+        marker_key(user_id, kind, digest), "#doc = :me", {"#doc": "documentId"}, {":me": {"S": document_id}}
     )

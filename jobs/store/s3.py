@@ -1,7 +1,7 @@
 """S3 adapter: raw listings page by page, object reads, fenced result.json writes, write-once puts
 (the one place they are made, so every report writer meets its own resent write as a success),
-and the versions of a document's life (retention tags, version listings, delete markers, batched
-version deletes, legal holds).
+the versions of a document's life (retention tags, version listings, delete markers, batched
+version deletes, legal holds), and presigned GETs for the frontend.
 
 Every call goes through `translated`, so callers see jobs.errors (S3ObjectMissingError,
 S3ObjectChangedError, S3ObjectExistsError, StoreUnavailableError, …), never botocore.
@@ -10,7 +10,7 @@ S3ObjectChangedError, S3ObjectExistsError, StoreUnavailableError, …), never bo
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LIST_PAGE_SIZE = 1000
+FENCE_TRIES = 3
 DELETE_BATCH = 1000  # DeleteObjects takes at most 1,000 keys (or versions) a request
 _MISSING = {"NoSuchKey": S3ObjectMissingError, "404": S3ObjectMissingError, "NotFound": S3ObjectMissingError}
 _CHANGED = {"PreconditionFailed": S3ObjectChangedError}
@@ -117,6 +118,69 @@ class Buckets:
         with self._metrics.call("s3.PutObject"), translated("s3.PutObject", _WRITE_CONDITIONS):
             response = self._client.put_object(**request)
         return response["ETag"]
+
+    def put_fenced(
+        self,
+        bucket: str,
+        key: str,
+        body: bytes,
+        *,
+        replaces: str | None,
+        retention: RetentionClass,
+        still_held: Callable[[], bool],
+    ) -> str | None:
+        """Write result.json over the version its writer's item names; its ETag, or None when the
+        writer lost its item meanwhile (the ingest's claim, a reviewer's version).
+
+        A writer that meets another ETag asks `still_held`: if it no longer holds its item, a newer
+        writer owns result.json and these bytes are dropped; if it does, what it met was left by a
+        writer that lost (a stale claim, a reviewer told of a conflict), and it writes over exactly
+        that version.
+        """
+        expected = replaces
+        for _ in range(FENCE_TRIES):
+            try:
+                return self.put_json(bucket, key, body, replaces=expected, retention=retention)
+            except S3ObjectChangedError:
+                current = self.head(bucket, key)
+                if not still_held():
+                    logger.warning("item lost before result.json was written", extra={"key": key})
+                    return None
+                expected = current.etag if current else None
+        logger.warning("result.json kept changing under a held item; left to the next writer", extra={"key": key})
+        return None
+
+    def get_version(self, bucket: str, key: str, etag: str) -> bytes:
+        """The version of an object with ETag `etag`, current or not (the buckets keep versions):
+        what a writer's item names, even when a writer that lost left newer bytes on top.
+        S3ObjectMissingError when no version has that ETag.
+        """
+        try:
+            return self.get_bytes(bucket, key, etag)
+        except S3ObjectChangedError:
+            pass
+        request: dict[str, Any] = {"Bucket": bucket, "Prefix": key}
+        while True:
+            with self._metrics.call("s3.ListObjectVersions"), translated("s3.ListObjectVersions"):
+                page = self._client.list_object_versions(**request)
+            for version in page.get("Versions", []):
+                if version["Key"] == key and version["ETag"] == etag:
+                    with self._metrics.call("s3.GetObject.version"), translated("s3.GetObject.version", _MISSING):
+                        return self._client.get_object(Bucket=bucket, Key=key, VersionId=version["VersionId"])[
+                            "Body"
+                        ].read()
+            if not page.get("IsTruncated"):
+                raise S3ObjectMissingError(f"s3://{bucket}/{key}: no version with ETag {etag}")
+            request = {**request, "KeyMarker": page["NextKeyMarker"], "VersionIdMarker": page["NextVersionIdMarker"]}
+
+    def presigned_get(self, bucket: str, key: str, expires_seconds: int) -> str:
+        """A URL anyone holding it may GET this one object with, for `expires_seconds` (signed
+        locally with the caller's credentials, which S3 checks when the URL is used).
+        """
+        with self._metrics.call("s3.PresignGetObject"), translated("s3.PresignGetObject"):
+            return self._client.generate_presigned_url(
+                "get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=expires_seconds
+            )
 
     def put_once(self, bucket: str, key: str, body: bytes, content_type: str) -> None:
         """Write-once: `If-None-Match: *` makes S3 refuse to overwrite an existing key.

@@ -35,8 +35,6 @@ ALLOWLIST = frozenset(
         "components.batch_jobs:BatchJobs._schedules",
         "components.document_buckets:DocumentBuckets.__init__",
         "components.document_buckets:DocumentBuckets._bucket",
-        "jobs.demo.run:main",
-        "jobs.ingest.run:IngestRun._run",
     }
 )
 

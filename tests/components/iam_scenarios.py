@@ -21,12 +21,20 @@ from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
 from jobs.contract import ResultDocument, Status, layout, queue_spec
+from jobs.contract.duplicates import marker_key
 from jobs.contract.erasure import ErasureMarker, ErasureState
 from jobs.demo.corpus import generate, pdf
 from jobs.demo.seed import upload
 from jobs.documents import cli as documents_cli
+from jobs.documents.url import result_url
 from jobs.erasure import cli as erasure_cli
-from jobs.errors import ReconcileQueryError
+from jobs.errors import (
+    DocumentNotFoundError,
+    ReconcileQueryError,
+    ReviewConflictError,
+    ReviewRefusedError,
+    S3ObjectMissingError,
+)
 from jobs.ingest.cli import redrive_dead_letters
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.local.standins import exports as export_standin
@@ -35,14 +43,16 @@ from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.review import ReviewDesk
 from jobs.settings import JobSettings
 from jobs.store import call_recording
 from jobs.store.athena import AthenaQueries
 from jobs.store.call_recording import Call
-from jobs.store.clients import athena_client, botocore_config, dynamodb_client, sqs_client, textract_client
-from jobs.store.dynamo import to_wire
+from jobs.store.clients import athena_client, botocore_config, dynamodb_client, s3_client, sqs_client, textract_client
+from jobs.store.dynamo import DocumentTable, to_wire
 from jobs.store.polling import Polling
 from jobs.store.redrive import BY_HAND, MOVE_TASK
+from jobs.store.s3 import Buckets
 from jobs.store.table_export import TableExports
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
@@ -75,7 +85,9 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         first = sweep()
         assert first.processed == 8 and first.statuses.get("FAILED", 0) >= 1, first.statuses
         assert sweep().decisions.get("CLAIM", 0) == 0  # everything done: skipped
-        again = docs[0]
+        # A processed document re-uploaded with other bytes gives its content marker up (a Delete).
+        processed = {i.documentId for i in stack.items() if i.status == Status.PROCESSED}
+        again = next(d for d in docs if d.document_id in processed)
         # Its result.json is gone when the re-upload is processed: the write fenced on the old
         # ETag meets a missing key, and the head that follows must see a 404, not a 403.
         s3.delete_object(
@@ -223,7 +235,7 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     upload(s3, s.raw_bucket, docs)
     IngestRun(s, IngestOptions(backfill=True)).execute()
     items = {i.documentId: i for i in stack.items()}
-    first, second, third, fourth = (items[d.document_id] for d in docs[:4])
+    first, second, third, fourth, fifth = (items[d.document_id] for d in docs[:5])
     table = stack.dynamodb()
 
     def put(item: dict[str, Any]) -> None:
@@ -262,23 +274,28 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     )
     put({**fourth.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})
     s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "unseen", "invoice.xml"), Body=b"<Invoice/>")
+    # MISSING_RAW: a processed document's upload deleted; its tombstone gives its markers up.
+    assert fifth.held_markers, "the document holds its duplicate markers"
+    s3.delete_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(fifth.rawS3Uri)[1])
     # A document's life: one held (its versions' holds are read), one deleted long ago whose
     # versions outlived their grace (NOT_HARD_DELETED).
-    fifth, sixth = (items[d.document_id] for d in docs[4:6])
-    assert documents_cli.main(["hold", "--user", fifth.userId, "--doc", fifth.documentId, "--operator", "x"]) == 0
+    sixth, seventh = (items[d.document_id] for d in docs[5:7])
+    assert documents_cli.main(["hold", "--user", sixth.userId, "--doc", sixth.documentId, "--operator", "x"]) == 0
     long_ago = layout.utc_now() - timedelta(days=400)
-    gone = sixth.evolve(
+    gone = seventh.evolve(
         status=Status.DELETED,
         deletedAt=long_ago,
-        deletedBy=f"user:{sixth.userId}",
-        restoreStatus=sixth.status,
+        deletedBy=f"user:{seventh.userId}",
+        restoreStatus=seventh.status,
         hardDeleteAt=long_ago + timedelta(days=30),
-        version=sixth.version + 1,
-        updatedBy=f"user:{sixth.userId}",
+        version=seventh.version + 1,
+        updatedBy=f"user:{seventh.userId}",
     )
     # Its TTL has not run yet (AWS allows days): without the attribute, DynamoDB Local's own TTL
     # sweep cannot remove the item between the audit runs and the repair.
     put({k: v for k, v in gone.to_item().items() if k != layout.TTL_ATTR})
+    for kind, digest in seventh.held_markers.items():  # the delete's transaction gave them up
+        table.delete_item(TableName=s.table_name, Key=to_wire(marker_key(seventh.userId, kind, digest)))
     return {"items": items}
 
 
@@ -366,6 +383,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         repaired = reconcile(repair=True, audit_log=True, deep=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
+            Code.MISSING_RAW,
             Code.ORPHAN_RESULT,
             Code.MISSING_RESULT,
             Code.STUCK_PROCESSING,
@@ -377,6 +395,82 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         # run settled them: each is skipped or applied against the version the state saw).
         assert nights.run(repair=True, audit_log=True).summary.engineStats["night"]["changes"]
     return audit, repair
+
+
+def review_calls(stack: Any) -> list[Call]:
+    """The review API's functions on documents in review: claims (one refused), corrections that
+    take, move and give up an invoice identity, a correction over bytes a losing writer left on
+    top of result.json (read by version), a race lost and its bytes taken back, settling,
+    releasing, a document whose result.json is gone (a 404), and presigned result.json URLs.
+    """
+    s3, s = stack.s3(), stack.settings
+    docs = {f"r{n}": {**_REVIEW_INVOICE, "invoiceNumber": f"R-{n}"} for n in range(4)}
+    docs["twin"] = {**_REVIEW_INVOICE, "invoiceNumber": "T-1", "vendorName": "Twin GmbH"}
+    for doc, fields in docs.items():
+        s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", doc, "i.json"), Body=json.dumps(fields).encode())
+    IngestRun(s, IngestOptions(backfill=True)).execute()
+    with call_recording.recording() as calls:
+        desk = ReviewDesk.from_settings(s)
+        desk.claim("u1", "r0", "alice")
+        with pytest.raises(ReviewRefusedError):
+            ReviewDesk.from_settings(s).claim("u1", "r0", "bob")
+        desk.correct("u1", "r0", "alice", ["vendor=Acme"])  # takes its invoice identity
+        desk.correct("u1", "r0", "alice", ["vendor=Twin GmbH", "number=T-1"])  # the twin's: gives its own up
+        _left_on_top(stack, "r0")
+        desk.correct("u1", "r0", "alice", ["date=2026-03-02"])  # read by version, written over the loser's
+        desk.settle("u1", "r0", "alice")
+        desk.claim("u1", "r1", "alice")
+        desk.release("u1", "r1", "alice")
+        _lost_race(stack, desk)
+        desk.claim("u1", "r3", "alice")
+        s3.delete_object(Bucket=s.processed_bucket, Key=layout.result_key("u1", "r3"))
+        with pytest.raises(S3ObjectMissingError):
+            desk.settle("u1", "r3", "alice")
+        assert result_url(s, "u1", "r0").url.startswith(stack.endpoints.s3)
+        with pytest.raises(DocumentNotFoundError):
+            result_url(s, "u2", "r0")
+    assert {c.operation for c in calls if c.service == "s3"} >= {"ListObjectVersions", "GetObject", "PutObject"}
+    return calls
+
+
+_REVIEW_INVOICE = {
+    "invoiceDate": "2026-03-01",
+    "currency": "EUR",
+    "subtotal": "100.00",
+    "tax": "19.00",
+    "totalAmount": "119.00",
+}
+
+
+def _left_on_top(stack: Any, doc: str) -> None:
+    """Bytes a writer that lost could not take back, on top of the version the item names."""
+    key = layout.result_key("u1", doc)
+    s3 = stack.s3()
+    data = s3.get_object(Bucket=stack.settings.processed_bucket, Key=key)["Body"].read()
+    s3.put_object(Bucket=stack.settings.processed_bucket, Key=key, Body=data + b" ")
+
+
+def _lost_race(stack: Any, desk: Any) -> None:
+    """A correction whose item write loses to a newer version: its result.json is taken back."""
+    desk.claim("u1", "r2", "alice")
+    s = stack.settings
+    item = next(i for i in stack.items() if i.documentId == "r2")
+    newer = item.evolve(version=item.version + 1, updatedBy="reviewer:alice")
+
+    class ThenNewer(Buckets):  # the newer version lands between the correction's two writes
+        def put_fenced(self, *args: Any, **kwargs: Any) -> str | None:
+            etag = super().put_fenced(*args, **kwargs)
+            stack.dynamodb().put_item(TableName=s.table_name, Item=to_wire(newer.to_item()))
+            return etag
+
+    metrics = CallMetrics()
+    racing = ReviewDesk(
+        s,
+        DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics),
+        ThenNewer(s3_client(s), metrics),
+    )
+    with pytest.raises(ReviewConflictError):
+        racing.correct("u1", "r2", "alice", ["vendor=Lost"])
 
 
 # --- a document's life: the owner's actions, an operator's hold, an erasure ------------------------

@@ -11,7 +11,7 @@ import pytest
 from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
-from jobs.contract import LifecycleSpec, layout, queue_spec, table_spec
+from jobs.contract import LifecycleSpec, bucket_specs, layout, queue_spec, table_spec
 from jobs.settings import (
     ENV_ARRIVALS_QUEUE_URL,
     ENV_CATCH_UP_DAYS,
@@ -38,6 +38,7 @@ DEV_COUNTS = {
     # + erasure, documents, legal-hold: log group, role, policy, task each.
     "docuflow:batch_jobs:BatchJobs": 43,
     "docuflow:backups:TableBackups": 6,  # vault, its lock, plan, selection, role and its policy
+    "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
     "docuflow:audit_trail:AuditTrail": 16,
 }
 
@@ -161,8 +162,12 @@ def test_cors_on_processed_only_for_configured_origins(dev: ProgramRun) -> None:
     cors = dev.one("aws:s3/bucketCorsConfiguration:BucketCorsConfiguration").inputs
     assert cors["bucket"] == layout.bucket_name("dev", "processed")
     (rule,) = cors["corsRules"]
-    assert rule["allowedMethods"] == ["GET", "HEAD"]
+    # GET only: the frontend reads result.json with a presigned GET and nothing else.
+    assert rule["allowedMethods"] == ["GET"] and "allowedHeaders" not in rule
     assert rule["allowedOrigins"] == ["https://app.dev.docuflow.example", "http://localhost:5173"]
+    # The rules are the contract's, which the local stack applies too.
+    (spec,) = [s.cors for s in bucket_specs("dev", {}, cors_origins=rule["allowedOrigins"]) if s.cors]
+    assert spec.configuration()["CORSRules"][0]["ExposeHeaders"] == rule["exposeHeaders"]
 
 
 def test_log_bucket_accepts_only_s3_log_delivery_for_our_buckets(dev: ProgramRun) -> None:

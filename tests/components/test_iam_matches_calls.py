@@ -32,6 +32,7 @@ from tests.components.iam_scenarios import (
     ingest_calls,
     legal_hold_calls,
     reconcile_calls,
+    review_calls,
 )
 from tests.components.program import ProgramRun, catalog_grants
 
@@ -173,8 +174,35 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
         if not allowed(policies.reconcile_task_policy(**inputs, **log), p)
     }
     raw = f"arn:aws:s3:::{stack.settings.raw_bucket}"
-    assert {a for a, _ in lacking} == {"dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage", "s3:GetObject"}
+    assert {a for a, _ in lacking} == {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:DeleteItem",  # a tombstone gives its duplicate markers up
+        "sqs:SendMessage",
+        "s3:GetObject",
+    }
     assert {r for a, r in lacking if a == "s3:GetObject"} == {raw}
+
+
+def test_review_api_role_grants_exactly_what_the_review_actions_and_the_url_call(stack) -> None:
+    needed = permissions(review_calls(stack), ARNS)
+    inputs = _role_inputs(stack.settings)
+    policy = policies.review_api_policy(
+        table_arn=inputs["table_arn"], processed_bucket_arn=inputs["processed_bucket_arn"], key_arn=KEY
+    )
+    aws_only = {
+        ("kms:GenerateDataKey", KEY): "S3 generates a data key for every SSE-KMS result.json the API writes",
+        ("kms:Decrypt", KEY): "S3 decrypts result.json for the API's reads and for the browser's presigned GET, "
+        "which S3 authorizes as the role that signed it",
+    }
+    assert_grants_exactly(policy, needed, aws_only, pending={})
+    # A presigned GET is signed, not sent: the recorded call is the one the browser makes with it.
+    results = f"arn:aws:s3:::{stack.settings.processed_bucket}/{layout.PROCESSED_PREFIX}*"
+    assert {p.resource for p in needed if p.action == "s3:GetObject"} <= {
+        f"arn:aws:s3:::{stack.settings.processed_bucket}/{layout.result_key('u1', d)}" for d in ("r0", "r1", "r2", "r3")
+    }
+    assert allowed(policy, Permission("s3:GetObject", results.replace("*", "u9/x/result.json")))
+    assert not any(p.resource.startswith(f"arn:aws:s3:::{stack.settings.raw_bucket}") for p in needed)
 
 
 def _data_arns(settings: Any) -> dict[str, str]:

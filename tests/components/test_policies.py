@@ -63,13 +63,14 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
         f"{RAW}/{layout.RAW_PREFIX}*",
     }
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED}
+    # Items are read and put; a Delete gives up a duplicate marker the document no longer holds.
     assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {
         "dynamodb:BatchGetItem",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
-        "dynamodb:DeleteItem",  # the claim on an upload erased before it was processed
+        "dynamodb:DeleteItem",  # a duplicate marker given up; the claim on an upload erased before it was processed
     }
-    assert _allowed(p, "dynamodb:PutItem") == {TABLE}
+    assert _allowed(p, "dynamodb:PutItem") == _allowed(p, "dynamodb:DeleteItem") == {TABLE}
     assert _allowed(p, "kms:GenerateDataKey") == {KEY}
     assert not any(a.startswith("s3:Delete") for a in _actions(p))
     # The drain: the arrival queue, the depth of its dead-letter queue for the summary, and the
@@ -138,8 +139,13 @@ def test_repair_is_the_audit_plus_conditional_puts_of_items() -> None:
     audit = policies.reconcile_task_policy(**RECONCILE)
     repair = policies.repair_task_policy(**REPAIR)
     assert audit["Statement"] == repair["Statement"][: len(audit["Statement"])]
-    assert _actions(repair) - _actions(audit) == {"dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"}
-    assert _allowed(repair, "dynamodb:PutItem") == {TABLE}
+    assert _actions(repair) - _actions(audit) == {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:DeleteItem",  # the duplicate markers a tombstone gives up
+        "sqs:SendMessage",
+    }
+    assert _allowed(repair, "dynamodb:PutItem") == _allowed(repair, "dynamodb:DeleteItem") == {TABLE}
     assert _allowed(repair, "sqs:SendMessage") == {QUEUE}  # UNPROCESSED_RAW back to the queue
 
 

@@ -282,9 +282,9 @@ def test_iam_no_wildcard_actions(every_stack: ProgramRun) -> None:
 
 def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRun) -> None:
     role_policies = every_stack.of_type(T["rolepolicy"])
-    # A task role per job, the execution, scheduler, pipe and backup roles, S3 replication's, and
-    # the audit trail's Pipe and delivery stream.
-    assert len(role_policies) == len(JOBS) + 4 + _second(every_stack) + 2
+    # A task role per job, the execution, scheduler, pipe, backup and review API roles, S3
+    # replication's, and the audit trail's Pipe and delivery stream.
+    assert len(role_policies) == len(JOBS) + 5 + _second(every_stack) + 2
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):

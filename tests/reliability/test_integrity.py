@@ -26,7 +26,7 @@ from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
 from jobs.store import s3 as s3_adapter
-from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo import DocumentTable, GroupOutcome, WriteGroup
 from jobs.store.s3 import Buckets
 
 INVOICE = {
@@ -94,9 +94,9 @@ class Worker:
 
         return self._pool.submit(held)
 
-    def _finish(self, put: object) -> Future[bool]:
-        done: Future[bool] = Future()
-        done.set_result(self.table.write_all([put], "finish")[0])  # type: ignore[list-item]
+    def _finish(self, group: WriteGroup) -> Future[GroupOutcome]:
+        done: Future[GroupOutcome] = Future()
+        done.set_result(self.table.write_all([group], "finish")[0])
         return done
 
     def claim(self, obj: ObjectInfo):

@@ -9,7 +9,8 @@ Here the files stream through once, one data file per thread, and each side is j
    the result side's by the result key its ids imply);
 2. the raw bucket's inventory: keys classified, `rules.OBJECT_RULES`, then the raw-side join
    rules (`RAW_JOIN_RULES`) partition by partition, after which that side's rows are dropped;
-3. the same for the processed bucket's inventory and the result-side rules (and --deep's).
+3. the same for the processed bucket's inventory and the result-side rules (and --deep's), with
+   the duplicate markers, which meet their holder by the result key its ids imply.
 
 An item and the object it names always hash alike, so every join finds its partner in the same
 partition and the findings are exactly the in-memory ones. Up to `ROWS_PER_PARTITION` items there
@@ -37,7 +38,7 @@ from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, empty
 from jobs.reconcile.inputs.datafiles import trim_heap
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames
-from jobs.reconcile.join import Prepared, classified
+from jobs.reconcile.join import Prepared, classified, documents_and_markers
 from jobs.reconcile.keys import result_key, with_keys
 from jobs.reconcile.params import RuleParams
 
@@ -56,7 +57,21 @@ DEEP_CHUNK = 200_000
 RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "retainUntil", "rawKey", "rawEtag", "version")
 # resultKey is built again from the ids when the result side is judged: held, it was the largest
 # column.
-RESULT_SIDE = ("userId", "documentId", "pk", "sk", "status", "updatedAt", "retainUntil", "resultS3Uri", "version")
+RESULT_SIDE = (
+    "userId",
+    "documentId",
+    "pk",
+    "sk",
+    "status",
+    "updatedAt",
+    "retainUntil",
+    "resultS3Uri",
+    "version",
+    "contentMarker",
+    "invoiceMarker",
+)
+# What the marker rules read of a marker row (its holder's ids, its key, when it was written).
+MARKER_SIDE = ("userId", "documentId", "pk", "sk", "createdAt")
 DEEP_SIDE = ("rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)  # what --deep's rules compare
 
 
@@ -144,14 +159,16 @@ class _Run:
     def collect(self, frames: Iterator[pl.LazyFrame]) -> None:
         self.found += [_detached(frame.collect()) for frame in frames]
 
-    def items(self, chunks: Iterator[pl.DataFrame], sides: list[_Side]) -> None:
+    def items(self, chunks: Iterator[pl.DataFrame], sides: list[_Side], markers: _Spill) -> None:
         for chunk in chunks:
             self.sizes["table"] += chunk.height
-            items = with_keys(chunk.lazy(), self.params).collect()
+            documents, marker_rows = documents_and_markers(chunk.lazy(), self.params)
+            items = documents.collect()
             prepared = dataclasses.replace(self.nothing, items=items.lazy())
             self.collect(rule(prepared) for rule in rules.ITEM_RULES)
             for side in sides:
                 side.items.write(items.select(side.columns), side.key)
+            markers.write(marker_rows.select(MARKER_SIDE).collect(), result_key())
             del items, prepared, chunk
             trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
 
@@ -171,7 +188,7 @@ class _Run:
             trim_heap()
         return spill
 
-    def judge(self, side: _Side, read_results: ReadResults | None) -> None:
+    def judge(self, side: _Side, read_results: ReadResults | None, markers: _Spill | None = None) -> None:
         objects_spill = self.spill_objects(side)
         for number in range(self.partitions):
             items_frame = side.items.read(number, {c: self.item_schema[c] for c in side.columns})
@@ -181,6 +198,9 @@ class _Run:
             spilled = objects_spill.read(number, self.object_schema)
             objects = spilled.lazy().with_columns(pl.lit(side.manifest.source_bucket).alias("bucket"))
             prepared = self._prepared(side, items, objects)
+            if markers is not None:
+                held = markers.read(number, {c: self.item_schema[c] for c in MARKER_SIDE})
+                prepared = dataclasses.replace(prepared, markers=held.lazy())
             self.collect(rule(prepared) for rule in side.rules)
             if read_results is not None:
                 self.deep(prepared, spilled.filter(~pl.col("badKey")).get_column("key").sort(), read_results)
@@ -238,11 +258,12 @@ def judge_files(
             processed_inventory,
             _Spill(root, "items-result", partitions, hold=False),
             result_columns,
-            rules.RESULT_JOIN_RULES,
+            rules.RESULT_JOIN_RULES + rules.MARKER_RULES,
         )
-        run.items(table.frames(), [raw, result])
+        markers = _Spill(root, "markers", partitions)
+        run.items(table.frames(), [raw, result], markers)
         run.judge(raw, None)
-        run.judge(result, read_results)
+        run.judge(result, read_results, markers)
     found = [f for f in run.found if f.height]
     wide = pl.concat(found, how="diagonal_relaxed") if found else empty(WIDE_SCHEMA)
     inputs = {"table": table.where, "raw": raw_inventory.where, "processed": processed_inventory.where}

@@ -34,12 +34,14 @@ def result_row(key: str, data: bytes | None) -> dict[str, Any]:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "document"
         return row | {"readError": f"not a ResultDocument: {where}: {first['msg']}"[:300]}
-    invoice = doc.invoice
+    # As the document now stands: a reviewer's corrections and settlement stand beside the
+    # machine's reading, and the item repeats them.
+    invoice = doc.current_invoice
     amount = invoice.totalAmount if invoice else None
     return row | {
         "userId": doc.userId,
         "documentId": doc.documentId,
-        "status": doc.validation.status.value,
+        "status": doc.current_status.value,
         "vendorName": invoice.vendorName if invoice else None,
         "invoiceDate": invoice.invoiceDate.isoformat() if invoice and invoice.invoiceDate else None,
         "totalAmount": None if amount is None else str(amount),

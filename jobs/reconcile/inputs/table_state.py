@@ -19,8 +19,10 @@ gap, an overlap, another table, a full export given as changes, or a damaged dat
 ReconcileInputError (exit 2), never a silently wrong table. A state location is written once.
 
 table-state.json names the item columns its files hold. A state written with other columns than
-the reconcile now reads (before retention and holds were items' attributes, say) is refused:
-its rows would lack what the rules judge. The nightly chain then re-anchors from a full export.
+the reconcile now reads (before retention and holds were items' attributes, or before documents
+named the duplicate markers they hold) is refused, not read as holding none: its rows would lack
+what the rules judge (a marker row beside a document that seems to hold nothing is a false
+ORPHAN_MARKER). The nightly chain then re-anchors from a full export.
 """
 
 from __future__ import annotations

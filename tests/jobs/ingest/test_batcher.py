@@ -1,5 +1,5 @@
-"""WriteBatcher: many threads' puts go out in transactions of at most 25; each put learns its own
-outcome, and a failed request reaches every put it carried.
+"""WriteBatcher: many threads' write groups go out in transactions of at most 25; each group learns
+its own outcome, and a failed request reaches every group it carried.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 from jobs.contract import DocumentItem, Status
 from jobs.errors import DynamoTransactionNotSettledError
 from jobs.ingest.batcher import WriteBatcher
-from jobs.store.dynamo import TRANSACT_CHUNK, ConditionalPut, claim_put
+from jobs.store.dynamo import TRANSACT_CHUNK, GroupOutcome, WriteGroup, claim_put
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
 
-def put(n: int) -> ConditionalPut:
+def put(n: int) -> WriteGroup:
     item = DocumentItem(
         userId="u",
         documentId=f"d{n}",
@@ -28,7 +28,7 @@ def put(n: int) -> ConditionalPut:
         rawS3Uri="s3://raw/k",
         rawEtag='"e"',
     )
-    return claim_put(item, None)
+    return WriteGroup((claim_put(item, None),))
 
 
 class RecordingTable:
@@ -39,12 +39,13 @@ class RecordingTable:
         self.fail = fail
         self._lock = threading.Lock()
 
-    def write_all(self, puts: list[ConditionalPut], _operation: str) -> list[bool]:
+    def write_all(self, groups: list[WriteGroup], _operation: str) -> list[GroupOutcome]:
+        ids = [g.writes[0].item.documentId for g in groups]  # type: ignore[union-attr]
         with self._lock:
-            self.requests.append([p.item.documentId for p in puts])
+            self.requests.append(ids)
         if self.fail is not None:
             raise self.fail
-        return [int(p.item.documentId[1:]) % 2 == 0 for p in puts]
+        return [GroupOutcome() if int(d[1:]) % 2 == 0 else GroupOutcome({0: None}) for d in ids]
 
 
 def test_puts_from_many_threads_are_batched_and_each_gets_its_own_outcome() -> None:
@@ -52,7 +53,7 @@ def test_puts_from_many_threads_are_batched_and_each_gets_its_own_outcome() -> N
     batcher = WriteBatcher(table, "finish", max_wait=0.05)  # type: ignore[arg-type]
     with ThreadPoolExecutor(16) as pool:
         futures = list(pool.map(lambda n: (n, batcher.submit(put(n))), range(200)))
-    outcomes = {n: f.result(timeout=10) for n, f in futures}
+    outcomes = {n: f.result(timeout=10).landed for n, f in futures}
     batcher.close()
     assert outcomes == {n: n % 2 == 0 for n in range(200)}
     sent = [doc for request in table.requests for doc in request]
@@ -75,4 +76,4 @@ def test_close_sends_what_is_still_queued() -> None:
     batcher = WriteBatcher(table, "finish", max_wait=5.0)  # type: ignore[arg-type]
     futures = [batcher.submit(put(n)) for n in range(30)]
     batcher.close()
-    assert [f.result(timeout=0) for f in futures] == [n % 2 == 0 for n in range(30)]
+    assert [f.result(timeout=0).landed for f in futures] == [n % 2 == 0 for n in range(30)]

@@ -19,6 +19,8 @@ from jobs.documents.queries import list_documents
 from jobs.errors import DocumentNotFoundError, LifecycleRefusedError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
+from jobs.reconcile.findings import Code, render
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 from tests.jobs.lifecycle.lifecycle_helpers import POLICY, Entry, invoice, listed, put_raw
@@ -165,3 +167,66 @@ def test_the_cli_acts_and_refuses_bad_input_in_one_line_exit_2(stack) -> None:
     assert _cli(stack, "hold", "--user", "u1", "--doc", "d1", "--operator", "legal").returncode == 0
     (item,), _, _ = _state(stack)
     assert item.status == Status.PROCESSED and item.legalHoldBy == "operator:legal"
+
+
+def _markers(stack) -> set[tuple[str, str, str | None, str]]:
+    """(documentId, kind, TTL, writer) of every duplicate marker in the table."""
+    return {
+        (m.documentId, m.kind.value, m.expiresAt and layout.format_ts(m.expiresAt), m.updatedBy)
+        for m in stack.markers()
+    }
+
+
+def test_duplicate_markers_follow_delete_restore_hold_and_release(stack) -> None:
+    actions, _ = _setup(stack, ("d1",))
+    (item,) = stack.items()
+    ttl = layout.format_ts(item.retainUntil)
+    assert len(item.held_markers) == 2 and {(d, t) for d, _, t, _ in _markers(stack)} == {("d1", ttl)}
+    deleted = actions.delete("u1", "d1", "user:u1").item
+    # The delete gives the identities up with the item's write; the item keeps what it held.
+    assert _markers(stack) == set() and deleted.held_markers == item.held_markers
+    assert actions.delete("u1", "d1", "user:u1").item == deleted  # a rerun: nothing to release
+    # An upload of the same file under another id meanwhile is no duplicate of a deleted document.
+    stack.s3().put_object(
+        Bucket=stack.settings.raw_bucket,
+        Key=layout.raw_key("u1", "twin", "invoice.xml"),
+        Body=stack.s3()
+        .get_object(
+            Bucket=stack.settings.raw_bucket,
+            Key=layout.raw_key("u1", "d1", "invoice.xml"),
+            VersionId=_first_version(stack),
+        )["Body"]
+        .read(),
+    )
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    twin = next(i for i in stack.items() if i.documentId == "twin")
+    assert twin.status == Status.PROCESSED and twin.held_markers == item.held_markers
+    # d1's restore finds its identities held by the twin: they stay the twin's.
+    back = actions.restore("u1", "d1", "user:u1").item
+    assert back.status == Status.PROCESSED and back.held_markers == {} and back.updatedBy == "user:u1"
+    assert {d for d, *_ in _markers(stack)} == {"twin"}
+    assert {Code.ORPHAN_MARKER, Code.MISSING_MARKER}.isdisjoint(_codes(stack))
+    # The twin's hold takes its markers' TTL away with the item's; the release gives it back.
+    actions.hold("u1", "twin", "operator:legal")
+    assert {(t, w) for _, _, t, w in _markers(stack)} == {(None, "operator:legal")}
+    actions.release("u1", "twin", "operator:legal")
+    assert {t for _, _, t, _ in _markers(stack)} == {layout.format_ts(twin.retainUntil)}
+    # Both deleted and d1 restored again: it claims nothing now, so no marker comes back.
+    actions.delete("u1", "twin", "user:u1")
+    actions.delete("u1", "d1", "user:u1")
+    restored_again = actions.restore("u1", "d1", "user:u1").item
+    assert restored_again.held_markers == {}  # it gave them up when the twin took them
+    assert _markers(stack) == set() and {Code.ORPHAN_MARKER, Code.MISSING_MARKER}.isdisjoint(_codes(stack))
+
+
+def _first_version(stack) -> str:
+    versions = stack.s3().list_object_versions(
+        Bucket=stack.settings.raw_bucket, Prefix=layout.raw_key("u1", "d1", "invoice.xml")
+    )["Versions"]
+    return versions[-1]["VersionId"]
+
+
+def _codes(stack) -> set[str]:
+    run = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False))
+    wide = run.engine().find(lambda _taken: run.params(layout.utc_now())).wide
+    return set(render(wide).get_column("code").to_list())

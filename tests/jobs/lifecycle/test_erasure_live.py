@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.contract import ObjectInfo, Status, layout
+from jobs.contract import DuplicateKind, ObjectInfo, Status, layout
 from jobs.contract.erasure import ErasureReceipt, ErasureState
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
@@ -100,8 +100,13 @@ def test_erasure_deletes_everything_but_held_documents_and_writes_one_receipt(st
     assert {e.key for e in results} == {layout.result_key("alice", "c")} and not any(e.marker for e in raw + results)
     assert _user_data(stack, "bob") == bob  # nobody else's data is touched
     receipt = done.receipt
-    # a: 2 raw versions + result; b: raw + result + 2 markers; cn: raw + result.
-    assert receipt.deleted.model_dump() == {"items": 3, "documents": 3, "versions": 7, "deleteMarkers": 2}
+    # a: 2 raw versions + result; b: raw + result + 2 markers; cn: raw + result. Items: the three
+    # documents and the duplicate markers a and cn held (b's went with its delete).
+    assert receipt.deleted.model_dump() == {"items": 7, "documents": 3, "versions": 7, "deleteMarkers": 2}
+    # The held document keeps the markers that name it: it still claims its identities.
+    assert {(m.documentId, m.kind) for m in stack.markers()} == {
+        (m.documentId, m.kind) for m in stack.markers() if m.userId == "bob"
+    } | {("c", kind) for kind in DuplicateKind}
     assert plan.would_delete == receipt.deleted
     assert [(k.documentId, k.legalHoldBy, k.versions) for k in receipt.kept] == [("c", "operator:legal", 2)]
     assert {h.what.split(" (")[0] for h in receipt.stillHolding} >= {"the table's point-in-time backups"}
@@ -113,7 +118,7 @@ def test_erasure_deletes_everything_but_held_documents_and_writes_one_receipt(st
         s3.get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read()
     )
     assert stored == receipt
-    (marker,) = [i for i in _partition(stack, "alice") if i["SK"]["S"] != layout.document_sk("c")]
+    (marker,) = [i for i in _partition(stack, "alice") if i["SK"]["S"] == layout.erasure_sk()]
     assert marker["state"]["S"] == ErasureState.DONE and layout.TTL_ATTR in marker
     assert receipt.requests["s3.DeleteObjects.versions"] == 2  # one per bucket
 

@@ -52,7 +52,7 @@ def _seed(stack, user: str) -> int:
         for n in range(DOCUMENTS)
     ]
     table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
-    assert all(table.write_all([claim_put(i, None) for i in items], "seed"))
+    assert all(table.put_all([claim_put(i, None) for i in items], "seed"))
     return 3 * DOCUMENTS
 
 

@@ -116,6 +116,14 @@ class Life:
         actual = (items, kinds(listed(self.stack, s.raw_bucket)), kinds(listed(self.stack, s.processed_bucket)))
         # Until the stand-ins move it, the scenario's clock is the real one.
         assert actual == expected(docs, max(self.now, layout.utc_now()))
+        # Duplicate markers: exactly those of the live documents, gone with deletes, TTL, erasure.
+        live = {
+            (i.documentId, k, d)
+            for i in self.stack.items()
+            if i.status != Status.DELETED
+            for k, d in i.held_markers.items()
+        }
+        assert {(m.documentId, m.kind, m.digest) for m in self.stack.markers()} == live
         assert self.findings() == set()  # reconcile knows the lifecycle: nothing to report
 
 
@@ -127,6 +135,7 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
     c1, cc = Doc("carol", "c1", std), Doc("carol", "cc", comp)
     docs = [a1, a2, a3, ac, b1, bc, c1, cc]
     life.ingest(docs)
+    assert len(stack.markers()) == 2 * len(docs)  # each document holds its two identities
     life.check(docs)
     # A planted fault: a1's result.json tagged for the wrong class. Reconcile reports it, only it.
     s3, s = stack.s3(), stack.settings

@@ -1,7 +1,8 @@
 """The engines agree: polars rules vs the Athena SQL executed locally (DuckDB), finding for finding.
 
 One state holds every kind of finding (and the states that must give none: a tombstone, a claim
-in flight, a reviewer's settlement, objects within the grace period, an item past retention),
+in flight, a reviewer's settlement, objects within the grace period, an item past retention,
+documents holding their duplicate markers and a duplicate holding none),
 with keys the layout accepts only through its slow path and keys it refuses for every reason it
 has. It is written in the AWS file layouts (export + CSV or Parquet inventories) and judged by
 both engines from the same files.
@@ -10,6 +11,7 @@ both engines from the same files.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from jobs.contract import DocumentItem, RetentionClass, RetentionPolicy, Status, layout
+from jobs.contract import DocumentItem, DuplicateKind, DuplicateMarker, RetentionClass, RetentionPolicy, Status, layout
 from jobs.contract.erasure import ErasureMarker, ErasureState
 from jobs.reconcile import frames, sql
 from jobs.reconcile.engines import partitions
@@ -90,6 +92,16 @@ def _item(user: str, doc: str, **changes: Any) -> dict[str, Any]:
     wire_changes = {k: v for k, v in changes.items() if k in (layout.GSI1_PK_ATTR, layout.GSI1_SK_ATTR, layout.PK_ATTR)}
     fields.update({k: v for k, v in changes.items() if k not in wire_changes})
     return {**DocumentItem(**fields).to_item(), **wire_changes}
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+def _marker(user: str, holder: str, kind: DuplicateKind, name: str, created: datetime = OLD) -> dict[str, Any]:
+    return DuplicateMarker(
+        userId=user, kind=kind, digest=_digest(name), documentId=holder, createdAt=created, updatedBy="ingest:r"
+    ).to_item()
 
 
 def _obj(bucket: str, key: str, etag: str, modified: datetime = OLD) -> dict[str, Any]:
@@ -168,6 +180,7 @@ def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
         "unreadable",
         result=dict.fromkeys(("userId", "documentId", "status", "sourceUri", "sourceEtag")) | {"readError": "gone"},
     )
+    _markers(document, items)
     _lifecycle(document, items, raw, processed, results)
     raw.append(_obj(RAW, layout.raw_key("u2", "new", "a.xml"), "e"))  # UNPROCESSED_RAW
     raw.append(_obj(RAW, layout.raw_key("u2", "fresh", "a.xml"), "e", FRESH))  # within grace
@@ -179,6 +192,25 @@ def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
     raw.append(_obj(RAW, "stray/fresh.txt", "e", FRESH))  # outside the layout, within grace
     processed += [_obj(PROC, key, "r") for key in BAD_RESULT_KEYS]
     return items, raw, processed, results
+
+
+def _markers(document: Any, items: list[dict[str, Any]]) -> None:
+    """Duplicate markers: held as they should be (none), and each way they can disagree."""
+    content, invoice = DuplicateKind.CONTENT, DuplicateKind.INVOICE
+    document("u4", "holder", contentMarker=_digest("a"), invoiceMarker=_digest("ia"))
+    items += [_marker("u4", "holder", content, "a"), _marker("u4", "holder", invoice, "ia")]
+    document("u4", "duplicate", contentDigest=_digest("a"), invoiceDigest=_digest("ia"))  # holds none: fine
+    items.append(_marker("u4", "gone", content, "b"))  # ORPHAN_MARKER: no such document
+    document("u4", "other", contentMarker=_digest("c"))  # holds another digest than the marker names:
+    items += [_marker("u4", "other", content, "c"), _marker("u4", "other", content, "c-old")]  # one ORPHAN
+    document("u4", "buried", with_raw=False, status=Status.DELETED, result={"status": "PROCESSED"})
+    items.append(_marker("u4", "buried", content, "d"))  # ORPHAN_MARKER: a tombstone holds nothing
+    items.append({**_marker("u4", "junk", content, "e"), layout.SK_ATTR: layout.marker_sk_prefix() + "JUNK"})
+    document("u4", "nomarker", invoiceMarker=_digest("f"))  # MISSING_MARKER
+    document("u4", "taken", contentMarker=_digest("g"))  # MISSING_MARKER: the marker names another
+    items.append(_marker("u4", "holder", content, "g"))  # ... which does not hold it: ORPHAN_MARKER
+    items.append(_marker("u4", "young", content, "h", FRESH))  # within grace: not judged yet
+    document("u4", "recent", contentMarker=_digest("i"), updatedAt=FRESH)  # within grace
 
 
 def _lifecycle(document: Any, items: list[Any], raw: list[Any], processed: list[Any], results: list[Any]) -> None:
@@ -268,11 +300,17 @@ def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(
     assert reborn.get_column("code").to_list() == ["DELETED_RAW_EXISTS"]
     # No finding for the states that must give none.
     quiet = {"ok", "failed", "expired", "tomb", "leased", "settled", "fresh", *(d for _, d in ODD_IDS[1:])}
-    quiet |= {"userdel", "retained", "heldpast", "ttlfirst"}
+    quiet |= {"duplicate", "young", "recent", "userdel", "retained", "heldpast", "ttlfirst"}
     assert not quiet & set(by_polars.get_column("documentId").drop_nulls().to_list())
     assert not by_polars.filter(pl.col("sk") == layout.erasure_sk()).height  # the marker is no document
     found = set(by_polars.select("code", "documentId").iter_rows())
     assert {(Code.MISSING_RAW, "complianceraw"), (Code.UNPROCESSED_RAW, "notexpired")} <= found
+    # Markers: each disagreement once, from the side that is wrong.
+    for code, documents in (
+        (Code.ORPHAN_MARKER, ["buried", "gone", "holder", "junk", "other"]),
+        (Code.MISSING_MARKER, ["nomarker", "taken"]),
+    ):
+        assert sorted(by_polars.filter(pl.col("code") == code).get_column("documentId").to_list()) == documents
 
 
 def test_the_sql_names_only_the_columns_the_stack_must_declare() -> None:

@@ -43,7 +43,7 @@ def test_drill_restores_into_a_new_table_reconciles_clean_and_reports_rpo_and_rt
     assert report["source"] == "export" and report["restoredFrom"].startswith(location)
     assert report["itemCount"] == len(live_before) > 0 and report["findings"]["total"] == 0
     assert report["outcome"] == "clean"
-    newest = max(layout.parse_ts(i["updatedAt"]["S"]) for i in live_before.values())
+    newest = max(layout.parse_ts(i["updatedAt"]["S"]) for i in live_before.values() if "updatedAt" in i)
     assert datetime.fromisoformat(report["newestChange"]) == newest
     as_of = datetime.fromisoformat(report["asOf"])
     assert report["rpoSeconds"] == pytest.approx((as_of - newest).total_seconds(), abs=0.002)

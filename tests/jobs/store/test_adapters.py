@@ -16,7 +16,16 @@ from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionEr
 from botocore.httpsession import URLLib3Session
 from botocore.stub import Stubber
 
-from jobs.contract import DocumentItem, ObjectInfo, RetentionClass, Status, layout, queue_spec
+from jobs.contract import (
+    DocumentItem,
+    DuplicateKind,
+    DuplicateMarker,
+    ObjectInfo,
+    RetentionClass,
+    Status,
+    layout,
+    queue_spec,
+)
 from jobs.contract.events import parse_body, requeue_body
 from jobs.errors import (
     DynamoItemRejectedError,
@@ -34,7 +43,7 @@ from jobs.errors import (
 from jobs.observability import CallMetrics
 from jobs.store import dynamo
 from jobs.store._aws import translate
-from jobs.store.dynamo import DocumentTable, claim_put
+from jobs.store.dynamo import DocumentTable, WriteGroup, claim_put
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 
@@ -104,7 +113,7 @@ def test_transaction_cancellation_reasons_decide_each_put(monkeypatch: pytest.Mo
     )
     stub.add_response("transact_write_items", {})
     with stub:
-        assert table.write_all(puts, "claim") == [False, True, True]
+        assert table.put_all(puts, "claim") == [False, True, True]
     stub.assert_no_pending_responses()
 
 
@@ -117,11 +126,50 @@ def test_an_item_dynamodb_refuses_raises_rejected_not_an_outage() -> None:
         modeled_fields={"CancellationReasons": [{"Code": "None"}, {"Code": "ValidationError", "Message": "too big"}]},
     )
     with stub, pytest.raises(DynamoItemRejectedError, match="too big"):
-        table.write_all([claim_put(item("u", "a"), None), claim_put(item("u", "b"), None)], "finish")
+        table.put_all([claim_put(item("u", "a"), None), claim_put(item("u", "b"), None)], "finish")
     table, stub = _stubbed_table()
     stub.add_client_error("transact_write_items", "ValidationException", http_status_code=400)
     with stub, pytest.raises(DynamoItemRejectedError):
-        table.write_all([claim_put(item("u", "a"), None)], "finish")
+        table.put_all([claim_put(item("u", "a"), None)], "finish")
+
+
+def _marker(doc: str, digest: str = "a" * 64) -> DuplicateMarker:
+    return DuplicateMarker(
+        userId="u", kind=DuplicateKind.CONTENT, digest=digest, documentId=doc, createdAt=NOW, updatedBy="ingest:r"
+    )
+
+
+def test_a_group_lands_whole_or_is_lost_whole_naming_the_write_and_the_item_it_met(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
+    table, stub = _stubbed_table()
+    first = WriteGroup((claim_put(item("u", "a"), None), dynamo.marker_put(_marker("a"))))
+    second = WriteGroup((claim_put(item("u", "b"), None), dynamo.marker_put(_marker("b", "b" * 64))))
+    held = {"documentId": {"S": "other"}}
+    reasons = [{"Code": "None"}, {"Code": "ConditionalCheckFailed", "Item": held}, {"Code": "None"}, {"Code": "None"}]
+    stub.add_client_error(
+        "transact_write_items",
+        "TransactionCanceledException",
+        http_status_code=400,
+        modeled_fields={"CancellationReasons": reasons},
+    )
+    stub.add_response("transact_write_items", {})  # the second group alone, resent
+    with stub:
+        lost, landed = table.write_all([first, second], "finish")
+    stub.assert_no_pending_responses()
+    assert lost.lost == {1: {"documentId": "other"}} and not lost.landed
+    assert landed.landed
+
+
+def test_groups_naming_one_key_never_share_a_transaction() -> None:
+    groups = [WriteGroup((claim_put(item("u", f"d{n}"), None), dynamo.marker_put(_marker(f"d{n}")))) for n in range(3)]
+    assert list(dynamo.packed(groups)) == [[0], [1], [2]]  # one marker key: one group per request
+    many = [WriteGroup(tuple(claim_put(item("u", f"d{n}-{m}"), None) for m in range(3))) for n in range(40)]
+    chunks = list(dynamo.packed(many))
+    assert [len(c) for c in chunks] == [25, 15]  # 75 writes in the first: within DynamoDB's 100
+    with pytest.raises(ValueError, match="names one key twice"):
+        list(dynamo.packed([WriteGroup((claim_put(item("u", "x"), None),) * 2)]))
 
 
 def test_transactions_still_throttled_after_the_retries_are_an_outage(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,7 +183,7 @@ def test_transactions_still_throttled_after_the_retries_are_an_outage(monkeypatc
             modeled_fields={"CancellationReasons": [{"Code": "ThrottlingError"}]},
         )
     with stub, pytest.raises(DynamoTransactionNotSettledError):
-        table.write_all([claim_put(item("u", "a"), None)], "claim")
+        table.put_all([claim_put(item("u", "a"), None)], "claim")
 
 
 def test_unprocessed_keys_are_resent_with_backoff_and_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
