@@ -6,9 +6,11 @@ tonight's state. The nights bring changes, deletes and re-creations, items chang
 and items created and deleted within a night, one night is missed, and one re-anchors; and a
 document's life (issue 22): a user erased (the erasure's marker stays in the table), an owner's
 delete within its grace, a legal hold, an item past its retention whose raw object lifecycle
-already hid, then deleted by TTL (the TTL stand-in at the night's date). Every night's report
-must hold exactly the findings a run over a full export of the table at the same time and the
-same inventories gives. The stand-in's clock moves a day per night; S3 Inventory's
+already hid, then deleted by TTL (the TTL stand-in at the night's date); and duplicate markers
+(issue 26): a duplicate uploaded and flagged, a marker given up by its holder's delete, markers
+left without their document (ORPHAN_MARKER) and a document left without its marker
+(MISSING_MARKER). Every night's report must hold exactly the findings a run over a full export of
+the table at the same time and the same inventories gives. The stand-in's clock moves a day per night; S3 Inventory's
 daily reports are delivered by its own stand-in (jobs/local/standins/inventory.py).
 """
 
@@ -24,7 +26,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from jobs.contract import DocumentItem, Status, layout
+from jobs.contract import DocumentItem, DuplicateKind, Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
 from jobs.errors import S3ObjectExistsError
@@ -122,19 +124,44 @@ def _changed(item: DocumentItem, **changes: Any) -> DocumentItem:
     return item.model_copy(update={"version": item.version + 1, "updatedBy": "operator:nightly-test", **changes})
 
 
-# Documents whose life the week moves on (the erased user's is ERASED's only one).
+# Documents whose life the week moves on (the erased user's is ERASED's only one). Uploads of
+# d0's file after d0 was ingested, they are its duplicates and hold no marker.
 LIFE = ("ldel", "lheld", "lkept")
 ERASED = "u2"
 
 
+def _marker_nights(stack: Any) -> dict[int, list[tuple[str, str, str]]]:
+    """The marker findings each night, (code, documentId, kind), from the markers the seeded
+    documents hold: d1 deleted behind the jobs' back (nights 1 and 6) leaves its own (d1, d2 and
+    d3 share an invoice: which of them holds its marker is the ingest's race), d5 deleted on
+    night 4 its two; d6's invoice marker goes on night 5. The twin of d7 (night 1) and d7's
+    owner's delete (night 2), which gives its markers up, leave none.
+    """
+
+    def orphans(doc: str) -> list[tuple[str, str, str]]:
+        return [("ORPHAN_MARKER", doc, kind.value) for kind in _item(stack, doc).held_markers]
+
+    d1, d5, d6 = orphans("d1"), orphans("d5"), [("MISSING_MARKER", "d6", DuplicateKind.INVOICE.value)]
+    assert d1 and len(d5) == 2
+    nights = {0: [], 1: d1, 2: [], 4: d5, 5: d5 + d6, 6: d1 + d5 + d6, 7: d5 + d6}
+    return {night: sorted(found) for night, found in nights.items()}
+
+
+def _marker_findings(findings: pl.DataFrame) -> list[tuple[str, str, str]]:
+    markers = findings.filter(pl.col("code").str.ends_with("_MARKER"))
+    kinds = [json.loads(e)["kind"] for e in markers.get_column("evidence")]
+    return sorted(zip(markers.get_column("code"), markers.get_column("documentId"), kinds, strict=True))
+
+
 def _seed(stack: Any, corpus: Path) -> None:
     paths = sorted((corpus / "einvoice" / "ubl").glob("*.xml"))
-    uploads = [("u1", f"d{i}", path) for i, path in enumerate(paths)]
-    uploads += [("u1", doc, paths[0]) for doc in LIFE] + [(ERASED, "e0", paths[0])]
-    for user, doc, path in uploads:
-        key = layout.raw_key(user, doc, path.name)
-        stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    documents = [("u1", f"d{i}", path) for i, path in enumerate(paths)]
+    # d0 first, so it (not one of its copies) holds the markers of their content and invoice.
+    for uploads in (documents, [("u1", doc, paths[0]) for doc in LIFE] + [(ERASED, "e0", paths[0])]):
+        for user, doc, path in uploads:
+            key = layout.raw_key(user, doc, path.name)
+            stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
+        IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
 
 
 class _Life:
@@ -157,6 +184,12 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
     life = _Life(stack)
 
     def night1() -> None:
+        d7 = _item(stack, "d7").rawS3Uri.split("/", 3)[3]
+        s3.copy_object(
+            Bucket=s.raw_bucket, Key=layout.raw_key("u1", "twin", "t.xml"), CopySource=f"{s.raw_bucket}/{d7}"
+        )
+        IngestRun(s, IngestOptions(backfill=True)).execute()  # the twin: d7's duplicate, no marker of its own
+        assert _item(stack, "twin").reviewReasons == ["DUPLICATE_CONTENT:d7", "DUPLICATE_INVOICE:d7"]
         life.erase(ERASED)  # the user's items and versions go; the erasure's marker stays
         kept["d1"] = _item(stack, "d1")
         _delete(stack, "d1")  # its objects stay: ORPHAN_RESULT, UNPROCESSED_RAW
@@ -168,6 +201,8 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
 
     def night2() -> None:
         life.actions.delete("u1", "ldel", "user:u1")  # within its grace: hidden, no finding
+        life.actions.delete("u1", "d7", "user:u1")  # its markers given up in the delete's transaction
+        assert {m.documentId for m in stack.markers()} == {f"d{i}" for i in range(7)}
         _put(stack, _changed(kept["d1"], vendorName="Back Again GmbH"))  # re-created
         brief = _changed(_item(stack, "d3"), documentId="brief")
         _put(stack, brief.model_copy(update={"rawS3Uri": layout.s3_uri(s.raw_bucket, "raw/u1/brief/x.xml")}))
@@ -191,6 +226,10 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
         d6 = _item(stack, "d6")
         _put(stack, {**d6.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})  # INDEX_DRIFT
         _put(stack, _changed(_item(stack, "d4"), status=Status.PROCESSED, leaseOwner=None))  # no longer stuck
+        digest = _item(stack, "d6").invoiceMarker
+        assert digest is not None
+        marker = {layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.marker_sk(DuplicateKind.INVOICE, digest)}
+        stack.dynamodb().delete_item(TableName=s.table_name, Key=to_wire(marker))  # MISSING_MARKER
 
     def night6() -> None:
         _delete(stack, "d1")
@@ -209,6 +248,7 @@ def test_a_week_of_nights_gives_the_findings_of_a_full_export_every_night(
 ) -> None:
     monkeypatch.setenv("DOCUFLOW_RECONCILE_REANCHOR_DAYS", "6")  # night 6 re-anchors
     _seed(stack, corpus)
+    markers = _marker_nights(stack)
     nights = Nights(stack, monkeypatch)
     inventory_standin.deliver(nights.settings(), nights.now())
     plans = [nights.scheduled()["engineStats"]["night"]]
@@ -231,10 +271,13 @@ def test_a_week_of_nights_gives_the_findings_of_a_full_export_every_night(
         # (it is: the delete came through the incremental export).
         lkept = findings.filter(pl.col("documentId") == "lkept").get_column("code").to_list()
         assert lkept == (["ORPHAN_RESULT"] if number == 7 else []), (number, lkept)
+        assert _marker_findings(findings) == markers[number], number
+        assert not {"twin", "d7"} & set(documents)
     exports = [(bool(p["anchor"]), len(p["changes"])) for p in plans]
     assert exports == [(True, 0), (False, 1), (False, 1), (False, 2), (False, 1), (True, 0), (False, 1)]
     assert "re-anchored every 6 days" in plans[5]["reason"]
     assert codes >= {"ORPHAN_RESULT", "UNPROCESSED_RAW", "MISSING_RAW", "STUCK_PROCESSING", "INDEX_DRIFT"}
+    assert codes >= {"ORPHAN_MARKER", "MISSING_MARKER"}
     kept = [k for k in stack.keys(nights.settings().state_bucket, "table-state/") if k.endswith("table-state.json")]
     assert len(kept) == 7
 
@@ -266,25 +309,27 @@ def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_cha
     """
     monkeypatch.setenv("DOCUFLOW_RECONCILE_REANCHOR_DAYS", "6")
     _seed(stack, corpus)
+    markers = _marker_nights(stack)
     nights = Nights(stack, monkeypatch)
     athena = DuckAthenaChain(stack, nights.settings())
 
-    def both() -> dict[str, Any]:
+    def both(number: int) -> dict[str, Any]:
         by_polars = ReconcileRun(nights.settings(), ReconcileOptions(nightly=True, write_report=False)).execute()
         run = ReconcileRun(nights.settings(), ReconcileOptions(engine="athena", nightly=True, write_report=False))
         run.athena_queries = athena  # type: ignore[assignment]
         on_athena = run.execute()
         assert_frame_equal(on_athena.findings, by_polars.findings)
+        assert _marker_findings(on_athena.findings) == markers[number], number
         assert on_athena.summary.itemCount == by_polars.summary.itemCount
         return on_athena.summary.engineStats["night"]  # type: ignore[return-value]
 
     inventory_standin.deliver(nights.settings(), nights.now())
-    plans = [both()]
+    plans = [both(0)]
     for number, changes in enumerate(_week(stack, nights.now), 1):
         changes()
         nights.next()
         if number != 3:  # the missed night
-            plans.append(both())
+            plans.append(both(number))
     exports = [(bool(p["anchor"]), len(p["changes"])) for p in plans]
     assert exports == [(True, 0), (False, 1), (False, 1), (False, 2), (False, 1), (True, 0), (False, 1)]
     merges = [q for q in athena.sent if q.startswith("MERGE INTO")]
@@ -314,3 +359,27 @@ def test_the_nightly_polars_run_checks_held_documents_versions_as_a_live_run_doe
     assert "LEGAL_HOLD_MISSING" in held.get_column("code").to_list()
     by_files = nights.by_full_export(summary)
     assert "LEGAL_HOLD_MISSING" not in by_files.get_column("code").to_list()
+
+
+def test_a_state_kept_before_the_marker_columns_makes_the_night_re_anchor(
+    stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read as holding no marker, the state would report every marker beside its document as an
+    ORPHAN_MARKER; refused, the night starts over from a full export and finds what it gives.
+    """
+    _seed(stack, corpus)
+    nights = Nights(stack, monkeypatch)
+    inventory_standin.deliver(nights.settings(), nights.now())
+    first = nights.scheduled()["engineStats"]["night"]
+    bucket, key = first["tableState"].removeprefix("s3://").split("/", 1)
+    manifest_key = f"{key}/table-state.json"
+    manifest = json.loads(nights._get(bucket, manifest_key))
+    older = [c for c in manifest["columns"] if c not in ("contentMarker", "invoiceMarker")]
+    stack.s3().put_object(Bucket=bucket, Key=manifest_key, Body=json.dumps(manifest | {"columns": older}).encode())
+    nights.next()
+    summary = nights.scheduled()
+    night = summary["engineStats"]["night"]
+    assert night["anchor"] and night["state"] is None and not night["changes"]
+    findings = nights.findings(summary)
+    assert_frame_equal(findings, nights.by_full_export(summary), check_row_order=True)
+    assert not findings.filter(pl.col("code").str.ends_with("_MARKER")).height

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -287,19 +288,23 @@ def test_a_damaged_state_is_refused(tmp_path: Path, damage: str) -> None:
         list(state_source(str(kept), [files.changes], None).frames())
 
 
-def test_a_state_written_before_the_lifecycle_columns_is_refused(tmp_path: Path) -> None:
-    """Its rows lack what the lifecycle rules judge (retainUntil, legalHoldAt, …): judged as they
-    are, every item would look like one written before retention was recorded.
-    """
+@pytest.mark.parametrize(
+    "missing",
+    [
+        # Judged as they are, every item would look like one written before retention was recorded.
+        ["hardDeleteAt", "legalHoldAt", "retainUntil", "retentionClass"],
+        # Not read as holding none: every marker beside its document would be an ORPHAN_MARKER.
+        ["contentMarker", "invoiceMarker"],
+    ],
+    ids=["lifecycle", "duplicate-markers"],
+)
+def test_a_state_written_before_columns_the_rules_read_is_refused(tmp_path: Path, missing: list[str]) -> None:
     files = _files(tmp_path)
     kept = Path(_kept(export_source(files.t0, None, deep=True), tmp_path / "state"))
     manifest = json.loads((kept / TABLE_STATE).read_text())
-    lifecycle = ["retentionClass", "retainUntil", "hardDeleteAt", "legalHoldAt"]
-    older = [c for c in manifest["columns"] if c not in lifecycle]
+    older = [c for c in manifest["columns"] if c not in missing]
     (kept / TABLE_STATE).write_text(json.dumps(manifest | {"columns": older}))
-    with pytest.raises(
-        ReconcileInputError, match=r"lacks \['hardDeleteAt', 'legalHoldAt', 'retainUntil', 'retentionClass'\]"
-    ):
+    with pytest.raises(ReconcileInputError, match=re.escape(f"lacks {missing}")):
         state_source(str(kept), [files.changes], None)
 
 
