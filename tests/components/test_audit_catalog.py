@@ -11,6 +11,7 @@ from components import catalog, policies
 from components.settings import StackSettings
 from jobs.contract import DocumentItem, layout
 from jobs.contract.audit import dynamodb_json, hive
+from jobs.reconcile import sql
 from tests.components.program import ACCOUNT, ProgramRun, as_list, catalog_grants, stack_config
 
 AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)
@@ -191,6 +192,11 @@ def test_export_item_type_is_derived_from_the_contract() -> None:
         assert f"{name.lower()}:struct<" in item, name
     assert "totalamount:struct<n:string>" in item and "reviewreasons:struct<l:array<struct<s:string>>>" in item
     assert "createdat:struct<s:string>" in item  # times are ISO strings on the item
+    # Every attribute the rules read, so the Iceberg table the nightly MERGE keeps holds it
+    # (the duplicate markers a document holds among them; a marker row's own are its keys).
+    for attribute, tag in sql.export_columns(deep=True).items():
+        assert f"{attribute.lower()}:struct<{tag.lower()}:string>" in item, attribute
+    assert "contentmarker:struct<s:string>" in item and "invoicemarker:struct<s:string>" in item
 
 
 def test_an_attribute_type_the_catalog_cannot_render_fails_loudly() -> None:
