@@ -4,13 +4,16 @@ The engines' test state (every kind of finding) is the table at T1. At T0, a day
 its items did not exist yet, three had other values and two more existed that were deleted since.
 T0 goes out as a full export and is kept as a table state; the window [T0, T1) goes out as an
 incremental export (a final image per changed item, keys only for the deleted ones); T1 also goes
-out as a full export. The state plus the changes must give the findings the full T1 export gives,
-finding for finding; and a broken chain or a damaged state is refused, never read as a table.
+out as a full export. Duplicate markers are rows like the items: the deleted documents held theirs
+(deleted with them), and an orphan marker of the state was put in the window. The state plus the
+changes must give the findings the full T1 export gives, finding for finding; and a broken chain
+or a damaged state is refused, never read as a table.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import json
 import re
@@ -22,7 +25,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from jobs.contract import Status, layout
+from jobs.contract import DuplicateKind, DuplicateMarker, Status, layout
 from jobs.errors import ReconcileInputError
 from jobs.reconcile import cli
 from jobs.reconcile.engines import partitions
@@ -46,12 +49,22 @@ TABLE = "arn:aws:dynamodb:eq:0:table/t"
 T0 = AS_OF - timedelta(days=1)
 NEW = ("ok", "noresult", "stale")  # created in the window (their item is absent at T0)
 CHANGED = ("noraw", "stuck", "drift")  # other values at T0
-DELETED = ("gone1", "gone2")  # existed at T0, deleted in the window
+DELETED = ("gone1", "gone2")  # existed at T0 holding a marker, deleted in the window with it
+NEW_MARKER = "gone"  # the state's orphan marker (its holder never existed) was put in the window
 
 
 def _doc(item: dict[str, Any]) -> str:
     # An erasure marker (in the shared state) names no document: its sort key stands for it.
     return str(item.get("documentId", item[layout.SK_ATTR])["S"])
+
+
+def _held(doc: str) -> list[dict[str, Any]]:
+    """A document of T0 that held its content marker, and the marker."""
+    digest = hashlib.sha256(doc.encode()).hexdigest()
+    marker = DuplicateMarker(
+        userId="u9", kind=DuplicateKind.CONTENT, digest=digest, documentId=doc, createdAt=T0, updatedBy="ingest:r"
+    )
+    return [to_wire(_item("u9", doc, contentMarker=digest)), to_wire(marker.to_item())]
 
 
 def _key(item: dict[str, Any]) -> dict[str, Any]:
@@ -77,9 +90,10 @@ def _files(tmp_path: Path) -> Files:
     earlier = {
         doc: to_wire(_item("u1", doc, status=Status.FAILED, updatedAt=T0 - timedelta(hours=1))) for doc in CHANGED
     }
-    t0 = [earlier.get(_doc(i), i) for i in t1 if _doc(i) not in NEW] + [to_wire(_item("u9", doc)) for doc in DELETED]
-    changed = [i for i in t1 if _doc(i) in NEW + CHANGED]
-    assert len(changed) == len(NEW + CHANGED)
+    t0 = [earlier.get(_doc(i), i) for i in t1 if _doc(i) not in (*NEW, NEW_MARKER)]
+    t0 += [row for doc in DELETED for row in _held(doc)]
+    changed = [i for i in t1 if _doc(i) in (*NEW, *CHANGED, NEW_MARKER)]
+    assert len(changed) == len(NEW + CHANGED) + 1
     change_lines = [change_line(_key(i), i, AS_OF - timedelta(hours=2)) for i in changed]
     change_lines += [change_line(_key(i), None, AS_OF - timedelta(hours=3)) for i in t0 if _doc(i) in DELETED]
     exports = tmp_path / "exports"
@@ -148,6 +162,8 @@ def test_state_plus_incremental_export_gives_the_full_exports_findings(
     documents = set(by_state.get_column("documentId").drop_nulls().to_list())
     assert {"noresult", "noraw", "stale", "stuck", "drift"} <= documents  # findings of new and changed items
     assert not set(DELETED) & documents
+    markers = by_state.filter(pl.col("code").str.ends_with("_MARKER"))
+    assert "gone" in markers.get_column("documentId").to_list()  # the marker put in the window
     t1_items = _sorted(list(export_source(files.t1, None, deep=True).frames()))
     assert_frame_equal(_sorted(list(state_source(kept, [files.changes], None).frames())), t1_items)
 
@@ -321,7 +337,8 @@ def test_an_unfinished_write_leaves_no_state_and_a_retry_writes_one(tmp_path: Pa
     listed = {f["key"] for f in json.loads((Path(kept) / TABLE_STATE).read_text())["files"]}
     on_disk = {p.relative_to(location).as_posix() for p in (location / "data").iterdir()}
     assert listed < on_disk  # the dead attempt's file is there, and not part of the state
-    assert sum(f.height for f in state_source(kept, [], None).frames()) == len(state()[0]) - len(NEW) + len(DELETED)
+    t0_rows = len(state()[0]) - len(NEW) - 1 + 2 * len(DELETED)  # less the new marker; the deleted held one each
+    assert sum(f.height for f in state_source(kept, [], None).frames()) == t0_rows
 
 
 def test_a_deleted_item_needs_only_its_key(tmp_path: Path) -> None:
@@ -331,8 +348,8 @@ def test_a_deleted_item_needs_only_its_key(tmp_path: Path) -> None:
     item = to_wire(_item("u9", "gone1"))
     line = json.dumps({"Metadata": {"WriteTimestampMicros": {"N": "1"}}, "Keys": _key(item), "OldImage": item}) + "\n"
     changes = str(write_incremental_export(tmp_path / "delete", TABLE, T0, AS_OF, [line.encode()]))
-    ids = pl.concat(list(state_source(kept, [changes], None).frames())).get_column("documentId").to_list()
-    assert "gone1" not in ids and "gone2" in ids
+    keys = pl.concat(list(state_source(kept, [changes], None).frames())).get_column("sk").to_list()
+    assert layout.document_sk("gone1") not in keys and layout.document_sk("gone2") in keys
 
 
 def test_a_summary_without_an_item_count_is_sized_from_its_data_files(tmp_path: Path) -> None:
