@@ -1,5 +1,8 @@
 """The DocuFlow Pulumi program: stack settings → components → exports.
 
+`build()` lists the components in the order they depend on each other; each is built by a small
+function of the validated settings and the components it needs.
+
 The only reader of pulumi.Config. `build()` is importable so the unit tests run the very same
 program under Pulumi's mocks.
 """
@@ -22,7 +25,7 @@ from components.replication import SecondRegion, SecondRegionArgs
 from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
-from jobs.contract import layout
+from jobs.contract import BucketSpec, layout
 from jobs.settings import JobSettings
 
 
@@ -36,16 +39,50 @@ def load_settings() -> StackSettings:
 
 def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     """Create every component for `settings`; returns the stack outputs."""
-    tags = settings.resource_tags()
-    prefix = layout.stage_prefix(settings.stage)
     account_id = aws.get_caller_identity_output().account_id
-    specs = settings.buckets() + settings.audit_buckets()
-    names = {spec.purpose: spec.name for spec in specs}
-    audit_data = settings.audit_data()
-    # The nightly reconcile judges both data buckets' daily S3 Inventory reports (either engine).
-    inventoried = list(layout.GLUE_INVENTORY_TABLES)
+    key = data_key(settings, account_id)
+    buckets = document_buckets(settings, account_id, key)
+    second = second_region(settings, account_id, key, buckets)
+    store = document_store(settings, key, second)
+    backups = table_backups(settings, account_id, store, key, second)
+    alerts = alert_topic(settings, account_id, key)
+    events = status_events(settings, account_id, store, key, alerts)
+    arrivals = arrivals_queue(settings, account_id, buckets, key, alerts)
+    catalog = audit_catalog(settings, account_id, buckets, key)
+    trail = audit_trail(settings, account_id, store, key, buckets, alerts)
+    job_env = job_environment(settings, arrivals)
+    review = review_api(settings, account_id, store, buckets, key, job_env)
+    jobs = batch_jobs(settings, account_id, key, store, buckets, arrivals, alerts, job_env, catalog, backups)
+    outputs = stack_outputs(store, buckets, key, alerts, jobs, arrivals, events, review, trail)
+    outputs |= recovery_outputs(settings, jobs, backups, second)
+    outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
+    if catalog.database_name is not None and catalog.workgroup_name is not None:
+        outputs |= {"auditDatabaseName": catalog.database_name, "athenaWorkgroupName": catalog.workgroup_name}
+    return outputs
 
-    key = DataKey(
+
+def bucket_specs(settings: StackSettings) -> list[BucketSpec]:
+    """The data buckets and the audit trail's."""
+    return settings.buckets() + settings.audit_buckets()
+
+
+def bucket_names(settings: StackSettings) -> dict[str, str]:
+    """Purpose → bucket name, of every bucket in bucket_specs."""
+    return {spec.purpose: spec.name for spec in bucket_specs(settings)}
+
+
+def inventoried_purposes() -> list[str]:
+    """The buckets S3 Inventory reports on: the nightly reconcile judges both data buckets' daily
+    reports (either engine).
+    """
+    return list(layout.GLUE_INVENTORY_TABLES)
+
+
+def data_key(settings: StackSettings, account_id: pulumi.Output[str]) -> DataKey:
+    """The stack's KMS key, which encrypts the table, the buckets, the queues and the logs."""
+    prefix = layout.stage_prefix(settings.stage)
+    names = bucket_names(settings)
+    return DataKey(
         prefix,
         DataKeyArgs(
             account_id=account_id,
@@ -53,66 +90,87 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             alias=f"{prefix}-data",
             notifying_bucket_arns=[bucket_arn(names["raw"])],
             # S3 Inventory encrypts its reports of these buckets with the key.
-            inventoried_bucket_arns=[bucket_arn(names[p]) for p in inventoried],
+            inventoried_bucket_arns=[bucket_arn(names[p]) for p in inventoried_purposes()],
             trail_arn=trail_arn(settings.stage, settings.region, account_id),
             protect=settings.protect,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    table = settings.table()
-    buckets = DocumentBuckets(
-        prefix,
+
+
+def document_buckets(settings: StackSettings, account_id: pulumi.Output[str], key: DataKey) -> DocumentBuckets:
+    """The raw, processed and reports buckets, the audit trail's, and the access-log bucket."""
+    return DocumentBuckets(
+        layout.stage_prefix(settings.stage),
         DocumentBucketsArgs(
-            specs=specs,
+            specs=bucket_specs(settings),
             access_log_bucket_name=settings.access_log_bucket_name(),
             kms_key_arn=key.key_arn,
             account_id=account_id,
             break_glass_role_arn=settings.break_glass_role_arn,
             policies=audit_bucket_policies(settings.stage, settings.region, account_id, settings.break_glass_role_arn),
-            audit_data=audit_data,
+            audit_data=settings.audit_data(),
             access_log_retention_days=settings.access_log_retention_days,
             noncurrent_expiration_days=settings.noncurrent_expiration_days,
             abort_multipart_days=settings.abort_multipart_days,
             protect=settings.protect,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    second = second_region(settings, account_id, key, buckets)
-    store = DocumentStore(
-        prefix,
+
+
+def document_store(settings: StackSettings, key: DataKey, second: SecondRegion | None) -> DocumentStore:
+    """The documents table, replicated to the second region when there is one."""
+    return DocumentStore(
+        layout.stage_prefix(settings.stage),
         DocumentStoreArgs(
-            spec=table,
+            spec=settings.table(),
             kms_key_arn=key.key_arn,
             protect=settings.protect,
             point_in_time_recovery_days=settings.pitr_recovery_days,
             replica_region=settings.replica_region,
             replica_kms_key_arn=second.key_arn if second else None,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    backups = table_backups(settings, account_id, store, key, second)
-    alerts = Alerts(
-        prefix,
+
+
+def alert_topic(settings: StackSettings, account_id: pulumi.Output[str], key: DataKey) -> Alerts:
+    """The topic every alarm goes to (the stack's own, or an existing one)."""
+    return Alerts(
+        layout.stage_prefix(settings.stage),
         AlertsArgs(
             account_id=account_id,
             kms_key_arn=key.key_arn,
             existing_topic_arn=settings.alarm_topic_arn,
             email=settings.alarm_email,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    events = StatusEvents(
-        f"{prefix}-status",
+
+
+def status_events(
+    settings: StackSettings, account_id: pulumi.Output[str], store: DocumentStore, key: DataKey, alerts: Alerts
+) -> StatusEvents:
+    """The table's status changes, piped from its stream into a queue."""
+    return StatusEvents(
+        f"{layout.stage_prefix(settings.stage)}-status",
         StatusEventsArgs(
             stream_arn=store.stream_arn,
             kms_key_arn=key.key_arn,
             account_id=account_id,
             alarm_topic_arn=alerts.topic_arn,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    arrivals = Arrivals(
-        f"{prefix}-arrivals",
+
+
+def arrivals_queue(
+    settings: StackSettings, account_id: pulumi.Output[str], buckets: DocumentBuckets, key: DataKey, alerts: Alerts
+) -> Arrivals:
+    """The queue of the raw bucket's new objects, which the ingest drains."""
+    return Arrivals(
+        f"{layout.stage_prefix(settings.stage)}-arrivals",
         ArrivalsArgs(
             spec=settings.arrivals(),
             raw_bucket_name=buckets.bucket_names["raw"],
@@ -120,42 +178,68 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             account_id=account_id,
             kms_key_arn=key.key_arn,
             alarm_topic_arn=alerts.topic_arn,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    catalog = AuditCatalog(
-        f"{prefix}-audit",
+
+
+def audit_catalog(
+    settings: StackSettings, account_id: pulumi.Output[str], buckets: DocumentBuckets, key: DataKey
+) -> AuditCatalog:
+    """The daily inventories the nightly reconcile reads (either engine); with the Athena engine
+    also the Glue catalog of inventories, exports and the Iceberg table, and the workgroup.
+    """
+    names = bucket_names(settings)
+    return AuditCatalog(
+        f"{layout.stage_prefix(settings.stage)}-audit",
         AuditCatalogArgs(
             stage=settings.stage,
             region=settings.region,
             account_id=account_id,
-            source_buckets={p: names[p] for p in inventoried},
-            audit_bucket_name=audit_data.name,
+            source_buckets={p: names[p] for p in inventoried_purposes()},
+            audit_bucket_name=settings.audit_data().name,
             audit_bucket_arn=buckets.bucket_arns[layout.AUDIT_DATA],
             reports_bucket_name=names["reports"],
             kms_key_arn=key.key_arn,
             bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
             athena=settings.reconcile_engine == "athena",
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    trail = AuditTrail(
-        f"{prefix}-audit-trail",
+
+
+def audit_trail(
+    settings: StackSettings,
+    account_id: pulumi.Output[str],
+    store: DocumentStore,
+    key: DataKey,
+    buckets: DocumentBuckets,
+    alerts: Alerts,
+) -> AuditTrail:
+    """The table's change log and the buckets' access trail, queryable in Athena."""
+    return AuditTrail(
+        f"{layout.stage_prefix(settings.stage)}-audit-trail",
         AuditTrailArgs(
             stage=settings.stage,
             region=settings.region,
             account_id=account_id,
             stream_arn=store.stream_arn,
             kms_key_arn=key.key_arn,
-            bucket_names=names,
+            bucket_names=bucket_names(settings),
             alarm_topic_arn=alerts.topic_arn,
             bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
             log_retention_days=settings.log_retention_days,
             buckets=buckets,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    job_env = arrivals.queue_url.apply(
+
+
+def job_environment(settings: StackSettings, arrivals: Arrivals) -> pulumi.Output[dict[str, str]]:
+    """The jobs' environment (JobSettings.env()), once the arrival queue's URL is known."""
+    table = settings.table()
+    names = bucket_names(settings)
+    return arrivals.queue_url.apply(
         lambda url: JobSettings(
             stage=settings.stage,
             table_name=table.name,
@@ -169,19 +253,45 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             retention=settings.retention(),
         ).env()
     )
-    review = ReviewApi(
-        f"{prefix}-review-api",
+
+
+def review_api(
+    settings: StackSettings,
+    account_id: pulumi.Output[str],
+    store: DocumentStore,
+    buckets: DocumentBuckets,
+    key: DataKey,
+    job_env: pulumi.Output[dict[str, str]],
+) -> ReviewApi:
+    """The review API's role and settings."""
+    return ReviewApi(
+        f"{layout.stage_prefix(settings.stage)}-review-api",
         ReviewApiArgs(
             account_id=account_id,
             table_arn=store.table_arn,
             processed_bucket_arn=buckets.bucket_arns["processed"],
             kms_key_arn=key.key_arn,
             environment=job_env,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    jobs = BatchJobs(
-        prefix,
+
+
+def batch_jobs(
+    settings: StackSettings,
+    account_id: pulumi.Output[str],
+    key: DataKey,
+    store: DocumentStore,
+    buckets: DocumentBuckets,
+    arrivals: Arrivals,
+    alerts: Alerts,
+    job_env: pulumi.Output[dict[str, str]],
+    catalog: AuditCatalog,
+    backups: TableBackups,
+) -> BatchJobs:
+    """The ECS cluster, the job tasks and their schedules."""
+    return BatchJobs(
+        layout.stage_prefix(settings.stage),
         BatchJobsArgs(
             stage=settings.stage,
             region=settings.region,
@@ -212,26 +322,45 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
             schedule_timezone=settings.schedule_timezone,
             retry_attempts=settings.schedule_retry_attempts,
             max_event_age_seconds=settings.schedule_max_event_age_seconds,
-            sizes={
-                "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
-                "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-                # Repair is the reconcile plus a few conditional puts: the same size.
-                "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-                # The erasure streams listings into batched deletes; the others act on one document.
-                "erasure": JobSize(512, 1024),
-                "documents": JobSize(256, 512),
-                "legal-hold": JobSize(256, 512),
-                # The drill reconciles the table it restored: the reconcile's size too.
-                "drill": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-            },
+            sizes=job_sizes(settings),
             nightly_repair=settings.nightly_repair,
             drill_schedule=settings.drill_schedule,
             backup_role_arn=backups.role_arn,
             log_retention_days=settings.log_retention_days,
-            tags=tags,
+            tags=settings.resource_tags(),
         ),
     )
-    outputs: dict[str, pulumi.Input[object]] = {
+
+
+def job_sizes(settings: StackSettings) -> dict[str, JobSize]:
+    """Each job's task size."""
+    return {
+        "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
+        "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+        # Repair is the reconcile plus a few conditional puts: the same size.
+        "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+        # The erasure streams listings into batched deletes; the others act on one document.
+        "erasure": JobSize(512, 1024),
+        "documents": JobSize(256, 512),
+        "legal-hold": JobSize(256, 512),
+        # The drill reconciles the table it restored: the reconcile's size too.
+        "drill": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+    }
+
+
+def stack_outputs(
+    store: DocumentStore,
+    buckets: DocumentBuckets,
+    key: DataKey,
+    alerts: Alerts,
+    jobs: BatchJobs,
+    arrivals: Arrivals,
+    events: StatusEvents,
+    review: ReviewApi,
+    trail: AuditTrail,
+) -> dict[str, pulumi.Input[object]]:
+    """The names and ARNs the jobs, the operators and the other stacks read."""
+    return {
         "tableName": store.table_name,
         "tableArn": store.table_arn,
         "tableStreamArn": store.stream_arn,
@@ -265,11 +394,6 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
         "auditWorkgroupName": trail.workgroup_name,
         "auditReaderPolicyArn": trail.reader_policy_arn,
     }
-    outputs |= recovery_outputs(settings, jobs, backups, second)
-    outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
-    if catalog.database_name is not None and catalog.workgroup_name is not None:
-        outputs |= {"auditDatabaseName": catalog.database_name, "athenaWorkgroupName": catalog.workgroup_name}
-    return outputs
 
 
 def second_region(

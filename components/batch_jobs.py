@@ -467,22 +467,8 @@ class BatchJobs(pulumi.ComponentResource):
         group = aws.scheduler.ScheduleGroup(
             f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
         )
-        scheduler_role = self._role("scheduler", "scheduler.amazonaws.com")
-        scheduler_policy = aws.iam.RolePolicy(
-            f"{name}-scheduler-policy",
-            role=scheduler_role.id,
-            policy=json_document(
-                policies.scheduler_role_policy,
-                cluster_arn=cluster.arn,
-                task_definition_arns=[task_definitions[job].arn for job in scheduled],
-                pass_role_arns=[execution_role.arn, *(task_roles[job].arn for job in scheduled)],
-                dead_letter_queue_arn=dlq.arn,
-                key_arn=args.kms_key_arn,
-                schedule_arns=pulumi.Output.all(account=args.account_id, group=group.name).apply(
-                    lambda v: policies.schedule_arn_pattern(args.region, v["account"], v["group"])
-                ),
-            ),
-            opts=child(self),
+        scheduler_role, scheduler_policy = self._scheduler_role(
+            cluster, execution_role, task_roles, task_definitions, scheduled, dlq, group
         )
         target = partial(
             self._schedule,
@@ -510,6 +496,37 @@ class BatchJobs(pulumi.ComponentResource):
             target("drill", f"{self._prefix}-drill", args.drill_schedule, task_definitions["drill"], task_count=1),
         ]
         return schedules, dlq
+
+    def _scheduler_role(
+        self,
+        cluster: aws.ecs.Cluster,
+        execution_role: aws.iam.Role,
+        task_roles: Mapping[str, aws.iam.Role],
+        task_definitions: Mapping[str, aws.ecs.TaskDefinition],
+        scheduled: Sequence[str],
+        dlq: aws.sqs.Queue,
+        group: aws.scheduler.ScheduleGroup,
+    ) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
+        """The scheduler's role and its policy, scoped to the `scheduled` jobs."""
+        args, name = self._args, self._name
+        scheduler_role = self._role("scheduler", "scheduler.amazonaws.com")
+        scheduler_policy = aws.iam.RolePolicy(
+            f"{name}-scheduler-policy",
+            role=scheduler_role.id,
+            policy=json_document(
+                policies.scheduler_role_policy,
+                cluster_arn=cluster.arn,
+                task_definition_arns=[task_definitions[job].arn for job in scheduled],
+                pass_role_arns=[execution_role.arn, *(task_roles[job].arn for job in scheduled)],
+                dead_letter_queue_arn=dlq.arn,
+                key_arn=args.kms_key_arn,
+                schedule_arns=pulumi.Output.all(account=args.account_id, group=group.name).apply(
+                    lambda v: policies.schedule_arn_pattern(args.region, v["account"], v["group"])
+                ),
+            ),
+            opts=child(self),
+        )
+        return scheduler_role, scheduler_policy
 
     def _alarms(
         self,

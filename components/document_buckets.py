@@ -124,9 +124,34 @@ class DocumentBuckets(pulumi.ComponentResource):
         self._name = name
         self._args = args
 
+        self._log_bucket = self._access_log_bucket()
+        self.bucket_names = {}
+        self.bucket_arns = {}
+        for spec in args.specs:
+            bucket = self._data_bucket(spec)
+            self.bucket_names[spec.purpose] = bucket.bucket
+            self.bucket_arns[spec.purpose] = bucket.arn
+
+        if args.audit_data is not None:
+            audit = self._audit_data_bucket(args.audit_data)
+            self.bucket_names[layout.AUDIT_DATA] = audit.bucket
+            self.bucket_arns[layout.AUDIT_DATA] = audit.arn
+
+        self.access_log_bucket_name = self._log_bucket.bucket
+        self.register_outputs(
+            {
+                **{f"{p}_bucket_name": n for p, n in self.bucket_names.items()},
+                **{f"{p}_bucket_arn": a for p, a in self.bucket_arns.items()},
+                "access_log_bucket_name": self.access_log_bucket_name,
+            }
+        )
+
+    def _access_log_bucket(self) -> aws.s3.Bucket:
+        """The bucket the others log to; its logs expire after the access-log retention."""
+        args = self._args
         logged = [*args.specs, *([args.audit_data] if args.audit_data else [])]
         # S3 server access logging delivers only to SSE-S3 buckets, hence AES256 here.
-        log_bucket = self._bucket(
+        return self._bucket(
             ACCESS_LOGS,
             args.access_log_bucket_name,
             sse=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
@@ -147,46 +172,37 @@ class DocumentBuckets(pulumi.ComponentResource):
             ),
         )
 
-        self._log_bucket = log_bucket
-        self.bucket_names = {}
-        self.bucket_arns = {}
-        for spec in args.specs:
-            bucket = self._kms_bucket(
-                spec.purpose,
-                spec.name,
-                rules=spec.lifecycle_rules(),
-                policy=args.policies.get(spec.purpose) or _data_bucket_policy(spec, args.break_glass_role_arn),
-                object_lock=spec.object_lock,
-                lock_retention=spec.retention,
-            )
-            if spec.cors is not None:
-                self._cors(spec.purpose, bucket, spec.cors)
-            self.bucket_names[spec.purpose] = bucket.bucket
-            self.bucket_arns[spec.purpose] = bucket.arn
+    def _data_bucket(self, spec: BucketSpec) -> aws.s3.Bucket:
+        """A data bucket from its contract spec, with its CORS rules when it has some."""
+        args = self._args
+        bucket = self._kms_bucket(
+            spec.purpose,
+            spec.name,
+            rules=spec.lifecycle_rules(),
+            policy=args.policies.get(spec.purpose) or _data_bucket_policy(spec, args.break_glass_role_arn),
+            object_lock=spec.object_lock,
+            lock_retention=spec.retention,
+        )
+        if spec.cors is not None:
+            self._cors(spec.purpose, bucket, spec.cors)
+        return bucket
 
-        if args.audit_data is not None:
-            inventoried = [bucket_arn(s.name) for s in args.specs if s.purpose in layout.GLUE_INVENTORY_TABLES]
-            audit = self._kms_bucket(
-                layout.AUDIT_DATA,
-                args.audit_data.name,
-                rules=args.audit_data.lifecycle_rules(),
-                policy=lambda arn: json_document(
-                    policies.audit_data_bucket_policy,
-                    audit_bucket_arn=arn,
-                    inventoried_bucket_arns=inventoried,
-                    account_id=args.account_id,
-                ),
-            )
-            self.bucket_names[layout.AUDIT_DATA] = audit.bucket
-            self.bucket_arns[layout.AUDIT_DATA] = audit.arn
-
-        self.access_log_bucket_name = log_bucket.bucket
-        self.register_outputs(
-            {
-                **{f"{p}_bucket_name": n for p, n in self.bucket_names.items()},
-                **{f"{p}_bucket_arn": a for p, a in self.bucket_arns.items()},
-                "access_log_bucket_name": self.access_log_bucket_name,
-            }
+    def _audit_data_bucket(self, spec: BucketSpec) -> aws.s3.Bucket:
+        """The audit-data bucket (S3 Inventory reports, table exports, the nightly table states);
+        its objects expire after their prefix's days (the spec's expiry).
+        """
+        args = self._args
+        inventoried = [bucket_arn(s.name) for s in args.specs if s.purpose in layout.GLUE_INVENTORY_TABLES]
+        return self._kms_bucket(
+            layout.AUDIT_DATA,
+            spec.name,
+            rules=spec.lifecycle_rules(),
+            policy=lambda arn: json_document(
+                policies.audit_data_bucket_policy,
+                audit_bucket_arn=arn,
+                inventoried_bucket_arns=inventoried,
+                account_id=args.account_id,
+            ),
         )
 
     def _cors(self, purpose: str, bucket: aws.s3.Bucket, cors: CorsSpec) -> None:
@@ -275,6 +291,30 @@ class DocumentBuckets(pulumi.ComponentResource):
             tags={**args.tags, "purpose": purpose},
             opts=child(self, protect=args.protect),
         )
+        versioning = self._hardening(prefix, bucket, sse=sse, bucket_key=bucket_key, policy=policy)
+        if object_lock:
+            self._object_lock(prefix, bucket, versioning, lock_retention)
+        # The single lifecycle owner of this bucket; noncurrent-version rules need versioning on.
+        aws.s3.BucketLifecycleConfiguration(
+            f"{prefix}-lifecycle",
+            bucket=bucket.id,
+            rules=[lifecycle_rule_args(rule) for rule in rules],
+            opts=child(self, depends_on=[versioning]),
+        )
+        return bucket
+
+    def _hardening(
+        self,
+        prefix: str,
+        bucket: aws.s3.Bucket,
+        *,
+        sse: aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs,
+        bucket_key: bool,
+        policy: Callable[[pulumi.Output[str]], pulumi.Output[str]],
+    ) -> aws.s3.BucketVersioning:
+        """What every bucket shares: public access blocked, owner-enforced ownership, versioning,
+        default encryption and its policy. Returns the versioning, which later configurations need.
+        """
         public_access = aws.s3.BucketPublicAccessBlock(
             f"{prefix}-public-access",
             bucket=bucket.id,
@@ -313,28 +353,29 @@ class DocumentBuckets(pulumi.ComponentResource):
             # Putting a policy while the public access block is still being applied can race.
             opts=child(self, depends_on=[public_access]),
         )
-        if object_lock:
-            aws.s3.BucketObjectLockConfiguration(
-                f"{prefix}-object-lock",
-                bucket=bucket.id,
-                object_lock_enabled="Enabled",
-                rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
-                    default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
-                        mode=lock_retention.mode, days=lock_retention.days
-                    )
-                )
-                if lock_retention is not None
-                else None,
-                opts=child(self, depends_on=[versioning]),
-            )
-        # The single lifecycle owner of this bucket; noncurrent-version rules need versioning on.
-        aws.s3.BucketLifecycleConfiguration(
-            f"{prefix}-lifecycle",
+        return versioning
+
+    def _object_lock(
+        self,
+        prefix: str,
+        bucket: aws.s3.Bucket,
+        versioning: aws.s3.BucketVersioning,
+        lock_retention: ObjectLockSpec | None,
+    ) -> None:
+        """Object Lock on the bucket, with the default retention `lock_retention` or none."""
+        aws.s3.BucketObjectLockConfiguration(
+            f"{prefix}-object-lock",
             bucket=bucket.id,
-            rules=[lifecycle_rule_args(rule) for rule in rules],
+            object_lock_enabled="Enabled",
+            rule=aws.s3.BucketObjectLockConfigurationRuleArgs(
+                default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
+                    mode=lock_retention.mode, days=lock_retention.days
+                )
+            )
+            if lock_retention is not None
+            else None,
             opts=child(self, depends_on=[versioning]),
         )
-        return bucket
 
 
 def _data_bucket_policy(

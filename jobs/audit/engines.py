@@ -67,9 +67,13 @@ class DuckAudit:
     def frame(self, trino_sql: str) -> pl.DataFrame:
         """The answer with its types (the reconcile's rule renders typed evidence)."""
         try:
-            return pl.from_arrow(self.con.sql(to_duckdb(trino_sql)).to_arrow_table())  # type: ignore[return-value]
+            answer = pl.from_arrow(self.con.sql(to_duckdb(trino_sql)).to_arrow_table())
         except duckdb.Error as exc:
             raise AuditQueryError(f"the audit query failed on DuckDB: {exc}") from exc
+        # from_arrow gives a Series only for a bare array; an Arrow table is always a DataFrame.
+        if not isinstance(answer, pl.DataFrame):
+            raise TypeError(f"DuckDB answered a {type(answer).__name__}, not a table")
+        return answer
 
     def rows(self, trino_sql: str) -> list[Row]:
         try:

@@ -40,9 +40,9 @@ def holder(item: DocumentItem, now: datetime) -> str | None:
 def claimed(item: DocumentItem, actor: str, now: datetime, lease: timedelta) -> DocumentItem:
     """The item claimed by `actor` (a claim of one's own is renewed)."""
     current = holder(item, now)
-    if current is not None and current != actor:
+    if current is not None and current != actor and item.leaseExpiresAt is not None:
         raise ReviewRefusedError(
-            f"document {item.documentId!r} is claimed by {current} until {layout.format_ts(item.leaseExpiresAt)}"  # type: ignore[arg-type]
+            f"document {item.documentId!r} is claimed by {current} until {layout.format_ts(item.leaseExpiresAt)}"
         )
     return _next(item, actor, now, leaseOwner=actor, leaseExpiresAt=now + lease)
 

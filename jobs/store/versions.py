@@ -22,6 +22,7 @@ from jobs.store._aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import DeleteTypeDef
 
 DELETE_BATCH = 1000  # DeleteObjects' limit per request
 
@@ -58,9 +59,12 @@ class ObjectVersions:
         removed = 0
         for start in range(0, len(markers), DELETE_BATCH):
             chunk = markers[start : start + DELETE_BATCH]
-            request = {"Objects": [{"Key": m.key, "VersionId": m.version_id} for m in chunk], "Quiet": True}
+            request: DeleteTypeDef = {
+                "Objects": [{"Key": m.key, "VersionId": m.version_id} for m in chunk],
+                "Quiet": True,
+            }
             with self._metrics.call("s3.DeleteObjects"), translated("s3.DeleteObjects"):
-                errors = self._client.delete_objects(Bucket=bucket, Delete=request).get("Errors", [])  # type: ignore[arg-type]
+                errors = self._client.delete_objects(Bucket=bucket, Delete=request).get("Errors", [])
             if errors:
                 first = errors[0]
                 raise StoreRequestError(
