@@ -280,9 +280,10 @@ def _night(frame: pl.DataFrame, n: int, root: Path, settings: JobSettings, table
         pl.when(is_changed).then(pl.lit(Status.FAILED.value)).otherwise(pl.col("status")).alias("status")
     )
     buckets = (settings.raw_bucket, settings.processed_bucket)
-    t0 = write_export(
-        root / "exports", table_arn, AS_OF - NIGHT, _chunks(_table_lines(pl.concat([earlier, doomed]), *buckets))
-    )
+    # The doomed documents without the markers their numbers would plant: the night deletes the
+    # documents only, and an orphan marker left behind would be a finding a full export at T1 has not.
+    t0_lines = pl.concat([_table_lines(earlier, *buckets), _export_lines(doomed, *buckets)])
+    t0 = write_export(root / "exports", table_arn, AS_OF - NIGHT, _chunks(t0_lines))
     t = templates()
     keys = pl.concat_str(
         [
