@@ -33,7 +33,7 @@ from typing import Any
 
 import polars as pl
 
-from bench.common import fresh_stack, run_measured, stage, table, write_result
+from bench.common import fresh_stack, read_ceiling, run_measured, stage, table, write_result
 from bench.seeded_s3 import OBJECT_COLUMNS, server_spec
 from jobs.contract import Status, layout, table_spec
 from jobs.local.stack import REGION
@@ -119,26 +119,6 @@ def write_items(settings: JobSettings, table_name: str, lines: list[str]) -> flo
     started = time.perf_counter()
     with ThreadPoolExecutor(WRITERS) as pool:
         list(pool.map(batch, [lines[i : i + 25] for i in range(0, len(lines), 25)]))
-    return time.perf_counter() - started
-
-
-def read_ceiling(settings: JobSettings, table_name: str, segments: int) -> float:
-    """The reconcile's reads doing nothing: a parallel Scan and both listings, concurrently."""
-    ddb, s3 = dynamodb_client(settings), s3_client(settings)
-
-    def scan(segment: int) -> int:
-        pages = ddb.get_paginator("scan").paginate(TableName=table_name, Segment=segment, TotalSegments=segments)
-        return sum(page["Count"] for page in pages)
-
-    def listing(bucket: str) -> int:
-        return sum(p.get("KeyCount", 0) for p in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket))
-
-    started = time.perf_counter()
-    with ThreadPoolExecutor(segments + 2) as pool:
-        reads = [pool.submit(scan, i) for i in range(segments)]
-        reads += [pool.submit(listing, b) for b in (settings.raw_bucket, settings.processed_bucket)]
-        for read in reads:
-            read.result()
     return time.perf_counter() - started
 
 

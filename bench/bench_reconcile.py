@@ -48,7 +48,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `jobs` import
 import polars as pl
 import pyarrow.parquet as pq
 
-from bench.common import RESULTS, fresh_stack, run_measured, stage, table, write_result
+from bench.common import RESULTS, fresh_stack, read_ceiling, run_measured, stage, table, write_result
 from bench.reconcile_nightly import athena_night_bytes, synthetic_results, worker_duckdb_keep
 from bench.reconcile_nightly import worker_baseline_night as baseline_night
 from bench.reconcile_nightly import worker_duckdb_night as duckdb_night
@@ -65,7 +65,7 @@ from jobs.reconcile.params import RuleParams
 from jobs.reconcile.rules import RESULT_PROMISED
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.clients import dynamodb_client
 
 STAGE = "bench"
 LIVE_STAGE = "benchlive"
@@ -578,28 +578,6 @@ def _seeded_s3(objects: Path, port: int, log_dir: Path) -> ServerSpec:
     return ServerSpec("s3", port, command, log_dir / "s3.log")
 
 
-def live_ceiling(settings: JobSettings, segments: int) -> float:
-    """The same reads with nothing done to them: a parallel Scan and both listings, concurrently."""
-    ddb, s3 = dynamodb_client(settings), s3_client(settings)
-
-    def scan(segment: int) -> int:
-        pages = ddb.get_paginator("scan").paginate(
-            TableName=settings.table_name, Segment=segment, TotalSegments=segments
-        )
-        return sum(page["Count"] for page in pages)
-
-    def listing(bucket: str) -> int:
-        return sum(page.get("KeyCount", 0) for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket))
-
-    started = time.perf_counter()
-    with ThreadPoolExecutor(segments + 2) as pool:
-        reads = [pool.submit(scan, i) for i in range(segments)]
-        reads += [pool.submit(listing, b) for b in (settings.raw_bucket, settings.processed_bucket)]
-        for read in reads:
-            read.result()
-    return time.perf_counter() - started
-
-
 def live(n: int) -> dict[str, Any]:
     """The files benchmark's data (same discrepancies) on a fresh local stack; time one live
     reconcile: a parallel Scan of the table and listings of both buckets, all over HTTP.
@@ -629,7 +607,7 @@ def live(n: int) -> dict[str, Any]:
             with ThreadPoolExecutor(8) as pool:
                 list(pool.map(write_items, [lines[i : i + 25] for i in range(0, len(lines), 25)]))
             seeded = time.perf_counter() - seeding
-            ceiling = live_ceiling(settings, ReconcileRun(settings, LIVE_OPTIONS).scan_segments)
+            ceiling = read_ceiling(settings, settings.table_name, ReconcileRun(settings, LIVE_OPTIONS).scan_segments)
             inputs_file = Path(tmp) / "inputs.json"
             inputs_file.write_text(json.dumps({"stage": LIVE_STAGE}))
             job, rss = _measure("live", inputs_file)

@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ import psutil
 from jobs.local.servers import ServerSpec, s3_spec
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral
 from jobs.settings import JobSettings
+from jobs.store.clients import dynamodb_client, s3_client
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -85,3 +87,23 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def read_ceiling(settings: JobSettings, table_name: str, segments: int) -> float:
+    """The reconcile's reads doing nothing: a parallel Scan and both listings, concurrently."""
+    ddb, s3 = dynamodb_client(settings), s3_client(settings)
+
+    def scan(segment: int) -> int:
+        pages = ddb.get_paginator("scan").paginate(TableName=table_name, Segment=segment, TotalSegments=segments)
+        return sum(page["Count"] for page in pages)
+
+    def listing(bucket: str) -> int:
+        return sum(p.get("KeyCount", 0) for p in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket))
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(segments + 2) as pool:
+        reads = [pool.submit(scan, i) for i in range(segments)]
+        reads += [pool.submit(listing, b) for b in (settings.raw_bucket, settings.processed_bucket)]
+        for read in reads:
+            read.result()
+    return time.perf_counter() - started
