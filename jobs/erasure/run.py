@@ -4,7 +4,8 @@ A pass reads the whole partition (Query, consistent), lists the versions under `
 processed prefix (kept in memory: one user's, some hundred bytes each), deletes them in
 DeleteObjects requests of 1,000 versions and markers each (ceil(n / 1,000) per bucket), then deletes
 the items it read, each only if it is still the version read (TransactWriteItems of up to 100
-conditional deletes). Objects go before items, so a crash leaves items that still point at what
+conditional writes): each document first gets a last version naming the run (`erasure:<runId>`),
+so the change log's REMOVE record says who removed it, then goes. Objects go before items, so a crash leaves items that still point at what
 is left, and the marker (RUNNING) lets the next run resume under the same id and counts.
 
 An upload of the user arriving during the erasure ends erased or intact, never half:
@@ -31,11 +32,18 @@ from jobs.contract import layout, queue_spec
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.erasure import ErasureCounts, ErasureMarker, ErasureReceipt, ErasureState, holdings
 from jobs.contract.objects import ObjectVersion
-from jobs.erasure.selection import Partition, kept_by, kept_documents
+from jobs.erasure.selection import ItemToDelete, Partition, kept_by, kept_documents
 from jobs.errors import ErasureNotSettledError, ErasureUnknownUserError, S3ObjectExistsError
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
-from jobs.store.dynamo import TRANSACT_LIMIT, ConditionalDelete, DocumentTable, delete_if_version, erasure_put
+from jobs.store.dynamo import (
+    TRANSACT_LIMIT,
+    ConditionalDelete,
+    DocumentTable,
+    delete_if_version,
+    erasure_put,
+    version_put,
+)
 from jobs.store.s3 import DELETE_BATCH, Buckets
 
 logger = logging.getLogger(__name__)
@@ -93,7 +101,7 @@ class ErasureRun:
         layout.validate_id(user_id, "userId")
         marker = self._table.erasure_marker(user_id)
         if dry_run:
-            outcome = self._pass(user_id, dry_run=True)
+            outcome = self._pass(user_id, None)
             held = [d.documentId for d in outcome.partition.held]
             return ErasureResult(
                 "dry-run",
@@ -126,7 +134,7 @@ class ErasureRun:
         user_id = marker.userId
         last = PassOutcome()
         for number in range(1, MAX_PASSES + 1):
-            last = self._pass(user_id, dry_run=False)
+            last = self._pass(user_id, marker.updatedBy)
             logger.info(
                 "erasure pass",
                 extra={"userId": user_id, "runId": marker.runId, "pass": number, "deleted": last.deleted.model_dump()},
@@ -148,8 +156,11 @@ class ErasureRun:
             f"{last.refused} version(s) S3 refused): run the erasure again"
         )
 
-    def _pass(self, user_id: str, *, dry_run: bool) -> PassOutcome:
-        """Read the partition, delete the versions outside held documents, then the items."""
+    def _pass(self, user_id: str, by: str | None) -> PassOutcome:
+        """Read the partition, delete the versions outside held documents, then the items, as `by`
+        (the run's actor; None: a dry run, which deletes nothing).
+        """
+        dry_run = by is None
         items = [item for page in self._table.partition_pages(user_id) for item in page]
         outcome = PassOutcome(partition=Partition.of(items))
         outcome.leases_until = outcome.partition.leases_until(self._clock())
@@ -168,7 +179,7 @@ class ErasureRun:
                         doomed.append(version)
             for start in range(0, len(doomed), DELETE_BATCH):
                 self._delete_versions(bucket, doomed[start : start + DELETE_BATCH], outcome, dry_run)
-        self._delete_items(outcome, dry_run)
+        self._delete_items(outcome, by)
         return outcome
 
     def _delete_versions(self, bucket: str, versions: list[ObjectVersion], outcome: PassOutcome, dry_run: bool) -> None:
@@ -181,25 +192,38 @@ class ErasureRun:
             gone = ErasureCounts(versions=max(0, gone.versions - len(refused)), deleteMarkers=gone.deleteMarkers)
         outcome.deleted = outcome.deleted.plus(gone)
 
-    def _delete_items(self, outcome: PassOutcome, dry_run: bool) -> None:
+    def _delete_items(self, outcome: PassOutcome, by: str | None) -> None:
         todo = outcome.partition.deletions()
         if not todo:
             return
+        gone = todo if by is None else self._sign_and_delete(todo, by)
+        documents = sum(t.document for t in gone)
+        outcome.deleted = outcome.deleted.plus(ErasureCounts(items=len(gone), documents=documents))
+        # An item that changed since it was read (a claim, a hold) is read again by the next pass.
+        outcome.refused += len(todo) - len(gone)
+
+    def _sign_and_delete(self, todo: list[ItemToDelete], by: str) -> list[ItemToDelete]:
+        """Each document's last version names the erasure, then every item goes, each only if it
+        is still the version read (or signed); returns those deleted. A DeleteItem carries no
+        actor: the signed version is what the REMOVE record's old image shows, so the change log
+        says who removed the document (jobs.contract.audit).
+        """
+        now = self._clock()
+        documents = [(t, t.item) for t in todo if t.item is not None]
+        signs = [
+            version_put(d.evolve(version=d.version + 1, updatedAt=now, updatedBy=by), d.version) for _, d in documents
+        ]
+        signed = self._table.put_all(signs, "dynamodb.TransactWrite.erase", TRANSACT_LIMIT)
+        lost = {id(t) for (t, _), ok in zip(documents, signed, strict=True) if not ok}
+        sent = [t for t in todo if id(t) not in lost]
         deletes = [
-            delete_if_version(t.key, t.version)
+            delete_if_version(t.key, t.version + 1 if t.document else t.version)
             if t.version is not None
             else ConditionalDelete(t.key, "attribute_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
-            for t in todo
+            for t in sent
         ]
-        landed = (
-            [True] * len(deletes)
-            if dry_run
-            else self._table.put_all(deletes, "dynamodb.TransactWrite.erase", TRANSACT_LIMIT)
-        )
-        documents = sum(ok and t.document for ok, t in zip(landed, todo, strict=True))
-        outcome.deleted = outcome.deleted.plus(ErasureCounts(items=sum(landed), documents=documents))
-        # An item that changed since it was read (a claim, a hold) is read again by the next pass.
-        outcome.refused += len(landed) - sum(landed)
+        landed = self._table.put_all(deletes, "dynamodb.TransactWrite.erase", TRANSACT_LIMIT)
+        return [t for t, ok in zip(sent, landed, strict=True) if ok]
 
     def _anything_left(self, user_id: str) -> bool:
         """Is anything of the user's stored that an erasure would delete? Usually the first

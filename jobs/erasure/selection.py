@@ -25,7 +25,11 @@ from jobs.contract.objects import ObjectVersion
 class ItemToDelete:
     key: dict[str, str]
     version: int | None  # None: an item without a version attribute (not a document's)
-    document: bool
+    item: DocumentItem | None = None  # a document's, as read (its last version names the erasure)
+
+    @property
+    def document(self) -> bool:
+        return self.item is not None
 
 
 @dataclass
@@ -67,12 +71,11 @@ class Partition:
         }
 
     def deletions(self) -> list[ItemToDelete]:
-        docs = [ItemToDelete(d.key(), d.version, True) for d in self.documents if not d.held]
+        docs = [ItemToDelete(d.key(), d.version, d) for d in self.documents if not d.held]
         others = [
             ItemToDelete(
                 {layout.PK_ATTR: str(i[layout.PK_ATTR]), layout.SK_ATTR: str(i[layout.SK_ATTR])},
                 int(i["version"]) if "version" in i else None,
-                False,
             )
             for i in self.others
             if not self._kept_item(i)
