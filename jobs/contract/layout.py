@@ -204,6 +204,11 @@ def audit_delivery_name(stage: str) -> str:
     return f"{stage_prefix(stage)}-audit-changes"
 
 
+def ttl_journal_name(table_name: str) -> str:
+    """The local TTL stand-in's journal of the removals it made (DynamoDB Local only; no AWS resource)."""
+    return f"{table_name}-standin-ttl"
+
+
 def trail_database_name(stage: str) -> str:
     """The Glue database of the audit trail (changes and accesses), apart from the reconcile's."""
     return f"{APP}_{stage}_trail".replace("-", "_")

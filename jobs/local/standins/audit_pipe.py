@@ -2,7 +2,8 @@
 
 What the Pipe does (docs/audit.md): it polls every shard of the table's stream (a parent before
 its children), and hands each batch of records, in stream order and unchanged (no filter, no
-input template: every record of the table is logged), to the delivery stream, at most 500 to a
+input template: every record of the table is logged; a removal the TTL stand-in made gets the
+identity DynamoDB gives its TTL deletions, jobs/local/standins/ttl.py), to the delivery stream, at most 500 to a
 PutRecordBatch (the Firehose target's limit). It moves past a batch only once the target took it,
 so every record is delivered at least once. Here the positions live in memory: a stand-in that
 starts again reads its streams from the start, which is that at-least-once as the log sees it
@@ -33,8 +34,10 @@ from typing import Any
 import orjson
 
 from jobs.contract import layout
+from jobs.contract.audit import REMOVE
 from jobs.errors import DocuFlowError, StoreResourceMissingError, StreamPositionLostError
 from jobs.local.standins.firehose import BUFFER_SECONDS, FirehoseStandIn
+from jobs.local.standins.ttl import Journal, journalled, with_ttl_identity
 from jobs.observability import CallMetrics, setup_logging
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, streams_client
@@ -77,11 +80,16 @@ class StagePipe:
         settings: JobSettings,
         open_stream: Callable[[], TableStream | None],
         firehose: FirehoseStandIn,
+        ttl_journal: Callable[[], Journal] = dict,
     ) -> None:
+        """`ttl_journal`: the removals the TTL stand-in made (their REMOVE records get the TTL's
+        identity, as DynamoDB writes it into its own deletions' records).
+        """
         self.stage = settings.stage
         self.firehose = firehose
         self.lock = threading.Lock()
         self._open_stream = open_stream
+        self._ttl_journal = ttl_journal
         self._stream: TableStream | None = None
         self._positions: dict[str, str] = {}  # shard → the last sequence number delivered
         self._read: set[str] = set()  # closed shards read to their end
@@ -101,9 +109,8 @@ class StagePipe:
 
         buckets = Buckets(s3_client(settings), metrics)
         name = layout.audit_delivery_name(settings.stage)
-        return cls(
-            settings, open_stream, FirehoseStandIn(buckets, settings.audit_bucket, name, buffer_seconds=buffer_seconds)
-        )
+        firehose = FirehoseStandIn(buckets, settings.audit_bucket, name, buffer_seconds=buffer_seconds)
+        return cls(settings, open_stream, firehose, lambda: journalled(dynamodb, settings.table_name))
 
     def pump(self) -> int:
         """Put what is new on every shard to the delivery stream; returns the records moved."""
@@ -131,6 +138,9 @@ class StagePipe:
         moved = 0
         while iterator is not None:
             records, iterator = stream.read(iterator)
+            if any(r.get("eventName") == REMOVE for r in records):
+                journal = self._ttl_journal()
+                records = [with_ttl_identity(r, journal) for r in records]
             for start in range(0, len(records), BATCH):
                 batch = records[start : start + BATCH]
                 self.firehose.put_record_batch([orjson.dumps(pipe_event(r, stream.arn), default=str) for r in batch])

@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 
 from jobs.contract import RetentionClass, layout
+from jobs.contract.actors import TTL_PRINCIPAL
 from jobs.contract.retention import RetentionPolicy
 from jobs.contract.schema import LifecycleSpec
 from jobs.errors import SettingsError
 from jobs.local.standins.advance import advance, check_local
 from jobs.local.standins.rules import expiration_due, next_midnight, noncurrent_due, removes_expired_markers
+from jobs.local.standins.ttl import journalled, removal_key, with_ttl_identity
 from tests.jobs.lifecycle.lifecycle_helpers import kinds, listed
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -83,8 +85,41 @@ def test_advance_applies_ttl_and_the_buckets_rules_at_a_date(stack, tmp_path) ->
     assert not any(k.startswith("raw/u/kept/") for k, _ in state)  # version and marker gone
     assert state[("raw/u/held/a.xml", "v")] == 1 and third.objects.held_skipped == 1  # a hold keeps it
     assert third.items_expired == 1  # "late" is now past its TTL too
+    # Each removal is journalled, for the Pipe's stand-in to name it as DynamoDB would.
+    assert sorted(journalled(ddb, s.table_name)) == sorted(
+        removal_key({layout.PK_ATTR: {"S": layout.user_pk("u")}, layout.SK_ATTR: {"S": layout.document_sk(d)}})
+        for d in ("soon", "late")
+    )
     with pytest.raises(ValueError, match="only moves forward"):
         advance(s, now, ddb, s3, ledger)
+
+
+def test_a_removal_the_ttl_made_carries_its_service_identity_and_no_other_does() -> None:
+    old = {
+        layout.PK_ATTR: {"S": layout.user_pk("u")},
+        layout.SK_ATTR: {"S": layout.document_sk("d")},
+        "version": {"N": "3"},
+        layout.TTL_ATTR: {"N": "1900000000"},
+    }
+    key = removal_key(old)
+    assert key is not None
+    journal = {key: (layout.TTL_ATTR, {"N": "1900000000"})}
+
+    def removal(image: object, event: str = "REMOVE") -> dict:
+        return {"eventName": event, "dynamodb": {"OldImage": image}}
+
+    named = with_ttl_identity(removal(old), journal)
+    assert named["userIdentity"] == {"type": "Service", "principalId": TTL_PRINCIPAL}
+    # A job's delete of another version, or of the same one with another TTL, is left as it came;
+    # so are writes and records that are not what the stream writes.
+    for record in (
+        removal({**old, "version": {"N": "4"}}),
+        removal({**old, layout.TTL_ATTR: {"N": "1900000001"}}),
+        removal(old, "MODIFY"),
+        removal("not an image"),
+        {"eventName": "REMOVE"},
+    ):
+        assert with_ttl_identity(record, journal) is record
 
 
 def test_the_cli_moves_a_stage_forward_and_refuses_going_back(stack, tmp_path) -> None:
