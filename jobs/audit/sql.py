@@ -75,9 +75,10 @@ def _anomaly() -> str:
 def records(relation: str, where: str = "") -> str:
     """CTEs `copies` and `records` over `relation` (a table or a parenthesised subquery).
 
-    The log holds the duplicate markers' records too (the Pipe passes every record); they are
-    bookkeeping written with their document's own versions, not documents, so `records` leaves
-    them out of every question and of the completeness rule.
+    The log holds the records of a partition's other items too (the Pipe passes every record):
+    the duplicate markers, written with their document's own versions, and the erasure marker,
+    an erasure run's progress (its receipt is the record of the erasure). They are bookkeeping,
+    not documents, so `records` leaves them out of every question and of the completeness rule.
     """
     removal = f"r.eventname = {lit(REMOVE)}"
     ttl = f"r.identitytype = {lit(TTL_IDENTITY_TYPE)} AND r.principal = {lit(TTL_PRINCIPAL)}"
@@ -107,6 +108,7 @@ records AS (
          {_anomaly()} AS anomaly
   FROM copies r
   WHERE r.copy = 1 AND NOT starts_with(coalesce(r.sk, ''), {lit(layout.marker_sk_prefix())})
+    AND coalesce(r.sk, '') <> {lit(layout.erasure_sk())}
 )"""
 
 
