@@ -5,8 +5,9 @@ processed prefix (kept in memory: one user's, some hundred bytes each), deletes 
 DeleteObjects requests of 1,000 versions and markers each (ceil(n / 1,000) per bucket), then deletes
 the items it read, each only if it is still the version read (TransactWriteItems of up to 100
 conditional writes): each document first gets a last version naming the run (`erasure:<runId>`),
-so the change log's REMOVE record says who removed it, then goes. Objects go before items, so a crash leaves items that still point at what
-is left, and the marker (RUNNING) lets the next run resume under the same id and counts.
+so the change log's REMOVE record says who removed it, then goes. Objects go before items, so a
+crash leaves items that still point at what is left, and the marker (RUNNING) lets the next run
+resume under the same id and counts.
 
 An upload of the user arriving during the erasure ends erased or intact, never half:
 - its raw object listed by a pass is deleted with the rest; the ingest that later takes its

@@ -37,11 +37,14 @@ def removal_key(image: Mapping[str, Any]) -> str | None:
     """An item's journal key from its DynamoDB JSON (a scanned item, a stream record's old image):
     its keys and version; None when it has no keys.
     """
-    keys = [image.get(name) for name in (layout.PK_ATTR, layout.SK_ATTR)]
-    if not all(isinstance(k, dict) and isinstance(k.get("S"), str) for k in keys):
+    keys = [_value(image.get(name), "S") for name in (layout.PK_ATTR, layout.SK_ATTR)]
+    if not all(isinstance(k, str) for k in keys):
         return None
-    version = image.get("version")
-    return orjson.dumps([*(k["S"] for k in keys), version.get("N") if isinstance(version, dict) else None]).decode()
+    return orjson.dumps([*keys, _value(image.get("version"), "N")]).decode()
+
+
+def _value(attribute: object, kind: str) -> object:
+    return attribute.get(kind) if isinstance(attribute, dict) else None
 
 
 def expire_items(dynamodb: DynamoDBClient, table_name: str, when: datetime) -> int:
