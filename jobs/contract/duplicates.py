@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
+from jobs.contract.ids import DocumentId, UserId
 from jobs.contract.invoice import Invoice, ValidationResult
 from jobs.contract.status import Status
 
@@ -119,25 +120,15 @@ class DuplicateMarker(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    userId: str
+    userId: UserId
     kind: DuplicateKind
     digest: str
-    documentId: str
+    documentId: DocumentId
     createdAt: datetime
     updatedBy: str
     # The holder's TTL (DocumentItem.expires_at), written with every version of the holder that
     # moves it: DynamoDB's TTL removes a marker with the document it names, never apart from it.
     expiresAt: datetime | None = None
-
-    @field_validator("userId")
-    @classmethod
-    def _user(cls, v: str) -> str:
-        return layout.validate_id(v, "userId")
-
-    @field_validator("documentId")
-    @classmethod
-    def _doc(cls, v: str) -> str:
-        return layout.validate_id(v, "documentId")
 
     @field_validator("updatedBy")
     @classmethod

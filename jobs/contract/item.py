@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
 from jobs.contract.duplicates import DuplicateKind, DuplicateMarker
+from jobs.contract.ids import DocumentId, UserId
 from jobs.contract.invoice import DocumentFormat, Invoice, ValidationResult
 from jobs.contract.objects import ObjectInfo
 from jobs.contract.retention import RetentionClass, RetentionPolicy
@@ -63,8 +64,8 @@ class DocumentItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    userId: str
-    documentId: str
+    userId: UserId
+    documentId: DocumentId
     status: Status
     createdAt: datetime
     updatedAt: datetime
@@ -111,16 +112,6 @@ class DocumentItem(BaseModel):
     # Attributes outside the contract (a tool or a person added them): carried through every
     # rewrite of the item, never interpreted.
     _foreign: dict[str, Any] = PrivateAttr(default_factory=dict)
-
-    @field_validator("userId")
-    @classmethod
-    def _user(cls, v: str) -> str:
-        return layout.validate_id(v, "userId")
-
-    @field_validator("documentId")
-    @classmethod
-    def _doc(cls, v: str) -> str:
-        return layout.validate_id(v, "documentId")
 
     @field_validator("updatedBy", "deletedBy", "legalHoldBy")
     @classmethod
