@@ -218,11 +218,13 @@ def test_the_log_is_kept_and_a_planted_gap_is_reported(stack) -> None:
         planted, item.version
     )
     pipe = stack.audit_pipe
-    real, pipe.firehose = pipe.firehose, type("Lost", (), {"put_record_batch": lambda self, records: None})()
-    try:
-        pipe.pump()
-    finally:
-        pipe.firehose = real
+    # Under the pipe's lock: its background round must not see the stand-in delivery stream.
+    with pipe.lock:
+        real, pipe.firehose = pipe.firehose, type("Lost", (), {"put_record_batch": lambda self, records: None})()
+        try:
+            pipe.pump()
+        finally:
+            pipe.firehose = real
     gaps = _reconcile(stack, audit_log=True).findings.filter(pl.col("code") == Code.AUDIT_GAP.value)
     assert gaps.select("userId", "documentId").rows() == [_ids(docs[0])]
     assert json.loads(gaps.item(0, "evidence"))["missingVersions"] == str(planted.version)

@@ -66,11 +66,13 @@ def _versions(stack, doc: str, upto: int, start: DocumentItem | None = None) -> 
 def _lose_next_records(stack) -> None:
     """Whatever the stream holds now is read but never delivered."""
     pipe = stack.audit_pipe
-    real, pipe.firehose = pipe.firehose, LostBatches()  # type: ignore[assignment]
-    try:
-        pipe.pump()
-    finally:
-        pipe.firehose = real
+    # Under the pipe's lock: its background round must not see the stand-in delivery stream.
+    with pipe.lock:
+        real, pipe.firehose = pipe.firehose, LostBatches()  # type: ignore[assignment]
+        try:
+            pipe.pump()
+        finally:
+            pipe.firehose = real
 
 
 def _audit(stack, **options) -> pl.DataFrame:
