@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 
 
+class _LostBatches:
+    """A delivery stream whose batches vanish."""
+
+    def put_record_batch(self, records: list[bytes]) -> None:
+        pass
+
+
 @dataclass
 class LocalServers:
     endpoints: Endpoints
@@ -49,6 +57,21 @@ class Stack:
     def audit_flush(self) -> int:
         """Deliver the stage's change log now (records so far); returns the rows delivered."""
         return self.audit_pipe.flush()
+
+    @contextmanager
+    def audit_records_lost(self) -> Iterator[None]:
+        """Changes made inside (and any not yet delivered) never reach the change log: a delivery
+        that failed for good. The pipe's lock is held throughout, so its background round can
+        neither deliver those changes first nor see the delivery stream that loses them.
+        """
+        pipe = self.audit_pipe
+        with pipe.lock:
+            yield
+            real, pipe.firehose = pipe.firehose, _LostBatches()  # type: ignore[assignment]  # only put_record_batch is called
+            try:
+                pipe.pump()
+            finally:
+                pipe.firehose = real
 
     def s3(self):
         return boto3.client("s3", config=botocore_config(self.settings))

@@ -25,13 +25,6 @@ from jobs.store.dynamo import DocumentTable, to_wire
 RUN = actor(ActorKind.INGEST, "night-1")
 
 
-class LostBatches:
-    """A delivery stream whose batches vanish (a delivery that failed for good)."""
-
-    def put_record_batch(self, records: list[bytes]) -> None:
-        pass
-
-
 def _table(stack) -> DocumentTable:
     return DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
 
@@ -63,18 +56,6 @@ def _versions(stack, doc: str, upto: int, start: DocumentItem | None = None) -> 
     return item
 
 
-def _lose_next_records(stack) -> None:
-    """Whatever the stream holds now is read but never delivered."""
-    pipe = stack.audit_pipe
-    # Under the pipe's lock: its background round must not see the stand-in delivery stream.
-    with pipe.lock:
-        real, pipe.firehose = pipe.firehose, LostBatches()  # type: ignore[assignment]
-        try:
-            pipe.pump()
-        finally:
-            pipe.firehose = real
-
-
 def _audit(stack, **options) -> pl.DataFrame:
     outcome = ReconcileRun(
         stack.settings, ReconcileOptions(grace=timedelta(0), audit_log=True, write_report=False, **options)
@@ -98,8 +79,8 @@ def test_a_complete_log_delivered_twice_has_no_finding(stack) -> None:
 def test_a_lost_batch_is_a_gap_naming_the_missing_versions(stack) -> None:
     item = _versions(stack, "d1", 2)
     stack.audit_flush()
-    item = _versions(stack, "d1", 4, start=item)  # versions 3 and 4 ...
-    _lose_next_records(stack)  # ... never reach the log
+    with stack.audit_records_lost():
+        item = _versions(stack, "d1", 4, start=item)  # versions 3 and 4 never reach the log
     _versions(stack, "d1", 5, start=item)
     stack.audit_flush()
     assert _evidence(_audit(stack), Code.AUDIT_GAP) == [
@@ -110,12 +91,12 @@ def test_a_lost_batch_is_a_gap_naming_the_missing_versions(stack) -> None:
 def test_a_lost_last_version_is_found_from_the_item_and_a_lost_removal_from_nothing_else(stack) -> None:
     item = _versions(stack, "d1", 1)
     stack.audit_flush()
-    _versions(stack, "d1", 2, start=item)
-    _lose_next_records(stack)
+    with stack.audit_records_lost():
+        _versions(stack, "d1", 2, start=item)
     assert [e["missingVersions"] for _, e in _evidence(_audit(stack), Code.AUDIT_GAP)] == ["2"]
     # A deleted item: its REMOVE record names the version it removed, which must be in the log.
-    gone = _versions(stack, "gone", 2)
-    _lose_next_records(stack)
+    with stack.audit_records_lost():
+        gone = _versions(stack, "gone", 2)
     stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(gone.key()))
     stack.audit_flush()
     gaps = dict(_evidence(_audit(stack), Code.AUDIT_GAP))
@@ -132,8 +113,8 @@ def test_repairs_rebuilt_items_and_versions_older_than_the_log_need_no_record(st
     stack.audit_flush()
     # An item whose first versions were written before the stack had its log.
     old = _claim("old")
-    assert t.put_if_version(old, None)
-    _lose_next_records(stack)
+    with stack.audit_records_lost():
+        assert t.put_if_version(old, None)
     stack.audit_flush()
     assert [doc for doc, _ in _evidence(_audit(stack), Code.AUDIT_GAP)] == ["old"]
     started = layout.utc_now()
@@ -160,8 +141,8 @@ def test_odd_items_and_unconvertible_records_are_reported_not_dropped(stack) -> 
 def test_a_files_run_reads_the_same_gaps_from_the_export(stack, tmp_path: Path) -> None:
     item = _versions(stack, "d1", 1)
     stack.audit_flush()
-    _versions(stack, "d1", 3, start=item)
-    _lose_next_records(stack)
+    with stack.audit_records_lost():
+        _versions(stack, "d1", 3, start=item)
     live = _evidence(_audit(stack), Code.AUDIT_GAP)
     state = export_state(stack, tmp_path)
     files = _evidence(
@@ -173,9 +154,9 @@ def test_a_files_run_reads_the_same_gaps_from_the_export(stack, tmp_path: Path) 
 
 def test_a_window_requires_only_the_versions_written_in_it(stack) -> None:
     old = _claim("old").evolve(updatedAt=layout.utc_now() - timedelta(days=3), updatedBy=RUN)
-    assert _table(stack).put_if_version(old, None)
-    _versions(stack, "new", 2)
-    _lose_next_records(stack)
+    with stack.audit_records_lost():
+        assert _table(stack).put_if_version(old, None)
+        _versions(stack, "new", 2)
     # Every lost version is a gap for the whole log; a day's window holds only the recent ones
     # (earlier nights checked the older versions).
     assert sorted(doc for doc, _ in _evidence(_audit(stack), Code.AUDIT_GAP)) == ["new", "old"]
