@@ -16,9 +16,10 @@ from datetime import timedelta
 # Polars' jemalloc keeps freed pages resident for 10 s by default; a reconcile allocates and frees
 # join tables rule after rule and partition after partition. Returning them after 1 s keeps peak
 # RSS flat and costs far fewer page faults than returning them at once, which spends more CPU in
-# the kernel for little memory (docs/reconcile.md, Performance).
+# the kernel for little memory; one arena instead of one per core: less memory held in arenas
+# the other thread no longer uses (docs/reconcile.md, Performance).
 # Read by jemalloc when polars loads, hence set before the imports below.
-ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:1000,muzzy_decay_ms:0"}
+ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:1"}
 for _name, _value in ALLOCATOR_ENV.items():
     os.environ.setdefault(_name, _value)
 

