@@ -121,7 +121,8 @@ class Stack:
                         continue
                     old = data.get("OldImage", {}).get("status", {}).get("S")
                     new = data.get("NewImage", {}).get("status", {}).get("S")
-                    changes.append(StreamChange(record["eventName"], data["Keys"]["SK"]["S"], old, new))
+                    by = data.get("OldImage", {}).get("updatedBy", {}).get("S")
+                    changes.append(StreamChange(record["eventName"], data["Keys"]["SK"]["S"], old, new, by))
                 if not response["Records"]:
                     break
                 iterator = response.get("NextShardIterator")
@@ -134,6 +135,7 @@ class StreamChange:
     sort_key: str
     old_status: str | None
     new_status: str | None
+    old_updated_by: str | None = None  # who wrote the version a MODIFY or REMOVE replaced
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ then). Every live item changed since then is compared with its restored version:
   was, marked for reprocessing (FAILED + INTERNAL, attempts reset: what the ingest re-claims), and
   pointing at the result.json that exists now, which the replay's fenced write replaces;
 - DELETE: no item before the deploy: the bad image made it; the replay makes it again from raw/.
+  Its last version first names the rollback (a DeleteItem carries no actor: the REMOVE record's
+  old image is what the change log reads the remover from), then it goes while still that version.
 
 Then the window is replayed (`ingest --backfill`, or the arrival queue): every document gets the
 good image's item and result.json. Items the bad image deleted have no live version to compare;
@@ -39,7 +41,7 @@ class Action(StrEnum):
 class Step:
     action: Action
     live: DocumentItem
-    write: DocumentItem | None  # what goes over the live item (PUT_BACK, REPROCESS)
+    write: DocumentItem | None  # what goes over the live item (PUT_BACK, REPROCESS; DELETE: its signed last version)
 
 
 REASON = "rolled back after a bad deploy"
@@ -48,7 +50,7 @@ REASON = "rolled back after a bad deploy"
 def step(live: DocumentItem, restored: DocumentItem | None, now: datetime, actor: str) -> Step:
     """What to do with one live item changed since the restore point; `actor` signs the writes."""
     if restored is None:
-        return Step(Action.DELETE, live, None)
+        return Step(Action.DELETE, live, live.evolve(version=live.version + 1, updatedAt=now, updatedBy=actor))
     # reprocess() moves the version on from the one it is given: the live one, which the put
     # is conditional on.
     before = restored.evolve(version=live.version, resultEtag=live.resultEtag, updatedBy=actor)

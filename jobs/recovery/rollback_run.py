@@ -97,13 +97,16 @@ class RollbackRun:
             return [item for part in pool.map(segment, range(segments)) for item in part]
 
     def _apply(self, steps: list[Step]) -> int:
-        """Write the steps; returns how many lost their condition (changed again meanwhile)."""
-        puts = [claim_put(s.write, s.live.version) for s in steps if s.write is not None]
+        """Write the steps (a delete's signed last version with them, the delete after it);
+        returns how many lost their condition (changed again meanwhile).
+        """
+        writes = [s for s in steps if s.write is not None]
+        puts = [claim_put(s.write, s.live.version) for s in writes if s.write is not None]
         landed = self.live.put_all(puts, "dynamodb.TransactWrite.rollback") if puts else []
         lost = landed.count(False)
-        for s in (s for s in steps if s.action == Action.DELETE):
-            deleted = self.restores.delete_if_version(
-                self.settings.table_name, s.live.userId, s.live.documentId, s.live.version
+        signed = [s.write for s, ok in zip(writes, landed, strict=True) if ok and s.action == Action.DELETE and s.write]
+        for item in signed:
+            lost += not self.restores.delete_if_version(
+                self.settings.table_name, item.userId, item.documentId, item.version
             )
-            lost += not deleted
         return lost

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from jobs.contract import DocumentItem, ResultDocument, RetentionClass, layout
-from jobs.contract.actors import ActorKind, actor
+from jobs.contract.actors import ActorKind, actor, actor_kind
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
@@ -106,6 +106,10 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     assert rollback_cli.main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["actions"] == {"PUT_BACK": 2, "REPROCESS": 2, "DELETE": 3} and summary["changedSince"] == 0
+    # Each removal is on record as the rollback's: the version it removed names the rollback.
+    removed = [c for c in stack.stream_changes() if c.event == "REMOVE"]
+    assert sorted(c.sort_key for c in removed) == sorted(layout.document_sk(d.document_id) for d in arrived)
+    assert {actor_kind(c.old_updated_by or "") for c in removed} == {ActorKind.RECOVERY}
     rolled_back = {(i.userId, i.documentId): i.to_item() for i in stack.items()}
     assert rollback_cli.main(argv) == 0  # a rerun finds what it wrote and leaves it
     assert json.loads(capsys.readouterr().out)["actions"] == {"KEEP": 4}

@@ -114,6 +114,7 @@ def test_a_rollback_step_per_kind_of_change() -> None:
     # Another upload processed in the window: reprocess the document from the restored item.
     assert step(_item(rawEtag='"e2"', version=4), before, NOW, OPS).action == Action.REPROCESS
     # No item before the deploy: delete; the same item: keep; what a rollback wrote: keep.
-    assert step(_item(), None, NOW, OPS).action == Action.DELETE
+    gone = step(_item(version=4), None, NOW, OPS)
+    assert gone.action == Action.DELETE and gone.write == _item(version=5, updatedAt=NOW, updatedBy=OPS)
     assert step(_item(version=9, updatedAt=NOW), before, NOW, OPS).action == Action.KEEP
     assert step(again.write, before, NOW + timedelta(minutes=1), OPS).action == Action.KEEP
