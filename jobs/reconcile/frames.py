@@ -85,13 +85,25 @@ def _dtype(field_name: str) -> pl.DataType:
     return pl.Int64() if int in _types(field_name) else pl.String()
 
 
+# The table's TTL attribute (epoch seconds), on a document and on each of its duplicate markers:
+# once it has passed, DynamoDB's TTL removes either at any time (typically within days, not
+# together), so the marker rules leave expired rows alone.
+TTL_COLUMN = "expiresAt"
+
 ITEMS_SCHEMA: dict[str, pl.DataType] = {
     **{column: pl.String() for column in KEY_COLUMNS},
     **{name: _dtype(name) for name in (*RULE_FIELDS, *DEEP_ONLY_COLUMNS)},
+    TTL_COLUMN: pl.Int64(),
 }
 # The DynamoDB attribute each item column comes from, for the inputs.
-ITEM_ATTRIBUTE_OF = {**KEY_COLUMNS, **{name: name for name in (*RULE_FIELDS, *DEEP_ONLY_COLUMNS)}}
-NUMERIC_ITEM_COLUMNS = frozenset(c for c in (*RULE_FIELDS, *DEEP_ONLY_COLUMNS) if wire_type(c) == "N")
+ITEM_ATTRIBUTE_OF = {
+    **KEY_COLUMNS,
+    **{name: name for name in (*RULE_FIELDS, *DEEP_ONLY_COLUMNS)},
+    TTL_COLUMN: layout.TTL_ATTR,
+}
+NUMERIC_ITEM_COLUMNS = frozenset({TTL_COLUMN, *(c for c in (*RULE_FIELDS, *DEEP_ONLY_COLUMNS) if wire_type(c) == "N")})
+# The numeric columns held as integers (the others keep DynamoDB's spelling).
+INTEGER_ITEM_COLUMNS = frozenset(c for c in NUMERIC_ITEM_COLUMNS if ITEMS_SCHEMA[c] == pl.Int64())
 
 OBJECTS_SCHEMA: dict[str, pl.DataType] = {
     "bucket": pl.String(),

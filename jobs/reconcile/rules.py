@@ -17,6 +17,7 @@ import polars as pl
 from jobs.contract import Status, layout
 from jobs.contract.item import MARKER_FIELDS
 from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, Code
+from jobs.reconcile.frames import TTL_COLUMN
 from jobs.reconcile.join import Prepared, rows_at
 from jobs.reconcile.keys import marker_parts, templates, unquoted
 from jobs.reconcile.params import RuleParams
@@ -425,12 +426,23 @@ def _markers(p: Prepared) -> pl.LazyFrame:
     return p.markers.with_columns(*marker_parts())
 
 
+def not_expired(params: RuleParams) -> pl.Expr:
+    """Rows whose TTL has not passed: past it, DynamoDB removes a marker and its document at any
+    time and not together (typically within days), so neither's absence is a finding yet.
+    """
+    return pl.col(TTL_COLUMN).is_null() | (pl.col(TTL_COLUMN) > layout.epoch_seconds(params.as_of))
+
+
 def orphan_marker(p: Prepared) -> pl.LazyFrame:
     """ORPHAN_MARKER: a duplicate marker its document does not hold (gone, a tombstone, or holding
     another digest): it would flag the next upload of that identity against a document that is not.
     """
     settled = pl.col("createdAt").is_null() | (pl.col("createdAt") <= p.params.settled_before)
-    orphans = _markers(p).filter(settled).join(_claims(p).select(MARKER_KEY), on=MARKER_KEY, how="anti")
+    orphans = (
+        _markers(p)
+        .filter(settled & not_expired(p.params))
+        .join(_claims(p).select(MARKER_KEY), on=MARKER_KEY, how="anti")
+    )
     return _row(
         orphans,
         Code.ORPHAN_MARKER,
@@ -446,7 +458,11 @@ def missing_marker(p: Prepared) -> pl.LazyFrame:
     document: its duplicates would go unflagged.
     """
     settled = pl.col("updatedAt").is_null() | (pl.col("updatedAt") <= p.params.settled_before)
-    missing = _claims(p).filter(settled).join(_markers(p).select(MARKER_KEY), on=MARKER_KEY, how="anti")
+    missing = (
+        _claims(p)
+        .filter(settled & not_expired(p.params))
+        .join(_markers(p).select(MARKER_KEY), on=MARKER_KEY, how="anti")
+    )
     return _row(
         missing,
         Code.MISSING_MARKER,

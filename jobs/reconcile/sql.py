@@ -24,7 +24,13 @@ from sqlglot import exp
 from jobs.contract import Status, layout
 from jobs.contract.item import MARKER_FIELDS
 from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, WIDE_SCHEMA, Code
-from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEM_ATTRIBUTE_OF, NUMERIC_ITEM_COLUMNS, RESULTS_SCHEMA
+from jobs.reconcile.frames import (
+    DEEP_ONLY_COLUMNS,
+    INTEGER_ITEM_COLUMNS,
+    ITEM_ATTRIBUTE_OF,
+    NUMERIC_ITEM_COLUMNS,
+    RESULTS_SCHEMA,
+)
 from jobs.reconcile.keys import Template, templates
 from jobs.reconcile.params import RuleParams
 from jobs.reconcile.rules import KEY_PROBLEMS, RESULT_IDS_PROBLEM, RESULT_PROMISED, SETTLED_BY_REVIEW, TOMBSTONE
@@ -147,7 +153,7 @@ def _table_rows(relation: str, params: RuleParams) -> str:
     for column, attribute in ITEM_ATTRIBUTE_OF.items():
         if column in DEEP_ONLY_COLUMNS and not params.deep:
             columns.append(f"CAST(NULL AS varchar) AS {column}")
-        elif column in ("version", "attempts"):
+        elif column in INTEGER_ITEM_COLUMNS:
             columns.append(f"TRY_CAST(item.{attribute}.N AS bigint) AS {column}")
         else:
             columns.append(f"item.{attribute}.{'N' if column in NUMERIC_ITEM_COLUMNS else 'S'} AS {column}")
@@ -178,7 +184,7 @@ def _markers() -> str:
     prefix, between, _ = templates()["marker"].parts
     rest = f"substr(sk, {len(prefix) + 1})"
     return f"""(
-  SELECT userId, documentId, pk, sk, createdAt,
+  SELECT userId, documentId, pk, sk, createdAt, expiresAt,
          CASE WHEN strpos({rest}, {lit(between)}) > 0
               THEN substr({rest}, 1, strpos({rest}, {lit(between)}) - 1) ELSE {rest} END AS kind,
          CASE WHEN strpos({rest}, {lit(between)}) > 0
@@ -190,7 +196,7 @@ def _markers() -> str:
 def _claims() -> str:
     """What the documents say they hold: a row per document and kind of marker, tombstones apart."""
     held = "\n  UNION ALL\n".join(
-        f"  SELECT userId, documentId, pk, sk, status, updatedAt, version, {lit(kind.value)} AS kind,"
+        f"  SELECT userId, documentId, pk, sk, status, updatedAt, version, expiresAt, {lit(kind.value)} AS kind,"
         f" {column} AS digest FROM items WHERE {column} IS NOT NULL AND status IS DISTINCT FROM {lit(TOMBSTONE)}"
         for kind, column in MARKER_FIELDS.items()
     )
@@ -333,17 +339,21 @@ _SAME_MARKER = "c.userId = m.userId AND c.documentId = m.documentId AND c.kind =
 def _marker_rules(params: RuleParams) -> dict[str, str]:
     """Duplicate markers against the documents that say they hold them (rules.MARKER_KEY)."""
     settled = lit(params.settled_before)
+    # rules.not_expired: past its TTL, a marker or its document may go at any time, apart.
+    alive = f"(expiresAt IS NULL OR expiresAt > {layout.epoch_seconds(params.as_of)})"
     return {
         Code.ORPHAN_MARKER: f"""
   SELECT {lit(Code.ORPHAN_MARKER)} AS code, {_ITEM_ID}, kind AS ev_marker_kind, digest AS ev_marker_digest,
          createdAt AS ev_created_at
   FROM markers m
-  WHERE (createdAt IS NULL OR createdAt <= {settled}) AND NOT EXISTS (SELECT 1 FROM claims c WHERE {_SAME_MARKER})""",
+  WHERE (createdAt IS NULL OR createdAt <= {settled}) AND {alive}
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE {_SAME_MARKER})""",
         Code.MISSING_MARKER: f"""
   SELECT {lit(Code.MISSING_MARKER)} AS code, {_ITEM_ID}, kind AS ev_marker_kind, digest AS ev_marker_digest,
          status AS ev_status, version AS ev_version
   FROM claims c
-  WHERE (updatedAt IS NULL OR updatedAt <= {settled}) AND NOT EXISTS (SELECT 1 FROM markers m WHERE {_SAME_MARKER})""",
+  WHERE (updatedAt IS NULL OR updatedAt <= {settled}) AND {alive}
+    AND NOT EXISTS (SELECT 1 FROM markers m WHERE {_SAME_MARKER})""",
     }
 
 

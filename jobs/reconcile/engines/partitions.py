@@ -35,7 +35,7 @@ import polars as pl
 from jobs.reconcile import rules
 from jobs.reconcile.engines import ParamsFor, ReadResults
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
-from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, empty
+from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, TTL_COLUMN, empty
 from jobs.reconcile.inputs.datafiles import trim_heap
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames
 from jobs.reconcile.join import Prepared, classified, documents_and_markers
@@ -69,9 +69,10 @@ RESULT_SIDE = (
     "version",
     "contentMarker",
     "invoiceMarker",
+    TTL_COLUMN,
 )
 # What the marker rules read of a marker row (its holder's ids, its key, when it was written).
-MARKER_SIDE = ("userId", "documentId", "pk", "sk", "createdAt")
+MARKER_SIDE = ("userId", "documentId", "pk", "sk", "createdAt", TTL_COLUMN)
 DEEP_SIDE = ("rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)  # what --deep's rules compare
 
 

@@ -19,6 +19,7 @@ import polars as pl
 from jobs.contract import ObjectInfo, bare_etag, layout
 from jobs.reconcile.frames import (
     DEEP_ONLY_COLUMNS,
+    INTEGER_ITEM_COLUMNS,
     ITEM_ATTRIBUTE_OF,
     ITEMS_SCHEMA,
     OBJECTS_SCHEMA,
@@ -40,7 +41,7 @@ def item_row(item: dict[str, Any], deep: bool) -> dict[str, Any]:
             row[column] = None
             continue
         value = item.get(attribute)
-        if column in ("version", "attempts"):
+        if column in INTEGER_ITEM_COLUMNS:
             row[column] = int(value) if isinstance(value, Decimal | int) else None
         elif column == "totalAmount":
             row[column] = str(value) if isinstance(value, Decimal) else None

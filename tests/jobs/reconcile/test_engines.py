@@ -98,9 +98,17 @@ def _digest(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()
 
 
-def _marker(user: str, holder: str, kind: DuplicateKind, name: str, created: datetime = OLD) -> dict[str, Any]:
+def _marker(
+    user: str, holder: str, kind: DuplicateKind, name: str, created: datetime = OLD, expires: datetime | None = None
+) -> dict[str, Any]:
     return DuplicateMarker(
-        userId=user, kind=kind, digest=_digest(name), documentId=holder, createdAt=created, updatedBy="ingest:r"
+        userId=user,
+        kind=kind,
+        digest=_digest(name),
+        documentId=holder,
+        createdAt=created,
+        updatedBy="ingest:r",
+        expiresAt=expires,
     ).to_item()
 
 
@@ -211,6 +219,12 @@ def _markers(document: Any, items: list[dict[str, Any]]) -> None:
     items.append(_marker("u4", "holder", content, "g"))  # ... which does not hold it: ORPHAN_MARKER
     items.append(_marker("u4", "young", content, "h", FRESH))  # within grace: not judged yet
     document("u4", "recent", contentMarker=_digest("i"), updatedAt=FRESH)  # within grace
+    # Past their TTL, a marker and its document go at any time, apart: no finding either way.
+    past, ahead = AS_OF - timedelta(days=1), AS_OF + timedelta(days=1)
+    items.append(_marker("u4", "ttlholder", content, "j", expires=past))  # the document went first
+    std = {"retentionClass": RetentionClass.STANDARD, "retainUntil": past}
+    document("u4", "ttlclaim", contentMarker=_digest("k"), **std)  # its marker went first
+    items.append(_marker("u4", "ttllater", content, "l", expires=ahead))  # TTL still ahead: ORPHAN_MARKER
 
 
 def _lifecycle(document: Any, items: list[Any], raw: list[Any], processed: list[Any], results: list[Any]) -> None:
@@ -300,14 +314,14 @@ def test_polars_and_the_athena_sql_on_duckdb_give_the_same_findings(
     assert reborn.get_column("code").to_list() == ["DELETED_RAW_EXISTS"]
     # No finding for the states that must give none.
     quiet = {"ok", "failed", "expired", "tomb", "leased", "settled", "fresh", *(d for _, d in ODD_IDS[1:])}
-    quiet |= {"duplicate", "young", "recent", "userdel", "retained", "heldpast", "ttlfirst"}
+    quiet |= {"duplicate", "young", "recent", "userdel", "retained", "heldpast", "ttlfirst", "ttlholder", "ttlclaim"}
     assert not quiet & set(by_polars.get_column("documentId").drop_nulls().to_list())
     assert not by_polars.filter(pl.col("sk") == layout.erasure_sk()).height  # the marker is no document
     found = set(by_polars.select("code", "documentId").iter_rows())
     assert {(Code.MISSING_RAW, "complianceraw"), (Code.UNPROCESSED_RAW, "notexpired")} <= found
     # Markers: each disagreement once, from the side that is wrong.
     for code, documents in (
-        (Code.ORPHAN_MARKER, ["buried", "gone", "holder", "junk", "other"]),
+        (Code.ORPHAN_MARKER, ["buried", "gone", "holder", "junk", "other", "ttllater"]),
         (Code.MISSING_MARKER, ["nomarker", "taken"]),
     ):
         assert sorted(by_polars.filter(pl.col("code") == code).get_column("documentId").to_list()) == documents

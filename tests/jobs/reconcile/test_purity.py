@@ -6,15 +6,18 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs.contract import DocumentItem, bare_etag
+from jobs.contract import DocumentItem, bare_etag, layout
 from jobs.reconcile import frames, keys
 
 
 def test_item_schema_is_a_projection_of_the_contract() -> None:
     for column, attribute in frames.ITEM_ATTRIBUTE_OF.items():
-        if column not in frames.KEY_COLUMNS:
+        if column not in frames.KEY_COLUMNS and column != frames.TTL_COLUMN:
             assert attribute in DocumentItem.model_fields, attribute
-    assert {"version", "attempts", "totalAmount"} == frames.NUMERIC_ITEM_COLUMNS
+    # The TTL attribute is derived by the contract, like the keys (DocumentItem.expires_at).
+    assert frames.ITEM_ATTRIBUTE_OF[frames.TTL_COLUMN] == layout.TTL_ATTR
+    assert {"version", "attempts", "totalAmount", "expiresAt"} == frames.NUMERIC_ITEM_COLUMNS
+    assert {"version", "attempts", "expiresAt"} == frames.INTEGER_ITEM_COLUMNS
     assert frames.ITEMS_SCHEMA["version"] == pl.Int64 and frames.ITEMS_SCHEMA["totalAmount"] == pl.String
 
 
