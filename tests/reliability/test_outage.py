@@ -35,6 +35,7 @@ from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.local import servers
 from jobs.local.stack import Endpoints, bootstrap_endpoints
+from jobs.local.standins.audit_pipe import StagePipe
 from jobs.settings import JobSettings
 
 pytestmark = pytest.mark.slow
@@ -76,7 +77,8 @@ def _stage_on(
         settings = bootstrap_endpoints(endpoints, JobSettings(stage=f"{stack.settings.stage}{suffix}"))
         for key, value in settings.env().items():
             monkeypatch.setenv(key, value)
-        yield type(stack)(settings=settings, endpoints=endpoints)
+        # Its own audit pipe, never started: an outage test reads no change log.
+        yield type(stack)(settings=settings, endpoints=endpoints, audit_pipe=StagePipe.for_settings(settings))
     finally:
         server.stop()
 
