@@ -9,8 +9,9 @@ Here the files stream through once, one data file per thread, and each side is j
    the result side's by the result key its ids imply);
 2. the raw bucket's inventory: keys classified, `rules.OBJECT_RULES`, then the raw-side join
    rules (`RAW_JOIN_RULES`) partition by partition, after which that side's rows are dropped;
-3. the same for the processed bucket's inventory and the result-side rules (and --deep's), with
-   the duplicate markers, which meet their holder by the result key its ids imply.
+3. the same for the processed bucket's inventory and the result-side rules, with the duplicate
+   markers, which meet their holder by the result key its ids imply; then --deep's rules, partition
+   by partition, over the columns they alone read (spilled apart in step 1).
 
 An item and the object it names always hash alike, so every join finds its partner in the same
 partition and the findings are exactly the in-memory ones. Up to `ROWS_PER_PARTITION` items there
@@ -73,7 +74,10 @@ RESULT_SIDE = (
 )
 # What the marker rules read of a marker row (its holder's ids, its key, when it was written).
 MARKER_SIDE = ("userId", "documentId", "pk", "sk", "createdAt", TTL_COLUMN)
-DEEP_SIDE = ("rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)  # what --deep's rules compare
+# What --deep's rules read of an item. Spilled apart and read for the deep pass alone, once the
+# result side's rules are done with their rows: carried through them, these columns and the result
+# side's own were both alive while the files were judged (peak RSS +30 % over a shallow run).
+DEEP_ITEMS = ("userId", "documentId", "pk", "sk", "status", "version", "rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)
 
 
 class _Spill:
@@ -141,6 +145,14 @@ class _Side:
         return pl.col("rawKey") if self.kind == "raw" else result_key()
 
 
+@dataclasses.dataclass
+class _Deep:
+    """--deep's share of the run: the items' columns its rules read, and the GETs of result.json."""
+
+    items: _Spill
+    read_results: ReadResults
+
+
 class _Run:
     """The run's state: what was found so far, rows read, and the empty frames a rule reads for
     the side it does not look at.
@@ -160,7 +172,9 @@ class _Run:
     def collect(self, frames: Iterator[pl.LazyFrame]) -> None:
         self.found += [_detached(frame.collect()) for frame in frames]
 
-    def items(self, chunks: Iterator[pl.DataFrame], sides: list[_Side], markers: _Spill) -> None:
+    def items(
+        self, chunks: Iterator[pl.DataFrame], sides: list[_Side], markers: _Spill, deep_items: _Spill | None
+    ) -> None:
         for chunk in chunks:
             self.sizes["table"] += chunk.height
             documents, marker_rows = documents_and_markers(chunk.lazy(), self.params)
@@ -170,6 +184,8 @@ class _Run:
             for side in sides:
                 side.items.write(items.select(side.columns), side.key)
             markers.write(marker_rows.select(MARKER_SIDE).collect(), result_key())
+            if deep_items is not None:
+                deep_items.write(items.select(DEEP_ITEMS), result_key())
             del items, prepared, chunk
             trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
 
@@ -189,7 +205,7 @@ class _Run:
             trim_heap()
         return spill
 
-    def judge(self, side: _Side, read_results: ReadResults | None, markers: _Spill | None = None) -> None:
+    def judge(self, side: _Side, markers: _Spill | None = None, deep: _Deep | None = None) -> None:
         objects_spill = self.spill_objects(side)
         for number in range(self.partitions):
             items_frame = side.items.read(number, {c: self.item_schema[c] for c in side.columns})
@@ -203,9 +219,13 @@ class _Run:
                 held = markers.read(number, {c: self.item_schema[c] for c in MARKER_SIDE})
                 prepared = dataclasses.replace(prepared, markers=held.lazy())
             self.collect(rule(prepared) for rule in side.rules)
-            if read_results is not None:
-                self.deep(prepared, spilled.filter(~pl.col("badKey")).get_column("key").sort(), read_results)
-            del prepared, items, items_frame, objects, spilled
+            del prepared, items, items_frame
+            if deep is not None:
+                keys = spilled.filter(~pl.col("badKey")).get_column("key").sort()
+                held = deep.items.read(number, {c: self.item_schema[c] for c in DEEP_ITEMS})
+                self.deep(self._prepared(side, held.lazy(), objects), keys, deep.read_results)
+                del held, keys
+            del objects, spilled
 
     def deep(self, prepared: Prepared, keys: pl.Series, read_results: ReadResults) -> None:
         """--deep over one partition: its result.json files read and judged DEEP_CHUNK at a time.
@@ -218,10 +238,11 @@ class _Run:
             results = read_results(chunk.to_list()).lazy()
             objects = prepared.processed.join(pl.LazyFrame({"key": chunk}), on="key", how="semi").collect()
             named = objects.lazy().select("userId", "documentId")
-            items = prepared.items.join(named, on=["userId", "documentId"], how="semi")
-            part = dataclasses.replace(prepared, items=items, processed=objects.lazy())
+            # Once per chunk: several rules read these items.
+            items = prepared.items.join(named, on=["userId", "documentId"], how="semi").collect()
+            part = dataclasses.replace(prepared, items=items.lazy(), processed=objects.lazy())
             self.collect(rule(part, results) for rule in rules.DEEP_RULES)
-            del results, objects, part
+            del results, objects, items, part
 
     def _prepared(self, side: _Side, items: pl.LazyFrame, objects: pl.LazyFrame) -> Prepared:
         if side.kind == "raw":
@@ -239,12 +260,10 @@ def judge_files(
     """Every finding of the files, in bounded memory (read_results: --deep's GETs, or None)."""
     taken_at = {"table": table.taken_at, "raw": raw_inventory.created, "processed": processed_inventory.created}
     params = params_for(min(taken_at.values()))
-    deep = read_results is not None
     partitions = max(1, math.ceil((table.item_count or 0) / ROWS_PER_PARTITION))
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-") as tmp:
         root = Path(tmp)
         run = _Run(params, root, partitions)
-        result_columns = (*RESULT_SIDE, *(DEEP_SIDE if deep else ()))
         raw = _Side(
             "raw",
             "raw",
@@ -258,13 +277,14 @@ def judge_files(
             "processed",
             processed_inventory,
             _Spill(root, "items-result", partitions, hold=False),
-            result_columns,
+            RESULT_SIDE,
             rules.RESULT_JOIN_RULES + rules.MARKER_RULES,
         )
         markers = _Spill(root, "markers", partitions)
-        run.items(table.frames(), [raw, result], markers)
-        run.judge(raw, None)
-        run.judge(result, read_results, markers)
+        deep = None if read_results is None else _Deep(_Spill(root, "items-deep", partitions, hold=False), read_results)
+        run.items(table.frames(), [raw, result], markers, deep.items if deep else None)
+        run.judge(raw)
+        run.judge(result, markers, deep)
     found = [f for f in run.found if f.height]
     wide = pl.concat(found, how="diagonal_relaxed") if found else empty(WIDE_SCHEMA)
     inputs = {"table": table.where, "raw": raw_inventory.where, "processed": processed_inventory.where}
