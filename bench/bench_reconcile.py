@@ -49,10 +49,6 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from bench.common import RESULTS, fresh_stack, read_ceiling, run_measured, stage, table, write_result
-from bench.reconcile_nightly import athena_night_bytes, synthetic_results, worker_duckdb_keep
-from bench.reconcile_nightly import worker_baseline_night as baseline_night
-from bench.reconcile_nightly import worker_duckdb_night as duckdb_night
-from bench.seeded_s3 import OBJECT_COLUMNS
 from jobs.contract import Status, layout
 from jobs.contract.item import MARKER_FIELDS
 from jobs.local.servers import ServerSpec
@@ -422,6 +418,8 @@ def _synthetic_results(keys: list[str]) -> pl.DataFrame:
             pl.lit(None, pl.String).alias("readError"),
         )
 
+    from bench.reconcile_nightly import synthetic_results  # see WORKERS
+
     return synthetic_results(keys, documents)
 
 
@@ -433,11 +431,15 @@ def worker_duckdb_night(inputs: dict[str, Any]) -> dict[str, Any]:
         as_of=AS_OF,
         grace=timedelta(0),
     )
+    from bench.reconcile_nightly import worker_duckdb_night as duckdb_night  # see WORKERS
+
     return duckdb_night(inputs, params)
 
 
 def worker_baseline_night(inputs: dict[str, Any]) -> dict[str, Any]:
     """Plain Python over the nightly run's own inputs: the kept state and the night's changes."""
+    from bench.reconcile_nightly import worker_baseline_night as baseline_night  # see WORKERS
+
     return baseline_night(inputs, baseline_counts)
 
 
@@ -555,6 +557,22 @@ def _marker_counts(items: list[dict[str, Any]]) -> Counter[str]:
     return Counter({Code.ORPHAN_MARKER: len(markers - claims), Code.MISSING_MARKER: len(claims - markers)})
 
 
+def worker_duckdb_keep(inputs: dict[str, Any]) -> dict[str, Any]:
+    from bench.reconcile_nightly import worker_duckdb_keep as keep  # see WORKERS
+
+    return keep(inputs)
+
+
+def _athena_night_bytes(inputs: dict[str, Any], root: Path) -> dict[str, int]:
+    from bench.reconcile_nightly import athena_night_bytes  # see WORKERS
+
+    return athena_night_bytes(inputs, root)
+
+
+# Each worker runs in a process of its own, timed, its RSS sampled from outside. The bench modules
+# that load DuckDB, sqlglot or moto are imported only where used, so the job's figures carry what
+# `python -m jobs reconcile` loads and no more (imported at the top, they added ~50 MB to every
+# peak RSS measured).
 WORKERS = {
     "polars": worker_polars,
     "keep": worker_keep,
@@ -591,6 +609,8 @@ def live(n: int) -> dict[str, Any]:
     lines = _table_lines(frame, settings.raw_bucket, settings.processed_bucket).to_list()
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-live-") as tmp:
         objects_file = Path(tmp) / "objects.parquet"
+        from bench.seeded_s3 import OBJECT_COLUMNS  # see WORKERS
+
         objects = pl.concat(_objects(frame, settings)).select(OBJECT_COLUMNS)
         objects.write_parquet(objects_file)
         seeding = time.perf_counter()
@@ -700,7 +720,7 @@ def run_size(n: int, root: Path, args: argparse.Namespace) -> dict[str, Any]:
         "findings": sum(full["counts"].values()) if full else None,
         "counts": full["counts"] if full else None,
         "athenaScanBytes": athena_scan_bytes(inputs, root),
-        "athenaNightBytes": athena_night_bytes(inputs, root) if parquet else None,
+        "athenaNightBytes": _athena_night_bytes(inputs, root) if parquet else None,
     }
 
 
