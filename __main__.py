@@ -314,6 +314,7 @@ def batch_jobs(
             catalog_grants=catalog.grants,
             reanchor_days=settings.reconcile_reanchor_days,
             catch_up_days=settings.reconcile_catch_up_days,
+            table_state_days=settings.table_state_retention_days,
             holdings=settings.holdings(),
             fargate_spot=settings.fargate_spot,
             ingest_tasks=settings.ingest_tasks,

@@ -35,12 +35,14 @@ from components.alerts import encrypted_queue, queue_depth_alarm
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
+from jobs.contract.schema import TABLE_STATE_DAYS
 from jobs.settings import (
     ENV_CATCH_UP_DAYS,
     ENV_HOLDINGS,
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
     ENV_TABLE_ARN,
+    ENV_TABLE_STATE_DAYS,
     JOB_ENV_VARS,
 )
 
@@ -137,6 +139,7 @@ class BatchJobsArgs:
     # older than catch-up days is re-anchored too (JobSettings' reconcile_* settings).
     reanchor_days: int = 30
     catch_up_days: int = 7
+    table_state_days: int = TABLE_STATE_DAYS  # the states' expiry: how long a state keeps earlier files
     # What still holds an erased user's data, and how long: the erasure's receipt says so.
     holdings: DataHoldings = field(default_factory=DataHoldings)
     tags: dict[str, str] = field(default_factory=dict)
@@ -440,7 +443,11 @@ class BatchJobs(pulumi.ComponentResource):
                     region=args.region,
                     ocr_engine=args.ocr_engine if job == "ingest" else None,
                     reconcile_engine=args.reconcile_engine,
-                    chain={ENV_REANCHOR_DAYS: args.reanchor_days, ENV_CATCH_UP_DAYS: args.catch_up_days},
+                    chain={
+                        ENV_REANCHOR_DAYS: args.reanchor_days,
+                        ENV_CATCH_UP_DAYS: args.catch_up_days,
+                        ENV_TABLE_STATE_DAYS: args.table_state_days,
+                    },
                     holdings=args.holdings if job == "erasure" else None,
                 )
             ),

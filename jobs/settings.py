@@ -18,7 +18,7 @@ from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
 from jobs.contract.retention import RetentionPolicy
-from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS, LifecycleSpec
+from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS, TABLE_STATE_DAYS, LifecycleSpec
 from jobs.errors import SettingsError
 
 ENV_STAGE = "DOCUFLOW_STAGE"
@@ -71,6 +71,7 @@ ENV_SQS_MOVE_TASKS = "DOCUFLOW_SQS_MOVE_TASKS"
 ENV_STATE_BUCKET = "DOCUFLOW_STATE_BUCKET"
 ENV_REANCHOR_DAYS = "DOCUFLOW_RECONCILE_REANCHOR_DAYS"
 ENV_CATCH_UP_DAYS = "DOCUFLOW_RECONCILE_CATCH_UP_DAYS"
+ENV_TABLE_STATE_DAYS = "DOCUFLOW_TABLE_STATE_DAYS"
 ENV_TABLE_EXPORTS = "DOCUFLOW_TABLE_EXPORTS"
 # The review API: how long a reviewer's claim lasts, and a presigned result.json URL (stack settings).
 ENV_REVIEW_LEASE_SECONDS = "DOCUFLOW_REVIEW_LEASE_SECONDS"
@@ -158,6 +159,9 @@ class JobSettings(BaseModel):
     # forward one export at a time). Both stay within PITR's 35 days and the states' expiry.
     reconcile_reanchor_days: int = Field(default=30, ge=1, le=35)
     reconcile_catch_up_days: int = Field(default=7, ge=1, le=30)
+    # The states' lifecycle expiry (the stack's tableStateRetentionDays): how long a state may
+    # keep an earlier state's data files follows from it (jobs.reconcile.nightly.files_kept_for).
+    table_state_days: int = Field(default=TABLE_STATE_DAYS, ge=2, le=35)
     # "standin": the local stack's stand-in answers the table-export calls (DynamoDB Local has
     # none: jobs/local/standins/exports.py); anything else is DynamoDB's own.
     table_exports: Literal["aws", "standin"] = "aws"
@@ -270,6 +274,7 @@ class JobSettings(BaseModel):
             "state_bucket": ENV_STATE_BUCKET,
             "reconcile_reanchor_days": ENV_REANCHOR_DAYS,
             "reconcile_catch_up_days": ENV_CATCH_UP_DAYS,
+            "table_state_days": ENV_TABLE_STATE_DAYS,
             "table_exports": ENV_TABLE_EXPORTS,
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,

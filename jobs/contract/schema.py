@@ -292,10 +292,12 @@ class BucketSpec(BaseModel):
 
 
 # Days the audit-data bucket keeps what AWS generates daily (inventories, exports) and the
-# nightly reconcile's table states (read by the next night only: short, but longer than the
-# nights a chain may miss and still be brought forward, `reconcile_catch_up_days`).
+# nightly reconcile's table states: longer than the nights a chain may miss and still be brought
+# forward (`reconcile_catch_up_days`), and by as much again as a state keeps an earlier state's
+# data files rather than write their rows again (jobs/reconcile/inputs/table_state.py: 14 days
+# less 7 of catch-up less a day of margin leaves files kept up to 6 days).
 AUDIT_DATA_DAYS = 14
-TABLE_STATE_DAYS = 10
+TABLE_STATE_DAYS = 14
 
 
 def audit_data_spec(

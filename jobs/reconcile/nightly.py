@@ -48,10 +48,19 @@ def chain_policy(settings: JobSettings) -> ChainPolicy:
     )
 
 
-def newest_state(buckets: Buckets, bucket: str, engine: str) -> KeptState | None:
+def files_kept_for(settings: JobSettings) -> timedelta:
+    """How long after it was written a state's data file may be kept by a later state: while a
+    state can be brought forward (the catch-up limit), every file it lists must outlive it by a
+    day within the states' expiry (table_state.py; none kept when the two leave no room).
+    """
+    return max(timedelta(0), timedelta(days=settings.table_state_days - settings.reconcile_catch_up_days - 1))
+
+
+def newest_state(buckets: Buckets, bucket: str, engine: str, expiry: timedelta | None = None) -> KeptState | None:
     """The newest committed table state of `engine`'s chain (the greatest key: keys sort in time
     order), or None when none is kept. A state whose table-state.json cannot be read is a broken
-    chain: the night re-anchors rather than fail every night on it.
+    chain: the night re-anchors rather than fail every night on it; so is one that lists a data
+    file within a day of the states' `expiry` (kept under settings since shortened).
     """
     keys = [
         obj.key
@@ -66,6 +75,13 @@ def newest_state(buckets: Buckets, bucket: str, engine: str) -> KeptState | None
         manifest, _ = read_state(where, buckets)
     except ReconcileInputError as exc:
         logger.warning("newest table state unreadable: re-anchoring", extra={"state": where, "reason": str(exc)})
+        return None
+    oldest = min((f.writtenAt for f in manifest.files), default=None)
+    if expiry is not None and oldest is not None and layout.utc_now() - oldest >= expiry - timedelta(days=1):
+        logger.warning(
+            "newest table state lists a data file about to expire: re-anchoring",
+            extra={"state": where, "oldestFile": oldest.isoformat()},
+        )
         return None
     return KeptState(where, manifest.asOf, manifest.anchoredAt, manifest.tableArn)
 
@@ -130,7 +146,7 @@ def polars_night(settings: JobSettings, buckets: Buckets, exports: TableExports)
     writer of tonight's state at its time (write-once; committed by the run after its report).
     """
     s = settings
-    state = newest_state(buckets, s.state_bucket, POLARS_STATES)
+    state = newest_state(buckets, s.state_bucket, POLARS_STATES, timedelta(days=s.table_state_days))
     plan = plan_tonight(exports, s, state)
     got = night_exports(exports, s, plan)
     if got.anchor is not None:
@@ -146,5 +162,6 @@ def polars_night(settings: JobSettings, buckets: Buckets, exports: TableExports)
     )
     keep = None
     if plan.moves:
-        keep = StateWriter(layout.s3_uri(s.state_bucket, layout.table_state_prefix(POLARS_STATES, plan.end)), buckets)
+        location = layout.s3_uri(s.state_bucket, layout.table_state_prefix(POLARS_STATES, plan.end))
+        keep = StateWriter(location, buckets, files_kept_for(s))
     return PolarsNight(plan, got, table, raw, processed, keep)

@@ -329,9 +329,11 @@ class ReconcileRun:
     def file_inputs(self) -> FileInputs:
         """A files run's table and inventories, and the table state to write if one is asked for."""
         from jobs.reconcile.inputs.table_state import StateWriter
+        from jobs.reconcile.nightly import files_kept_for
 
         o = self.options
-        self.keep = StateWriter(o.write_table_state, self.file_buckets) if o.write_table_state else None
+        keep_for = files_kept_for(self.settings)
+        self.keep = StateWriter(o.write_table_state, self.file_buckets, keep_for) if o.write_table_state else None
         self.files_table = self.table_source(deep=o.deep or self.keep is not None)
         return FileInputs(self.files_table, *self.inventories(), keep=self.keep)
 

@@ -18,6 +18,7 @@ from jobs.settings import (
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
     ENV_TABLE_ARN,
+    ENV_TABLE_STATE_DAYS,
     JOB_ENV_VARS,
 )
 from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
@@ -301,12 +302,14 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     assert c["logConfiguration"]["options"]["awslogs-group"] == f"/docuflow/dev/{job}"
     env = {e["name"]: e["value"] for e in c["environment"]}
     # The nightly reconcile and its repair export the table: its ARN, and the chain's days.
-    chain = {ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS}
+    chain = {ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS, ENV_TABLE_STATE_DAYS}
     assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else chain)
     assert env[JOB_ENV_VARS[1]] == layout.table_name("dev")
     if job != "ingest":
         assert env[ENV_TABLE_ARN].endswith(f":table/{layout.table_name('dev')}")
         assert (env[ENV_REANCHOR_DAYS], env[ENV_CATCH_UP_DAYS]) == ("30", "7")
+        # The states' expiry, from the same setting as the audit-data bucket's lifecycle rule.
+        assert env[ENV_TABLE_STATE_DAYS] == "14"
 
 
 def test_prod_uses_the_configured_image_and_no_repository(prod: ProgramRun) -> None:

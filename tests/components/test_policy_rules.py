@@ -22,6 +22,7 @@ from jobs.settings import (
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
     ENV_TABLE_ARN,
+    ENV_TABLE_STATE_DAYS,
     JOB_ENV_VARS,
 )
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
@@ -248,7 +249,11 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
         # chain's days: non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
         holdings = [ENV_HOLDINGS] if c["command"] == ["erase"] else []
-        chain = [ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS] if "--nightly" in c["command"] else []
+        chain = (
+            [ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS, ENV_TABLE_STATE_DAYS]
+            if "--nightly" in c["command"]
+            else []
+        )
         assert names == list(JOB_ENV_VARS) + ocr + holdings + chain
         for e in c["environment"]:
             assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e

@@ -62,6 +62,26 @@ class Location:
             raise ReconcileInputError(f"{self.text}: no S3 client to write it with")
         self._buckets.put_once(self.bucket, self.key, data, content_type)
 
+    @property
+    def name(self) -> str:
+        """The last component of the location (a state's directory name)."""
+        if self.path is not None:
+            return self.path.name
+        return self.key.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> str:
+        """The location of the directory holding this one, as text (siblings share it)."""
+        if self.path is not None:
+            return str(self.path.parent)
+        return layout.s3_uri(self.bucket, self.key.rstrip("/").rpartition("/")[0])
+
+    def sibling(self, name: str) -> Location:
+        """`name` beside this location, in the same directory."""
+        if self.path is not None:
+            return Location(str(self.path.parent / name), self._buckets)
+        return Location(self.parent + "/" + name, self._buckets)
+
     def child(self, name: str) -> Location:
         if self.path is not None:
             return Location(str(self.path / name), self._buckets)

@@ -18,6 +18,16 @@ and deleted after the state's time appears in no line and would stay in the stat
 gap, an overlap, another table, a full export given as changes, or a damaged data file is a
 ReconcileInputError (exit 2), never a silently wrong table. A state location is written once.
 
+A night's state need not write every row again: most of the table did not change, and encoding
+it was a fifth of a night's CPU. A state keeps the previous state's data files where they lie (in
+the directory beside its own that wrote them) with the row numbers of each that are no longer in
+the table (`dropped/`, one small Parquet file per kept data file), and writes only the night's
+changed rows. A kept data file is written again once it is older than the writer's `keep_for`
+(each file at its own point between half and all of it, so files written together are not all
+written again the same night) or once a fifth of its rows are dropped. `keep_for` is what keeps
+every file of a state readable while the state can still be brought forward: the states' expiry
+less the catch-up limit and a day (`nightly.files_kept_for`).
+
 table-state.json names the item columns its files hold. A state written with other columns than
 the reconcile now reads (before retention and holds were items' attributes, or before documents
 named the duplicate markers they hold) is refused, not read as holding none: its rows would lack
@@ -35,7 +45,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,8 +69,13 @@ if TYPE_CHECKING:
     from jobs.store.s3 import Buckets
 
 TABLE_STATE = "table-state.json"
-FORMAT = "docuflow-table-state/2"
+FORMAT = "docuflow-table-state/3"
 KEY = ["pk", "sk"]
+# A kept data file is written again once this share of its rows is no longer in the table.
+MAX_DROPPED = 0.2
+# A state directory beside this one (the states of a chain share a parent directory).
+_SIBLING = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_ROW = "_row"
 
 
 @dataclass(frozen=True)
@@ -75,6 +90,9 @@ class TableSource:
     table_arn: str | None
     frames: Callable[[], Iterator[pl.DataFrame]]
     anchored_at: datetime | None = None  # the full export the chain of states started from
+    # The same frames with where their rows came from (a kept state's data files): a state writer
+    # keeps those files rather than write their rows again. None: frames only.
+    pieces: Callable[[], Iterator[Piece]] | None = None
 
     @property
     def where(self) -> str:
@@ -99,15 +117,36 @@ def export_source(location: str, buckets: Buckets | None, deep: bool) -> TableSo
     )
 
 
+class DroppedRows(BaseModel):
+    """The row numbers of a kept data file that are no longer in the table: a Parquet file of one
+    UInt32 column, in the directory of the state that lists it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    key: str = Field(pattern=r"^dropped/[0-9a-f]{8}-[0-9]{5}\.parquet$")
+    rows: int = Field(ge=1)
+    bytes: int
+    md5: str
+
+
 class StateFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # Relative to the state's location, and only the names a writer gives: a manifest cannot send
-    # the reader to another file (`../`, another prefix).
+    # Relative to the directory that holds it, and only the names a writer gives: a manifest
+    # cannot send the reader to another file (`../`, another prefix).
     key: str = Field(pattern=r"^data/[0-9a-f]{8}-[0-9]{5}\.parquet$")
-    rows: int
+    rows: int  # in the data file
     bytes: int
     md5: str
+    writtenAt: AwareDatetime  # the time of the state that wrote it
+    # The state directory beside this one that wrote the file and keeps it; None: this state's.
+    state: str | None = Field(default=None, pattern=_SIBLING)
+    dropped: DroppedRows | None = None
+
+    @property
+    def live_rows(self) -> int:
+        return self.rows - (self.dropped.rows if self.dropped else 0)
 
 
 class StateManifest(BaseModel):
@@ -152,26 +191,59 @@ def read_state(location: str, buckets: Buckets | None) -> tuple[StateManifest, L
             f"{manifest_loc.text} holds other item columns than the reconcile reads"
             f"{f' (it lacks {missing})' if missing else ''}: start over from a full export"
         )
-    if sum(f.rows for f in manifest.files) != manifest.itemCount:
+    if any(f.live_rows < 0 for f in manifest.files):
+        raise ReconcileInputError(f"{manifest_loc.text}: a data file drops more rows than it holds")
+    if sum(f.live_rows for f in manifest.files) != manifest.itemCount:
         raise ReconcileInputError(
-            f"{manifest_loc.text}: its files hold {sum(f.rows for f in manifest.files)} rows, "
+            f"{manifest_loc.text}: its files hold {sum(f.live_rows for f in manifest.files)} rows, "
             f"itemCount says {manifest.itemCount}"
         )
     return manifest, base
 
 
-def _state_frame(base: Location, entry: StateFile) -> pl.DataFrame:
-    location = base.child(entry.key)
-    data = data_file(location, entry.bytes, entry.md5)
+def _parquet(location: Location, size: int, md5: str, schema: dict[str, pl.DataType], rows: int) -> pl.DataFrame:
+    data = data_file(location, size, md5)
     try:
         frame = pl.read_parquet(io.BytesIO(data))
     except pl.exceptions.PolarsError as exc:
         raise ReconcileInputError(f"{location.text} is not a Parquet file: {exc}") from exc
-    if dict(frame.schema) != ITEMS_SCHEMA:
+    if dict(frame.schema) != schema:
         raise ReconcileInputError(f"{location.text} has columns {dict(frame.schema)}, not a table state's")
-    if frame.height != entry.rows:
-        raise ReconcileInputError(f"{location.text} holds {frame.height} rows, table-state.json says {entry.rows}")
+    if frame.height != rows:
+        raise ReconcileInputError(f"{location.text} holds {frame.height} rows, table-state.json says {rows}")
     return frame
+
+
+@dataclass(frozen=True)
+class Inherited:
+    """The kept data file a piece's rows come from, less its rows no longer in the table."""
+
+    entry: StateFile
+    state: str  # the directory that holds the file
+    parent: str  # that directory's parent: only a state beside it may keep the file
+    dropped: pl.Series  # UInt32 row numbers of the file, sorted
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Rows of the table, and the kept data file they are (None: rows to write)."""
+
+    frame: pl.DataFrame
+    origin: Inherited | None = None
+
+
+def _kept_file(base: Location, entry: StateFile) -> tuple[pl.DataFrame, Inherited]:
+    """A state's data file and the rows it no longer holds (checked: sizes, MD5s, row numbers)."""
+    holder = base.sibling(entry.state) if entry.state else base
+    frame = _parquet(holder.child(entry.key), entry.bytes, entry.md5, ITEMS_SCHEMA, entry.rows)
+    dropped = pl.Series(_ROW, [], pl.UInt32)
+    if entry.dropped is not None:
+        where = base.child(entry.dropped.key)
+        listed = _parquet(where, entry.dropped.bytes, entry.dropped.md5, {_ROW: pl.UInt32()}, entry.dropped.rows)
+        dropped = listed.get_column(_ROW)
+        if not dropped.is_sorted() or dropped.is_duplicated().any() or dropped.max() >= entry.rows:  # type: ignore[operator]
+            raise ReconcileInputError(f"{where.text}: not the sorted, distinct row numbers of a {entry.rows}-row file")
+    return frame, Inherited(entry, holder.name, holder.parent, dropped)
 
 
 def check_follows(changes: ExportManifest, table_at: datetime, table_arn: str | None, where: str) -> None:
@@ -215,13 +287,18 @@ def state_source(location: str, changes: Sequence[str], buckets: Buckets | None)
     for manifest in manifests:
         check_follows(manifest, table_at, state.tableArn, base.text)
         table_at = manifest.export_time
+
+    def pieces() -> Iterator[Piece]:
+        return _brought_forward(base, state, manifests)
+
     return TableSource(
         (base.text, *changes),
         table_at,
         state.itemCount + sum(m.item_count or 0 for m in manifests),  # an upper bound: it sizes the partitions
         state.tableArn or next((m.table_arn for m in manifests if m.table_arn), None),
-        lambda: _brought_forward(base, state, manifests),
+        lambda: (piece.frame for piece in pieces()),
         anchored_at=state.anchoredAt,
+        pieces=pieces,
     )
 
 
@@ -251,48 +328,64 @@ def _changed(manifests: list[ExportManifest], directory: Path) -> tuple[pl.DataF
     return seen, alive
 
 
-def _brought_forward(base: Location, state: StateManifest, changes: list[ExportManifest]) -> Iterator[pl.DataFrame]:
+def _brought_forward(base: Location, state: StateManifest, changes: list[ExportManifest]) -> Iterator[Piece]:
     """The state's items without those the changes name, then the changed items still alive
     (spilled while the changes are read, so only the changed keys stay in memory).
     """
     with tempfile.TemporaryDirectory(prefix="docuflow-table-state-") as tmp:
         keys, alive = _changed(changes, Path(tmp))
-        for frame in bounded_map(lambda entry: _state_frame(base, entry), state.files, width=1):
-            yield without_keys(frame, keys)
+        for frame, origin in bounded_map(lambda entry: _kept_file(base, entry), state.files, width=1):
+            dropped = origin.dropped.append(named_rows(frame, keys)).unique().sort()
+            yield Piece(_without_rows(frame, dropped), dataclasses.replace(origin, dropped=dropped))
         for path in alive:
-            yield pl.read_ipc(path)
+            yield Piece(pl.read_ipc(path))
+
+
+def named_rows(frame: pl.DataFrame, keys: pl.DataFrame) -> pl.Series:
+    """The row numbers of `frame` whose (pk, sk) is in `keys`. Membership of the sort key alone
+    first (one string column, cheap), the exact two-column join only on those candidates: a night
+    names a few thousand of a state file's rows (a third the time of joining them all).
+    """
+    none = pl.Series(_ROW, [], pl.UInt32)
+    if not keys.height:
+        return none
+    candidates = frame.with_row_index(_ROW).filter(pl.col("sk").is_in(keys.get_column("sk").implode()))
+    if not candidates.height:
+        return none
+    return candidates.join(keys, on=KEY, how="semi").get_column(_ROW)
+
+
+def _without_rows(frame: pl.DataFrame, rows: pl.Series) -> pl.DataFrame:
+    if not rows.len():
+        return frame
+    return frame.filter(~pl.int_range(pl.len(), dtype=pl.UInt32).is_in(rows.implode()))
 
 
 def without_keys(frame: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
-    """`frame` without the rows whose (pk, sk) is in `keys`, in order. Membership of the sort key
-    alone first (one string column, cheap), the exact two-column join only on those candidates:
-    a night names a few thousand of a state file's rows (a third the time of joining them all).
-    """
-    if not keys.height:
-        return frame
-    candidates = frame.with_row_index("_row").filter(pl.col("sk").is_in(keys.get_column("sk").implode()))
-    if not candidates.height:
-        return frame
-    named = candidates.join(keys, on=KEY, how="semi").get_column("_row")
-    return frame.filter(~pl.int_range(pl.len(), dtype=pl.UInt32).is_in(named.implode()))
+    """`frame` without the rows whose (pk, sk) is in `keys`, in order."""
+    return _without_rows(frame, named_rows(frame, keys))
 
 
 class StateWriter:
     """Writes the items a run reads as a new table state at `location` (write-once).
 
-    Data files are written on a thread of their own while the run goes on judging (Parquet
-    encoding releases the GIL); `commit` waits for them, then writes table-state.json.
+    Rows that come from a kept state's data file keep that file, with the row numbers it no
+    longer holds, while the file is younger than `keep_for` and mostly alive (module docstring);
+    every other row is written again. Data files are written on a thread of their own while the
+    run goes on judging (Parquet encoding releases the GIL); `commit` waits for them, then writes
+    table-state.json.
     """
 
     ROWS_PER_FILE = 250_000
     QUEUED = 2  # data files at most waiting to be written (each holds its rows until then)
 
-    def __init__(self, location: str, buckets: Buckets | None) -> None:
+    def __init__(self, location: str, buckets: Buckets | None, keep_for: timedelta = timedelta(0)) -> None:
         self.base = _state_directory(location, buckets)
         if self.base.child(TABLE_STATE).exists():
             raise ReconcileInputError(
                 f"{self.base.child(TABLE_STATE).text} exists: a table state is written once, give a new location"
             )
+        self.keep_for = keep_for
         # Data files of an attempt that never wrote table-state.json are not listed, so never read.
         self._attempt = uuid.uuid4().hex[:8]
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="table-state")
@@ -300,31 +393,62 @@ class StateWriter:
         self._source: TableSource | None = None
 
     def tee(self, source: TableSource) -> TableSource:
-        """The same source; every frame it yields is also written as a data file (`commit` then
+        """The same source; every frame it yields is also kept in this state (`commit` then
         describes the state as of that source's time).
         """
         self._source = source
+        pieces = source.pieces or (lambda: (Piece(frame) for frame in source.frames()))
 
         def frames() -> Iterator[pl.DataFrame]:
-            for frame in source.frames():
-                for start in range(0, frame.height, self.ROWS_PER_FILE):
-                    if len(self._pending) >= self.QUEUED:
-                        # The writer is behind: wait, so frames waiting to be written stay few.
-                        self._pending[-self.QUEUED].result()
-                    key = f"data/{self._attempt}-{len(self._pending):05d}.parquet"
-                    self._pending.append(self._pool.submit(self._write, key, frame.slice(start, self.ROWS_PER_FILE)))
-                yield frame
+            for piece in pieces():
+                if piece.origin is not None and self.keeps(piece.origin, source.taken_at):
+                    self._pending.append(self._pool.submit(self._keep, self._key("dropped"), piece.origin))
+                else:
+                    self._write_rows(piece.frame, source.taken_at)
+                yield piece.frame
 
-        return dataclasses.replace(source, frames=frames)
+        return dataclasses.replace(source, frames=frames, pieces=None)
 
-    def _write(self, key: str, frame: pl.DataFrame) -> StateFile:
+    def keeps(self, origin: Inherited, as_of: datetime) -> bool:
+        """Whether this state keeps `origin`'s data file rather than write its rows again."""
+        entry = origin.entry
+        if origin.parent != self.base.parent or origin.dropped.len() > MAX_DROPPED * entry.rows:
+            return False
+        # Each file at its own point of keep_for: files written together are not all rewritten at once.
+        spread = int(hashlib.md5(entry.key.encode()).hexdigest()[:8], 16) / 2**32
+        return as_of - entry.writtenAt < self.keep_for * (0.5 + 0.5 * spread)
+
+    def _key(self, kind: str) -> str:
+        return f"{kind}/{self._attempt}-{len(self._pending):05d}.parquet"
+
+    def _write_rows(self, frame: pl.DataFrame, as_of: datetime) -> None:
+        for start in range(0, frame.height, self.ROWS_PER_FILE):
+            if len(self._pending) >= self.QUEUED:
+                # The writer is behind: wait, so frames waiting to be written stay few.
+                self._pending[-self.QUEUED].result()
+            rows = frame.slice(start, self.ROWS_PER_FILE)
+            self._pending.append(self._pool.submit(self._write, self._key("data"), rows, as_of))
+
+    def _write(self, key: str, frame: pl.DataFrame, as_of: datetime) -> StateFile:
+        size, md5 = self._put(key, frame)
+        return StateFile(key=key, rows=frame.height, bytes=size, md5=md5, writtenAt=as_of)
+
+    def _keep(self, key: str, origin: Inherited) -> StateFile:
+        dropped = None
+        if origin.dropped.len():
+            size, md5 = self._put(key, origin.dropped.to_frame(_ROW))
+            dropped = DroppedRows(key=key, rows=origin.dropped.len(), bytes=size, md5=md5)
+        return origin.entry.model_copy(update={"state": origin.state, "dropped": dropped})
+
+    def _put(self, key: str, frame: pl.DataFrame) -> tuple[int, str]:
+        """Write `frame` as Parquet at `key` of this state (once); its size and MD5."""
         buffer = io.BytesIO()
         # zstd level 1 without statistics: little CPU per file and far fewer bytes than lz4
         # (docs/reconcile.md, Performance).
         frame.write_parquet(buffer, compression="zstd", compression_level=1, statistics=False)
         data = buffer.getvalue()
         self._write_once(self.base.child(key), data, "application/vnd.apache.parquet")
-        return StateFile(key=key, rows=frame.height, bytes=len(data), md5=hashlib.md5(data).hexdigest())
+        return len(data), hashlib.md5(data).hexdigest()
 
     def commit(self) -> str:
         """Write table-state.json once every data file is written: the state exists from here on."""
@@ -337,7 +461,7 @@ class StateWriter:
             format=FORMAT,
             tableArn=source.table_arn,
             asOf=source.taken_at,
-            itemCount=sum(f.rows for f in files),
+            itemCount=sum(f.live_rows for f in files),
             files=files,
             builtFrom=list(source.inputs),
             anchoredAt=source.anchored_at,

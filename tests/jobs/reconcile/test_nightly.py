@@ -280,6 +280,10 @@ def test_a_week_of_nights_gives_the_findings_of_a_full_export_every_night(
     assert codes >= {"ORPHAN_MARKER", "MISSING_MARKER"}
     kept = [k for k in stack.keys(nights.settings().state_bucket, "table-state/") if k.endswith("table-state.json")]
     assert len(kept) == 7
+    # The nights between anchors kept earlier states' data files rather than write them again.
+    listed = [json.loads(nights._get(nights.settings().state_bucket, k))["files"] for k in sorted(kept)]
+    assert not any(f["state"] for f in listed[0]) and not any(f["state"] for f in listed[5])  # the anchors
+    assert any(f["state"] for files in listed[1:5] for f in files) and any(f["state"] for f in listed[6])
 
 
 def test_a_failed_night_leaves_the_previous_state_newest(
@@ -383,3 +387,27 @@ def test_a_state_kept_before_the_marker_columns_makes_the_night_re_anchor(
     findings = nights.findings(summary)
     assert_frame_equal(findings, nights.by_full_export(summary), check_row_order=True)
     assert not findings.filter(pl.col("code").str.ends_with("_MARKER")).height
+
+
+def test_a_state_listing_a_file_about_to_expire_makes_the_night_re_anchor(
+    stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state kept under a longer expiry than the stack now has (its settings shortened) may list
+    a data file the lifecycle removes before the night reads it: the night starts over instead.
+    """
+    _seed(stack, corpus)
+    nights = Nights(stack, monkeypatch)
+    inventory_standin.deliver(nights.settings(), nights.now())
+    first = nights.scheduled()["engineStats"]["night"]
+    bucket, key = first["tableState"].removeprefix("s3://").split("/", 1)
+    manifest_key = f"{key}/table-state.json"
+    manifest = json.loads(nights._get(bucket, manifest_key))
+    expiry = timedelta(days=nights.settings().table_state_days)
+    written = (layout.utc_now() - expiry + timedelta(hours=12)).isoformat()
+    manifest["files"][0]["writtenAt"] = written
+    stack.s3().put_object(Bucket=bucket, Key=manifest_key, Body=json.dumps(manifest).encode())
+    nights.next()
+    summary = nights.scheduled()
+    night = summary["engineStats"]["night"]
+    assert night["anchor"] and night["state"] is None and not night["changes"]
+    assert_frame_equal(nights.findings(summary), nights.by_full_export(summary), check_row_order=True)

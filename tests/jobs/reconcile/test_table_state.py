@@ -248,6 +248,110 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(
     assert "written once" in capsys.readouterr().err
 
 
+def _keep_night(source: TableSource, location: Path, keep_for: timedelta) -> dict[str, Any]:
+    writer = StateWriter(str(location), None, keep_for)
+    for _ in writer.tee(source).frames():
+        pass
+    writer.commit()
+    return dict(json.loads((location / TABLE_STATE).read_text()))
+
+
+def test_a_night_keeps_the_files_it_did_not_write_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Night 1 keeps night 0's data files where they lie, with the rows each no longer holds,
+    and writes only the changed items (and the rows of files it may not keep); night 2, with
+    nothing changed, writes nothing. Each state reads as the table of its time, and its findings
+    are the full export's.
+    """
+    monkeypatch.setattr(StateWriter, "ROWS_PER_FILE", 4)  # several files, not all touched by the night
+    monkeypatch.setattr("jobs.reconcile.inputs.table_state.MAX_DROPPED", 0.5)  # kept with up to 2 of 4 dropped
+    files = _files(tmp_path)
+    states, week = tmp_path / "states", timedelta(days=6)
+    night0 = _keep_night(export_source(files.t0, None, deep=True), states / "night0", week)
+    assert all(f["state"] is None and f["dropped"] is None for f in night0["files"])
+    night1 = _keep_night(state_source(str(states / "night0"), [files.changes], None), states / "night1", week)
+    kept = {f["key"]: f for f in night1["files"] if f["state"] == "night0"}
+    assert any(f["dropped"] for f in kept.values()) and any(not f["dropped"] for f in kept.values())
+    rewritten = [f for f in night0["files"] if f["key"] not in kept]
+    written = sum(f["rows"] for f in night1["files"] if f["state"] is None)
+    live_rewritten = sum(f["rows"] for f in rewritten) - (
+        len(CHANGED) + 2 * len(DELETED) - sum(f["dropped"]["rows"] for f in kept.values() if f["dropped"])
+    )
+    assert written == len(NEW) + len(CHANGED) + 1 + live_rewritten  # the night's images, the new marker
+    assert night1["itemCount"] == len(state()[0])
+    t1_items = _sorted(list(export_source(files.t1, None, deep=True).frames()))
+    assert_frame_equal(_sorted(list(state_source(str(states / "night1"), [], None).frames())), t1_items)
+    by_state, _ = _findings(files, state_source(str(states / "night1"), [], None), deep=True)
+    assert_frame_equal(by_state, _findings(files, export_source(files.t1, None, deep=True), deep=True)[0])
+
+    quiet = str(write_incremental_export(tmp_path / "quiet", TABLE, AS_OF, AS_OF + timedelta(days=1), [b""]))
+    night2 = _keep_night(state_source(str(states / "night1"), [quiet], None), states / "night2", week)
+    assert {f["state"] for f in night2["files"]} <= {"night0", "night1"}  # nothing written again
+    dropped = {f["key"]: f["dropped"]["rows"] for f in night2["files"] if f["dropped"]}
+    assert dropped == {k: f["dropped"]["rows"] for k, f in kept.items() if f["dropped"]}
+    assert_frame_equal(_sorted(list(state_source(str(states / "night2"), [], None).frames())), t1_items)
+
+
+@pytest.mark.parametrize("why", ["aged", "elsewhere", "mostly-dropped"])
+def test_a_file_is_written_again_when_it_may_not_be_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, why: str
+) -> None:
+    """Older than the writer may keep it (the states' expiry would remove it while a later state
+    needs it), in another directory than the new state's, or a fifth of it dropped: its live rows
+    are written again and the new state names no earlier one.
+    """
+    monkeypatch.setattr(StateWriter, "ROWS_PER_FILE", 4)
+    files = _files(tmp_path)
+    _keep_night(export_source(files.t0, None, deep=True), tmp_path / "a" / "night0", timedelta(days=6))
+    keep_for, target = timedelta(days=6), tmp_path / "a" / "night1"
+    if why == "aged":
+        keep_for = timedelta(hours=23)  # the state is a day old: past even the latest a file may be kept
+    elif why == "elsewhere":
+        target = tmp_path / "b" / "night1"
+    else:
+        monkeypatch.setattr("jobs.reconcile.inputs.table_state.MAX_DROPPED", 0.0)
+    source = state_source(str(tmp_path / "a" / "night0"), [files.changes], None)
+    night1 = _keep_night(source, target, keep_for)
+    if why == "mostly-dropped":  # only the files that lost a row are written again
+        assert any(f["state"] == "night0" for f in night1["files"])
+        assert all(f["dropped"] is None for f in night1["files"])
+    else:
+        assert all(f["state"] is None and f["dropped"] is None for f in night1["files"])
+    t1_items = _sorted(list(export_source(files.t1, None, deep=True).frames()))
+    assert_frame_equal(_sorted(list(state_source(str(target), [], None).frames())), t1_items)
+
+
+@pytest.mark.parametrize("damage", ["dropped-replaced", "dropped-missing", "kept-missing", "outside", "unsorted"])
+def test_a_damaged_kept_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    monkeypatch.setattr(StateWriter, "ROWS_PER_FILE", 4)
+    monkeypatch.setattr("jobs.reconcile.inputs.table_state.MAX_DROPPED", 0.5)
+    files = _files(tmp_path)
+    _keep_night(export_source(files.t0, None, deep=True), tmp_path / "night0", timedelta(days=6))
+    source = state_source(str(tmp_path / "night0"), [files.changes], None)
+    night1 = tmp_path / "night1"
+    manifest = _keep_night(source, night1, timedelta(days=6))
+    entry = next(f for f in manifest["files"] if f["dropped"])
+    if damage == "dropped-replaced":
+        pl.DataFrame({"_row": [0]}, schema={"_row": pl.UInt32}).write_parquet(night1 / entry["dropped"]["key"])
+    elif damage == "dropped-missing":
+        (night1 / entry["dropped"]["key"]).unlink()
+    elif damage == "kept-missing":
+        (tmp_path / "night0" / entry["key"]).unlink()
+    else:
+        if damage == "outside":
+            entry["state"] = ".."
+        else:  # row numbers listed out of order: checked, never trusted
+            rows = pl.DataFrame({"_row": [3, 1]}, schema={"_row": pl.UInt32})
+            rows.write_parquet(night1 / entry["dropped"]["key"])
+            data = (night1 / entry["dropped"]["key"]).read_bytes()
+            entry["dropped"] |= {"rows": 2, "bytes": len(data), "md5": hashlib.md5(data).hexdigest()}
+            manifest["itemCount"] = sum(
+                f["rows"] - (f["dropped"]["rows"] if f["dropped"] else 0) for f in manifest["files"]
+            )
+        (night1 / TABLE_STATE).write_text(json.dumps(manifest))
+    with pytest.raises(ReconcileInputError):
+        list(state_source(str(night1), [], None).frames())
+
+
 def _summary(export: str) -> tuple[Path, dict[str, Any]]:
     path = Path(export) / "manifest-summary.json"
     return path, json.loads(path.read_text())
