@@ -117,6 +117,14 @@ class _Spill:
         return pl.read_ipc(files[0]) if len(files) == 1 else pl.scan_ipc(files).collect()
 
 
+def _columns(frame: pl.DataFrame, names: tuple[str, ...]) -> pl.DataFrame:
+    """The columns `names` of `frame`, as they are. DataFrame.select first aligns the chunks of
+    every column of a frame whose columns are chunked differently (a filtered frame's derived
+    columns are), a copy of the whole chunk per select: 15 ms per select of a 250k-row chunk.
+    """
+    return pl.DataFrame([frame.get_column(name) for name in names])
+
+
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     """A findings frame with its own string buffers: polars' strings are views into the buffers of
     the frame they were filtered from, so a kept finding would pin its whole chunk (RSS grew
@@ -182,10 +190,10 @@ class _Run:
             prepared = dataclasses.replace(self.nothing, items=items.lazy())
             self.collect(rule(prepared) for rule in rules.ITEM_RULES)
             for side in sides:
-                side.items.write(items.select(side.columns), side.key)
+                side.items.write(_columns(items, side.columns), side.key)
             markers.write(marker_rows.select(MARKER_SIDE).collect(), result_key())
             if deep_items is not None:
-                deep_items.write(items.select(DEEP_ITEMS), result_key())
+                deep_items.write(_columns(items, DEEP_ITEMS), result_key())
             del items, prepared, chunk
             trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
 
