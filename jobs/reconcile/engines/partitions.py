@@ -17,7 +17,8 @@ An item and the object it names always hash alike, so every join finds its partn
 partition and the findings are exactly the in-memory ones. Up to `ROWS_PER_PARTITION` items there
 is one partition, held in memory, except the result side's items, which wait on disk while the
 raw side is judged; beyond, every side's rows are spilled as Arrow IPC pieces per partition
-(uncompressed: cheaper than a compression pass) in a temporary directory, split by key hash. Peak
+(uncompressed: cheaper than a compression pass) in a temporary directory, split by key hash and
+written on a thread of their own while the next chunk is judged (`_Writes`). Peak
 memory is about one side of one partition whatever the table's size (docs/reconcile.md,
 Performance).
 """
@@ -25,9 +26,12 @@ Performance).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,14 +84,41 @@ MARKER_SIDE = ("userId", "documentId", "pk", "sk", "createdAt", TTL_COLUMN)
 DEEP_ITEMS = ("userId", "documentId", "pk", "sk", "status", "version", "rawS3Uri", "rawEtag", *DEEP_ONLY_COLUMNS)
 
 
+class _Writes:
+    """Spill writes on a thread of their own, at most PENDING waiting: the run goes on with the
+    next chunk while the last one's pieces are hashed, split and written (on the main thread,
+    writing 3 GB of pieces was a third of the run at 4 M items). A write's error is raised by the
+    next write or wait.
+    """
+
+    PENDING = 1
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="spill")
+        self._pending: deque[Future[None]] = deque()
+
+    def submit(self, write: Callable[[], None]) -> None:
+        while len(self._pending) >= self.PENDING:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(write))
+
+    def wait(self) -> None:
+        while self._pending:
+            self._pending.popleft().result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 class _Spill:
     """Rows of one kind by partition: held in memory when there is one partition and `hold`, else
     Arrow IPC pieces under a directory, split by key hash.
     """
 
-    def __init__(self, root: Path, name: str, partitions: int, hold: bool = True) -> None:
+    def __init__(self, root: Path, name: str, partitions: int, writes: _Writes, hold: bool = True) -> None:
         self.root = root / name
         self.partitions = partitions
+        self._writes = writes
         self._hold = hold and partitions == 1
         self._held: list[pl.DataFrame] = []
         self._pieces = 0
@@ -97,20 +128,24 @@ class _Spill:
         if self._hold:
             self._held.append(frame)
             return
+        self._writes.submit(functools.partial(self._write, frame, key, self._pieces))
+
+    def _write(self, frame: pl.DataFrame, key: pl.Expr, piece: int) -> None:
         pieces: dict[int, pl.DataFrame] = {0: frame}
         if self.partitions > 1:
             part = frame.with_columns((key.hash(HASH_SEED) % self.partitions).alias("_p"))
             pieces = {n: p for (n,), p in part.partition_by("_p", as_dict=True, include_key=False).items()}
-        for number, piece in pieces.items():
+        for number, rows in pieces.items():
             directory = self.root / f"p{number}"
             directory.mkdir(parents=True, exist_ok=True)
-            piece.write_ipc(directory / f"{self._pieces:06d}.arrow", compression="uncompressed")
+            rows.write_ipc(directory / f"{piece:06d}.arrow", compression="uncompressed")
 
     def read(self, number: int, schema: dict[str, pl.DataType]) -> pl.DataFrame:
         """Partition `number`'s rows (held rows are handed over, not kept twice)."""
         if self._hold:
             held, self._held = self._held, []
             return pl.concat(held, how="vertical", rechunk=False) if held else empty(schema)
+        self._writes.wait()
         files = sorted((self.root / f"p{number}").glob("*.arrow"))
         if not files:
             return empty(schema)
@@ -166,10 +201,11 @@ class _Run:
     the side it does not look at.
     """
 
-    def __init__(self, params: RuleParams, root: Path, partitions: int) -> None:
+    def __init__(self, params: RuleParams, root: Path, partitions: int, writes: _Writes) -> None:
         self.params = params
         self.root = root
         self.partitions = partitions
+        self.writes = writes
         objects = classified(empty(OBJECTS_SCHEMA).lazy(), "raw", params).collect()
         self.nothing = Prepared(with_keys(empty(ITEMS_SCHEMA).lazy(), params), objects.lazy(), objects.lazy(), params)
         self.item_schema = self.nothing.items.collect_schema()
@@ -201,7 +237,7 @@ class _Run:
         """The side's inventory read once: its objects' own rules applied, the objects spilled by
         partition.
         """
-        spill = _Spill(self.root, side.name, self.partitions)
+        spill = _Spill(self.root, side.name, self.partitions, self.writes)
         for chunk in inventory_frames(side.manifest):
             self.sizes[side.name] += chunk.height
             objects = classified(chunk.lazy(), side.kind, self.params).collect()
@@ -270,29 +306,34 @@ def judge_files(
     params = params_for(min(taken_at.values()))
     partitions = max(1, math.ceil((table.item_count or 0) / ROWS_PER_PARTITION))
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-") as tmp:
-        root = Path(tmp)
-        run = _Run(params, root, partitions)
-        raw = _Side(
-            "raw",
-            "raw",
-            raw_inventory,
-            _Spill(root, "items-raw", partitions),
-            RAW_SIDE,
-            rules.RAW_JOIN_RULES,
-        )
-        result = _Side(
-            "result",
-            "processed",
-            processed_inventory,
-            _Spill(root, "items-result", partitions, hold=False),
-            RESULT_SIDE,
-            rules.RESULT_JOIN_RULES + rules.MARKER_RULES,
-        )
-        markers = _Spill(root, "markers", partitions)
-        deep = None if read_results is None else _Deep(_Spill(root, "items-deep", partitions, hold=False), read_results)
-        run.items(table.frames(), [raw, result], markers, deep.items if deep else None)
-        run.judge(raw)
-        run.judge(result, markers, deep)
+        root, writes = Path(tmp), _Writes()
+        try:
+            run = _Run(params, root, partitions, writes)
+            raw = _Side(
+                "raw",
+                "raw",
+                raw_inventory,
+                _Spill(root, "items-raw", partitions, writes),
+                RAW_SIDE,
+                rules.RAW_JOIN_RULES,
+            )
+            result = _Side(
+                "result",
+                "processed",
+                processed_inventory,
+                _Spill(root, "items-result", partitions, writes, hold=False),
+                RESULT_SIDE,
+                rules.RESULT_JOIN_RULES + rules.MARKER_RULES,
+            )
+            markers = _Spill(root, "markers", partitions, writes)
+            deep = None
+            if read_results is not None:
+                deep = _Deep(_Spill(root, "items-deep", partitions, writes, hold=False), read_results)
+            run.items(table.frames(), [raw, result], markers, deep.items if deep else None)
+            run.judge(raw)
+            run.judge(result, markers, deep)
+        finally:
+            writes.close()
     found = [f for f in run.found if f.height]
     wide = pl.concat(found, how="diagonal_relaxed") if found else empty(WIDE_SCHEMA)
     inputs = {"table": table.where, "raw": raw_inventory.where, "processed": processed_inventory.where}

@@ -173,6 +173,8 @@ def state() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, 
     document("u1", "drift2", GSI1SK="2020-01-01T00:00:00.000Z")
     document("u1", "pk", PK=layout.user_pk("other"))  # KEY_MISMATCH
     document("u1", "wronguri", resultS3Uri=layout.s3_uri(PROC, layout.result_key("u1", "ok")))
+    # KEY_MISMATCH and MISSING_RESULT, whose evidence is the URI as the item has it
+    document("u1", "wronguri2", with_result=False, resultS3Uri=layout.s3_uri(PROC, layout.result_key("u1", "ok")))
     document("u1", "elsewhere", rawS3Uri=layout.s3_uri("another-bucket", layout.raw_key("u1", "elsewhere", "a.xml")))
     document("u1", "otherdoc", rawS3Uri=layout.s3_uri(RAW, layout.raw_key("u1", "ok", "a.xml")))
     document(
@@ -293,6 +295,19 @@ def _both(tmp_path: Path, fmt: str, deep: bool, monkeypatch: pytest.MonkeyPatch)
     assert_frame_equal(render(spilled.wide), by_polars)
     duck = DuckdbEngine(str(export), *inventories, None, read if deep else None).find(params_for)
     return by_polars, render(duck.wide)
+
+
+def test_a_spill_write_that_fails_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces are written on a thread of their own: a failed write (a full disk) is the run's
+    error, never a partition read without it.
+    """
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pl.DataFrame, "write_ipc", full)
+    with pytest.raises(OSError, match="No space left"):
+        _both(tmp_path, "Parquet", False, monkeypatch)
 
 
 @pytest.mark.parametrize("fmt", ["CSV", "Parquet"])
