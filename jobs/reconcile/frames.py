@@ -157,6 +157,17 @@ def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
+def detached(frame: pl.DataFrame) -> pl.DataFrame:
+    """A few rows kept with their own string buffers: polars' strings are views into the buffers
+    of the frame they were filtered from, so kept findings (or candidates) would pin their whole
+    chunk (RSS grew linearly with the files read until this copy).
+    """
+    arrow = frame.to_arrow()  # views → contiguous Arrow strings: a copy of just these rows
+    copied = pl.from_arrow(arrow)
+    assert isinstance(copied, pl.DataFrame)
+    return copied
+
+
 def chunked(rows: Iterable[dict[str, Any]], schema: dict[str, pl.DataType]) -> Iterator[pl.DataFrame]:
     """Rows as frames of at most ROWS_PER_CHUNK rows, so a list of dicts stays bounded."""
     chunk: list[dict[str, Any]] = []

@@ -54,6 +54,8 @@ EXIT_FAILED = 2
 MAX_SEGMENTS = 64
 # For items written before their retention was recorded on them (no retainUntil).
 DEFAULT_RETENTION = timedelta(days=RetentionPolicy().standard_days)
+# The items the nightly lifecycle rules judge: held, or with a hard-delete date.
+HELD_OR_HARD_DELETED = pl.col("legalHoldAt").is_not_null() | pl.col("hardDeleteAt").is_not_null()
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,7 @@ class ReconcileRun:
         self.night: dict[str, object] | None = None
         self.live: Snapshot | None = None  # a live run's snapshot (kept for --audit-log)
         self.files_table: TableSource | None = None  # a files run's table (read again for --audit-log)
+        self.lifecycle_items: list[pl.DataFrame] = []  # a nightly polars run's HELD_OR_HARD_DELETED items
 
     # Clients are built on first use: a files run over local paths needs no AWS at all.
     @cached_property
@@ -311,11 +314,13 @@ class ReconcileRun:
         """The schedule's polars run: the kept state brought forward by tonight's exports (or a
         full export), the newest inventories, and the state to keep (`nightly`).
         """
+        from jobs.reconcile.inputs.table_state import gathering
         from jobs.reconcile.nightly import polars_night
 
         night = polars_night(self.settings, self.buckets, self.table_exports)
         self.keep, self.night, self.files_table = night.keep, night.stats(), night.table
-        return FileInputs(night.table, night.raw_inventory, night.processed_inventory, keep=night.keep)
+        table = gathering(night.table, HELD_OR_HARD_DELETED, self.lifecycle_items)
+        return FileInputs(table, night.raw_inventory, night.processed_inventory, keep=night.keep)
 
     def judge(self) -> Judged:
         """Run the chosen engine; its findings rendered the same way whatever it was."""
@@ -353,12 +358,10 @@ class ReconcileRun:
     def nightly_lifecycle(self, as_of: datetime) -> pl.DataFrame:
         """The lifecycle's version rules (LEGAL_HOLD_MISSING, NOT_HARD_DELETED) on a nightly
         polars run, as a live run has them: its held items and those with a hard-delete date,
-        read once more from the table it judged, each file filtered as it is read. The retention
-        tags (--deep) stay with live runs: they need the raw objects' ETags.
+        gathered while the engine read the table (`nightly_inputs`). The retention tags (--deep)
+        stay with live runs: they need the raw objects' ETags.
         """
-        assert self.files_table is not None
-        wanted = pl.col("legalHoldAt").is_not_null() | pl.col("hardDeleteAt").is_not_null()
-        parts = [frame.filter(wanted) for frame in self.files_table.frames()]
+        parts = self.lifecycle_items
         items = pl.concat(parts) if parts else empty(ITEMS_SCHEMA)
         snapshot = Snapshot(items, empty(OBJECTS_SCHEMA), empty(OBJECTS_SCHEMA), {"table": as_of})
         return render(self.lifecycle_findings(snapshot, replace(self.params(as_of), deep=False)))

@@ -40,7 +40,7 @@ import polars as pl
 from jobs.reconcile import rules
 from jobs.reconcile.engines import ParamsFor, ReadResults
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
-from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, TTL_COLUMN, empty
+from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, TTL_COLUMN, detached, empty
 from jobs.reconcile.inputs.datafiles import trim_heap
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames
 from jobs.reconcile.join import Prepared, classified, documents_and_markers
@@ -160,17 +160,6 @@ def _columns(frame: pl.DataFrame, names: tuple[str, ...]) -> pl.DataFrame:
     return pl.DataFrame([frame.get_column(name) for name in names])
 
 
-def _detached(frame: pl.DataFrame) -> pl.DataFrame:
-    """A findings frame with its own string buffers: polars' strings are views into the buffers of
-    the frame they were filtered from, so a kept finding would pin its whole chunk (RSS grew
-    linearly with the files read until this copy).
-    """
-    arrow = frame.to_arrow()  # views → contiguous Arrow strings: a copy of just these rows
-    detached = pl.from_arrow(arrow)
-    assert isinstance(detached, pl.DataFrame)
-    return detached
-
-
 @dataclasses.dataclass
 class _Side:
     """One bucket's half of the run: its inventory, the items' columns its joins read, its rules."""
@@ -214,7 +203,7 @@ class _Run:
         self.sizes = {"table": 0, "raw": 0, "processed": 0}
 
     def collect(self, frames: Iterator[pl.LazyFrame]) -> None:
-        self.found += [_detached(frame.collect()) for frame in frames]
+        self.found += [detached(frame.collect()) for frame in frames]
 
     def items(
         self, chunks: Iterator[pl.DataFrame], sides: list[_Side], markers: _Spill, deep_items: _Spill | None

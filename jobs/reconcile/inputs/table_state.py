@@ -54,7 +54,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from jobs.contract.layout import format_ts
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
-from jobs.reconcile.frames import ITEMS_SCHEMA, empty
+from jobs.reconcile.frames import ITEMS_SCHEMA, detached, empty
 from jobs.reconcile.inputs.datafiles import bounded_map, data_file
 from jobs.reconcile.inputs.export import (
     ExportManifest,
@@ -364,6 +364,35 @@ def _without_rows(frame: pl.DataFrame, rows: pl.Series) -> pl.DataFrame:
 def without_keys(frame: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     """`frame` without the rows whose (pk, sk) is in `keys`, in order."""
     return _without_rows(frame, named_rows(frame, keys))
+
+
+def gathering(source: TableSource, wanted: pl.Expr, into: list[pl.DataFrame]) -> TableSource:
+    """The same source; as the engine reads its frames, the rows matching `wanted` are added to
+    `into` (copied: a few rows must not pin their chunk), so a second look at them needs no
+    second read of the table.
+    """
+
+    def gather(frame: pl.DataFrame) -> None:
+        rows = frame.filter(wanted)
+        if rows.height:
+            into.append(detached(rows))
+
+    if source.pieces is not None:
+        read = source.pieces
+
+        def pieces() -> Iterator[Piece]:
+            for piece in read():
+                gather(piece.frame)
+                yield piece
+
+        return dataclasses.replace(source, frames=lambda: (p.frame for p in pieces()), pieces=pieces)
+
+    def frames() -> Iterator[pl.DataFrame]:
+        for frame in source.frames():
+            gather(frame)
+            yield frame
+
+    return dataclasses.replace(source, frames=frames)
 
 
 class StateWriter:
