@@ -7,6 +7,8 @@ files describe; this checks that on a small size, against real servers.
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,12 @@ def test_live_and_files_sources_find_exactly_the_planted_discrepancies(
     previous_night = bench_reconcile.worker_keep(inputs)
     nightly = bench_reconcile.worker_nightly(inputs)
     assert nightly["counts"] == files["counts"]
+    # The night kept the previous night's data files; measured again with every row written.
+    listed = tmp_path / "state1" / "table-state.json"
+    assert any(f["state"] == "state0" for f in json.loads(listed.read_text())["files"])
+    shutil.rmtree(tmp_path / "state1")
+    assert bench_reconcile.worker_nightly_rewrite(inputs)["counts"] == files["counts"]
+    assert not any(f["state"] for f in json.loads(listed.read_text())["files"])
     # The night's other contenders read the same state and changes, and find the same.
     bench_reconcile.worker_duckdb_keep(inputs)
     assert bench_reconcile.worker_duckdb_night(inputs)["counts"] == files["counts"]
