@@ -205,8 +205,10 @@ def inventory_manifest(manifest_text: str, buckets: Buckets | None) -> Inventory
     return InventoryManifest(where, source, created, fmt, fields, files)
 
 
-def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
-    """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked."""
+def inventory_frames(manifest: InventoryManifest, width: int = 2) -> Iterator[pl.DataFrame]:
+    """The objects (OBJECTS_SCHEMA) of each data file in turn, each file checked (Parquet files
+    `width` at a time).
+    """
 
     def objects(entry: DataFile, table: pl.DataFrame) -> pl.DataFrame:
         found = _objects_from_frame(table, manifest.fmt, entry.location.text)
@@ -223,9 +225,11 @@ def inventory_frames(manifest: InventoryManifest) -> Iterator[pl.DataFrame]:
             for table in _inventory_tables(entry, manifest.fmt, manifest.fields):
                 yield objects(entry, table)
         return
-    # Parquet files are read whole, two at a time (decoding releases the GIL).
+    # Parquet files are read whole, two at a time by default (decoding releases the GIL).
     yield from bounded_map(
-        lambda entry: objects(entry, next(_inventory_tables(entry, manifest.fmt, manifest.fields))), manifest.files
+        lambda entry: objects(entry, next(_inventory_tables(entry, manifest.fmt, manifest.fields))),
+        manifest.files,
+        width,
     )
 
 
