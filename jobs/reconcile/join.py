@@ -19,6 +19,7 @@ from functools import cached_property
 
 import polars as pl
 
+from jobs.contract import layout
 from jobs.reconcile.frames import Inputs
 from jobs.reconcile.keys import classify_keys, is_marker, unquoted, with_keys
 from jobs.reconcile.params import RuleParams
@@ -28,6 +29,10 @@ _KEY_SEEDS = (0x5EED1, 0x5EED2)
 _ETAG_SEED = 0x5EED3
 # Matched pairs whose key strings are gathered and compared at a time.
 VERIFY_CHUNK = 500_000
+# A partitioned run's result side holds an item's resultS3Uri only where it is not the one its ids
+# imply (`Prepared.odd_uris`), and this flag where it is: held whole, the URIs were a third of the
+# side's bytes, and only MISSING_RESULT's evidence reads them (`result_uris`).
+URI_AS_IMPLIED = "_resultUriAsImplied"
 
 
 def key_hashes(key: pl.Expr) -> list[pl.Expr]:
@@ -98,6 +103,9 @@ class Prepared:
     # The duplicate markers (rows of the table's items frame apart from the documents; the result
     # key their holder's ids imply, so a partitioned run meets them beside their holder).
     markers: pl.LazyFrame | None = None
+    # pk, sk and resultS3Uri of the items whose URI is not the implied one, when the items hold
+    # URI_AS_IMPLIED instead of resultS3Uri (None: they hold resultS3Uri).
+    odd_uris: pl.LazyFrame | None = None
 
     @property
     def valid_processed(self) -> pl.LazyFrame:
@@ -127,6 +135,16 @@ class Prepared:
             .filter(~pl.col("badKey"))
         )
         return _paired(items, objects.drop("badKey"), _column(self.items, "resultKey"), _column(self.processed, "key"))
+
+
+def result_uris(p: Prepared, items: pl.LazyFrame) -> pl.LazyFrame:
+    """`items` (rows of `p.items`) with their resultS3Uri, rebuilt where the run holds the flag."""
+    if p.odd_uris is None:
+        return items
+    implied = pl.lit(layout.s3_uri(p.params.processed_bucket, "")) + pl.col("resultKey")
+    odd = p.odd_uris.select("pk", "sk", pl.col("resultS3Uri").alias("_odd"))
+    uri = pl.when(pl.col(URI_AS_IMPLIED)).then(implied).otherwise(pl.col("_odd")).alias("resultS3Uri")
+    return items.join(odd, on=["pk", "sk"], how="left").with_columns(uri).drop("_odd")
 
 
 def classified(objects: pl.LazyFrame, kind: str, params: RuleParams) -> pl.LazyFrame:

@@ -18,7 +18,7 @@ from jobs.contract import Status, layout
 from jobs.contract.item import MARKER_FIELDS
 from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, Code
 from jobs.reconcile.frames import TTL_COLUMN
-from jobs.reconcile.join import Prepared, rows_at
+from jobs.reconcile.join import Prepared, result_uris, rows_at
 from jobs.reconcile.keys import marker_parts, templates, unquoted
 from jobs.reconcile.params import RuleParams
 
@@ -207,7 +207,7 @@ def missing_result(p: Prepared) -> pl.LazyFrame:
     running = pl.col("retainUntil").is_null() | (pl.col("retainUntil") > p.params.as_of_text)
     missing = rows_at(p.items, alone, "_item").filter(pl.col("status").is_in(RESULT_PROMISED) & settled & running)
     return _row(
-        missing,
+        result_uris(p, missing),
         Code.MISSING_RESULT,
         **_item_identity(),
         bucket=pl.lit(p.params.processed_bucket),

@@ -37,13 +37,14 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from jobs.contract import layout
 from jobs.reconcile import rules
 from jobs.reconcile.engines import ParamsFor, ReadResults
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, TTL_COLUMN, detached, empty
 from jobs.reconcile.inputs.datafiles import trim_heap
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames
-from jobs.reconcile.join import Prepared, classified, documents_and_markers
+from jobs.reconcile.join import URI_AS_IMPLIED, Prepared, classified, documents_and_markers
 from jobs.reconcile.keys import result_key, with_keys
 from jobs.reconcile.params import RuleParams
 
@@ -70,12 +71,13 @@ RESULT_SIDE = (
     "status",
     "updatedAt",
     "retainUntil",
-    "resultS3Uri",
+    URI_AS_IMPLIED,  # resultS3Uri held apart where it is not the implied one (ODD_URIS)
     "version",
     "contentMarker",
     "invoiceMarker",
     TTL_COLUMN,
 )
+ODD_URIS = ("userId", "documentId", "pk", "sk", "resultS3Uri")  # the ids: partitioned like their item
 # What the marker rules read of a marker row (its holder's ids, its key, when it was written).
 MARKER_SIDE = ("userId", "documentId", "pk", "sk", "createdAt", TTL_COLUMN)
 # What --deep's rules read of an item. Spilled apart and read for the deep pass alone, once the
@@ -206,7 +208,12 @@ class _Run:
         self.found += [detached(frame.collect()) for frame in frames]
 
     def items(
-        self, chunks: Iterator[pl.DataFrame], sides: list[_Side], markers: _Spill, deep_items: _Spill | None
+        self,
+        chunks: Iterator[pl.DataFrame],
+        sides: list[_Side],
+        markers: _Spill,
+        odd_uris: _Spill,
+        deep_items: _Spill | None,
     ) -> None:
         for chunk in chunks:
             self.sizes["table"] += chunk.height
@@ -214,13 +221,27 @@ class _Run:
             items = documents.collect()
             prepared = dataclasses.replace(self.nothing, items=items.lazy())
             self.collect(rule(prepared) for rule in rules.ITEM_RULES)
+            implied, odd = self._result_uris(items)
             for side in sides:
-                side.items.write(_columns(items, side.columns), side.key)
+                columns = [implied if c == URI_AS_IMPLIED else items.get_column(c) for c in side.columns]
+                side.items.write(pl.DataFrame(columns), side.key)
+            odd_uris.write(odd, result_key())
             markers.write(marker_rows.select(MARKER_SIDE).collect(), result_key())
             if deep_items is not None:
                 deep_items.write(_columns(items, DEEP_ITEMS), result_key())
             del items, prepared, chunk
             trim_heap()  # Arrow's parse buffers come from glibc: give them back file by file
+
+    def _result_uris(self, items: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
+        """URI_AS_IMPLIED for `items`, and the ODD_URIS rows of those whose URI is not the implied
+        one (copied: a few rows must not pin their chunk).
+        """
+        uris = items.get_column("resultS3Uri")
+        prefix = layout.s3_uri(self.params.processed_bucket, "")
+        implied = uris.str.starts_with(prefix) & uris.str.strip_prefix(prefix).eq_missing(items.get_column("resultKey"))
+        implied = implied.fill_null(False).alias(URI_AS_IMPLIED)
+        odd = pl.DataFrame([items.get_column(c) for c in ODD_URIS]).filter(uris.is_not_null() & ~implied)
+        return implied, detached(odd)
 
     def spill_objects(self, side: _Side, writes: _Writes | None = None) -> _Spill:
         """The side's inventory read once: its objects' own rules applied, the objects spilled by
@@ -241,12 +262,17 @@ class _Run:
         return spill
 
     def judge(
-        self, side: _Side, markers: _Spill | None = None, deep: _Deep | None = None, inventory: _Spill | None = None
+        self,
+        side: _Side,
+        markers: _Spill | None = None,
+        odd_uris: _Spill | None = None,
+        deep: _Deep | None = None,
+        inventory: _Spill | None = None,
     ) -> None:
         """The side's join rules partition by partition (`inventory`: its objects already spilled)."""
         objects_spill = inventory or self.spill_objects(side)
         for number in range(self.partitions):
-            items_frame = side.items.read(number, {c: self.item_schema[c] for c in side.columns})
+            items_frame = side.items.read(number, self._schema(side.columns))
             if side.kind == "result":
                 items_frame = items_frame.with_columns(result_key())  # once: the join and its check read it
             items = items_frame.lazy()
@@ -256,6 +282,9 @@ class _Run:
             if markers is not None:
                 held = markers.read(number, {c: self.item_schema[c] for c in MARKER_SIDE})
                 prepared = dataclasses.replace(prepared, markers=held.lazy())
+            if odd_uris is not None:
+                odd = odd_uris.read(number, {c: self.item_schema[c] for c in ODD_URIS})
+                prepared = dataclasses.replace(prepared, odd_uris=odd.lazy())
             self.collect(rule(prepared) for rule in side.rules)
             del prepared, items, items_frame
             if deep is not None:
@@ -281,6 +310,9 @@ class _Run:
             part = dataclasses.replace(prepared, items=items.lazy(), processed=objects.lazy())
             self.collect(rule(part, results) for rule in rules.DEEP_RULES)
             del results, objects, items, part
+
+    def _schema(self, columns: tuple[str, ...]) -> dict[str, pl.DataType]:
+        return {c: pl.Boolean() if c == URI_AS_IMPLIED else self.item_schema[c] for c in columns}
 
     def _prepared(self, side: _Side, items: pl.LazyFrame, objects: pl.LazyFrame) -> Prepared:
         if side.kind == "raw":
@@ -320,6 +352,7 @@ def judge_files(
                 rules.RESULT_JOIN_RULES + rules.MARKER_RULES,
             )
             markers = _Spill(root, "markers", partitions, writes)
+            odd_uris = _Spill(root, "odd-uris", partitions, writes)
             deep = None
             if read_results is not None:
                 deep = _Deep(_Spill(root, "items-deep", partitions, writes, hold=False), read_results)
@@ -327,9 +360,9 @@ def judge_files(
             # the table is (neither reads the other): the run's longest stretch had one core busy.
             with ThreadPoolExecutor(1, thread_name_prefix="inventory") as ahead:
                 raw_objects = ahead.submit(run.spill_objects, raw, ahead_writes)
-                run.items(table.frames(), [raw, result], markers, deep.items if deep else None)
+                run.items(table.frames(), [raw, result], markers, odd_uris, deep.items if deep else None)
                 run.judge(raw, inventory=raw_objects.result())
-            run.judge(result, markers, deep)
+            run.judge(result, markers, odd_uris, deep)
         finally:
             writes.close()
             ahead_writes.close()
