@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -148,10 +149,15 @@ class _Spill:
             held, self._held = self._held, []
             return pl.concat(held, how="vertical", rechunk=False) if held else empty(schema)
         self._writes.wait()
-        files = sorted((self.root / f"p{number}").glob("*.arrow"))
+        directory = self.root / f"p{number}"
+        files = sorted(directory.glob("*.arrow"))
         if not files:
             return empty(schema)
-        return pl.read_ipc(files[0]) if len(files) == 1 else pl.scan_ipc(files).collect()
+        rows = pl.read_ipc(files[0]) if len(files) == 1 else pl.scan_ipc(files).collect()
+        # Read once: removed on the writes' thread while the partition is judged (at 4 M items,
+        # removing 3 GB of pieces at the end took the run's last 0.6 s).
+        self._writes.submit(functools.partial(shutil.rmtree, directory, ignore_errors=True))
+        return rows
 
 
 def _columns(frame: pl.DataFrame, names: tuple[str, ...]) -> pl.DataFrame:
