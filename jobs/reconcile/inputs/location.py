@@ -80,7 +80,8 @@ class Location:
         """`name` beside this location, in the same directory."""
         if self.path is not None:
             return Location(str(self.path.parent / name), self._buckets)
-        return Location(self.parent + "/" + name, self._buckets)
+        directory = self.key.rstrip("/").rpartition("/")[0]
+        return Location(layout.s3_uri(self.bucket, f"{directory}/{name}" if directory else name), self._buckets)
 
     def child(self, name: str) -> Location:
         if self.path is not None:

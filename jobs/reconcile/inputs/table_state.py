@@ -191,6 +191,8 @@ def read_state(location: str, buckets: Buckets | None) -> tuple[StateManifest, L
             f"{manifest_loc.text} holds other item columns than the reconcile reads"
             f"{f' (it lacks {missing})' if missing else ''}: start over from a full export"
         )
+    if len({(f.state, f.key) for f in manifest.files}) != len(manifest.files):
+        raise ReconcileInputError(f"{manifest_loc.text} lists a data file twice")
     if any(f.live_rows < 0 for f in manifest.files):
         raise ReconcileInputError(f"{manifest_loc.text}: a data file drops more rows than it holds")
     if sum(f.live_rows for f in manifest.files) != manifest.itemCount:

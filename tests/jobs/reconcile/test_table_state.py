@@ -320,7 +320,9 @@ def test_a_file_is_written_again_when_it_may_not_be_kept(
     assert_frame_equal(_sorted(list(state_source(str(target), [], None).frames())), t1_items)
 
 
-@pytest.mark.parametrize("damage", ["dropped-replaced", "dropped-missing", "kept-missing", "outside", "unsorted"])
+@pytest.mark.parametrize(
+    "damage", ["dropped-replaced", "dropped-missing", "kept-missing", "outside", "unsorted", "listed-twice"]
+)
 def test_a_damaged_kept_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
     monkeypatch.setattr(StateWriter, "ROWS_PER_FILE", 4)
     monkeypatch.setattr("jobs.reconcile.inputs.table_state.MAX_DROPPED", 0.5)
@@ -339,6 +341,9 @@ def test_a_damaged_kept_file_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
     else:
         if damage == "outside":
             entry["state"] = ".."
+        elif damage == "listed-twice":  # its rows would be read twice
+            manifest["files"].append(entry)
+            manifest["itemCount"] += entry["rows"] - entry["dropped"]["rows"]
         else:  # row numbers listed out of order: checked, never trusted
             rows = pl.DataFrame({"_row": [3, 1]}, schema={"_row": pl.UInt32})
             rows.write_parquet(night1 / entry["dropped"]["key"])
