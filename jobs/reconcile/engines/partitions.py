@@ -57,8 +57,9 @@ if TYPE_CHECKING:
 # The count is the table's before the run reads it (a state plus its changes: an upper bound).
 ROWS_PER_PARTITION = 1_200_000
 HASH_SEED = 20260601
-# --deep reads and judges this many result.json files at a time.
-DEEP_CHUNK = 200_000
+# --deep reads and judges this many result.json files at a time (200k: peak RSS ~70 MB higher at
+# 4 M items, 1.16x the shallow night instead of 1.06-1.07x, for 1.5 s less of a 38 s run).
+DEEP_CHUNK = 100_000
 
 # What the join rules read of an item (the rest met its rules in step 1 and is dropped).
 RAW_SIDE = ("userId", "documentId", "pk", "sk", "status", "createdAt", "retainUntil", "rawKey", "rawEtag", "version")
