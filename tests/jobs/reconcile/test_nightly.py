@@ -78,6 +78,14 @@ class Nights:
         ]
         return json.loads(self._get(self.stack.settings.reports_bucket, summary))
 
+    def first_state_edited(self, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """The first night, then its kept state's table-state.json rewritten by `edit`."""
+        first = self.scheduled()["engineStats"]["night"]
+        bucket, key = first["tableState"].removeprefix("s3://").split("/", 1)
+        manifest_key = f"{key}/table-state.json"
+        manifest = json.loads(self._get(bucket, manifest_key))
+        self.stack.s3().put_object(Bucket=bucket, Key=manifest_key, Body=json.dumps(edit(manifest)).encode())
+
     def _get(self, bucket: str, key: str) -> bytes:
         return self.stack.s3().get_object(Bucket=bucket, Key=key)["Body"].read()
 
@@ -374,12 +382,10 @@ def test_a_state_kept_before_the_marker_columns_makes_the_night_re_anchor(
     _seed(stack, corpus)
     nights = Nights(stack, monkeypatch)
     inventory_standin.deliver(nights.settings(), nights.now())
-    first = nights.scheduled()["engineStats"]["night"]
-    bucket, key = first["tableState"].removeprefix("s3://").split("/", 1)
-    manifest_key = f"{key}/table-state.json"
-    manifest = json.loads(nights._get(bucket, manifest_key))
-    older = [c for c in manifest["columns"] if c not in ("contentMarker", "invoiceMarker")]
-    stack.s3().put_object(Bucket=bucket, Key=manifest_key, Body=json.dumps(manifest | {"columns": older}).encode())
+    nights.first_state_edited(
+        lambda manifest: manifest
+        | {"columns": [c for c in manifest["columns"] if c not in ("contentMarker", "invoiceMarker")]}
+    )
     nights.next()
     summary = nights.scheduled()
     night = summary["engineStats"]["night"]
@@ -398,14 +404,14 @@ def test_a_state_listing_a_file_about_to_expire_makes_the_night_re_anchor(
     _seed(stack, corpus)
     nights = Nights(stack, monkeypatch)
     inventory_standin.deliver(nights.settings(), nights.now())
-    first = nights.scheduled()["engineStats"]["night"]
-    bucket, key = first["tableState"].removeprefix("s3://").split("/", 1)
-    manifest_key = f"{key}/table-state.json"
-    manifest = json.loads(nights._get(bucket, manifest_key))
     expiry = timedelta(days=nights.settings().table_state_days)
     written = (layout.utc_now() - expiry + timedelta(hours=12)).isoformat()
-    manifest["files"][0]["writtenAt"] = written
-    stack.s3().put_object(Bucket=bucket, Key=manifest_key, Body=json.dumps(manifest).encode())
+
+    def aged(manifest: dict[str, Any]) -> dict[str, Any]:
+        manifest["files"][0]["writtenAt"] = written
+        return manifest
+
+    nights.first_state_edited(aged)
     nights.next()
     summary = nights.scheduled()
     night = summary["engineStats"]["night"]
