@@ -13,6 +13,10 @@ it met names the holder; a follow-up (on an I/O thread, never the batcher's) rea
 A marker this document held whose release lost its condition is no longer its own: the finish is
 sent again without that release. Each round settles at least one identity, so a document needs
 a few rounds at most; one that does not settle is left, leased, to the next run.
+
+A holder the run itself finished is known before the first write (jobs.ingest.sightings): the
+document reads it, and while it still holds the identity, the document's first result.json
+already carries the verdict and its finish leaves that marker out, so nothing is cancelled.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from jobs.contract.duplicates import CLAIMING, is_duplicate_reason, with_duplica
 from jobs.errors import RunStoppedError
 from jobs.ingest.futures import flattened, resolved, then
 from jobs.ingest.results import DocumentResult
+from jobs.ingest.sightings import Sightings
 from jobs.store.dynamo import DocumentTable, GroupOutcome, Write, WriteGroup, finish_put, marker_put, marker_release
 from jobs.store.s3 import Buckets
 
@@ -102,6 +107,21 @@ class Finisher:
         self._follow_up = follow_up
         self._clock = clock
         self._policy = policy
+        self._sightings = Sightings()
+
+    def known_duplicates(
+        self, user_id: str, document_id: str, digests: dict[DuplicateKind, str]
+    ) -> dict[DuplicateKind, str]:
+        """The identities of `digests` that a document this run finished still holds (kind →
+        holder), read before the document's first write; one read per holder.
+        """
+        found: dict[DuplicateKind, str] = {}
+        for holder in set(self._sightings.holders(user_id, digests, document_id).values()):
+            other = self._table.get(user_id, holder)
+            held = {k: d for k, d in digests.items() if other is not None and other.holds(k, d)}
+            found.update(dict.fromkeys(held, holder))
+            self._sightings.forget(user_id, {k: d for k, d in digests.items() if k not in held}, holder)
+        return found
 
     def finish(self, f: Finishing) -> Future[DocumentResult]:
         """Send the finish with its markers; the future completes once the document is settled."""
@@ -128,6 +148,8 @@ class Finisher:
         self, f: Finishing, writes: list[tuple[DuplicateKind | None, Write]], outcome: GroupOutcome
     ) -> Future[DocumentResult]:
         if outcome.landed:
+            self._sightings.saw(f.raw.user_id, f.held, f.raw.document_id)
+            self._sightings.forget(f.raw.user_id, f.released, f.raw.document_id)
             return resolved(_document_result(f, landed=True))
         if 0 in outcome.lost:
             return resolved(_document_result(f, landed=False))  # the claim was taken over
@@ -161,6 +183,7 @@ class Finisher:
             other = read[holder]
             if other is not None and other.holds(kind, f.wanted[kind]):
                 found[kind] = holder
+                self._sightings.saw(f.raw.user_id, {kind: f.wanted[kind]}, holder)
             else:
                 f.take_over[kind] = holder
         if found != f.duplicates:

@@ -8,7 +8,8 @@ finished under the condition that the claim still holds and records the ETag it 
 result.json always belongs to the claim that finished the item.
 
 The finish carries the duplicate markers the document takes or gives up (jobs.ingest.finishing),
-so a duplicate of another document of its user is found in the same request.
+so a duplicate of another document of its user is found in the same request; a duplicate of a
+document this run finished is known, by one read, before result.json is first written.
 
 A raw object that changed or disappeared after the event/listing that led to the claim is not a
 failure of the document: a deleted object ends DELETED (tombstone); a replaced one restores the
@@ -38,7 +39,7 @@ from jobs.contract import (
     layout,
     tombstone,
 )
-from jobs.contract.duplicates import content_digest, identities
+from jobs.contract.duplicates import CLAIMING, DuplicateKind, content_digest, identities, with_duplicates
 from jobs.contract.item import retention_class
 from jobs.errors import (
     RunStoppedError,
@@ -122,6 +123,12 @@ class DocumentProcessor:
             return self._stale(raw, obj, decision, gone=isinstance(exc, S3ObjectMissingError))
         key = layout.result_key(raw.user_id, raw.document_id)
         result = self._storable(raw, obj, claim, outcome, layout.s3_uri(self._processed_bucket, key))
+        digests = identities(content, result.invoice)
+        known: dict[DuplicateKind, str] = {}
+        if result.validation.status in CLAIMING:
+            known = self._finisher.known_duplicates(raw.user_id, raw.document_id, digests)
+        if known:
+            result = result.model_copy(update={"validation": with_duplicates(result.validation, known)})
         retention = result.retentionClass
         assert retention is not None  # _result decides it
         etag = self._buckets.put_fenced(
@@ -135,9 +142,8 @@ class DocumentProcessor:
         if etag is None:
             return resolved(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
         self._tag_raw(obj, decision, retention)
-        digests = identities(content, result.invoice)
         uri = layout.s3_uri(self._processed_bucket, key)
-        return self._finisher.finish(Finishing(raw, obj, claim, result, uri, etag, digests))
+        return self._finisher.finish(Finishing(raw, obj, claim, result, uri, etag, digests, duplicates=known))
 
     def _storable(
         self, raw: layout.RawKey, obj: ObjectInfo, claim: DocumentItem, outcome: ExtractionOutcome, uri: str

@@ -17,6 +17,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -439,15 +440,19 @@ class ConditionalPut:
     # A lost condition hands back the item it met (a marker's holder), instead of only "lost".
     return_old: bool = False
 
+    @cached_property
+    def stored(self) -> dict[str, Any]:
+        """The item as written (built once: packing a request reads its key, sending it all)."""
+        return self.item.to_item()
+
     @property
     def key(self) -> tuple[str, str]:
-        item = self.item.to_item()
-        return item[layout.PK_ATTR], item[layout.SK_ATTR]
+        return self.stored[layout.PK_ATTR], self.stored[layout.SK_ATTR]
 
     def request(self, table_name: str) -> TransactWriteItemTypeDef:
         put: PutTypeDef = {
             "TableName": table_name,
-            "Item": to_wire(self.item.to_item()),
+            "Item": to_wire(self.stored),
             "ConditionExpression": self.condition,
             "ExpressionAttributeNames": self.names,
         }

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from jobs.contract import DuplicateKind, DuplicateMarker, ResultDocument, Status, layout
 from jobs.contract.duplicates import content_digest, duplicate_reason
+from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.observability import CallMetrics
 from jobs.review import ReviewDesk
-from jobs.store.dynamo import to_wire
+from jobs.store.clients import dynamodb_client
+from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.s3 import Buckets
 
 INVOICE = {
     "invoiceNumber": "INV-7",
@@ -182,3 +187,63 @@ def test_three_drains_at_once_over_copies_of_one_file_agree_on_one_holder(stack)
     (holder,) = holders
     flagged = {d for d, i in items(stack).items() if i.reviewReasons}
     assert flagged == {f"copy-{n:02d}" for n in range(30)} - {holder}
+
+
+def _during_one_run(stack, *steps) -> object:
+    """One drain that goes on while `steps` run: each step waits for the previous uploads to
+    be settled in the table before acting, so the run meets their holders it finished itself.
+    """
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(IngestRun(stack.settings, IngestOptions(idle_seconds=5)).execute)
+        for step in steps:
+            step()
+        return run.result(timeout=120)
+
+
+def _settled(stack, doc: str) -> None:
+    deadline = time.monotonic() + 60
+    while items(stack).get(doc) is None or items(stack)[doc].status == Status.PROCESSING:
+        assert time.monotonic() < deadline, f"{doc} not settled"
+        time.sleep(0.1)
+
+
+def test_a_duplicate_of_a_document_the_run_finished_is_written_once_and_cancels_nothing(stack) -> None:
+    data = body()
+    summary = _during_one_run(
+        stack,
+        lambda: upload(stack, "u1", "first", data),
+        lambda: _settled(stack, "first"),
+        lambda: upload(stack, "u1", "again", data),
+    )
+    assert summary.processed == 2 and summary.duplicateCount == 1, summary.statuses
+    expected = [duplicate_reason(k, "first") for k in DuplicateKind]
+    again = items(stack)["again"]
+    assert again.status == Status.REVIEW_REQUIRED and again.reviewReasons == expected and again.held_markers == {}
+    assert result_of(stack, "u1", "again").validation.reasons == expected
+    # Known before its first write: one result.json per document, no finish lost a condition.
+    assert summary.calls["s3.PutObject"]["calls"] == 2
+    assert summary.calls["dynamodb.TransactWrite.finish"]["conditional_check_failures"] == 0
+    assert set(marker_holders(stack).values()) == {"first"}
+
+
+def test_a_holder_the_run_finished_and_its_owner_deleted_since_is_no_ones_original(stack) -> None:
+    data = body()
+    metrics = CallMetrics()
+    actions = DocumentActions(
+        DocumentTable(dynamodb_client(stack.settings), stack.settings.table_name, stack.settings.index_name, metrics),
+        Buckets(stack.s3(), metrics),
+        stack.settings.raw_bucket,
+        stack.settings.processed_bucket,
+        stack.settings.retention,
+    )
+    summary = _during_one_run(
+        stack,
+        lambda: upload(stack, "u1", "first", data),
+        lambda: _settled(stack, "first"),
+        lambda: actions.delete("u1", "first", "user:u1"),
+        lambda: upload(stack, "u1", "again", data),
+    )
+    assert summary.processed == 2 and summary.duplicateCount == 0, summary.statuses
+    again = items(stack)["again"]
+    assert again.status == Status.PROCESSED and again.reviewReasons == []
+    assert set(again.held_markers) == set(DuplicateKind) and set(marker_holders(stack).values()) == {"again"}
