@@ -31,7 +31,7 @@ import math
 import shutil
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,12 +161,16 @@ class _Spill:
         return rows
 
 
-def _columns(frame: pl.DataFrame, names: tuple[str, ...]) -> pl.DataFrame:
-    """The columns `names` of `frame`, as they are. DataFrame.select first aligns the chunks of
-    every column of a frame whose columns are chunked differently (a filtered frame's derived
-    columns are), a copy of the whole chunk per select: 15 ms per select of a 250k-row chunk.
+def _columns(
+    frame: pl.DataFrame, names: tuple[str, ...], instead: Mapping[str, pl.Series] | None = None
+) -> pl.DataFrame:
+    """The columns `names` of `frame`, as they are (or the series `instead` names for some).
+    DataFrame.select first aligns the chunks of every column of a frame whose columns are chunked
+    differently (a filtered frame's derived columns are), a copy of the whole chunk per select:
+    15 ms per select of a 250k-row chunk.
     """
-    return pl.DataFrame([frame.get_column(name) for name in names])
+    given = instead or {}
+    return pl.DataFrame([given[name] if name in given else frame.get_column(name) for name in names])
 
 
 @dataclasses.dataclass
@@ -230,8 +234,7 @@ class _Run:
             self.collect(rule(prepared) for rule in rules.ITEM_RULES)
             implied, odd = self._result_uris(items)
             for side in sides:
-                columns = [implied if c == URI_AS_IMPLIED else items.get_column(c) for c in side.columns]
-                side.items.write(pl.DataFrame(columns), side.key)
+                side.items.write(_columns(items, side.columns, {URI_AS_IMPLIED: implied}), side.key)
             odd_uris.write(odd, result_key())
             markers.write(marker_rows.select(MARKER_SIDE).collect(), result_key())
             if deep_items is not None:
@@ -247,7 +250,7 @@ class _Run:
         prefix = layout.s3_uri(self.params.processed_bucket, "")
         implied = uris.str.starts_with(prefix) & uris.str.strip_prefix(prefix).eq_missing(items.get_column("resultKey"))
         implied = implied.fill_null(False).alias(URI_AS_IMPLIED)
-        odd = pl.DataFrame([items.get_column(c) for c in ODD_URIS]).filter(uris.is_not_null() & ~implied)
+        odd = _columns(items, ODD_URIS).filter(uris.is_not_null() & ~implied)
         return implied, detached(odd)
 
     def spill_objects(self, side: _Side, writes: _Writes | None = None) -> _Spill:
