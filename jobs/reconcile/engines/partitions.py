@@ -290,10 +290,10 @@ class _Run:
             objects = spilled.lazy().with_columns(pl.lit(side.manifest.source_bucket).alias("bucket"))
             prepared = self._prepared(side, items, objects)
             if markers is not None:
-                held = markers.read(number, {c: self.item_schema[c] for c in MARKER_SIDE})
+                held = markers.read(number, self._schema(MARKER_SIDE))
                 prepared = dataclasses.replace(prepared, markers=held.lazy())
             if odd_uris is not None:
-                odd = odd_uris.read(number, {c: self.item_schema[c] for c in ODD_URIS})
+                odd = odd_uris.read(number, self._schema(ODD_URIS))
                 prepared = dataclasses.replace(prepared, odd_uris=odd.lazy())
             self.collect(rule(prepared) for rule in side.rules)
             del prepared, items, items_frame
