@@ -107,6 +107,16 @@ class S3ObjectMissingError(StoreError):
     """The object (or bucket key) does not exist (NoSuchKey, 404)."""
 
 
+class S3ObjectArchivedError(StoreError):
+    """The object is in an archive storage class (GLACIER, DEEP_ARCHIVE) and not restored: S3
+    answers a GET with 403 InvalidObjectState. Not an outage and not access denied: the one
+    document waits for a restore (`python -m jobs restore-archived`), then a later run reads it.
+    `reason` is the code reports and failures carry (ARCHIVED).
+    """
+
+    reason = "ARCHIVED"
+
+
 class S3ObjectLockMissingError(StoreError):
     """The bucket or version has no Object Lock configuration (so no legal hold either)."""
 

@@ -21,6 +21,7 @@ from botocore.exceptions import (
 )
 
 from jobs.errors import (
+    S3ObjectArchivedError,
     SettingsError,
     StoreAccessDeniedError,
     StoreError,
@@ -44,6 +45,9 @@ ACCESS_DENIED = frozenset(
         "AllAccessDisabled",
     }
 )
+# A GET of an object in GLACIER or DEEP_ARCHIVE that is not restored: 403 like a denial, but a
+# state of that one object (a restore makes it readable), never the credentials' fault.
+ARCHIVED = "InvalidObjectState"
 MISSING_RESOURCE = frozenset(
     {
         "ResourceNotFoundException",
@@ -77,6 +81,15 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", "Unknown"))
 
 
+def _archived_message(exc: ClientError, operation: str, resource: str) -> str:
+    storage_class = exc.response.get("Error", {}).get("StorageClass") or "an archive storage class"
+    what = resource or "the object"
+    return (
+        f"{S3ObjectArchivedError.reason}: {operation}: {what} is in {storage_class} and not restored"
+        " (python -m jobs restore-archived requests its restore; read it again once restored)"
+    )
+
+
 def translate(exc: BotoCoreError | ClientError, operation: str, resource: str = "") -> Exception:
     """The domain error for a botocore exception raised by `operation` (raise it `from exc`).
 
@@ -87,6 +100,8 @@ def translate(exc: BotoCoreError | ClientError, operation: str, resource: str = 
         code = error_code(exc)
         message = f"{operation}: {code}: {exc.response.get('Error', {}).get('Message', '')}".rstrip(": ")
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        if code == ARCHIVED:
+            return S3ObjectArchivedError(_archived_message(exc, operation, resource), code)
         if code in ACCESS_DENIED or status == 403:
             return StoreAccessDeniedError(message, code)
         if code in MISSING_RESOURCE:

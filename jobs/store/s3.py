@@ -85,7 +85,8 @@ class Buckets:
         kwargs: dict[str, Any] = {"Bucket": bucket, "Key": key}
         if etag:
             kwargs["IfMatch"] = etag
-        with self._metrics.call("s3.GetObject"), translated("s3.GetObject", {**_MISSING, **_CHANGED}):
+        where = f"s3://{bucket}/{key}"
+        with self._metrics.call("s3.GetObject"), translated("s3.GetObject", {**_MISSING, **_CHANGED}, where):
             response = self._client.get_object(**kwargs)
             return response["Body"].read()
 
