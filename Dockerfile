@@ -14,10 +14,12 @@ ENV PYTHONUNBUFFERED=1 \
 
 WORKDIR /app
 
-# The local OCR engine; no recommends, no package lists left in the layer.
+# The local OCR engine, and pango with one font for WeasyPrint (the reconcile report's PDF);
+# no recommends, no package lists left in the layer.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra \
+        libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core \
  && rm -rf /var/lib/apt/lists/*
 
 # Dependencies first so code changes reuse the layer; only the jobs' runtime requirements.

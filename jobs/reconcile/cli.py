@@ -2,6 +2,8 @@
 
 Exit 0 when no finding reaches --fail-on, 1 when one does, 2 when the run itself failed (bad
 options, unreadable export/inventory files, AWS unreachable, report key already taken).
+`python -m jobs reconcile acknowledge --finding ID --by NAME --reason TEXT` records that a person
+accepted a finding (`acknowledge`).
 """
 
 from __future__ import annotations
@@ -157,6 +159,10 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["acknowledge"]:
+        from jobs.reconcile import acknowledge
+
+        return acknowledge.main(argv[1:])
     try:
         options = parse_options(argv)
     except SystemExit as exc:  # argparse: --help is 0, bad options are 2

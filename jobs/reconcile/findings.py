@@ -78,44 +78,154 @@ class Severity(StrEnum):
 
 SEVERITY_RANK = {Severity.WARNING: 1, Severity.ERROR: 2}
 
+
+@dataclass(frozen=True)
+class Definition:
+    """What a code means, in one place: its severity (the rules' and the exit code's) and the
+    plain words the report shows an auditor beside it (what was found, why it usually happens,
+    what to do). `tests/jobs/reconcile/test_definitions.py` fails if a code lacks any of them.
+    """
+
+    severity: Severity
+    meaning: str
+    cause: str
+    remedy: str
+
+
+_REPAIRED = "`reconcile --repair` (the repair task) fixes it with a conditional write"
+_PERSON = "repair does not touch it: a person decides"
+
 # Errors: the table or the buckets lie to a reader (dashboard shows a document that cannot be
 # opened, or hides one that exists). Warnings: the next ingest run settles it, or it is clutter.
-SEVERITY: dict[Code, Severity] = {
-    Code.ORPHAN_RESULT: Severity.ERROR,
-    Code.MISSING_RESULT: Severity.ERROR,
-    Code.UNPROCESSED_RAW: Severity.WARNING,
-    Code.MISSING_RAW: Severity.ERROR,
-    Code.STALE_RESULT: Severity.WARNING,
-    Code.STUCK_PROCESSING: Severity.ERROR,
-    Code.INDEX_DRIFT: Severity.ERROR,
-    Code.KEY_MISMATCH: Severity.ERROR,
-    Code.SUMMARY_MISMATCH: Severity.WARNING,
-    Code.BAD_KEY: Severity.WARNING,
-    # --deep: result.json was extracted from another upload than the item's (a stale writer's
-    # bytes), or cannot be read as a ResultDocument (damaged, or deleted since the listing).
-    Code.RESULT_SOURCE_MISMATCH: Severity.ERROR,
-    Code.RESULT_UNREADABLE: Severity.ERROR,
-    # Duplicate markers (jobs.contract.duplicates): one a document does not hold is taken over by
-    # the next upload of its identity (clutter); a document whose marker is missing would let its
-    # duplicates through unflagged.
-    Code.ORPHAN_MARKER: Severity.WARNING,
-    Code.MISSING_MARKER: Severity.ERROR,
-    # A DELETED tombstone whose raw object is there again (the same file uploaded again, or
-    # restored): a new life of the document that the next drain claims, unless its arrival
-    # was lost (repair re-queues it, as for UNPROCESSED_RAW).
-    Code.DELETED_RAW_EXISTS: Severity.WARNING,
-    # A version of a document with no record in the change log (a lost batch, a delivery that
-    # failed); records Firehose could not convert (kept under errors/, not in the log's table);
-    # records that are not an ordinary change of a document item (kept, reported).
-    Code.AUDIT_GAP: Severity.ERROR,
-    Code.AUDIT_UNDELIVERED: Severity.ERROR,
-    Code.AUDIT_ANOMALY: Severity.WARNING,
-    # The object would expire with another class than its item; a held document's version could
-    # be deleted; a deleted document outlived its grace.
-    Code.RETENTION_TAG_MISMATCH: Severity.ERROR,
-    Code.LEGAL_HOLD_MISSING: Severity.ERROR,
-    Code.NOT_HARD_DELETED: Severity.ERROR,
+DEFINITIONS: dict[Code, Definition] = {
+    Code.ORPHAN_RESULT: Definition(
+        Severity.ERROR,
+        "A result.json exists in the processed bucket but no document item names it.",
+        "The item was deleted (by hand, a bad role, or a restore to an older point) after its result was written.",
+        f"{_REPAIRED}: the item is rebuilt from result.json while its raw upload is still there.",
+    ),
+    Code.MISSING_RESULT: Definition(
+        Severity.ERROR,
+        "A finished document's item points at a result.json that is not in the processed bucket.",
+        "The result object was deleted or never written (a crash between the two writes, a lifecycle rule).",
+        f"{_REPAIRED}: the document is marked for reprocessing and queued for the next drain.",
+    ),
+    Code.UNPROCESSED_RAW: Definition(
+        Severity.WARNING,
+        "An upload in the raw bucket has no document item: the ingest never saw it.",
+        "Its S3 arrival notification was lost, or the upload predates the arrival queue.",
+        f"{_REPAIRED}: the upload is sent to the arrival queue again and the next drain processes it.",
+    ),
+    Code.MISSING_RAW: Definition(
+        Severity.ERROR,
+        "A document item names a raw upload that is no longer in the raw bucket.",
+        "The upload was deleted outside the owner's delete (by hand, a lifecycle rule, a bad role).",
+        f"{_REPAIRED}: a finished document becomes a DELETED tombstone; check who deleted the object.",
+    ),
+    Code.STALE_RESULT: Definition(
+        Severity.WARNING,
+        "The raw upload changed (new ETag) since the document's result was extracted.",
+        "The user uploaded the file again and the arrival of the new version is still pending or was lost.",
+        f"The next drain normally settles it; if it persists, re-queue the upload ({_PERSON}).",
+    ),
+    Code.STUCK_PROCESSING: Definition(
+        Severity.ERROR,
+        "A document has been PROCESSING with an expired lease for longer than the stuck threshold.",
+        "The ingest task holding it died (out of memory, killed, a deploy) before finishing.",
+        f"{_REPAIRED}: the lease is released and the document marked for reprocessing.",
+    ),
+    Code.INDEX_DRIFT: Definition(
+        Severity.ERROR,
+        "A document's status-index keys (GSI1PK/GSI1SK) disagree with its status and creation time.",
+        "An item was written without the contract's model (a hand edit, an old writer).",
+        f"{_REPAIRED}: the item is rewritten through the model, which derives the index keys.",
+    ),
+    Code.KEY_MISMATCH: Definition(
+        Severity.ERROR,
+        "A document's keys, ids or S3 URIs (or its result.json's ids) name different documents.",
+        "A hand edit, a copy between users, or a writer bug mixed two documents' identities.",
+        f"Investigate the document's history (`python -m jobs audit history`); {_PERSON}.",
+    ),
+    Code.SUMMARY_MISMATCH: Definition(
+        Severity.WARNING,
+        "The item's summary fields (status, vendor, date, total) differ from its result.json (--deep).",
+        "A correction or a reprocessing updated one copy and not the other.",
+        f"Reprocess the document or apply the correction again through the review desk; {_PERSON}.",
+    ),
+    Code.BAD_KEY: Definition(
+        Severity.WARNING,
+        "An object in a data bucket has a key outside the storage layout.",
+        "Something other than the pipeline wrote to the bucket (a manual upload, a test, a tool).",
+        f"Find the writer, then move or delete the object; {_PERSON}.",
+    ),
+    Code.RESULT_SOURCE_MISMATCH: Definition(
+        Severity.ERROR,
+        "The result.json was extracted from a different upload than the one the item names (--deep).",
+        "A stale writer finished after a newer upload had been claimed.",
+        f"{_REPAIRED}: the document is marked for reprocessing.",
+    ),
+    Code.RESULT_UNREADABLE: Definition(
+        Severity.ERROR,
+        "A result.json cannot be read as a result document (--deep).",
+        "The object is damaged, was written by an incompatible version, or was deleted after the listing.",
+        f"Reprocess the document; if the object is damaged, find its writer; {_PERSON}.",
+    ),
+    Code.ORPHAN_MARKER: Definition(
+        Severity.WARNING,
+        "A duplicate marker names a document that does not hold it.",
+        "The document was deleted or changed identity and its marker was not given up.",
+        "Clutter only: the next upload of that identity takes the marker over. No action needed.",
+    ),
+    Code.MISSING_MARKER: Definition(
+        Severity.ERROR,
+        "A finished document does not have the duplicate marker its identity requires.",
+        "The marker was deleted, or the finish that should have written it was interrupted.",
+        f"Reprocess the document so its finish writes the marker; {_PERSON}.",
+    ),
+    Code.DELETED_RAW_EXISTS: Definition(
+        Severity.WARNING,
+        "A DELETED document's raw upload is present again.",
+        "The same file was uploaded again or restored: a new life of the document.",
+        f"The next drain claims it; if its arrival was lost, {_REPAIRED} by re-queuing the upload.",
+    ),
+    Code.AUDIT_GAP: Definition(
+        Severity.ERROR,
+        "A version of a document has no record in the change log.",
+        "A batch of change records was lost, or their delivery failed.",
+        "Check the change log's delivery (Firehose errors, the pipe); the history of those versions is lost.",
+    ),
+    Code.AUDIT_ANOMALY: Definition(
+        Severity.WARNING,
+        "A change-log record is not an ordinary change of a document item.",
+        "A hand edit, a restore, or a writer outside the pipeline changed the table.",
+        "Review the record (`python -m jobs audit actor`) and confirm the change was intended.",
+    ),
+    Code.AUDIT_UNDELIVERED: Definition(
+        Severity.ERROR,
+        "Change-log records could not be converted and were kept under errors/.",
+        "A record did not match the change log's schema (a new attribute, a malformed item).",
+        "Inspect the kept records and replay them once the schema is fixed.",
+    ),
+    Code.RETENTION_TAG_MISMATCH: Definition(
+        Severity.ERROR,
+        "An object's retention tag differs from its document's retention class.",
+        "The class changed after the object was tagged, or the tag write failed.",
+        "Tag the object with the document's class; until then it would expire on the wrong schedule.",
+    ),
+    Code.LEGAL_HOLD_MISSING: Definition(
+        Severity.ERROR,
+        "A version of a document under legal hold has no Object Lock hold: it could be deleted.",
+        "The hold was set before the version was written, or a hold call failed.",
+        "Set the legal hold again (`python -m jobs documents hold`), which locks every version.",
+    ),
+    Code.NOT_HARD_DELETED: Definition(
+        Severity.ERROR,
+        "A deleted document outlived its grace period: its versions are still stored.",
+        "The hard delete did not run or failed, or a lifecycle rule is missing.",
+        "Run the lifecycle's hard delete; check the bucket's lifecycle configuration.",
+    ),
 }
+SEVERITY: dict[Code, Severity] = {code: d.severity for code, d in DEFINITIONS.items()}
 
 # --- the wide frame every engine returns -------------------------------------------------------
 IDENTITY_COLUMNS: dict[str, pl.DataType] = {

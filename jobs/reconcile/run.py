@@ -465,6 +465,11 @@ class ReconcileRun:
             totalFindings=findings.height,
             repairs=repairs,
             reportPrefix=self.report_prefix,
+            scope={
+                "table": self.settings.table_name,
+                "rawBucket": self.settings.raw_bucket,
+                "processedBucket": self.settings.processed_bucket,
+            },
         )
         if self.options.write_report:
             clock = time.perf_counter()
