@@ -3,8 +3,8 @@
 `build()` lists the components in the order they depend on each other; each is built by a small
 function of the validated settings and the components it needs.
 
-The only reader of pulumi.Config. `build()` is importable so the unit tests run the very same
-program under Pulumi's mocks.
+The only reader of the stack config, which it reads whole (engine_config). `build()` is
+importable so the unit tests run the very same program under Pulumi's mocks.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from components.audit_catalog import AuditCatalog, AuditCatalogArgs
 from components.audit_trail import AuditTrail, AuditTrailArgs, audit_bucket_policies, trail_arn
 from components.backups import TableBackups, TableBackupsArgs
 from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
+from components.budget import CostBudget, CostBudgetArgs
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
@@ -29,12 +30,21 @@ from jobs.contract import BucketSpec, layout
 from jobs.settings import JobSettings
 
 
-def load_settings() -> StackSettings:
-    def get(key: str) -> str | None:
-        namespace, _, name = key.partition(":")
-        return pulumi.Config(namespace).get(name)
+def engine_config() -> dict[str, str]:
+    """Every config key the engine handed the program, as the SDK's getter resolves it.
 
-    return StackSettings.from_config(get)
+    The language host passes the whole stack config (project defaults merged in) as the
+    PULUMI_CONFIG bag; tests and inline programs set it with set_all_config. Both are read whole,
+    so a key no setting reads is seen (and refused) rather than ignored. Each value then comes
+    from pulumi.runtime.get_config, whose precedence (PULUMI_CONFIG_<KEY> over the bag) wins.
+    """
+    handed = {**pulumi.runtime.get_config_env(), **pulumi.runtime.config.CONFIG.get()}
+    keys = sorted(set(handed) | set(StackSettings.keys().values()))
+    return {key: value for key in keys if (value := pulumi.runtime.get_config(key)) is not None}
+
+
+def load_settings() -> StackSettings:
+    return StackSettings.from_mapping(engine_config())
 
 
 def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
@@ -55,6 +65,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     jobs = batch_jobs(settings, account_id, key, store, buckets, arrivals, alerts, job_env, catalog, backups)
     outputs = stack_outputs(store, buckets, key, alerts, jobs, arrivals, events, review, trail)
     outputs |= recovery_outputs(settings, jobs, backups, second)
+    outputs["budgetName"] = cost_budget(settings, alerts).budget_name
     outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
     if catalog.database_name is not None and catalog.workgroup_name is not None:
         outputs |= {"auditDatabaseName": catalog.database_name, "athenaWorkgroupName": catalog.workgroup_name}
@@ -144,6 +155,19 @@ def alert_topic(settings: StackSettings, account_id: pulumi.Output[str], key: Da
             kms_key_arn=key.key_arn,
             existing_topic_arn=settings.alarm_topic_arn,
             email=settings.alarm_email,
+            tags=settings.resource_tags(),
+        ),
+    )
+
+
+def cost_budget(settings: StackSettings, alerts: Alerts) -> CostBudget:
+    """The stack's monthly cost budget, alerting the alarm topic."""
+    return CostBudget(
+        f"{layout.stage_prefix(settings.stage)}-cost",
+        CostBudgetArgs(
+            stage=settings.stage,
+            amount_usd=settings.monthly_budget_usd,
+            alarm_topic_arn=alerts.topic_arn,
             tags=settings.resource_tags(),
         ),
     )
@@ -307,8 +331,10 @@ def batch_jobs(
             security_group_ids=settings.security_group_ids,
             assign_public_ip=settings.assign_public_ip,
             alarm_topic_arn=alerts.topic_arn,
-            image_uri=settings.image_uri,
-            image_tag=settings.image_tag,
+            image_digest=settings.image_digest,
+            image_repository=settings.image_repository(),
+            image_keep_count=settings.image_keep_count,
+            image_release_tag_prefixes=settings.image_release_tag_prefixes,
             ocr_engine=settings.ocr_engine,
             reconcile_engine=settings.reconcile_engine,
             catalog_grants=catalog.grants,

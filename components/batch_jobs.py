@@ -111,8 +111,12 @@ class BatchJobsArgs:
     subnet_ids: Sequence[str]
     security_group_ids: Sequence[str]
     alarm_topic_arn: pulumi.Input[str]
-    image_uri: str | None = None
-    image_tag: str | None = None
+    # The image by digest: in a configured registry/repository, or (None) the stack's own ECR
+    # repository, which keeps the newest image_keep_count images and every release-tagged one.
+    image_digest: str
+    image_repository: str | None = None
+    image_keep_count: int = 30
+    image_release_tag_prefixes: Sequence[str] = ()
     assign_public_ip: bool = False
     fargate_spot: bool = False
     # Ingest tasks the nightly schedule starts; they drain the one arrival queue together.
@@ -564,11 +568,12 @@ class BatchJobs(pulumi.ComponentResource):
 
     # --- helpers ---------------------------------------------------------------------------
     def _image(self) -> tuple[pulumi.Output[str], pulumi.Input[str] | None]:
-        """The job image: a configured URI, else the stack's own ECR repository at image_tag."""
+        """The job image by digest: in a configured repository, else in the stack's own."""
         args = self._args
-        if args.image_uri:
+        if args.image_repository:
             self.repository_url = None
-            return pulumi.Output.from_input(args.image_uri), policies.ecr_repository_arn(args.image_uri)
+            image = f"{args.image_repository}@{args.image_digest}"
+            return pulumi.Output.from_input(image), policies.ecr_repository_arn(image)
         repository = aws.ecr.Repository(
             f"{self._name}-repository",
             name=f"{layout.stage_prefix(args.stage)}-jobs",
@@ -580,8 +585,14 @@ class BatchJobs(pulumi.ComponentResource):
             tags=args.tags,
             opts=child(self),
         )
+        aws.ecr.LifecyclePolicy(
+            f"{self._name}-repository-lifecycle",
+            repository=repository.name,
+            policy=json.dumps(policies.ecr_lifecycle_policy(args.image_keep_count, args.image_release_tag_prefixes)),
+            opts=child(self),
+        )
         self.repository_url = repository.repository_url
-        return repository.repository_url.apply(lambda url: f"{url}:{args.image_tag}"), repository.arn
+        return repository.repository_url.apply(lambda url: f"{url}@{args.image_digest}"), repository.arn
 
     def _role(self, purpose: str, service: str) -> aws.iam.Role:
         return aws.iam.Role(

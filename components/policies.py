@@ -127,6 +127,11 @@ def assume_role_policy(service: str, account_id: str) -> Policy:
     )
 
 
+# The services that publish to the alarm topic: CloudWatch alarms, EventBridge rules (failed
+# tasks) and AWS Budgets (the stack's cost budget).
+ALERT_PUBLISHERS = ("cloudwatch.amazonaws.com", "events.amazonaws.com", "budgets.amazonaws.com")
+
+
 # --- KMS -----------------------------------------------------------------------------------
 def data_key_policy(
     account_id: str,
@@ -183,7 +188,7 @@ def data_key_policy(
             "AlarmsAndRulesPublishToEncryptedTopic",
             KMS_ENCRYPT,
             "*",
-            principal={"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
+            principal={"Service": list(ALERT_PUBLISHERS)},
             condition=source,
         ),
         *statements,
@@ -688,6 +693,42 @@ def ecr_repository_arn(image_uri: str) -> str | None:
     return f"arn:aws:ecr:{match['region']}:{match['account']}:repository/{match['repo']}"
 
 
+# Release images a repository keeps: ECR allows no "keep" action, so a rule that expires release
+# images beyond this count, ahead of the count rule, shelters them (an image one rule selects
+# is never expired by a rule of lower priority). Years of releases at several a week.
+RELEASE_IMAGES_KEPT = 1000
+
+
+def ecr_lifecycle_policy(keep: int, release_tag_prefixes: Sequence[str]) -> dict[str, Any]:
+    """The job repository's lifecycle: every release-tagged image (up to RELEASE_IMAGES_KEPT),
+    then the newest `keep` images of any other kind (untagged, branch builds); older ones expire.
+    """
+    rules: list[dict[str, Any]] = []
+    if release_tag_prefixes:
+        rules.append(
+            {
+                "rulePriority": 1,
+                "description": "keep release images (a stack deploys only these)",
+                "selection": {
+                    "tagStatus": "tagged",
+                    "tagPrefixList": list(release_tag_prefixes),
+                    "countType": "imageCountMoreThan",
+                    "countNumber": RELEASE_IMAGES_KEPT,
+                },
+                "action": {"type": "expire"},
+            }
+        )
+    rules.append(
+        {
+            "rulePriority": len(rules) + 1,
+            "description": f"keep the newest {keep} other images",
+            "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": keep},
+            "action": {"type": "expire"},
+        }
+    )
+    return {"rules": rules}
+
+
 def execution_role_policy(*, log_group_arns: Sequence[str], key_arn: str, repository_arn: str | None) -> Policy:
     """What ECS itself needs to start a job task: pull the image, write its log streams."""
     statements = [
@@ -951,7 +992,7 @@ def alarm_topic_policy(topic_arn: str, account_id: str) -> Policy:
             "AlarmsAndRulesPublish",
             ["sns:Publish"],
             [topic_arn],
-            principal={"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
+            principal={"Service": list(ALERT_PUBLISHERS)},
             condition={"StringEquals": {"aws:SourceAccount": account_id}},
         ),
     )

@@ -1,15 +1,18 @@
 """StackSettings: every value a stack is configured with, validated once before any resource exists.
 
-`__main__.py` is the only reader of `pulumi.Config`; it hands the raw strings to `from_config`, and
-the components receive typed values. A wrong value fails the whole program with a message naming
+`__main__.py` is the only reader of the stack config: it hands every key the engine passed the
+program to `from_mapping` (so a `docuflow:` key no field reads is refused, naming the key it
+resembles), and the components receive typed values. A wrong value fails the whole program with a message naming
 the config key (`docuflow:shardCount`), not a pydantic field path.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -132,9 +135,16 @@ class StackSettings(BaseModel):
     audit_retention_mode: Literal["GOVERNANCE", "COMPLIANCE"] = AUDIT_RETENTION.mode
     audit_retention_days: int = Field(default=AUDIT_RETENTION.days, ge=1, le=36500)
 
-    # Batch jobs.
+    # Batch jobs. The task definitions name the image by digest (repository@sha256:…), so what
+    # runs is what the stack file says, whatever is later pushed or re-tagged (docs/deploy.md);
+    # the tag (or imageUri's) names the release for people. The stack's own repository keeps
+    # the newest imageKeepCount images and every image tagged with a release prefix (the
+    # calendar versions, 2026.11.29-1: "20"), and deploys only a release-tagged image.
     image_uri: str | None = None
     image_tag: str | None = Field(default=None, pattern=r"^[\w][\w.-]{0,127}$")
+    image_digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    image_keep_count: int = Field(default=30, ge=1, le=1000)
+    image_release_tag_prefixes: list[str] = Field(default_factory=lambda: ["20"], max_length=25)
     ingest_schedule: str = "cron(0 2 * * ? *)"
     reconcile_schedule: str = "cron(0 5 * * ? *)"
     schedule_timezone: str = "UTC"
@@ -196,6 +206,10 @@ class StackSettings(BaseModel):
     alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)
     alarm_email: str | None = Field(default=None, pattern=_EMAIL.pattern)
 
+    # Cost: a monthly AWS Budgets cost budget of the resources tagged with this stage, alerting
+    # the alarm topic on actual and forecast spend.
+    monthly_budget_usd: Decimal = Field(gt=0, max_digits=12, decimal_places=2)
+
     tags: dict[str, str] = Field(default_factory=dict)
 
     @field_validator(
@@ -205,6 +219,7 @@ class StackSettings(BaseModel):
         "security_group_ids",
         "tags",
         "retention_class_by_type",
+        "image_release_tag_prefixes",
         mode="before",
     )
     @classmethod
@@ -282,6 +297,7 @@ class StackSettings(BaseModel):
                 f"{NAMESPACE}:imageTag is required when {NAMESPACE}:imageUri is not set "
                 "(the tag pushed to the stack's ECR repository)"
             )
+        self._check_image()
         if self.alarm_topic_arn and self.alarm_email:
             raise ValueError(f"set {NAMESPACE}:alarmTopicArn or {NAMESPACE}:alarmEmail, not both")
         self._check_chain()
@@ -292,6 +308,19 @@ class StackSettings(BaseModel):
                 f"{NAMESPACE}:glacierAfterDays must be at least {NAMESPACE}:infrequentAccessAfterDays + 30"
             )
         return self
+
+    def _check_image(self) -> None:
+        if self.image_uri and "@" in self.image_uri and not self.image_uri.endswith(f"@{self.image_digest}"):
+            raise ValueError(f"{NAMESPACE}:imageUri names another digest than {NAMESPACE}:imageDigest")
+        # The repository's lifecycle policy keeps release-tagged images only: a deployed image
+        # must be one, or the policy could expire it under a running stack.
+        tag = self.image_tag
+        prefixes = self.image_release_tag_prefixes
+        if self.image_uri is None and tag is not None and prefixes and not tag.startswith(tuple(prefixes)):
+            raise ValueError(
+                f"{NAMESPACE}:imageTag {tag!r} is not a release tag ({NAMESPACE}:imageReleaseTagPrefixes {prefixes}): "
+                "the repository's lifecycle policy could expire it"
+            )
 
     def _check_recovery(self) -> None:
         if self.backup_monthly_retention_days < self.backup_daily_retention_days:
@@ -397,6 +426,14 @@ class StackSettings(BaseModel):
         """
         return max(self.pitr_recovery_days, self.backup_daily_retention_days, self.backup_monthly_retention_days)
 
+    def image_repository(self) -> str | None:
+        """The configured registry/repository without its tag or digest (None: the stack's own)."""
+        if self.image_uri is None:
+            return None
+        name = self.image_uri.split("@")[0]
+        registry, _, path = name.partition("/")
+        return f"{registry}/{path.split(':')[0]}"
+
     def resource_tags(self) -> dict[str, str]:
         return {"app": layout.APP, "stage": self.stage, **self.tags}
 
@@ -412,8 +449,9 @@ class StackSettings(BaseModel):
         keys = cls.keys()
         unknown = sorted(k for k in values if k.startswith(f"{NAMESPACE}:") and k not in keys.values())
         if unknown:
-            raise StackSettingsError(f"unknown config key(s): {', '.join(unknown)}")
-        data = {name: values[key] for name, key in keys.items() if values.get(key) is not None}
+            raise StackSettingsError("unknown config key(s): " + "; ".join(_unknown(k, keys.values()) for k in unknown))
+        # "" is unset: Pulumi.yaml can declare a key optional only by giving it a default.
+        data = {name: values[key] for name, key in keys.items() if values.get(key) not in (None, "")}
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
@@ -421,10 +459,11 @@ class StackSettings(BaseModel):
             aliases = {cls.model_fields[n].alias or n: k for n, k in keys.items()}
             raise StackSettingsError(_describe(exc, {**keys, **aliases})) from exc
 
-    @classmethod
-    def from_config(cls, get: Callable[[str], str | None]) -> StackSettings:
-        """Build from a getter of fully-qualified keys (in `__main__`, backed by pulumi.Config)."""
-        return cls.from_mapping({key: get(key) for key in cls.keys().values()})
+
+def _unknown(key: str, known: Iterable[str]) -> str:
+    """An unknown key, and the known one it most resembles (a typo's likely intent)."""
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f"{key} (did you mean {close[0]}?)" if close else key
 
 
 def _each(values: list[str], pattern: re.Pattern[str], what: str) -> list[str]:

@@ -36,11 +36,12 @@ DEV_COUNTS = {
     "docuflow:status_events:StatusEvents": 6,
     "docuflow:arrivals:Arrivals": 5,
     "docuflow:audit_catalog:AuditCatalog": 9,  # two inventories; Glue database and five tables; workgroup
-    # + erasure, documents, legal-hold: log group, role, policy, task each.
-    "docuflow:batch_jobs:BatchJobs": 43,
+    # + erasure, documents, legal-hold: log group, role, policy, task each; the repository's lifecycle.
+    "docuflow:batch_jobs:BatchJobs": 44,
     "docuflow:backups:TableBackups": 6,  # vault, its lock, plan, selection, role and its policy
     "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
     "docuflow:audit_trail:AuditTrail": 16,
+    "docuflow:budget:CostBudget": 1,
 }
 
 
@@ -298,7 +299,9 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     assert td["volumes"] == [{"name": batch_jobs.SCRATCH_VOLUME}]
     assert td["taskRoleArn"].endswith(f"{job}-task-role-1a2b3c")
     assert td["executionRoleArn"].endswith("execution-role-1a2b3c")
-    assert c["image"] == "123456789012.dkr.ecr.eu-west-1.amazonaws.com/docuflow-dev-jobs:2026.11.29-1"
+    # By digest: what runs is what the stack file names, whatever a tag points at later.
+    digest = stack_config("dev")["docuflow:imageDigest"]
+    assert c["image"] == f"123456789012.dkr.ecr.eu-west-1.amazonaws.com/docuflow-dev-jobs@{digest}"
     assert c["logConfiguration"]["options"]["awslogs-group"] == f"/docuflow/dev/{job}"
     env = {e["name"]: e["value"] for e in c["environment"]}
     # The nightly reconcile and its repair export the table: its ARN, and the chain's days.
@@ -315,7 +318,8 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
 def test_prod_uses_the_configured_image_and_no_repository(prod: ProgramRun) -> None:
     assert prod.of_type("aws:ecr/repository:Repository") == []
     image = _container(prod, "ingest")["image"]
-    assert image == "111122223333.dkr.ecr.eu-west-1.amazonaws.com/docuflow-jobs:2026.11.29-1"
+    digest = stack_config("prod")["docuflow:imageDigest"]
+    assert image == f"111122223333.dkr.ecr.eu-west-1.amazonaws.com/docuflow-jobs@{digest}"
     policy = json.loads(prod.named("docuflow-prod-execution-policy").inputs["policy"])
     pulls = [s for s in policy["Statement"] if "ecr:BatchGetImage" in s["Action"]]
     assert pulls[0]["Resource"] == ["arn:aws:ecr:eu-west-1:111122223333:repository/docuflow-jobs"]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from components.settings import StackSettingsError
 from jobs.contract import layout
-from tests.components.program import REPO_ROOT, ProgramRun, run_as_main, stack_config
+from tests.components.program import MOCKS, REPO_ROOT, ProgramRun, run_as_main, stack_config
 
 
 def test_main_runs_the_whole_program_for_a_new_stage(dev: ProgramRun) -> None:
@@ -22,5 +27,37 @@ def test_main_runs_the_whole_program_for_a_new_stage(dev: ProgramRun) -> None:
 
 def test_main_stays_thin() -> None:
     source = (REPO_ROOT / "__main__.py").read_text()
-    assert "pulumi.Config(" in source and source.count("pulumi.Config(") == 1
+    # The config is read whole, in one place (load_settings), never key by key.
+    assert "pulumi.Config(" not in source and source.count("get_config_env()") == 1
     assert "aws.s3." not in source and "aws.iam." not in source  # resources live in components
+
+
+def test_a_misspelt_key_stops_the_program_before_any_resource() -> None:
+    """The engine hands the program the whole stack config (Pulumi.dev.yaml plus a typo here):
+    a `docuflow:` key no setting reads fails the run, naming the key and the one it resembles.
+    """
+    config = {**stack_config("dev"), "docuflow:retentionDayz": "5"}
+    before = len(MOCKS.resources)
+    with pytest.raises(StackSettingsError, match=r"docuflow:retentionDayz.*did you mean docuflow:retentionDays"):
+        run_as_main(config)
+    assert MOCKS.resources[before:] == []
+
+
+def test_the_config_the_host_hands_in_its_environment_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Python language host passes the stack's config as PULUMI_CONFIG (JSON), not through
+    set_all_config: a typo there is refused too, and the keys there are the ones read.
+    """
+    config = {**stack_config("dev"), "docuflow:ingestTaskz": "2"}
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
+    before = len(MOCKS.resources)
+    with pytest.raises(StackSettingsError, match=r"docuflow:ingestTaskz.*did you mean docuflow:ingestTasks"):
+        run_as_main({})
+    assert MOCKS.resources[before:] == []
+    del config["docuflow:ingestTaskz"]
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({**config, "docuflow:ingestTasks": "3"}))
+    (ingest,) = [
+        r
+        for r in run_as_main({})
+        if r.typ == "aws:scheduler/schedule:Schedule" and r.inputs["name"] == "docuflow-dev-ingest"
+    ]
+    assert ingest.inputs["target"]["ecsParameters"]["taskCount"] == 3

@@ -75,7 +75,9 @@ def test_defaults_when_optional_keys_are_absent() -> None:
         "docuflow:stage": "qa",
         "docuflow:subnetIds": '["subnet-0123456789abcdef0"]',
         "docuflow:securityGroupIds": '["sg-0123456789abcdef0"]',
-        "docuflow:imageTag": "v1",
+        "docuflow:imageTag": "2026.12.01-1",
+        "docuflow:imageDigest": "sha256:" + "ab" * 32,
+        "docuflow:monthlyBudgetUsd": "250",
     }
     s = StackSettings.from_mapping(minimal)
     assert (s.retention_days, s.noncurrent_expiration_days, s.abort_multipart_days) == (1827, 90, 7)
