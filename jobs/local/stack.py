@@ -70,6 +70,9 @@ class Endpoints:
             "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": self.dynamodb,
             "AWS_ENDPOINT_URL_S3": self.s3,
             "AWS_ENDPOINT_URL_SQS": self.sqs,
+            # moto's server also answers KMS (the reports' signing key) and SNS (their notice).
+            "AWS_ENDPOINT_URL_KMS": self.s3,
+            "AWS_ENDPOINT_URL_SNS": self.s3,
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             **DUMMY_CREDENTIALS,

@@ -4,8 +4,10 @@ Files: findings.parquet, findings.csv (what was found: the same inputs give byte
 files), ledger.parquet (each finding's life: id, first seen, nights open, acknowledged, resolved;
 `ledger`), report.html and report.pdf (`report_view`) and, last, summary.json (run metadata, the
 scope, input snapshot times, counts per finding, what changed since the previous report, repairs,
-sha256 of the other files). summary.json is written last so its presence means the report is
-complete. Every put is write-once (If-None-Match), so a report can never be replaced.
+sha256 of the other files, the provenance and the previous summary's key and sha256: a chain),
+then summary.sig (its KMS signature, `provenance`) and, last, summary.json itself, so its
+presence means the report is complete. Every put is write-once (If-None-Match), so a report can
+never be replaced.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import os
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -21,10 +24,12 @@ from pydantic import ValidationError
 
 from jobs.contract import layout
 from jobs.reconcile import ledger as ledgers
+from jobs.reconcile import provenance
 from jobs.reconcile.report_view import render_html, render_pdf
 from jobs.reconcile.summary import ReconcileSummary, RepairAction
 
 if TYPE_CHECKING:
+    from jobs.settings import JobSettings
     from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
@@ -75,15 +80,41 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def summary_key(report_prefix: str) -> str:
+    return report_prefix + SUMMARY_FILE
+
+
+def _signed(buckets: Buckets, bucket: str, summary: ReconcileSummary, settings: JobSettings) -> bytes:
+    """summary.json's bytes, its signature put first when the stack names a signing key."""
+    body = summary.model_dump_json(indent=2).encode()
+    key_id = os.environ.get(provenance.ENV_SIGNING_KEY)
+    if key_id:
+        from jobs.observability import CallMetrics
+        from jobs.store.kms import Signatures, kms_client
+
+        signature = provenance.sign(Signatures(kms_client(settings), CallMetrics()), key_id, body, layout.utc_now())
+        buckets.put_once(
+            bucket,
+            summary.reportPrefix + provenance.SIGNATURE_FILE,
+            signature.model_dump_json(indent=2).encode(),
+            "application/json",
+        )
+    return body
+
+
 def write_report(
-    buckets: Buckets, bucket: str, summary: ReconcileSummary, findings: pl.DataFrame, history: list[ReconcileSummary]
+    buckets: Buckets,
+    settings: JobSettings,
+    summary: ReconcileSummary,
+    findings: pl.DataFrame,
+    history: list[ReconcileSummary],
 ) -> ReconcileSummary:
     """Put the files once; raises S3ObjectExistsError if any key is taken.
 
     The ledger carries each finding's life from the previous report's ledger (`history[-1]`, the
     newest earlier summary) and the acknowledgements recorded since.
     """
-    prefix = summary.reportPrefix
+    prefix, bucket = summary.reportPrefix, settings.reports_bucket
     previous = history[-1] if history else None
     identified = ledgers.with_ids(findings)
     ledger = ledgers.carry(
@@ -94,7 +125,12 @@ def write_report(
         previous.repairs if previous else [],
     )
     changes = {state.value: 0 for state in ledgers.State} | dict(ledger.group_by("state").len().iter_rows())
-    summary = summary.model_copy(update={"changes": {k: int(v) for k, v in changes.items()}})
+    chain: dict[str, object] = {}
+    if previous is not None:
+        before = summary_key(previous.reportPrefix)
+        chain = {"previousSummary": before, "previousSummarySha256": sha256(buckets.get_bytes(bucket, before))}
+    chain["provenance"] = provenance.provenance(settings)
+    summary = summary.model_copy(update={"changes": {k: int(v) for k, v in changes.items()}, **chain})
     files = {
         "findings.parquet": (findings_parquet(findings), "application/vnd.apache.parquet"),
         "findings.csv": (findings_csv(findings), "text/csv"),
@@ -106,6 +142,6 @@ def write_report(
     final = summary.model_copy(update={"files": {name: sha256(body) for name, (body, _) in files.items()}})
     for name, (body, content_type) in files.items():
         buckets.put_once(bucket, prefix + name, body, content_type)
-    buckets.put_once(bucket, prefix + SUMMARY_FILE, final.model_dump_json(indent=2).encode(), "application/json")
+    buckets.put_once(bucket, summary_key(prefix), _signed(buckets, bucket, final, settings), "application/json")
     logger.info("report written", extra={"bucket": bucket, "prefix": prefix})
     return final

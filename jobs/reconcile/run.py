@@ -474,7 +474,7 @@ class ReconcileRun:
         if self.options.write_report:
             clock = time.perf_counter()
             history = load_history(self.buckets, self.settings.reports_bucket)
-            summary = write_report(self.buckets, self.settings.reports_bucket, summary, findings, history)
+            summary = write_report(self.buckets, self.settings, summary, findings, history)
             timings["report"] = time.perf_counter() - clock
         logger.info(
             "reconcile finished",

@@ -49,3 +49,6 @@ class ReconcileSummary(BaseModel):
     # Findings by their life since the previous report: new, open, acknowledged, resolved.
     changes: dict[str, int] = Field(default_factory=dict)
     provenance: dict[str, str] = Field(default_factory=dict)
+    # The chain: the summary.json this report follows (the newest earlier one) and its sha256.
+    previousSummary: str | None = None
+    previousSummarySha256: str | None = None

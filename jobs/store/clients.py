@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from mypy_boto3_backup import BackupClient
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_kms import KMSClient
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_textract import TextractClient
 
@@ -87,6 +89,16 @@ def backup_client(settings: JobSettings, **kwargs: Any) -> BackupClient:
 
 def sqs_client(settings: JobSettings, **kwargs: Any) -> SQSClient:
     return _built("sqs", lambda session: session.client("sqs", config=botocore_config(settings), **kwargs))
+
+
+def kms_client(settings: JobSettings, **kwargs: Any) -> KMSClient:
+    """KMS: the reconcile reports' signing key (jobs.store.kms)."""
+    return _built("kms", lambda session: session.client("kms", config=botocore_config(settings), **kwargs))
+
+
+def sns_client(settings: JobSettings, **kwargs: Any) -> SNSClient:
+    """SNS: the notice that a night's report landed (jobs.store.notices)."""
+    return _built("sns", lambda session: session.client("sns", config=botocore_config(settings), **kwargs))
 
 
 def athena_client(settings: JobSettings, **kwargs: Any) -> AthenaClient:

@@ -73,3 +73,53 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
     assert "Ada Auditor" in html and "test fixture" in html and "repaired: rewrite item" in html
     assert "open 3 nights" in html and "<svg" in html and "<script" not in html
     assert third.files[LEDGER_FILE] and third.files["report.pdf"]
+
+
+def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, corpus, monkeypatch, capsys) -> None:
+    from jobs.observability import CallMetrics
+    from jobs.reconcile.provenance import ENV_SIGNING_KEY, SIGNATURE_FILE
+    from jobs.reports import cli as reports
+    from jobs.reports.pack import check_pack, pack_key, read_pack
+    from jobs.store.kms import Signatures, kms_client
+
+    signatures = Signatures(kms_client(stack.settings), CallMetrics())
+    monkeypatch.setenv(ENV_SIGNING_KEY, signatures.create_key("docuflow test report signing"))
+    _seed_and_ingest(stack, corpus)
+    s, s3, bucket = stack.settings, stack.s3(), stack.settings.reports_bucket
+    s3.put_object(Bucket=s.raw_bucket, Key="notes/left-open.txt", Body=b"x")
+    nights = [_night(stack, n) for n in (1, 2, 3)]
+    stored = ReconcileSummary.model_validate_json(_get(stack, nights[2].reportPrefix + "summary.json"))
+    assert stored.previousSummary == nights[1].reportPrefix + "summary.json"
+    assert {"settingsDigest", "stack", "gitCommit"} <= set(stored.provenance)
+    assert _get(stack, nights[2].reportPrefix + SIGNATURE_FILE)
+    capsys.readouterr()
+
+    assert reports.main(["verify"]) == 0
+    assert "OK: 3 reports checked" in capsys.readouterr().out
+
+    # The month's pack verifies on its own; a member changed inside it does not.
+    month = f"{nights[0].startedAt:%Y-%m}"
+    assert reports.main(["pack", "--month", month]) == 0
+    assert reports.main(["pack", "--month", month]) == 2  # write-once
+    assert reports.main(["verify-pack", "--month", month]) == 0
+    members = read_pack(s3.get_object(Bucket=bucket, Key=pack_key(month))["Body"].read())
+    assert {"verification.json", "findings-opened.csv", "manifest.json", "manifest.sig"} <= set(members)
+    members[f"reports/{nights[1].reportPrefix}findings.csv"] += b"forged,row\n"
+    assert any("does not match the manifest" in p for p in check_pack(members, signatures)[1])
+    capsys.readouterr()
+
+    # A forged summary under a fourth night's prefix: named, exit 1.
+    forged_prefix = nights[2].reportPrefix.replace("-n3/", "-n4/").replace("03Z-", "04Z-")
+    forged = stored.model_copy(update={"totalFindings": 0, "reportPrefix": forged_prefix})
+    s3.put_object(Bucket=bucket, Key=forged_prefix + "summary.json", Body=forged.model_dump_json().encode())
+    assert reports.main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"PROBLEM {forged_prefix}summary.json: unsigned" in out
+    assert f"{forged_prefix}summary.json: out of chain" in out
+    s3.delete_object(Bucket=bucket, Key=forged_prefix + "summary.json")
+
+    # A night removed from the chain: the next night names it.
+    s3.delete_object(Bucket=bucket, Key=nights[1].reportPrefix + "summary.json")
+    assert reports.main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"{nights[1].reportPrefix}summary.json is missing (removed from the chain)" in out

@@ -1,0 +1,99 @@
+"""Where a report comes from, and its signature: the software (image digest or git commit), the
+stack, a digest of the settings in force, the previous report it follows, and the KMS signature
+of summary.json's exact bytes (`summary.sig`, written just before summary.json).
+
+The signing key is the stack's asymmetric KMS key (`components/report_signing.py`), named to the
+job by DOCUFLOW_REPORT_SIGNING_KEY; without it a report is written unsigned and
+`python -m jobs reports verify` says so. The image's digest comes from DOCUFLOW_IMAGE_DIGEST (the
+task definition's), else the git commit of a checkout.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from datetime import datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from jobs.settings import JobSettings
+
+if TYPE_CHECKING:
+    from jobs.store.kms import Signatures
+
+ENV_SIGNING_KEY = "DOCUFLOW_REPORT_SIGNING_KEY"
+ENV_IMAGE_DIGEST = "DOCUFLOW_IMAGE_DIGEST"
+SIGNATURE_FILE = "summary.sig"
+SOFTWARE = "docuflow-jobs"
+_REPO = Path(__file__).resolve().parents[2]
+
+
+class Signature(BaseModel):
+    """The KMS signature of one file's exact bytes (summary.json, a pack's manifest)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    keyId: str
+    algorithm: str
+    sha256: str
+    signature: str  # base64
+    signedAt: datetime
+
+
+def git_commit() -> str:
+    """The checkout's commit (a developer's run), or "" where there is no git (the image)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(_REPO), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def settings_digest(settings: JobSettings) -> str:
+    """sha256 of the job settings in force (the environment every job reads), in a fixed order."""
+    return hashlib.sha256(json.dumps(settings.env(), sort_keys=True).encode()).hexdigest()
+
+
+def provenance(settings: JobSettings) -> dict[str, str]:
+    image = os.environ.get(ENV_IMAGE_DIGEST, "")
+    found = {
+        "software": SOFTWARE,
+        "python": platform.python_version(),
+        "polars": version("polars"),
+        "stack": settings.stage,
+        "settingsDigest": settings_digest(settings),
+        "signingKey": os.environ.get(ENV_SIGNING_KEY, "") or "none (unsigned)",
+    }
+    found["imageDigest" if image else "gitCommit"] = image or git_commit() or "unknown"
+    return found
+
+
+def sign(signatures: Signatures, key_id: str, body: bytes, at: datetime) -> Signature:
+    digest = hashlib.sha256(body).digest()
+    signed = signatures.sign(key_id, digest)
+    return Signature(
+        keyId=key_id,
+        algorithm=signatures.algorithm,
+        sha256=digest.hex(),
+        signature=base64.b64encode(signed).decode(),
+        signedAt=at,
+    )
+
+
+def signature_holds(signatures: Signatures, signature: Signature, body: bytes) -> str | None:
+    """None when `signature` is KMS's signature of exactly `body`, else what is wrong."""
+    digest = hashlib.sha256(body).digest()
+    if digest.hex() != signature.sha256:
+        return "its bytes are not the ones signed (sha256 differs)"
+    if not signatures.verify(signature.keyId, digest, base64.b64decode(signature.signature)):
+        return f"the signature does not verify with key {signature.keyId}"
+    return None
