@@ -12,6 +12,7 @@ import sys
 COMMANDS = {
     "ingest": ("jobs.ingest.cli", "drain the arrival queue (or sweep raw/ with --backfill): extract, write results"),
     "reconcile": ("jobs.reconcile.cli", "check DynamoDB against S3 and write an audit report"),
+    "reports": ("jobs.reports.cli", "verify the chain of signed reconcile reports; pack a month's evidence"),
     "drill": ("jobs.recovery.cli", "restore the table into a new table, reconcile it, report RPO and RTO"),
     "rollback": ("jobs.recovery.rollback_cli", "after a bad deploy: put changed items back from a restored table"),
     "undelete": ("jobs.recovery.undelete", "remove the delete markers a bad role left in a data bucket"),
