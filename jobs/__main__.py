@@ -21,6 +21,10 @@ COMMANDS = {
         "jobs.documents.cli",
         "a user's documents, a status queue; delete, restore, legal hold; a presigned URL of result.json",
     ),
+    "restore-archived": (
+        "jobs.ingest.restore_archived",
+        "restore a document's archived objects (GLACIER), then re-queue it for the next drain",
+    ),
     "review": ("jobs.review.cli", "work the review queue: claim, correct, settle or release a document"),
     "erase": ("jobs.erasure.cli", "GDPR erasure of one user: every item, version and marker, with a receipt"),
     "audit": ("jobs.audit.cli", "the audit trail: a document's history, what an actor changed"),

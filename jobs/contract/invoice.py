@@ -51,6 +51,8 @@ class FailureCode(StrEnum):
     ENCRYPTED = "ENCRYPTED"
     EMPTY = "EMPTY"
     INTERNAL = "INTERNAL"
+    # The raw object is in an archive storage class (GLACIER, DEEP_ARCHIVE): retried once restored.
+    ARCHIVED = "ARCHIVED"
 
 
 class _Model(BaseModel):

@@ -25,8 +25,10 @@ from jobs.contract import DocumentItem, FailureCode, ObjectInfo, Status, check_t
 
 # Failures that depend on the bytes alone come back identical on a retry of the same ETag, so they
 # are dead letters at once (a new upload is processed again); only failures of the run itself (a
-# crashed or timed-out extraction worker) are retried, up to max_attempts.
-RETRYABLE_FAILURES = frozenset({FailureCode.INTERNAL.value})
+# crashed or timed-out extraction worker) are retried, up to max_attempts, and a raw object that
+# was archived (it is read once restored; waiting for a restore costs no attempt).
+RETRYABLE_FAILURES = frozenset({FailureCode.INTERNAL.value, FailureCode.ARCHIVED.value})
+UNCOUNTED_FAILURES = frozenset({FailureCode.ARCHIVED.value})
 
 
 class Action(StrEnum):
@@ -137,7 +139,7 @@ def decide(
             if existing.attempts >= max_attempts:
                 return Decision(Action.DEAD_LETTER)
         elif existing.status == Status.FAILED:
-            if existing.failureCode not in RETRYABLE_FAILURES or existing.attempts >= max_attempts:
+            if not _retryable(existing, max_attempts):
                 return Decision(Action.DEAD_LETTER)
         else:
             return Decision(Action.SKIP_DONE)  # finished, or a tombstone of this very object
@@ -150,7 +152,7 @@ def decide(
         # under the documentId): the newer upload is the document.
         return Decision(Action.SKIP_SUPERSEDED)
     check_transition(existing.status if existing is not None else None, Status.PROCESSING)
-    attempts = existing.attempts + 1 if existing is not None and same_raw else 1
+    attempts = _attempt(existing) if existing is not None and same_raw else 1
     claim = DocumentItem(
         userId=raw.user_id,
         documentId=raw.document_id,
@@ -171,6 +173,21 @@ def decide(
     if existing is not None:
         claim = existing.evolve(**dict(claim))  # fresh, but carrying attributes a tool or person added
     return Decision(Action.CLAIM, claim, existing.version if existing is not None else None, existing)
+
+
+def _retryable(failed: DocumentItem, max_attempts: int) -> bool:
+    """A failure worth another claim of the same upload: a retryable one, attempts left (an
+    archived raw object is retried however many attempts were spent: it was never at fault).
+    """
+    if failed.failureCode in UNCOUNTED_FAILURES:
+        return True
+    return failed.failureCode in RETRYABLE_FAILURES and failed.attempts < max_attempts
+
+
+def _attempt(existing: DocumentItem) -> int:
+    """The attempt a claim of the same upload makes: the next, unless the last was uncounted."""
+    uncounted = existing.status == Status.FAILED and existing.failureCode in UNCOUNTED_FAILURES
+    return existing.attempts + (0 if uncounted else 1)
 
 
 def _kept_by_claims(existing: DocumentItem | None, obj: ObjectInfo) -> dict[str, Any]:

@@ -14,6 +14,11 @@ document this run finished is known, by one read, before result.json is first wr
 A raw object that changed or disappeared after the event/listing that led to the claim is not a
 failure of the document: a deleted object ends DELETED (tombstone); a replaced one restores the
 item as it was (the newer upload has its own event) or hands the claim back.
+
+A raw object in an archive storage class (GLACIER, DEEP_ARCHIVE: a re-processing years after the
+upload) cannot be read until it is restored: the document ends FAILED with reason ARCHIVED, which
+is retried without counting an attempt (jobs.ingest.plan), and the batch goes on. `python -m jobs
+restore-archived` restores it and sends it to the next drain (docs/lifecycle.md, Archived objects).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from jobs.contract.duplicates import CLAIMING, DuplicateKind, content_digest, id
 from jobs.contract.item import retention_class
 from jobs.errors import (
     RunStoppedError,
+    S3ObjectArchivedError,
     S3ObjectChangedError,
     S3ObjectMissingError,
     TextractDocumentRejectedError,
@@ -138,6 +144,7 @@ class DocumentProcessor:
             replaces=claim.resultEtag,
             retention=retention,
             still_held=lambda: still_held(self._table, claim),
+            legal_hold=claim.held,
         )
         if etag is None:
             return resolved(DocumentResult(raw.user_id, raw.document_id, obj.key, None))
@@ -239,7 +246,10 @@ class DocumentProcessor:
         if obj.size > self._max_input_bytes:
             too_large = f"{obj.size} bytes exceeds the {self._max_input_bytes}-byte limit"
             return failed(FailureCode.TOO_LARGE, too_large), None
-        data = self._buckets.get_bytes(obj.bucket, obj.key, etag=obj.etag)
+        try:
+            data = self._buckets.get_bytes(obj.bucket, obj.key, etag=obj.etag)
+        except S3ObjectArchivedError as exc:
+            return failed(FailureCode.ARCHIVED, str(exc).removeprefix(f"{exc.reason}: ")), None
         if len(data) > self._max_input_bytes:  # an event's size is the uploader's word, not S3's
             too_large = f"{len(data)} bytes exceeds the {self._max_input_bytes}-byte limit"
             return failed(FailureCode.TOO_LARGE, too_large), None

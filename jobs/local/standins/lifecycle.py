@@ -4,18 +4,29 @@ At a given date it does what S3's daily lifecycle run would have done by then, f
 the bucket declares (`rules.py`): a delete marker over each current version whose retention
 expired, the deletion of each noncurrent version (and noncurrent delete marker) whose grace has
 passed, the removal of delete markers left without versions. Versions under a legal hold are
-left (the server refuses their deletion, as S3 does). Storage-class transitions and multipart
-aborts change nothing the jobs look at and are not emulated.
+left (the server refuses their deletion, as S3 does). Storage-class transitions are applied too,
+since a GET of a GLACIER or DEEP_ARCHIVE object fails until it is restored (moto keeps classes and
+answers InvalidObjectState as S3 does): S3 changes a version's class in place, the server only by
+a copy, so the stand-in copies the current version into its class (tags and metadata kept, the
+same bytes and ETag) and deletes the version it replaces. S3 sends no ObjectCreated event for a
+transition; the copy would, so the bucket's notifications are suspended meanwhile (putting them
+back sends an s3:TestEvent, which the ingest counts as a notice). A held version is not moved
+(the copy's old version could not be deleted), nor is any version of a bucket with a default
+Object Lock retention (the reports). Multipart aborts are not emulated.
 
 The server stamps a delete marker with the real time; S3 would have put it at the expiration
 date, and a version's noncurrent days count from then. The ledger keeps the date each marker of
-the stand-in stands for, and the last date the clock was moved to (it only moves forward).
+the stand-in stands for, the creation date (and tags: the server refuses GetObjectTagging on an
+archived object, S3 does not) of each version a transition copied, and the last date the clock
+was moved to (it only moves forward).
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
@@ -25,7 +36,13 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from jobs.contract import layout
-from jobs.local.standins.rules import expiration_due, noncurrent_due, removes_expired_markers
+from jobs.local.standins.rules import (
+    colder,
+    expiration_due,
+    noncurrent_due,
+    removes_expired_markers,
+    storage_class_at,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -37,9 +54,10 @@ class LifecycleReport:
     versions_deleted: int = 0
     markers_removed: int = 0
     held_skipped: int = 0
+    transitioned: int = 0
 
     def add(self, other: LifecycleReport) -> None:
-        for name in ("markers_placed", "versions_deleted", "markers_removed", "held_skipped"):
+        for name in ("markers_placed", "versions_deleted", "markers_removed", "held_skipped", "transitioned"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -50,18 +68,23 @@ class Ledger:
     path: Path
     clock: datetime | None = None
     markers: dict[str, str] = field(default_factory=dict)  # "bucket/key/versionId" -> ISO date
+    # Versions a transition copied: "bucket/key/versionId" -> the original's creation and tags.
+    created: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> Ledger:
         if not path.exists():
             return cls(path)
         data = json.loads(path.read_text())
-        return cls(path, layout.parse_ts(data["clock"]) if data.get("clock") else None, data.get("markers", {}))
+        clock = layout.parse_ts(data["clock"]) if data.get("clock") else None
+        return cls(path, clock, data.get("markers", {}), data.get("created", {}), data.get("tags", {}))
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         clock = layout.format_ts(self.clock) if self.clock else None
-        self.path.write_text(json.dumps({"clock": clock, "markers": self.markers}, indent=1))
+        state = {"clock": clock, "markers": self.markers, "created": self.created, "tags": self.tags}
+        self.path.write_text(json.dumps(state, indent=1))
 
     def move_to(self, when: datetime) -> None:
         if self.clock is not None and when < self.clock:
@@ -70,10 +93,24 @@ class Ledger:
 
     def dated(self, bucket: str, entry: dict[str, Any]) -> datetime:
         """When an entry came to be, for lifecycle: the ledger's date for the stand-in's own
-        markers, the server's time for everything else.
+        markers and for the versions its transitions copied, the server's time for everything else.
         """
-        stamped = self.markers.get(f"{bucket}/{entry['Key']}/{entry['VersionId']}")
+        name = f"{bucket}/{entry['Key']}/{entry['VersionId']}"
+        stamped = self.markers.get(name) or self.created.get(name)
         return layout.parse_ts(stamped) if stamped else entry["LastModified"]
+
+    def forget(self, bucket: str, key: str, version_id: str) -> None:
+        name = f"{bucket}/{key}/{version_id}"
+        for dates in (self.markers, self.created, self.tags):
+            dates.pop(name, None)
+
+
+@dataclass(frozen=True)
+class _Transition:
+    key: str
+    entry: dict[str, Any]
+    target: str
+    tags: dict[str, str]
 
 
 def _version_stacks(s3: S3Client, bucket: str) -> dict[str, list[dict[str, Any]]]:
@@ -105,23 +142,40 @@ class LifecycleStandIn:
                 return LifecycleReport()
             raise
         report = LifecycleReport()
+        moves: list[_Transition] = []
         for key, stack in _version_stacks(self._s3, bucket).items():
-            report.add(self._one_key(bucket, key, stack, declared, when))
+            report.add(self._one_key(bucket, key, stack, declared, when, moves))
+        if moves and self._replaceable(bucket):
+            with self._notifications_suspended(bucket):
+                for move in moves:
+                    self._transition(bucket, move, report)
         return report
 
     def _one_key(
-        self, bucket: str, key: str, stack: list[dict[str, Any]], declared: list[dict[str, Any]], when: datetime
+        self,
+        bucket: str,
+        key: str,
+        stack: list[dict[str, Any]],
+        declared: list[dict[str, Any]],
+        when: datetime,
+        moves: list[_Transition],
     ) -> LifecycleReport:
         report = LifecycleReport()
         current = stack[0]
         if not current["marker"]:
-            tags = {t["Key"]: t["Value"] for t in self._s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]}
-            due = expiration_due(declared, key, current["LastModified"], tags)
+            tags = self._tags(bucket, current)
+            created = self._ledger.dated(bucket, current)
+            due = expiration_due(declared, key, created, tags)
             if due is not None and due <= when:
                 marker = self._s3.delete_object(Bucket=bucket, Key=key)
                 self._ledger.markers[f"{bucket}/{key}/{marker['VersionId']}"] = layout.format_ts(due)
                 stack.insert(0, {"Key": key, "VersionId": marker["VersionId"], "LastModified": due, "marker": True})
                 report.markers_placed += 1
+            else:
+                target = storage_class_at(declared, key, created, tags, when)
+                # The server cannot copy out of an archive class: one transition into it is the last.
+                if target is not None and colder(target, current.get("StorageClass", "STANDARD")):
+                    moves.append(_Transition(key, current, target, tags))
         # Each noncurrent entry counts from its successor's date (the newer entry above it).
         kept = [stack[0]]
         for newer, entry in pairwise(stack):
@@ -141,9 +195,83 @@ class LifecycleStandIn:
                 raise
             report.held_skipped += 1  # a legal hold: lifecycle leaves the version
             return False
-        self._ledger.markers.pop(f"{bucket}/{entry['Key']}/{entry['VersionId']}", None)
+        self._ledger.forget(bucket, entry["Key"], entry["VersionId"])
         if entry["marker"]:
             report.markers_removed += 1
         else:
             report.versions_deleted += 1
         return True
+
+    def _replaceable(self, bucket: str) -> bool:
+        """Whether a copy may replace a version: not under a default Object Lock retention (the
+        reports bucket), where the old version cannot be deleted. Its transitions are not
+        emulated; the jobs read few reports, and none a year old.
+        """
+        try:
+            lock = self._s3.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ObjectLockConfigurationNotFoundError":
+                raise
+            return True
+        return "DefaultRetention" not in lock.get("Rule", {})
+
+    def _tags(self, bucket: str, entry: dict[str, Any]) -> dict[str, str]:
+        """The current version's tags (the ledger's for a version it archived: the server
+        refuses GetObjectTagging on an archived object, S3 answers it).
+        """
+        kept = self._ledger.tags.get(f"{bucket}/{entry['Key']}/{entry['VersionId']}")
+        if kept is not None:
+            return kept
+        try:
+            tag_set = self._s3.get_object_tagging(Bucket=bucket, Key=entry["Key"])["TagSet"]
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "InvalidObjectState":
+                raise
+            return {}  # put straight into an archive class, by a test: untagged as far as we know
+        return {t["Key"]: t["Value"] for t in tag_set}
+
+    @contextmanager
+    def _notifications_suspended(self, bucket: str) -> Iterator[None]:
+        """No ObjectCreated:Copy events while transitions copy (S3 sends none for a transition)."""
+        kept = self._s3.get_bucket_notification_configuration(Bucket=bucket)
+        kept.pop("ResponseMetadata", None)  # type: ignore[misc]
+        configured = any(kept.get(kind) for kind in _NOTIFICATION_KINDS)
+        if configured:
+            self._s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={})
+        try:
+            yield
+        finally:
+            if configured:
+                config = {kind: kept[kind] for kind in _NOTIFICATION_KINDS if kept.get(kind)}  # type: ignore[literal-required]
+                self._s3.put_bucket_notification_configuration(
+                    Bucket=bucket,
+                    NotificationConfiguration=config,  # type: ignore[arg-type]
+                )
+
+    def _transition(self, bucket: str, move: _Transition, report: LifecycleReport) -> None:
+        """The current version copied into its class, and the version it replaces deleted."""
+        old = move.entry["VersionId"]
+        created = self._ledger.dated(bucket, move.entry)
+        copy = self._s3.copy_object(
+            Bucket=bucket,
+            Key=move.key,
+            CopySource={"Bucket": bucket, "Key": move.key, "VersionId": old},
+            StorageClass=move.target,  # type: ignore[arg-type]
+        )
+        new = copy["VersionId"]
+        try:
+            self._s3.delete_object(Bucket=bucket, Key=move.key, VersionId=old)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "AccessDenied":
+                raise
+            # A legal hold keeps the old version: undo the copy, the version stays where it was.
+            self._s3.delete_object(Bucket=bucket, Key=move.key, VersionId=new)
+            report.held_skipped += 1
+            return
+        self._ledger.forget(bucket, move.key, old)
+        self._ledger.created[f"{bucket}/{move.key}/{new}"] = layout.format_ts(created)
+        self._ledger.tags[f"{bucket}/{move.key}/{new}"] = move.tags
+        report.transitioned += 1
+
+
+_NOTIFICATION_KINDS = ("QueueConfigurations", "TopicConfigurations", "LambdaFunctionConfigurations")

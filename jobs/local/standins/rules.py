@@ -2,9 +2,10 @@
 
 The rules are read back from the bucket (the dicts `jobs.contract.LifecycleSpec` declares, which
 Pulumi deploys and the local bootstrap puts), so the stand-in applies exactly what AWS would.
-S3 counts a rule's days from an object's creation (Expiration) or from the creation of its
-successor (NoncurrentVersionExpiration), and rounds the result up to the next midnight UTC; when
-several rules' filters match, the earliest expiration wins.
+S3 counts a rule's days from an object's creation (Expiration, Transitions) or from the creation
+of its successor (NoncurrentVersionExpiration), and rounds the result up to the next midnight UTC;
+when several rules' filters match, the earliest expiration wins, and a transition only ever moves
+an object to a colder class.
 """
 
 from __future__ import annotations
@@ -59,6 +60,42 @@ def noncurrent_due(rules: Sequence[Rule], key: str, noncurrent_since: datetime) 
         if "NoncurrentVersionExpiration" in r and matches(r, key, {})
     ]
     return next_midnight(noncurrent_since + timedelta(days=min(days))) if days else None
+
+
+# Warmest to coldest: a transition moves an object down this list, never up.
+STORAGE_CLASSES = (
+    "STANDARD",
+    "INTELLIGENT_TIERING",
+    "STANDARD_IA",
+    "ONEZONE_IA",
+    "GLACIER_IR",
+    "GLACIER",
+    "DEEP_ARCHIVE",
+)
+
+
+def colder(target: str, current: str) -> bool:
+    """Whether `target` is a colder class than `current` (an unknown class is never moved)."""
+    if target not in STORAGE_CLASSES or current not in STORAGE_CLASSES:
+        return False
+    return STORAGE_CLASSES.index(target) > STORAGE_CLASSES.index(current)
+
+
+def storage_class_at(
+    rules: Sequence[Rule], key: str, created: datetime, tags: Mapping[str, str], when: datetime
+) -> str | None:
+    """The coldest class the matching rules' Transitions have moved the current version to by
+    `when`, or None when no transition is due yet.
+    """
+    due = [
+        t["StorageClass"]
+        for r in rules
+        if matches(r, key, tags)
+        for t in r.get("Transitions", [])
+        if "Days" in t and next_midnight(created + timedelta(days=t["Days"])) <= when
+    ]
+    known = [c for c in due if c in STORAGE_CLASSES]
+    return max(known, key=STORAGE_CLASSES.index) if known else None
 
 
 def removes_expired_markers(rules: Sequence[Rule], key: str) -> bool:

@@ -1,8 +1,10 @@
 """result.json contents for --deep: every listed result.json read and parsed as the contract's model.
 
 An inventory does not hold object contents, so --deep GETs each result.json whichever source
-listed it (threads). A file gone since the listing, or one that is not a `ResultDocument`, is a row
-with its reason (`readError`), judged as RESULT_UNREADABLE, never an aborted run.
+listed it (threads). A file gone since the listing, one in an archive storage class (GLACIER,
+DEEP_ARCHIVE: S3 answers InvalidObjectState until it is restored), or one that is not a
+`ResultDocument`, is a row with its reason (`readError`), judged as RESULT_UNREADABLE, never an
+aborted run.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import polars as pl
 from pydantic import ValidationError
 
 from jobs.contract import ResultDocument, bare_etag
-from jobs.errors import S3ObjectMissingError
+from jobs.errors import S3ObjectArchivedError, S3ObjectMissingError
 from jobs.reconcile.frames import RESULTS_SCHEMA, chunked, concat
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets
+
+ARCHIVED_HINT = "restore it with `python -m jobs restore-archived`, then run --deep again"
 
 
 def result_row(key: str, data: bytes | None) -> dict[str, Any]:
@@ -58,6 +62,8 @@ def read_results(buckets: Buckets, bucket: str, keys: list[str], threads: int) -
             return result_row(key, buckets.get_bytes(bucket, key))
         except S3ObjectMissingError:
             return result_row(key, None)
+        except S3ObjectArchivedError as exc:
+            return result_row(key, None) | {"readError": f"{exc.reason}: result.json is archived ({ARCHIVED_HINT})"}
 
     with ThreadPoolExecutor(threads, thread_name_prefix="deep") as pool:
         return concat(list(chunked(pool.map(one, keys), RESULTS_SCHEMA)), RESULTS_SCHEMA)

@@ -1,0 +1,166 @@
+"""Archived objects on the live local stack: the clock moved past every transition by the
+lifecycle stand-in (`local advance`), the raw uploads are in GLACIER (moto keeps the class and
+answers InvalidObjectState as S3 does), and every path that reads them meets ARCHIVED as the
+one document's outcome, never an outage; `restore-archived` brings them back and the next run
+finishes the work.
+
+result.json is put into GLACIER by the test itself where it is read: whether the declared rules
+ever archive it (rather than GLACIER_IR, which reads at once) is the contract's choice, and the
+paths that read it must cope either way.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import boto3
+import pytest
+
+from jobs.contract import FailureCode, Status, layout
+from jobs.contract.events import requeue_body
+from jobs.errors import S3ObjectArchivedError
+from jobs.ingest.restore_archived import ArchivedRestore, from_settings
+from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.summary import RunSummary
+from jobs.local.standins.advance import advance
+from jobs.observability import CallMetrics
+from jobs.reconcile.findings import Code, render
+from jobs.reconcile.repair import reprocess
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.store.dynamo import DocumentTable
+from jobs.store.queue import ArrivalQueue
+from jobs.store.s3 import Buckets
+from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw
+from tests.jobs.review import review_helpers
+
+# Past the tiering's last transition (GLACIER at 365 days), well inside every retention.
+PAST_TRANSITIONS = timedelta(days=400)
+
+
+def drain(stack) -> RunSummary:
+    return IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()
+
+
+def storage_class(stack, bucket: str, key: str) -> str:
+    return stack.s3().head_object(Bucket=bucket, Key=key).get("StorageClass", "STANDARD")
+
+
+def advance_past_transitions(stack, tmp_path) -> None:
+    to = layout.utc_now() + PAST_TRANSITIONS
+    moved = advance(stack.settings, to, stack.dynamodb(), stack.s3(), tmp_path / "ledger.json")
+    assert moved.objects.transitioned >= 1
+
+
+def archive(stack, bucket: str, key: str) -> None:
+    """Put the object's current version into GLACIER (as a rule that archived it would have)."""
+    s3 = stack.s3()
+    if storage_class(stack, bucket, key) != "GLACIER":
+        s3.copy_object(Bucket=bucket, Key=key, CopySource={"Bucket": bucket, "Key": key}, StorageClass="GLACIER")
+
+
+def restorer(stack) -> ArchivedRestore:
+    return from_settings(stack.settings)
+
+
+def test_the_stand_in_moves_objects_to_their_declared_class_keeping_bytes_etag_and_tags(stack, tmp_path) -> None:
+    s, s3 = stack.settings, stack.s3()
+    key = put_raw(stack, "u1", "d1", invoice())
+    drain(stack)
+    before = s3.head_object(Bucket=s.raw_bucket, Key=key)
+    tags = s3.get_object_tagging(Bucket=s.raw_bucket, Key=key)["TagSet"]
+    versions = len(s3.list_object_versions(Bucket=s.raw_bucket, Prefix=key)["Versions"])
+
+    advance_past_transitions(stack, tmp_path)
+    after = s3.head_object(Bucket=s.raw_bucket, Key=key)
+    assert after.get("StorageClass") == "GLACIER"  # the raw tier's last transition
+    assert after["ETag"] == before["ETag"] and after["ContentLength"] == before["ContentLength"]
+    assert s3.get_object_tagging(Bucket=s.raw_bucket, Key=key)["TagSet"] == tags  # S3 reads tags of archives
+    assert len(s3.list_object_versions(Bucket=s.raw_bucket, Prefix=key)["Versions"]) == versions  # in place
+    # No ObjectCreated event for a transition: the queue holds nothing but the test event of the
+    # notification put back, which a drain counts as a notice.
+    summary = drain(stack)
+    assert summary.decisions == {} and summary.notices.get("test-event", 0) >= 1
+
+
+def test_a_reprocessing_meets_an_archived_raw_object_fails_archived_and_succeeds_after_restore(stack, tmp_path) -> None:
+    s = stack.settings
+    raw_key = put_raw(stack, "u1", "d1", invoice())
+    put_raw(stack, "u1", "d2", invoice())
+    assert drain(stack).statuses == {"PROCESSED": 2}
+    advance_past_transitions(stack, tmp_path)
+    assert storage_class(stack, s.raw_bucket, raw_key) == "GLACIER"
+
+    # Reconcile's repair marks d1 for reprocessing and re-queues it (a HEAD: archives answer it).
+    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
+    item = table.get("u1", "d1")
+    assert item is not None
+    assert table.put_if_version(reprocess(item, "test", layout.utc_now(), "repair:test"), item.version)
+    head = Buckets(stack.s3(), CallMetrics()).head(s.raw_bucket, raw_key)
+    assert head is not None
+    queue = ArrivalQueue(boto3.client("sqs", endpoint_url=stack.endpoints.sqs), s.arrivals_queue_url, CallMetrics())
+    assert queue.send([requeue_body(head)]) == 1  # the message the repair sends
+    restore = restorer(stack)
+
+    summary = drain(stack)
+    assert summary.outcome == "completed" and summary.error is None  # not an outage
+    assert summary.statuses == {"FAILED": 1}
+    (failure,) = summary.failures
+    assert failure.key == raw_key and failure.reason.startswith("ARCHIVED: s3.GetObject")
+    failed = table.get("u1", "d1")
+    assert failed is not None and failed.status == Status.FAILED
+    assert failed.failureCode == FailureCode.ARCHIVED.value and "restore-archived" in (failed.failureMessage or "")
+
+    report = restore.run("u1", "d1", days=2, tier="Bulk")
+    raw = next(o for o in report.objects if o.uri == layout.s3_uri(s.raw_bucket, raw_key))
+    assert raw.restoreRequested and raw.state == "restored" and raw.storageClass == "GLACIER"
+    assert report.requeued and "next drain" in report.next
+
+    again = drain(stack)
+    assert again.statuses == {"PROCESSED": 1} and again.failures == []
+    done = table.get("u1", "d1")
+    assert done is not None and done.status == Status.PROCESSED and done.attempts == 1  # ARCHIVED cost none
+    # Running it again changes nothing: nothing to restore, nothing to re-queue.
+    settled = restore.run("u1", "d1", days=2, tier="Bulk")
+    assert not settled.requeued and not any(o.restoreRequested for o in settled.objects)
+
+
+def test_reconcile_deep_reports_an_archived_result_json_and_reads_it_after_restore(stack, tmp_path) -> None:
+    s = stack.settings
+    put_raw(stack, "u1", "d1", invoice())
+    drain(stack)
+    advance_past_transitions(stack, tmp_path)
+    result_key = layout.result_key("u1", "d1")
+    archive(stack, s.processed_bucket, result_key)
+
+    def findings() -> list[dict[str, object]]:
+        run = ReconcileRun(s, ReconcileOptions(grace=timedelta(0), deep=True, write_report=False))
+        at = layout.utc_now() + PAST_TRANSITIONS
+        wide = run.engine().find(lambda _taken: run.params(at)).wide
+        return list(render(wide).iter_rows(named=True))
+
+    (finding,) = findings()
+    assert finding["code"] == Code.RESULT_UNREADABLE.value and finding["documentId"] == "d1"
+    error = json.loads(str(finding["evidence"]))["error"]
+    assert error.startswith("ARCHIVED: result.json is archived") and "restore-archived" in error
+
+    report = restorer(stack).run("u1", "d1", days=2, tier="Standard")
+    assert not report.requeued  # PROCESSED: nothing to re-process, only to read
+    assert findings() == []
+
+
+def test_review_correct_on_an_archived_result_json_says_archived_and_works_after_restore(stack, tmp_path) -> None:
+    s = stack.settings
+    review_helpers.in_review(stack, "u1", "r1")
+    desk = review_helpers.desk(stack)
+    desk.claim("u1", "r1", "alice")
+    advance_past_transitions(stack, tmp_path)
+    archive(stack, s.processed_bucket, layout.result_key("u1", "r1"))
+
+    with pytest.raises(S3ObjectArchivedError, match=r"^ARCHIVED: .*result\.json is in GLACIER"):
+        desk.correct("u1", "r1", "alice", ["vendorName=ACME GmbH"])
+    assert review_helpers.item_of(stack, "u1", "r1").vendorName is None  # nothing written
+
+    restorer(stack).run("u1", "r1", days=2, tier="Standard")
+    outcome = desk.correct("u1", "r1", "alice", ["vendorName=ACME GmbH"])
+    assert outcome.item.vendorName == "ACME GmbH"
