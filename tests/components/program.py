@@ -192,10 +192,22 @@ MONITOR = RecordingMonitor(MOCKS)
 pulumi.runtime.set_mocks(MOCKS, project="docuflow", stack="dev", preview=False, monitor=MONITOR)
 
 
+def _strings(values: dict[str, Any]) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+
+
+def project_config() -> dict[str, str]:
+    """The defaults Pulumi.yaml declares (`config:`), as the engine merges them: strings."""
+    declared = yaml.safe_load((REPO_ROOT / "Pulumi.yaml").read_text())["config"]
+    return _strings({k: d["default"] for k, d in declared.items() if "default" in d})
+
+
 def stack_config(stack: str) -> dict[str, str]:
-    """A Pulumi.<stack>.yaml config block as the engine hands it to the program: strings."""
+    """A Pulumi.<stack>.yaml config block as the engine hands it to the program: strings, with
+    the project's declared defaults for the keys the stack does not set.
+    """
     raw = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
+    return project_config() | _strings(raw)
 
 
 def stack_files() -> list[str]:
