@@ -197,6 +197,7 @@ class Finisher:
                 replaces=f.result_etag,
                 retention=_retention(f.result),
                 still_held=lambda: self._still_held(f.claim),
+                legal_hold=f.claim.held,
             )
             if etag is None:
                 return resolved(_document_result(f, landed=False))

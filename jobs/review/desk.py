@@ -174,6 +174,7 @@ class ReviewDesk:
             replaces=item.resultEtag,
             retention=self._retention(item),
             still_held=lambda: self._unchanged(item),
+            legal_hold=item.held,
         )
         if etag is None:
             raise _conflict(item)
@@ -209,7 +210,12 @@ class ReviewDesk:
             # be down: the next writer's fence copes with what is left either way.
             with contextlib.suppress(StoreError):
                 self._buckets.put_json(
-                    self._settings.processed_bucket, key, data, replaces=etag, retention=self._retention(item)
+                    self._settings.processed_bucket,
+                    key,
+                    data,
+                    replaces=etag,
+                    retention=self._retention(item),
+                    legal_hold=item.held,
                 )
         if 0 in outcome.lost:
             raise _conflict(item)

@@ -98,12 +98,15 @@ class Buckets:
         *,
         replaces: str | None,
         retention: RetentionClass,
+        legal_hold: bool = False,
     ) -> str:
         """Write a JSON object only over the version the caller expects, and return its ETag.
 
         `replaces` is the ETag of the object this write may overwrite (If-Match), or None when
         the key must not exist yet (If-None-Match: *). A writer whose expectation is stale gets
-        S3ObjectChangedError and its bytes never become the current version.
+        S3ObjectChangedError and its bytes never become the current version. `legal_hold`: the
+        version is written under an Object Lock legal hold (its document is held), in the same
+        request, so no moment passes in which lifecycle could take it.
         """
         request: PutObjectRequestTypeDef = {
             "Bucket": bucket,
@@ -112,6 +115,8 @@ class Buckets:
             "ContentType": "application/json",
             "Tagging": f"{layout.RETENTION_TAG}={retention.value}",
         }
+        if legal_hold:
+            request["ObjectLockLegalHoldStatus"] = "ON"
         if replaces:
             request["IfMatch"] = replaces
         else:
@@ -129,6 +134,7 @@ class Buckets:
         replaces: str | None,
         retention: RetentionClass,
         still_held: Callable[[], bool],
+        legal_hold: bool = False,
     ) -> str | None:
         """Write result.json over the version its writer's item names; its ETag, or None when the
         writer lost its item meanwhile (the ingest's claim, a reviewer's version).
@@ -136,12 +142,12 @@ class Buckets:
         A writer that meets another ETag asks `still_held`: if it no longer holds its item, a newer
         writer owns result.json and these bytes are dropped; if it does, what it met was left by a
         writer that lost (a stale claim, a reviewer told of a conflict), and it writes over exactly
-        that version.
+        that version. `legal_hold`: as put_json's (the writer's item is under a legal hold).
         """
         expected = replaces
         for _ in range(FENCE_TRIES):
             try:
-                return self.put_json(bucket, key, body, replaces=expected, retention=retention)
+                return self.put_json(bucket, key, body, replaces=expected, retention=retention, legal_hold=legal_hold)
             except S3ObjectChangedError:
                 current = self.head(bucket, key)
                 if not still_held():

@@ -230,3 +230,18 @@ def _codes(stack) -> set[str]:
     run = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False))
     wide = run.engine().find(lambda _taken: run.params(layout.utc_now())).wide
     return set(render(wide).get_column("code").to_list())
+
+
+def test_a_held_document_reprocessed_after_a_new_upload_writes_its_result_under_the_hold(stack) -> None:
+    actions, _ = _setup(stack)
+    actions.hold("u1", "d1", "operator:legal")
+    put_raw(stack, "u1", "d1", invoice() + b" ")  # a new upload: the ingest claims the held document again
+    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    (item,) = stack.items()
+    assert item.held and item.status == Status.PROCESSED
+    s3, s, key = stack.s3(), stack.settings, layout.result_key("u1", "d1")
+    versions = s3.list_object_versions(Bucket=s.processed_bucket, Prefix=key)["Versions"]
+    assert len(versions) == 2 and item.resultEtag in {v["ETag"] for v in versions}
+    for v in versions:
+        hold = s3.get_object_legal_hold(Bucket=s.processed_bucket, Key=key, VersionId=v["VersionId"])
+        assert hold["LegalHold"].get("Status") == "ON", v

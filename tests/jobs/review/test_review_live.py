@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from jobs.contract import Status, layout
+from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.errors import ReviewConflictError, ReviewRefusedError
+from jobs.local.standins.advance import advance
 from jobs.observability import CallMetrics
 from jobs.review import ReviewDesk
 from jobs.store.clients import dynamodb_client, s3_client
@@ -258,3 +260,34 @@ def test_result_json_is_read_as_the_item_knows_it_not_as_a_loser_left_it(stack) 
     now, etag = result_of(stack, "u1", "d1")
     assert now.invoice.invoiceNumber == "R-1" and now.current_invoice.vendorName == "Acme"
     assert item_of(stack, "u1", "d1").resultEtag == etag
+
+
+def test_every_result_version_a_review_writes_for_a_held_document_is_held_and_outlives_lifecycle(
+    stack, tmp_path: Path
+) -> None:
+    in_review(stack)
+    s = stack.settings
+    metrics = CallMetrics()
+    table = DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics)
+    actions = DocumentActions(table, Buckets(s3_client(s), metrics), s.raw_bucket, s.processed_bucket, s.retention)
+    actions.hold("u1", "d1", "operator:legal")
+    desk_ = desk(stack)
+    desk_.claim("u1", "d1", "alice")
+    desk_.correct("u1", "d1", "alice", ["vendor=Acme GmbH"])
+    desk_.correct("u1", "d1", "alice", ["vendor=Acme AG"])
+    desk_.settle("u1", "d1", "alice")
+    s3, key = stack.s3(), layout.result_key("u1", "d1")
+
+    def versions() -> list[dict[str, Any]]:
+        return s3.list_object_versions(Bucket=s.processed_bucket, Prefix=key)["Versions"]
+
+    written = versions()
+    assert len(written) == 4  # the ingest's, two corrections, the settlement
+    for v in written:
+        hold = s3.get_object_legal_hold(Bucket=s.processed_bucket, Key=key, VersionId=v["VersionId"])
+        assert hold["LegalHold"].get("Status") == "ON", v
+    # Past the grace period the noncurrent versions would be deleted, were they not held.
+    past_grace = layout.utc_now() + timedelta(days=s.retention.grace_days + 2)
+    moved = advance(s, past_grace, stack.dynamodb(), s3, tmp_path / "ledger.json")
+    assert moved.objects.versions_deleted == 0 and moved.objects.held_skipped >= 3
+    assert [v["VersionId"] for v in versions()] == [v["VersionId"] for v in written]
