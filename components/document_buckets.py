@@ -20,6 +20,7 @@ from components import policies
 from components._pulumi import child, json_document
 from components.settings import NONCURRENT_EXPIRATION_DAYS
 from jobs.contract import BucketSpec, CorsSpec, LifecycleSpec, ObjectLockSpec, layout
+from jobs.contract.schema import TRANSITION_MINIMUM_OBJECT_SIZE
 
 ACCESS_LOGS = "access-logs"
 _LIFECYCLE = LifecycleSpec()
@@ -299,6 +300,7 @@ class DocumentBuckets(pulumi.ComponentResource):
             f"{prefix}-lifecycle",
             bucket=bucket.id,
             rules=[lifecycle_rule_args(rule) for rule in rules],
+            transition_default_minimum_object_size=TRANSITION_MINIMUM_OBJECT_SIZE,
             opts=child(self, depends_on=[versioning]),
         )
         return bucket

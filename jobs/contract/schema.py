@@ -38,15 +38,30 @@ def table_spec(stage: str) -> TableSpec:
     return TableSpec(name=layout.table_name(stage), index_name=layout.status_index_name(stage))
 
 
+# Storage classes a GET reads at once. GLACIER and DEEP_ARCHIVE answer 403 InvalidObjectState
+# until a RestoreObject completes (hours), which no reader of ours waits for: the frontend's
+# presigned result.json, the jobs reading results and reports, a reprocess reading raw/.
+READABLE_STORAGE_CLASSES = ("STANDARD", "STANDARD_IA", "INTELLIGENT_TIERING", "GLACIER_IR")
+# S3 moves no object under 128 KB to another class (its default since September 2024, declared
+# here so it is a decision): STANDARD_IA and Glacier IR bill at least 128 KB an object, so a
+# smaller one would cost more there than in STANDARD (docs/capacity.md, "Storage tiers").
+TRANSITION_MINIMUM_OBJECT_SIZE: Literal["all_storage_classes_128K"] = "all_storage_classes_128K"
+
+
 class LifecycleSpec(BaseModel):
     """Storage tiers and the end of every version, as S3 lifecycle rules (days from creation, or
     from becoming noncurrent), built from the retention policy the items' TTL uses too.
+
+    Tiers: STANDARD, STANDARD_IA after `infrequent_access_after_days`, Glacier Instant Retrieval
+    after `glacier_after_days`: every tier stays GET-readable (READABLE_STORAGE_CLASSES), so the
+    same rules serve raw, processed and reports (docs/lifecycle.md, "Storage tiers").
     """
 
     model_config = ConfigDict(frozen=True)
 
     infrequent_access_after_days: int = Field(default=30, ge=30)
     glacier_after_days: int = Field(default=365, ge=1)
+    archive_storage_class: Literal["GLACIER_IR"] = "GLACIER_IR"
     retention: RetentionPolicy = RetentionPolicy()
     abort_multipart_days: int = Field(default=7, ge=1)
 
@@ -79,7 +94,7 @@ class LifecycleSpec(BaseModel):
                 "Filter": base,
                 "Transitions": [
                     {"Days": self.infrequent_access_after_days, "StorageClass": "STANDARD_IA"},
-                    {"Days": self.glacier_after_days, "StorageClass": "GLACIER"},
+                    {"Days": self.glacier_after_days, "StorageClass": self.archive_storage_class},
                 ],
             },
             {

@@ -102,7 +102,7 @@ def test_lifecycle_rules_are_the_contract_rules(dev: ProgramRun) -> None:
     assert tiering["filter"] == {"prefix": layout.RAW_PREFIX}
     assert tiering["transitions"] == [
         {"days": 30, "storageClass": "STANDARD_IA"},
-        {"days": 365, "storageClass": "GLACIER"},
+        {"days": 365, "storageClass": "GLACIER_IR"},
     ]
     # Hidden and replaced versions live the delete grace; markers left alone are removed.
     assert grace["noncurrentVersionExpiration"] == {"noncurrentDays": 30}

@@ -63,7 +63,7 @@ def test_derived_values() -> None:
     assert dev.ingest_tasks == 4 and prod.ingest_tasks == 8
     assert dev.lifecycle().rules()[0]["Transitions"] == [
         {"Days": 30, "StorageClass": "STANDARD_IA"},
-        {"Days": 365, "StorageClass": "GLACIER"},
+        {"Days": 365, "StorageClass": "GLACIER_IR"},
     ]
     assert [b.purpose for b in dev.buckets()] == ["raw", "processed", "reports"]
     assert dev.resource_tags()["stage"] == "dev"

@@ -1,12 +1,12 @@
 """Archived objects on the live local stack: the clock moved past every transition by the
-lifecycle stand-in (`local advance`), the raw uploads are in GLACIER (moto keeps the class and
-answers InvalidObjectState as S3 does), and every path that reads them meets ARCHIVED as the
-one document's outcome, never an outage; `restore-archived` brings them back and the next run
+lifecycle stand-in (`local advance`), objects in GLACIER (moto keeps the class and answers
+InvalidObjectState as S3 does), and every path that reads them meets ARCHIVED as the one
+document's outcome, never an outage; `restore-archived` brings them back and the next run
 finishes the work.
 
-result.json is put into GLACIER by the test itself where it is read: whether the declared rules
-ever archive it (rather than GLACIER_IR, which reads at once) is the contract's choice, and the
-paths that read it must cope either way.
+The declared rules move every tier to GLACIER_IR, which reads at once (docs/lifecycle.md,
+"Storage tiers"); objects are put into GLACIER by the test itself, as the rules before that
+change left them (a transition never moves an object back) or a hand-made copy would.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from datetime import timedelta
 import boto3
 import pytest
 
-from jobs.contract import FailureCode, Status, layout
+from jobs.contract import FailureCode, LifecycleSpec, Status, layout
 from jobs.contract.events import requeue_body
 from jobs.errors import S3ObjectArchivedError
 from jobs.ingest.restore_archived import ArchivedRestore, from_settings
@@ -34,7 +34,7 @@ from jobs.store.s3 import Buckets
 from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw
 from tests.jobs.review import review_helpers
 
-# Past the tiering's last transition (GLACIER at 365 days), well inside every retention.
+# Past the tiering's last transition (GLACIER_IR at 365 days), well inside every retention.
 PAST_TRANSITIONS = timedelta(days=400)
 
 
@@ -73,7 +73,7 @@ def test_the_stand_in_moves_objects_to_their_declared_class_keeping_bytes_etag_a
 
     advance_past_transitions(stack, tmp_path)
     after = s3.head_object(Bucket=s.raw_bucket, Key=key)
-    assert after.get("StorageClass") == "GLACIER"  # the raw tier's last transition
+    assert after.get("StorageClass") == LifecycleSpec().archive_storage_class  # the raw tier's last transition
     assert after["ETag"] == before["ETag"] and after["ContentLength"] == before["ContentLength"]
     assert s3.get_object_tagging(Bucket=s.raw_bucket, Key=key)["TagSet"] == tags  # S3 reads tags of archives
     assert len(s3.list_object_versions(Bucket=s.raw_bucket, Prefix=key)["Versions"]) == versions  # in place
@@ -89,7 +89,7 @@ def test_a_reprocessing_meets_an_archived_raw_object_fails_archived_and_succeeds
     put_raw(stack, "u1", "d2", invoice())
     assert drain(stack).statuses == {"PROCESSED": 2}
     advance_past_transitions(stack, tmp_path)
-    assert storage_class(stack, s.raw_bucket, raw_key) == "GLACIER"
+    archive(stack, s.raw_bucket, raw_key)
 
     # Reconcile's repair marks d1 for reprocessing and re-queues it (a HEAD: archives answer it).
     table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
