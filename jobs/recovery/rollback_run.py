@@ -8,6 +8,10 @@ change and is counted as `changedSince`; rerunning finds it (and finds nothing l
 what was rolled back). Stop the ingest schedule first: a drain running alongside would keep
 changing items.
 
+A person's decision since `since` (a legal hold or its release, an owner's delete or restore) is
+never undone (see jobs.recovery.rollback): the summary's `leftAlone` names each such document,
+with what was done around it and why, in a dry run as in the real one.
+
 Run by hand, with an operator's credentials: it writes the live table, which no task role of the
 stack may do beyond its own job's writes.
 """
@@ -50,6 +54,9 @@ class RollbackSummary:
     actions: dict[str, int] = field(default_factory=dict)
     changedSince: int = 0  # items whose condition failed: changed again while rolling back
     dryRun: bool = False
+    # Each document with a person's decision since the restore point, left as it is: what the
+    # step did around it and why (rollback.Step.kept).
+    leftAlone: list[dict[str, object]] = field(default_factory=list)
 
 
 class RollbackRun:
@@ -75,6 +82,7 @@ class RollbackRun:
         steps = [step(item, before.get((item.userId, item.documentId)), now, signed) for item in changed]
         summary = RollbackSummary(o.restored_table, o.since, examined=len(changed), dryRun=o.dry_run)
         summary.actions = dict(Counter(s.action.value for s in steps))
+        summary.leftAlone = [s.left_alone() for s in steps if s.kept]
         if not o.dry_run:
             summary.changedSince = self._apply(steps)
         logger.info("rollback done", extra={"summary": vars(summary), "calls": self.metrics.summary()})

@@ -1,16 +1,24 @@
-"""Test helpers: a stage with processed documents, its table exported as AWS would, its tables."""
+"""Test helpers: a stage with processed documents, its table exported as AWS would, its tables,
+and what a bad image writes.
+"""
 
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
+from jobs.contract import DocumentItem, ResultDocument, RetentionClass, layout
+from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import DemoDocument, generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.local.stack import REGION
 from jobs.local.table_export import export_table
+from jobs.observability import CallMetrics
 from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
 
 
 def ingest(stack: Any, docs: list[DemoDocument]) -> None:
@@ -49,3 +57,45 @@ def reports(stack: Any, prefix: str = "runs/drill/") -> dict[str, dict[str, Any]
         key: json.loads(s3.get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read())
         for key in stack.keys(stack.settings.reports_bucket, prefix)
     }
+
+
+BAD_VENDOR = "Bad Image GmbH"
+
+
+def _bad_image(stack: Any) -> tuple[DocumentTable, Buckets]:
+    s = stack.settings
+    metrics = CallMetrics()
+    return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics), Buckets(s3_client(s), metrics)
+
+
+def corrupt(stack: Any, item: DocumentItem, *, result_too: bool) -> None:
+    """What the bad image writes for one document: a wrong vendor and total, conditionally on the
+    version it read, and (result_too) a result.json saying the same, fenced on the current one.
+    """
+    table, buckets = _bad_image(stack)
+    result_etag = item.resultEtag
+    if result_too:
+        key = layout.result_key(item.userId, item.documentId)
+        doc = ResultDocument.from_json_bytes(buckets.get_bytes(stack.settings.processed_bucket, key))
+        assert doc.invoice is not None
+        wrong = doc.model_copy(
+            update={
+                "invoice": doc.invoice.model_copy(update={"vendorName": BAD_VENDOR, "totalAmount": Decimal("0.01")})
+            }
+        )
+        result_etag = buckets.put_json(
+            stack.settings.processed_bucket,
+            key,
+            wrong.to_json_bytes(),
+            replaces=item.resultEtag,
+            retention=item.retentionClass or RetentionClass.STANDARD,
+        )
+    bad = item.evolve(
+        vendorName=BAD_VENDOR,
+        totalAmount=Decimal("0.01") if result_too else item.totalAmount,
+        resultEtag=result_etag,
+        version=item.version + 1,
+        updatedAt=layout.utc_now(),
+        updatedBy=actor(ActorKind.INGEST, "bad-image-run"),
+    )
+    assert table.put_if_version(bad, item.version)

@@ -14,11 +14,9 @@ from __future__ import annotations
 import json
 import time
 from datetime import timedelta
-from decimal import Decimal
-from typing import Any
 
-from jobs.contract import DocumentItem, ResultDocument, RetentionClass, layout
-from jobs.contract.actors import ActorKind, actor, actor_kind
+from jobs.contract import layout
+from jobs.contract.actors import ActorKind, actor_kind
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
@@ -27,51 +25,8 @@ from jobs.reconcile import ReconcileOptions, ReconcileRun
 from jobs.recovery import rollback_cli
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
-from jobs.store.clients import dynamodb_client, s3_client
-from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
-from tests.jobs.recovery.recovery_helpers import export, ingest
-
-BAD_VENDOR = "Bad Image GmbH"
-
-
-def _bad_image(stack: Any) -> tuple[DocumentTable, Buckets]:
-    s = stack.settings
-    metrics = CallMetrics()
-    return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics), Buckets(s3_client(s), metrics)
-
-
-def _corrupt(stack: Any, item: DocumentItem, *, result_too: bool) -> None:
-    """What the bad image writes for one document: a wrong vendor and total, conditionally on the
-    version it read, and (result_too) a result.json saying the same, fenced on the current one.
-    """
-    table, buckets = _bad_image(stack)
-    result_etag = item.resultEtag
-    if result_too:
-        key = layout.result_key(item.userId, item.documentId)
-        doc = ResultDocument.from_json_bytes(buckets.get_bytes(stack.settings.processed_bucket, key))
-        assert doc.invoice is not None
-        wrong = doc.model_copy(
-            update={
-                "invoice": doc.invoice.model_copy(update={"vendorName": BAD_VENDOR, "totalAmount": Decimal("0.01")})
-            }
-        )
-        result_etag = buckets.put_json(
-            stack.settings.processed_bucket,
-            key,
-            wrong.to_json_bytes(),
-            replaces=item.resultEtag,
-            retention=item.retentionClass or RetentionClass.STANDARD,
-        )
-    bad = item.evolve(
-        vendorName=BAD_VENDOR,
-        totalAmount=Decimal("0.01") if result_too else item.totalAmount,
-        resultEtag=result_etag,
-        version=item.version + 1,
-        updatedAt=layout.utc_now(),
-        updatedBy=actor(ActorKind.INGEST, "bad-image-run"),
-    )
-    assert table.put_if_version(bad, item.version)
+from tests.jobs.recovery.recovery_helpers import BAD_VENDOR, corrupt, export, ingest
 
 
 def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_back(stack, capsys) -> None:
@@ -91,9 +46,9 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     with_invoice = sorted(k for k, i in before.items() if i.vendorName)
     item_only, with_result = with_invoice[:2], with_invoice[2:4]
     for key in item_only:
-        _corrupt(stack, items[key], result_too=False)
+        corrupt(stack, items[key], result_too=False)
     for key in [*with_result, *((d.user_id, d.document_id) for d in arrived)]:
-        _corrupt(stack, items[key], result_too=True)
+        corrupt(stack, items[key], result_too=True)
     waiting = list(generate(2, 2, bad_ratio=0.0, review_ratio=0.0, seed=41))
     upload(stack.s3(), stack.settings.raw_bucket, waiting)  # not processed before the rollback
     assert sum(i.vendorName == BAD_VENDOR for i in stack.items()) == 7
