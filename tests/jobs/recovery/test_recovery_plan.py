@@ -118,3 +118,42 @@ def test_a_rollback_step_per_kind_of_change() -> None:
     assert gone.action == Action.DELETE and gone.write == _item(version=5, updatedAt=NOW, updatedBy=OPS)
     assert step(_item(version=9, updatedAt=NOW), before, NOW, OPS).action == Action.KEEP
     assert step(again.write, before, NOW + timedelta(minutes=1), OPS).action == Action.KEEP
+
+
+def _deleted(at: datetime, by: str = "user:u1", **changes: object) -> DocumentItem:
+    return _item(
+        status=Status.DELETED,
+        deletedAt=at,
+        deletedBy=by,
+        restoreStatus=Status.PROCESSED,
+        hardDeleteAt=at + timedelta(days=30),
+        **changes,
+    )
+
+
+def test_a_release_since_the_restore_point_stays_released_and_the_rest_is_put_back() -> None:
+    held = _item(legalHoldAt=NOW - timedelta(days=2), legalHoldBy="operator:olga")
+    live = _item(vendorName="Bad", version=6, updatedAt=NOW)  # released, then rewritten by the bad image
+    put = step(live, held, NOW, OPS)
+    assert put.action == Action.PUT_BACK and put.write is not None
+    assert not put.write.held and put.write.vendorName == "Good GmbH"
+    assert put.kept == ("legal hold by an operator (operator:olga) released after the restore point: it stays released",)
+
+
+def test_lifecycle_attributes_a_machine_wrote_are_no_persons_decision() -> None:
+    # The bad image wrote a delete of its own (deletedBy names it): rolled back like any write.
+    live = _deleted(NOW, by="ingest:bad-image-run", version=4)
+    put = step(live, _item(), NOW, OPS)
+    assert put.action == Action.PUT_BACK and put.kept == ()
+    assert put.write is not None and not put.write.user_deleted
+
+
+def test_a_document_its_owner_deleted_before_the_restore_point_is_not_reprocessed() -> None:
+    before = _deleted(NOW - timedelta(days=1))
+    live = _deleted(NOW - timedelta(days=1), vendorName="Bad", resultEtag='"r2"', version=4)
+    left = step(live, before, NOW, OPS)
+    assert left.action == Action.LEAVE and left.write is None
+    assert "a deleted document is not reprocessed" in left.kept[0]
+    # Only its item changed: put back, still deleted.
+    put = step(_deleted(NOW - timedelta(days=1), vendorName="Bad", version=4), before, NOW, OPS)
+    assert put.action == Action.PUT_BACK and put.write is not None and put.write.user_deleted
