@@ -2,9 +2,11 @@
 
 Puts every live item changed at or after TIME back to its version in NAME (a table the drill
 restored as of before the deploy), or marks it for reprocessing, or deletes it (see
-jobs.recovery.rollback); then replay the window with `python -m jobs ingest --backfill`.
-`--dry-run` prints what it would do. Exit 0 when done, 2 for bad options or a missing table, 3
-when AWS is unreachable or denies access.
+jobs.recovery.rollback); then replay the window with `python -m jobs ingest --backfill`. A
+person's decision since TIME (a legal hold or its release, an owner's delete or restore) stays:
+`leftAlone` in the output names each such document and why. `--dry-run` prints what it would
+do. Exit 0 when done, 2 for bad options or a missing table, 3 when AWS is unreachable or denies
+access.
 """
 
 from __future__ import annotations
