@@ -41,6 +41,9 @@ class Recorded:
     urn: str = ""
     parent: str = ""
     protect: bool = False
+    retain_on_delete: bool = False
+    # The aliases the resource declares: {"urn": …} or {"name", "type", "parent"} (an alias spec).
+    aliases: list[dict[str, str]] = field(default_factory=list)
     provider: str = ""  # "urn::id" of an explicit provider (the second region's), "" for the default
     outputs: dict[str, Any] = field(default_factory=dict)  # what the mocks answered (ids, ARNs)
 
@@ -161,6 +164,12 @@ def _plausible(typ: str, name: str, inputs: dict[str, Any], region: str) -> tupl
     return rid, out
 
 
+def _alias(alias: Any) -> dict[str, str]:
+    if alias.urn:
+        return {"urn": alias.urn}
+    return {"name": alias.spec.name, "type": alias.spec.type, "parent": alias.spec.parentUrn}
+
+
 class RecordingMonitor(MockMonitor):
     """Adds what only the registration request carries: URN, parent URN and `protect`."""
 
@@ -171,6 +180,8 @@ class RecordingMonitor(MockMonitor):
                 if rec.typ == request.type and rec.name == request.name and not rec.urn:
                     rec.urn, rec.parent = response.urn, request.parent
                     rec.protect = bool(request.protect)
+                    rec.retain_on_delete = bool(request.retainOnDelete)
+                    rec.aliases = [_alias(a) for a in request.aliases]
                     break
         return response
 
