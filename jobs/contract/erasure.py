@@ -9,8 +9,9 @@ the user id and counts, and expires (TTL) once no message naming an erased uploa
 in the arrival queue.
 
 The receipt is written once into the reports bucket (`layout.erasure_receipt_key`): what was
-deleted, what was kept under a legal hold, and what still holds the user's data and until when
-(`DataHoldings`, the stack's own figures, carried to the job in DOCUFLOW_HOLDINGS).
+deleted, what was kept under a legal hold (the item's, or one S3 alone records on versions), and
+what still holds the user's data and until when (`DataHoldings`, the stack's own figures, carried
+to the job in DOCUFLOW_HOLDINGS).
 """
 
 from __future__ import annotations
@@ -213,14 +214,17 @@ def holdings(figures: DataHoldings, erased_at: datetime) -> list[Holding]:
 
 
 class KeptDocument(BaseModel):
-    """A document the erasure left, and why (a legal hold)."""
+    """A document the erasure left, and why: a legal hold on its item, or on its versions only."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     documentId: str
-    legalHoldAt: AwareDatetime
-    legalHoldBy: str
+    # None: S3 holds its versions but the item records no hold (a hold that did not finish, or
+    # one placed in S3 directly); S3 refused their deletion, so they and the item stay.
+    legalHoldAt: AwareDatetime | None = None
+    legalHoldBy: str | None = None
     versions: int
+    itemKept: bool = True  # False: versions alone, no item was left to keep
 
 
 class ErasureReceipt(BaseModel):

@@ -8,7 +8,12 @@ command again, and a half-done state is one reconcile reports:
 - delete: the item first (DELETED, its TTL the end of the grace), then the delete markers. A
   rerun finds the item deleted and puts any marker still missing.
 - restore: the markers first, then the item. A rerun finds the item still deleted and finishes.
-- hold / release: the versions' legal holds first, then the item; a rerun sets them again.
+- hold: the item first, then the versions' legal holds; release: the holds off first, then the
+  item. The side that protects more goes first, so a half-done hold or release always leaves the
+  item saying held (every reader keeps the document whole, reconcile reports LEGAL_HOLD_MISSING)
+  and a rerun completes it; a hold whose item write loses has set no hold in S3. Versions held
+  with an item that does not say so (a hold by an older release that lost its item write) are
+  still kept: the erasure learns them from S3's refusal (jobs.erasure).
 
 Every item write is conditional on the version read, so a concurrent writer (a run of the
 ingest) wins and the action says to try again; nothing is written on a refusal.
@@ -120,8 +125,11 @@ class DocumentActions:
     def hold(self, user_id: str, document_id: str, actor: str) -> ActionOutcome:
         item = self._item(user_id, document_id)
         locked = held(item, self._clock(), actor)  # refuses a deleted or unfinished document, first
-        count = self._set_holds(user_id, document_id, on=True)
         locked = self._put(locked, item, _expiring_with(locked, actor))
+        # Listed after the item says held: a writer that reads the item from now on writes under
+        # the hold itself; what was written before is listed here (a writer that read the old
+        # version and writes later loses its item write).
+        count = self._set_holds(user_id, document_id, on=True)
         return ActionOutcome("hold", locked, locked is not item, count)
 
     def release(self, user_id: str, document_id: str, actor: str) -> ActionOutcome:

@@ -7,7 +7,14 @@ the items it read, each only if it is still the version read (TransactWriteItems
 conditional writes): each document first gets a last version naming the run (`erasure:<runId>`),
 so the change log's REMOVE record says who removed it, then goes. Objects go before items, so a
 crash leaves items that still point at what is left, and the marker (RUNNING) lets the next run
-resume under the same id and counts.
+resume under the same id and counts: the counts are saved as each batch lands (one marker write
+per DeleteObjects request or item transaction), so a killed run's resumption counts everything
+deleted, short of at most the one batch that landed as the run was killed.
+
+A version S3 refuses to delete is asked for its legal hold (GetObjectLegalHold, only on a
+refusal): a held one is kept, with its document's item and markers, and listed in the receipt
+(a hold that set its versions' holds and did not finish recording it on the item), instead of
+being tried pass after pass; the run remembers it for its later passes.
 
 An upload of the user arriving during the erasure ends erased or intact, never half:
 - its raw object listed by a pass is deleted with the rest; the ingest that later takes its
@@ -33,7 +40,7 @@ from jobs.contract import layout, queue_spec
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.erasure import ErasureCounts, ErasureMarker, ErasureReceipt, ErasureState, holdings
 from jobs.contract.objects import ObjectVersion
-from jobs.erasure.selection import ItemToDelete, Partition, kept_by, kept_documents
+from jobs.erasure.selection import ItemToDelete, Partition, document_of, kept_by, kept_documents
 from jobs.errors import ErasureNotSettledError, ErasureUnknownUserError, S3ObjectExistsError
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
@@ -45,7 +52,7 @@ from jobs.store.dynamo import (
     erasure_put,
     version_put,
 )
-from jobs.store.s3 import DELETE_BATCH, Buckets
+from jobs.store.s3 import DELETE_BATCH, Buckets, Refused
 
 logger = logging.getLogger(__name__)
 
@@ -58,12 +65,26 @@ class PassOutcome:
     deleted: ErasureCounts = field(default_factory=ErasureCounts)
     refused: int = 0  # versions S3 would not delete (a hold placed meanwhile): the next pass looks again
     kept_versions: Counter[str] = field(default_factory=Counter)
+    held_versions: set[str] = field(default_factory=set)  # documents with a version S3 holds, their item not
     partition: Partition = field(default_factory=Partition)
     leases_until: datetime | None = None
 
     @property
     def settled(self) -> bool:
         return self.deleted.empty and not self.refused and self.leases_until is None
+
+
+@dataclass
+class Progress:
+    """What a run carries from batch to batch and pass to pass."""
+
+    marker: ErasureMarker | None  # None: a dry run, which deletes and saves nothing
+    # Versions S3 refused to delete under a legal hold: (bucket, key, version id) -> documentId.
+    held: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+    @property
+    def by(self) -> str | None:
+        return self.marker.updatedBy if self.marker else None
 
 
 @dataclass(frozen=True)
@@ -102,7 +123,7 @@ class ErasureRun:
         layout.validate_id(user_id, "userId")
         marker = self._table.erasure_marker(user_id)
         if dry_run:
-            outcome = self._pass(user_id, None)
+            outcome = self._pass(user_id, Progress(None))
             held = [d.documentId for d in outcome.partition.held]
             return ErasureResult(
                 "dry-run",
@@ -134,22 +155,17 @@ class ErasureRun:
     def _erase(self, marker: ErasureMarker) -> ErasureResult:
         user_id = marker.userId
         last = PassOutcome()
+        progress = Progress(marker)
         for number in range(1, MAX_PASSES + 1):
-            last = self._pass(user_id, marker.updatedBy)
+            last = self._pass(user_id, progress)
             logger.info(
                 "erasure pass",
                 extra={"userId": user_id, "runId": marker.runId, "pass": number, "deleted": last.deleted.model_dump()},
             )
-            if not last.deleted.empty:
-                marker = self._mark(
-                    marker.model_copy(
-                        update={"counts": marker.counts.plus(last.deleted), "version": marker.version + 1}
-                    ),
-                    marker.version,
-                )
             self._between_passes(number)
             if last.settled:
-                return self._finish(marker, last, number)
+                assert progress.marker is not None
+                return self._finish(progress.marker, last, number)
             if last.leases_until is not None:
                 self._sleep(max(0.0, (last.leases_until + LEASE_MARGIN - self._clock()).total_seconds()))
         raise ErasureNotSettledError(
@@ -157,11 +173,10 @@ class ErasureRun:
             f"{last.refused} version(s) S3 refused): run the erasure again"
         )
 
-    def _pass(self, user_id: str, by: str | None) -> PassOutcome:
-        """Read the partition, delete the versions outside held documents, then the items, as `by`
-        (the run's actor; None: a dry run, which deletes nothing).
+    def _pass(self, user_id: str, progress: Progress) -> PassOutcome:
+        """Read the partition, delete the versions outside held documents, then the items, as the
+        run's marker names it (a dry run, without one, deletes nothing).
         """
-        dry_run = by is None
         items = [item for page in self._table.partition_pages(user_id) for item in page]
         outcome = PassOutcome(partition=Partition.of(items))
         outcome.leases_until = outcome.partition.leases_until(self._clock())
@@ -174,34 +189,68 @@ class ErasureRun:
             for page in self._buckets.version_pages(bucket, prefix):
                 for version in page:
                     held_by = kept_by(version, kept_prefixes)
+                    s3_held = progress.held.get((bucket, version.key, version.version_id))
+                    if held_by is None and s3_held is not None:
+                        held_by = s3_held
+                        outcome.held_versions.add(s3_held)
                     if held_by is not None:
                         outcome.kept_versions[held_by] += 1
                     else:
                         doomed.append(version)
             for start in range(0, len(doomed), DELETE_BATCH):
-                self._delete_versions(bucket, doomed[start : start + DELETE_BATCH], outcome, dry_run)
-        self._delete_items(outcome, by)
+                self._delete_versions(bucket, prefix, doomed[start : start + DELETE_BATCH], outcome, progress)
+        self._delete_items(outcome, progress)
         return outcome
 
-    def _delete_versions(self, bucket: str, versions: list[ObjectVersion], outcome: PassOutcome, dry_run: bool) -> None:
-        refused = [] if dry_run else self._buckets.delete_versions(bucket, versions)
+    def _delete_versions(
+        self, bucket: str, prefix: str, versions: list[ObjectVersion], outcome: PassOutcome, progress: Progress
+    ) -> None:
+        refused = [] if progress.marker is None else self._buckets.delete_versions(bucket, versions)
+        held = self._held_among(versions, refused)
+        for version in held:
+            document = document_of(version.key, prefix)
+            progress.held[(bucket, version.key, version.version_id)] = document
+            outcome.kept_versions[document] += 1
+            outcome.held_versions.add(document)
+        # Any other refusal: the next pass relists (moto names only the key of a refused version).
+        outcome.refused += len(refused) - len(held)
         markers = sum(v.delete_marker for v in versions)
-        gone = ErasureCounts(versions=len(versions) - markers, deleteMarkers=markers)
-        if refused:
-            # moto names only the key of a refused version: count refusals, the next pass relists.
-            outcome.refused += len(refused)
-            gone = ErasureCounts(versions=max(0, gone.versions - len(refused)), deleteMarkers=gone.deleteMarkers)
-        outcome.deleted = outcome.deleted.plus(gone)
+        self._landed(
+            outcome,
+            progress,
+            ErasureCounts(versions=max(0, len(versions) - markers - len(refused)), deleteMarkers=markers),
+        )
 
-    def _delete_items(self, outcome: PassOutcome, by: str | None) -> None:
-        todo = outcome.partition.deletions()
-        if not todo:
-            return
-        gone = todo if by is None else self._sign_and_delete(todo, by)
-        documents = sum(t.document for t in gone)
-        outcome.deleted = outcome.deleted.plus(ErasureCounts(items=len(gone), documents=documents))
-        # An item that changed since it was read (a claim, a hold) is read again by the next pass.
-        outcome.refused += len(todo) - len(gone)
+    def _held_among(self, versions: list[ObjectVersion], refused: list[Refused]) -> list[ObjectVersion]:
+        """The versions S3 refused to delete that are under a legal hold."""
+        named = {(r.key, r.version_id) for r in refused}
+        keys_only = {r.key for r in refused if r.version_id is None}  # moto's server names the key alone
+        return [
+            v
+            for v in versions
+            if not v.delete_marker
+            and ((v.key, v.version_id) in named or v.key in keys_only)
+            and self._buckets.legal_hold(v)
+        ]
+
+    def _delete_items(self, outcome: PassOutcome, progress: Progress) -> None:
+        todo = outcome.partition.deletions(outcome.held_versions)
+        for start in range(0, len(todo), TRANSACT_LIMIT):
+            batch = todo[start : start + TRANSACT_LIMIT]
+            gone = batch if progress.by is None else self._sign_and_delete(batch, progress.by)
+            # An item that changed since it was read (a claim, a hold) is read again by the next pass.
+            outcome.refused += len(batch) - len(gone)
+            self._landed(outcome, progress, ErasureCounts(items=len(gone), documents=sum(t.document for t in gone)))
+
+    def _landed(self, outcome: PassOutcome, progress: Progress, gone: ErasureCounts) -> None:
+        """Count what a batch deleted, in the pass and (a real run) in the marker at once."""
+        outcome.deleted = outcome.deleted.plus(gone)
+        marker = progress.marker
+        if marker is not None and not gone.empty:
+            progress.marker = self._mark(
+                marker.model_copy(update={"counts": marker.counts.plus(gone), "version": marker.version + 1}),
+                marker.version,
+            )
 
     def _sign_and_delete(self, todo: list[ItemToDelete], by: str) -> list[ItemToDelete]:
         """Each document's last version names the erasure, then every item goes, each only if it
@@ -268,7 +317,7 @@ class ErasureRun:
                 ),
             ],
             deleted=marker.counts,
-            kept=kept_documents(last.partition, last.kept_versions),
+            kept=kept_documents(last.partition, last.kept_versions, last.held_versions),
             passes=passes,
             requests={name: int(v["calls"]) for name, v in self._metrics.summary().items()},
             stillHolding=holdings(self._settings.holdings, finished),

@@ -2,7 +2,10 @@
 
 The user's partition holds their documents' items, their duplicate markers, any other item a tool
 keeps there, and the erasure marker. A document under a legal hold is kept whole: its item, the
-duplicate markers that name it, and every version under its raw and processed prefixes.
+duplicate markers that name it, and every version under its raw and processed prefixes. A
+document with a version S3 holds while its item records no hold (a hold that did not finish)
+keeps its item and markers too, beside what S3 keeps: the pass learns it from S3's refusal, as
+the item does not say so, and a rerun of the hold finds the item to complete.
 Everything else goes: every other item (the erasure marker aside), and
 every version and delete marker under the user's raw and processed prefixes, whether or not
 its key follows the layout.
@@ -11,6 +14,7 @@ its key follows the layout.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -54,10 +58,9 @@ class Partition:
     def held(self) -> list[DocumentItem]:
         return [d for d in self.documents if d.held]
 
-    def _kept_item(self, item: dict[str, Any]) -> bool:
-        """A duplicate marker naming a held document stays with it (it still claims the identity)."""
-        held = {d.documentId for d in self.held}
-        return is_marker_item(item) and item.get("documentId") in held
+    def _kept_item(self, item: dict[str, Any], kept: Set[str]) -> bool:
+        """A duplicate marker naming a kept document stays with it (it still claims the identity)."""
+        return is_marker_item(item) and item.get("documentId") in kept
 
     def kept_prefixes(self) -> dict[str, str]:
         """The prefixes of the held documents' objects, in both buckets: prefix -> documentId."""
@@ -70,15 +73,19 @@ class Partition:
             )
         }
 
-    def deletions(self) -> list[ItemToDelete]:
-        docs = [ItemToDelete(d.key(), d.version, d) for d in self.documents if not d.held]
+    def deletions(self, held_versions: Set[str] = frozenset()) -> list[ItemToDelete]:
+        """Every item but the held documents', and those of `held_versions` (documents with a
+        version S3 holds).
+        """
+        kept = {d.documentId for d in self.held} | held_versions
+        docs = [ItemToDelete(d.key(), d.version, d) for d in self.documents if d.documentId not in kept]
         others = [
             ItemToDelete(
                 {layout.PK_ATTR: str(i[layout.PK_ATTR]), layout.SK_ATTR: str(i[layout.SK_ATTR])},
                 int(i["version"]) if "version" in i else None,
             )
             for i in self.others
-            if not self._kept_item(i)
+            if not self._kept_item(i, kept)
         ]
         return docs + others
 
@@ -99,9 +106,16 @@ def kept_by(version: ObjectVersion, prefixes: dict[str, str]) -> str | None:
     return next((doc for prefix, doc in prefixes.items() if version.key.startswith(prefix)), None)
 
 
-def kept_documents(partition: Partition, versions: Counter[str]) -> list[KeptDocument]:
-    """The held documents as the receipt lists them, with the versions the hold keeps."""
-    return [
+def document_of(key: str, user_prefix: str) -> str:
+    """The documentId of a key under the user's raw or processed prefix (its first segment)."""
+    return key.removeprefix(user_prefix).split("/", 1)[0]
+
+
+def kept_documents(partition: Partition, versions: Counter[str], held_versions: Set[str]) -> list[KeptDocument]:
+    """The documents a legal hold keeps, as the receipt lists them, with the versions it keeps:
+    the held documents, then those whose versions only S3 holds (with their item, if any).
+    """
+    held = [
         KeptDocument(
             documentId=d.documentId,
             legalHoldAt=d.legalHoldAt,
@@ -109,5 +123,10 @@ def kept_documents(partition: Partition, versions: Counter[str]) -> list[KeptDoc
             versions=versions[d.documentId],
         )
         for d in partition.held
-        if d.legalHoldAt is not None and d.legalHoldBy is not None
     ]
+    items = {d.documentId for d in partition.documents}
+    by_s3 = [
+        KeptDocument(documentId=doc, versions=versions[doc], itemKept=doc in items)
+        for doc in sorted(held_versions - {k.documentId for k in held})
+    ]
+    return held + by_s3

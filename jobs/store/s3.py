@@ -311,12 +311,13 @@ class Buckets:
     def legal_hold(self, version: ObjectVersion) -> bool:
         """Whether one version is under a legal hold."""
         # A version that never had a hold may answer with no status, or (on a bucket without
-        # Object Lock) NoSuchObjectLockConfiguration: not held either way.
+        # Object Lock) NoSuchObjectLockConfiguration: not held either way; nor is one deleted.
+        conditions = {**_NO_LOCK, **_MISSING, "NoSuchVersion": S3ObjectMissingError}
         try:
-            with self._metrics.call("s3.GetObjectLegalHold"), translated("s3.GetObjectLegalHold", _NO_LOCK):
+            with self._metrics.call("s3.GetObjectLegalHold"), translated("s3.GetObjectLegalHold", conditions):
                 response = self._client.get_object_legal_hold(
                     Bucket=version.bucket, Key=version.key, VersionId=version.version_id
                 )
-        except S3ObjectLockMissingError:
+        except (S3ObjectLockMissingError, S3ObjectMissingError):
             return False
         return response.get("LegalHold", {}).get("Status") == "ON"

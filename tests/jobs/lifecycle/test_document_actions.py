@@ -16,7 +16,7 @@ import pytest
 from jobs.contract import Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
-from jobs.errors import DocumentNotFoundError, LifecycleRefusedError
+from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRefusedError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
@@ -245,3 +245,46 @@ def test_a_held_document_reprocessed_after_a_new_upload_writes_its_result_under_
     for v in versions:
         hold = s3.get_object_legal_hold(Bucket=s.processed_bucket, Key=key, VersionId=v["VersionId"])
         assert hold["LegalHold"].get("Status") == "ON", v
+
+
+def _holds(stack) -> list[str | None]:
+    """The legal hold status of every version of u1/d1's objects."""
+    s3, s = stack.s3(), stack.settings
+    places = ((s.raw_bucket, "raw/u1/d1/"), (s.processed_bucket, "processed/u1/d1/"))
+    return [
+        s3.get_object_legal_hold(Bucket=b, Key=v["Key"], VersionId=v["VersionId"])["LegalHold"].get("Status")
+        for b, prefix in places
+        for v in s3.list_object_versions(Bucket=b, Prefix=prefix)["Versions"]
+    ]
+
+
+def test_a_hold_that_loses_its_item_write_holds_nothing_and_runs_again(stack) -> None:
+    _setup(stack)
+    s = stack.settings
+    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
+
+    class Racing(Clock):
+        """The hold's clock, read between its read of the item and its write: another writer
+        gets a new version of the item in first (an ingest finishing, a reviewer).
+        """
+
+        raced = False
+
+        def __call__(self):
+            if not self.raced:
+                self.raced = True
+                (item,) = stack.items()
+                other = item.evolve(version=item.version + 1, updatedAt=self.now, updatedBy="ingest:other")
+                assert table.put_if_version(other, item.version)
+            return self.now
+
+    racing = Racing()
+    actions = DocumentActions(
+        table, Buckets(stack.s3(), CallMetrics()), s.raw_bucket, s.processed_bucket, POLICY, racing
+    )
+    with pytest.raises(DocumentChangedError, match="run the command again"):
+        actions.hold("u1", "d1", "operator:legal")
+    (item,) = stack.items()
+    assert not item.held and _holds(stack) == [None, None]  # nothing of the hold is left half-done
+    again = actions.hold("u1", "d1", "operator:legal")
+    assert again.item.held and again.objects == 2 and _holds(stack) == ["ON", "ON"]

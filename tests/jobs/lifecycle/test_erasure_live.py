@@ -199,3 +199,86 @@ def test_an_upload_during_the_erasure_ends_erased_or_intact_never_half(stack) ->
     assert [(i.documentId, i.status) for i in items] == [("after", Status.PROCESSED)], summary.statuses
     assert {e.key for e in results} == {layout.result_key("alice", "after")}
     assert (summary.messages["received"], summary.messages["done"]) == (3, 3)  # all settled, none to retry
+
+
+def _hold_in_s3(stack, bucket: str, prefix: str) -> int:
+    """Legal holds on every version under `prefix`, the item left as it is: what a hold that lost
+    its item write left before it wrote the item first, or an operator's hold placed in S3.
+    """
+    s3 = stack.s3()
+    versions = s3.list_object_versions(Bucket=bucket, Prefix=prefix)["Versions"]
+    for v in versions:
+        s3.put_object_legal_hold(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"], LegalHold={"Status": "ON"})
+    return len(versions)
+
+
+def test_versions_held_without_their_item_saying_so_are_kept_with_it_and_the_erasure_ends(stack) -> None:
+    _seed(stack)
+    s = stack.settings
+    run, actions, _ = _tools(stack)
+    _hold_in_s3(stack, s.raw_bucket, layout.raw_document_prefix("alice", "c"))
+    _hold_in_s3(stack, s.processed_bucket, layout.result_document_prefix("alice", "c"))
+    # Held versions with no item at all: what the erasure left of such a document before.
+    put_raw(stack, "alice", "lone", invoice())
+    _hold_in_s3(stack, s.raw_bucket, layout.raw_document_prefix("alice", "lone"))
+
+    done = run.execute("alice")
+    assert done.outcome == "erased" and done.receipt is not None
+    items, raw, results = _user_data(stack, "alice")
+    assert [(i.documentId, i.held) for i in items] == [("c", False)]  # its item stays with its held versions
+    assert {e.key for e in raw} == {layout.raw_key("alice", d, "invoice.xml") for d in ("c", "lone")}
+    assert {e.key for e in results} == {layout.result_key("alice", "c")}
+    assert {(m.documentId, m.kind) for m in stack.markers() if m.userId == "alice"} == {
+        ("c", kind) for kind in DuplicateKind
+    }
+    kept = [(k.documentId, k.legalHoldBy, k.versions, k.itemKept) for k in done.receipt.kept]
+    assert kept == [("c", None, 2, True), ("lone", None, 1, False)]
+    assert done.receipt.deleted.documents == 3  # a, b, cn
+
+    # The hold run again completes on the item the erasure kept; a new erasure still ends.
+    assert actions.hold("alice", "c", "operator:legal").item.held
+    again = run.execute("alice")
+    assert again.outcome == "erased" and again.receipt is not None and again.receipt.deleted.empty
+    assert [(k.documentId, k.legalHoldBy, k.itemKept) for k in again.receipt.kept] == [
+        ("c", "operator:legal", True),
+        ("lone", None, False),
+    ]
+
+
+class Killed(BaseException):
+    """The run killed between two requests (not an error it could handle)."""
+
+
+class KilledOnBatch(Buckets):
+    """Buckets whose `n`th DeleteObjects of versions never goes out: the run dies mid-pass."""
+
+    def __init__(self, client, metrics, n: int) -> None:
+        super().__init__(client, metrics)
+        self.calls, self.n = 0, n
+
+    def delete_versions(self, bucket, versions):
+        self.calls += 1
+        if self.calls == self.n:
+            raise Killed
+        return super().delete_versions(bucket, versions)
+
+
+def test_a_resumed_erasure_counts_every_version_the_killed_run_deleted(stack, monkeypatch) -> None:
+    _seed(stack)
+    s3, s = stack.s3(), stack.settings
+    for n in range(45):  # enough versions for several batches of ten
+        s3.put_object(Bucket=s.raw_bucket, Key=f"raw/alice/bulk/{n % 5}.bin", Body=str(n).encode())
+    monkeypatch.setattr("jobs.erasure.run.DELETE_BATCH", 10)
+    items, raw, results = _user_data(stack, "alice")
+    versions = sum(not e.marker for e in raw + results)
+    metrics = CallMetrics()
+    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+    killed = ErasureRun(s, table, KilledOnBatch(s3, metrics, n=4), metrics)
+    with pytest.raises(Killed):
+        killed.execute("alice")
+    left = _user_data(stack, "alice")
+    assert len(left[1]) == len(raw) - 30 and len(left[0]) == len(items)  # three batches went, no item yet
+
+    done = _tools(stack)[0].execute("alice")  # the next run resumes the killed one
+    assert done.receipt is not None and _user_data(stack, "alice") == ([], [], [])
+    assert done.receipt.deleted.versions == versions and done.receipt.deleted.documents == len(items)
