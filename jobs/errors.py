@@ -157,6 +157,12 @@ class RunStoppedError(DocuFlowError):
     """The run was told to stop (SIGTERM, SIGINT): work it cut off is handed back, not failed."""
 
 
+class TextractPagesCapError(DocuFlowError):
+    """The run's Textract page cap would be passed by this document: it is handed back (its
+    message left in the queue for the next night), neither failed nor counted as an attempt.
+    """
+
+
 class TextractError(DocuFlowError):
     """Amazon Textract could not read a document (translated from AWS errors by jobs.store.textract)."""
 

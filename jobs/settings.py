@@ -45,6 +45,10 @@ ENV_TEXTRACT_TPS = "DOCUFLOW_TEXTRACT_TPS"
 # The reconcile's engines and the audit catalog the Athena engine queries (components/audit_catalog.py).
 ENV_RECONCILE_ENGINE = "DOCUFLOW_RECONCILE_ENGINE"
 ENV_TABLE_ARN = "DOCUFLOW_TABLE_ARN"
+# The reconcile's reports: the KMS key (an alias) that signs them, the image digest they name.
+ENV_REPORT_SIGNING_KEY = "DOCUFLOW_REPORT_SIGNING_KEY"
+ENV_IMAGE_DIGEST = "DOCUFLOW_IMAGE_DIGEST"
+ENV_REPORTS_TOPIC_ARN = "DOCUFLOW_REPORTS_TOPIC_ARN"  # where a written report is announced (SNS)
 ENV_ATHENA_WORKGROUP = "DOCUFLOW_ATHENA_WORKGROUP"
 ENV_GLUE_DATABASE = "DOCUFLOW_GLUE_DATABASE"
 ENV_EXPORT_TABLE = "DOCUFLOW_GLUE_EXPORT_TABLE"
@@ -58,6 +62,7 @@ ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
+ENV_TEXTRACT_MAX_PAGES = "DOCUFLOW_TEXTRACT_MAX_PAGES"
 # The audit trail (docs/audit.md): the change log's bucket, since when it is complete, and where
 # Athena finds it (components/audit_trail.py declares them; names from jobs.contract.layout).
 ENV_AUDIT_BUCKET = "DOCUFLOW_AUDIT_BUCKET"
@@ -131,6 +136,10 @@ class JobSettings(BaseModel):
     # Text-layer PDFs whose local reading leaves header fields missing may also go to Textract
     # AnalyzeExpense (jobs.extract.fallback decides which). Off by default: every call costs money.
     textract_fallback: bool = False
+    # The Textract pages one ingest run may spend (None: no cap). A document's pages are reserved
+    # before its Textract call; one that would pass the cap waits in the queue for the next night
+    # (jobs/ingest/pages.py). Per task: a stack running N ingest tasks gives each its share.
+    textract_max_pages: int | None = Field(default=None, ge=1)
     # `ingest --redrive-dlq`: SQS's message move task (StartMessageMoveTask), or the job's own
     # receive-send-delete, which any SQS server answers (moto has no move tasks). Built without
     # an environment, the settings take the way that works anywhere; from_env takes the move
@@ -279,6 +288,7 @@ class JobSettings(BaseModel):
             "shard_index": ENV_SHARD_INDEX,
             "shard_count": ENV_SHARD_COUNT,
             "textract_fallback": ENV_TEXTRACT_FALLBACK,
+            "textract_max_pages": ENV_TEXTRACT_MAX_PAGES,
             "audit_bucket": ENV_AUDIT_BUCKET,
             "audit_log_since": ENV_AUDIT_LOG_SINCE,
             "audit_workgroup": ENV_AUDIT_WORKGROUP,

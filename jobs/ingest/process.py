@@ -54,10 +54,12 @@ from jobs.errors import (
     TextractDocumentRejectedError,
     TextractJobFailedError,
     TextractJobTimeoutError,
+    TextractPagesCapError,
 )
 from jobs.extract.fallback import wants_textract_fallback
 from jobs.ingest.finishing import Finisher, Finishing, FollowUp, Submit, claim_actor, still_held
 from jobs.ingest.futures import flattened, resolved, then
+from jobs.ingest.pages import PageBudget, page_count
 from jobs.ingest.plan import Decision, released, restored, same_upload
 from jobs.ingest.results import DocumentResult
 from jobs.store.dynamo import DocumentTable, GroupOutcome, Write, WriteGroup, finish_put, marker_release, release_delete
@@ -95,13 +97,16 @@ class DocumentProcessor:
         stopping: Callable[[], bool] = lambda: False,
         textract_fallback: bool = False,
         follow_up: FollowUp | None = None,
+        pages: PageBudget | None = None,
     ) -> None:
         """`textract`: when set, scans and image-only PDFs that need OCR go to Amazon Textract.
         `stopping`: true once the run is stopping; an extraction cut off then is handed back
         (RunStoppedError), not recorded as the document's failure. `textract_fallback`: text-layer
         PDFs whose reading left header fields missing go to Textract too (costs per page).
         `follow_up`: runs the I/O of a duplicate's second round off the batcher's thread (the
-        run's I/O pool); without one it runs where the finish completed.
+        run's I/O pool); without one it runs where the finish completed. `pages`: the run's
+        Textract page budget (a document that would pass its cap raises TextractPagesCapError:
+        handed back for the next night); without one, no cap.
         """
         self._buckets = buckets
         self._table = table
@@ -115,6 +120,7 @@ class DocumentProcessor:
         self._clock = clock
         self._stopping = stopping
         self._textract_fallback = textract_fallback
+        self._pages = pages or PageBudget(None)
         self._finisher = Finisher(table, buckets, processed_bucket, finish, follow_up or _inline, clock, policy)
 
     def run(self, raw: layout.RawKey, obj: ObjectInfo, decision: Decision) -> Future[DocumentResult]:
@@ -260,11 +266,14 @@ class DocumentProcessor:
         if self._textract is None:
             return outcome
         if outcome.validation.errorCode == FailureCode.NEEDS_OCR and outcome.format in _SCANS:
-            return self._textract_outcome(obj, outcome.format)
+            return self._textract_outcome(obj, outcome.format, data)
         if wants_textract_fallback(outcome, enabled=self._textract_fallback):
             # A text layer that left header fields missing: Textract reads the page as well, and
-            # its reading is kept only when it settles the document.
-            read = self._textract_outcome(obj, outcome.format)
+            # its reading is kept only when it settles the document (past the cap: the text layer's).
+            try:
+                read = self._textract_outcome(obj, outcome.format, data)
+            except TextractPagesCapError:
+                return outcome
             return read if read.validation.status == Status.PROCESSED else outcome
         return outcome
 
@@ -281,9 +290,16 @@ class DocumentProcessor:
             logger.exception("extraction worker failed", extra={"file": filename})
             return failed(FailureCode.INTERNAL, f"extraction worker failed: {type(exc).__name__}: {exc}")
 
-    def _textract_outcome(self, obj: ObjectInfo, source_format: DocumentFormat) -> ExtractionOutcome:
-        """Amazon Textract reads the S3 object itself; its response goes through the same normalizer."""
+    def _textract_outcome(self, obj: ObjectInfo, source_format: DocumentFormat, data: bytes) -> ExtractionOutcome:
+        """Amazon Textract reads the S3 object itself; its response goes through the same normalizer.
+        Its pages are reserved first: past the run's cap, the document waits for the next night.
+        """
         assert self._textract is not None
+        pages = page_count(data, source_format)
+        if not self._pages.reserve(pages):
+            raise TextractPagesCapError(
+                f"{obj.uri}: its {pages} Textract page(s) would pass the run's cap of {self._pages.cap}"
+            )
         try:
             response = self._textract.analyze_s3_object(obj.bucket, obj.key, is_pdf=source_format == DocumentFormat.PDF)
         except TextractJobTimeoutError as exc:

@@ -37,11 +37,13 @@ from jobs.errors import (
     RunStoppedError,
     SettingsError,
     StoreError,
+    TextractPagesCapError,
 )
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
 from jobs.ingest.ledger import Settle
+from jobs.ingest.pages import PageBudget
 from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide
 from jobs.ingest.process import DocumentProcessor
 from jobs.ingest.results import DocumentResult
@@ -140,6 +142,7 @@ class IngestRun:
             if settings.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
+        self._pages = PageBudget(settings.textract_max_pages)
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._claims = Claims(self._table)
@@ -170,6 +173,7 @@ class IngestRun:
             if self._source is not None:
                 self._source.close()
         recorder.released(*self._claims.release_all())
+        recorder.textract_pages(self._pages.spent, self._pages.cap)
         self._queue_depths(recorder)
         summary = recorder.finish(
             layout.utc_now(),
@@ -248,6 +252,7 @@ class IngestRun:
                     stopping=self._stop.is_set,
                     textract_fallback=s.textract_fallback,
                     follow_up=io.submit,
+                    pages=self._pages,
                 )
                 claim_slots = threading.BoundedSemaphore(CLAIM_SLOTS)
                 self._feed(source, recorder, processor, io, claimers, claim_slots)
@@ -403,12 +408,14 @@ class IngestRun:
         raw = work.raw
         error = future.exception()
         try:
-            if isinstance(error, RunStoppedError | DynamoItemRejectedError) or (
+            if isinstance(error, RunStoppedError | DynamoItemRejectedError | TextractPagesCapError) or (
                 error is None and future.result() is None
             ):
                 if isinstance(error, DynamoItemRejectedError):
                     self._claims.failed(raw.user_id, raw.document_id)  # its own value: the attempt counts
                     recorder.rejected(work.obj.key, str(error))
+                if isinstance(error, TextractPagesCapError):
+                    recorder.deferred_for_page_cap(work.obj.key, str(error))  # handed back, refunded
                 work.settle(Settle.RELEASE)
                 return
             if error is not None:

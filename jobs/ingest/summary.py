@@ -1,4 +1,7 @@
-"""The run summary: counts per status and format, dead letters, failures, timings, AWS call stats."""
+"""The run summary: counts per status and format, dead letters, failures, timings, AWS call stats,
+the Textract pages spent and the documents deferred for the page cap, and the night's estimated
+cost (jobs.ingest.costs).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from jobs.ingest.costs import CostEstimate, estimate
 from jobs.ingest.plan import Action
 from jobs.ingest.results import DocumentResult
 
@@ -58,6 +62,13 @@ class RunSummary(BaseModel):
     queueInFlight: int | None = None
     deadLetterQueue: int | None = None  # messages that kept failing, waiting for a person
     calls: dict[str, Any] = Field(default_factory=dict)
+    textractPages: int = 0  # the pages reserved for Textract calls (what it bills)
+    textractPageCap: int | None = None
+    # Claimed, then handed back unread: their pages would have passed the cap. Their messages
+    # stay in the queue for the next night; neither failed nor an attempt.
+    deferredForPageCap: int = 0
+    deferredForPageCapDocuments: list[ListedDocument] = Field(default_factory=list)
+    estimatedCost: CostEstimate | None = None
 
 
 class SummaryRecorder:
@@ -155,6 +166,17 @@ class SummaryRecorder:
                     ListedDocument(key=result.key, reason=f"{result.failure_code}: {result.failure_message or ''}")
                 )
 
+    def deferred_for_page_cap(self, key: str, reason: str) -> None:
+        with self._lock:
+            self.summary.deferredForPageCap += 1
+            if len(self.summary.deferredForPageCapDocuments) < MAX_LISTED:
+                self.summary.deferredForPageCapDocuments.append(ListedDocument(key=key, reason=reason))
+
+    def textract_pages(self, spent: int, cap: int | None) -> None:
+        with self._lock:
+            self.summary.textractPages = spent
+            self.summary.textractPageCap = cap
+
     def released(self, released: int, leased: int) -> None:
         with self._lock:
             self.summary.releasedClaims = released
@@ -176,4 +198,11 @@ class SummaryRecorder:
             s.messages = dict(sorted(self._messages.items()))
             s.notices = dict(sorted(self._notices.items()))
             s.calls = calls
+            s.estimatedCost = estimate(
+                calls,
+                decided=sum(self._decisions.values()),
+                claimed=self._decisions[Action.CLAIM.value],
+                textract_pages=s.textractPages,
+                seconds=s.seconds,
+            )
             return s
