@@ -12,7 +12,8 @@ same bytes and ETag) and deletes the version it replaces. S3 sends no ObjectCrea
 transition; the copy would, so the bucket's notifications are suspended meanwhile (putting them
 back sends an s3:TestEvent, which the ingest counts as a notice). A held version is not moved
 (the copy's old version could not be deleted), nor is any version of a bucket with a default
-Object Lock retention (the reports). Multipart aborts are not emulated.
+Object Lock retention (the reports), nor an object the bucket's minimum transition size keeps
+(TransitionDefaultMinimumObjectSize: under 128 KB). Multipart aborts are not emulated.
 
 The server stamps a delete marker with the real time; S3 would have put it at the expiration
 date, and a version's noncurrent days count from then. The ledger keeps the date each marker of
@@ -42,6 +43,7 @@ from jobs.local.standins.rules import (
     noncurrent_due,
     removes_expired_markers,
     storage_class_at,
+    transition_allowed,
 )
 
 if TYPE_CHECKING:
@@ -134,17 +136,18 @@ class LifecycleStandIn:
     def apply(self, bucket: str, when: datetime) -> LifecycleReport:
         """Apply the bucket's declared rules as of `when` (the ledger's clock must allow it)."""
         try:
-            declared: list[dict[str, Any]] = [
-                dict(rule) for rule in self._s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
-            ]
+            configuration = self._s3.get_bucket_lifecycle_configuration(Bucket=bucket)
         except ClientError as exc:
             if exc.response["Error"]["Code"] == "NoSuchLifecycleConfiguration":
                 return LifecycleReport()
             raise
+        declared: list[dict[str, Any]] = [dict(rule) for rule in configuration["Rules"]]
+        minimum_size = configuration.get("TransitionDefaultMinimumObjectSize")
         report = LifecycleReport()
         moves: list[_Transition] = []
         for key, stack in _version_stacks(self._s3, bucket).items():
             report.add(self._one_key(bucket, key, stack, declared, when, moves))
+        moves = [m for m in moves if transition_allowed(minimum_size, int(m.entry.get("Size", 0)), m.target)]
         if moves and self._replaceable(bucket):
             with self._notifications_suspended(bucket):
                 for move in moves:

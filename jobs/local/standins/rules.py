@@ -81,6 +81,20 @@ def colder(target: str, current: str) -> bool:
     return STORAGE_CLASSES.index(target) > STORAGE_CLASSES.index(current)
 
 
+# S3 moves no object under 128 KB (its default since September 2024, which a bucket's
+# TransitionDefaultMinimumObjectSize declares), or, with "varies_by_storage_class", none but to
+# GLACIER and DEEP_ARCHIVE.
+SMALL_OBJECT_BYTES = 128 * 1024
+_SMALL_TO_ARCHIVES_ONLY = "varies_by_storage_class"
+
+
+def transition_allowed(minimum_object_size: str | None, size: int, target: str) -> bool:
+    """Whether the bucket's minimum object size lets an object of `size` bytes move to `target`."""
+    if size >= SMALL_OBJECT_BYTES:
+        return True
+    return minimum_object_size == _SMALL_TO_ARCHIVES_ONLY and target in ("GLACIER", "DEEP_ARCHIVE")
+
+
 def storage_class_at(
     rules: Sequence[Rule], key: str, created: datetime, tags: Mapping[str, str], when: datetime
 ) -> str | None:

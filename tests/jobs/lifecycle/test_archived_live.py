@@ -24,6 +24,7 @@ from jobs.ingest.restore_archived import ArchivedRestore, from_settings
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.ingest.summary import RunSummary
 from jobs.local.standins.advance import advance
+from jobs.local.standins.rules import SMALL_OBJECT_BYTES
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
 from jobs.reconcile.repair import reprocess
@@ -46,10 +47,15 @@ def storage_class(stack, bucket: str, key: str) -> str:
     return stack.s3().head_object(Bucket=bucket, Key=key).get("StorageClass", "STANDARD")
 
 
-def advance_past_transitions(stack, tmp_path) -> None:
+def advance_past_transitions(stack, tmp_path) -> int:
+    """The stage moved past every transition; how many objects changed class."""
     to = layout.utc_now() + PAST_TRANSITIONS
-    moved = advance(stack.settings, to, stack.dynamodb(), stack.s3(), tmp_path / "ledger.json")
-    assert moved.objects.transitioned >= 1
+    return advance(stack.settings, to, stack.dynamodb(), stack.s3(), tmp_path / "ledger.json").objects.transitioned
+
+
+def padded(body: bytes) -> bytes:
+    """The invoice with an XML comment that makes it larger than the 128 KB S3 leaves in place."""
+    return body.replace(b"</Invoice>", b"<!-- " + b"x" * SMALL_OBJECT_BYTES + b" --></Invoice>")
 
 
 def archive(stack, bucket: str, key: str) -> None:
@@ -65,13 +71,16 @@ def restorer(stack) -> ArchivedRestore:
 
 def test_the_stand_in_moves_objects_to_their_declared_class_keeping_bytes_etag_and_tags(stack, tmp_path) -> None:
     s, s3 = stack.settings, stack.s3()
-    key = put_raw(stack, "u1", "d1", invoice())
-    drain(stack)
+    key = put_raw(stack, "u1", "d1", padded(invoice()))
+    small = put_raw(stack, "u1", "d2", invoice())
+    assert drain(stack).statuses == {"PROCESSED": 2}
     before = s3.head_object(Bucket=s.raw_bucket, Key=key)
+    assert before["ContentLength"] >= SMALL_OBJECT_BYTES
     tags = s3.get_object_tagging(Bucket=s.raw_bucket, Key=key)["TagSet"]
     versions = len(s3.list_object_versions(Bucket=s.raw_bucket, Prefix=key)["Versions"])
 
-    advance_past_transitions(stack, tmp_path)
+    assert advance_past_transitions(stack, tmp_path) >= 1
+    assert storage_class(stack, s.raw_bucket, small) == "STANDARD"  # under 128 KB: S3 leaves it
     after = s3.head_object(Bucket=s.raw_bucket, Key=key)
     assert after.get("StorageClass") == LifecycleSpec().archive_storage_class  # the raw tier's last transition
     assert after["ETag"] == before["ETag"] and after["ContentLength"] == before["ContentLength"]
