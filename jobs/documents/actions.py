@@ -8,6 +8,10 @@ command again, and a half-done state is one reconcile reports:
 - delete: the item first (DELETED, its TTL the end of the grace), then the delete markers. A
   rerun finds the item deleted and puts any marker still missing.
 - restore: the markers first, then the item. A rerun finds the item still deleted and finishes.
+  When the raw object the restore makes current again is not the one the item names (a re-upload
+  the delete hid, whose message the drain let go as an upload older than the delete), it is sent
+  to the arrival queue, as its upload's notification was, after the item: the next drain claims
+  the document for it instead of leaving a stale result no drain looks at again.
 - hold: the item first, then the versions' legal holds; release: the holds off first, then the
   item. The side that protects more goes first, so a half-done hold or release always leaves the
   item saying held (every reader keeps the document whole, reconcile reports LEGAL_HOLD_MISSING)
@@ -27,10 +31,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from jobs.contract import DocumentItem, DuplicateKind, ObjectInfo, RetentionPolicy, held_fields, held_marker, layout
+from jobs.contract.events import requeue_body
 from jobs.contract.lifecycle import held, released, restored, user_deleted
 from jobs.contract.objects import ObjectVersion
-from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRefusedError
+from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRefusedError, StoreRequestError
 from jobs.store.dynamo import DocumentTable, Write, marker_put, marker_release
+from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
@@ -48,6 +54,7 @@ class ActionOutcome:
     item: DocumentItem
     changed_item: bool
     objects: int
+    requeued: int = 0  # raw objects sent to the arrival queue (a restore's hidden re-upload)
 
     def summary(self) -> dict[str, object]:
         item = self.item
@@ -58,6 +65,7 @@ class ActionOutcome:
             "status": item.status.value,
             "itemChanged": self.changed_item,
             "objectsChanged": self.objects,
+            "requeued": self.requeued,
             "hardDeleteAt": item.hardDeleteAt and layout.format_ts(item.hardDeleteAt),
             "retainUntil": item.retainUntil and layout.format_ts(item.retainUntil),
             "legalHold": item.held,
@@ -82,9 +90,13 @@ class DocumentActions:
         processed_bucket: str,
         policy: RetentionPolicy,
         clock: Callable[[], datetime] = layout.utc_now,
+        arrivals: ArrivalQueue | None = None,
     ) -> None:
+        """`arrivals`: the queue a restore sends a re-upload its delete hid to (None: not sent)."""
         self._table = table
         self._buckets = buckets
+        self._raw_bucket = raw_bucket
+        self._arrivals = arrivals
         self._places = ((raw_bucket, layout.raw_document_prefix), (processed_bucket, layout.result_document_prefix))
         self._policy = policy
         self._clock = clock
@@ -119,7 +131,7 @@ class DocumentActions:
         # stays that document's, and the restored one no longer claims it.
         takes = {k: marker_put(held_marker(back, k, d, actor)) for k, d in back.held_markers.items()}
         back = self._put(back, item, takes, without=_not_holding)
-        return ActionOutcome("restore", back, True, removed)
+        return ActionOutcome("restore", back, True, removed, self._requeue_newer_upload(back))
 
     # --- an operator's legal hold ------------------------------------------------------------
     def hold(self, user_id: str, document_id: str, actor: str) -> ActionOutcome:
@@ -166,6 +178,24 @@ class DocumentActions:
                 "is no longer current): run the command again"
             )
         return landed
+
+    def _requeue_newer_upload(self, item: DocumentItem) -> int:
+        """Send the document's newest current raw object to the arrival queue when it is not the
+        one the item names; how many were sent (0 or 1).
+        """
+        current = self._current(self._raw_bucket, layout.raw_document_prefix(item.userId, item.documentId))
+        newest = max(current, key=lambda o: o.last_modified, default=None)
+        if newest is None or newest.same_version(item.rawS3Uri, item.rawEtag):
+            return 0
+        if self._arrivals is None:
+            logger.warning("a restored re-upload is not queued: no arrival queue", extra={"key": newest.key})
+            return 0
+        if self._arrivals.send([requeue_body(newest)]) != 1:
+            # The item is restored already, so a rerun of the restore is refused: say how to finish.
+            raise StoreRequestError(
+                f"restored, but the arrival queue did not accept its newer upload {newest.uri}: run `ingest --backfill`"
+            )
+        return 1
 
     def _current(self, bucket: str, prefix: str) -> list[ObjectInfo]:
         return [o for page in self._buckets.list_pages(bucket, prefix) for o in page]

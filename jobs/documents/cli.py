@@ -2,7 +2,8 @@
 
     documents list --user U [--status S] [--limit N] [--next-token T]   (or --status S alone: the queue)
     documents delete  --user U --doc D        the owner's delete: DELETED at once, gone after the grace
-    documents restore --user U --doc D        within the grace: back as it was
+    documents restore --user U --doc D        within the grace: back as it was (a newer upload its
+                                              delete hid is queued for the next drain)
     documents hold    --user U --doc D --operator NAME [--release]   an operator's legal hold
     documents url     --user U --doc D        a short-lived presigned GET of that user's result.json
 
@@ -26,8 +27,9 @@ from jobs.documents.url import result_url
 from jobs.errors import DocuFlowError, InfrastructureError
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.clients import dynamodb_client, s3_client, sqs_client
 from jobs.store.dynamo import DocumentTable
+from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 
 SHOWN = (
@@ -110,6 +112,11 @@ def _act(settings: JobSettings, args: argparse.Namespace) -> dict[str, object]:
         settings.raw_bucket,
         settings.processed_bucket,
         settings.retention,
+        arrivals=(
+            ArrivalQueue(sqs_client(settings), settings.arrivals_queue_url, metrics)
+            if settings.arrivals_queue_url
+            else None
+        ),
     )
     if args.action == "hold":
         who = actor(ActorKind.OPERATOR, args.operator)

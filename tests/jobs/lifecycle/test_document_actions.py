@@ -21,7 +21,9 @@ from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.store.clients import sqs_client
 from jobs.store.dynamo import DocumentTable
+from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 from tests.jobs.lifecycle.lifecycle_helpers import POLICY, Entry, invoice, listed, put_raw
 
@@ -288,3 +290,31 @@ def test_a_hold_that_loses_its_item_write_holds_nothing_and_runs_again(stack) ->
     assert not item.held and _holds(stack) == [None, None]  # nothing of the hold is left half-done
     again = actions.hold("u1", "d1", "operator:legal")
     assert again.item.held and again.objects == 2 and _holds(stack) == ["ON", "ON"]
+
+
+def test_a_restore_requeues_the_reupload_its_delete_hid_and_the_next_drain_takes_it(stack) -> None:
+    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    drain = IngestOptions(idle_seconds=1)
+    put_raw(stack, "u1", "d1", invoice())
+    IngestRun(stack.settings, drain).execute()
+    put_raw(stack, "u1", "d1", invoice() + b" ")  # a re-upload: a new ETag, its event queued
+    s = stack.settings
+    head = stack.s3().head_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "d1", "invoice.xml"))
+    metrics = CallMetrics()
+    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+    arrivals = ArrivalQueue(sqs_client(s), s.arrivals_queue_url, metrics)
+    actions = DocumentActions(
+        table, Buckets(stack.s3(), metrics), s.raw_bucket, s.processed_bucket, POLICY, arrivals=arrivals
+    )
+    actions.delete("u1", "d1", "user:u1")  # before the drain
+    IngestRun(stack.settings, drain).execute()  # the hidden re-upload is skipped, its message deleted
+    (item,) = stack.items()
+    assert item.status == Status.DELETED and item.rawEtag != head["ETag"]
+
+    back = actions.restore("u1", "d1", "user:u1")
+    assert back.requeued == 1  # the re-upload is current again: sent to the next drain
+    IngestRun(stack.settings, drain).execute()
+    (item,) = stack.items()
+    assert (item.status, item.rawEtag) == (Status.PROCESSED, head["ETag"])
+    assert Code.STALE_RESULT not in _codes(stack)
+    assert actions.delete("u1", "d1", "user:u1") and actions.restore("u1", "d1", "user:u1").requeued == 0
