@@ -17,12 +17,13 @@ from components.arrivals import Arrivals, ArrivalsArgs
 from components.audit_catalog import AuditCatalog, AuditCatalogArgs
 from components.audit_trail import AuditTrail, AuditTrailArgs, audit_bucket_policies, trail_arn
 from components.backups import TableBackups, TableBackupsArgs
-from components.batch_jobs import BatchJobs, BatchJobsArgs, JobSize
+from components.batch_jobs import RECONCILE_JOBS, BatchJobs, BatchJobsArgs, JobSize
 from components.budget import CostBudget, CostBudgetArgs
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
 from components.replication import SecondRegion, SecondRegionArgs
+from components.report_signing import ReportSigningKey, ReportSigningKeyArgs
 from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
@@ -66,10 +67,25 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     outputs = stack_outputs(store, buckets, key, alerts, jobs, arrivals, events, review, trail)
     outputs |= recovery_outputs(settings, jobs, backups, second)
     outputs["budgetName"] = cost_budget(settings, alerts).budget_name
+    outputs["reportSigningKeyArn"] = report_signing(settings, account_id, jobs).key_arn
     outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
     if catalog.database_name is not None and catalog.workgroup_name is not None:
         outputs |= {"auditDatabaseName": catalog.database_name, "athenaWorkgroupName": catalog.workgroup_name}
     return outputs
+
+
+def report_signing(settings: StackSettings, account_id: pulumi.Output[str], jobs: BatchJobs) -> ReportSigningKey:
+    """The key that signs the reconcile reports: the reconcile and repair task roles may sign."""
+    return ReportSigningKey(
+        f"{layout.stage_prefix(settings.stage)}-report-signing",
+        ReportSigningKeyArgs(
+            account_id=account_id,
+            stage=settings.stage,
+            signer_role_arns=[jobs.task_role_arns[job] for job in RECONCILE_JOBS],
+            protect=settings.protect,
+            tags=settings.resource_tags(),
+        ),
+    )
 
 
 def bucket_specs(settings: StackSettings) -> list[BucketSpec]:

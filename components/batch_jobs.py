@@ -32,6 +32,7 @@ import pulumi_aws as aws
 from components import policies, recovery_policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
+from components.report_signing import signing_key_alias
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
@@ -39,8 +40,11 @@ from jobs.contract.schema import TABLE_STATE_DAYS
 from jobs.settings import (
     ENV_CATCH_UP_DAYS,
     ENV_HOLDINGS,
+    ENV_IMAGE_DIGEST,
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
+    ENV_REPORT_SIGNING_KEY,
+    ENV_STAGE,
     ENV_TABLE_ARN,
     ENV_TABLE_STATE_DAYS,
     JOB_ENV_VARS,
@@ -211,6 +215,9 @@ def container_definition(
             raise ValueError("the nightly reconcile needs the table's ARN to export it")
         extra[ENV_TABLE_ARN] = table_arn
         extra.update({name: str(days) for name, days in (chain or {}).items()})
+        # The reports they write are signed with the stack's key and name the image that wrote them.
+        extra[ENV_REPORT_SIGNING_KEY] = signing_key_alias(environment[ENV_STAGE])
+        extra[ENV_IMAGE_DIGEST] = image.rpartition("@")[2]
     return {
         "name": CONTAINER_NAME,
         "image": image,

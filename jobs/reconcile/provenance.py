@@ -23,13 +23,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from jobs.settings import JobSettings
+from jobs.settings import ENV_IMAGE_DIGEST, ENV_REPORT_SIGNING_KEY, JobSettings
 
 if TYPE_CHECKING:
     from jobs.store.kms import Signatures
 
-ENV_SIGNING_KEY = "DOCUFLOW_REPORT_SIGNING_KEY"
-ENV_IMAGE_DIGEST = "DOCUFLOW_IMAGE_DIGEST"
+ENV_SIGNING_KEY = ENV_REPORT_SIGNING_KEY
 SIGNATURE_FILE = "summary.sig"
 SOFTWARE = "docuflow-jobs"
 _REPO = Path(__file__).resolve().parents[2]

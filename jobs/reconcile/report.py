@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from jobs.contract import layout
 from jobs.reconcile import ledger as ledgers
 from jobs.reconcile import provenance
+from jobs.reconcile.notice import announce
 from jobs.reconcile.report_view import render_html, render_pdf
 from jobs.reconcile.summary import ReconcileSummary, RepairAction
 
@@ -144,4 +145,5 @@ def write_report(
         buckets.put_once(bucket, prefix + name, body, content_type)
     buckets.put_once(bucket, summary_key(prefix), _signed(buckets, bucket, final, settings), "application/json")
     logger.info("report written", extra={"bucket": bucket, "prefix": prefix})
+    announce(settings, final, previous)
     return final

@@ -15,8 +15,10 @@ from jobs.contract import LifecycleSpec, bucket_specs, layout, queue_spec, table
 from jobs.settings import (
     ENV_ARRIVALS_QUEUE_URL,
     ENV_CATCH_UP_DAYS,
+    ENV_IMAGE_DIGEST,
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
+    ENV_REPORT_SIGNING_KEY,
     ENV_TABLE_ARN,
     ENV_TABLE_STATE_DAYS,
     JOB_ENV_VARS,
@@ -42,6 +44,7 @@ DEV_COUNTS = {
     "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
     "docuflow:audit_trail:AuditTrail": 16,
     "docuflow:budget:CostBudget": 1,
+    "docuflow:reports:ReportSigningKey": 2,  # the asymmetric key and its alias
 }
 
 
@@ -306,6 +309,7 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     env = {e["name"]: e["value"] for e in c["environment"]}
     # The nightly reconcile and its repair export the table: its ARN, and the chain's days.
     chain = {ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS, ENV_TABLE_STATE_DAYS}
+    chain |= {ENV_REPORT_SIGNING_KEY, ENV_IMAGE_DIGEST}  # the reports they write are signed
     assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else chain)
     assert env[JOB_ENV_VARS[1]] == layout.table_name("dev")
     if job != "ingest":

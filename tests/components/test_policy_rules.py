@@ -19,8 +19,10 @@ from jobs.contract import layout
 from jobs.settings import (
     ENV_CATCH_UP_DAYS,
     ENV_HOLDINGS,
+    ENV_IMAGE_DIGEST,
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
+    ENV_REPORT_SIGNING_KEY,
     ENV_TABLE_ARN,
     ENV_TABLE_STATE_DAYS,
     JOB_ENV_VARS,
@@ -250,7 +252,14 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
         holdings = [ENV_HOLDINGS] if c["command"] == ["erase"] else []
         chain = (
-            [ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS, ENV_TABLE_STATE_DAYS]
+            [
+                ENV_TABLE_ARN,
+                ENV_REANCHOR_DAYS,
+                ENV_CATCH_UP_DAYS,
+                ENV_TABLE_STATE_DAYS,
+                ENV_REPORT_SIGNING_KEY,
+                ENV_IMAGE_DIGEST,
+            ]
             if "--nightly" in c["command"]
             else []
         )
@@ -327,8 +336,9 @@ def test_scheduler_starts_and_passes_only_what_it_schedules(every_stack: Program
 
 # --- KMS and logs ----------------------------------------------------------------------------
 def test_kms_rotation(every_stack: ProgramRun) -> None:
-    keys = every_stack.of_type(T["key"])
-    # The data key and the backup vault's, in each region.
+    # The data key and the backup vault's, in each region (the reports' signing key is
+    # asymmetric: KMS rotates no such key).
+    keys = [k for k in every_stack.of_type(T["key"]) if k.inputs.get("keyUsage") != "SIGN_VERIFY"]
     assert len(keys) == 2 * (1 + _second(every_stack))
     assert all(k.inputs["enableKeyRotation"] is True for k in keys)
 
@@ -384,8 +394,8 @@ def test_protect_stateful_resources_outside_dev(every_stack: ProgramRun) -> None
     stateful = [r for r in every_stack.custom if r.typ in (T["table"], T["bucket"], T["key"], T["vault"])]
     # Table, four buckets and the data key; the audit trail's two buckets; the audit-data bucket;
     # a backup vault and its key; and in the second region four replica buckets, their key, and
-    # the copies' vault and key.
-    assert len(stateful) == 6 + 2 + 1 + 2 + 7 * _second(every_stack)
+    # the copies' vault and key; the reports' signing key.
+    assert len(stateful) == 6 + 2 + 1 + 2 + 1 + 7 * _second(every_stack)
     expected = every_stack.stack != "dev"
     assert all(r.protect is expected for r in stateful), [(r.name, r.protect) for r in stateful]
 

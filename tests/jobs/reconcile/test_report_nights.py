@@ -123,3 +123,29 @@ def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, co
     assert reports.main(["verify"]) == 1
     out = capsys.readouterr().out
     assert f"{nights[1].reportPrefix}summary.json is missing (removed from the chain)" in out
+
+
+def test_a_written_report_is_announced_in_a_few_readable_lines(stack, corpus, monkeypatch) -> None:
+    import json
+
+    import boto3
+
+    from jobs.settings import ENV_REPORTS_TOPIC_ARN
+
+    sns, sqs = boto3.client("sns"), boto3.client("sqs")
+    topic = sns.create_topic(Name="reports-notice")["TopicArn"]
+    queue = sqs.create_queue(QueueName="reports-notice")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+    monkeypatch.setenv(ENV_REPORTS_TOPIC_ARN, topic)
+    _seed_and_ingest(stack, corpus)
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="notes/stray.txt", Body=b"x")
+    summary = _night(stack, 1)
+    (received,) = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=2)["Messages"]
+    notice = json.loads(received["Body"])
+    assert notice["Subject"] == f"DocuFlow reconcile {summary.startedAt:%Y-%m-%d}: 1 finding: 0 errors, 1 warning"
+    lines = notice["Message"].splitlines()
+    assert lines[0] == "1 finding: 0 errors, 1 warning."
+    assert "  BAD_KEY: 1" in lines
+    assert f"Report: s3://{stack.settings.reports_bucket}/{summary.reportPrefix}report.html" in notice["Message"]
+    assert len(notice["Message"]) < 1000
