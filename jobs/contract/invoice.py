@@ -81,6 +81,9 @@ class LineItem(_Model):
 
 class Invoice(_Model):
     documentType: DocumentType = DocumentType.INVOICE
+    # BT-3 as the document writes it (UNTDID 1001: 380 commercial invoice, 381 credit note, 384
+    # corrected invoice, …); None where the reader cannot know it (Textract, OCR).
+    typeCode: str | None = Field(default=None, max_length=SHORT_TEXT)
     # The specification the document declares (BT-24, e.g. urn:cen.eu:en16931:2017) and its
     # profile read from it (MINIMUM, BASIC-WL, BASIC, COMFORT, EN16931, EXTENDED, XRECHNUNG, …).
     specification: str | None = Field(default=None, max_length=SHORT_TEXT)

@@ -182,6 +182,7 @@ def read_cii(root: etree._Element, tolerance: Decimal, syntax: CiiSyntax = D16B)
     specification = found.get("specification")
     invoice = Invoice(
         documentType=document_type(found.get("typeCode")),
+        typeCode=found.get("typeCode"),
         specification=specification,
         profile=profile_of(specification),
         invoiceNumber=found.get("invoiceNumber"),

@@ -13,12 +13,16 @@ from decimal import Decimal
 
 from lxml import etree
 
+from jobs.contract.currencies import is_iso_currency
 from jobs.contract.invoice import DocumentType
 from jobs.extract.parsing import AmbiguousDate, parse_date, plain_decimal
+from jobs.extract.text import clean
 
 # UNTDID 1001 codes EN 16931 allows for credit notes. 389 ("Gutschrift" in German) is a
 # self-billed *invoice*, not a credit note, despite the name.
 CREDIT_NOTE_CODES = frozenset({"81", "83", "381", "396", "532"})
+# The invoice type codes that correct an earlier invoice: 384 (corrected invoice) may total below zero.
+CORRECTED_INVOICE_CODES = frozenset({"384"})
 
 
 # Markers in a declared specification id (BT-24), most specific first: the Factur-X BASIC id
@@ -46,14 +50,6 @@ def profile_of(specification: str | None) -> str | None:
 
 def document_type(type_code: str | None) -> DocumentType:
     return DocumentType.CREDIT_NOTE if (type_code or "").strip() in CREDIT_NOTE_CODES else DocumentType.INVOICE
-
-
-def clean(text: str | None) -> str | None:
-    """Collapse whitespace (the corpus has tabs and trailing blanks in names); empty → None."""
-    if text is None:
-        return None
-    collapsed = " ".join(text.split())
-    return collapsed or None
 
 
 class Dialect:
@@ -165,7 +161,7 @@ class FieldReader:
         if raw is None:
             return None
         code = raw.upper()
-        if len(code) != 3 or not code.isalpha() or not code.isascii():
+        if not is_iso_currency(code):
             self.reasons.append("INVALID_VALUE:currency")
             return None
         return code

@@ -1,4 +1,8 @@
-"""JSON uploads already in the normalized Invoice shape (a re-upload, or another system's export)."""
+"""JSON uploads already in the normalized Invoice shape (a re-upload, or another system's export).
+
+Another system's export is read like a document: its names lose invisible edges (jobs.extract.text)
+and a currency that is no ISO 4217 code is an invalid value, as in the XML readers.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from jobs.contract.currencies import is_iso_currency
 from jobs.contract.invoice import DocumentFormat, FailureCode, Invoice
 from jobs.extract.result import DocumentRejectedError, Extraction
+from jobs.extract.text import clean
 
 _FIELDS = frozenset(Invoice.model_fields)
 # A JSON object counts as a normalized invoice only if it names at least one of these.
 _SIGNATURE = frozenset({"invoiceNumber", "totalAmount", "lineItems", "vendorName", "invoiceDate"})
+_NAMES = ("invoiceNumber", "vendorName", "vendorTaxId", "buyerName")
 
 
 def is_normalized(payload: Any) -> bool:
@@ -33,4 +40,11 @@ def extract_normalized(data: bytes, payload: dict[str, Any]) -> Extraction:
         raise DocumentRejectedError(
             FailureCode.MALFORMED, f"not a valid normalized invoice: {errors}", DocumentFormat.NORMALIZED_JSON
         ) from exc
-    return Extraction(DocumentFormat.NORMALIZED_JSON, "normalized-json", payload, invoice, [])
+    updates: dict[str, Any] = {name: clean(getattr(invoice, name)) for name in _NAMES}
+    reasons: list[str] = []
+    if invoice.currency is not None and not is_iso_currency(invoice.currency):
+        updates["currency"] = None
+        reasons.append("INVALID_VALUE:currency")
+    return Extraction(
+        DocumentFormat.NORMALIZED_JSON, "normalized-json", payload, invoice.model_copy(update=updates), reasons
+    )

@@ -14,6 +14,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from jobs.contract.currencies import is_iso_currency
 from jobs.contract.invoice import DocumentFormat, FailureCode, Invoice, LineItem
 from jobs.extract.parsing import (
     AmbiguousDate,
@@ -26,6 +27,7 @@ from jobs.extract.parsing import (
 )
 from jobs.extract.result import DocumentRejectedError, Extraction
 from jobs.extract.settings import ExtractionSettings
+from jobs.extract.text import clean
 
 _TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "invoiceNumber": ("INVOICE_RECEIPT_ID",),
@@ -108,8 +110,7 @@ def _summary_values(documents: Iterable[dict[str, Any]]) -> Iterator[_Value]:
 def _ocr_text(text: str) -> str | None:
     # OCR splits names over lines and picks up stray dashes ("META\n-"): keep lines with content.
     lines = [" ".join(line.split()) for line in text.splitlines()]
-    kept = " ".join(line for line in lines if any(ch.isalnum() for ch in line))
-    return kept or None
+    return clean(" ".join(line for line in lines if any(ch.isalnum() for ch in line)))
 
 
 class _Resolver:
@@ -202,8 +203,12 @@ def _hinted_order(payload: Any) -> set[str]:
 
 
 def _currency(values: list[_Value], settings: ExtractionSettings, reasons: list[str]) -> str | None:
-    # Textract's own Currency.Code beats symbols we find in the text.
-    codes = Counter(v.currency_code.upper() for v in values if v.currency_code)
+    # Textract's own Currency.Code beats symbols we find in the text; a code that is no ISO 4217
+    # code (a misread, or an invented one) is invalid, and then only the symbols can settle it.
+    codes = Counter(v.currency_code.strip().upper() for v in values if v.currency_code)
+    for code in [code for code in codes if not is_iso_currency(code)]:
+        del codes[code]
+        reasons.append("INVALID_VALUE:currency")
     if not codes:
         for value in values:
             if value.type in ("TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE", "AMOUNT_PAID", "DISCOUNT"):

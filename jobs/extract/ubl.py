@@ -61,6 +61,7 @@ def read_ubl(root: etree._Element, tolerance: Decimal) -> tuple[Invoice, list[st
     specification = r.text(root, "cbc:CustomizationID")
     invoice = Invoice(
         documentType=doc_type,
+        typeCode=type_code,
         specification=specification,
         profile=profile_of(specification),
         invoiceNumber=r.text(root, "cbc:ID"),

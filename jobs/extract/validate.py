@@ -1,8 +1,8 @@
 """Validation: an extracted invoice plus the reader's findings → status and machine-readable reasons.
 
 Reasons: MISSING_FIELD:<f>, LOW_CONFIDENCE:<f>, TOTALS_MISMATCH (EN 16931 BR-CO-10/13/15, on the lines a
-hierarchy counts, and BR-DEX-02 for each parent line), NEGATIVE_TOTAL (an invoice, not a credit
-note, whose total is below zero), and
+hierarchy counts, and BR-DEX-02 for each parent line), NEGATIVE_TOTAL (an invoice whose total is
+below zero, unless it is a corrected invoice, 384, or a credit note: our rule, not the standard's), and
 whatever the reader reported (CONFLICTING_VALUES:<f>, AMBIGUOUS_DATE, MULTIPLE_DOCUMENTS,
 INVALID_VALUE:<f>). No reasons → PROCESSED, any reason → REVIEW_REQUIRED.
 """
@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from jobs.contract.invoice import DocumentType, Invoice, ValidationResult
 from jobs.contract.status import Status
+from jobs.extract.einvoice import CORRECTED_INVOICE_CODES
 from jobs.extract.line_tree import counted_line_sum
 from jobs.extract.settings import ExtractionSettings
 
@@ -59,6 +60,13 @@ def totals_reasons(invoice: Invoice, tolerance: Decimal) -> list[str]:
 
 
 def sign_reasons(invoice: Invoice) -> list[str]:
-    """The document type forbids a negative total: a refund is a credit note (BT-3), not an invoice."""
-    negative = invoice.totalAmount is not None and invoice.totalAmount < 0
-    return ["NEGATIVE_TOTAL"] if negative and invoice.documentType is DocumentType.INVOICE else []
+    """NEGATIVE_TOTAL for an invoice that is no correction (BT-3 not 384) and totals below zero.
+
+    Not an EN 16931 rule: the standard constrains sums (BR-CO-10..16), never their sign, and a
+    credit note or a corrected invoice below zero is what correcting downwards looks like. The
+    rule is ours: an invoice (380, or a scan with no type code) that asks for less than nothing
+    is money owed the other way, or a misread minus, so a person looks before it is paid.
+    """
+    if invoice.totalAmount is None or invoice.totalAmount >= 0 or invoice.documentType is not DocumentType.INVOICE:
+        return []
+    return [] if (invoice.typeCode or "").strip() in CORRECTED_INVOICE_CODES else ["NEGATIVE_TOTAL"]

@@ -5,14 +5,14 @@ money, currency codes, names), so a reviewer's `1.337,50 €` or `15.03.2026` me
 in a document. `apply` puts them on the invoice as it stands, pads and bounds the amounts
 (jobs.extract.amounts) and validates the result with jobs.extract.validate: the reasons the
 document keeps are those the corrected invoice still earns. A value the extraction itself could
-not accept (an impossible date, a number that is none, a currency that is no ISO code, a negative
-total the document's type forbids, a value beyond the model's bounds) is refused, naming the
-field. Pure: no I/O.
+not accept (an impossible date, a number that is none, a currency that is no ISO 4217 code, a
+name with no visible character, a value beyond the model's bounds) is refused, naming the field.
+A value it accepts with a reason is accepted with that reason: a negative total on an invoice
+that is no correction keeps NEGATIVE_TOTAL, which the reviewer may settle. Pure: no I/O.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -21,13 +21,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from jobs.contract import Correction, Invoice, ValidationResult
+from jobs.contract.currencies import is_iso_currency
 from jobs.errors import ReviewRefusedError
 from jobs.extract.amounts import normalize_amounts
-from jobs.extract.einvoice import clean
 from jobs.extract.parsing import AmbiguousDate, parse_date, parse_money, symbol_currency
 from jobs.extract.result import DocumentRejectedError
 from jobs.extract.settings import ExtractionSettings
-from jobs.extract.validate import DERIVED_REASONS, sign_reasons, validate
+from jobs.extract.text import clean
+from jobs.extract.validate import DERIVED_REASONS, validate
 
 # The header fields a reviewer may set, by the short names the CLI takes and their own names.
 FIELDS = {
@@ -38,7 +39,6 @@ FIELDS = {
     "total": "totalAmount",
 }
 _NAMES = {**FIELDS, **{name: name for name in FIELDS.values()}}
-_ISO_CODE = re.compile(r"^[A-Z]{3}$")
 # Reader findings that are about one field even though they do not name it.
 _FIELD_OF_FINDING = {"AMBIGUOUS_DATE": "invoiceDate"}
 
@@ -93,11 +93,6 @@ def apply(
         raise ReviewRefusedError(f"{where}: {first['msg']}") from exc
     except DocumentRejectedError as exc:
         raise ReviewRefusedError(exc.message) from exc
-    if sign_reasons(checked):
-        raise ReviewRefusedError(
-            f"totalAmount {checked.totalAmount}: an {checked.documentType.value} cannot total below zero "
-            "(a refund is a credit note)"
-        )
     kept = [r for r in findings if not r.startswith(DERIVED_REASONS) and _concerns(r) not in values]
     corrections = tuple(
         Correction(
@@ -113,6 +108,9 @@ def _value(field: str, text: str, base: Invoice, changes: dict[str, str]) -> Any
     """One field's value read from the reviewer's text as an extraction would read it."""
     if field in ("vendorName", "invoiceNumber"):
         value = clean(text)
+        if value is None and text.strip():
+            # A zero-width space or a BOM alone would look like no name on every screen.
+            raise ReviewRefusedError(f"{field} {text!r} has no visible characters")
         if value is None:
             raise ReviewRefusedError(f"{field} cannot be empty")
         return value
@@ -128,8 +126,8 @@ def _value(field: str, text: str, base: Invoice, changes: dict[str, str]) -> Any
         return parsed.value
     if field == "currency":
         code = text.strip().upper()
-        if not _ISO_CODE.match(code):
-            raise ReviewRefusedError(f"currency {text!r} is not an ISO 4217 code (three letters)")
+        if not is_iso_currency(code):
+            raise ReviewRefusedError(f"currency {text!r} is not an ISO 4217 currency code")
         return code
     return _total(text, changes.get("currency", base.currency or ""))
 

@@ -10,7 +10,7 @@ import pytest
 from jobs.contract import DocumentType, Invoice, LineItem, Status
 from jobs.errors import ReviewRefusedError
 from jobs.extract.settings import ExtractionSettings
-from jobs.review.corrections import apply, parse
+from jobs.review.corrections import Corrected, apply, parse
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
 ACTOR = "reviewer:alice"
@@ -28,7 +28,7 @@ MACHINE = Invoice(
 )
 
 
-def correct(*pairs: str, invoice: Invoice = MACHINE, findings: list[str] | None = None):
+def correct(*pairs: str, invoice: Invoice = MACHINE, findings: list[str] | None = None) -> Corrected:
     reasons = findings if findings is not None else ["MISSING_FIELD:vendorName", "LOW_CONFIDENCE:invoiceNumber"]
     return apply(invoice, reasons, parse(list(pairs)), settings=SETTINGS, actor=ACTOR, now=NOW)
 
@@ -52,6 +52,11 @@ def test_values_are_read_like_a_document_reads_them() -> None:
     # 1337.50 is not 100 + 19: the totals rule of the extraction applies to the corrected invoice.
     assert fixed.validation.reasons == ["LOW_CONFIDENCE:invoiceNumber", "TOTALS_MISMATCH"]
     assert correct("currency=jpy", "total=1200", "vendor=A").invoice.totalAmount == Decimal("1200")
+
+
+def test_names_lose_invisible_characters_at_their_edges_as_the_readers_do() -> None:
+    fixed = correct("vendor=\u200b Acme\u00a0GmbH\u2060", "number=\ufeffINV-1b")
+    assert (fixed.invoice.vendorName, fixed.invoice.invoiceNumber) == ("Acme GmbH", "INV-1b")
 
 
 def test_amounts_are_padded_to_the_currency_as_extraction_pads_them() -> None:
@@ -79,11 +84,15 @@ def test_an_unchanged_value_is_no_correction() -> None:
         (["date=31/02/2026"], "no such date"),
         (["date=03/04/2026"], "YYYY-MM-DD"),  # day and month could be either way round
         (["date=yesterday"], "not a date"),
-        (["total=-5.00"], "cannot total below zero"),
         (["total=twelve"], "not a number"),
         ([f"total=1{'0' * 40}"], "out of range"),
         (["total=100 USD"], "in USD, the invoice in EUR"),
         (["currency=EURO"], "ISO 4217"),
+        (["currency=ABC"], "'ABC' is not an ISO 4217 currency code"),  # three letters, but no currency
+        (["currency=HRK"], "ISO 4217"),  # withdrawn when Croatia took the euro
+        (["vendor=\u200b"], r"vendorName '\\u200b' has no visible characters"),
+        (["vendor=\ufeff \u2060\u00a0"], "vendorName .* has no visible characters"),
+        (["number=\u200e\x07"], "invoiceNumber .* has no visible characters"),
         (["vendor=   "], "cannot be empty"),
         ([f"vendor={'x' * 600}"], "vendorName"),
         (["colour=blue"], "unknown field 'colour'"),
@@ -95,6 +104,19 @@ def test_an_unchanged_value_is_no_correction() -> None:
 def test_a_value_the_extraction_would_not_accept_is_refused_naming_it(pairs: list[str], says: str) -> None:
     with pytest.raises(ReviewRefusedError, match=says):
         correct(*pairs)
+
+
+def test_a_negative_total_on_an_invoice_is_taken_and_keeps_its_reason_for_the_reviewer_to_settle() -> None:
+    plain = MACHINE.model_copy(update={"subtotal": None, "tax": None, "typeCode": "380"})
+    fixed = correct("total=-119.00", "vendor=A", invoice=plain, findings=[])
+    assert fixed.invoice.totalAmount == Decimal("-119.00")
+    assert fixed.validation.reasons == ["LOW_CONFIDENCE:invoiceNumber", "NEGATIVE_TOTAL"]
+
+
+def test_a_corrected_invoice_may_total_below_zero() -> None:
+    corrected = MACHINE.model_copy(update={"typeCode": "384", "subtotal": None, "tax": None, "confidence": {}})
+    fixed = correct("total=-119.00", "vendor=A", invoice=corrected, findings=[])
+    assert fixed.validation.status == Status.PROCESSED and fixed.validation.reasons == []
 
 
 def test_a_credit_note_may_total_below_zero() -> None:
