@@ -50,6 +50,8 @@ _WHERE = ("userId", "documentId", "bucket", "key", "pk", "sk")
 
 
 def _duration(seconds: float) -> str:
+    if not seconds:
+        return "none (0s)"
     delta = timedelta(seconds=seconds)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds and seconds % size == 0:
@@ -95,7 +97,7 @@ def excluded(options: dict[str, Any], engine: str) -> list[dict[str, str]]:
         out.append(
             {
                 "codes": ", ".join(DEEP_CODES),
-                "why": "result.json contents were not read (no --deep): a nightly run judges listings only",
+                "why": "result.json contents were not read (no --deep): the run judged listings only",
             }
         )
     if not options.get("audit_log"):
@@ -228,6 +230,9 @@ def trend_svg(history: list[ReconcileSummary]) -> Markup | None:
         print_values=False,
     )
     chart.x_labels = labels
+    top = max(run.totalFindings for run in history)
+    step = max(1, -(-top // 5))  # counts are whole: five whole-number ticks, not 0.2 steps
+    chart.y_labels = list(range(0, top + step, step))
     chart.add("errors", [run.severities.get("error", 0) for run in history])
     chart.add("warnings", [run.severities.get("warning", 0) for run in history])
     tree = chart.render_tree()
