@@ -27,6 +27,7 @@ from jobs.reconcile import ledger as ledgers
 from jobs.reconcile import provenance
 from jobs.reconcile.notice import announce
 from jobs.reconcile.report_view import render_html, render_pdf
+from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
 from jobs.reconcile.summary import ReconcileSummary, RepairAction
 
 if TYPE_CHECKING:
@@ -52,9 +53,8 @@ def findings_parquet(findings: pl.DataFrame) -> bytes:
 
 
 def findings_csv(findings: pl.DataFrame) -> bytes:
-    buffer = io.BytesIO()
-    findings.write_csv(buffer)
-    return buffer.getvalue()
+    """findings.csv: keys and ids come from outside, so a cell that would run as a formula is escaped."""
+    return spreadsheet_csv(findings)
 
 
 # --- history -------------------------------------------------------------------------------------

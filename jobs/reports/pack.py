@@ -30,6 +30,7 @@ from jobs.reconcile import ledger as ledgers
 from jobs.reconcile.frames import empty
 from jobs.reconcile.provenance import ENV_SIGNING_KEY, Signature, sign, signature_holds
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary
+from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
 from jobs.reports.verify import ChainWalk, summary_keys
 
 if TYPE_CHECKING:
@@ -56,12 +57,6 @@ def _month(month: str) -> tuple[date, date]:
     return first, after
 
 
-def _csv(frame: pl.DataFrame) -> bytes:
-    buffer = io.BytesIO()
-    frame.write_csv(buffer)
-    return buffer.getvalue()
-
-
 def _members(buckets: Buckets, bucket: str, signatures: Signatures, month: str) -> dict[str, bytes]:
     first, after = _month(month)
     last = date.fromordinal(after.toordinal() - 1)
@@ -83,8 +78,8 @@ def _members(buckets: Buckets, bucket: str, signatures: Signatures, month: str) 
     if head.previousSummary:  # the link into the month: its summary, for its sha256
         members[REPORTS + head.previousSummary] = buckets.get_bytes(bucket, head.previousSummary)
     none = empty(ledgers.LEDGER_SCHEMA)
-    members["findings-opened.csv"] = _csv(pl.concat([none, *opened]))
-    members["findings-closed.csv"] = _csv(pl.concat([none, *closed]))
+    members["findings-opened.csv"] = spreadsheet_csv(pl.concat([none, *opened]))
+    members["findings-closed.csv"] = spreadsheet_csv(pl.concat([none, *closed]))
     acks = [
         a.model_dump(mode="json")
         for a in ledgers.Acknowledgements(buckets, bucket).all().values()
