@@ -1,4 +1,6 @@
-"""Documents of two types for the lifecycle tests, and readers of what the stack really holds."""
+"""Documents of two types for the lifecycle tests, readers of what the stack really holds, and a
+half-done legal hold.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from jobs.contract import DocumentType, RetentionClass, RetentionPolicy, layout
+from jobs.contract.objects import ObjectVersion
+from jobs.observability import CallMetrics
+from jobs.store.s3 import Buckets
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "corpus"
 # Credit notes are kept for the compliance period, invoices for the standard one.
@@ -58,3 +63,31 @@ def listed(stack: Any, bucket: str, prefix: str = "") -> list[Entry]:
 def kinds(entries: list[Entry]) -> Counter[tuple[str, str]]:
     """Per key: how many versions and markers, current or not ("v", "v*", "m", "m*": * latest)."""
     return Counter((e.key, ("m" if e.marker else "v") + ("*" if e.latest else "")) for e in entries)
+
+
+def _document_versions(stack: Any, user: str, doc: str) -> list[ObjectVersion]:
+    """The versions (not the delete markers) of one document's objects, in both buckets."""
+    s, buckets = stack.settings, Buckets(stack.s3(), CallMetrics())
+    places = (
+        (s.raw_bucket, layout.raw_document_prefix(user, doc)),
+        (s.processed_bucket, layout.result_document_prefix(user, doc)),
+    )
+    return [v for bucket, prefix in places for v in buckets.versions(bucket, prefix) if not v.delete_marker]
+
+
+def hold_versions_only(stack: Any, user: str, doc: str) -> int:
+    """A legal hold on every version of the document's objects, its item left as it was: what a
+    hold that set the S3 holds first (as hold() did before it wrote the item first) left when its
+    item write lost. Returns how many versions it held.
+    """
+    versions = _document_versions(stack, user, doc)
+    buckets = Buckets(stack.s3(), CallMetrics())
+    for version in versions:
+        buckets.set_legal_hold(version, on=True)
+    return len(versions)
+
+
+def legal_holds(stack: Any, user: str, doc: str) -> dict[str, bool]:
+    """Whether S3 holds each version of the document's objects: "key versionId" -> held."""
+    buckets = Buckets(stack.s3(), CallMetrics())
+    return {f"{v.key} {v.version_id}": buckets.legal_hold(v) for v in _document_versions(stack, user, doc)}

@@ -5,26 +5,47 @@ deleted, one restored, one held, one user erased; the stand-ins move the clock p
 and past both retention periods. After each step the table and every version and delete marker
 in both buckets are listed and compared with what the rules say (`expected`, a restatement of
 the rules document by document), and reconcile reports nothing but the faults planted for it.
+The sibling scenarios run the same year through a held document a reviewer corrects, a hold
+that set the S3 holds and lost its item write followed by the user's erasure, and a rollback
+whose window spans a legal hold and an owner's delete.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from jobs.contract import RetentionClass, Status, layout
+import pytest
+
+from jobs.contract import DocumentItem, RetentionClass, Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
+from jobs.errors import ErasureUnknownUserError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import next_midnight
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.recovery.drill import DrillOptions, DrillRun
+from jobs.recovery.plan import Source
+from jobs.recovery.rollback_run import RollbackOptions, RollbackRun, RollbackSummary
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
-from tests.jobs.lifecycle.lifecycle_helpers import POLICY, credit_note, invoice, kinds, listed, put_raw
+from tests.jobs.lifecycle.lifecycle_helpers import (
+    POLICY,
+    credit_note,
+    hold_versions_only,
+    invoice,
+    kinds,
+    legal_holds,
+    listed,
+    put_raw,
+)
+from tests.jobs.recovery.recovery_helpers import BAD_VENDOR, corrupt, export
+from tests.jobs.review.review_helpers import body, desk, upload
 
 GRACE = timedelta(days=POLICY.grace_days)
 
@@ -36,15 +57,20 @@ class Doc:
     user: str
     doc: str
     retention: RetentionClass
+    review: bool = False  # a normalized invoice naming no seller: the ingest sends it to review
+    status: Status = Status.PROCESSED  # while not deleted
     uploaded: datetime | None = None
     deleted: datetime | None = None
-    held: bool = False
+    held: bool = False  # its item says held
+    versions_held: bool = False  # S3 holds its versions, whatever its item says
     released: datetime | None = None
     erased: bool = False
+    rewrites: list[datetime] = field(default_factory=list)  # result.json versions after the ingest's
 
     @property
     def keys(self) -> tuple[str, str]:
-        return layout.raw_key(self.user, self.doc, "invoice.xml"), layout.result_key(self.user, self.doc)
+        name = "invoice.json" if self.review else "invoice.xml"
+        return layout.raw_key(self.user, self.doc, name), layout.result_key(self.user, self.doc)
 
 
 def expected(docs: list[Doc], at: datetime) -> tuple[dict[str, str], Counter, Counter]:
@@ -53,7 +79,9 @@ def expected(docs: list[Doc], at: datetime) -> tuple[dict[str, str], Counter, Co
     raw: Counter = Counter()
     results: Counter = Counter()
     for d in docs:
-        if d.erased or d.uploaded is None:
+        kept = d.held and d.released is None  # nothing expires or erases its item
+        locked = kept or d.versions_held  # S3 refuses to delete its versions: lifecycle and erasure leave them
+        if (d.erased and not locked) or d.uploaded is None:
             continue
         retain_until = POLICY.retain_until(d.uploaded, d.retention)
         expires = next_midnight(retain_until)  # S3 rounds the lifecycle date up to midnight UTC
@@ -62,12 +90,21 @@ def expected(docs: list[Doc], at: datetime) -> tuple[dict[str, str], Counter, Co
             gone_at = next_midnight(d.deleted + GRACE)
         else:
             item_until, hidden_at, gone_at = retain_until, expires, next_midnight(expires + GRACE)
-        if d.held and d.released is None:
-            item_until, gone_at = datetime.max.replace(tzinfo=at.tzinfo), datetime.max.replace(tzinfo=at.tzinfo)
+        never = datetime.max.replace(tzinfo=at.tzinfo)
+        if kept:
+            item_until = never
+        if locked:
+            gone_at = never
         if at < item_until:
-            status = Status.DELETED.value if d.deleted is not None else Status.PROCESSED.value
-            items[d.doc] = status + (" held" if d.held and d.released is None else "")
-        for counter, key in zip((raw, results), d.keys, strict=True):
+            status = Status.DELETED.value if d.deleted is not None else d.status.value
+            items[d.doc] = status + (" held" if kept else "")
+        for counter, key, written in zip(
+            (raw, results), d.keys, ([d.uploaded], [d.uploaded, *d.rewrites]), strict=True
+        ):
+            # A version a later one replaced is noncurrent from then: gone after the grace, unless held.
+            for successor in written[1:]:
+                if locked or at < next_midnight(successor + GRACE):
+                    counter[(key, "v")] += 1
             if at < hidden_at:
                 counter[(key, "v*")] += 1
             elif at < gone_at:
@@ -85,19 +122,46 @@ class Life:
         s, metrics = stack.settings, CallMetrics()
         table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
         buckets = Buckets(stack.s3(), metrics)
+        self.table = table
         self.actions = DocumentActions(table, buckets, s.raw_bucket, s.processed_bucket, POLICY)
         self.erasure = ErasureRun(s, table, buckets, metrics)
         self.now = layout.utc_now()
 
     def ingest(self, docs: list[Doc]) -> None:
         for d in docs:
-            put_raw(self.stack, d.user, d.doc, credit_note() if d.retention == RetentionClass.COMPLIANCE else invoice())
+            if d.review:
+                upload(self.stack, d.user, d.doc, body(invoiceNumber=d.doc))
+            else:
+                put_raw(
+                    self.stack, d.user, d.doc, credit_note() if d.retention == RetentionClass.COMPLIANCE else invoice()
+                )
         IngestRun(self.stack.settings, IngestOptions(backfill=True)).execute()
         for item in self.stack.items():
             for d in docs:
                 if (d.user, d.doc) == (item.userId, item.documentId):
                     d.uploaded = item.createdAt
                     assert item.retentionClass is d.retention
+
+    def item(self, d: Doc) -> DocumentItem:
+        found = self.table.get(d.user, d.doc)
+        assert found is not None, d
+        return found
+
+    def corrupt(self, d: Doc) -> None:
+        """What a bad image writes over the document's item (its result.json left as it is)."""
+        corrupt(self.stack, self.item(d), result_too=False)
+
+    def backup_and_deploy(self) -> datetime:
+        """The nightly backup, then the deploy starts: its start (the restore point)."""
+        export(self.stack)
+        time.sleep(1.1)  # S3 stamps versions to the second: what follows is after the restore point
+        return layout.utc_now()
+
+    def rollback(self, since: datetime) -> RollbackSummary:
+        """The drill restores the table as of `since` from the backup; the rollback puts it back."""
+        s = self.stack.settings
+        restored = DrillRun(s, DrillOptions(source=Source.EXPORT, as_of=since)).execute()
+        return RollbackRun(s, RollbackOptions(restored.report.restoredTable, since)).execute()
 
     def advance(self, to: datetime) -> None:
         self.now = to
@@ -110,7 +174,10 @@ class Life:
         wide = run.engine().find(lambda _taken: run.params(at)).wide
         return set(render(wide).select("code", "documentId").iter_rows())
 
-    def check(self, docs: list[Doc]) -> None:
+    def check(self, docs: list[Doc], findings: frozenset[tuple[str, str]] = frozenset()) -> None:
+        """The table, every version and delete marker, and the duplicate markers are what the
+        rules leave now; reconcile reports nothing (or the `findings` a step planted).
+        """
         s = self.stack.settings
         items = {i.documentId: i.status.value + (" held" if i.held else "") for i in self.stack.items()}
         actual = (items, kinds(listed(self.stack, s.raw_bucket)), kinds(listed(self.stack, s.processed_bucket)))
@@ -124,7 +191,22 @@ class Life:
             for k, d in i.held_markers.items()
         }
         assert {(m.documentId, m.kind, m.digest) for m in self.stack.markers()} == live
-        assert self.findings() == set()  # reconcile knows the lifecycle: nothing to report
+        assert self.findings() == findings  # reconcile knows the lifecycle: nothing else to report
+
+    def past_retention_then_release(self, docs: list[Doc], held: Doc) -> None:
+        """Past the standard retention and its grace, each step checked (the held document stays
+        through both); then its hold is released: back on its schedule, long over, it goes at the
+        next run.
+        """
+        first = min(d.uploaded for d in docs if d.uploaded is not None)
+        self.advance(max(self.now, first + timedelta(days=POLICY.standard_days + 2)))
+        self.check(docs)
+        self.advance(self.now + GRACE + timedelta(days=2))
+        self.check(docs)
+        self.actions.release(held.user, held.doc, "operator:legal")
+        held.released, held.versions_held = self.now, False
+        self.advance(self.now + timedelta(days=1))
+        self.check(docs)
 
 
 def test_eleven_years_of_documents(stack, tmp_path) -> None:
@@ -177,19 +259,9 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
         e.key.startswith(layout.raw_document_prefix("bob", "b1")) for e in listed(stack, stack.settings.raw_bucket)
     )
 
-    # Past the standard retention: invoices are hidden and their items gone; a3 stays, held.
+    # Past the standard retention and its grace: the invoices go; a3 stays, held, until released.
+    life.past_retention_then_release(docs, a3)
     assert a1.uploaded is not None
-    life.advance(a1.uploaded + timedelta(days=POLICY.standard_days + 2))
-    life.check(docs)
-    # Past its grace too: the invoices' versions are gone; the held a3 keeps its versions.
-    life.advance(life.now + GRACE + timedelta(days=2))
-    life.check(docs)
-
-    # The hold is released: a3 goes back to its schedule, long over, and goes at the next run.
-    life.actions.release("alice", "a3", "operator:legal")
-    a3.released = life.now
-    life.advance(life.now + timedelta(days=1))
-    life.check(docs)
 
     # Past the compliance retention and its grace: nothing is left but the erasure's receipt.
     life.advance(a1.uploaded + timedelta(days=POLICY.compliance_days) + GRACE + timedelta(days=3))
@@ -200,3 +272,108 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
         Bucket=stack.settings.reports_bucket, Prefix=layout.erasure_receipts_prefix("carol")
     )
     assert receipts["KeyCount"] == 1
+
+
+def test_a_held_document_a_reviewer_corrects_keeps_every_version_through_the_year(stack, tmp_path) -> None:
+    life = Life(stack, tmp_path / "ledger.json")
+    std = RetentionClass.STANDARD
+    r1, r2 = Doc("rita", "r1", std, review=True), Doc("rita", "r2", std, review=True)
+    docs = [r1, r2]
+    for d in docs:
+        d.status = Status.REVIEW_REQUIRED
+    life.ingest(docs)
+    life.check(docs)
+    life.actions.hold("rita", "r1", "operator:legal")
+    r1.held = True
+    life.check(docs)
+
+    # A reviewer corrects both (two corrections, then the settlement): three result.json versions
+    # each, r1's written under its hold, r2's not (the witness the grace rule applies to).
+    reviewer = desk(stack)
+    for d in docs:
+        reviewer.claim(d.user, d.doc, "vera")
+        for vendor in ("Acme GmbH", "Acme AG"):
+            reviewer.correct(d.user, d.doc, "vera", [f"vendor={vendor} {d.doc}"])
+            d.rewrites.append(layout.utc_now())
+        reviewer.settle(d.user, d.doc, "vera")
+        d.rewrites.append(layout.utc_now())
+        d.status = Status.PROCESSED
+    life.check(docs)
+    held_versions = legal_holds(stack, "rita", "r1")
+    assert len(held_versions) == 1 + 4 and all(held_versions.values())  # raw, and result.json's four
+
+    # Past the corrections' grace: r2's replaced versions are gone, r1's all stay.
+    life.advance(life.now + GRACE + timedelta(days=2))
+    life.check(docs)
+    assert legal_holds(stack, "rita", "r1") == held_versions  # the same versions, each still held
+    life.past_retention_then_release(docs, r1)
+    assert stack.items() == [] and listed(stack, stack.settings.processed_bucket) == []
+
+
+def test_a_half_done_hold_then_the_users_erasure_keeps_the_held_versions_with_their_item(stack, tmp_path) -> None:
+    life = Life(stack, tmp_path / "ledger.json")
+    std, comp = RetentionClass.STANDARD, RetentionClass.COMPLIANCE
+    d1, d2, dc, e1 = Doc("dave", "d1", std), Doc("dave", "d2", std), Doc("dave", "dc", comp), Doc("erin", "e1", std)
+    docs = [d1, d2, dc, e1]
+    life.ingest(docs)
+    life.check(docs)
+    # The hold set d1's S3 holds, then lost its item write: the versions are held, the item not.
+    assert hold_versions_only(stack, "dave", "d1") == 2
+    d1.versions_held = True
+    life.check(docs)
+
+    # Dave is erased: the run ends, and its receipt names what S3's hold keeps (with the item).
+    done = life.erasure.execute("dave")
+    assert done.outcome == "erased" and done.receipt is not None
+    kept = [(k.documentId, k.legalHoldBy, k.versions, k.itemKept) for k in done.receipt.kept]
+    assert kept == [("d1", None, 2, True)]
+    assert done.receipt.deleted.documents == 2  # d2, dc
+    d1.erased = d2.erased = dc.erased = True
+    life.check(docs)
+
+    # The hold run again completes on the item the erasure kept; the year goes by around it.
+    assert life.actions.hold("dave", "d1", "operator:legal").item.held
+    d1.held = True
+    life.check(docs)
+    life.past_retention_then_release(docs, d1)
+    # Released, and past its retention, d1 went at the lifecycle's next run: nothing of dave is
+    # stored (the erasure's marker expired too), and the one receipt stays.
+    with pytest.raises(ErasureUnknownUserError):
+        life.erasure.execute("dave")
+    assert stack.keys(stack.settings.reports_bucket, layout.erasure_receipts_prefix("dave")) != []
+
+
+def test_a_rollback_across_a_hold_and_an_owners_delete_leaves_both_and_the_year_goes_on(stack, tmp_path) -> None:
+    life = Life(stack, tmp_path / "ledger.json")
+    std = RetentionClass.STANDARD
+    p1, p2, p3 = Doc("pat", "p1", std), Doc("pat", "p2", std), Doc("pat", "p3", std)
+    docs = [p1, p2, p3]
+    life.ingest(docs)
+    life.check(docs)
+    deployed = life.backup_and_deploy()
+
+    # Inside the window: an operator holds p1, which the bad image then rewrites; the bad image
+    # rewrites p2, which its owner then deletes, and p3.
+    life.actions.hold("pat", "p1", "operator:legal")
+    p1.held = True
+    life.corrupt(p1)
+    life.corrupt(p2)
+    life.actions.delete("pat", "p2", "user:pat")
+    p2.deleted = layout.utc_now()
+    life.corrupt(p3)
+    # The bad image's items disagree with their result.json: reconcile says so, nothing else.
+    life.check(docs, frozenset({(Code.SUMMARY_MISMATCH, "p1"), (Code.SUMMARY_MISMATCH, "p3")}))
+
+    summary = life.rollback(deployed)
+    assert summary.actions == {"LEAVE": 1, "PUT_BACK": 2}
+    left = {e["documentId"]: str(e["reasons"]) for e in summary.leftAlone}
+    assert set(left) == {"p1", "p2"} and "legal hold" in left["p1"] and "deleted by its owner" in left["p2"]
+    assert [life.item(d).vendorName != BAD_VENDOR for d in (p1, p3)] == [True, True]
+    assert life.item(p2).deletedBy == "user:pat" and life.item(p1).legalHoldBy == "operator:legal"
+    life.check(docs)
+
+    # Past p2's grace: gone for good; then the year goes on, p1 held until released.
+    life.advance(p2.deleted + GRACE + timedelta(days=2))
+    life.check(docs)
+    life.past_retention_then_release(docs, p1)
+    assert stack.items() == []
