@@ -31,7 +31,7 @@ from jobs.contract.schema import audit_bucket_spec
 from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
-from jobs.settings import ENV_OCR_ENGINE, ENV_TABLE_ARN, ENV_TABLE_EXPORTS, JobSettings
+from jobs.settings import ENV_AUDIT_BUCKET, ENV_OCR_ENGINE, ENV_TABLE_ARN, ENV_TABLE_EXPORTS, JobSettings
 from jobs.store.clients import botocore_config
 
 REGION = "us-east-1"
@@ -50,6 +50,7 @@ STANDIN_EXPORTS = "standin"  # DynamoDB Local has no table exports: jobs.local.s
 STANDINS_DIR = "standins"
 PERSISTENCE = "memory"  # what `local status` reports: neither server keeps data across restarts
 AUDIT_PIPE = "audit-pipe"  # the state entry of the audit stand-in's process
+AUDIT_STAGES_DIR = "audit-stages"  # each stage `up` brought up on the servers: the audit stand-in logs them all
 
 
 @dataclass(frozen=True)
@@ -186,9 +187,11 @@ def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]
         endpoints[name] = spec.endpoint
     ready = Endpoints(**endpoints)
     completed = bootstrap_endpoints(ready, settings)
+    # Registered before the stand-in starts or while it runs: either way it logs this stage too.
+    stages = _register_audit_stage(completed)
     known = state.get(AUDIT_PIPE)
-    if not (known and servers.alive(known["pid"])):
-        state[AUDIT_PIPE] = {"pid": _start_audit_pipe(ready, completed).pid, "stage": completed.stage}
+    pid = known["pid"] if known and servers.alive(known["pid"]) else _start_audit_pipe(ready, completed).pid
+    state[AUDIT_PIPE] = {"pid": pid, "stages": stages}
     _state_file().write_text(json.dumps(state, indent=2))
     return ready, completed, {"seconds": round(time.monotonic() - started, 2)}
 
@@ -197,9 +200,36 @@ def _audit_status_file() -> Path:
     return state_dir() / "audit-pipe.json"
 
 
+def _audit_stages_dir() -> Path:
+    return state_dir() / AUDIT_STAGES_DIR
+
+
+def _register_audit_stage(settings: JobSettings) -> list[str]:
+    """Tell the audit stand-in about the stage (its settings, as a job reads them); returns every
+    stage registered. Written in one step, so the stand-in never reads half a registration.
+    """
+    directory = _audit_stages_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    env = {**settings.env(), ENV_AUDIT_BUCKET: settings.audit_bucket}
+    partial = directory / f"{settings.stage}.tmp"
+    partial.write_text(json.dumps(env))
+    partial.replace(directory / f"{settings.stage}.json")
+    return sorted(path.stem for path in directory.glob("*.json"))
+
+
 def _start_audit_pipe(endpoints: Endpoints, settings: JobSettings) -> subprocess.Popen[bytes]:
-    """The stand-in of the audit Pipe and Firehose (jobs/local/standins/audit_pipe.py) for the stage."""
-    command = [sys.executable, "-m", "jobs.local.standins.audit_pipe", "--status", str(_audit_status_file())]
+    """The stand-in of the audit Pipe and Firehose (jobs/local/standins/audit_pipe.py): the stage,
+    and every stage a later `up` registers on these servers.
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "jobs.local.standins.audit_pipe",
+        "--status",
+        str(_audit_status_file()),
+        "--stages",
+        str(_audit_stages_dir()),
+    ]
     with (state_dir() / "audit-pipe.log").open("ab") as log:
         return subprocess.Popen(
             command,
@@ -237,8 +267,9 @@ def down() -> list[str]:
         servers.stop_pid(info["pid"])
         stopped.append(f"{name} (pid {info['pid']})")
     _state_file().unlink(missing_ok=True)
-    # The stand-ins' clocks belong to the data just discarded (jobs.local.standins).
+    # The stand-ins' clocks and stages belong to the data just discarded (jobs.local.standins).
     shutil.rmtree(state_dir() / STANDINS_DIR, ignore_errors=True)
+    shutil.rmtree(_audit_stages_dir(), ignore_errors=True)
     return stopped
 
 

@@ -14,7 +14,11 @@ when its hints say so, and `flush(stage)` reads the stream to its end and delive
 (Firehose buffers for a minute or more; a flush is the honest analogue of waiting for it). Tests
 start it for the session and flush each test's stage; `python -m jobs local up` runs this module
 as a process beside the emulators (SIGUSR1 flushes and writes a status file, SIGTERM flushes and
-stops). A failing round is logged and tried again on the next one: nothing stops the log.
+stops). On AWS every stage has its own Pipe; here one process serves every stage brought up on
+the servers: each `local up` registers its stage (a file of the stage's settings in `--stages`),
+and the process takes up a newly registered stage before its next round or flush, reading its
+stream from the start, so nothing the stage wrote before is missed. A failing round is logged
+and tried again on the next one: nothing stops the log.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -48,6 +53,8 @@ logger = logging.getLogger(__name__)
 
 BATCH = 500  # a Firehose target's largest PutRecordBatch
 POLL_SECONDS = 1.0
+# This process's own settings are its first stage's: a registered stage's come from its file alone.
+_SETTINGS_PREFIX = "DOCUFLOW_"
 
 
 def pipe_event(record: dict[str, Any], arn: str) -> dict[str, Any]:
@@ -184,6 +191,29 @@ class AuditPipes:
             self._pipes[settings.stage] = pipe
         return pipe
 
+    def watch_registered(self, directory: Path) -> list[str]:
+        """Watch every stage registered in `directory` not watched yet; returns those taken up.
+
+        A registration is `<stage>.json`: the stage's settings as environment variables
+        (JobSettings.env), over this process's own environment less its DOCUFLOW_ settings (the
+        endpoints and credentials are the servers', the rest is the stage's own).
+        """
+        base = {k: v for k, v in os.environ.items() if not k.startswith(_SETTINGS_PREFIX)}
+        added = []
+        for path in sorted(directory.glob("*.json")):
+            with self._lock:
+                if path.stem in self._pipes:
+                    continue
+            try:
+                settings = JobSettings.from_env({**base, **json.loads(path.read_text())})
+            except (OSError, ValueError):
+                logger.exception("audit stage registration unreadable; skipped", extra={"path": str(path)})
+                continue
+            self.watch(settings)
+            added.append(settings.stage)
+            logger.info("audit pipe watches a new stage", extra={"stage": settings.stage})
+        return added
+
     def forget(self, stage: str) -> None:
         with self._lock:
             self._pipes.pop(stage, None)
@@ -240,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jobs.local.standins.audit_pipe", description=__doc__)
     parser.add_argument("--status", type=Path, required=True, help="where each flush writes its counters")
     parser.add_argument("--buffer-seconds", type=float, default=5.0)
+    parser.add_argument("--stages", type=Path, help="the directory `local up` registers each stage's settings in")
     args = parser.parse_args(argv)
     setup_logging()
     settings = JobSettings.from_env()
@@ -250,7 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     write_status(args.status, pipes)
     while not stop.is_set():
+        if args.stages is not None:
+            pipes.watch_registered(args.stages)
         if flush_now.wait(POLL_SECONDS):
+            if args.stages is not None:  # a stage registered during the wait is in this flush
+                pipes.watch_registered(args.stages)
             flush_now.clear()
             _guarded(pipes.flush)
             write_status(args.status, pipes)
