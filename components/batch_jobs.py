@@ -396,7 +396,10 @@ class BatchJobs(pulumi.ComponentResource):
             "reconcile": (policies.reconcile_task_policy, {**shared, **catalog}),
             "repair": (policies.repair_task_policy, {**shared, **queue, **catalog}),
             "erasure": (policies.erasure_task_policy, shared),
-            "documents": (policies.documents_task_policy, {**data, "index_arn": args.index_arn}),
+            "documents": (
+                policies.documents_task_policy,
+                {**data, **queue, "index_arn": args.index_arn, "key_arn": args.kms_key_arn},
+            ),
             "legal-hold": (policies.legal_hold_task_policy, data),
             "drill": (
                 partial(recovery_policies.drill_task_policy, region=args.region),

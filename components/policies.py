@@ -378,9 +378,11 @@ def ingest_task_policy(
         statement("ReadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("TagRawRetention", ["s3:PutObjectTagging"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("HeadResults", ["s3:GetObject"], [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)]),
+        # A held document's result.json is written under its legal hold (the PutObject's
+        # x-amz-object-lock-legal-hold, which S3 authorizes as s3:PutObjectLegalHold too).
         statement(
             "WriteResults",
-            ["s3:PutObject", "s3:PutObjectTagging"],
+            ["s3:PutObject", "s3:PutObjectTagging", "s3:PutObjectLegalHold"],
             [objects(processed_bucket_arn, layout.PROCESSED_PREFIX)],
         ),
         # Write-once; a resend refused after a lost response reads the summary back to see
@@ -581,7 +583,8 @@ def review_api_policy(*, table_arn: str, processed_bucket_arn: str, key_arn: str
     correction moves (TransactWriteItems of Puts and Deletes). Reads result.json as the item knows
     it: GetObject If-Match, and when a writer that lost left bytes on top, the version with that
     ETag (ListBucketVersions on the key, GetObjectVersion); writes it back tagged with its
-    retention; lists nothing else (ListBucket only so a missing key answers 404). Presigned GETs
+    retention, and under the legal hold of a held document (s3:PutObjectLegalHold); lists nothing
+    else (ListBucket only so a missing key answers 404). Presigned GETs
     of result.json are signed with this role: the browser's GetObject is authorized as this
     role's, so the read grant covers them and nothing else in the bucket. No raw document, no
     report, no queue.
@@ -590,7 +593,7 @@ def review_api_policy(*, table_arn: str, processed_bucket_arn: str, key_arn: str
     return document(
         statement("ActOnItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
         statement("ReadResults", ["s3:GetObject", "s3:GetObjectVersion"], [results]),
-        statement("WriteResults", ["s3:PutObject", "s3:PutObjectTagging"], [results]),
+        statement("WriteResults", ["s3:PutObject", "s3:PutObjectTagging", "s3:PutObjectLegalHold"], [results]),
         statement("FindResults", ["s3:ListBucket", "s3:ListBucketVersions"], [processed_bucket_arn]),
         _use_data_key(key_arn),
     )
@@ -611,7 +614,15 @@ def _document_prefixes(
     return documents, listing
 
 
-def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
+def documents_task_policy(
+    *,
+    table_arn: str,
+    index_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    arrivals_queue_arn: str,
+    key_arn: str,
+) -> Policy:
     """The owner's actions on one document (jobs.documents: list, delete, restore).
 
     Delete puts delete markers over the document's current objects (DeleteObject without a
@@ -621,7 +632,10 @@ def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str
     removes markers only (jobs.documents.actions.markers_of_delete). Items are read and written
     conditionally on their version (GetItem, a transaction Put); the delete gives the document's
     duplicate markers up in the same transaction (Deletes) and a restore puts them back; lists are
-    Queries of a user's documents or of the status index.
+    Queries of a user's documents or of the status index. A restore that makes current again an
+    upload its delete hid sends it to the arrival queue (SendMessageBatch, authorized as
+    sqs:SendMessage; the queue is encrypted with
+    the data key, so SQS asks KMS on the sender's behalf), as reconcile's repair does.
     """
     documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     _, current = _document_prefixes(raw_bucket_arn, processed_bucket_arn, "s3:ListBucket")
@@ -632,6 +646,8 @@ def documents_task_policy(*, table_arn: str, index_arn: str, raw_bucket_arn: str
         *versions,
         statement("HideObjects", ["s3:DeleteObject"], documents),
         statement("RemoveDeleteMarkers", ["s3:DeleteObjectVersion"], documents),
+        statement("RequeueRestoredUploads", ["sqs:SendMessage"], [arrivals_queue_arn]),
+        _use_data_key(key_arn),
     )
 
 
@@ -657,6 +673,8 @@ def erasure_task_policy(
     transaction Put), deletes items conditionally (transaction Deletes), lists the versions
     under the data prefixes and deletes them (DeleteObjects, authorized per version as
     s3:DeleteObjectVersion), and writes its receipt once under erasure/ in the reports bucket.
+    A version S3 refuses to delete is asked for its legal hold (GetObjectLegalHold): a held one
+    is kept, with its item, and named in the receipt.
     """
     documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     return document(
@@ -667,6 +685,7 @@ def erasure_task_policy(
         ),
         *listing,
         statement("DeleteVersions", ["s3:DeleteObjectVersion"], documents),
+        statement("ReadLegalHolds", ["s3:GetObjectLegalHold"], documents),
         statement("WriteReceipt", ["s3:PutObject"], [objects(reports_bucket_arn, layout.ERASURE_PREFIX)]),
         statement("UseDataKey", ["kms:GenerateDataKey"], [key_arn]),
     )

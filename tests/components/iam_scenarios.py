@@ -115,6 +115,21 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         "StartMessageMoveTask",
         "ListMessageMoveTasks",
     }
+    return calls + _held_reupload(stack, quick, docs)
+
+
+def _held_reupload(stack: Any, settings: Any, docs: list[Any]) -> list[Call]:
+    """A held document's re-upload: its new result.json is written under the legal hold."""
+    processed = {i.documentId for i in stack.items() if i.status == Status.PROCESSED and i.legalHoldAt is None}
+    doc = next(d for d in docs if d.document_id in processed)
+    _cli(documents_cli, "hold", "--user", doc.user_id, "--doc", doc.document_id, "--operator", "legal")
+    raw = stack.settings.raw_bucket
+    with call_recording.recording() as calls:
+        stack.s3().put_object(
+            Bucket=raw, Key=layout.raw_key(doc.user_id, doc.document_id, doc.filename), Body=doc.body + b"  "
+        )
+        assert IngestRun(settings, IngestOptions(backfill=True)).execute().processed == 1
+    assert any(c.operation == "PutObject" and c.params.get("ObjectLockLegalHoldStatus") == "ON" for c in calls)
     return calls
 
 
@@ -409,6 +424,7 @@ def review_calls(stack: Any) -> list[Call]:
     for doc, fields in docs.items():
         s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", doc, "i.json"), Body=json.dumps(fields).encode())
     IngestRun(s, IngestOptions(backfill=True)).execute()
+    _cli(documents_cli, "hold", "--user", "u1", "--doc", "r1", "--operator", "legal")
     with call_recording.recording() as calls:
         desk = ReviewDesk.from_settings(s)
         desk.claim("u1", "r0", "alice")
@@ -420,6 +436,7 @@ def review_calls(stack: Any) -> list[Call]:
         desk.correct("u1", "r0", "alice", ["date=2026-03-02"])  # read by version, written over the loser's
         desk.settle("u1", "r0", "alice")
         desk.claim("u1", "r1", "alice")
+        desk.correct("u1", "r1", "alice", ["vendor=Held GmbH"])  # held: written under the hold
         desk.release("u1", "r1", "alice")
         _lost_race(stack, desk)
         desk.claim("u1", "r3", "alice")
@@ -430,6 +447,7 @@ def review_calls(stack: Any) -> list[Call]:
         with pytest.raises(DocumentNotFoundError):
             result_url(s, "u2", "r0")
     assert {c.operation for c in calls if c.service == "s3"} >= {"ListObjectVersions", "GetObject", "PutObject"}
+    assert any(c.params.get("ObjectLockLegalHoldStatus") == "ON" for c in calls)
     return calls
 
 
@@ -488,7 +506,8 @@ def _cli(module: Any, *args: str) -> None:
 def documents_calls(stack: Any) -> list[Call]:
     """The owner's list, delete (markers over current objects), a rerun, and restore (markers removed)."""
     cli = documents_cli
-    doc = _seed_documents(stack)[0]
+    seeded = _seed_documents(stack)
+    doc = seeded[0]
     user, ident = doc.user_id, doc.document_id
     with call_recording.recording() as calls:
         _cli(cli, "list", "--user", user)
@@ -498,6 +517,22 @@ def documents_calls(stack: Any) -> list[Call]:
         _cli(cli, "restore", "--user", user, "--doc", ident)
     (item,) = [i for i in stack.items() if i.documentId == ident]
     assert item.status == Status.PROCESSED and item.version == 4
+    return calls + _restore_requeues(stack, seeded[1])
+
+
+def _restore_requeues(stack: Any, doc: Any) -> list[Call]:
+    """A re-upload that the owner's delete hid before the drain read it: the restore sends it to
+    the arrival queue (the drain had let its message go as the document's, deleted).
+    """
+    s = stack.settings
+    stack.s3().put_object(
+        Bucket=s.raw_bucket, Key=layout.raw_key(doc.user_id, doc.document_id, doc.filename), Body=doc.body + b" "
+    )
+    _cli(documents_cli, "delete", "--user", doc.user_id, "--doc", doc.document_id)
+    IngestRun(s, IngestOptions()).execute()  # the drain: the hidden re-upload is not processed
+    with call_recording.recording() as calls:
+        _cli(documents_cli, "restore", "--user", doc.user_id, "--doc", doc.document_id)
+    assert [c.operation for c in calls if c.service == "sqs"] == ["SendMessageBatch"]  # sqs:SendMessage
     return calls
 
 
@@ -519,11 +554,24 @@ def erasure_calls(stack: Any) -> list[Call]:
     user = seeded[0].user_id
     _cli(documents, "delete", "--user", user, "--doc", seeded[1].document_id)
     _cli(documents, "hold", "--user", user, "--doc", seeded[2].document_id, "--operator", "legal")
+    # A hold that set S3's holds but lost its item write (the item says nothing of it).
+    half = seeded[3]
+    s3 = stack.s3()
+    places = (
+        (stack.settings.raw_bucket, layout.raw_document_prefix),
+        (stack.settings.processed_bucket, layout.result_document_prefix),
+    )
+    for bucket, prefix in places:
+        for version in s3.list_object_versions(Bucket=bucket, Prefix=prefix(user, half.document_id))["Versions"]:
+            s3.put_object_legal_hold(
+                Bucket=bucket, Key=version["Key"], VersionId=version["VersionId"], LegalHold={"Status": "ON"}
+            )
     with call_recording.recording() as calls:
         _cli(cli, "--user", user, "--dry-run")
         _cli(cli, "--user", user)
         _cli(cli, "--user", user)  # nothing left
-    assert [i.documentId for i in stack.items()] == [seeded[2].document_id]
+    assert sorted(i.documentId for i in stack.items()) == sorted([seeded[2].document_id, half.document_id])
+    assert "GetObjectLegalHold" in {c.operation for c in calls}
     return calls
 
 

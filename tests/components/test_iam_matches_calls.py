@@ -214,10 +214,18 @@ def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) 
     needed = permissions(documents_calls(stack), ARNS)
     table = ARNS.table(stack.settings.table_name)
     policy = policies.documents_task_policy(
-        **_data_arns(stack.settings), index_arn=f"{table}/index/{stack.settings.index_name}"
+        **_data_arns(stack.settings),
+        index_arn=f"{table}/index/{stack.settings.index_name}",
+        arrivals_queue_arn=ARNS.queue(stack.settings.arrivals_queue_url),
+        key_arn=KEY,
     )
-    # Deletes and markers touch no object content: S3 asks KMS for nothing.
-    assert_grants_exactly(policy, needed, aws_only={}, pending={})
+    # Deletes and markers touch no object content: S3 asks KMS for nothing. The arrival queue
+    # is encrypted with the data key: SQS asks KMS as the sender (no emulator enforces it).
+    aws_only = {
+        ("kms:GenerateDataKey", KEY): "SQS encrypts a re-queued arrival with the queue's data key",
+        ("kms:Decrypt", KEY): "SQS decrypts the data key it reuses for the sender's messages",
+    }
+    assert_grants_exactly(policy, needed, aws_only=aws_only, pending={})
 
 
 def test_legal_hold_role_grants_exactly_what_hold_and_release_call(stack) -> None:
@@ -309,7 +317,10 @@ _DEV_AUDIT = f"arn:aws:s3:::{layout.bucket_name('dev', layout.AUDIT_DATA)}"
         (
             "documents",
             lambda a: policies.documents_task_policy(
-                **_data(a), index_arn=f"{a['table_arn']}/index/{table_spec('dev').index_name}"
+                **_data(a),
+                index_arn=f"{a['table_arn']}/index/{table_spec('dev').index_name}",
+                arrivals_queue_arn=_DEV_QUEUE,
+                key_arn=a["key_arn"],
             ),
         ),
         ("legal-hold", lambda a: policies.legal_hold_task_policy(**_data(a))),
