@@ -137,7 +137,8 @@ def test_a_release_since_the_restore_point_stays_released_and_the_rest_is_put_ba
     put = step(live, held, NOW, OPS)
     assert put.action == Action.PUT_BACK and put.write is not None
     assert not put.write.held and put.write.vendorName == "Good GmbH"
-    assert put.kept == ("legal hold by an operator (operator:olga) released after the restore point: it stays released",)
+    released = "legal hold by an operator (operator:olga) released after the restore point: it stays released"
+    assert put.kept == (released,)
 
 
 def test_lifecycle_attributes_a_machine_wrote_are_no_persons_decision() -> None:
