@@ -87,7 +87,8 @@ def _unchanged(stack, before: Any, etag: str) -> None:
     ("args", "says"),
     [
         (("correct", "--set", "date=2026-02-30"), "no such date"),
-        (("correct", "--set", "total=-119.00"), "cannot total below zero"),
+        (("correct", "--set", "currency=ABC"), "'ABC' is not an ISO 4217 currency code"),
+        (("correct", "--set", "vendor=\u200b"), r"vendorName '\u200b' has no visible characters"),
         (("correct", "--set", "colour=blue"), "unknown field 'colour'"),
         (("correct", "--set", "total=12", "--set", "currency=EURO"), "ISO 4217"),
         (("claim", "--doc", "ok"), "'ok' is PROCESSED, not in review"),
