@@ -352,6 +352,7 @@ def batch_jobs(
             image_keep_count=settings.image_keep_count,
             image_release_tag_prefixes=settings.image_release_tag_prefixes,
             ocr_engine=settings.ocr_engine,
+            textract_max_pages=settings.textract_max_pages_per_night,
             reconcile_engine=settings.reconcile_engine,
             catalog_grants=catalog.grants,
             reanchor_days=settings.reconcile_reanchor_days,

@@ -44,9 +44,11 @@ from jobs.settings import (
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
     ENV_REPORT_SIGNING_KEY,
+    ENV_REPORTS_TOPIC_ARN,
     ENV_STAGE,
     ENV_TABLE_ARN,
     ENV_TABLE_STATE_DAYS,
+    ENV_TEXTRACT_MAX_PAGES,
     JOB_ENV_VARS,
 )
 
@@ -139,6 +141,7 @@ class BatchJobsArgs:
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
     ocr_engine: OcrEngine = OcrEngine.TEXTRACT
+    textract_max_pages: int = 0  # per ingest task and night; 0: no cap
     # "athena": the reconcile and repair run with --engine athena, and their roles get the audit
     # catalog's grants (AuditCatalog.grants, required then).
     reconcile_engine: str = "polars"
@@ -171,6 +174,7 @@ def _container_definitions(
     reconcile_engine: str,
     chain: Mapping[str, int],
     holdings: DataHoldings | None,
+    textract_max_pages: int = 0,
 ) -> str:
     """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
     container = container_definition(
@@ -184,6 +188,8 @@ def _container_definitions(
         table_arn=values["table_arn"],
         chain=chain,
         holdings=holdings,
+        reports_topic_arn=values["reports_topic_arn"],
+        textract_max_pages=textract_max_pages,
     )
     return json.dumps([container])
 
@@ -200,6 +206,8 @@ def container_definition(
     table_arn: str | None = None,
     chain: Mapping[str, int] | None = None,
     holdings: DataHoldings | None = None,
+    reports_topic_arn: str | None = None,
+    textract_max_pages: int = 0,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
@@ -208,6 +216,8 @@ def container_definition(
     re-anchor and catch-up days, and the stack's data-holding figures (the erasure's receipt).
     """
     extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
+    if textract_max_pages:
+        extra[ENV_TEXTRACT_MAX_PAGES] = str(textract_max_pages)
     if holdings is not None:
         extra[ENV_HOLDINGS] = holdings.to_env()
     if job in RECONCILE_JOBS:
@@ -218,6 +228,8 @@ def container_definition(
         # The reports they write are signed with the stack's key and name the image that wrote them.
         extra[ENV_REPORT_SIGNING_KEY] = signing_key_alias(environment[ENV_STAGE])
         extra[ENV_IMAGE_DIGEST] = image.rpartition("@")[2]
+        if reports_topic_arn:  # each written report is announced on the stack's alert topic
+            extra[ENV_REPORTS_TOPIC_ARN] = reports_topic_arn
     return {
         "name": CONTAINER_NAME,
         "image": image,
@@ -381,6 +393,7 @@ class BatchJobs(pulumi.ComponentResource):
         }
         data = {k: shared[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
+        reports_topic = {"reports_topic_arn": args.alarm_topic_arn}
         catalog: dict[str, Any] = {"audit_bucket_arn": args.bucket_arns[layout.AUDIT_DATA]}
         if args.catalog_grants is not None:
             catalog["catalog"] = args.catalog_grants
@@ -393,8 +406,8 @@ class BatchJobs(pulumi.ComponentResource):
                 partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),
                 {**shared, **queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
             ),
-            "reconcile": (policies.reconcile_task_policy, {**shared, **catalog}),
-            "repair": (policies.repair_task_policy, {**shared, **queue, **catalog}),
+            "reconcile": (policies.reconcile_task_policy, {**shared, **catalog, **reports_topic}),
+            "repair": (policies.repair_task_policy, {**shared, **queue, **catalog, **reports_topic}),
             "erasure": (policies.erasure_task_policy, shared),
             "documents": (
                 policies.documents_task_policy,
@@ -450,12 +463,14 @@ class BatchJobs(pulumi.ComponentResource):
                 log_group=log_group.name,
                 environment=args.job_environment,
                 table_arn=args.table_arn,
+                reports_topic_arn=args.alarm_topic_arn,
             ).apply(
                 partial(
                     _container_definitions,
                     job=job,
                     region=args.region,
                     ocr_engine=args.ocr_engine if job == "ingest" else None,
+                    textract_max_pages=args.textract_max_pages if job == "ingest" else 0,
                     reconcile_engine=args.reconcile_engine,
                     chain={
                         ENV_REANCHOR_DAYS: args.reanchor_days,

@@ -527,9 +527,11 @@ def reconcile_task_policy(
     audit_bucket_arn: str,
     catalog: CatalogArns | None = None,
     audit_log_bucket_arn: str | None = None,
+    reports_topic_arn: str | None = None,
 ) -> Policy:
     """The audit: read the table and both data buckets; write only its own report and, nightly,
-    the table state it keeps (the chain's exports and states in the audit-data bucket).
+    the table state it keeps (the chain's exports and states in the audit-data bucket). With
+    `reports_topic_arn`, announce each written report there (SNS Publish).
 
     With `catalog` (docuflow:reconcileEngine athena): run the rules as Athena queries in the
     stack's workgroup over the Glue tables, and keep the Iceberg table they read. With
@@ -542,7 +544,12 @@ def reconcile_task_policy(
         ),
         *_chain_statements(table_arn, audit_bucket_arn),
         *(_catalog_statements(reports_bucket_arn, catalog) if catalog else []),
+        *_announce_reports(reports_topic_arn),
     )
+
+
+def _announce_reports(topic_arn: str | None) -> list[Statement]:
+    return [statement("AnnounceReports", ["sns:Publish"], [topic_arn])] if topic_arn else []
 
 
 def repair_task_policy(
@@ -556,6 +563,7 @@ def repair_task_policy(
     audit_bucket_arn: str,
     catalog: CatalogArns | None = None,
     audit_log_bucket_arn: str | None = None,
+    reports_topic_arn: str | None = None,
 ) -> Policy:
     """The audit plus its safe repairs: read an item again and put it back conditionally
     (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
@@ -573,6 +581,7 @@ def repair_task_policy(
         statement("RepairItems", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"], [table_arn]),
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
+        *_announce_reports(reports_topic_arn),
     )
 
 

@@ -168,6 +168,9 @@ class StackSettings(BaseModel):
     # Scans and plain PDFs in the ingest (DOCUFLOW_OCR_ENGINE): "textract" also grants the task
     # role Textract's AnalyzeExpense actions; "local" runs the image's tesseract; "off" fails them.
     ocr_engine: OcrEngine = OcrEngine.TEXTRACT
+    # The Textract pages one ingest task may spend a night (DOCUFLOW_TEXTRACT_MAX_PAGES); documents
+    # beyond it wait in the queue for the next night, never failed. 0: no cap.
+    textract_max_pages_per_night: int = Field(default=0, ge=0)
     # The nightly reconcile (`reconcile --nightly`) keeps the table it judged and brings it forward
     # each night by DynamoDB's incremental exports, against daily S3 Inventory reports, with either
     # engine: "polars" in one task (the state as Parquet in the audit-data bucket), "athena" as

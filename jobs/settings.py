@@ -177,6 +177,8 @@ class JobSettings(BaseModel):
     # A reviewer's claim on a document in review; the life of a presigned result.json GET.
     review_lease_seconds: int = Field(default=1800, ge=60, le=24 * 3600)
     result_url_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
+    # Where a night's reconcile report is announced (the stack's alert topic); empty: not announced.
+    reports_topic_arn: str = ""
     # The change log (empty names: from the stage). Versions written before `audit_log_since`
     # need no record (a stack whose table is older than its log); unset: every version does.
     audit_bucket: str = ""
@@ -296,6 +298,7 @@ class JobSettings(BaseModel):
             "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
             "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
             "result_url_seconds": ENV_RESULT_URL_SECONDS,
+            "reports_topic_arn": ENV_REPORTS_TOPIC_ARN,
         }
         data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
         data.setdefault("ocr_engine", _default_ocr_engine(env))

@@ -1,17 +1,16 @@
 """The short notice that a night's report landed: verdict, what changed, counts per code found,
 and where the report is. Published to the topic DOCUFLOW_REPORTS_TOPIC_ARN names (the stack's
-alert topic, or a reports topic), after summary.json is written; without it nothing is sent.
+alert topic: JobSettings.reports_topic_arn), after summary.json is written; without it nothing is sent.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from typing import TYPE_CHECKING
 
 from jobs.errors import DocuFlowError
 from jobs.reconcile.report_view import verdict
-from jobs.settings import ENV_REPORTS_TOPIC_ARN, JobSettings
+from jobs.settings import JobSettings
 
 if TYPE_CHECKING:
     from jobs.reconcile.summary import ReconcileSummary
@@ -38,7 +37,7 @@ def announce(settings: JobSettings, summary: ReconcileSummary, previous: Reconci
     """Publish the notice. A failure is logged, not raised: the report is written and complete,
     and a run that failed over its notice would tell the schedule the audit had not happened.
     """
-    topic = os.environ.get(ENV_REPORTS_TOPIC_ARN)
+    topic = settings.reports_topic_arn
     if not topic:
         return
     from jobs.observability import CallMetrics

@@ -237,6 +237,7 @@ OUTCOME_AWARE: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns, Mapping[
 }
 OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permission]]] = {
     ("s3", "PutObject"): _s3_put,
+    ("sns", "Publish"): lambda p, _: [Permission("sns:Publish", p["TopicArn"])],
     ("s3", "ListObjectsV2"): _s3_list("s3:ListBucket"),
     ("s3", "ListObjectVersions"): _s3_list("s3:ListBucketVersions"),
     ("s3", "DeleteObjects"): _s3_delete_objects,

@@ -369,6 +369,9 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
     calls, repair calls): the two run under different roles.
     """
     _seed_for_reconcile(stack)
+    # Each written report is announced on the stack's alert topic.
+    topic = boto3.client("sns").create_topic(Name=f"{stack.settings.stage}-alerts")["TopicArn"]
+    stack.settings = stack.settings.model_copy(update={"reports_topic_arn": topic})
     export, manifests = _export_files(stack, tmp_path)
     nights = _Nights(stack)
 

@@ -19,8 +19,10 @@ from jobs.settings import (
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
     ENV_REPORT_SIGNING_KEY,
+    ENV_REPORTS_TOPIC_ARN,
     ENV_TABLE_ARN,
     ENV_TABLE_STATE_DAYS,
+    ENV_TEXTRACT_MAX_PAGES,
     JOB_ENV_VARS,
 )
 from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
@@ -310,7 +312,15 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     # The nightly reconcile and its repair export the table: its ARN, and the chain's days.
     chain = {ENV_TABLE_ARN, ENV_REANCHOR_DAYS, ENV_CATCH_UP_DAYS, ENV_TABLE_STATE_DAYS}
     chain |= {ENV_REPORT_SIGNING_KEY, ENV_IMAGE_DIGEST}  # the reports they write are signed
-    assert set(env) == set(JOB_ENV_VARS) | ({ENV_OCR_ENGINE} if job == "ingest" else chain)
+    chain |= {ENV_REPORTS_TOPIC_ARN}  # and announced on the alert topic
+    ingest = {ENV_OCR_ENGINE, ENV_TEXTRACT_MAX_PAGES}  # dev caps the night's Textract pages
+    assert set(env) == set(JOB_ENV_VARS) | (ingest if job == "ingest" else chain)
+    if job == "ingest":
+        assert env[ENV_TEXTRACT_MAX_PAGES] == str(stack_config("dev")["docuflow:textractMaxPagesPerNight"])
+    else:
+        assert env[ENV_REPORTS_TOPIC_ARN].startswith("arn:aws:sns:eu-west-1:") and env[ENV_REPORTS_TOPIC_ARN].endswith(
+            "-topic-1a2b3c"
+        )
     assert env[JOB_ENV_VARS[1]] == layout.table_name("dev")
     if job != "ingest":
         assert env[ENV_TABLE_ARN].endswith(f":table/{layout.table_name('dev')}")

@@ -145,7 +145,11 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons]:
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:
     audit, repair = reconcile_calls(stack, tmp_path)
     inputs = {**_role_inputs(stack.settings), "audit_bucket_arn": f"arn:aws:s3:::{stack.settings.state_bucket}"}
-    log = {"audit_log_bucket_arn": f"arn:aws:s3:::{stack.settings.audit_bucket}"}
+    log = {
+        "audit_log_bucket_arn": f"arn:aws:s3:::{stack.settings.audit_bucket}",
+        "reports_topic_arn": stack.settings.reports_topic_arn,
+    }
+    assert {p for p in permissions(audit, ARNS) if p.action == "sns:Publish"}, "no report was announced"
     # With the Athena engine on, the roles' superset: the polars runs' calls (the nightly chain's
     # exports answered by the local stand-in, its --audit-log included), the athena engine's
     # (stubbed: no emulator answers them), and the catalog's grants AWS uses on the role's behalf.
@@ -286,6 +290,8 @@ def _data(inputs: dict[str, str]) -> dict[str, str]:
 
 _DEV_DLQ = f"arn:aws:sqs:eu-west-1:{ACCOUNT}:{queue_spec('dev').dead_letter_name}"
 _DEV_AUDIT = f"arn:aws:s3:::{layout.bucket_name('dev', layout.AUDIT_DATA)}"
+# The dev stack's own alert topic (the mocks name it after its resource), where reports are announced.
+_DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-topic-1a2b3c"
 
 
 @pytest.mark.parametrize(
@@ -301,7 +307,10 @@ _DEV_AUDIT = f"arn:aws:s3:::{layout.bucket_name('dev', layout.AUDIT_DATA)}"
         (
             "reconcile",
             lambda a: policies.reconcile_task_policy(
-                **a, audit_bucket_arn=_DEV_AUDIT, catalog=catalog_grants("dev", "eu-west-1")
+                **a,
+                audit_bucket_arn=_DEV_AUDIT,
+                catalog=catalog_grants("dev", "eu-west-1"),
+                reports_topic_arn=_DEV_ALERTS,
             ),
         ),
         (
@@ -311,6 +320,7 @@ _DEV_AUDIT = f"arn:aws:s3:::{layout.bucket_name('dev', layout.AUDIT_DATA)}"
                 arrivals_queue_arn=_DEV_QUEUE,
                 audit_bucket_arn=_DEV_AUDIT,
                 catalog=catalog_grants("dev", "eu-west-1"),
+                reports_topic_arn=_DEV_ALERTS,
             ),
         ),
         ("erasure", lambda a: policies.erasure_task_policy(**a)),

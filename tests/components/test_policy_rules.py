@@ -23,8 +23,10 @@ from jobs.settings import (
     ENV_OCR_ENGINE,
     ENV_REANCHOR_DAYS,
     ENV_REPORT_SIGNING_KEY,
+    ENV_REPORTS_TOPIC_ARN,
     ENV_TABLE_ARN,
     ENV_TABLE_STATE_DAYS,
+    ENV_TEXTRACT_MAX_PAGES,
     JOB_ENV_VARS,
 )
 from tests.components.program import ProgramRun, Recorded, as_list, policy_documents, stack_config
@@ -250,6 +252,7 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
         # the nightly reconcile and its repair the table's ARN (they export the table) and the
         # chain's days: non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"] == ["ingest"] else []
+        ocr += [ENV_TEXTRACT_MAX_PAGES] if ocr and ENV_TEXTRACT_MAX_PAGES in names else []
         holdings = [ENV_HOLDINGS] if c["command"] == ["erase"] else []
         chain = (
             [
@@ -259,6 +262,7 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
                 ENV_TABLE_STATE_DAYS,
                 ENV_REPORT_SIGNING_KEY,
                 ENV_IMAGE_DIGEST,
+                ENV_REPORTS_TOPIC_ARN,
             ]
             if "--nightly" in c["command"]
             else []

@@ -125,19 +125,17 @@ def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, co
     assert f"{nights[1].reportPrefix}summary.json is missing (removed from the chain)" in out
 
 
-def test_a_written_report_is_announced_in_a_few_readable_lines(stack, corpus, monkeypatch) -> None:
+def test_a_written_report_is_announced_in_a_few_readable_lines(stack, corpus) -> None:
     import json
 
     import boto3
-
-    from jobs.settings import ENV_REPORTS_TOPIC_ARN
 
     sns, sqs = boto3.client("sns"), boto3.client("sqs")
     topic = sns.create_topic(Name="reports-notice")["TopicArn"]
     queue = sqs.create_queue(QueueName="reports-notice")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
-    monkeypatch.setenv(ENV_REPORTS_TOPIC_ARN, topic)
+    stack.settings = stack.settings.model_copy(update={"reports_topic_arn": topic})
     _seed_and_ingest(stack, corpus)
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="notes/stray.txt", Body=b"x")
     summary = _night(stack, 1)
