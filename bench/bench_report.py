@@ -19,6 +19,7 @@ from typing import TypeVar
 import polars as pl
 
 from bench.common import table, write_result
+from jobs.contract import layout
 from jobs.reconcile import ledger as ledgers
 from jobs.reconcile.findings import FINDINGS_SCHEMA, SEVERITY, Code, counts
 from jobs.reconcile.report import ReconcileSummary, findings_csv, findings_parquet
@@ -34,7 +35,7 @@ def night(n: int, offset: int = 0) -> pl.DataFrame:
     for i in range(offset, offset + n):
         code = CODES[i % len(CODES)]
         user, doc = f"user-{i % 5000:05d}", f"doc-{i:07d}"
-        evidence = {"status": "PROCESSED", "resultS3Uri": f"s3://p/processed/{user}/{doc}/result.json", "version": 3}
+        evidence = {"status": "PROCESSED", "resultS3Uri": f"s3://p/{layout.result_key(user, doc)}", "version": 3}
         key = f"raw/{user}/{doc}/x.xml"
         rows.append((code.value, SEVERITY[code].value, user, doc, "b", key, None, None, json.dumps(evidence)))
     return pl.DataFrame(rows, schema=FINDINGS_SCHEMA, orient="row").sort("code", "userId", "documentId")

@@ -1,7 +1,7 @@
 """Object sizes of the acceptance corpus and the storage bill per million documents they imply.
 
 Each corpus document is an upload (raw/) and, extracted as the ingest does, a result.json
-(processed/; its size estimated from the extraction, the invoice and the validation as JSON plus
+(the processed bucket; its size estimated from the extraction, the invoice and the validation as JSON plus
 700 bytes of envelope). Prints the size distribution against S3's 128 KB transition minimum and
 the yearly storage cost per million documents under the tiers before (GLACIER after 365 days)
 and after (GLACIER_IR), at us-east-1 list prices (docs/capacity.md, "Storage tiers").
