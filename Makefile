@@ -9,7 +9,7 @@ PIP_QUIET := --quiet --progress-bar off --disable-pip-version-check
 # pip here warns about every local index folder it skips; keep the output readable.
 PIP_FILTER := grep -v "^WARNING: Location" || true
 
-.PHONY: help setup java ocr browser demo test test-slow bench lint image local-up local-down clean
+.PHONY: help setup java ocr browser pdf demo test test-slow bench lint image local-up local-down clean
 
 help:
 	@echo "make demo       local stack up, seed demo invoices, ingest, reconcile, dashboard queries"
@@ -51,7 +51,14 @@ browser:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-setup: $(VENV)/.installed node_modules/.installed java ocr browser
+# WeasyPrint (the reconcile report's PDF) draws with pango; Debian's libraries and one font.
+pdf:
+	@if ! ldconfig -p | grep -q libpangoft2-1.0.so.0 || ! ldconfig -p | grep -q libharfbuzz-subset.so.0; then \
+		echo "installing pango (WeasyPrint renders the report's PDF with it)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core >/dev/null; \
+	fi
+
+setup: $(VENV)/.installed node_modules/.installed java ocr browser pdf
 
 test: setup
 	$(PY) -m pytest -m "not slow" -q
