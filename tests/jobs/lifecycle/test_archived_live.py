@@ -2,7 +2,8 @@
 lifecycle stand-in (`local advance`), objects in GLACIER (moto keeps the class and answers
 InvalidObjectState as S3 does), and every path that reads them meets ARCHIVED as the one
 document's outcome, never an outage; `restore-archived` brings them back and the next run
-finishes the work.
+finishes the work. The frontend's presigned result.json reads GLACIER_IR at once (an archived one
+answers S3's 403 until restored), and the erasure deletes every version whatever its class.
 
 The declared rules move every tier to GLACIER_IR, which reads at once (docs/lifecycle.md,
 "Storage tiers"); objects are put into GLACIER by the test itself, as the rules before that
@@ -12,13 +13,21 @@ change left them (a transition never moves an object back) or a hand-made copy w
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
 from datetime import timedelta
+from pathlib import Path
 
 import boto3
 import pytest
 
 from jobs.contract import FailureCode, LifecycleSpec, Status, layout
+from jobs.contract.erasure import ErasureReceipt
 from jobs.contract.events import requeue_body
+from jobs.documents.url import result_url
 from jobs.errors import S3ObjectArchivedError
 from jobs.ingest.restore_archived import ArchivedRestore, from_settings
 from jobs.ingest.run import IngestOptions, IngestRun
@@ -32,11 +41,12 @@ from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
-from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw
+from tests.jobs.lifecycle.lifecycle_helpers import invoice, listed, put_raw
 from tests.jobs.review import review_helpers
 
 # Past the tiering's last transition (GLACIER_IR at 365 days), well inside every retention.
 PAST_TRANSITIONS = timedelta(days=400)
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def drain(stack) -> RunSummary:
@@ -67,6 +77,17 @@ def archive(stack, bucket: str, key: str) -> None:
 
 def restorer(stack) -> ArchivedRestore:
     return from_settings(stack.settings)
+
+
+def browser_get(url: str) -> tuple[int, bytes]:
+    """The frontend's read of a presigned result.json URL: a plain GET, the status and the body
+    (S3's error document when it refuses).
+    """
+    try:
+        with urllib.request.urlopen(url) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
 
 
 def test_the_stand_in_moves_objects_to_their_declared_class_keeping_bytes_etag_and_tags(stack, tmp_path) -> None:
@@ -173,3 +194,65 @@ def test_review_correct_on_an_archived_result_json_says_archived_and_works_after
     restorer(stack).run("u1", "r1", days=2, tier="Standard")
     outcome = desk.correct("u1", "r1", "alice", ["vendorName=ACME GmbH"])
     assert outcome.item.vendorName == "ACME GmbH"
+
+
+def test_the_presigned_result_json_reads_glacier_ir_at_once_and_an_archived_one_after_restore(stack, tmp_path) -> None:
+    s = stack.settings
+    put_raw(stack, "u1", "d1", padded(invoice()))  # result.json keeps the XML: 128 KB+ too
+    drain(stack)
+    result_key = layout.result_key("u1", "d1")
+    written = stack.s3().get_object(Bucket=s.processed_bucket, Key=result_key)["Body"].read()
+    assert len(written) >= SMALL_OBJECT_BYTES
+
+    assert advance_past_transitions(stack, tmp_path) >= 1
+    assert storage_class(stack, s.processed_bucket, result_key) == LifecycleSpec().archive_storage_class
+    url = result_url(s, "u1", "d1").url
+    assert browser_get(url) == (200, written)
+
+    # A presigned URL is signed locally and cannot know the object's class: an archived result.json
+    # is S3's own 403 InvalidObjectState to the browser (docs/lifecycle.md, "Archived objects").
+    archive(stack, s.processed_bucket, result_key)
+    status, body = browser_get(result_url(s, "u1", "d1").url)
+    assert status == 403 and b"<Code>InvalidObjectState</Code>" in body
+    report = restorer(stack).run("u1", "d1", days=2, tier="Standard")
+    restored = next(o for o in report.objects if o.uri == layout.s3_uri(s.processed_bucket, result_key))
+    assert restored.restoreRequested and restored.state == "restored"
+    assert browser_get(url) == (200, written)  # a URL names the key, not a class: one issued before reads
+
+
+def test_the_erasure_deletes_every_version_of_transitioned_and_archived_objects(stack, tmp_path) -> None:
+    s = stack.settings
+    raw_keys = [put_raw(stack, "u1", doc, padded(invoice())) for doc in ("d1", "d2")]
+    put_raw(stack, "u1", "d1", padded(invoice()) + b" ")  # a second version of d1's upload
+    assert drain(stack).statuses == {"PROCESSED": 2}
+    advance_past_transitions(stack, tmp_path)
+    archive(stack, s.raw_bucket, raw_keys[1])
+    classes = {
+        storage_class(stack, bucket, key)
+        for bucket, key in [
+            (s.raw_bucket, raw_keys[0]),
+            *((s.processed_bucket, layout.result_key("u1", d)) for d in ("d1", "d2")),
+        ]
+    }
+    assert classes == {LifecycleSpec().archive_storage_class}
+    assert storage_class(stack, s.raw_bucket, raw_keys[1]) == "GLACIER"
+    raw_prefix, result_prefix = layout.user_prefixes("u1")
+    versions = len(listed(stack, s.raw_bucket, raw_prefix) + listed(stack, s.processed_bucket, result_prefix))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs", "erase", "--user", "u1"],
+        env=os.environ.copy(),
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["outcome"] == "erased" and shown["deleted"]["versions"] == versions and shown["kept"] == []
+    assert listed(stack, s.raw_bucket, raw_prefix) == [] and listed(stack, s.processed_bucket, result_prefix) == []
+    assert [i for i in stack.items() if i.userId == "u1"] == []
+    key = layout.erasure_receipt_key("u1", shown["runId"])
+    assert shown["receipt"] == layout.s3_uri(s.reports_bucket, key)
+    stored = ErasureReceipt.model_validate_json(stack.s3().get_object(Bucket=s.reports_bucket, Key=key)["Body"].read())
+    assert stored.model_dump(mode="json").items() <= shown.items()  # the receipt written is the one printed
