@@ -1,5 +1,6 @@
 """`python -m jobs reports verify [--since DATE] [--until DATE]` and `python -m jobs reports pack
---month YYYY-MM`: the reconcile reports as evidence (docs/reconcile.md, "Evidence").
+--month YYYY-MM`: the reconcile reports as evidence (docs/reconcile.md, "Provenance and the chain"
+and "The monthly evidence pack").
 
 Exit 0 when everything checked holds, 1 when something does not (each problem printed), 2 when
 the command could not run (bad options, AWS unreachable, a pack already written).
