@@ -36,6 +36,7 @@ from components.report_signing import signing_key_alias
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
+from jobs.contract.metrics import namespace
 from jobs.contract.schema import TABLE_STATE_DAYS
 from jobs.settings import (
     ENV_CATCH_UP_DAYS,
@@ -394,6 +395,7 @@ class BatchJobs(pulumi.ComponentResource):
         data = {k: shared[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
         queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
         reports_topic = {"reports_topic_arn": args.alarm_topic_arn}
+        metrics = {"metrics_namespace": namespace(args.stage)}  # the runs' metrics (jobs.observability)
         catalog: dict[str, Any] = {"audit_bucket_arn": args.bucket_arns[layout.AUDIT_DATA]}
         if args.catalog_grants is not None:
             catalog["catalog"] = args.catalog_grants
@@ -404,10 +406,10 @@ class BatchJobs(pulumi.ComponentResource):
         builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
             "ingest": (
                 partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),
-                {**shared, **queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn},
+                {**shared, **queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn, **metrics},
             ),
-            "reconcile": (policies.reconcile_task_policy, {**shared, **catalog, **reports_topic}),
-            "repair": (policies.repair_task_policy, {**shared, **queue, **catalog, **reports_topic}),
+            "reconcile": (policies.reconcile_task_policy, {**shared, **catalog, **reports_topic, **metrics}),
+            "repair": (policies.repair_task_policy, {**shared, **queue, **catalog, **reports_topic, **metrics}),
             "erasure": (policies.erasure_task_policy, shared),
             "documents": (
                 policies.documents_task_policy,

@@ -353,6 +353,7 @@ def ingest_task_policy(
     arrivals_queue_arn: str,
     arrivals_dead_letter_queue_arn: str,
     textract: bool = False,
+    metrics_namespace: str | None = None,
 ) -> Policy:
     """Drain the arrival queue (or sweep raw/ with --backfill), read raw objects, write result.json
     (tagged with its retention) and the run summary, read items in batches and write them with
@@ -368,7 +369,7 @@ def ingest_task_policy(
     A finished upload gets its retention tag; the claim on an upload erased before it was read is
     removed (DeleteItem), once the user's erasure marker (GetItem) says it was erased.
     """
-    statements = [
+    return document(
         *_arrival_statements(arrivals_queue_arn, arrivals_dead_letter_queue_arn),
         # The backfill lists raw/; and S3 answers 404 for an object that is gone (a raw upload
         # deleted before the drain reads it, a result.json removed under a fenced write) only to a
@@ -398,11 +399,10 @@ def ingest_task_policy(
             [table_arn],
         ),
         _use_data_key(key_arn),
-    ]
-    if textract:
         # IAM has no resource type for Textract's expense actions: "*" is the only resource.
-        statements.append(statement("AnalyzeExpense", TEXTRACT_EXPENSE, "*"))
-    return document(*statements)
+        *([statement("AnalyzeExpense", TEXTRACT_EXPENSE, "*")] if textract else []),
+        *_publish_metrics(metrics_namespace),
+    )
 
 
 def _reconcile_statements(
@@ -528,6 +528,7 @@ def reconcile_task_policy(
     catalog: CatalogArns | None = None,
     audit_log_bucket_arn: str | None = None,
     reports_topic_arn: str | None = None,
+    metrics_namespace: str | None = None,
 ) -> Policy:
     """The audit: read the table and both data buckets; write only its own report and, nightly,
     the table state it keeps (the chain's exports and states in the audit-data bucket). With
@@ -545,11 +546,22 @@ def reconcile_task_policy(
         *_chain_statements(table_arn, audit_bucket_arn),
         *(_catalog_statements(reports_bucket_arn, catalog) if catalog else []),
         *_announce_reports(reports_topic_arn),
+        *_publish_metrics(metrics_namespace),
     )
 
 
 def _announce_reports(topic_arn: str | None) -> list[Statement]:
     return [statement("AnnounceReports", ["sns:Publish"], [topic_arn])] if topic_arn else []
+
+
+def _publish_metrics(namespace: str | None) -> list[Statement]:
+    """PutMetricData has no resource type in IAM: the grant is narrowed to the stage's namespace
+    (jobs.contract.metrics.namespace) by its condition key instead.
+    """
+    if not namespace:
+        return []
+    condition = {"StringEquals": {"cloudwatch:namespace": namespace}}
+    return [statement("PublishRunMetrics", ["cloudwatch:PutMetricData"], "*", condition=condition)]
 
 
 def repair_task_policy(
@@ -564,6 +576,7 @@ def repair_task_policy(
     catalog: CatalogArns | None = None,
     audit_log_bucket_arn: str | None = None,
     reports_topic_arn: str | None = None,
+    metrics_namespace: str | None = None,
 ) -> Policy:
     """The audit plus its safe repairs: read an item again and put it back conditionally
     (TransactWriteItems of Puts guarded by the version the snapshot saw), and send UNPROCESSED_RAW
@@ -582,6 +595,7 @@ def repair_task_policy(
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
         *_announce_reports(reports_topic_arn),
+        *_publish_metrics(metrics_namespace),
     )
 
 

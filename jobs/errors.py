@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 
 class DocuFlowError(Exception):
     """Base class of every DocuFlow error."""
@@ -221,3 +223,29 @@ class RestoreRequestError(DocuFlowError, ValueError):
 
 class RestoreFailedError(DocuFlowError):
     """A restore AWS accepted did not complete (a restore job that failed, a table never ACTIVE)."""
+
+
+# --- exit codes ------------------------------------------------------------------------------
+# One map for every CLI (docs/operations.md, Exit codes): a scheduler, an alarm or a person reads
+# the same number the same way whichever job ended with it.
+
+
+class ExitCode(IntEnum):
+    SUCCESS = 0
+    # The run completed and judged the night bad: reconcile findings at --fail-on, an ingest whose
+    # failed-document ratio passed the stack's threshold, a drill that missed its targets.
+    FINDINGS = 1
+    BAD_INPUT = 2  # options, settings, a missing resource, inputs the run refuses
+    UNAVAILABLE = 3  # AWS (or the local stack) unreachable or denying access after bounded retries
+    NOT_SETTLED = 4  # a review conflict or an erasure still finding data: run it again
+    SIGINT = 130  # stopped by a signal, work handed back first (128 + the signal's number)
+    SIGTERM = 143
+
+
+def exit_code_for(exc: BaseException) -> ExitCode:
+    """The exit code of a run that ended with `exc` (a domain error, or ValueError from options)."""
+    if isinstance(exc, InfrastructureError | RestoreFailedError):
+        return ExitCode.UNAVAILABLE
+    if isinstance(exc, ReviewConflictError | ErasureNotSettledError):
+        return ExitCode.NOT_SETTLED
+    return ExitCode.BAD_INPUT

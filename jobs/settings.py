@@ -63,6 +63,7 @@ ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
 ENV_TEXTRACT_MAX_PAGES = "DOCUFLOW_TEXTRACT_MAX_PAGES"
+ENV_FAILED_RATIO_THRESHOLD = "DOCUFLOW_FAILED_RATIO_THRESHOLD"
 # The audit trail (docs/audit.md): the change log's bucket, since when it is complete, and where
 # Athena finds it (components/audit_trail.py declares them; names from jobs.contract.layout).
 ENV_AUDIT_BUCKET = "DOCUFLOW_AUDIT_BUCKET"
@@ -100,6 +101,61 @@ JOB_ENV_VARS = (
 
 def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
     return OcrEngine.LOCAL if env.get("AWS_ENDPOINT_URL_S3") else OcrEngine.TEXTRACT
+
+
+# JobSettings field -> the environment variable it is read from (from_env).
+_ENV_OF = {
+    "stage": ENV_STAGE,
+    "table_name": ENV_TABLE,
+    "index_name": ENV_INDEX,
+    "raw_bucket": ENV_RAW_BUCKET,
+    "processed_bucket": ENV_PROCESSED_BUCKET,
+    "reports_bucket": ENV_REPORTS_BUCKET,
+    "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
+    "retention": ENV_RETENTION,
+    "holdings": ENV_HOLDINGS,
+    "max_attempts": ENV_MAX_ATTEMPTS,
+    "lease_seconds": ENV_LEASE_SECONDS,
+    "io_threads": ENV_IO_THREADS,
+    "extract_workers": ENV_WORKERS,
+    "retry_mode": ENV_RETRY_MODE,
+    "retry_attempts": ENV_RETRY_ATTEMPTS,
+    "confidence_threshold": ENV_CONFIDENCE,
+    "ocr_engine": ENV_OCR_ENGINE,
+    "textract_tps": ENV_TEXTRACT_TPS,
+    "reconcile_engine": ENV_RECONCILE_ENGINE,
+    "table_arn": ENV_TABLE_ARN,
+    "athena_workgroup": ENV_ATHENA_WORKGROUP,
+    "glue_database": ENV_GLUE_DATABASE,
+    "glue_export_table": ENV_EXPORT_TABLE,
+    "glue_incremental_table": ENV_INCREMENTAL_TABLE,
+    "glue_state_table": ENV_STATE_TABLE,
+    "glue_raw_inventory_table": ENV_RAW_INVENTORY_TABLE,
+    "glue_processed_inventory_table": ENV_PROCESSED_INVENTORY_TABLE,
+    "inventory_bucket": ENV_INVENTORY_BUCKET,
+    "inventory_prefix": ENV_INVENTORY_PREFIX,
+    "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
+    "export_bucket": ENV_EXPORT_BUCKET,
+    "export_prefix": ENV_EXPORT_PREFIX,
+    "state_bucket": ENV_STATE_BUCKET,
+    "reconcile_reanchor_days": ENV_REANCHOR_DAYS,
+    "reconcile_catch_up_days": ENV_CATCH_UP_DAYS,
+    "table_state_days": ENV_TABLE_STATE_DAYS,
+    "table_exports": ENV_TABLE_EXPORTS,
+    "shard_index": ENV_SHARD_INDEX,
+    "shard_count": ENV_SHARD_COUNT,
+    "textract_fallback": ENV_TEXTRACT_FALLBACK,
+    "textract_max_pages": ENV_TEXTRACT_MAX_PAGES,
+    "failed_ratio_threshold": ENV_FAILED_RATIO_THRESHOLD,
+    "audit_bucket": ENV_AUDIT_BUCKET,
+    "audit_log_since": ENV_AUDIT_LOG_SINCE,
+    "audit_workgroup": ENV_AUDIT_WORKGROUP,
+    "trail_database": ENV_TRAIL_DATABASE,
+    "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
+    "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
+    "result_url_seconds": ENV_RESULT_URL_SECONDS,
+    "reports_topic_arn": ENV_REPORTS_TOPIC_ARN,
+}
 
 
 class JobSettings(BaseModel):
@@ -140,6 +196,10 @@ class JobSettings(BaseModel):
     # before its Textract call; one that would pass the cap waits in the queue for the next night
     # (jobs/ingest/pages.py). Per task: a stack running N ingest tasks gives each its share.
     textract_max_pages: int | None = Field(default=None, ge=1)
+    # An ingest night whose FAILED documents pass this share of those it finished ends with exit 1
+    # (ExitCode.FINDINGS) and breaches the failed-ratio alarm: a bad image is never a silent night.
+    # Judged from jobs.contract.metrics.MIN_DOCUMENTS_FOR_RATIO finished documents on.
+    failed_ratio_threshold: float = Field(default=0.5, gt=0, le=1)
     # `ingest --redrive-dlq`: SQS's message move task (StartMessageMoveTask), or the job's own
     # receive-send-delete, which any SQS server answers (moto has no move tasks). Built without
     # an environment, the settings take the way that works anywhere; from_env takes the move
@@ -249,64 +309,13 @@ class JobSettings(BaseModel):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> JobSettings:
         env = os.environ if environ is None else environ
-        mapping = {
-            "stage": ENV_STAGE,
-            "table_name": ENV_TABLE,
-            "index_name": ENV_INDEX,
-            "raw_bucket": ENV_RAW_BUCKET,
-            "processed_bucket": ENV_PROCESSED_BUCKET,
-            "reports_bucket": ENV_REPORTS_BUCKET,
-            "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
-            "retention": ENV_RETENTION,
-            "holdings": ENV_HOLDINGS,
-            "max_attempts": ENV_MAX_ATTEMPTS,
-            "lease_seconds": ENV_LEASE_SECONDS,
-            "io_threads": ENV_IO_THREADS,
-            "extract_workers": ENV_WORKERS,
-            "retry_mode": ENV_RETRY_MODE,
-            "retry_attempts": ENV_RETRY_ATTEMPTS,
-            "confidence_threshold": ENV_CONFIDENCE,
-            "ocr_engine": ENV_OCR_ENGINE,
-            "textract_tps": ENV_TEXTRACT_TPS,
-            "reconcile_engine": ENV_RECONCILE_ENGINE,
-            "table_arn": ENV_TABLE_ARN,
-            "athena_workgroup": ENV_ATHENA_WORKGROUP,
-            "glue_database": ENV_GLUE_DATABASE,
-            "glue_export_table": ENV_EXPORT_TABLE,
-            "glue_incremental_table": ENV_INCREMENTAL_TABLE,
-            "glue_state_table": ENV_STATE_TABLE,
-            "glue_raw_inventory_table": ENV_RAW_INVENTORY_TABLE,
-            "glue_processed_inventory_table": ENV_PROCESSED_INVENTORY_TABLE,
-            "inventory_bucket": ENV_INVENTORY_BUCKET,
-            "inventory_prefix": ENV_INVENTORY_PREFIX,
-            "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
-            "export_bucket": ENV_EXPORT_BUCKET,
-            "export_prefix": ENV_EXPORT_PREFIX,
-            "state_bucket": ENV_STATE_BUCKET,
-            "reconcile_reanchor_days": ENV_REANCHOR_DAYS,
-            "reconcile_catch_up_days": ENV_CATCH_UP_DAYS,
-            "table_state_days": ENV_TABLE_STATE_DAYS,
-            "table_exports": ENV_TABLE_EXPORTS,
-            "shard_index": ENV_SHARD_INDEX,
-            "shard_count": ENV_SHARD_COUNT,
-            "textract_fallback": ENV_TEXTRACT_FALLBACK,
-            "textract_max_pages": ENV_TEXTRACT_MAX_PAGES,
-            "audit_bucket": ENV_AUDIT_BUCKET,
-            "audit_log_since": ENV_AUDIT_LOG_SINCE,
-            "audit_workgroup": ENV_AUDIT_WORKGROUP,
-            "trail_database": ENV_TRAIL_DATABASE,
-            "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
-            "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
-            "result_url_seconds": ENV_RESULT_URL_SECONDS,
-            "reports_topic_arn": ENV_REPORTS_TOPIC_ARN,
-        }
-        data: dict[str, Any] = {f: env[v] for f, v in mapping.items() if env.get(v)}
+        data: dict[str, Any] = {f: env[v] for f, v in _ENV_OF.items() if env.get(v)}
         data.setdefault("ocr_engine", _default_ocr_engine(env))
         data.setdefault("sqs_move_tasks", not env.get("AWS_ENDPOINT_URL_SQS"))
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(f"{mapping[str(e['loc'][0])] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(f"{_ENV_OF[str(e['loc'][0])] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors())
             raise SettingsError(f"invalid job settings: {problems}") from exc
 
     @property

@@ -7,7 +7,9 @@ queued for the next run. `--backfill` sweeps the whole raw/ prefix instead. `--r
 moves the dead-letter queue's messages back to the arrival queue (after the cause is fixed) and
 prints what it moved; the next drain processes them.
 
-Exit 0 when the run completed (FAILED documents are recorded, not errors); 2 for bad options or
+Exit codes (jobs.errors.ExitCode, docs/operations.md): 0 when the run completed (FAILED documents
+are recorded, not errors); 1 when it completed but more of its documents FAILED than
+DOCUFLOW_FAILED_RATIO_THRESHOLD allows (a bad night, never a silent one); 2 for bad options or
 settings; 3 when AWS or the local stack is unreachable or denies access after bounded retries;
 130/143 when stopped by SIGINT/SIGTERM (claims and messages handed back first).
 """
@@ -24,7 +26,7 @@ import threading
 from types import FrameType
 from typing import Any
 
-from jobs.errors import InfrastructureError, RunStoppedError, SettingsError
+from jobs.errors import ExitCode, InfrastructureError, RunStoppedError, SettingsError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics, setup_logging
 from jobs.progress import Ticker
@@ -35,9 +37,9 @@ from jobs.store.redrive import Redrive, redrive
 
 logger = logging.getLogger(__name__)
 
-EXIT_SETTINGS = 2
-EXIT_INFRASTRUCTURE = 3
-EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_SETTINGS = ExitCode.BAD_INPUT
+EXIT_INFRASTRUCTURE = ExitCode.UNAVAILABLE
+EXIT_SIGNAL = {signal.SIGINT: ExitCode.SIGINT, signal.SIGTERM: ExitCode.SIGTERM}
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -161,4 +163,11 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
     print(summary.model_dump_json(indent=2))
-    return 0
+    if summary.failed_ratio_breached(settings.failed_ratio_threshold):
+        print(
+            f"failed: {summary.statuses.get('FAILED', 0)} of {summary.processed} documents FAILED "
+            f"(more than {settings.failed_ratio_threshold:.0%})",
+            file=sys.stderr,
+        )
+        return ExitCode.FINDINGS
+    return ExitCode.SUCCESS

@@ -50,7 +50,7 @@ from jobs.ingest.results import DocumentResult
 from jobs.ingest.sources import DrainLimits, QueueSource, SweepSource, Work, WorkSource
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
-from jobs.observability import CallMetrics
+from jobs.observability import CallMetrics, run_metrics
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, sqs_client, textract_client
 from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
@@ -183,6 +183,7 @@ class IngestRun:
         )
         if not self.options.dry_run:
             self._write_summary(summary)
+            run_metrics.publish(self.settings, summary.run_metrics(), summary.finishedAt or started)
         if isinstance(self._error, RunStoppedError | SettingsError):
             raise self._error  # a stop, or a configuration to fix (a table or queue that is not there)
         if self._error is not None:

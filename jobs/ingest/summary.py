@@ -1,6 +1,6 @@
 """The run summary: counts per status and format, dead letters, failures, timings, AWS call stats,
 the Textract pages spent and the documents deferred for the page cap, and the night's estimated
-cost (jobs.ingest.costs).
+cost (jobs.ingest.costs); and what of it the night's CloudWatch metrics carry (`run_metrics`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from jobs.contract.metrics import MIN_DOCUMENTS_FOR_RATIO, Datum, Job, Metric, RunMetrics, Unit
+from jobs.contract.status import Status
 from jobs.ingest.costs import CostEstimate, estimate
 from jobs.ingest.plan import Action
 from jobs.ingest.results import DocumentResult
@@ -69,6 +71,39 @@ class RunSummary(BaseModel):
     deferredForPageCap: int = 0
     deferredForPageCapDocuments: list[ListedDocument] = Field(default_factory=list)
     estimatedCost: CostEstimate | None = None
+
+    def failed_ratio(self) -> float | None:
+        """FAILED documents over those the run finished; None below MIN_DOCUMENTS_FOR_RATIO."""
+        if self.processed < MIN_DOCUMENTS_FOR_RATIO:
+            return None
+        return self.statuses.get(Status.FAILED.value, 0) / self.processed
+
+    def failed_ratio_breached(self, threshold: float) -> bool:
+        ratio = self.failed_ratio()
+        return ratio is not None and ratio > threshold
+
+    def run_metrics(self) -> RunMetrics:
+        skipped = sum(n for action, n in self.decisions.items() if action.startswith("SKIP_"))
+        counts = {
+            Metric.RECEIVED: sum(self.decisions.values()),
+            Metric.PROCESSED: self.statuses.get(Status.PROCESSED.value, 0),
+            Metric.SENT_TO_REVIEW: self.statuses.get(Status.REVIEW_REQUIRED.value, 0),
+            Metric.FAILED: self.statuses.get(Status.FAILED.value, 0),
+            Metric.DEAD_LETTERED: self.deadLetterCount,
+            Metric.SKIPPED: skipped,
+            Metric.TEXTRACT_PAGES: self.textractPages,
+        }
+        data = [Datum(metric=metric, value=value) for metric, value in counts.items()]
+        if self.outcome == "completed":  # an aborted night is no heartbeat: its alarm should hear of it
+            data.append(Datum(metric=Metric.HEARTBEAT, value=1))
+        data.append(Datum(metric=Metric.DURATION, value=self.seconds, unit=Unit.SECONDS))
+        if (ratio := self.failed_ratio()) is not None:
+            data.append(Datum(metric=Metric.FAILED_RATIO, value=ratio, unit=Unit.NONE))
+        if self.queueWaiting is not None:  # a backfill reads no queue
+            data.append(Datum(metric=Metric.QUEUE_DEPTH, value=self.queueWaiting))
+        if self.deadLetterQueue is not None:
+            data.append(Datum(metric=Metric.DEAD_LETTER_DEPTH, value=self.deadLetterQueue))
+        return RunMetrics(job=Job.INGEST, data=tuple(data))
 
 
 class SummaryRecorder:

@@ -74,6 +74,7 @@ class Endpoints:
             # moto's server also answers KMS (the reports' signing key) and SNS (their notice).
             "AWS_ENDPOINT_URL_KMS": self.s3,
             "AWS_ENDPOINT_URL_SNS": self.s3,
+            "AWS_ENDPOINT_URL_CLOUDWATCH": self.s3,  # and CloudWatch (the runs' metrics)
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             **DUMMY_CREDENTIALS,

@@ -1,7 +1,8 @@
 """`python -m jobs reconcile`: check DynamoDB against S3 and write a write-once audit report.
 
-Exit 0 when no finding reaches --fail-on, 1 when one does, 2 when the run itself failed (bad
-options, unreadable export/inventory files, AWS unreachable, report key already taken).
+Exit codes (jobs.errors.ExitCode, docs/operations.md): 0 when no finding reaches --fail-on, 1
+when one does, 2 when the run refused its input (bad options, unreadable export/inventory files,
+report key already taken), 3 when AWS or the local stack is unreachable after bounded retries.
 `python -m jobs reconcile acknowledge --finding ID --by NAME --reason TEXT` records that a person
 accepted a finding (`acknowledge`).
 """
@@ -25,11 +26,11 @@ ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:1000,muzzy_decay_ms:0,nare
 for _name, _value in ALLOCATOR_ENV.items():
     os.environ.setdefault(_name, _value)
 
-from jobs.errors import DocuFlowError, SettingsError
+from jobs.errors import DocuFlowError, SettingsError, exit_code_for
 from jobs.observability import setup_logging
 from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import Severity
-from jobs.reconcile.run import EXIT_FAILED, ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.settings import JobSettings
 
 logger = logging.getLogger(__name__)
@@ -172,7 +173,7 @@ def main(argv: list[str]) -> int:
         outcome = ReconcileRun(JobSettings.from_env(), options).execute()
     except DocuFlowError as exc:  # S3ObjectExistsError (a taken report key) included
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return exit_code_for(exc)
     summary = outcome.summary
     print(
         f"reconcile {summary.runId}: {summary.totalFindings} findings "

@@ -21,8 +21,10 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
+from jobs.contract.metrics import CODE, SEVERITY, Datum, Job, Metric, RunMetrics, Unit
 from jobs.contract.retention import RetentionPolicy
-from jobs.observability import CallMetrics
+from jobs.errors import ExitCode
+from jobs.observability import CallMetrics, run_metrics
 from jobs.reconcile import lifecycle
 from jobs.reconcile.engines import NAMES, Engine
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
@@ -48,9 +50,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EXIT_CLEAN = 0
-EXIT_FINDINGS = 1
-EXIT_FAILED = 2
+EXIT_CLEAN = ExitCode.SUCCESS
+EXIT_FINDINGS = ExitCode.FINDINGS
 MAX_SEGMENTS = 64
 # For items written before their retention was recorded on them (no retainUntil).
 DEFAULT_RETENTION = timedelta(days=RetentionPolicy().standard_days)
@@ -190,6 +191,27 @@ def new_run_id() -> str:
 def exit_code(findings: pl.DataFrame, fail_on: Severity) -> int:
     worst = worst_severity(findings)
     return EXIT_FINDINGS if worst is not None and worst.rank >= fail_on.rank else EXIT_CLEAN
+
+
+def metrics_of(summary: ReconcileSummary) -> RunMetrics:
+    """The night's metrics: findings by severity (every severity, zeros too: an alarm on errors
+    sees a clean night as 0, not as no data) and by code, the items judged, the duration.
+    """
+    data = [
+        Datum(metric=Metric.HEARTBEAT, value=1),
+        Datum(metric=Metric.ITEMS_JUDGED, value=summary.itemCount),
+        Datum(
+            metric=Metric.DURATION,
+            value=(summary.finishedAt - summary.startedAt).total_seconds(),
+            unit=Unit.SECONDS,
+        ),
+    ]
+    data += [
+        Datum(metric=Metric.FINDINGS, value=summary.severities.get(sev.value, 0), breakdown={SEVERITY: sev.value})
+        for sev in Severity
+    ]
+    data += [Datum(metric=Metric.FINDINGS, value=n, breakdown={CODE: code}) for code, n in summary.counts.items()]
+    return RunMetrics(job=Job.RECONCILE, data=tuple(data))
 
 
 class ReconcileRun:
@@ -476,6 +498,8 @@ class ReconcileRun:
             history = load_history(self.buckets, self.settings.reports_bucket)
             summary = write_report(self.buckets, self.settings, summary, findings, history)
             timings["report"] = time.perf_counter() - clock
+            # Only a run that writes its report is a night: an ad-hoc --no-report run is no heartbeat.
+            run_metrics.publish(self.settings, metrics_of(summary), summary.finishedAt)
         logger.info(
             "reconcile finished",
             extra={"runId": self.run_id, "findings": findings.height, "counts": per_code, "timings": timings},

@@ -101,6 +101,15 @@ def sns_client(settings: JobSettings, **kwargs: Any) -> SNSClient:
     return _built("sns", lambda session: session.client("sns", config=botocore_config(settings), **kwargs))
 
 
+def cloudwatch_client(settings: JobSettings, **kwargs: Any) -> Any:
+    """CloudWatch: the runs' metrics (jobs.store.metrics). Typed by that module's protocol: no
+    mypy-boto3 stubs for CloudWatch are installed.
+    """
+    return _built(
+        "cloudwatch", lambda session: session.client("cloudwatch", config=botocore_config(settings), **kwargs)
+    )
+
+
 def athena_client(settings: JobSettings, **kwargs: Any) -> AthenaClient:
     return _built("athena", lambda session: session.client("athena", config=botocore_config(settings), **kwargs))
 

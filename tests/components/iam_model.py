@@ -238,6 +238,10 @@ OUTCOME_AWARE: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns, Mapping[
 OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permission]]] = {
     ("s3", "PutObject"): _s3_put,
     ("sns", "Publish"): lambda p, _: [Permission("sns:Publish", p["TopicArn"])],
+    # No resource type in IAM; the namespace is the request's cloudwatch:namespace condition key.
+    ("cloudwatch", "PutMetricData"): lambda p, _: [
+        Permission("cloudwatch:PutMetricData", "*", (("cloudwatch:namespace", p["Namespace"]),))
+    ],
     ("s3", "ListObjectsV2"): _s3_list("s3:ListBucket"),
     ("s3", "ListObjectVersions"): _s3_list("s3:ListBucketVersions"),
     ("s3", "DeleteObjects"): _s3_delete_objects,

@@ -24,6 +24,7 @@ import pytest
 
 from components import policies
 from jobs.contract import layout, queue_spec, table_spec
+from jobs.contract.metrics import namespace
 from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
 from tests.components.iam_scenarios import (
     athena_calls,
@@ -103,6 +104,7 @@ def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, m
         arrivals_queue_arn=queue,
         arrivals_dead_letter_queue_arn=ARNS.queue(queue_spec(stack.settings.stage).dead_letter_name),
         textract=True,
+        metrics_namespace=namespace(stack.settings.stage),
     )
     assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(), pending={})
     assert_reports_bucket_admits(needed, stack.settings, "ingest-task-role")
@@ -148,8 +150,10 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     log = {
         "audit_log_bucket_arn": f"arn:aws:s3:::{stack.settings.audit_bucket}",
         "reports_topic_arn": stack.settings.reports_topic_arn,
+        "metrics_namespace": namespace(stack.settings.stage),
     }
     assert {p for p in permissions(audit, ARNS) if p.action == "sns:Publish"}, "no report was announced"
+    assert {p for p in permissions(audit, ARNS) if p.action == "cloudwatch:PutMetricData"}, "no metrics were put"
     # With the Athena engine on, the roles' superset: the polars runs' calls (the nightly chain's
     # exports answered by the local stand-in, its --audit-log included), the athena engine's
     # (stubbed: no emulator answers them), and the catalog's grants AWS uses on the role's behalf.
@@ -300,7 +304,11 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
         (
             "ingest",
             lambda a: policies.ingest_task_policy(  # dev: ocrEngine textract
-                **a, textract=True, arrivals_queue_arn=_DEV_QUEUE, arrivals_dead_letter_queue_arn=_DEV_DLQ
+                **a,
+                textract=True,
+                arrivals_queue_arn=_DEV_QUEUE,
+                arrivals_dead_letter_queue_arn=_DEV_DLQ,
+                metrics_namespace=namespace("dev"),
             ),
         ),
         # dev: docuflow:reconcileEngine athena, so both carry the audit catalog's grants.
@@ -311,6 +319,7 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
                 audit_bucket_arn=_DEV_AUDIT,
                 catalog=catalog_grants("dev", "eu-west-1"),
                 reports_topic_arn=_DEV_ALERTS,
+                metrics_namespace=namespace("dev"),
             ),
         ),
         (
@@ -321,6 +330,7 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
                 audit_bucket_arn=_DEV_AUDIT,
                 catalog=catalog_grants("dev", "eu-west-1"),
                 reports_topic_arn=_DEV_ALERTS,
+                metrics_namespace=namespace("dev"),
             ),
         ),
         ("erasure", lambda a: policies.erasure_task_policy(**a)),

@@ -409,9 +409,10 @@ def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:
     assert cli.main(["--source", "files"]) == 2  # files without files: an option error
 
 
-def test_unreachable_stack_is_exit_2(stack, monkeypatch, capsys) -> None:
+def test_unreachable_stack_is_exit_3(stack, monkeypatch, capsys) -> None:
+    """AWS unreachable is 3 in every job (jobs.errors.ExitCode), the reconcile included."""
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9")
     monkeypatch.setenv("DOCUFLOW_RETRY_ATTEMPTS", "1")
-    assert cli.main(["--no-report"]) == 2
+    assert cli.main(["--no-report"]) == 3
     assert "error:" in capsys.readouterr().err

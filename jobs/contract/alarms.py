@@ -1,0 +1,147 @@
+"""The declared alarms: what a bad night looks like in the metrics, in one spec.
+
+The Pulumi components declare a CloudWatch alarm from each spec, and the local stand-in
+(jobs.local.standins.alarms) evaluates the same specs against the metrics in moto's CloudWatch,
+so "which alarms are in ALARM now?" has one answer in both places. Every spec names its runbook
+entry in docs/operations.md.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jobs.contract.metrics import JOB, SEVERITIES, SEVERITY, Job, Metric
+
+DAY = 86_400
+RUNBOOK = "docs/operations.md"
+SQS_NAMESPACE = "AWS/SQS"  # the arrival queue's own metrics, which only AWS produces
+OLDEST_MESSAGE_AGE = "ApproximateAgeOfOldestMessage"
+QUEUE_NAME = "QueueName"
+# Arrivals wait for the nightly drain up to a day by design; past a day and two hours one was missed.
+OLDEST_MESSAGE_SECONDS = 26 * 3600
+
+
+class Comparison(StrEnum):
+    GREATER = "GreaterThanThreshold"
+    LESS = "LessThanThreshold"
+
+
+class Missing(StrEnum):
+    """CloudWatch's TreatMissingData (the stand-in knows the two the specs use)."""
+
+    BREACHING = "breaching"  # a metric that stops arriving is itself the alarm (a heartbeat)
+    NOT_BREACHING = "notBreaching"
+
+
+class Statistic(StrEnum):
+    SUM = "Sum"
+    MAXIMUM = "Maximum"
+
+
+class AlarmSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # the alarm's name after the stage: `docuflow-<stage>-<name>`
+    metric: str
+    # The jobs' namespace (DocuFlow/<stage>) unless named: AWS/SQS for the queue's age.
+    namespace: str | None = None
+    dimensions: dict[str, str] = Field(default_factory=dict)  # beyond Stage, in the jobs' namespace
+    statistic: Statistic
+    period: int  # seconds
+    evaluation_periods: int = 1
+    threshold: float
+    comparison: Comparison
+    missing: Missing
+    runbook: str  # the anchor of the entry in docs/operations.md
+    description: str
+    # False: judged by the local stand-in only, because the stack already has the alarm on AWS's
+    # own metric (the arrival DLQ's depth, components.alerts.queue_depth_alarm).
+    deployed: bool = True
+
+    def breaches(self, value: float) -> bool:
+        if self.comparison is Comparison.GREATER:
+            return value > self.threshold
+        return value < self.threshold
+
+    @property
+    def runbook_url(self) -> str:
+        return f"{RUNBOOK}#{self.runbook}"
+
+
+def _heartbeat(job: Job) -> AlarmSpec:
+    return AlarmSpec(
+        name=f"{job.value}-heartbeat",
+        metric=Metric.HEARTBEAT,
+        dimensions={JOB: job.value},
+        statistic=Statistic.SUM,
+        period=DAY,
+        threshold=1,
+        comparison=Comparison.LESS,
+        missing=Missing.BREACHING,
+        runbook=f"{job.value}-heartbeat",
+        description=f"No {job.value} run completed in the last 24 hours: a night that did not run.",
+    )
+
+
+def declared_alarms(
+    failed_ratio_threshold: float, oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS
+) -> tuple[AlarmSpec, ...]:
+    """The stack's alarms; the thresholds are stack settings (JobSettings.failed_ratio_threshold,
+    the arrival queue's age bound).
+    """
+    return (
+        _heartbeat(Job.INGEST),
+        _heartbeat(Job.RECONCILE),
+        AlarmSpec(
+            name="ingest-failed-ratio",
+            metric=Metric.FAILED_RATIO,
+            dimensions={JOB: Job.INGEST.value},
+            statistic=Statistic.MAXIMUM,
+            period=DAY,
+            threshold=failed_ratio_threshold,
+            comparison=Comparison.GREATER,
+            missing=Missing.NOT_BREACHING,  # published only from MIN_DOCUMENTS_FOR_RATIO on
+            runbook="ingest-failed-ratio",
+            description=f"More than {failed_ratio_threshold:.0%} of a night's documents FAILED.",
+        ),
+        AlarmSpec(
+            name="ingest-dead-letters",
+            metric=Metric.DEAD_LETTER_DEPTH,
+            dimensions={JOB: Job.INGEST.value},
+            statistic=Statistic.MAXIMUM,
+            period=DAY,
+            threshold=0,
+            comparison=Comparison.GREATER,
+            missing=Missing.NOT_BREACHING,
+            runbook="ingest-dead-letters",
+            description="Messages wait in the arrival queue's dead-letter queue for a person.",
+            deployed=False,
+        ),
+        AlarmSpec(
+            name="reconcile-error-findings",
+            metric=Metric.FINDINGS,
+            dimensions={JOB: Job.RECONCILE.value, SEVERITY: SEVERITIES[0]},
+            statistic=Statistic.MAXIMUM,
+            period=DAY,
+            threshold=0,
+            comparison=Comparison.GREATER,
+            missing=Missing.NOT_BREACHING,  # a missing night is the heartbeat's alarm
+            runbook="reconcile-error-findings",
+            description="The night's reconcile found error findings: the table and the buckets disagree.",
+        ),
+        AlarmSpec(
+            name="arrivals-stalled",
+            metric=OLDEST_MESSAGE_AGE,
+            namespace=SQS_NAMESPACE,
+            statistic=Statistic.MAXIMUM,
+            period=300,
+            evaluation_periods=3,
+            threshold=oldest_message_seconds,
+            comparison=Comparison.GREATER,
+            missing=Missing.NOT_BREACHING,
+            runbook="arrivals-stalled",
+            description=f"An arrival has waited over {oldest_message_seconds} s: the drain stalled or did not run.",
+        ),
+    )

@@ -1,0 +1,100 @@
+"""The jobs' CloudWatch metrics: namespace, dimensions and names, in one place.
+
+The emitter (jobs.observability.run_metrics), the declared alarms (jobs.contract.alarms), the
+alarms' local stand-in and the stack's dashboard all read these names, so a metric renamed here
+is renamed everywhere. One namespace per stage (`DocuFlow/<stage>`); every datum carries the
+dimensions Job and Stage, and a breakdown (findings by Severity, by Code) adds one more.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAMESPACE_ROOT = "DocuFlow"
+JOB, STAGE, SEVERITY, CODE = "Job", "Stage", "Severity", "Code"  # dimension names
+# Below this many finished documents a night's failed ratio says little (three uploads, two of
+# them broken): neither the exit code nor the alarm judge it.
+MIN_DOCUMENTS_FOR_RATIO = 5
+# The reconcile's finding severities (jobs.reconcile.findings.Severity; a test holds them equal),
+# here for the alarm and the dashboard, which do not import the reconcile.
+SEVERITIES = ("error", "warning")
+
+
+def namespace(stage: str) -> str:
+    return f"{NAMESPACE_ROOT}/{stage}"
+
+
+class Job(StrEnum):
+    INGEST = "ingest"
+    RECONCILE = "reconcile"
+
+
+class Metric(StrEnum):
+    HEARTBEAT = "Heartbeat"  # 1 per run that reached its end (a missing one: a night that did not run)
+    DURATION = "DurationSeconds"
+    # ingest
+    RECEIVED = "DocumentsReceived"  # decided this run: claimed, skipped or dead-lettered
+    PROCESSED = "Processed"
+    SENT_TO_REVIEW = "SentToReview"
+    FAILED = "Failed"
+    FAILED_RATIO = "FailedRatio"  # Failed / finished; published from MIN_DOCUMENTS_FOR_RATIO on
+    DEAD_LETTERED = "DeadLettered"
+    SKIPPED = "Skipped"
+    QUEUE_DEPTH = "QueueDepth"  # left waiting in the arrival queue when the drain stopped
+    DEAD_LETTER_DEPTH = "DeadLetterQueueDepth"
+    TEXTRACT_PAGES = "TextractPages"
+    # reconcile
+    FINDINGS = "Findings"  # with Severity (every severity, zeros included) or Code
+    ITEMS_JUDGED = "ItemsJudged"
+
+
+class Unit(StrEnum):
+    COUNT = "Count"
+    SECONDS = "Seconds"
+    NONE = "None"
+
+
+class Datum(BaseModel):
+    """One value of one metric of a run; `breakdown` adds dimensions beyond Job and Stage."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: Metric
+    value: float
+    unit: Unit = Unit.COUNT
+    breakdown: dict[str, str] = Field(default_factory=dict)
+
+
+class RunMetrics(BaseModel):
+    """What one run of one job publishes at its end."""
+
+    model_config = ConfigDict(frozen=True)
+
+    job: Job
+    data: tuple[Datum, ...]
+
+
+def dimensions(job: Job, stage: str, breakdown: dict[str, str] | None = None) -> dict[str, str]:
+    return {JOB: job.value, STAGE: stage, **(breakdown or {})}
+
+
+# What each job publishes (the dashboard's widgets are drawn from these).
+PUBLISHED: dict[Job, tuple[Metric, ...]] = {
+    Job.INGEST: (
+        Metric.HEARTBEAT,
+        Metric.DURATION,
+        Metric.RECEIVED,
+        Metric.PROCESSED,
+        Metric.SENT_TO_REVIEW,
+        Metric.FAILED,
+        Metric.FAILED_RATIO,
+        Metric.DEAD_LETTERED,
+        Metric.SKIPPED,
+        Metric.QUEUE_DEPTH,
+        Metric.DEAD_LETTER_DEPTH,
+        Metric.TEXTRACT_PAGES,
+    ),
+    Job.RECONCILE: (Metric.HEARTBEAT, Metric.DURATION, Metric.FINDINGS, Metric.ITEMS_JUDGED),
+}

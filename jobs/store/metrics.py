@@ -1,0 +1,77 @@
+"""CloudWatch adapter: a run's metrics put in one request per 1000 data (PutMetricData), and the
+values of one metric read back over a window (GetMetricData: the alarms' local stand-in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from jobs.observability import CallMetrics
+from jobs.store._aws import translated
+
+PUT_MAX = 1000  # MetricData entries PutMetricData takes in one request
+
+
+class CloudWatchClient(Protocol):
+    """What the adapter calls (no mypy-boto3 stubs for CloudWatch are installed)."""
+
+    def put_metric_data(self, **kwargs: Any) -> Any: ...
+
+    def get_metric_data(self, **kwargs: Any) -> Any: ...
+
+
+class MetricsStore:
+    def __init__(self, client: CloudWatchClient, metrics: CallMetrics) -> None:
+        self._client = client
+        self._metrics = metrics
+
+    def put(self, namespace: str, data: Sequence[dict[str, Any]], timestamp: datetime) -> int:
+        """`data`: MetricData entries without their Timestamp (the run's end, for all); the
+        requests made.
+        """
+        stamped = [{**datum, "Timestamp": timestamp} for datum in data]
+        requests = 0
+        for start in range(0, len(stamped), PUT_MAX):
+            with self._metrics.call("cloudwatch.PutMetricData"), translated("cloudwatch.PutMetricData"):
+                self._client.put_metric_data(Namespace=namespace, MetricData=stamped[start : start + PUT_MAX])
+            requests += 1
+        return requests
+
+    def values(
+        self,
+        namespace: str,
+        metric: str,
+        dimensions: dict[str, str],
+        statistic: str,
+        period: int,
+        start: datetime,
+        end: datetime,
+    ) -> list[float]:
+        """The metric's `statistic` per `period` seconds between `start` and `end` (periods
+        without data are absent, as CloudWatch answers them).
+        """
+        query = {
+            "Id": "m",
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": namespace,
+                    "MetricName": metric,
+                    "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+                },
+                "Period": period,
+                "Stat": statistic,
+            },
+        }
+        found: list[float] = []
+        token: str | None = None
+        while True:
+            page = {"NextToken": token} if token else {}
+            with self._metrics.call("cloudwatch.GetMetricData"), translated("cloudwatch.GetMetricData"):
+                response = self._client.get_metric_data(MetricDataQueries=[query], StartTime=start, EndTime=end, **page)
+            for result in response.get("MetricDataResults", []):
+                found += [float(v) for v in result.get("Values", [])]
+            token = response.get("NextToken")
+            if not token:
+                return found

@@ -1,0 +1,71 @@
+"""One exit-code map from the domain errors, and the ingest's failed-ratio verdict (pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from jobs.contract.metrics import MIN_DOCUMENTS_FOR_RATIO, SEVERITIES, Metric
+from jobs.errors import (
+    ErasureNotSettledError,
+    ExitCode,
+    ReconcileInputError,
+    RestoreFailedError,
+    SettingsError,
+    StoreAccessDeniedError,
+    StoreResourceMissingError,
+    StoreUnavailableError,
+    TextractThrottledError,
+    exit_code_for,
+)
+from jobs.ingest.summary import RunSummary
+from jobs.reconcile.findings import Severity
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (StoreUnavailableError("down"), ExitCode.UNAVAILABLE),
+        (StoreAccessDeniedError("denied"), ExitCode.UNAVAILABLE),
+        (TextractThrottledError("throttled"), ExitCode.UNAVAILABLE),
+        (RestoreFailedError("restore job FAILED"), ExitCode.UNAVAILABLE),
+        (StoreResourceMissingError("no table"), ExitCode.BAD_INPUT),
+        (SettingsError("bad"), ExitCode.BAD_INPUT),
+        (ReconcileInputError("damaged export"), ExitCode.BAD_INPUT),
+        (ErasureNotSettledError("still finding data"), ExitCode.NOT_SETTLED),
+    ],
+)
+def test_each_domain_error_has_one_exit_code(error: Exception, code: ExitCode) -> None:
+    assert exit_code_for(error) == code
+
+
+def _summary(processed: int, failed: int, outcome: str = "completed") -> RunSummary:
+    return RunSummary(
+        runId="r",
+        mode="drain",
+        shard="0/1",
+        dryRun=False,
+        startedAt=datetime(2026, 1, 1, tzinfo=UTC),
+        outcome=outcome,
+        processed=processed,
+        statuses={"FAILED": failed, "PROCESSED": processed - failed},
+    )
+
+
+def test_the_failed_ratio_is_judged_from_the_minimum_on() -> None:
+    few = _summary(MIN_DOCUMENTS_FOR_RATIO - 1, MIN_DOCUMENTS_FOR_RATIO - 1)
+    assert few.failed_ratio() is None and not few.failed_ratio_breached(0.5)
+    assert Metric.FAILED_RATIO not in {d.metric for d in few.run_metrics().data}
+    half = _summary(10, 5)
+    assert half.failed_ratio() == 0.5 and not half.failed_ratio_breached(0.5)
+    assert _summary(10, 6).failed_ratio_breached(0.5)
+
+
+def test_only_a_completed_run_is_a_heartbeat() -> None:
+    assert Metric.HEARTBEAT in {d.metric for d in _summary(10, 0).run_metrics().data}
+    assert Metric.HEARTBEAT not in {d.metric for d in _summary(10, 0, "aborted").run_metrics().data}
+
+
+def test_the_contracts_severities_are_the_reconciles() -> None:
+    assert set(SEVERITIES) == {s.value for s in Severity}

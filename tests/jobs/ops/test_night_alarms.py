@@ -1,0 +1,108 @@
+"""One night per scenario on the local stack, then the operator's question: which alarms fire.
+
+Each scenario drives one night (an ingest, a reconcile, or one of them missing), the jobs put
+their metrics into moto's CloudWatch, and the alarms' stand-in judges the declared alarms
+against them. Each stack is a stage of its own, so its metrics are a namespace of their own.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from jobs.contract import layout
+from jobs.contract.alarms import declared_alarms
+from jobs.contract.metrics import JOB, STAGE, Job, Metric, namespace
+from jobs.errors import ExitCode
+from jobs.ingest import cli as ingest_cli
+from jobs.local.standins.alarms import in_alarm
+from jobs.observability import CallMetrics
+from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.store.clients import cloudwatch_client
+from jobs.store.metrics import MetricsStore
+
+DOCUMENTS = 6
+
+
+def _upload_invoices(stack, corpus: Path) -> None:
+    for i, path in enumerate(sorted((corpus / "einvoice" / "ubl").glob("*.xml"))[:DOCUMENTS]):
+        stack.s3().put_object(
+            Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u0", f"d{i}", path.name), Body=path.read_bytes()
+        )
+
+
+def _upload_broken(stack) -> None:
+    for i in range(DOCUMENTS):
+        stack.s3().put_object(
+            Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u0", f"b{i}", "scan.pdf"), Body=b"%PDF-1.4 broken"
+        )
+
+
+def _ingest(expected: ExitCode) -> None:
+    assert ingest_cli.main(["--backfill"]) == expected
+
+
+def _reconcile(stack) -> int:
+    return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0))).execute().exit_code
+
+
+def _store(stack) -> MetricsStore:
+    return MetricsStore(cloudwatch_client(stack.settings), CallMetrics())
+
+
+def _alarms_now(stack) -> list[str]:
+    specs = declared_alarms(stack.settings.failed_ratio_threshold)
+    return in_alarm(_store(stack), stack.settings.stage, specs, layout.utc_now() + timedelta(seconds=1))
+
+
+def test_a_clean_night_exits_0_and_alarms_nothing(stack, corpus) -> None:
+    _upload_invoices(stack, corpus)
+    _ingest(ExitCode.SUCCESS)
+    assert _reconcile(stack) == ExitCode.SUCCESS
+    assert _alarms_now(stack) == []
+
+
+def test_a_night_of_failed_documents_exits_1_and_alarms_the_failed_ratio_only(stack, capsys) -> None:
+    _upload_broken(stack)
+    _ingest(ExitCode.FINDINGS)
+    assert f"{DOCUMENTS} of {DOCUMENTS} documents FAILED" in capsys.readouterr().err
+    assert _reconcile(stack) == ExitCode.SUCCESS
+    assert _alarms_now(stack) == ["ingest-failed-ratio"]
+
+
+def test_a_skipped_ingest_alarms_its_heartbeat(stack, corpus) -> None:
+    _upload_invoices(stack, corpus)  # arrived, never ingested
+    _reconcile(stack)
+    assert _alarms_now(stack) == ["ingest-heartbeat"]
+
+
+def test_a_night_with_nothing_run_alarms_both_heartbeats(stack) -> None:
+    assert _alarms_now(stack) == ["ingest-heartbeat", "reconcile-heartbeat"]
+
+
+def test_reconcile_error_findings_alarm(stack, corpus) -> None:
+    _upload_invoices(stack, corpus)
+    _ingest(ExitCode.SUCCESS)
+    stack.s3().delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u0", "d0"))
+    assert _reconcile(stack) == ExitCode.FINDINGS
+    assert _alarms_now(stack) == ["reconcile-error-findings"]
+
+
+def test_the_nights_metrics_read_back_from_cloudwatch(stack, corpus) -> None:
+    _upload_invoices(stack, corpus)
+    _ingest(ExitCode.SUCCESS)
+    _reconcile(stack)
+    listed = cloudwatch_client(stack.settings).list_metrics(Namespace=namespace(stack.settings.stage))["Metrics"]
+    names = {(m["MetricName"], {d["Name"]: d["Value"] for d in m["Dimensions"]}[JOB]) for m in listed}
+    assert {(Metric.HEARTBEAT.value, "ingest"), (Metric.HEARTBEAT.value, "reconcile")} <= names
+    assert {(Metric.FINDINGS.value, "reconcile"), (Metric.ITEMS_JUDGED.value, "reconcile")} <= names
+    received = _store(stack).values(
+        namespace(stack.settings.stage),
+        Metric.RECEIVED,
+        {JOB: Job.INGEST.value, STAGE: stack.settings.stage},
+        "Sum",
+        3600,
+        layout.utc_now() - timedelta(hours=1),
+        layout.utc_now() + timedelta(seconds=1),
+    )
+    assert received == [DOCUMENTS]
