@@ -22,6 +22,7 @@ from components.budget import CostBudget, CostBudgetArgs
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
+from components.operations import Operations, OperationsArgs
 from components.replication import SecondRegion, SecondRegionArgs
 from components.report_signing import ReportSigningKey, ReportSigningKeyArgs
 from components.review_api import ReviewApi, ReviewApiArgs
@@ -67,6 +68,7 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     outputs = stack_outputs(store, buckets, key, alerts, jobs, arrivals, events, review, trail)
     outputs |= recovery_outputs(settings, jobs, backups, second)
     outputs["budgetName"] = cost_budget(settings, alerts).budget_name
+    outputs["dashboardName"] = operations(settings, alerts).dashboard_name
     outputs["reportSigningKeyArn"] = report_signing(settings, account_id, jobs).key_arn
     outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
     if catalog.database_name is not None and catalog.workgroup_name is not None:
@@ -171,6 +173,22 @@ def alert_topic(settings: StackSettings, account_id: pulumi.Output[str], key: Da
             kms_key_arn=key.key_arn,
             existing_topic_arn=settings.alarm_topic_arn,
             email=settings.alarm_email,
+            tags=settings.resource_tags(),
+        ),
+    )
+
+
+def operations(settings: StackSettings, alerts: Alerts) -> Operations:
+    """The jobs' declared alarms on the alert topic and the stack's dashboard (docs/operations.md).
+    The failed-ratio alarm takes the jobs' own threshold: the task environment does not change it.
+    """
+    return Operations(
+        f"{layout.stage_prefix(settings.stage)}-operations",
+        OperationsArgs(
+            stage=settings.stage,
+            region=settings.region,
+            alarm_topic_arn=alerts.topic_arn,
+            failed_ratio_threshold=JobSettings().failed_ratio_threshold,
             tags=settings.resource_tags(),
         ),
     )
