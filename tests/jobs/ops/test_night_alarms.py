@@ -18,7 +18,7 @@ from jobs.ingest import cli as ingest_cli
 from jobs.local.standins.alarms import in_alarm
 from jobs.observability import CallMetrics
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
-from jobs.store.clients import cloudwatch_client
+from jobs.store.clients import cloudwatch_client, sqs_client
 from jobs.store.metrics import MetricsStore
 
 DOCUMENTS = 6
@@ -86,6 +86,15 @@ def test_reconcile_error_findings_alarm(stack, corpus) -> None:
     stack.s3().delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u0", "d0"))
     assert _reconcile(stack) == ExitCode.FINDINGS
     assert _alarms_now(stack) == ["reconcile-error-findings"]
+
+
+def test_poison_messages_in_the_dead_letter_queue_alarm(stack) -> None:
+    sqs = sqs_client(stack.settings)
+    dead_letters = sqs.get_queue_url(QueueName=layout.arrivals_dead_letter_queue_name(stack.settings.stage))
+    sqs.send_message(QueueUrl=dead_letters["QueueUrl"], MessageBody="not an S3 event")
+    assert ingest_cli.main(["--idle-seconds", "0"]) == ExitCode.SUCCESS  # the drain, which reads the DLQ's depth
+    _reconcile(stack)
+    assert _alarms_now(stack) == ["ingest-dead-letters"]
 
 
 def test_the_nights_metrics_read_back_from_cloudwatch(stack, corpus) -> None:
