@@ -65,7 +65,9 @@ def test_bootstrap_is_idempotent(stack, local_servers) -> None:
     assert again == stack.settings  # the same queue URL, nothing else changed
     lock = stack.s3().get_object_lock_configuration(Bucket=stack.settings.reports_bucket)
     assert lock["ObjectLockConfiguration"]["Rule"]["DefaultRetention"]["Mode"] == "GOVERNANCE"
-    tables = stack.dynamodb().list_tables()["TableNames"]
+    # Paginated: ListTables answers 100 names a page, and the session's servers hold every test's tables.
+    pages = stack.dynamodb().get_paginator("list_tables").paginate()
+    tables = [name for page in pages for name in page["TableNames"]]
     assert tables.count(stack.settings.table_name) == 1
 
 
