@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from jobs.contract import layout
 from jobs.errors import S3ObjectMissingError
+from jobs.reconcile.findings import FINDINGS_SCHEMA
 from jobs.reconcile.frames import empty
 
 if TYPE_CHECKING:
@@ -48,17 +49,11 @@ class State(StrEnum):
     RESOLVED = "resolved"  # found the night before, not tonight
 
 
+# A finding's identity columns are the findings' own; the evidence stays in findings.parquet.
 LEDGER_SCHEMA: dict[str, pl.DataType] = {
     "findingId": pl.String(),
     "state": pl.String(),
-    "code": pl.String(),
-    "severity": pl.String(),
-    "userId": pl.String(),
-    "documentId": pl.String(),
-    "bucket": pl.String(),
-    "key": pl.String(),
-    "pk": pl.String(),
-    "sk": pl.String(),
+    **{name: dtype for name, dtype in FINDINGS_SCHEMA.items() if name != "evidence"},
     "firstSeen": pl.Datetime("ms", "UTC"),
     "nightsOpen": pl.Int32(),
     "acknowledgedBy": pl.String(),
