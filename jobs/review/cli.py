@@ -1,10 +1,11 @@
 """`python -m jobs review claim|release|settle|correct --user U --doc D --reviewer R [--set field=value …]`.
 
 Prints the document as it now stands (one JSON object; `correct` adds the corrections it made).
-Exit 0 done; 1 a race was lost (a re-upload or another reviewer changed the document since it was
-read): nothing was changed, run it again; 2 refused or bad input (a value the extraction would
-not accept, an unknown field, a document not in review, not the caller's claim, not the user's):
-one line, nothing changed; 3 AWS unreachable.
+Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 done; 2 refused or bad input (a value
+the extraction would not accept, an unknown field, a document not in review, not the caller's
+claim, not the user's): one line, nothing changed; 3 AWS unreachable; 4 a race was lost (a
+re-upload or another reviewer changed the document since it was read): nothing was changed, run
+it again.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import argparse
 import json
 import sys
 
-from jobs.errors import DocuFlowError, InfrastructureError, ReviewConflictError
+from jobs.errors import DocuFlowError, ReviewConflictError, exit_code_for
 from jobs.review.corrections import FIELDS
 from jobs.review.desk import ReviewDesk, ReviewOutcome
 from jobs.settings import JobSettings
 
-EXIT_CONFLICT, EXIT_REFUSED, EXIT_INFRASTRUCTURE = 1, 2, 3
 SHOWN = (
     "userId",
     "documentId",
@@ -66,15 +66,9 @@ def main(argv: list[str]) -> int:
         parser.error("--set goes with correct only")
     try:
         outcome = _act(ReviewDesk.from_settings(JobSettings.from_env()), args)
-    except ReviewConflictError as exc:
-        print(f"conflict: {exc}", file=sys.stderr)
-        return EXIT_CONFLICT
-    except InfrastructureError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INFRASTRUCTURE
     except (DocuFlowError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
+        print(f"{'conflict' if isinstance(exc, ReviewConflictError) else 'error'}: {exc}", file=sys.stderr)
+        return exit_code_for(exc)  # a lost race is NOT_SETTLED (4): run it again
     shown = outcome.item.model_dump(mode="json", include=set(SHOWN), exclude_none=True)
     if args.action == "correct" and outcome.result is not None and outcome.result.review is not None:
         shown["corrections"] = [c.model_dump(mode="json") for c in outcome.result.review.corrections]

@@ -12,6 +12,7 @@ from jobs.errors import (
     ExitCode,
     ReconcileInputError,
     RestoreFailedError,
+    ReviewConflictError,
     SettingsError,
     StoreAccessDeniedError,
     StoreResourceMissingError,
@@ -34,6 +35,7 @@ from jobs.reconcile.findings import Severity
         (SettingsError("bad"), ExitCode.BAD_INPUT),
         (ReconcileInputError("damaged export"), ExitCode.BAD_INPUT),
         (ErasureNotSettledError("still finding data"), ExitCode.NOT_SETTLED),
+        (ReviewConflictError("another reviewer changed it"), ExitCode.NOT_SETTLED),
     ],
 )
 def test_each_domain_error_has_one_exit_code(error: Exception, code: ExitCode) -> None:
