@@ -53,10 +53,10 @@ from bench.common import RESULTS, fresh_stack, read_ceiling, run_measured, stage
 from jobs.contract import Status, layout
 from jobs.contract.item import MARKER_FIELDS
 from jobs.local.servers import ServerSpec
+from jobs.local.writers import write_export, write_incremental_export, write_inventory
 from jobs.reconcile.cli import ALLOCATOR_ENV
 from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.inventory import read_inventory
-from jobs.reconcile.inputs.writers import write_export, write_incremental_export, write_inventory
 from jobs.reconcile.keys import templates
 from jobs.reconcile.params import RuleParams
 from jobs.reconcile.rules import RESULT_PROMISED

@@ -39,9 +39,9 @@ from jobs.ingest.cli import redrive_dead_letters
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.local.standins import exports as export_standin
 from jobs.local.standins import inventory as inventory_standin
+from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
-from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.review import ReviewDesk
 from jobs.settings import JobSettings

@@ -33,7 +33,7 @@ from botocore.exceptions import ClientError
 from jobs.contract import layout
 from jobs.local.standins.advance import check_local
 from jobs.reconcile.inputs.export import EXPORT_SUMMARY
-from jobs.reconcile.inputs.writers import change_line, export_line, export_objects
+from jobs.local.writers import change_line, export_line, export_objects
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient

@@ -17,19 +17,19 @@ from pathlib import Path
 import polars as pl
 
 from jobs.contract import layout
-from jobs.reconcile.engines import ReadResults
-from jobs.reconcile.engines.polars import PolarsEngine
-from jobs.reconcile.findings import render
-from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, concat
-from jobs.reconcile.inputs.export import export_frames, full_export_manifest
-from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames, inventory_pair
-from jobs.reconcile.inputs.writers import (
+from jobs.local.writers import (
     change_line,
     export_line,
     write_export,
     write_incremental_export,
     write_inventory,
 )
+from jobs.reconcile.engines import ReadResults
+from jobs.reconcile.engines.polars import PolarsEngine
+from jobs.reconcile.findings import render
+from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, concat
+from jobs.reconcile.inputs.export import export_frames, full_export_manifest
+from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames, inventory_pair
 from jobs.reconcile.params import RuleParams
 from jobs.store.s3 import Buckets
 

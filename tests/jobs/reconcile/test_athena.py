@@ -276,8 +276,8 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], Reconcile
     sys.path.insert(0, str(Path(__file__).parent))
     from test_engines import AS_OF, state
 
+    from jobs.local.writers import export_line, write_export, write_inventory
     from jobs.reconcile.frames import OBJECTS_SCHEMA
-    from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
     from jobs.store.dynamo import to_wire
 
     s = stack.settings

@@ -22,6 +22,7 @@ from polars.testing import assert_frame_equal
 
 from jobs.contract import DocumentItem, DuplicateKind, DuplicateMarker, RetentionClass, RetentionPolicy, Status, layout
 from jobs.contract.erasure import ErasureMarker, ErasureState
+from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.reconcile import frames, sql
 from jobs.reconcile.engines import partitions
 from jobs.reconcile.engines.duckdb import DuckdbEngine
@@ -31,7 +32,6 @@ from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
 from jobs.reconcile.inputs import inventory
 from jobs.reconcile.inputs.inventory import inventory_pair
 from jobs.reconcile.inputs.table_state import export_source
-from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.params import RuleParams
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.reconcile_helpers import files_snapshot, judged_in_memory

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.reconcile import join
 from jobs.reconcile.engines import partitions
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
@@ -22,7 +23,6 @@ from jobs.reconcile.findings import render
 from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA, Snapshot
 from jobs.reconcile.inputs.inventory import inventory_pair
 from jobs.reconcile.inputs.table_state import export_source
-from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from jobs.reconcile.params import RuleParams
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.reconcile_helpers import files_snapshot, judged_in_memory

@@ -10,8 +10,8 @@ import pytest
 
 from jobs.contract import layout
 from jobs.errors import ReconcileInputError
+from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.reconcile.inputs.inventory import read_inventory
-from jobs.reconcile.inputs.writers import export_line, write_export, write_inventory
 from tests.jobs.reconcile.reconcile_helpers import read_export
 
 WHEN = datetime(2026, 3, 1, 8, 30, tzinfo=UTC)

@@ -27,6 +27,13 @@ from polars.testing import assert_frame_equal
 
 from jobs.contract import DuplicateKind, DuplicateMarker, Status, layout
 from jobs.errors import ReconcileInputError
+from jobs.local.writers import (
+    change_line,
+    export_line,
+    write_export,
+    write_incremental_export,
+    write_inventory,
+)
 from jobs.reconcile import cli
 from jobs.reconcile.engines import partitions
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
@@ -40,13 +47,6 @@ from jobs.reconcile.inputs.table_state import (
     export_source,
     state_source,
     without_keys,
-)
-from jobs.reconcile.inputs.writers import (
-    change_line,
-    export_line,
-    write_export,
-    write_incremental_export,
-    write_inventory,
 )
 from jobs.reconcile.params import RuleParams
 from jobs.store.dynamo import to_wire

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jobs.errors import ReconcileInputError
-from jobs.reconcile.inputs.writers import export_line, write_export
+from jobs.local.writers import export_line, write_export
 from jobs.recovery.exports import export_batches, find_exports
 
 ARN = "arn:aws:dynamodb:eu-west-1:1:table/docuflow-t-documents-table"

@@ -3,8 +3,9 @@ Inventory reports.
 
 AWS writes these files in production; these writers produce the same layouts from a live stack
 (tests: "the same state exported to files gives the same findings") or from generated data
-(bench/bench_reconcile.py). The readers are `export` and `inventory` beside this module;
-docs/reconcile.md describes the formats.
+(bench/bench_reconcile.py). The readers are jobs/reconcile/inputs/export.py and inventory.py;
+docs/reconcile.md describes the formats. Part of the local stack, which the job image does not
+carry: production reads these files, it never writes them.
 """
 
 from __future__ import annotations
