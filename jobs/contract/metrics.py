@@ -29,6 +29,7 @@ def namespace(stage: str) -> str:
 class Job(StrEnum):
     INGEST = "ingest"
     RECONCILE = "reconcile"
+    DRILL = "drill"
 
 
 class Metric(StrEnum):
@@ -45,9 +46,15 @@ class Metric(StrEnum):
     QUEUE_DEPTH = "QueueDepth"  # left waiting in the arrival queue when the drain stopped
     DEAD_LETTER_DEPTH = "DeadLetterQueueDepth"
     TEXTRACT_PAGES = "TextractPages"
+    ESTIMATED_COST = "EstimatedCostUsd"  # the run's AWS cost at list prices (jobs.ingest.costs)
     # reconcile
     FINDINGS = "Findings"  # with Severity (every severity, zeros included) or Code
     ITEMS_JUDGED = "ItemsJudged"
+    # restore drill: the recovery point's age and the restore's duration it measured, and 1 when
+    # the drill failed or missed either target (0 on a good drill: a clean night is not missing data)
+    RPO = "RpoSeconds"
+    RTO = "RtoSeconds"
+    TARGETS_MISSED = "TargetsMissed"
 
 
 class Unit(StrEnum):
