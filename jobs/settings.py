@@ -59,6 +59,8 @@ ENV_PROCESSED_INVENTORY_TABLE = "DOCUFLOW_GLUE_PROCESSED_INVENTORY_TABLE"
 ENV_INVENTORY_BUCKET = "DOCUFLOW_INVENTORY_BUCKET"
 ENV_INVENTORY_PREFIX = "DOCUFLOW_INVENTORY_PREFIX"
 ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
+ENV_INVENTORY_MAX_AGE_HOURS = "DOCUFLOW_INVENTORY_MAX_AGE_HOURS"
+ENV_FIRST_INVENTORY_HOURS = "DOCUFLOW_FIRST_INVENTORY_HOURS"
 ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
 ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
 ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
@@ -135,6 +137,8 @@ _ENV_OF = {
     "inventory_bucket": ENV_INVENTORY_BUCKET,
     "inventory_prefix": ENV_INVENTORY_PREFIX,
     "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
+    "inventory_max_age_hours": ENV_INVENTORY_MAX_AGE_HOURS,
+    "first_inventory_hours": ENV_FIRST_INVENTORY_HOURS,
     "export_bucket": ENV_EXPORT_BUCKET,
     "export_prefix": ENV_EXPORT_PREFIX,
     "state_bucket": ENV_STATE_BUCKET,
@@ -220,6 +224,12 @@ class JobSettings(BaseModel):
     inventory_bucket: str = ""  # the audit-data bucket
     inventory_prefix: str = layout.INVENTORY_PREFIX  # S3 Inventory writes {prefix}{source bucket}/{config id}/…
     inventory_config_id: str = layout.INVENTORY_CONFIGURATION_ID
+    # An inventory whose newest delivery is older than this is an error finding, never judged
+    # against (S3 Inventory delivers daily: two missed days are a broken delivery, not a delay).
+    inventory_max_age_hours: int = Field(default=48, ge=1)
+    # Until this long after the inventory configuration, a missing first delivery is "nothing to
+    # judge yet" rather than an error: AWS says a first report can take up to 48 hours.
+    first_inventory_hours: int = Field(default=48, ge=0)
     export_bucket: str = ""  # the audit-data bucket
     export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
     state_bucket: str = ""  # the audit-data bucket: table states under layout.TABLE_STATE_PREFIX
