@@ -23,7 +23,7 @@ from jobs.audit.log import ChangeLog
 from jobs.audit.schema import changes_schema
 from jobs.contract import layout
 from jobs.errors import AuditQueryError, ReconcileQueryError
-from jobs.reconcile.sql import lit, to_duckdb
+from jobs.sql import lit, to_duckdb
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings

@@ -27,8 +27,8 @@ from jobs.contract.audit import (
     TTL_IDENTITY_TYPE,
     Anomaly,
 )
-from jobs.reconcile.findings import Code
-from jobs.reconcile.sql import lit
+from jobs.contract.findings import Code
+from jobs.sql import lit
 
 # Trino's date_format: microseconds and a Z, what DuckDB's strftime writes too.
 TIME_FORMAT = "%Y-%m-%dT%H:%i:%s.%fZ"

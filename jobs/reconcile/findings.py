@@ -17,6 +17,9 @@ from enum import StrEnum
 import polars as pl
 
 from jobs.contract import layout
+
+# The codes are the reports' and the metrics' contract (the audit's rule names two of them).
+from jobs.contract.findings import Code as Code
 from jobs.errors import InvalidKeyError
 from jobs.reconcile.frames import empty
 
@@ -30,32 +33,6 @@ class EngineFindings:
     inputs: dict[str, str] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)  # rows read per input: table, raw, processed
     stats: dict[str, object] = field(default_factory=dict)  # engine figures (bytes scanned, query ids)
-
-
-class Code(StrEnum):
-    ORPHAN_RESULT = "ORPHAN_RESULT"
-    MISSING_RESULT = "MISSING_RESULT"
-    UNPROCESSED_RAW = "UNPROCESSED_RAW"
-    MISSING_RAW = "MISSING_RAW"
-    STALE_RESULT = "STALE_RESULT"
-    STUCK_PROCESSING = "STUCK_PROCESSING"
-    INDEX_DRIFT = "INDEX_DRIFT"
-    KEY_MISMATCH = "KEY_MISMATCH"
-    SUMMARY_MISMATCH = "SUMMARY_MISMATCH"
-    BAD_KEY = "BAD_KEY"
-    RESULT_SOURCE_MISMATCH = "RESULT_SOURCE_MISMATCH"
-    RESULT_UNREADABLE = "RESULT_UNREADABLE"
-    ORPHAN_MARKER = "ORPHAN_MARKER"
-    MISSING_MARKER = "MISSING_MARKER"
-    DELETED_RAW_EXISTS = "DELETED_RAW_EXISTS"
-    # --audit-log: the change log (docs/audit.md) against the table and itself.
-    AUDIT_GAP = "AUDIT_GAP"
-    AUDIT_ANOMALY = "AUDIT_ANOMALY"
-    AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
-    # A document's life, judged on object versions (jobs.reconcile.lifecycle; polars runs that read S3).
-    RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
-    LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
-    NOT_HARD_DELETED = "NOT_HARD_DELETED"
 
 
 # The change log's codes (--audit-log, jobs/reconcile/audit_rule.py), found apart from the engines.

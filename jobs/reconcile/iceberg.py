@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from jobs.contract import layout
-from jobs.reconcile.sql import lit
+from jobs.sql import lit
 
 COLUMNS = ("pk", "sk", "item", "as_of", "anchored_at")
 

@@ -35,17 +35,17 @@ from jobs.reconcile.keys import Template, templates
 from jobs.reconcile.params import RuleParams
 from jobs.reconcile.rules import KEY_PROBLEMS, RESULT_IDS_PROBLEM, RESULT_PROMISED, SETTLED_BY_REVIEW, TOMBSTONE
 
+# The literal and the DuckDB translation live in jobs.sql (the audit shares them); kept here by name
+# for the engines and the benchmarks that say `sql.lit`, `sql.to_duckdb`.
+from jobs.sql import lit as lit
+from jobs.sql import to_duckdb as to_duckdb
+
 # Trino types of the wide columns (Athena's UNLOAD writes them as Parquet).
 _SQL_TYPES = {"String": "varchar", "Int64": "bigint", "Datetime": "timestamp"}
 
 
 def sql_type(column: str) -> str:
     return _SQL_TYPES[type(WIDE_SCHEMA[column]).__name__]
-
-
-def lit(value: str) -> str:
-    """A Trino string literal."""
-    return "'" + value.replace("'", "''") + "'"
 
 
 def _ts(moment_text: str) -> str:
@@ -465,23 +465,3 @@ def query(relations: Relations, params: RuleParams) -> str:
     with_clause = ",\n".join(f"{name} AS {body}" for name, body in ctes.items())
     union = "\nUNION ALL\n".join(_widened(sql) for sql in _rules(params, deep).values())
     return f"WITH {with_clause}\n{union}"
-
-
-# --- translation for DuckDB ----------------------------------------------------------------------
-def to_duckdb(trino_sql: str) -> str:
-    """The Trino query in DuckDB's dialect (sqlglot), plus the two gaps sqlglot leaves open here:
-    `length(to_utf8(x))` (bytes of a string) becomes `strlen(x)`, `normalize(x, NFC)`
-    becomes `nfc_normalize(x)`.
-    """
-    tree = sqlglot.parse_one(trino_sql, read="trino")
-
-    def fill_gaps(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Length) and isinstance(node.this, exp.Encode):
-            return exp.Anonymous(this="strlen", expressions=[node.this.this])
-        if isinstance(node, exp.Normalize):
-            if str(node.args.get("form", "NFC")).upper() != "NFC":
-                raise ValueError(f"only NFC normalisation is translated, not {node.args.get('form')}")
-            return exp.Anonymous(this="nfc_normalize", expressions=[node.this])
-        return node
-
-    return tree.transform(fill_gaps).sql(dialect="duckdb")

@@ -22,8 +22,8 @@ from jobs.contract import layout
 from jobs.contract.audit import TTL_ACTOR, Anomaly
 from jobs.errors import AuditQueryError
 from jobs.observability import CallMetrics
-from jobs.reconcile.sql import to_duckdb
 from jobs.settings import JobSettings
+from jobs.sql import to_duckdb
 from jobs.store.athena import AthenaQueries, QueryOutcome
 from jobs.store.clients import athena_client
 from jobs.store.polling import Polling
