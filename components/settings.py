@@ -12,6 +12,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -19,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from components.schedules import MIN_DRAIN_MINUTES, ScheduleError, drain_minutes
 from jobs.contract import (
     BucketSpec,
     DocumentType,
@@ -206,6 +208,11 @@ class StackSettings(BaseModel):
     drill_schedule: str = "cron(0 6 1 1,4,7,10 ? *)"
 
     # Alerts: an existing topic, or one this stack creates (optionally with an email subscriber).
+    # An arrival older than arrivalsMaxAgeSeconds alarms (a stalled drain: arrivals wait up to a
+    # day by design), and with a second region, a replication rule whose S3 ReplicationLatency
+    # passes replicationLatencyAlarmSeconds (Replication Time Control promises 15 minutes).
+    arrivals_max_age_seconds: int = Field(default=26 * 3600, ge=3600, le=14 * 86400)
+    replication_latency_alarm_seconds: int = Field(default=900, ge=60, le=86400)
     alarm_topic_arn: str | None = Field(default=None, pattern=_TOPIC_ARN.pattern)
     alarm_email: str | None = Field(default=None, pattern=_EMAIL.pattern)
 
@@ -305,6 +312,7 @@ class StackSettings(BaseModel):
             raise ValueError(f"set {NAMESPACE}:alarmTopicArn or {NAMESPACE}:alarmEmail, not both")
         self._check_chain()
         self._check_recovery()
+        self._check_drain()
         # S3 keeps an object in STANDARD_IA at least 30 days before a later transition.
         if self.glacier_after_days < self.infrequent_access_after_days + 30:
             raise ValueError(
@@ -358,7 +366,31 @@ class StackSettings(BaseModel):
                 "(an incremental export starts inside the point-in-time recovery window)"
             )
 
+    def _check_drain(self) -> None:
+        """The drain's time bound (derived from the two schedules) leaves it a night's work."""
+        schedules = (
+            f"{NAMESPACE}:ingestSchedule {self.ingest_schedule} and {NAMESPACE}:reconcileSchedule "
+            f"{self.reconcile_schedule} ({NAMESPACE}:scheduleTimezone {self.schedule_timezone})"
+        )
+        try:
+            minutes = self.drain_minutes
+        except ScheduleError as exc:
+            raise ValueError(f"{schedules}: {exc}") from exc
+        if minutes < MIN_DRAIN_MINUTES:
+            raise ValueError(
+                f"{schedules} leave the drain {minutes} minutes before the reconcile starts, on the "
+                f"shortest night of the year and less the margin: at least {MIN_DRAIN_MINUTES} are needed"
+            )
+
     # --- derived values the components take -----------------------------------------------
+    @property
+    def drain_minutes(self) -> int:
+        """The minutes a scheduled drain may take so it has stopped before the reconcile starts
+        (components.schedules), on every night of the coming year.
+        """
+        today = datetime.now(UTC).date()
+        return drain_minutes(self.ingest_schedule, self.reconcile_schedule, self.schedule_timezone, today)
+
     @property
     def protect(self) -> bool:
         """Only dev may be torn down by `pulumi destroy`; every other stage keeps its data."""

@@ -148,3 +148,34 @@ def test_the_program_fails_on_a_wrong_config_value_naming_the_key() -> None:
             namespace["load_settings"]()
     finally:
         pulumi.runtime.set_all_config(stack_config("dev"))
+
+
+def test_the_drain_bound_is_derived_from_the_two_schedules() -> None:
+    # 02:00 → 05:00 Europe/Berlin is 2 hours on the spring-forward night: 120 less the margin.
+    assert StackSettings.from_mapping(_dev()).drain_minutes == 105
+    later = _dev(**{"docuflow:reconcileSchedule": "cron(0 7 * * ? *)", "docuflow:scheduleTimezone": "UTC"})
+    assert StackSettings.from_mapping(later).drain_minutes == 5 * 60 - 15
+
+
+@pytest.mark.parametrize(
+    "reconcile",
+    ["cron(30 2 * * ? *)", "cron(0 2 * * ? *)"],  # 30 minutes after the ingest, or with it
+)
+def test_schedules_that_leave_the_drain_too_little_are_refused_naming_both(reconcile: str) -> None:
+    with pytest.raises(StackSettingsError) as info:
+        StackSettings.from_mapping(_dev(**{"docuflow:reconcileSchedule": reconcile}))
+    message = str(info.value)
+    assert "docuflow:ingestSchedule" in message and "docuflow:reconcileSchedule" in message, message
+    assert "at least 30" in message
+
+
+def test_a_schedule_the_bound_cannot_read_is_refused_naming_it() -> None:
+    with pytest.raises(StackSettingsError, match=r"docuflow:reconcileSchedule.*'L'"):
+        StackSettings.from_mapping(_dev(**{"docuflow:reconcileSchedule": "cron(0 5 L * ? *)"}))
+
+
+def test_alarm_thresholds_are_settings() -> None:
+    dev = StackSettings.from_mapping(_dev())
+    assert (dev.arrivals_max_age_seconds, dev.replication_latency_alarm_seconds) == (26 * 3600, 900)
+    with pytest.raises(StackSettingsError, match="docuflow:replicationLatencyAlarmSeconds"):
+        StackSettings.from_mapping(_dev(**{"docuflow:replicationLatencyAlarmSeconds": "10"}))

@@ -1,0 +1,49 @@
+"""The drain's time bound from the ingest's and the reconcile's cron expressions."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from components.schedules import DRAIN_MARGIN_MINUTES, Cron, ScheduleError, drain_minutes
+
+NEW_YEAR = date(2026, 1, 1)
+
+
+def test_the_bound_is_the_shortest_night_less_the_margin() -> None:
+    assert drain_minutes("cron(0 2 * * ? *)", "cron(0 5 * * ? *)", "UTC", NEW_YEAR) == 180 - DRAIN_MARGIN_MINUTES
+    # Europe/Berlin springs forward at 02:00 on the last Sunday of March: that night has 2 hours.
+    assert drain_minutes("cron(0 2 * * ? *)", "cron(0 5 * * ? *)", "Europe/Berlin", NEW_YEAR) == 120 - 15
+    # Across midnight, and a reconcile that follows only weekday ingests.
+    assert drain_minutes("cron(30 23 ? * MON-FRI *)", "cron(0 1 * * ? *)", "UTC", NEW_YEAR) == 90 - 15
+
+
+def test_the_next_reconcile_is_the_one_after_each_ingest() -> None:
+    # Two reconciles a night: the drain must stop before the first after its start.
+    assert drain_minutes("cron(0 2 * * ? *)", "cron(0 1,4 * * ? *)", "UTC", NEW_YEAR) == 120 - 15
+    # A weekly reconcile on Sunday 05:00 after a nightly ingest: Saturday's drain has a day.
+    assert drain_minutes("cron(0 2 * * ? *)", "cron(0 5 ? * SUN *)", "UTC", NEW_YEAR) == 180 - 15
+
+
+def test_fields_read_as_eventbridge_reads_them() -> None:
+    cron = Cron.parse("cron(0/20 8-10 ? JAN,MAR 2-6 2026)")
+    assert cron.minutes == {0, 20, 40} and cron.hours == {8, 9, 10}
+    assert cron.months == {1, 3} and cron.weekdays == {2, 3, 4, 5, 6} and cron.days is None
+    assert cron.runs_on(date(2026, 1, 5))  # a Monday (EventBridge's 2)
+    assert not cron.runs_on(date(2026, 1, 4))  # a Sunday
+    assert not cron.runs_on(date(2027, 1, 4))
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["cron(0 5 L * ? *)", "cron(0 5 ? * 6#3 *)", "cron(0 5 15W * ? *)", "cron(0 25 * * ? *)", "rate(1 day)"],
+)
+def test_what_it_cannot_read_is_refused(expression: str) -> None:
+    with pytest.raises(ScheduleError):
+        drain_minutes("cron(0 2 * * ? *)", expression, "UTC", NEW_YEAR)
+
+
+def test_a_reconcile_that_never_follows_is_refused() -> None:
+    with pytest.raises(ScheduleError, match="does not run after"):
+        drain_minutes("cron(0 2 * * ? *)", "cron(0 5 * * ? 2026)", "UTC", NEW_YEAR)
