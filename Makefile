@@ -16,7 +16,7 @@ help:
 	@echo "make test       install everything, start fresh local servers, run the test suite"
 	@echo "make test-slow  the full reliability suite (crash seeds, outages)"
 	@echo "make bench      benchmarks (results in bench/results/)"
-	@echo "make lint       ruff check (ruff.toml's rule set), ruff format --check, mypy --strict (mypy.ini)"
+	@echo "make lint       ruff check (ruff.toml's rule set), ruff format --check, mypy --strict (mypy.ini), lint-imports (.importlinter)"
 	@echo "make image      check the job image's Dockerfile; docker build it where a daemon runs"
 	@echo "make local-up / local-down   the embedded stack for your own shell"
 
@@ -73,6 +73,7 @@ lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 # The job image: the daemonless checks (engines, pinned base, non-root, TMPDIR on the scratch
 # volume) always; where a Docker daemon answers, the real build and a run as ECS runs it

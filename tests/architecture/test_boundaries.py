@@ -1,14 +1,20 @@
-"""The architecture's promises, checked.
+"""The architecture's promises import-linter cannot check, and import-linter's own run.
 
-- Pure modules (contract, planning, rules, extraction with OCR, the Pulumi program's policies and
-  settings) import in a fresh interpreter whose import system refuses boto3, botocore, pulumi and
-  pulumi_aws, so a module that reaches one of them, directly or through another, fails here.
-- Only the store adapters (and the local stack, which starts the emulators) import an AWS SDK.
+- `make lint` runs `lint-imports` over `.importlinter`; the test here runs it too, so `make test`
+  sees a broken contract, and proves each contract can fail on a tree that breaks it.
+- The `pure` contract's modules import in a fresh interpreter whose import system refuses boto3,
+  botocore, pulumi and pulumi_aws: import-linter sees our imports, not a third-party package that
+  imports an SDK behind our back, nor an import hidden from the source (importlib).
+- The contracts' hand-written lists keep up with the tree: every package of jobs/ is a source of the
+  SDK and dev-stack contracts unless it is the store or the dev stack, and every boto3 stub package
+  requirements-dev.txt installs is forbidden outside the store.
 """
 
 from __future__ import annotations
 
-import ast
+import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,37 +22,19 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BLOCKED = ("boto3", "botocore", "pulumi", "pulumi_aws")
-PURE_MODULES = (
-    "components.policies",
-    "components.recovery_policies",
-    "components.settings",
-    "components.catalog",
-    "jobs.settings",
-    "jobs.errors",
-    "jobs.contract",
-    "jobs.contract.events",
-    "jobs.contract.schema",
-    "jobs.ingest.plan",
-    "jobs.reconcile.frames",
-    "jobs.reconcile.params",
-    "jobs.reconcile.keys",
-    "jobs.reconcile.join",
-    "jobs.reconcile.rules",
-    "jobs.reconcile.findings",
-    "jobs.reconcile.sql",
-    "jobs.reconcile.engines",
-    "jobs.reconcile.chain",
-    "jobs.reconcile.iceberg",
-    "jobs.contract.audit",
-    "jobs.audit.sql",
-    "jobs.recovery.plan",
-    "jobs.recovery.rollback",
-    "jobs.recovery.report",
+from tests.architecture.contracts import (
+    DEV_STACK,
+    REPO_ROOT,
+    contract,
+    contract_names,
+    entries,
+    jobs_packages,
+    layer_names,
+    pure_targets,
+    stub_packages,
 )
-PURE_PACKAGES = ("jobs.extract",)  # every module below them
-AWS_SPEAKERS = ("jobs/store/", "jobs/local/")
+
+BLOCKED = ("boto3", "botocore", "pulumi", "pulumi_aws")
 
 _PROBE = textwrap.dedent(
     """
@@ -90,9 +78,11 @@ def _probe(modules: tuple[str, ...], packages: tuple[str, ...] = ()) -> subproce
 
 
 def test_pure_modules_import_with_aws_and_pulumi_blocked() -> None:
-    done = _probe(PURE_MODULES, PURE_PACKAGES)
+    modules, packages = pure_targets()
+    assert {"jobs.extract", "jobs.contract"} <= set(packages)
+    done = _probe(modules, packages)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert int(done.stdout.strip()) >= len(PURE_MODULES) + 20  # the extraction readers and OCR were walked
+    assert int(done.stdout.strip()) >= len(modules) + 40  # the contract, the extraction readers and OCR were walked
 
 
 @pytest.mark.parametrize("module", ["components.batch_jobs", "jobs.store.clients", "jobs.store.textract"])
@@ -101,20 +91,70 @@ def test_the_probe_catches_a_module_that_needs_them(module: str) -> None:
     assert done.returncode != 0 and "is blocked: this module must stay pure" in done.stderr
 
 
-def _imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
-    return found
+def lint_imports(root: Path) -> dict[str, bool]:
+    """Run import-linter over the tree at `root`: {contract name: kept}."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True))",
+        ],
+        cwd=root,
+        env={**os.environ, "COLUMNS": "1000", "NO_COLOR": "1", "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    verdicts = {
+        m["name"]: m["verdict"] == "KEPT"
+        for m in re.finditer(r"^(?P<name>.+) (?P<verdict>KEPT|BROKEN)( \(\d+ ignored imports?\))?$", done.stdout, re.M)
+    }
+    assert verdicts, done.stdout[-3000:] + done.stderr[-3000:]
+    return verdicts
 
 
-def test_only_the_store_and_the_local_stack_import_aws_sdks() -> None:
-    offenders = [
-        str(path.relative_to(REPO_ROOT))
-        for path in sorted((REPO_ROOT / "jobs").rglob("*.py"))
-        if not str(path.relative_to(REPO_ROOT)).startswith(AWS_SPEAKERS) and _imports(path) & {"boto3", "botocore"}
-    ]
-    assert offenders == []
+def test_every_import_contract_is_kept() -> None:
+    verdicts = lint_imports(REPO_ROOT)
+    assert set(verdicts) == contract_names()
+    assert [name for name, kept in verdicts.items() if not kept] == [], "run `lint-imports` to see the chains"
+
+
+def test_each_contract_fails_on_a_tree_that_breaks_it(tmp_path: Path) -> None:
+    for folder in ("jobs", "components"):
+        shutil.copytree(REPO_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO_ROOT / ".importlinter", tmp_path)
+    breaches = {
+        "jobs/extract/breach.py": "import boto3\n",  # pure and sdk
+        "jobs/ingest/breach.py": "def f():\n    from jobs.review import desk\n",  # layers: jobs are independent
+        "jobs/erasure/breach.py": "import jobs.demo\n",  # production, layers
+        "jobs/store/breach.py": "import pulumi\n",  # pulumi
+        "components/breach.py": "from jobs.ingest import plan\n",  # components
+        "jobs/contract/breach_a.py": "from jobs.contract import breach_b\n",  # acyclic, through a TYPE_CHECKING import
+        "jobs/contract/breach_b.py": "import typing\nif typing.TYPE_CHECKING:\n    import jobs.contract.breach_a\n",
+    }
+    for path, text in breaches.items():
+        (tmp_path / path).write_text(text)
+    verdicts = lint_imports(tmp_path)
+    assert set(verdicts) == contract_names()
+    assert [name for name, kept in verdicts.items() if kept] == []
+
+
+def test_every_package_is_placed_in_the_contracts() -> None:
+    production = jobs_packages() - set(DEV_STACK)
+    assert jobs_packages() <= layer_names()
+    assert set(entries(contract("production")["source_modules"])) == production | {"components"}
+    assert set(entries(contract("sdk")["source_modules"])) == production - {"jobs.store"} | {"components"}
+    forbidden_to_components = set(entries(contract("components")["forbidden_modules"]))
+    assert forbidden_to_components == jobs_packages() - {
+        "jobs.errors",
+        "jobs.contract",
+        "jobs.settings",
+        "jobs.runtime",
+    }
+
+
+def test_every_boto3_stub_is_forbidden_outside_the_store() -> None:
+    forbidden = set(entries(contract("sdk")["forbidden_modules"]))
+    assert stub_packages() and stub_packages() <= forbidden
+    assert forbidden - stub_packages() == {"boto3", "botocore"}
