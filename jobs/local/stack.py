@@ -31,6 +31,7 @@ from jobs.contract.schema import audit_bucket_spec
 from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
+from jobs.local.standins import exports as exports_standin
 from jobs.settings import ENV_AUDIT_BUCKET, ENV_OCR_ENGINE, ENV_TABLE_ARN, ENV_TABLE_EXPORTS, JobSettings
 from jobs.store.clients import botocore_config
 
@@ -286,13 +287,15 @@ def status() -> dict[str, dict[str, object]]:
 def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
     """What a job needs to run on the embedded stack: endpoints, dummy credentials, settings, the
     local OCR engine (there is no Textract here) and the table's exports made by the stand-in
-    (DynamoDB Local has none), with the table's ARN they are asked for.
+    (DynamoDB Local has none; botocore attaches it to every DynamoDB client as a client plugin),
+    with the table's ARN they are asked for.
     """
     return {
         **endpoints.aws_env(),
         **settings.env(),
         ENV_OCR_ENGINE: LOCAL_OCR_ENGINE,
         ENV_TABLE_EXPORTS: STANDIN_EXPORTS,
+        exports_standin.PLUGIN_ENV: exports_standin.PLUGIN,
         ENV_TABLE_ARN: local_table_arn(settings.table_name),
     }
 

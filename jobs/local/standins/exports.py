@@ -4,7 +4,12 @@ ExportTableToPointInTime, DescribeExport or DescribeContinuousBackups.
 `attach` registers botocore handlers on the job's own DynamoDB client that answer those three
 calls the way DynamoDB does, so everything else the job does (the export adapter, the nightly
 chain, the readers of the files) runs unchanged; it refuses a client whose endpoint is not on
-loopback. The settings choose it (`DOCUFLOW_TABLE_EXPORTS=standin`, which `local up` exports).
+loopback. No job code calls it: botocore does, through its client-plugin hook. With
+`BOTOCORE_EXPERIMENTAL__PLUGINS=docuflow_table_exports=jobs.local.standins.exports` in the
+environment (`PLUGIN_ENV`, which `local up` and the tests' stack set beside
+`DOCUFLOW_TABLE_EXPORTS=standin`), every client botocore creates is passed to
+`initialize_client_plugin`, which attaches the stand-in to the DynamoDB ones. The job image does not
+carry this package, so production cannot load it even with the variable set.
 
 How it exports: a Scan of the table when the call is made, kept as a snapshot (gzip JSON lines of
 DynamoDB JSON) under `standin/` of the export prefix and named by the export's time. A full export
@@ -19,6 +24,7 @@ replaceable in tests that move nights forward), and nothing may write while it s
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections.abc import Callable
@@ -32,8 +38,9 @@ from botocore.exceptions import ClientError
 
 from jobs.contract import layout
 from jobs.local.standins.advance import check_local
-from jobs.reconcile.inputs.export import EXPORT_SUMMARY
 from jobs.local.writers import change_line, export_line, export_objects
+from jobs.reconcile.inputs.export import EXPORT_SUMMARY
+from jobs.settings import JobSettings
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -45,6 +52,9 @@ ITEMS_PER_FILE = 50_000  # lines per data file, as DynamoDB writes several
 PITR_DAYS = 35
 _PARAMS = "docuflow.standin.params"
 _KEY = (layout.PK_ATTR, layout.SK_ATTR)
+_ID = "docuflow-export-standin"
+PLUGIN_ENV = "BOTOCORE_EXPERIMENTAL__PLUGINS"  # botocore's variable: `name=module`, comma-separated
+PLUGIN = f"docuflow_table_exports={__name__}"
 
 
 def clock() -> datetime:
@@ -52,40 +62,57 @@ def clock() -> datetime:
     return layout.utc_now()
 
 
+def initialize_client_plugin(client: BaseClient) -> None:
+    """The hook botocore calls for each client it creates (botocore.plugin): the stand-in on every
+    DynamoDB client, at the settings' export location; any other client is left as it is.
+    """
+    if client.meta.service_model.service_name == "dynamodb":
+        settings = JobSettings.from_env()
+        attach(client, settings.export_bucket, settings.export_prefix)
+
+
 def attach(client: BaseClient, bucket: str, prefix: str) -> None:
     """Answer the table-export calls of `client` (the job's DynamoDB client) with the stand-in,
-    which keeps what it needs under `prefix` of `bucket` (the stack's export location).
+    which keeps what it needs under `prefix` of `bucket` (the stack's export location). Attaching
+    twice keeps the first (each handler has its id).
     """
     check_local(client.meta.endpoint_url)
-    # Its own clients: what it reads and writes stands for DynamoDB's work, not the job's.
-    session = boto3.session.Session(region_name=client.meta.region_name)
-    standin = ExportStandIn(
-        session.client("dynamodb", endpoint_url=client.meta.endpoint_url), session.client("s3"), bucket, prefix
-    )
-    answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-        "ExportTableToPointInTime": standin.export,
-        "DescribeExport": standin.describe,
-        "DescribeContinuousBackups": standin.backups,
-    }
-    for operation, answer in answers.items():
-        client.meta.events.register(f"before-parameter-build.dynamodb.{operation}", _keep_params)
+    endpoint, region = client.meta.endpoint_url, client.meta.region_name
+
+    @functools.cache
+    def standin() -> ExportStandIn:
+        # Its own clients, made at the first export call rather than with every DynamoDB client:
+        # what it reads and writes stands for DynamoDB's work, not the job's.
+        session = boto3.session.Session(region_name=region)
+        return ExportStandIn(session.client("dynamodb", endpoint_url=endpoint), session.client("s3"), bucket, prefix)
+
+    for operation, answer in _ANSWERS.items():
+        client.meta.events.register(
+            f"before-parameter-build.dynamodb.{operation}", _keep_params, unique_id=f"{_ID}-params-{operation}"
+        )
         # A before-call handler's answer replaces the request (botocore's emit_until_response,
         # as its Stubber does); the stubs type handlers as returning None.
-        client.meta.events.register(f"before-call.dynamodb.{operation}", _answering(answer))  # type: ignore[arg-type]
+        client.meta.events.register(
+            f"before-call.dynamodb.{operation}",
+            _answering(standin, answer),  # type: ignore[arg-type]
+            unique_id=f"{_ID}-call-{operation}",
+        )
 
 
 def _keep_params(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
     context[_PARAMS] = dict(params)
 
 
-def _answering(answer: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[..., tuple[AWSResponse, dict[str, Any]]]:
+def _answering(
+    standin: Callable[[], ExportStandIn], answer: _Answer
+) -> Callable[..., tuple[AWSResponse, dict[str, Any]]]:
     """A before-call handler: the stand-in's answer instead of a request (or its error, as the
     service would send it, which botocore raises as a ClientError).
     """
 
     def handler(context: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
         try:
-            return AWSResponse("standin", 200, HTTPHeaders(), None), answer(context[_PARAMS])
+            return AWSResponse("standin", 200, HTTPHeaders(), None), answer(standin(), context[_PARAMS])
         except ClientError as exc:
             return AWSResponse("standin", 400, HTTPHeaders(), None), dict(exc.response)
 
@@ -201,3 +228,11 @@ def _dumps(description: dict[str, Any]) -> bytes:
 
 def _times(value: dict[str, Any]) -> Any:
     return datetime.fromisoformat(value["$time"]) if set(value) == {"$time"} else value
+
+
+_Answer = Callable[[ExportStandIn, dict[str, Any]], dict[str, Any]]
+_ANSWERS: dict[str, _Answer] = {
+    "ExportTableToPointInTime": ExportStandIn.export,
+    "DescribeExport": ExportStandIn.describe,
+    "DescribeContinuousBackups": ExportStandIn.backups,
+}

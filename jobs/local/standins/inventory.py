@@ -17,8 +17,8 @@ import boto3
 import polars as pl
 
 from jobs.local.standins.advance import check_local
-from jobs.reconcile.frames import OBJECTS_SCHEMA
 from jobs.local.writers import inventory_objects
+from jobs.reconcile.frames import OBJECTS_SCHEMA
 from jobs.settings import JobSettings
 
 

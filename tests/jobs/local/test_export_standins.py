@@ -7,11 +7,13 @@ only what a Scan can honestly answer (a window must start at a time it scanned).
 from __future__ import annotations
 
 import json
+import os
 from datetime import timedelta
 from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from jobs.contract import layout
 from jobs.errors import SettingsError, StoreRequestError
@@ -20,7 +22,7 @@ from jobs.local.standins import inventory as inventory_standin
 from jobs.observability import CallMetrics
 from jobs.reconcile.inputs.export import export_manifest
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.clients import botocore_config, dynamodb_client, s3_client
 from jobs.store.s3 import Buckets
 from jobs.store.table_export import TableExports
 
@@ -68,3 +70,34 @@ def test_the_stand_ins_write_what_aws_writes(stack: Any, monkeypatch: pytest.Mon
     assert len(delivered) == 2
     manifest = json.loads(s3.get_object(Bucket=settings.inventory_bucket, Key=delivered[0])["Body"].read())
     assert manifest["fileFormat"] == "Parquet" and manifest["sourceBucket"] == settings.raw_bucket
+
+
+def test_botocore_attaches_the_export_stand_in_as_a_client_plugin(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stack's environment names the plugin: a fresh DynamoDB client answers an export with no
+    job code attaching anything; an S3 client is left alone; without the variable DynamoDB Local refuses.
+    """
+    settings = JobSettings.from_env()
+    assert os.environ[export_standin.PLUGIN_ENV] == export_standin.PLUGIN
+    export = {
+        "TableArn": settings.table_arn,
+        "ExportTime": layout.utc_now() - timedelta(seconds=1),
+        "S3Bucket": settings.export_bucket,
+        "S3Prefix": settings.export_prefix,
+    }
+    plugged = boto3.client("dynamodb", config=botocore_config(settings))
+    described = plugged.export_table_to_point_in_time(**export)["ExportDescription"]
+    assert described["ExportStatus"] == "COMPLETED"
+    assert plugged.describe_export(ExportArn=described["ExportArn"])["ExportDescription"]["ItemCount"] == 0
+
+    def no_settings() -> JobSettings:
+        raise AssertionError("the plugin read the settings for an S3 client")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(export_standin.JobSettings, "from_env", no_settings)
+        boto3.client("s3", config=botocore_config(settings)).list_buckets()
+
+    monkeypatch.delenv(export_standin.PLUGIN_ENV)
+    bare = boto3.client("dynamodb", config=botocore_config(settings))
+    with pytest.raises(ClientError) as refused:
+        bare.export_table_to_point_in_time(**export)
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] >= 400
