@@ -33,7 +33,8 @@ RUN groupadd --system --gid 10001 docuflow \
 
 # Code owned by root and compiled now: the runtime user can neither change it nor needs to
 # write .pyc files to the read-only root filesystem. /tmp stays world-writable (sticky) because
-# ECS copies the image's /tmp permissions onto the scratch volume mounted there.
+# ECS copies the image's /tmp permissions onto the scratch volume mounted there. `jobs/` arrives
+# without the dev stack (jobs/local, jobs/demo): .dockerignore keeps them out of the context.
 COPY jobs/ ./jobs/
 RUN python -m compileall -q jobs && chmod 1777 /tmp
 

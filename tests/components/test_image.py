@@ -5,13 +5,25 @@ definition make about the image is held against it: every OCR engine the stack s
 finds what it needs in the image's apt packages, the base image is pinned, the user is numeric
 and not root, TMPDIR is the scratch volume the task definition mounts on the read-only root
 filesystem, and only the jobs' code and runtime requirements go in.
+
+What goes in is computed as Docker would: the build context is the repository less what
+`.dockerignore` excludes (its rules in order, the last match deciding, `!` admitting again), and the
+image's files are the context's files under the Dockerfile's COPY sources. The dev stack (jobs/local,
+jobs/demo) is not among them, every production package is, and every module of that file set imports
+in a fresh interpreter that has nothing else of the repository and refuses the packages only
+requirements-dev.txt or requirements.txt install (pulumi, moto, the boto3 stubs, pytest).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -19,6 +31,7 @@ from components import batch_jobs
 from components.settings import StackSettings
 from jobs.contract.engines import OcrEngine
 from jobs.extract.ocr.tesseract import LANGUAGES
+from tests.architecture.contracts import DEV_STACK, jobs_packages
 from tests.components.program import REPO_ROOT
 
 PYTHON_MINOR = "3.11"  # requirements pins, ruff's target-version and the README's python3.11
@@ -132,14 +145,146 @@ def test_only_the_jobs_and_their_requirements_go_in(dockerfile: list[tuple[str, 
     assert json.loads(_one(dockerfile, "ENTRYPOINT")) == batch_jobs.ENTRYPOINT
 
 
+def dockerignore_rules(text: str) -> list[tuple[re.Pattern[str], bool]]:
+    """(pattern, admits) per rule, in order: Go's filepath.Match per path segment, `**` any depth."""
+    rules = []
+    for line in text.splitlines():
+        rule = line.strip()
+        if not rule or rule.startswith("#"):
+            continue
+        admits = rule.startswith("!")
+        pattern = rule.removeprefix("!").strip().strip("/")
+        regex = "".join(
+            ".*" if part == "**" else "[^/]" if part == "?" else "[^/]*" if part == "*" else re.escape(part)
+            for part in re.split(r"(\*\*|\*|\?)", pattern)
+        )
+        rules.append((re.compile(regex.replace(".*/", "(.*/)?")), admits))
+    return rules
+
+
+def excluded(path: str, rules: list[tuple[re.Pattern[str], bool]]) -> bool:
+    """Whether Docker leaves `path` out: the last rule matching it or a folder above it decides."""
+    parents = [str(p) for p in reversed(PurePosixPath(path).parents) if str(p) != "."] + [path]
+    verdict = False
+    for pattern, admits in rules:
+        if any(pattern.fullmatch(p) for p in parents):
+            verdict = not admits
+    return verdict
+
+
+def build_context(root: Path) -> set[str]:
+    """The files Docker sends: every file of `root` that `.dockerignore` does not exclude."""
+    rules = dockerignore_rules((root / ".dockerignore").read_text())
+    admitted = [rule.removeprefix("!").strip("/") for rule, admits in _raw_rules(root) if admits]
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder).relative_to(root)
+        # An excluded folder that no `!` rule reaches into holds nothing of the context.
+        dirs[:] = [
+            d
+            for d in dirs
+            if not excluded((here / d).as_posix(), rules) or any(a.startswith((here / d).as_posix()) for a in admitted)
+        ]
+        found |= {(here / f).as_posix() for f in files if not excluded((here / f).as_posix(), rules)}
+    return found
+
+
+def _raw_rules(root: Path) -> list[tuple[str, bool]]:
+    lines = [line.strip() for line in (root / ".dockerignore").read_text().splitlines()]
+    return [(line, line.startswith("!")) for line in lines if line and not line.startswith("#")]
+
+
+def image_files(dockerfile: list[tuple[str, str]]) -> set[str]:
+    """The context's files the Dockerfile's COPY instructions take (a folder source: all below it)."""
+    sources = [a.split()[0].rstrip("/") for k, a in dockerfile if k == "COPY"]
+    context = build_context(REPO_ROOT)
+    return {f for f in context if any(f == s or f.startswith(s + "/") for s in sources)}
+
+
 def test_dockerignore_admits_only_the_image_inputs() -> None:
-    rules = [
-        line.strip()
-        for line in (REPO_ROOT / ".dockerignore").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-    assert rules[0] == "*"
-    assert {r for r in rules if r.startswith("!")} == {"!requirements-jobs.txt", "!jobs/"}
+    rules = _raw_rules(REPO_ROOT)
+    assert rules[0] == ("*", False)
+    assert {r for r, admits in rules if admits} == {"!requirements-jobs.txt", "!jobs/"}
+
+
+def test_the_image_carries_production_code_and_not_the_dev_stack(dockerfile: list[tuple[str, str]]) -> None:
+    files = image_files(dockerfile)
+    children = {PurePosixPath(f).parts[1].removesuffix(".py") for f in files if f.startswith("jobs/")}
+    packages = {f"jobs.{c}" for c in children - {"__init__"}}
+    assert packages == jobs_packages() - set(DEV_STACK)
+    assert not [f for f in files if f.startswith(("jobs/local/", "jobs/demo/"))]
+    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
+    # Not a folder-level accident: the modules and data files of a production package all go in.
+    assert {f for f in build_context(REPO_ROOT) if f.startswith("jobs/extract/")} == {
+        p.relative_to(REPO_ROOT).as_posix()
+        for p in (REPO_ROOT / "jobs" / "extract").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert "requirements-jobs.txt" in files and "Dockerfile" not in files and "tests/conftest.py" not in files
+
+
+def test_the_dockerignore_reader_follows_dockers_rules() -> None:
+    rules = dockerignore_rules("*\n!jobs/\njobs/local/\n**/__pycache__\n!jobs/local/keep.py\n")
+    assert not excluded("jobs/ingest/run.py", rules)
+    assert excluded("jobs/local/stack.py", rules) and not excluded("jobs/local/keep.py", rules)
+    assert excluded("jobs/ingest/__pycache__/run.cpython-311.pyc", rules) and excluded("__pycache__/x.pyc", rules)
+    assert excluded("tests/conftest.py", rules) and excluded("README.md", rules)
+
+
+# What requirements-jobs.txt does not install: a module of the image that imports one fails in it.
+NOT_IN_IMAGE = ("pulumi", "pulumi_aws", "moto", "pytest", "hypothesis", "yaml", "mypy_boto3_", "botocore_stubs")
+
+_IMPORT_ALL = """
+import importlib, importlib.abc, importlib.machinery, pkgutil, sys
+REFUSED = {refused!r}
+
+class Refuse(importlib.abc.Loader):
+    def create_module(self, spec):
+        raise ImportError(f"{{spec.name}} is not installed in the job image")
+
+    def exec_module(self, module):
+        pass
+
+class Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        top = name.split(".")[0]
+        if top in REFUSED or any(top.startswith(p) for p in REFUSED if p.endswith("_")):
+            return importlib.machinery.ModuleSpec(name, Refuse())
+        return None
+
+sys.meta_path.insert(0, Blocker())
+import jobs
+assert jobs.__path__ == [{app!r} + "/jobs"], jobs.__path__
+names = ["jobs"] + [m.name for m in pkgutil.walk_packages(jobs.__path__, "jobs.") if m.name != "jobs.__main__"]
+for name in names:
+    importlib.import_module(name)
+print(len(names))
+"""
+
+
+def test_every_module_of_the_image_imports_without_the_dev_stack(
+    dockerfile: list[tuple[str, str]], tmp_path: Path
+) -> None:
+    app = tmp_path / "app"
+    files = image_files(dockerfile)
+    for name in files:
+        (app / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO_ROOT / name, app / name)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BOTOCORE_EXPERIMENTAL__PLUGINS")}
+    code = _IMPORT_ALL.format(refused=NOT_IN_IMAGE, app=str(app))
+    # -P: not the current folder on sys.path (it would be the repository's, with the dev stack).
+    run = [sys.executable, "-P", "-c", code]
+    done = subprocess.run(
+        run, cwd=app, env={**env, "PYTHONPATH": str(app)}, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout) == len([f for f in files if f.endswith(".py")]) - 1  # each module but __main__
+    # A developer command in the image says what it is instead of a traceback.
+    local = [sys.executable, "-P", "-m", "jobs", "local", "status"]
+    said = subprocess.run(
+        local, cwd=app, env={**env, "PYTHONPATH": str(app)}, capture_output=True, text=True, timeout=60
+    )
+    assert said.returncode == 2 and "not in this image" in said.stderr, said.stderr[-2000:]
 
 
 def test_the_parser_sees_a_missing_engine() -> None:
