@@ -53,11 +53,11 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     """Create every component for `settings`; returns the stack outputs."""
     account_id = aws.get_caller_identity_output().account_id
     key = data_key(settings, account_id)
-    buckets = document_buckets(settings, account_id, key)
-    second = second_region(settings, account_id, key, buckets)
-    store = document_store(settings, key, second)
-    backups = table_backups(settings, account_id, store, key, second)
     alerts = alert_topic(settings, account_id, key)
+    buckets = document_buckets(settings, account_id, key)
+    second = second_region(settings, account_id, key, buckets, alerts)
+    store = document_store(settings, key, second)
+    backups = table_backups(settings, account_id, store, key, second, alerts)
     events = status_events(settings, account_id, store, key, alerts)
     arrivals = arrivals_queue(settings, account_id, buckets, key, alerts)
     catalog = audit_catalog(settings, account_id, buckets, key)
@@ -189,6 +189,8 @@ def operations(settings: StackSettings, alerts: Alerts) -> Operations:
             region=settings.region,
             alarm_topic_arn=alerts.topic_arn,
             failed_ratio_threshold=JobSettings().failed_ratio_threshold,
+            oldest_message_seconds=settings.arrivals_max_age_seconds,
+            windows=settings.job_windows(),
             tags=settings.resource_tags(),
         ),
     )
@@ -459,9 +461,11 @@ def stack_outputs(
 
 
 def second_region(
-    settings: StackSettings, account_id: pulumi.Output[str], key: DataKey, buckets: DocumentBuckets
+    settings: StackSettings, account_id: pulumi.Output[str], key: DataKey, buckets: DocumentBuckets, alerts: Alerts
 ) -> SecondRegion | None:
-    """The replica key and buckets in the stack's second region, and the replication into them."""
+    """The replica key and buckets in the stack's second region, the replication into them, and
+    the alarms on its latency.
+    """
     if settings.replica_region is None:
         return None
     return SecondRegion(
@@ -478,6 +482,8 @@ def second_region(
             access_log_retention_days=settings.access_log_retention_days,
             noncurrent_expiration_days=settings.noncurrent_expiration_days,
             abort_multipart_days=settings.abort_multipart_days,
+            alarm_topic_arn=alerts.topic_arn,
+            latency_alarm_seconds=settings.replication_latency_alarm_seconds,
             protect=settings.protect,
             tags=settings.resource_tags(),
         ),
@@ -490,8 +496,11 @@ def table_backups(
     store: DocumentStore,
     key: DataKey,
     second: SecondRegion | None,
+    alerts: Alerts,
 ) -> TableBackups:
-    """The daily and monthly AWS Backup of the table, copied to the second region when there is one."""
+    """The daily and monthly AWS Backup of the table, copied to the second region when there is
+    one; failed backup, copy and restore jobs on the alert topic.
+    """
     return TableBackups(
         f"{layout.stage_prefix(settings.stage)}-backups",
         TableBackupsArgs(
@@ -508,6 +517,7 @@ def table_backups(
             schedule_timezone=settings.schedule_timezone,
             replica_region=settings.replica_region,
             replica_provider=second.provider if second else None,
+            alarm_topic_arn=alerts.topic_arn,
             protect=settings.protect,
             tags=settings.resource_tags(),
         ),

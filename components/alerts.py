@@ -1,12 +1,22 @@
-"""Alerts: the KMS-encrypted SNS topic the DLQ alarms and the failed-task rule publish to, and
-the two helpers every dead-letter queue shares (an encrypted queue, an alarm on its depth).
+"""Alerts: the KMS-encrypted SNS topic the alarms and the EventBridge rules publish to, the two
+helpers every dead-letter queue shares (an encrypted queue, an alarm on its depth), and the one
+way an EventBridge rule puts an event on the topic (`alert_target`).
 
 A stack either creates its own topic (optionally with an email subscriber) or reuses an existing
 topic ARN from config, in which case nothing is created here.
+
+An event reaches the topic only reshaped, as a message a person reads on a phone (issue 34): an
+EventBridge input transformer reads the fields that matter from the event (`AlertMessage.paths`)
+into a few lines of text: the stack, the job, what happened and what it means, where to look
+(the task's logs, the run summaries and reports, the AWS command) and the runbook entry in
+docs/operations.md. The raw event JSON is never mailed.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +25,24 @@ import pulumi_aws as aws
 
 from components import policies
 from components._pulumi import child, json_document
+from jobs.contract import layout
+from jobs.errors import ExitCode
+
+RUNBOOK = "docs/operations.md"
+# EventBridge's InputPathsMap keys, and the placeholders a template may use beyond them.
+_PATH_KEY = re.compile(r"^[A-Za-z0-9]+$")
+_PLACEHOLDER = re.compile(r"<([^<>\s]+)>")
+_PREDEFINED = ("aws.events.rule-arn", "aws.events.rule-name", "aws.events.event.ingestion-time")
+# What each non-zero exit of a job means (jobs.errors.ExitCode, docs/operations.md "Exit codes"),
+# listed in the failed-task message: a transformer copies the number, it cannot translate it.
+EXIT_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.FINDINGS: "the night judged bad (findings, failed ratio, drill targets)",
+    ExitCode.BAD_INPUT: "bad input or settings",
+    ExitCode.UNAVAILABLE: "AWS unreachable or denying",
+    ExitCode.NOT_SETTLED: "not settled, run it again",
+    ExitCode.SIGINT: "interrupted",
+    ExitCode.SIGTERM: "stopped (Spot reclaim or a stop), work handed back",
+}
 
 
 @dataclass
@@ -117,4 +145,87 @@ def encrypted_queue(
         **queue_args,
         tags=tags,
         opts=child(parent),
+    )
+
+
+@dataclass(frozen=True)
+class AlertMessage:
+    """An event as the text a person reads: `paths` names the event's fields (`{"state":
+    "$.detail.state"}`), `lines` the text with `<name>` placeholders for them. A line may be an
+    Output (a bucket name known once it exists).
+    """
+
+    paths: Mapping[str, str]
+    lines: Sequence[pulumi.Input[str]]
+
+    def template(self) -> pulumi.Output[str]:
+        """The input template: the lines as one JSON string, so SNS delivers plain text."""
+        return pulumi.Output.all(*self.lines).apply(lambda lines: render_template(self.paths, list(lines)))
+
+
+def render_template(paths: Mapping[str, str], lines: Sequence[str]) -> str:
+    """The lines as a JSON string, refused when a placeholder names no path (EventBridge would
+    send it as it is) or a path's name is one EventBridge refuses.
+    """
+    bad = sorted(k for k in paths if not _PATH_KEY.match(k))
+    if bad:
+        raise ValueError(f"input path names must be letters and digits: {bad}")
+    text = "\n".join(lines)
+    unknown = sorted(set(_PLACEHOLDER.findall(text)) - set(paths) - set(_PREDEFINED))
+    if unknown:
+        raise ValueError(f"placeholders without an input path: {unknown}")
+    return json.dumps(text, ensure_ascii=False)
+
+
+def alert_target(
+    parent: pulumi.Resource,
+    name: str,
+    rule: aws.cloudwatch.EventRule,
+    topic_arn: pulumi.Input[str],
+    message: AlertMessage,
+) -> aws.cloudwatch.EventTarget:
+    """`rule`'s events on the alert topic, reshaped into `message` (the one way a rule alerts)."""
+    return aws.cloudwatch.EventTarget(
+        name,
+        rule=rule.name,
+        arn=topic_arn,
+        input_transformer=aws.cloudwatch.EventTargetInputTransformerArgs(
+            input_paths=dict(message.paths), input_template=message.template()
+        ),
+        opts=child(parent),
+    )
+
+
+def runbook_line(anchor: str) -> str:
+    return f"Runbook: {RUNBOOK}#{anchor}"
+
+
+def failed_task_alert(stage: str, reports_bucket_arn: pulumi.Input[str]) -> AlertMessage:
+    """A job task that stopped with a non-zero exit or never started (components.batch_jobs'
+    failed-task rule): which job (the task's family), its exit code beside the map of what each
+    code means, ECS's reason, and where its logs, run summaries and reports are.
+    """
+    legend = "; ".join(f"{int(code)} {meaning}" for code, meaning in EXIT_MEANINGS.items())
+    bucket = pulumi.Output.from_input(reports_bucket_arn).apply(lambda arn: arn.split(":::")[-1])
+    return AlertMessage(
+        paths={
+            "job": "$.detail.group",
+            "exit": "$.detail.containers[0].exitCode",
+            "stop": "$.detail.stopCode",
+            "reason": "$.detail.stoppedReason",
+            "task": "$.detail.taskArn",
+            "time": "$.time",
+        },
+        lines=[
+            f"DocuFlow {stage}: a job task stopped badly at <time>.",
+            "Job: <job>. Exit code: <exit> (none: it never started).",
+            "ECS: <stop>, <reason>",
+            f"Exit codes: {legend}.",
+            f"Logs: log group /{layout.APP}/{stage}/JOB, stream JOB/job/ and the task's id (JOB: the family "
+            f"above without {layout.stage_prefix(stage)}-). Task: <task>",
+            bucket.apply(
+                lambda b: f"Run summaries: s3://{b}/{layout.RUNS_PREFIX}, reports: s3://{b}/{layout.RECONCILIATION_PREFIX}"
+            ),
+            runbook_line("job-task-failed"),
+        ],
     )

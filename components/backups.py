@@ -13,6 +13,15 @@ the months beyond it and a lost region.
 The backups are advanced DynamoDB backups (AWS Backup's own, the only kind it copies across
 regions); accounts whose first vault predates November 2021 turn them on once per region
 (docs/recovery.md).
+
+A backup that did not happen is heard of: EventBridge rules on AWS Backup's own events
+(docs.aws.amazon.com/aws-backup/latest/devguide/eventbridge.html) put a backup job of the table
+that FAILED, was ABORTED or EXPIRED (never started in its window), a copy to the second region
+that FAILED, a restore with the backup role (the drill's) that FAILED, and a recovery point in
+the vault that turned EXPIRED (past its lifecycle but not deleted), PARTIAL or STOPPED on the
+alert topic, each reshaped into a message naming the job and the command that describes it
+(components.alerts.alert_target). Rules rather than the vault's SNS notifications: EventBridge
+sees copy jobs and recovery points too, and an existing alert topic needs no policy for it.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import pulumi_aws as aws
 
 from components import policies, recovery_policies
 from components._pulumi import child, json_document
+from components.alerts import AlertMessage, alert_target, runbook_line
 from components.encryption import DataKey, DataKeyArgs
 from jobs.contract import layout
 
@@ -32,6 +42,10 @@ COMPLIANCE_GRACE_DAYS = 3
 # How long AWS Backup may wait to start a job, and to finish it, before calling it failed.
 START_WINDOW_MINUTES = 60
 COMPLETION_WINDOW_MINUTES = 8 * 60
+BACKUP_SOURCE = "aws.backup"
+# A recovery point's statuses that mean it is not what the vault should hold (the API's
+# RecoveryPointStatus): past its lifecycle but not deleted, incomplete, or a stopped backup.
+BAD_RECOVERY_POINT = ["EXPIRED", "PARTIAL", "STOPPED"]
 
 
 @dataclass
@@ -50,6 +64,8 @@ class TableBackupsArgs:
     # The second region and the provider that manages it (components.replication.SecondRegion).
     replica_region: str | None = None
     replica_provider: pulumi.ProviderResource | None = None
+    # The topic failed backup, copy and restore jobs and bad recovery points go to (None: none).
+    alarm_topic_arn: pulumi.Input[str] | None = None
     protect: bool = True
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -97,6 +113,8 @@ class TableBackups(pulumi.ComponentResource):
             # AWS Backup checks the role when the selection is created.
             opts=child(self, depends_on=[role_policy]),
         )
+        if args.alarm_topic_arn is not None:
+            self._failure_alerts(args.alarm_topic_arn, primary.vault, role.arn)
         self.vault_name = primary.vault.name
         self.vault_arn = primary.vault.arn
         self.copy_vault_arn = copies.vault.arn if copies else None
@@ -111,6 +129,21 @@ class TableBackups(pulumi.ComponentResource):
                 "role_arn": self.role_arn,
             }
         )
+
+    def _failure_alerts(
+        self, topic_arn: pulumi.Input[str], vault: aws.backup.Vault, role_arn: pulumi.Output[str]
+    ) -> None:
+        """One rule per kind of AWS Backup event that means a backup is missing, each on the topic."""
+        stage = self._args.stage
+        for kind, pattern in backup_failure_patterns(vault.name, vault.arn, role_arn).items():
+            rule = aws.cloudwatch.EventRule(
+                f"{self._name}-{kind}-failed",
+                description=f"DocuFlow {stage}: {BACKUP_ALERTS[kind].what}",
+                event_pattern=pattern,
+                tags=self._args.tags,
+                opts=child(self),
+            )
+            alert_target(self, f"{self._name}-{kind}-failed-alert", rule, topic_arn, backup_alert(stage, kind))
 
     def _vault(self, region: str, provider: pulumi.ProviderResource | None) -> _Vault:
         """A vault in `region` with its own key and a lock over the rules' retention range."""
@@ -193,3 +226,97 @@ class TableBackups(pulumi.ComponentResource):
             copy_actions=copy_actions,
             recovery_point_tags={**self._args.tags, "rule": rule},
         )
+
+
+@dataclass(frozen=True)
+class _BackupAlert:
+    detail_type: str
+    what: str  # the rule's description and the message's first line
+    state: str  # the field its state is in: `state` for jobs, `status` for restores and points
+    id_path: str
+    command: str  # the AWS CLI that describes it, with <id>
+
+
+BACKUP_ALERTS: dict[str, _BackupAlert] = {
+    "backup-job": _BackupAlert(
+        "Backup Job State Change",
+        "a backup of the documents table failed, was aborted or expired before it started",
+        "state",
+        "$.detail.backupJobId",
+        "aws backup describe-backup-job --backup-job-id <id> --region <region>",
+    ),
+    "copy-job": _BackupAlert(
+        "Copy Job State Change",
+        "a copy of a table backup to the second region failed",
+        "state",
+        "$.detail.copyJobId",
+        "aws backup describe-copy-job --copy-job-id <id> --region <region>",
+    ),
+    "restore-job": _BackupAlert(
+        "Restore Job State Change",
+        "a restore from a table backup (the drill's) failed",
+        "status",
+        "$.detail.restoreJobId",
+        "aws backup describe-restore-job --restore-job-id <id> --region <region>",
+    ),
+    "recovery-point": _BackupAlert(
+        "Recovery Point State Change",
+        "a recovery point of the table is expired but kept, partial or stopped",
+        "status",
+        "$.resources[0]",
+        "aws backup describe-recovery-point --backup-vault-name <vault> --recovery-point-arn <id> --region <region>",
+    ),
+}
+
+
+def backup_failure_patterns(
+    vault_name: pulumi.Input[str], vault_arn: pulumi.Input[str], role_arn: pulumi.Input[str]
+) -> dict[str, pulumi.Output[str]]:
+    """Each kind's event pattern, narrowed to this stack's vault (jobs, points) or its backup
+    role (restores: their failure events name no vault).
+    """
+
+    def pattern(kind: str, states: list[str], **narrow: list[str]) -> dict[str, object]:
+        alert = BACKUP_ALERTS[kind]
+        return {
+            "source": [BACKUP_SOURCE],
+            "detail-type": [alert.detail_type],
+            "detail": {alert.state: states, **narrow},
+        }
+
+    return {
+        "backup-job": json_document(
+            lambda name: pattern("backup-job", ["FAILED", "ABORTED", "EXPIRED"], backupVaultName=[name]),
+            name=vault_name,
+        ),
+        "copy-job": json_document(
+            lambda arn: pattern("copy-job", ["FAILED"], sourceBackupVaultArn=[arn]), arn=vault_arn
+        ),
+        "restore-job": json_document(lambda arn: pattern("restore-job", ["FAILED"], iamRoleArn=[arn]), arn=role_arn),
+        "recovery-point": json_document(
+            lambda name: pattern("recovery-point", BAD_RECOVERY_POINT, backupVaultName=[name]), name=vault_name
+        ),
+    }
+
+
+def backup_alert(stage: str, kind: str) -> AlertMessage:
+    """What a person reads of a backup event: what happened, its state, AWS Backup's own words,
+    the command that describes it, the runbook entry.
+    """
+    alert = BACKUP_ALERTS[kind]
+    return AlertMessage(
+        paths={
+            "state": f"$.detail.{alert.state}",
+            "id": alert.id_path,
+            "vault": "$.detail.backupVaultName",
+            "message": "$.detail.statusMessage",
+            "region": "$.region",
+            "time": "$.time",
+        },
+        lines=[
+            f"DocuFlow {stage}: {alert.what} (<state>, at <time>).",
+            "AWS Backup says: <message>",
+            f"Look: {alert.command}",
+            runbook_line("backup-failed"),
+        ],
+    )

@@ -2,14 +2,17 @@
 topic, and one dashboard of the jobs' metrics (jobs.contract.metrics), both from the same spec
 the local stand-in evaluates.
 
-Each alarm's description names its runbook entry in docs/operations.md; the dashboard draws every
-metric each job publishes, the findings by severity, the arrival queue's oldest message and the
-alarms' states.
+Each alarm's description names its runbook entry in docs/operations.md. The dashboard, over the
+last 30 nights at one point a night: the night's intake and outcomes (every metric each job
+publishes), its estimated cost and Textract pages, each job's duration against its schedule
+window (a line at the window), the reconcile's findings by severity and by code, the drill's RPO
+and RTO, the arrival queue's oldest message against its alarm, and the alarms' states.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +21,13 @@ import pulumi_aws as aws
 
 from components._pulumi import child
 from jobs.contract import layout
-from jobs.contract.alarms import OLDEST_MESSAGE_AGE, QUEUE_NAME, SQS_NAMESPACE, AlarmSpec, declared_alarms
-from jobs.contract.metrics import JOB, PUBLISHED, SEVERITIES, SEVERITY, STAGE, Job, Metric, dimensions, namespace
+from jobs.contract.alarms import OLDEST_MESSAGE_AGE, OLDEST_MESSAGE_SECONDS, QUEUE_NAME, SQS_NAMESPACE, declared_alarms
+from jobs.contract.metrics import CODE, JOB, PUBLISHED, SEVERITIES, SEVERITY, STAGE, Job, Metric, namespace
 
 NIGHTS = 30  # the dashboard's window: the last 30 nights
+DAY = 86_400
+# Drawn in widgets of their own rather than one per metric.
+_OWN_WIDGETS = frozenset({Metric.DURATION, Metric.FINDINGS, Metric.RPO, Metric.RTO, Metric.ESTIMATED_COST})
 
 
 @dataclass
@@ -30,42 +36,89 @@ class OperationsArgs:
     region: str
     alarm_topic_arn: pulumi.Input[str]
     failed_ratio_threshold: float
+    oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS
+    # Each scheduled job's window in seconds (StackSettings.job_windows): its duration's line.
+    windows: Mapping[str, int] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
 
 
-def alarm_dimensions(spec: AlarmSpec, stage: str) -> dict[str, str]:
-    """The jobs' dimensions (Job, Stage, the breakdown) or the arrival queue's name."""
-    if spec.namespace == SQS_NAMESPACE:
-        return {QUEUE_NAME: layout.arrivals_queue_name(stage)}
-    breakdown = {k: v for k, v in spec.dimensions.items() if k != JOB}
-    return dimensions(Job(spec.dimensions[JOB]), stage, breakdown)
+def _widget(
+    title: str, metrics: list[list[Any]], region: str, stat: str = "Sum", lines: Mapping[str, float] | None = None
+) -> dict[str, Any]:
+    properties: dict[str, Any] = {"title": title, "region": region, "stat": stat, "period": DAY, "metrics": metrics}
+    if lines:
+        properties["annotations"] = {"horizontal": [{"label": k, "value": v} for k, v in lines.items()]}
+    return {"type": "metric", "width": 12, "height": 6, "properties": properties}
 
 
-def _widget(title: str, metrics: list[list[Any]], region: str, stat: str = "Sum") -> dict[str, Any]:
-    return {
-        "type": "metric",
-        "width": 12,
-        "height": 6,
-        "properties": {"title": title, "region": region, "stat": stat, "period": 86_400, "metrics": metrics},
-    }
+def _line(stage: str, job: Job, metric: Metric, *breakdown: str) -> list[Any]:
+    return [namespace(stage), metric.value, JOB, job.value, STAGE, stage, *breakdown]
 
 
-def dashboard_body(stage: str, region: str, alarm_arns: list[str]) -> dict[str, Any]:
-    """The stack's dashboard: one widget per published metric of each job, the findings by
-    severity, the arrival queue's oldest message, and the alarms' states.
-    """
-    ns = namespace(stage)
-    widgets = [
-        _widget(f"{job.value}: {metric.value}", [[ns, metric.value, JOB, job.value, STAGE, stage]], region)
+def _night(stage: str, region: str) -> list[dict[str, Any]]:
+    """One widget per metric each job publishes, but those drawn by their own."""
+    return [
+        _widget(f"{job.value}: {metric.value}", [_line(stage, job, metric)], region)
         for job, published in PUBLISHED.items()
         for metric in published
-        if metric is not Metric.FINDINGS
+        if metric not in _OWN_WIDGETS
     ]
-    severities = [[ns, Metric.FINDINGS.value, JOB, Job.RECONCILE.value, STAGE, stage, SEVERITY, s] for s in SEVERITIES]
-    widgets.append(_widget("reconcile: findings by severity", severities, region))
+
+
+def _durations(stage: str, region: str, windows: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Each job's duration, Maximum a night, with a line at its schedule window where it has one."""
+    return [
+        _widget(
+            f"{job.value}: duration (s) against its window",
+            [_line(stage, job, Metric.DURATION)],
+            region,
+            stat="Maximum",
+            lines={"schedule window": windows[job.value]} if job.value in windows else None,
+        )
+        for job, published in PUBLISHED.items()
+        if Metric.DURATION in published
+    ]
+
+
+def _findings(stage: str, region: str) -> list[dict[str, Any]]:
+    """The reconcile's findings a night: by severity, and by every code it publishes (a search,
+    so a new code is drawn without a deploy).
+    """
+    severities = [_line(stage, Job.RECONCILE, Metric.FINDINGS, SEVERITY, s) for s in SEVERITIES]
+    search = (
+        f'SEARCH(\'{{{namespace(stage)},{CODE},{JOB},{STAGE}}} MetricName="{Metric.FINDINGS.value}" '
+        f'{JOB}="{Job.RECONCILE.value}" {STAGE}="{stage}"\', \'Maximum\', {DAY})'
+    )
+    return [
+        _widget(f"reconcile: findings by severity, last {NIGHTS} nights", severities, region, stat="Maximum"),
+        _widget(
+            f"reconcile: findings by code, last {NIGHTS} nights",
+            [[{"expression": search, "id": "codes", "label": ""}]],
+            region,
+            stat="Maximum",
+        ),
+    ]
+
+
+def dashboard_body(
+    stage: str,
+    region: str,
+    alarm_arns: list[str],
+    windows: Mapping[str, int] | None = None,
+    oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS,
+) -> dict[str, Any]:
+    """The stack's dashboard (see the module's docstring for its widgets)."""
+    drill = [_line(stage, Job.DRILL, m) for m in (Metric.RPO, Metric.RTO)]
     queue = [[SQS_NAMESPACE, OLDEST_MESSAGE_AGE, QUEUE_NAME, layout.arrivals_queue_name(stage)]]
-    widgets.append(_widget("arrivals: oldest message (s)", queue, region, stat="Maximum"))
-    widgets.append({"type": "alarm", "width": 24, "height": 4, "properties": {"title": "alarms", "alarms": alarm_arns}})
+    widgets = [
+        *_night(stage, region),
+        *_durations(stage, region, windows or {}),
+        _widget("ingest: the night's estimated cost (USD)", [_line(stage, Job.INGEST, Metric.ESTIMATED_COST)], region),
+        *_findings(stage, region),
+        _widget("drill: RPO and RTO (s)", drill, region, stat="Maximum"),
+        _widget("arrivals: oldest message (s)", queue, region, "Maximum", {"alarm": oldest_message_seconds}),
+        {"type": "alarm", "width": 24, "height": 4, "properties": {"title": "alarms", "alarms": alarm_arns}},
+    ]
     return {"start": f"-P{NIGHTS}D", "widgets": widgets}
 
 
@@ -80,9 +133,9 @@ class Operations(pulumi.ComponentResource):
                 f"{name}-{spec.name}",
                 name=f"{layout.stage_prefix(args.stage)}-{spec.name}",
                 alarm_description=f"DocuFlow {args.stage}: {spec.description} Runbook: {spec.runbook_url}",
-                namespace=spec.namespace or namespace(args.stage),
+                namespace=spec.metric_namespace(args.stage),
                 metric_name=spec.metric,
-                dimensions=alarm_dimensions(spec, args.stage),
+                dimensions=spec.metric_dimensions(args.stage),
                 statistic=spec.statistic.value,
                 period=spec.period,
                 evaluation_periods=spec.evaluation_periods,
@@ -94,7 +147,7 @@ class Operations(pulumi.ComponentResource):
                 tags=args.tags,
                 opts=child(self),
             )
-            for spec in declared_alarms(args.failed_ratio_threshold)
+            for spec in declared_alarms(args.failed_ratio_threshold, args.oldest_message_seconds)
             if spec.deployed
         ]
         self.alarm_arns = pulumi.Output.all(*[a.arn for a in alarms])
@@ -102,7 +155,9 @@ class Operations(pulumi.ComponentResource):
             f"{name}-dashboard",
             dashboard_name=f"{layout.stage_prefix(args.stage)}-operations",
             dashboard_body=self.alarm_arns.apply(
-                lambda arns: json.dumps(dashboard_body(args.stage, args.region, list(arns)))
+                lambda arns: json.dumps(
+                    dashboard_body(args.stage, args.region, list(arns), args.windows, args.oldest_message_seconds)
+                )
             ),
             opts=child(self),
         )

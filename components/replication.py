@@ -13,6 +13,11 @@ backup copies live in the second region's vault (`TableBackups`).
 
 Writes stay in the home region (docs/recovery.md: claims and fenced writes rely on conditional
 writes in one region); the second region is read-only until a failover promotes it.
+
+A replica that falls behind is heard of: for each replicated bucket, an alarm in the home region
+(where S3 publishes a rule's Replication Time Control metrics, AWS/S3 `ReplicationLatency` by
+SourceBucket, DestinationBucket and RuleId) on the alert topic when the latency stays over the
+stack's threshold for three 5-minute periods; no data (nothing written) is no alarm.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ from jobs.contract import BucketSpec, layout
 
 # Replication Time Control and its metrics take one value: 15 minutes.
 RTC_MINUTES = 15
+LATENCY_METRIC = "ReplicationLatency"
+LATENCY_PERIOD_SECONDS = 300
+LATENCY_PERIODS = 3
 
 
 @dataclass
@@ -48,6 +56,9 @@ class SecondRegionArgs:
     access_log_retention_days: int = 365
     noncurrent_expiration_days: int = 90
     abort_multipart_days: int = 7
+    # The alert topic (None: no alarm) and the latency, in seconds, a rule's replication may reach.
+    alarm_topic_arn: pulumi.Input[str] | None = None
+    latency_alarm_seconds: int = RTC_MINUTES * 60
     protect: bool = True
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -111,6 +122,8 @@ class SecondRegion(pulumi.ComponentResource):
                 rules=[replication_rule(source, bucket_arn(replica.name), key.key_arn)],
                 opts=child(self, depends_on=[args.source_buckets, replicas, role_policy]),
             )
+            if args.alarm_topic_arn is not None:
+                self._latency_alarm(source, replica, args.alarm_topic_arn)
         self.key_arn = key.key_arn
         self.bucket_names = dict(replicas.bucket_names)
         self.bucket_arns = dict(replicas.bucket_arns)
@@ -121,6 +134,35 @@ class SecondRegion(pulumi.ComponentResource):
                 **{f"{p}_replica_bucket_name": n for p, n in self.bucket_names.items()},
                 "role_arn": self.role_arn,
             }
+        )
+
+    def _latency_alarm(self, source: BucketSpec, replica: BucketSpec, topic_arn: pulumi.Input[str]) -> None:
+        """The rule's ReplicationLatency over the threshold: the replica fell behind."""
+        args = self._args
+        aws.cloudwatch.MetricAlarm(
+            f"{self._name}-{source.purpose}-latency",
+            name=f"{layout.stage_prefix(args.stage)}-replication-latency-{source.purpose}",
+            alarm_description=(
+                f"DocuFlow {args.stage}: the {source.purpose} bucket's replica in {args.replica_region} is more than "
+                f"{args.latency_alarm_seconds} s behind. Runbook: docs/operations.md#replication-latency"
+            ),
+            namespace="AWS/S3",
+            metric_name=LATENCY_METRIC,
+            dimensions={
+                "SourceBucket": source.name,
+                "DestinationBucket": replica.name,
+                "RuleId": rule_id(source),
+            },
+            statistic="Maximum",
+            period=LATENCY_PERIOD_SECONDS,
+            evaluation_periods=LATENCY_PERIODS,
+            threshold=args.latency_alarm_seconds,
+            comparison_operator="GreaterThanThreshold",
+            treat_missing_data="notBreaching",
+            alarm_actions=[topic_arn],
+            ok_actions=[topic_arn],
+            tags=args.tags,
+            opts=child(self),
         )
 
     def _role(
@@ -154,13 +196,17 @@ class SecondRegion(pulumi.ComponentResource):
         return role, policy
 
 
+def rule_id(source: BucketSpec) -> str:
+    return f"replicate-{source.purpose}"
+
+
 def replication_rule(
     source: BucketSpec, replica_arn: str, replica_key_arn: pulumi.Input[str]
 ) -> aws.s3.BucketReplicationConfigRuleArgs:
     """Everything under the bucket's data prefix (the whole reports bucket), deletions included."""
     s3 = aws.s3
     return s3.BucketReplicationConfigRuleArgs(
-        id=f"replicate-{source.purpose}",
+        id=rule_id(source),
         status="Enabled",
         priority=1,
         filter=s3.BucketReplicationConfigRuleFilterArgs(prefix=source.prefix),

@@ -124,27 +124,34 @@ def _value(text: str, names: dict[str, int]) -> int:
     return names[text] if text in names else int(text)
 
 
+def window_minutes(first: str, then: str, timezone: str, day: date) -> int:
+    """The shortest time, in whole minutes, from a start of `first` to the next start of `then`
+    (one at the same minute collides: 0), over the year of nights from `day`.
+    """
+    zone = ZoneInfo(timezone)
+    starts = list(Cron.parse(first).starts(day, HORIZON_DAYS, zone))
+    # A start a week past the horizon still follows the horizon's last one.
+    nexts = list(Cron.parse(then).starts(day, HORIZON_DAYS + 8, zone))
+    if not starts:
+        raise ScheduleError(f"{first!r} never runs in the {HORIZON_DAYS} days from {day}")
+    gaps: list[timedelta] = []
+    following = iter(nexts)
+    upcoming = next(following, None)
+    for start in starts:
+        # Elapsed time, not wall-clock time: compared in UTC across a daylight-saving change.
+        while upcoming is not None and _utc(upcoming) < _utc(start):
+            upcoming = next(following, None)
+        if upcoming is None:
+            raise ScheduleError(f"{then!r} does not run after the start at {start.isoformat()} of {first!r}")
+        gaps.append(_utc(upcoming) - _utc(start))
+    return int(min(gaps).total_seconds() // 60)
+
+
 def drain_minutes(ingest: str, reconcile: str, timezone: str, first: date) -> int:
     """The minutes a drain started by `ingest` may take so that it has stopped, with the margin,
     before `reconcile` next starts, on every night of the year from `first` (negative: never).
     """
-    zone = ZoneInfo(timezone)
-    ingests = list(Cron.parse(ingest).starts(first, HORIZON_DAYS, zone))
-    # A reconcile a week past the horizon still follows the horizon's last ingest.
-    reconciles = list(Cron.parse(reconcile).starts(first, HORIZON_DAYS + 8, zone))
-    if not ingests:
-        raise ScheduleError(f"{ingest!r} never runs in the {HORIZON_DAYS} days from {first}")
-    gaps: list[timedelta] = []
-    following = iter(reconciles)
-    upcoming = next(following, None)
-    for start in ingests:
-        # Elapsed time, not wall-clock time: compared in UTC across a daylight-saving change.
-        while upcoming is not None and _utc(upcoming) < _utc(start):  # one at the same minute collides
-            upcoming = next(following, None)
-        if upcoming is None:
-            raise ScheduleError(f"{reconcile!r} does not run after the ingest that starts {start.isoformat()}")
-        gaps.append(_utc(upcoming) - _utc(start))
-    return int(min(gaps).total_seconds() // 60) - DRAIN_MARGIN_MINUTES
+    return window_minutes(ingest, reconcile, timezone, first) - DRAIN_MARGIN_MINUTES
 
 
 def _utc(moment: datetime) -> datetime:

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from components.schedules import MIN_DRAIN_MINUTES, ScheduleError, drain_minutes
+from components.schedules import MIN_DRAIN_MINUTES, ScheduleError, drain_minutes, window_minutes
 from jobs.contract import (
     BucketSpec,
     DocumentType,
@@ -390,6 +390,14 @@ class StackSettings(BaseModel):
         """
         today = datetime.now(UTC).date()
         return drain_minutes(self.ingest_schedule, self.reconcile_schedule, self.schedule_timezone, today)
+
+    def job_windows(self) -> dict[str, int]:
+        """Each nightly job's window in seconds, which its duration should stay under: the
+        drain's bound, and the reconcile's time until the next drain starts.
+        """
+        today = datetime.now(UTC).date()
+        reconcile = window_minutes(self.reconcile_schedule, self.ingest_schedule, self.schedule_timezone, today)
+        return {"ingest": self.drain_minutes * 60, "reconcile": reconcile * 60}
 
     @property
     def protect(self) -> bool:

@@ -1,40 +1,187 @@
-"""The stack declares the jobs' alarms and its dashboard from the one spec (jobs.contract.alarms)."""
+"""The stack declares the jobs' alarms and its dashboard from the one spec (jobs.contract.alarms),
+routes AWS Backup's failures to the alert topic, reshapes every event it puts there, and alarms
+on replication latency where a second region is declared: on every stack file.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import pytest
+
+from components.alerts import EXIT_MEANINGS, AlertMessage, render_template
+from components.backups import BACKUP_ALERTS
+from components.settings import StackSettings
+from jobs.contract import layout
 from jobs.contract.alarms import OLDEST_MESSAGE_AGE, Missing, declared_alarms
-from jobs.contract.metrics import PUBLISHED, namespace
-from tests.components.program import ProgramRun
+from jobs.contract.metrics import PUBLISHED, Metric, namespace
+from jobs.errors import ExitCode
+from tests.components.program import ACCOUNT, ProgramRun, stack_config
 
-TOPIC = "arn:aws:sns:eu-west-1:123456789012:docuflow-dev-topic-1a2b3c"
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+RULE = "aws:cloudwatch/eventRule:EventRule"
+TARGET = "aws:cloudwatch/eventTarget:EventTarget"
 
 
-def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(dev: ProgramRun) -> None:
-    specs = {f"docuflow-dev-{s.name}": s for s in declared_alarms(0.5) if s.deployed}
-    alarms = {a.inputs["name"]: a.inputs for a in dev.of_type(ALARM) if a.inputs.get("name") in specs}
+def _settings(run: ProgramRun) -> StackSettings:
+    return StackSettings.from_mapping(stack_config(run.stack))
+
+
+def _topic(run: ProgramRun) -> str:
+    """The stack's alert topic: the configured one, or the topic it creates."""
+    settings = _settings(run)
+    return settings.alarm_topic_arn or f"arn:aws:sns:{settings.region}:{ACCOUNT}:docuflow-{run.stack}-topic-1a2b3c"
+
+
+def _alarms(run: ProgramRun) -> dict[str, dict[str, Any]]:
+    return {a.inputs["name"]: a.inputs for a in run.of_type(ALARM) if "name" in a.inputs}
+
+
+def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(every_stack: ProgramRun) -> None:
+    settings, stage = _settings(every_stack), every_stack.stack
+    specs = {f"docuflow-{stage}-{s.name}": s for s in declared_alarms(0.5) if s.deployed}
+    alarms = {name: a for name, a in _alarms(every_stack).items() if name in specs}
     assert set(alarms) == set(specs)
     for name, alarm in alarms.items():
         spec = specs[name]
-        assert (alarm["metricName"], alarm["threshold"]) == (spec.metric, spec.threshold)
-        assert alarm["treatMissingData"] == spec.missing.value
-        assert alarm["alarmActions"] == [TOPIC] and spec.runbook_url in alarm["alarmDescription"]
-    heartbeats = [a for a in alarms.values() if a["treatMissingData"] == Missing.BREACHING.value]
-    assert len(heartbeats) == 2  # the ingest's and the reconcile's: a night that did not run
-    assert alarms["docuflow-dev-ingest-heartbeat"]["namespace"] == namespace("dev")
-    stalled = alarms["docuflow-dev-arrivals-stalled"]
+        assert alarm["metricName"] == spec.metric and alarm["treatMissingData"] == spec.missing.value
+        assert alarm["alarmActions"] == [_topic(every_stack)] and spec.runbook_url in alarm["alarmDescription"]
+    stalled = alarms[f"docuflow-{stage}-arrivals-stalled"]
     assert (stalled["namespace"], stalled["metricName"]) == ("AWS/SQS", OLDEST_MESSAGE_AGE)
-    queues = {q.inputs.get("name") for q in dev.of_type("aws:sqs/queue:Queue")}
+    assert stalled["threshold"] == settings.arrivals_max_age_seconds
+    queues = {q.inputs.get("name") for q in every_stack.of_type("aws:sqs/queue:Queue")}
     assert stalled["dimensions"]["QueueName"] in queues  # the arrival queue the stack creates
 
 
-def test_the_dashboard_draws_every_published_metric(dev: ProgramRun) -> None:
-    board = dev.one("aws:cloudwatch/dashboard:Dashboard").inputs
-    assert board["dashboardName"] == "docuflow-dev-operations"
-    body = json.loads(board["dashboardBody"])
-    drawn = {line[1] for w in body["widgets"] if w["type"] == "metric" for line in w["properties"]["metrics"]}
-    assert {m.value for metrics in PUBLISHED.values() for m in metrics} | {OLDEST_MESSAGE_AGE} == drawn
+def test_the_jobs_own_metrics_carry_at_least_three_alarms_one_breaching_when_missing(every_stack: ProgramRun) -> None:
+    own = [a for a in _alarms(every_stack).values() if a["namespace"] == namespace(every_stack.stack)]
+    assert len(own) >= 3
+    breaching = {a["name"] for a in own if a["treatMissingData"] == Missing.BREACHING.value}
+    stage = every_stack.stack
+    assert breaching == {f"docuflow-{stage}-ingest-heartbeat", f"docuflow-{stage}-reconcile-heartbeat"}
+    gap = _alarms(every_stack)[f"docuflow-{stage}-reconcile-audit-gap"]
+    assert gap["dimensions"] == {"Job": "reconcile", "Stage": stage, "Code": "AUDIT_GAP"}
+    drill = _alarms(every_stack)[f"docuflow-{stage}-drill-targets-missed"]
+    assert (drill["metricName"], drill["dimensions"]["Job"]) == (Metric.TARGETS_MISSED.value, "drill")
+
+
+def _body(run: ProgramRun) -> dict[str, Any]:
+    board = run.one("aws:cloudwatch/dashboard:Dashboard").inputs
+    assert board["dashboardName"] == f"docuflow-{run.stack}-operations"
+    return json.loads(board["dashboardBody"])
+
+
+def _metric_widgets(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {w["properties"]["title"]: w["properties"] for w in body["widgets"] if w["type"] == "metric"}
+
+
+def test_the_dashboard_draws_every_published_metric_and_the_issues_widgets(every_stack: ProgramRun) -> None:
+    body = _body(every_stack)
+    widgets = _metric_widgets(body)
+    drawn = {line[1] for w in widgets.values() for line in w["metrics"] if isinstance(line[0], str)}
+    published = {m.value for metrics in PUBLISHED.values() for m in metrics}
+    assert published | {OLDEST_MESSAGE_AGE, Metric.ESTIMATED_COST.value, Metric.RPO.value, Metric.RTO.value} <= drawn
+    assert widgets["ingest: TextractPages"]["metrics"][0][1] == Metric.TEXTRACT_PAGES.value
+    assert widgets["ingest: the night's estimated cost (USD)"]["metrics"][0][1] == Metric.ESTIMATED_COST.value
+    drill = widgets["drill: RPO and RTO (s)"]["metrics"]
+    assert [line[1] for line in drill] == [Metric.RPO.value, Metric.RTO.value]
+    (codes,) = widgets["reconcile: findings by code, last 30 nights"]["metrics"]
+    assert "SEARCH(" in codes[0]["expression"] and "Code" in codes[0]["expression"]
+    assert body["start"] == "-P30D"
     (states,) = [w for w in body["widgets"] if w["type"] == "alarm"]
     assert len(states["properties"]["alarms"]) == sum(s.deployed for s in declared_alarms(0.5))
+
+
+def test_each_nightly_jobs_duration_is_drawn_against_its_schedule_window(every_stack: ProgramRun) -> None:
+    widgets = _metric_widgets(_body(every_stack))
+    windows = _settings(every_stack).job_windows()
+    for job in ("ingest", "reconcile"):
+        (line,) = widgets[f"{job}: duration (s) against its window"]["annotations"]["horizontal"]
+        assert line["value"] == windows[job]
+    # 02:00 → 05:00 in each stack's zone: 2 h on the spring-forward night, less the 15-minute margin.
+    assert windows["ingest"] == 105 * 60 and windows["reconcile"] == 21 * 3600
+    age = widgets["arrivals: oldest message (s)"]["annotations"]["horizontal"]
+    assert age == [{"label": "alarm", "value": _settings(every_stack).arrivals_max_age_seconds}]
+
+
+def _backup_rules(run: ProgramRun) -> dict[str, dict[str, Any]]:
+    rules = {r.outputs["name"]: json.loads(r.inputs["eventPattern"]) for r in run.of_type(RULE)}
+    return {name: pattern for name, pattern in rules.items() if pattern["source"] == ["aws.backup"]}
+
+
+def test_aws_backup_failures_reach_the_alert_topic(every_stack: ProgramRun) -> None:
+    rules = _backup_rules(every_stack)
+    kinds = {p["detail-type"][0]: p["detail"] for p in rules.values()}
+    vault = layout.backup_vault_name(every_stack.stack, _settings(every_stack).region)
+    assert kinds["Backup Job State Change"] == {"state": ["FAILED", "ABORTED", "EXPIRED"], "backupVaultName": [vault]}
+    assert kinds["Copy Job State Change"]["state"] == ["FAILED"]
+    assert kinds["Copy Job State Change"]["sourceBackupVaultArn"][0].endswith(f"backup-vault:{vault}")
+    assert kinds["Restore Job State Change"]["status"] == ["FAILED"]
+    assert kinds["Restore Job State Change"]["iamRoleArn"][0].endswith("-backups-role-1a2b3c")
+    assert kinds["Recovery Point State Change"] == {
+        "status": ["EXPIRED", "PARTIAL", "STOPPED"],
+        "backupVaultName": [vault],
+    }
+    targets = {t.inputs["rule"]: t.inputs for t in every_stack.of_type(TARGET)}
+    for name in rules:
+        assert targets[name]["arn"] == _topic(every_stack)
+
+
+def test_every_event_on_the_alert_topic_is_reshaped_for_a_person(every_stack: ProgramRun) -> None:
+    """The raw event JSON never reaches the topic: every target on it has an input transformer
+    whose template is plain text naming the runbook entry (the failed-task rule's waits for the
+    one-line change in components/batch_jobs.py: alerts.alert_target with alerts.failed_task_alert).
+    """
+    on_topic = [t for t in every_stack.of_type(TARGET) if t.inputs["arn"] == _topic(every_stack)]
+    assert len(on_topic) >= 5  # four AWS Backup rules and the failed-task rule
+    unshaped = [t.name for t in on_topic if "inputTransformer" not in t.inputs]
+    assert unshaped == []
+    for target in on_topic:
+        text = json.loads(target.inputs["inputTransformer"]["inputTemplate"])
+        assert f"DocuFlow {every_stack.stack}:" in text and "Runbook: docs/operations.md#" in text
+
+
+@pytest.mark.parametrize("kind", list(BACKUP_ALERTS))
+def test_backup_messages_name_what_happened_and_the_command(kind: str) -> None:
+    from components.backups import backup_alert
+
+    message = backup_alert("dev", kind)
+    text = render_template(message.paths, [str(line) for line in message.lines])
+    assert "<state>" in text and "aws backup describe-" in text and "#backup-failed" in text
+
+
+def test_a_template_naming_an_unknown_field_or_a_bad_path_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="without an input path"):
+        render_template({"state": "$.detail.state"}, ["<state> <status>"])
+    with pytest.raises(ValueError, match="letters and digits"):
+        render_template({"exit_code": "$.detail.containers[0].exitCode"}, ["<exit_code>"])
+    assert json.loads(render_template({}, ["rule <aws.events.rule-name>", "two"])) == "rule <aws.events.rule-name>\ntwo"
+
+
+def test_the_failed_task_message_lists_what_every_exit_code_means() -> None:
+    assert set(EXIT_MEANINGS) == set(ExitCode) - {ExitCode.SUCCESS}
+    from components.alerts import failed_task_alert
+
+    message: AlertMessage = failed_task_alert("dev", "arn:aws:s3:::docuflow-dev-reports")
+    assert message.paths["exit"] == "$.detail.containers[0].exitCode" and message.paths["job"] == "$.detail.group"
+
+
+def test_replication_latency_alarms_where_a_second_region_is_declared(every_stack: ProgramRun) -> None:
+    settings = _settings(every_stack)
+    latency = {n: a for n, a in _alarms(every_stack).items() if a["metricName"] == "ReplicationLatency"}
+    if settings.replica_region is None:
+        assert latency == {}
+        return
+    assert {a["dimensions"]["SourceBucket"] for a in latency.values()} == {b.name for b in settings.buckets()}
+    configs = {
+        c.inputs["bucket"]: c.inputs["rules"][0]
+        for c in every_stack.of_type("aws:s3/bucketReplicationConfig:BucketReplicationConfig")
+    }
+    for alarm in latency.values():
+        assert alarm["namespace"] == "AWS/S3" and alarm["threshold"] == settings.replication_latency_alarm_seconds
+        assert alarm["alarmActions"] == [_topic(every_stack)] and alarm["treatMissingData"] == "notBreaching"
+        rule = configs[alarm["dimensions"]["SourceBucket"]]
+        # The metric exists only with the rule's replication metrics on, under the rule's id.
+        assert rule["destination"]["metrics"]["status"] == "Enabled" and rule["id"] == alarm["dimensions"]["RuleId"]
+        assert alarm["dimensions"]["DestinationBucket"] in rule["destination"]["bucket"]

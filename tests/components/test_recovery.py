@@ -12,7 +12,7 @@ import json
 import pytest
 
 from components import recovery_policies
-from components.batch_jobs import COMMANDS
+from components.batch_jobs import job_command
 from components.settings import StackSettings, StackSettingsError, residency_of
 from jobs.contract import layout
 from tests.components.program import ACCOUNT, ProgramRun, Recorded, as_list, program_run, stack_config
@@ -275,10 +275,10 @@ def test_the_drill_runs_quarterly_as_its_own_task_and_alarms_when_it_fails(every
         t for t in every_stack.of_type("aws:ecs/taskDefinition:TaskDefinition") if t.inputs["family"].endswith("-drill")
     ]
     (container,) = json.loads(taskdef.inputs["containerDefinitions"])
-    assert container["command"] == COMMANDS["drill"] == ["drill", "--drop-after"]
+    assert container["command"] == job_command("drill") == ["drill", "--drop-after"]
     assert schedule.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith(f"{taskdef.inputs['family']}:1")
     # The failed-task rule watches every job's task definition, the drill's among them.
-    (rule,) = every_stack.of_type("aws:cloudwatch/eventRule:EventRule")
+    (rule,) = [r for r in every_stack.of_type("aws:cloudwatch/eventRule:EventRule") if r.name.endswith("-failed-tasks")]
     watched = json.loads(rule.inputs["eventPattern"])["detail"]["taskDefinitionArn"]
     assert any(arn.endswith(f"{taskdef.inputs['family']}:1") for arn in watched)
 
