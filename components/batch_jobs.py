@@ -1,6 +1,7 @@
 """BatchJobs: the ECS cluster, the job tasks (ingest, reconcile, repair on a nightly schedule, the
 restore drill quarterly; the erasure, a document's owner actions and legal holds started by
-hand), and their schedules.
+hand), and their schedules, all as the job registry (jobs.runtime.registry) declares them: each
+task's command, the name of its role's policy builder, its size and its schedule.
 
 EventBridge Scheduler starts N ingest tasks that drain the one arrival queue together (SQS spreads
 the messages; a full `--backfill` sweep is a one-off task, docs/deploy.md) and, later, one
@@ -20,6 +21,7 @@ tasks and undeliverable schedule invocations alarm to the alert topic.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
 from jobs.contract.metrics import namespace
 from jobs.contract.schema import TABLE_STATE_DAYS
+from jobs.runtime.registry import Schedule, TaskSpec, tasks
 from jobs.settings import (
     ENV_CATCH_UP_DAYS,
     ENV_HOLDINGS,
@@ -59,24 +62,17 @@ SCRATCH_PATH = "/tmp"
 # Numeric, so ECS can check it is not root without reading the image's /etc/passwd.
 JOB_USER = "10001:10001"
 ENTRYPOINT = ["python", "-m", "jobs"]
-# Each job's command after the entrypoint; one task definition, role and log group per job. The
-# scheduled ones run as they are: the reconcile and its repair run the nightly chain
-# (jobs/reconcile/nightly.py: the kept table state brought forward by the night's incremental
-# exports, judged against the newest inventories), the scheduled restore drill drops the drill
-# table it made once its report is written; the others are started by hand with a command
-# override that names the user and document (`erase --user U`, `documents delete --user U --doc D`, ...).
-COMMANDS = {
-    "ingest": ["ingest"],
-    "reconcile": ["reconcile", "--nightly"],
-    "repair": ["reconcile", "--nightly", "--repair"],
-    "erasure": ["erase"],
-    "documents": ["documents"],
-    "legal-hold": ["documents", "hold"],
-    "drill": ["drill", "--drop-after"],
-}
-JOBS = tuple(COMMANDS)
-RECONCILE_JOBS = ("reconcile", "repair")
+# One task definition, role and log group per task of the registry. The scheduled ones run as
+# they are: the drain (stopping in time for the reconcile), the reconcile and its repair (the
+# nightly chain, jobs/reconcile/nightly.py), the restore drill (dropping its table once reported);
+# the others are started by hand with a command override that names the user and document
+# (`erase --user U`, `documents delete --user U --doc D`, ...).
+TASKS: dict[str, TaskSpec] = {name: task for name, (_, task) in tasks().items()}
+JOBS = tuple(TASKS)
+RECONCILE_JOBS = tuple(name for name, (job, _) in tasks().items() if job.name == "reconcile")
 RECONCILE_ENGINES = ("polars", "athena")
+# The modules the registry's policy builders are named in (`policies.ingest_task_policy`).
+POLICY_MODULES = {"policies": policies, "recovery_policies": recovery_policies}
 
 
 # The polars engine's nightly also checks the change log, reading the last days' deliveries
@@ -84,22 +80,41 @@ RECONCILE_ENGINES = ("polars", "athena")
 AUDIT_LOG_ARGS = ["--audit-log", "--audit-window", "3d"]
 
 
-def job_command(job: str, reconcile_engine: str = "polars") -> list[str]:
-    """The job's command; the reconcile and its repair name the engine unless it is the default,
-    and with the default engine check the change log too.
+def job_command(job: str, reconcile_engine: str = "polars", drain_minutes: int | None = None) -> list[str]:
+    """The task's command (the registry's); the reconcile and its repair name the engine unless it
+    is the default, and with the default engine check the change log too; the scheduled drain
+    stops taking work after `drain_minutes`, in time for the reconcile.
     """
     if reconcile_engine not in RECONCILE_ENGINES:
         raise ValueError(f"reconcile engine must be one of {RECONCILE_ENGINES}, not {reconcile_engine!r}")
+    command = list(TASKS[job].command)
+    if job == "ingest" and drain_minutes is not None:
+        return [*command, "--max-minutes", str(drain_minutes)]
     if job not in RECONCILE_JOBS:
-        return list(COMMANDS[job])
-    extra = AUDIT_LOG_ARGS if reconcile_engine == "polars" else ["--engine", reconcile_engine]
-    return [*COMMANDS[job], *extra]
+        return command
+    if reconcile_engine == "athena":  # the chain over the kept Iceberg table, in the workgroup
+        return ["reconcile", "athena", "--nightly", *command[2:]]
+    return [*command, *AUDIT_LOG_ARGS]
 
 
 @dataclass
 class JobSize:
     cpu: int = 1024
     memory: int = 2048
+
+
+def task_sizes(configured: Mapping[str, JobSize] | None = None) -> dict[str, JobSize]:
+    """Each task's size: the registry's, or the stack's for its size setting (`ingest`, `reconcile`)."""
+    configured = configured or {}
+    return {
+        name: configured.get(task.size.setting or "", JobSize(task.size.cpu, task.size.memory))
+        for name, task in TASKS.items()
+    }
+
+
+def schedule_default(name: str) -> str:
+    """The registry's default expression of the schedule `name`."""
+    return next(t.schedule.default for t in TASKS.values() if t.schedule is not None and t.schedule.name == name)
 
 
 @dataclass
@@ -128,17 +143,21 @@ class BatchJobsArgs:
     fargate_spot: bool = False
     # Ingest tasks the nightly schedule starts; they drain the one arrival queue together.
     ingest_tasks: int = 1
-    ingest_schedule: str = "cron(0 2 * * ? *)"
-    reconcile_schedule: str = "cron(0 5 * * ? *)"
+    ingest_schedule: str = schedule_default("ingest")
+    reconcile_schedule: str = schedule_default("reconcile")
     schedule_timezone: str = "UTC"
     retry_attempts: int = 2
     max_event_age_seconds: int = 3600
     # The nightly reconcile repairs what it safely can (the repair task) or only reports it.
     nightly_repair: bool = True
     # The restore drill's schedule, and the AWS Backup role its restores from a backup pass on.
-    drill_schedule: str = "cron(0 6 1 1,4,7,10 ? *)"
+    drill_schedule: str = schedule_default("drill")
     backup_role_arn: pulumi.Input[str] | None = None
-    sizes: Mapping[str, JobSize] = field(default_factory=lambda: {j: JobSize() for j in JOBS})
+    # Each task's size; a task not named here has the registry's (task_sizes gives both).
+    sizes: Mapping[str, JobSize] = field(default_factory=task_sizes)
+    # The scheduled drain stops taking work after this many minutes (components.settings derives
+    # it from the ingest and reconcile schedules); None: it runs until the queue is empty.
+    drain_minutes: int | None = None
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
     ocr_engine: OcrEngine = OcrEngine.TEXTRACT
@@ -176,6 +195,7 @@ def _container_definitions(
     chain: Mapping[str, int],
     holdings: DataHoldings | None,
     textract_max_pages: int = 0,
+    drain_minutes: int | None = None,
 ) -> str:
     """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
     container = container_definition(
@@ -191,6 +211,7 @@ def _container_definitions(
         holdings=holdings,
         reports_topic_arn=values["reports_topic_arn"],
         textract_max_pages=textract_max_pages,
+        drain_minutes=drain_minutes,
     )
     return json.dumps([container])
 
@@ -209,6 +230,7 @@ def container_definition(
     holdings: DataHoldings | None = None,
     reports_topic_arn: str | None = None,
     textract_max_pages: int = 0,
+    drain_minutes: int | None = None,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
@@ -236,7 +258,7 @@ def container_definition(
         "image": image,
         "essential": True,
         "entryPoint": ENTRYPOINT,
-        "command": job_command(job, reconcile_engine),
+        "command": job_command(job, reconcile_engine, drain_minutes),
         "user": JOB_USER,
         "readonlyRootFilesystem": True,
         "privileged": False,
@@ -254,6 +276,34 @@ def container_definition(
                 "max-buffer-size": "4m",
             },
         },
+    }
+
+
+def policy_builder(name: str) -> Callable[..., policies.Policy]:
+    """The policy builder the registry names (`policies.x`, `recovery_policies.x`)."""
+    module, _, function = name.partition(".")
+    builder: Callable[..., policies.Policy] = getattr(POLICY_MODULES[module], function)
+    return builder
+
+
+def builder_inputs(builder: Callable[..., Any], available: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs `builder` takes, of those `available`; KeyError names a required one missing."""
+    taken: dict[str, Any] = {}
+    for name, parameter in inspect.signature(builder).parameters.items():
+        if name in available:
+            taken[name] = available[name]
+        elif parameter.default is inspect.Parameter.empty:
+            raise KeyError(f"{builder.__name__} needs {name!r}, which the stack does not give")
+    return taken
+
+
+def scheduled_tasks(args: BatchJobsArgs) -> dict[str, Schedule]:
+    """The tasks the stack schedules, with their schedule (a `when` setting picks one of two)."""
+    return {
+        name: task.schedule
+        for name, task in TASKS.items()
+        if task.schedule is not None
+        and (task.schedule.when is None or getattr(args, task.schedule.when[0]) == task.schedule.when[1])
     }
 
 
@@ -383,59 +433,45 @@ class BatchJobs(pulumi.ComponentResource):
         return execution_role, task_roles, task_definitions
 
     def _task_role(self, job: str) -> aws.iam.Role:
-        """The job's task role, with the policy its builder makes of the Outputs it takes."""
-        args = self._args
-        shared = {
-            "table_arn": args.table_arn,
-            "raw_bucket_arn": args.bucket_arns["raw"],
-            "processed_bucket_arn": args.bucket_arns["processed"],
-            "reports_bucket_arn": args.bucket_arns["reports"],
-            "key_arn": args.kms_key_arn,
-        }
-        data = {k: shared[k] for k in ("table_arn", "raw_bucket_arn", "processed_bucket_arn")}
-        queue = {"arrivals_queue_arn": args.arrivals_queue_arn}
-        reports_topic = {"reports_topic_arn": args.alarm_topic_arn}
-        metrics = {"metrics_namespace": namespace(args.stage)}  # the runs' metrics (jobs.observability)
-        catalog: dict[str, Any] = {"audit_bucket_arn": args.bucket_arns[layout.AUDIT_DATA]}
-        if args.catalog_grants is not None:
-            catalog["catalog"] = args.catalog_grants
-        if args.reconcile_engine == "polars" and layout.AUDIT_LOG in args.bucket_arns:
-            # The polars nightly checks the change log (--audit-log): it reads it.
-            catalog["audit_log_bucket_arn"] = args.bucket_arns[layout.AUDIT_LOG]
-        # Each job's policy builder and the Outputs it takes.
-        builders: dict[str, tuple[Callable[..., policies.Policy], dict[str, Any]]] = {
-            "ingest": (
-                partial(policies.ingest_task_policy, textract=args.ocr_engine == OcrEngine.TEXTRACT),
-                {**shared, **queue, "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn, **metrics},
-            ),
-            "reconcile": (policies.reconcile_task_policy, {**shared, **catalog, **reports_topic, **metrics}),
-            "repair": (policies.repair_task_policy, {**shared, **queue, **catalog, **reports_topic, **metrics}),
-            "erasure": (policies.erasure_task_policy, shared),
-            "documents": (
-                policies.documents_task_policy,
-                {**data, **queue, "index_arn": args.index_arn, "key_arn": args.kms_key_arn},
-            ),
-            "legal-hold": (policies.legal_hold_task_policy, data),
-            "drill": (
-                partial(recovery_policies.drill_task_policy, region=args.region),
-                {
-                    **shared,
-                    "account_id": args.account_id,
-                    "backup_role_arn": args.backup_role_arn,
-                    # The Athena engine's table exports are a restore source too.
-                    "exports_bucket_arn": args.bucket_arns.get(layout.AUDIT_DATA),
-                },
-            ),
-        }
-        builder, inputs = builders[job]
+        """The task's role, with the policy the registry names, made of the Outputs it takes."""
+        builder = policy_builder(TASKS[job].policy)
         role = self._role(f"{job}-task", "ecs-tasks.amazonaws.com")
         aws.iam.RolePolicy(
             f"{self._name}-{job}-task-policy",
             role=role.id,
-            policy=json_document(builder, **inputs),
+            policy=json_document(builder, **builder_inputs(builder, self._policy_inputs())),
             opts=child(self),
         )
         return role
+
+    def _policy_inputs(self) -> dict[str, Any]:
+        """Every input a task policy builder may take; each builder gets the ones it names."""
+        args = self._args
+        inputs: dict[str, Any] = {
+            "table_arn": args.table_arn,
+            "index_arn": args.index_arn,
+            "raw_bucket_arn": args.bucket_arns["raw"],
+            "processed_bucket_arn": args.bucket_arns["processed"],
+            "reports_bucket_arn": args.bucket_arns["reports"],
+            "key_arn": args.kms_key_arn,
+            "arrivals_queue_arn": args.arrivals_queue_arn,
+            "arrivals_dead_letter_queue_arn": args.arrivals_dead_letter_queue_arn,
+            "reports_topic_arn": args.alarm_topic_arn,
+            "metrics_namespace": namespace(args.stage),  # the runs' metrics (jobs.observability)
+            "audit_bucket_arn": args.bucket_arns[layout.AUDIT_DATA],
+            "textract": args.ocr_engine == OcrEngine.TEXTRACT,
+            "region": args.region,
+            "account_id": args.account_id,
+            "backup_role_arn": args.backup_role_arn,
+            # The Athena engine's table exports are a drill's restore source too.
+            "exports_bucket_arn": args.bucket_arns.get(layout.AUDIT_DATA),
+        }
+        if args.catalog_grants is not None:
+            inputs["catalog"] = args.catalog_grants
+        if args.reconcile_engine == "polars" and layout.AUDIT_LOG in args.bucket_arns:
+            # The polars nightly checks the change log (--audit-log): it reads it.
+            inputs["audit_log_bucket_arn"] = args.bucket_arns[layout.AUDIT_LOG]
+        return inputs
 
     def _task_definition(
         self,
@@ -446,7 +482,7 @@ class BatchJobs(pulumi.ComponentResource):
         role: aws.iam.Role,
     ) -> aws.ecs.TaskDefinition:
         args = self._args
-        size = args.sizes[job]
+        size = args.sizes.get(job) or JobSize(TASKS[job].size.cpu, TASKS[job].size.memory)
         return aws.ecs.TaskDefinition(
             f"{self._name}-{job}",
             family=f"{self._prefix}-{job}",
@@ -473,6 +509,7 @@ class BatchJobs(pulumi.ComponentResource):
                     region=args.region,
                     ocr_engine=args.ocr_engine if job == "ingest" else None,
                     textract_max_pages=args.textract_max_pages if job == "ingest" else 0,
+                    drain_minutes=args.drain_minutes if job == "ingest" else None,
                     reconcile_engine=args.reconcile_engine,
                     chain={
                         ENV_REANCHOR_DAYS: args.reanchor_days,
@@ -499,14 +536,13 @@ class BatchJobs(pulumi.ComponentResource):
         The scheduler may start, and pass the roles of, only the task definitions it schedules.
         """
         args, name = self._args, self._name
-        nightly_reconcile = "repair" if args.nightly_repair else "reconcile"
-        scheduled = ("ingest", nightly_reconcile, "drill")
+        scheduled = scheduled_tasks(args)
         dlq = encrypted_queue(self, f"{name}-schedule-dlq", args.kms_key_arn, args.tags)
         group = aws.scheduler.ScheduleGroup(
             f"{name}-schedules", name=f"{self._prefix}-jobs", tags=args.tags, opts=child(self)
         )
         scheduler_role, scheduler_policy = self._scheduler_role(
-            cluster, execution_role, task_roles, task_definitions, scheduled, dlq, group
+            cluster, execution_role, task_roles, task_definitions, list(scheduled), dlq, group
         )
         target = partial(
             self._schedule,
@@ -518,20 +554,13 @@ class BatchJobs(pulumi.ComponentResource):
         )
         schedules = [
             target(
-                "ingest",
-                f"{self._prefix}-ingest",
-                args.ingest_schedule,
-                task_definitions["ingest"],
-                task_count=args.ingest_tasks,
-            ),
-            target(
-                "reconcile",
-                f"{self._prefix}-reconcile",
-                args.reconcile_schedule,
-                task_definitions[nightly_reconcile],
-                task_count=1,
-            ),
-            target("drill", f"{self._prefix}-drill", args.drill_schedule, task_definitions["drill"], task_count=1),
+                when.name,
+                f"{self._prefix}-{when.name}",
+                getattr(args, when.setting),
+                task_definitions[job],
+                task_count=getattr(args, when.task_count) if when.task_count else 1,
+            )
+            for job, when in scheduled.items()
         ]
         return schedules, dlq
 

@@ -401,7 +401,7 @@ def ingest_task_policy(
         _use_data_key(key_arn),
         # IAM has no resource type for Textract's expense actions: "*" is the only resource.
         *([statement("AnalyzeExpense", TEXTRACT_EXPENSE, "*")] if textract else []),
-        *_publish_metrics(metrics_namespace),
+        *publish_metrics(metrics_namespace),
     )
 
 
@@ -546,7 +546,7 @@ def reconcile_task_policy(
         *_chain_statements(table_arn, audit_bucket_arn),
         *(_catalog_statements(reports_bucket_arn, catalog) if catalog else []),
         *_announce_reports(reports_topic_arn),
-        *_publish_metrics(metrics_namespace),
+        *publish_metrics(metrics_namespace),
     )
 
 
@@ -554,7 +554,7 @@ def _announce_reports(topic_arn: str | None) -> list[Statement]:
     return [statement("AnnounceReports", ["sns:Publish"], [topic_arn])] if topic_arn else []
 
 
-def _publish_metrics(namespace: str | None) -> list[Statement]:
+def publish_metrics(namespace: str | None) -> list[Statement]:
     """PutMetricData has no resource type in IAM: the grant is narrowed to the stage's namespace
     (jobs.contract.metrics.namespace) by its condition key instead.
     """
@@ -595,7 +595,7 @@ def repair_task_policy(
         statement("HeadRaw", ["s3:GetObject"], [objects(raw_bucket_arn, layout.RAW_PREFIX)]),
         statement("RequeueArrivals", ["sqs:SendMessage"], [arrivals_queue_arn]),
         *_announce_reports(reports_topic_arn),
-        *_publish_metrics(metrics_namespace),
+        *publish_metrics(metrics_namespace),
     )
 
 
@@ -645,6 +645,7 @@ def documents_task_policy(
     processed_bucket_arn: str,
     arrivals_queue_arn: str,
     key_arn: str,
+    metrics_namespace: str | None = None,
 ) -> Policy:
     """The owner's actions on one document (jobs.documents: list, delete, restore).
 
@@ -658,7 +659,8 @@ def documents_task_policy(
     Queries of a user's documents or of the status index. A restore that makes current again an
     upload its delete hid sends it to the arrival queue (SendMessageBatch, authorized as
     sqs:SendMessage; the queue is encrypted with
-    the data key, so SQS asks KMS on the sender's behalf), as reconcile's repair does.
+    the data key, so SQS asks KMS on the sender's behalf), as reconcile's repair does. An action
+    publishes its run's metrics (jobs.runtime, in the stage's namespace).
     """
     documents, versions = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     _, current = _document_prefixes(raw_bucket_arn, processed_bucket_arn, "s3:ListBucket")
@@ -671,24 +673,35 @@ def documents_task_policy(
         statement("RemoveDeleteMarkers", ["s3:DeleteObjectVersion"], documents),
         statement("RequeueRestoredUploads", ["sqs:SendMessage"], [arrivals_queue_arn]),
         _use_data_key(key_arn),
+        *publish_metrics(metrics_namespace),
     )
 
 
-def legal_hold_task_policy(*, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str) -> Policy:
+def legal_hold_task_policy(
+    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, metrics_namespace: str | None = None
+) -> Policy:
     """An operator's legal hold (jobs.documents hold/--release): Object Lock legal holds on every
     version of the document's objects, listed first, and the item's hold, conditionally, with its
-    duplicate markers written again in the same transaction (their TTL is the item's).
+    duplicate markers written again in the same transaction (their TTL is the item's); and the
+    run's metrics.
     """
     documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     return document(
         statement("ReadWriteItems", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn]),
         *listing,
         statement("PlaceLegalHolds", ["s3:PutObjectLegalHold"], documents),
+        *publish_metrics(metrics_namespace),
     )
 
 
 def erasure_task_policy(
-    *, table_arn: str, raw_bucket_arn: str, processed_bucket_arn: str, reports_bucket_arn: str, key_arn: str
+    *,
+    table_arn: str,
+    raw_bucket_arn: str,
+    processed_bucket_arn: str,
+    reports_bucket_arn: str,
+    key_arn: str,
+    metrics_namespace: str | None = None,
 ) -> Policy:
     """A GDPR erasure (jobs.erasure): the only role that deletes object versions and items for good.
 
@@ -697,7 +710,7 @@ def erasure_task_policy(
     under the data prefixes and deletes them (DeleteObjects, authorized per version as
     s3:DeleteObjectVersion), and writes its receipt once under erasure/ in the reports bucket.
     A version S3 refuses to delete is asked for its legal hold (GetObjectLegalHold): a held one
-    is kept, with its item, and named in the receipt.
+    is kept, with its item, and named in the receipt. It publishes its run's metrics.
     """
     documents, listing = _document_prefixes(raw_bucket_arn, processed_bucket_arn)
     return document(
@@ -711,6 +724,7 @@ def erasure_task_policy(
         statement("ReadLegalHolds", ["s3:GetObjectLegalHold"], documents),
         statement("WriteReceipt", ["s3:PutObject"], [objects(reports_bucket_arn, layout.ERASURE_PREFIX)]),
         statement("UseDataKey", ["kms:GenerateDataKey"], [key_arn]),
+        *publish_metrics(metrics_namespace),
     )
 
 

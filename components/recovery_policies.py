@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from components.policies import KMS_ENCRYPT, Policy, Statement, document, objects, statement
+from components.policies import KMS_ENCRYPT, Policy, Statement, document, objects, publish_metrics, statement
 from jobs.contract import layout
 
 # What a restore writes into its target table, with the caller's permissions ("Using IAM with
@@ -143,6 +143,7 @@ def drill_task_policy(
     account_id: str,
     backup_role_arn: str,
     exports_bucket_arn: str | None = None,
+    metrics_namespace: str | None = None,
 ) -> Policy:
     """The restore drill: restore into a drill table, reconcile it, write the report once.
 
@@ -151,7 +152,8 @@ def drill_task_policy(
     run by the backup role; from an export (`exports_bucket_arn`: the Athena engine's exports)
     it reads the export files. The reconcile lists both data buckets (a live run without
     --deep reads no object). DynamoDB creates grants on the stack's key for a table restored from
-    PITR, which keeps the source's encryption.
+    PITR, which keeps the source's encryption. It publishes the drill's RPO, RTO and verdict
+    (jobs.runtime, in the stage's namespace).
     """
     drills = drill_tables_arn(table_arn)
     statements = [
@@ -175,6 +177,7 @@ def drill_task_policy(
         statement("WriteDrillReport", ["s3:PutObject"], [objects(reports_bucket_arn, layout.DRILL_RUNS_PREFIX)]),
         statement("UseDataKey", KMS_ENCRYPT, [key_arn]),
         _grant_for_aws("GrantTableKey", [key_arn]),
+        *publish_metrics(metrics_namespace),
     ]
     if exports_bucket_arn is not None:
         statements += [

@@ -1,7 +1,9 @@
 """`python -m jobs <command>`: the one entry point of the job image and of developers' shells.
 
-Each command lives in its own module with a `main(argv) -> int`; it is imported only when
-called, so `local` and `extract` start without loading boto3 clients or polars.
+The commands are the job registry's (jobs.runtime.registry); each lives in its own module with a
+`main(argv) -> int`, imported only when called, so `local` and `extract` start without loading
+boto3 clients or polars. A command whose module the image does not carry (`local`, `demo`: the
+dev stack's) says so instead of a traceback.
 """
 
 from __future__ import annotations
@@ -9,46 +11,33 @@ from __future__ import annotations
 import importlib
 import sys
 
-COMMANDS = {
-    "ingest": ("jobs.ingest.cli", "drain the arrival queue (or sweep raw/ with --backfill): extract, write results"),
-    "reconcile": ("jobs.reconcile.cli", "check DynamoDB against S3 and write an audit report"),
-    "reports": ("jobs.reports.cli", "verify the chain of signed reconcile reports; pack a month's evidence"),
-    "drill": ("jobs.recovery.cli", "restore the table into a new table, reconcile it, report RPO and RTO"),
-    "rollback": ("jobs.recovery.rollback_cli", "after a bad deploy: put changed items back from a restored table"),
-    "undelete": ("jobs.recovery.undelete", "remove the delete markers a bad role left in a data bucket"),
-    "extract": ("jobs.extract.cli", "extract and validate local files (debugging)"),
-    "documents": (
-        "jobs.documents.cli",
-        "a user's documents, a status queue; delete, restore, legal hold; a presigned URL of result.json",
-    ),
-    "restore-archived": (
-        "jobs.ingest.restore_archived",
-        "restore a document's archived objects (GLACIER), then re-queue it for the next drain",
-    ),
-    "review": ("jobs.review.cli", "work the review queue: claim, correct, settle or release a document"),
-    "erase": ("jobs.erasure.cli", "GDPR erasure of one user: every item, version and marker, with a receipt"),
-    "audit": ("jobs.audit.cli", "the audit trail: a document's history, what an actor changed"),
-    "demo": ("jobs.demo.cli", "seed a deterministic demo corpus into raw/"),
-    "local": ("jobs.local.cli", "start, stop or inspect the embedded local AWS stack"),
-}
+from jobs.runtime.registry import JOBS, JobSpec
 
 
-def _usage() -> str:
+def _usage(jobs: tuple[JobSpec, ...]) -> str:
     lines = ["usage: python -m jobs <command> [options]", "", "commands:"]
-    lines += [f"  {name:<10} {help_}" for name, (_, help_) in COMMANDS.items()]
+    width = max(len(spec.name) for spec in jobs)
+    lines += [f"  {spec.name:<{width}}  {spec.help}" for spec in jobs]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, jobs: tuple[JobSpec, ...] = JOBS) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
-        print(_usage())
+        print(_usage(jobs))
         return 0 if args else 2
     command, rest = args[0], args[1:]
-    if command not in COMMANDS:
-        print(f"unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+    spec = next((s for s in jobs if s.name == command), None)
+    if spec is None:
+        print(f"unknown command {command!r}\n\n{_usage(jobs)}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[command][0])
+    try:
+        module = importlib.import_module(spec.module)
+    except ModuleNotFoundError as exc:
+        if spec.in_image or exc.name is None or not spec.module.startswith(exc.name):
+            raise
+        print(f"{command}: a development command, not in this image", file=sys.stderr)
+        return 2
     return int(module.main(rest))
 
 

@@ -243,7 +243,12 @@ class ExitCode(IntEnum):
 
 
 def exit_code_for(exc: BaseException) -> ExitCode:
-    """The exit code of a run that ended with `exc` (a domain error, or ValueError from options)."""
+    """The exit code of a run that ended with `exc` (a domain error, or ValueError from options).
+
+    A stop is SIGTERM's code here; the run context knows the signal (jobs.runtime.signals).
+    """
+    if isinstance(exc, RunStoppedError):
+        return ExitCode.SIGTERM
     if isinstance(exc, InfrastructureError | RestoreFailedError):
         return ExitCode.UNAVAILABLE
     if isinstance(exc, ReviewConflictError | ErasureNotSettledError):

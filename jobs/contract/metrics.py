@@ -13,7 +13,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 NAMESPACE_ROOT = "DocuFlow"
-JOB, STAGE, SEVERITY, CODE = "Job", "Stage", "Severity", "Code"  # dimension names
+JOB, STAGE, SEVERITY, CODE, ACTION = "Job", "Stage", "Severity", "Code", "Action"  # dimension names
 # Below this many finished documents a night's failed ratio says little (three uploads, two of
 # them broken): neither the exit code nor the alarm judge it.
 MIN_DOCUMENTS_FOR_RATIO = 5
@@ -27,9 +27,15 @@ def namespace(stage: str) -> str:
 
 
 class Job(StrEnum):
+    """The Job dimension's values (jobs.runtime.registry names which command publishes which)."""
+
     INGEST = "ingest"
     RECONCILE = "reconcile"
     DRILL = "drill"
+    ERASURE = "erasure"
+    DOCUMENTS = "documents"
+    ROLLBACK = "rollback"
+    UNDELETE = "undelete"
 
 
 class Metric(StrEnum):
@@ -55,6 +61,18 @@ class Metric(StrEnum):
     RPO = "RpoSeconds"
     RTO = "RtoSeconds"
     TARGETS_MISSED = "TargetsMissed"
+    # erasure: what it deleted for good, and the documents a legal hold kept
+    ITEMS_DELETED = "ItemsDeleted"
+    VERSIONS_DELETED = "ObjectVersionsDeleted"  # versions and delete markers
+    DOCUMENTS_KEPT = "DocumentsKeptForHold"
+    # a document's owner or operator action: 1 per run, with the Action (delete, restore, hold,
+    # release), and whether it changed the item (0: nothing to change, a rerun)
+    DOCUMENT_ACTIONS = "DocumentActions"
+    ITEMS_CHANGED = "ItemsChanged"
+    # rollback and undelete: what they put back, and the documents a person's decision kept as they are
+    ITEMS_ROLLED_BACK = "ItemsRolledBack"
+    MARKERS_REMOVED = "DeleteMarkersRemoved"
+    LEFT_ALONE = "LeftAlone"
 
 
 class Unit(StrEnum):
@@ -102,6 +120,18 @@ PUBLISHED: dict[Job, tuple[Metric, ...]] = {
         Metric.QUEUE_DEPTH,
         Metric.DEAD_LETTER_DEPTH,
         Metric.TEXTRACT_PAGES,
+        Metric.ESTIMATED_COST,
     ),
     Job.RECONCILE: (Metric.HEARTBEAT, Metric.DURATION, Metric.FINDINGS, Metric.ITEMS_JUDGED),
+    Job.DRILL: (Metric.HEARTBEAT, Metric.DURATION, Metric.RPO, Metric.RTO, Metric.TARGETS_MISSED),
+    Job.ERASURE: (
+        Metric.HEARTBEAT,
+        Metric.DURATION,
+        Metric.ITEMS_DELETED,
+        Metric.VERSIONS_DELETED,
+        Metric.DOCUMENTS_KEPT,
+    ),
+    Job.DOCUMENTS: (Metric.HEARTBEAT, Metric.DURATION, Metric.DOCUMENT_ACTIONS, Metric.ITEMS_CHANGED),
+    Job.ROLLBACK: (Metric.HEARTBEAT, Metric.DURATION, Metric.ITEMS_ROLLED_BACK, Metric.LEFT_ALONE),
+    Job.UNDELETE: (Metric.HEARTBEAT, Metric.DURATION, Metric.MARKERS_REMOVED, Metric.LEFT_ALONE),
 }

@@ -20,7 +20,6 @@ import queue
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,10 +49,12 @@ from jobs.ingest.results import DocumentResult
 from jobs.ingest.sources import DrainLimits, QueueSource, SweepSource, Work, WorkSource
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
-from jobs.observability import CallMetrics, run_metrics
+from jobs.observability import CallMetrics
+from jobs.runtime import RunContext
+from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client, sqs_client, textract_client
-from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
+from jobs.store.clients import s3_client, sqs_client, textract_client
+from jobs.store.dynamo import TRANSACT_CHUNK
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
@@ -95,16 +96,13 @@ class IngestOptions:
         return "backfill" if self.backfill else "drain"
 
 
-def new_run_id() -> str:
-    return f"{layout.utc_now():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
-
-
 class IngestRun:
     def __init__(
         self,
         settings: JobSettings,
         options: IngestOptions,
         *,
+        context: RunContext | None = None,
         metrics: CallMetrics | None = None,
         on_document: Callable[[DocumentResult | None], None] | None = None,
         s3: Any = None,
@@ -112,22 +110,24 @@ class IngestRun:
         sqs: Any = None,
         textract: Any = None,
     ) -> None:
-        """`s3`/`dynamodb`/`sqs`/`textract`: injected boto3 clients (tests); built from settings otherwise."""
+        """`context`: the run's (jobs.runtime: its id, its stop on signals, the metrics it publishes);
+        a plain one otherwise. `s3`/`dynamodb`/`sqs`/`textract`: injected boto3 clients (tests);
+        built from settings otherwise.
+        """
         settings.check_endpoints()
         if not options.backfill and not settings.arrivals_queue_url:
             raise SettingsError(
-                "no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL); use --backfill to sweep raw/"
+                "no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL); use `ingest backfill` to sweep raw/"
             )
         self.settings = settings
         self.options = options
-        self.metrics = metrics or CallMetrics()
-        self.run_id = new_run_id()
+        self.context = context or RunContext.of(settings, "ingest")
+        self.metrics = metrics or self.context.calls
+        self.run_id = self.context.run_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{self.run_id}"
         self.actor = actor(ActorKind.INGEST, self.run_id)
         self._on_document = on_document or (lambda _result: None)
-        self._table = DocumentTable(
-            dynamodb or dynamodb_client(settings), settings.table_name, settings.index_name, self.metrics
-        )
+        self._table = document_table(settings, self.metrics, client=dynamodb)
         self._buckets = Buckets(s3 or s3_client(settings), self.metrics)
         self._arrivals = (
             None
@@ -150,6 +150,7 @@ class IngestRun:
         self._source: WorkSource | None = None
         self._in_flight = 0
         self._in_flight_changed = threading.Condition()
+        self.context.stop.on_stop(self.stop)  # SIGTERM/SIGINT: claim nothing more, hand back
 
     # --- the run ------------------------------------------------------------------------------
     def execute(self) -> RunSummary:
@@ -183,7 +184,7 @@ class IngestRun:
         )
         if not self.options.dry_run:
             self._write_summary(summary)
-            run_metrics.publish(self.settings, summary.run_metrics(), summary.finishedAt or started)
+            self.context.publish(summary.run_metrics())
         if isinstance(self._error, RunStoppedError | SettingsError):
             raise self._error  # a stop, or a configuration to fix (a table or queue that is not there)
         if self._error is not None:
@@ -294,6 +295,8 @@ class IngestRun:
 
         for batch in source.batches():
             if self._stop.is_set() or budget == 0 or (deadline and time.monotonic() > deadline):
+                if not self._stop.is_set():  # a bound, not a stop: what it holds finishes
+                    recorder.stopped_for("max-docs" if budget == 0 else "deadline")
                 _release(batch)
                 source.stop()
                 continue

@@ -34,6 +34,9 @@ class RunSummary(BaseModel):
     startedAt: datetime
     finishedAt: datetime | None = None
     outcome: str = "running"  # completed | aborted
+    # A completed drain that ended at a bound rather than an empty queue: "deadline" (--max-minutes,
+    # the scheduled drain's stop in time for the reconcile) or "max-docs"; its rest stays queued.
+    stoppedFor: str | None = None
     error: str | None = None
     seconds: float = 0.0
     listed: int = 0
@@ -94,6 +97,9 @@ class RunSummary(BaseModel):
             Metric.TEXTRACT_PAGES: self.textractPages,
         }
         data = [Datum(metric=metric, value=value) for metric, value in counts.items()]
+        if self.estimatedCost is not None:  # USD at list prices: no CloudWatch unit says dollars
+            cost = float(self.estimatedCost.usd["total"])
+            data.append(Datum(metric=Metric.ESTIMATED_COST, value=cost, unit=Unit.NONE))
         if self.outcome == "completed":  # an aborted night is no heartbeat: its alarm should hear of it
             data.append(Datum(metric=Metric.HEARTBEAT, value=1))
         data.append(Datum(metric=Metric.DURATION, value=self.seconds, unit=Unit.SECONDS))
@@ -211,6 +217,10 @@ class SummaryRecorder:
         with self._lock:
             self.summary.textractPages = spent
             self.summary.textractPageCap = cap
+
+    def stopped_for(self, bound: str) -> None:
+        with self._lock:
+            self.summary.stoppedFor = self.summary.stoppedFor or bound
 
     def released(self, released: int, leased: int) -> None:
         with self._lock:

@@ -44,6 +44,7 @@ from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
 from jobs.review import ReviewDesk
+from jobs.runtime import RunContext
 from jobs.settings import JobSettings
 from jobs.store import call_recording
 from jobs.store.athena import AthenaQueries
@@ -72,7 +73,11 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     quick = stack.settings.model_copy(update={"extract_workers": 1})
 
     def sweep(**options: Any) -> Any:
-        return IngestRun(quick, IngestOptions(backfill=True, **options)).execute()
+        context = RunContext.of(quick, "ingest")  # publishes its metrics when flushed, as run_job does
+        try:
+            return IngestRun(quick, IngestOptions(backfill=True, **options), context=context).execute()
+        finally:
+            context.flush()
 
     # A result.json that no finished item points at (a stale writer's, or one written before
     # writes were fenced): the claimant's first write is refused, it heads the object, reads its

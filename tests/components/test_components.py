@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections import Counter
 
@@ -12,6 +13,7 @@ from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
 from jobs.contract import LifecycleSpec, bucket_specs, layout, queue_spec, table_spec
+from jobs.runtime import tasks
 from jobs.settings import (
     ENV_ARRIVALS_QUEUE_URL,
     ENV_CATCH_UP_DAYS,
@@ -25,7 +27,9 @@ from jobs.settings import (
     ENV_TEXTRACT_MAX_PAGES,
     JOB_ENV_VARS,
 )
-from tests.components.program import ProgramRun, as_list, policy_documents, run_as_main, stack_config
+from tests.components.program import ACCOUNT, ProgramRun, as_list, policy_documents, run_as_main, stack_config
+
+SCHEDULE = "aws:scheduler/schedule:Schedule"
 
 # Resource count per component type in the dev stack (own ECR repo, own topic + email, four
 # jobs: ingest, reconcile, repair, drill; one ingest schedule however many tasks it starts; the
@@ -290,11 +294,11 @@ def _container(run: ProgramRun, job: str) -> dict:
 @pytest.mark.parametrize(
     ("job", "command"),
     # The reconcile and its repair run the nightly chain; dev sets docuflow:reconcileEngine athena,
-    # so they name the engine.
+    # so they run it as the athena mode's.
     [
-        ("ingest", ["ingest"]),
-        ("reconcile", ["reconcile", "--nightly", "--engine", "athena"]),
-        ("repair", ["reconcile", "--nightly", "--repair", "--engine", "athena"]),
+        ("ingest", ["ingest", "drain"]),
+        ("reconcile", ["reconcile", "athena", "--nightly"]),
+        ("repair", ["reconcile", "athena", "--nightly", "--repair"]),
     ],
 )
 def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None:
@@ -508,3 +512,79 @@ def test_dev_ingest_task_role_may_call_textract_expense_analysis(dev: ProgramRun
         (sorted(policies.TEXTRACT_EXPENSE), "*")
     ]
     assert not any(a.startswith("textract:") for s in reconcile[0]["Statement"] for a in as_list(s["Action"]))
+
+
+# --- the job registry: the stack runs what it declares ------------------------------------------------
+def _camel(setting: str) -> str:
+    head, *rest = setting.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _statement_ids(policy: dict) -> list[str]:
+    return sorted(s["Sid"] for s in policy["Statement"])
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str, request) -> None:
+    run: ProgramRun = request.getfixturevalue(stack)
+    config = stack_config(stack)
+    families = {
+        t.inputs["family"].removeprefix(f"docuflow-{stack}-"): t
+        for t in run.of_type("aws:ecs/taskDefinition:TaskDefinition")
+    }
+    assert set(families) == set(tasks())  # no task definition the registry does not declare, none missing
+    engine = config.get("docuflow:reconcileEngine", "polars")
+    for name, (_, task) in tasks().items():
+        (container,) = json.loads(families[name].inputs["containerDefinitions"])
+        command = container["command"]
+        drain = int(command[command.index("--max-minutes") + 1]) if "--max-minutes" in command else None
+        assert command == batch_jobs.job_command(name, engine, drain), name
+        size = task.size
+        cpu = int(config.get(f"docuflow:{size.setting}Cpu", size.cpu)) if size.setting else size.cpu
+        memory = int(config.get(f"docuflow:{size.setting}Memory", size.memory)) if size.setting else size.memory
+        assert (families[name].inputs["cpu"], families[name].inputs["memory"]) == (str(cpu), str(memory)), name
+        attached = json.loads(run.named(f"docuflow-{stack}-{name}-task-policy").inputs["policy"])
+        # The builder the registry names, with only its required inputs: its core statements.
+        builder = batch_jobs.policy_builder(task.policy)
+        required = [p.name for p in inspect.signature(builder).parameters.values() if p.default is p.empty]
+        core = builder(**dict.fromkeys(required, f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/t"))
+        assert set(_statement_ids(core)) <= set(_statement_ids(attached)), name
+    schedules = {s.inputs["name"].removeprefix(f"docuflow-{stack}-"): s for s in run.of_type(SCHEDULE)}
+    expected = {
+        task.schedule.name: (name, task.schedule)
+        for name, (_, task) in tasks().items()
+        if task.schedule is not None
+        and (
+            task.schedule.when is None
+            or (config.get(f"docuflow:{_camel(task.schedule.when[0])}", "true") == "true") == task.schedule.when[1]
+        )
+    }
+    assert set(schedules) == set(expected)
+    for schedule_name, (name, declared) in expected.items():
+        inputs = schedules[schedule_name].inputs
+        assert inputs["scheduleExpression"] == config.get(f"docuflow:{_camel(declared.setting)}", declared.default)
+        ecs = inputs["target"]["ecsParameters"]
+        assert ecs["taskDefinitionArn"].endswith(f"docuflow-{stack}-{name}:1")
+        count = int(config.get(f"docuflow:{_camel(declared.task_count)}", 1)) if declared.task_count else 1
+        assert ecs["taskCount"] == count
+
+
+def test_a_new_registry_entry_gets_its_task_definition_role_and_log_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.jobs.runtime.example_job import ENTRY
+
+    (task,) = ENTRY.tasks
+    monkeypatch.setattr(batch_jobs, "TASKS", {**batch_jobs.TASKS, task.name: task})
+    monkeypatch.setattr(batch_jobs, "JOBS", (*batch_jobs.JOBS, task.name))
+    recorded = run_as_main({**stack_config("dev"), "docuflow:stage": "hello"})
+    (td,) = [r for r in recorded if r.typ == "aws:ecs/taskDefinition:TaskDefinition" and r.name.endswith("-hello")]
+    (container,) = json.loads(td.inputs["containerDefinitions"])
+    assert container["command"] == ["hello", "greet"]
+    assert (td.inputs["cpu"], td.inputs["memory"]) == ("256", "512")
+    (policy,) = [r for r in recorded if r.name == "docuflow-hello-hello-task-policy"]
+    assert {s["Sid"] for s in json.loads(policy.inputs["policy"])["Statement"]} == {
+        s["Sid"]
+        for s in policies.legal_hold_task_policy(table_arn="t", raw_bucket_arn="r", processed_bucket_arn="p")[
+            "Statement"
+        ]
+    } | {"PublishRunMetrics"}
+    assert any(r.inputs.get("name") == "/docuflow/hello/hello" for r in recorded if r.typ.endswith("LogGroup"))

@@ -226,6 +226,7 @@ def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) 
         index_arn=f"{table}/index/{stack.settings.index_name}",
         arrivals_queue_arn=ARNS.queue(stack.settings.arrivals_queue_url),
         key_arn=KEY,
+        metrics_namespace=namespace(stack.settings.stage),
     )
     # Deletes and markers touch no object content: S3 asks KMS for nothing. The arrival queue
     # is encrypted with the data key: SQS asks KMS as the sender (no emulator enforces it).
@@ -238,13 +239,16 @@ def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) 
 
 def test_legal_hold_role_grants_exactly_what_hold_and_release_call(stack) -> None:
     needed = permissions(legal_hold_calls(stack), ARNS)
-    assert_grants_exactly(policies.legal_hold_task_policy(**_data_arns(stack.settings)), needed, {}, {})
+    policy = policies.legal_hold_task_policy(
+        **_data_arns(stack.settings), metrics_namespace=namespace(stack.settings.stage)
+    )
+    assert_grants_exactly(policy, needed, {}, {})
 
 
 def test_erasure_role_grants_exactly_what_an_erasure_calls(stack) -> None:
     needed = permissions(erasure_calls(stack), ARNS)
     inputs = _role_inputs(stack.settings)
-    policy = policies.erasure_task_policy(**inputs)
+    policy = policies.erasure_task_policy(**inputs, metrics_namespace=namespace(stack.settings.stage))
     assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(reads=False), pending={})
     assert_reports_bucket_admits(needed, stack.settings, "erasure-task-role")
 
@@ -333,7 +337,7 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
                 metrics_namespace=namespace("dev"),
             ),
         ),
-        ("erasure", lambda a: policies.erasure_task_policy(**a)),
+        ("erasure", lambda a: policies.erasure_task_policy(**a, metrics_namespace=namespace("dev"))),
         (
             "documents",
             lambda a: policies.documents_task_policy(
@@ -341,9 +345,10 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
                 index_arn=f"{a['table_arn']}/index/{table_spec('dev').index_name}",
                 arrivals_queue_arn=_DEV_QUEUE,
                 key_arn=a["key_arn"],
+                metrics_namespace=namespace("dev"),
             ),
         ),
-        ("legal-hold", lambda a: policies.legal_hold_task_policy(**_data(a))),
+        ("legal-hold", lambda a: policies.legal_hold_task_policy(**_data(a), metrics_namespace=namespace("dev"))),
     ],
 )
 def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:

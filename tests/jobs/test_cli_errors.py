@@ -22,13 +22,13 @@ def run(*args: str, env: dict[str, str] | None = None, drop: tuple[str, ...] = (
 @pytest.mark.parametrize(
     ("args", "env", "drop", "says"),
     [
-        (("ingest", "--backfill"), {"SHARD_INDEX": "one"}, (), "SHARD_INDEX"),
-        (("ingest", "--backfill"), {"SHARD_COUNT": "0"}, (), "SHARD_COUNT"),
-        (("ingest", "--max-docs", "0"), {}, (), "--max-docs"),
-        (("ingest", "--shard", "1/4"), {}, (), "--backfill"),
+        (("ingest", "backfill"), {"SHARD_INDEX": "one"}, (), "SHARD_INDEX"),
+        (("ingest", "--backfill"), {"SHARD_COUNT": "0"}, (), "SHARD_COUNT"),  # the old spelling, still read
+        (("ingest", "drain", "--max-docs", "0"), {}, (), "--max-docs"),
+        (("ingest", "drain", "--shard", "1/4"), {}, (), "unrecognized arguments: --shard"),
         (("ingest", "--backfill"), {}, ("AWS_REGION", "AWS_DEFAULT_REGION"), "region"),
         (("ingest", "--backfill"), {"AWS_ENDPOINT_URL_DYNAMODB": "ht!tp//::nope"}, (), "AWS_ENDPOINT_URL_DYNAMODB"),
-        (("ingest",), {"DOCUFLOW_ARRIVALS_QUEUE_URL": ""}, (), "--backfill"),
+        (("ingest", "drain"), {"DOCUFLOW_ARRIVALS_QUEUE_URL": ""}, (), "ingest backfill"),
         (("ingest", "--backfill"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
         (("ingest",), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
         # SQS hides a message 12 hours at most: a longer lease could never be deferred to.
@@ -55,4 +55,10 @@ def test_the_help_says_what_each_command_does() -> None:
     done = run("--help")
     assert done.returncode == 0
     (ingest,) = [line for line in done.stdout.splitlines() if line.strip().startswith("ingest")]
-    assert "arrival queue" in ingest and "--backfill" in ingest
+    assert "arrival queue" in ingest and "backfill" in ingest
+
+
+def test_an_old_spelling_runs_with_a_deprecation_line(stack) -> None:
+    done = run("ingest", "--redrive-dlq")
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert "deprecated: python -m jobs ingest --redrive-dlq is `python -m jobs ingest redrive` now" in done.stderr

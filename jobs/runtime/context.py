@@ -1,0 +1,119 @@
+"""The run context every job runs in, and `run_job`, the one way a CLI runs one.
+
+`run_job(name, body)` sets up logging, installs the stop on SIGTERM/SIGINT, reads the settings,
+makes the context (one run id, the run's call metrics, the stop flag) and calls `body(context)`;
+whatever the body returns is the exit code. Its outcome maps to one exit code for every job
+(jobs.errors.ExitCode): a domain error or a ValueError is printed as one line and mapped by
+`exit_code_for` (bad input 2, AWS unreachable 3, not settled 4); RunStoppedError is 128 + the
+signal (143, 130), after the job handed back what it held. The metrics the body hands the
+context (`publish`, `record`) are published once when the run ends, whatever its outcome, in one
+PutMetricData (jobs.observability.run_metrics). A context outside `run_job`
+(`RunContext.of(settings)`, a test building a run by hand) is a plain value: a run id, calls and a
+stop flag, no signal handlers, nothing published.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from jobs.contract import layout
+from jobs.contract.metrics import Datum, Job, Metric, RunMetrics, Unit
+from jobs.errors import DocuFlowError, ExitCode, RunStoppedError, exit_code_for
+from jobs.observability import CallMetrics, setup_logging
+from jobs.runtime.ids import new_run_id
+from jobs.runtime.signals import StopFlag
+from jobs.settings import JobSettings
+
+if TYPE_CHECKING:
+    from jobs.store.dynamo import DocumentTable
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RunContext:
+    """One run of one job: its settings, id, call metrics, stop flag and the metrics it publishes."""
+
+    job: str
+    settings: JobSettings
+    run_id: str = ""
+    started_at: datetime = field(default_factory=layout.utc_now)
+    calls: CallMetrics = field(default_factory=CallMetrics)
+    stop: StopFlag = field(default_factory=StopFlag)
+    published: list[RunMetrics] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.run_id = self.run_id or new_run_id(self.started_at)
+
+    @classmethod
+    def of(cls, settings: JobSettings, job: str = "") -> RunContext:
+        return cls(job, settings)
+
+    @property
+    def seconds(self) -> float:
+        return (layout.utc_now() - self.started_at).total_seconds()
+
+    def table(self, name: str | None = None) -> DocumentTable:
+        """The stack's document table (or the table `name`), counted in the run's calls."""
+        # Imported here: the registry's readers (`python -m jobs --help`, the Pulumi program)
+        # import this package and need no boto3; the first run that reaches AWS loads it.
+        from jobs.runtime.stores import document_table
+
+        return document_table(self.settings, self.calls, table_name=name)
+
+    def publish(self, run: RunMetrics) -> None:
+        """Hand the run's metrics over: published once, when the run ends."""
+        self.published.append(run)
+
+    def record(self, job: Job, data: Iterable[Datum], *, completed: bool = True) -> None:
+        """`data` plus the run's duration, and a heartbeat when it completed (an aborted run is none)."""
+        extra = [Datum(metric=Metric.DURATION, value=round(self.seconds, 3), unit=Unit.SECONDS)]
+        if completed:
+            extra.append(Datum(metric=Metric.HEARTBEAT, value=1))
+        self.publish(RunMetrics(job=job, data=(*data, *extra)))
+
+    def flush(self) -> None:
+        """Publish what the run handed over (a failed publish is logged, never the run's failure)."""
+        if not self.published:
+            return
+        from jobs.observability import run_metrics  # boto3: see `table`
+
+        at = layout.utc_now()
+        for run in self.published:
+            run_metrics.publish(self.settings, run, at, self.calls)
+        self.published.clear()
+
+
+Body = Callable[[RunContext], int]
+
+
+def run_job(job: str, body: Body, *, settings: JobSettings | None = None) -> int:
+    """Run `body` in a fresh context of `job`; its exit code (jobs.errors.ExitCode)."""
+    setup_logging()
+    stop = StopFlag()
+    context: RunContext | None = None
+    with stop.installed():
+        try:
+            context = RunContext(job, settings or JobSettings.from_env(), stop=stop)
+            return int(body(context))
+        except RunStoppedError as exc:
+            print(f"stopped: {exc}; what the run held was handed back", file=sys.stderr)
+            return int(stop.exit_code)
+        except (DocuFlowError, ValueError) as exc:
+            return int(report_error(exc))
+        finally:
+            if context is not None:
+                context.flush()
+
+
+def report_error(exc: BaseException) -> int:
+    """One line on stderr for a run that ended with `exc`; its exit code."""
+    code = exit_code_for(exc)
+    detail = f"{type(exc).__name__}: {exc}" if code == ExitCode.UNAVAILABLE else str(exc)
+    print(f"error: {detail}", file=sys.stderr)
+    return int(code)

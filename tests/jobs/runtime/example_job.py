@@ -1,0 +1,56 @@
+"""A small example job, to show that adding a job is one new package and one registry entry.
+
+`write_package` writes the package (its CLI, in the runtime's style) into a directory put on
+sys.path; `ENTRY` is its registry entry, with one task definition. tests/jobs/runtime shows it in
+`python -m jobs --help` and runs it through the context; tests/components shows the stack build
+its task definition, role and log group from the entry alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs.runtime import JobSpec, TaskSize, TaskSpec
+
+PACKAGE = "hellojob"
+CLI = '''"""`python -m jobs hello greet|refuse|stop`: an example job."""
+
+from __future__ import annotations
+
+import argparse
+
+from jobs.errors import LifecycleRefusedError
+from jobs.runtime import RunContext, run_job
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jobs hello")
+    parser.add_argument("mode", choices=["greet", "refuse", "stop"])
+    args = parser.parse_args(argv)
+    return run_job("hello", lambda context: _run(context, args.mode))
+
+
+def _run(context: RunContext, mode: str) -> int:
+    if mode == "refuse":
+        raise LifecycleRefusedError("not this one")
+    if mode == "stop":
+        context.stop.request()  # as SIGTERM does
+        context.stop.check("before its second step")
+    print(f"hello from run {context.run_id}")
+    return 0
+'''
+
+ENTRY = JobSpec(
+    "hello",
+    f"{PACKAGE}.cli",
+    "an example job",
+    subcommands=("greet", "refuse", "stop"),
+    tasks=(TaskSpec("hello", ("hello", "greet"), "policies.legal_hold_task_policy", TaskSize(256, 512)),),
+)
+
+
+def write_package(root: Path) -> None:
+    package = root / PACKAGE
+    package.mkdir()
+    (package / "__init__.py").write_text('"""An example job."""\n')
+    (package / "cli.py").write_text(CLI)
