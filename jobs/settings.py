@@ -1,5 +1,17 @@
-"""JobSettings: what every job reads from the environment, validated once (the botocore Config
-built from it is jobs.store.clients.botocore_config: this module stays free of the AWS SDK).
+"""JobSettings: what every job reads from the environment, declared once and validated once (the
+botocore Config built from it is jobs.store.clients.botocore_config: this module stays free of the
+AWS SDK).
+
+Each setting is one field: its type, bounds, default and description. Its environment variable is
+derived from the field (pydantic-settings: DOCUFLOW_ + the field's name in capitals, or the alias it
+declares), so the ENV_* names, JOB_ENV_VARS, `env()`/`env_of()` (what the task definitions set)
+and `from_env()` (what a job reads) cannot drift apart, and docs/deploy.md's table of job settings
+is generated from the same fields (tests/jobs/test_job_settings.py keeps it in step).
+
+Only `from_env` reads an environment, the one it is given (the process's by default): settings
+built in code (`JobSettings(stage=…)`) never do, so a test's settings do not depend on the process
+it runs in. Two defaults follow from other variables in `from_env` only (`FromEnvironment`); names
+left empty follow from the stage (`FromStage`).
 
 The jobs reach AWS only through boto3's standard configuration: endpoints come from
 AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 when set (local stack), so no code path differs.
@@ -8,11 +20,22 @@ AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_S3 when set (local stack), so no co
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import ErrorDetails
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from pydantic_settings import SettingsError as SourceError
+from pydantic_settings.sources.utils import parse_env_vars
 
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
@@ -21,240 +44,296 @@ from jobs.contract.retention import RetentionPolicy
 from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS, TABLE_STATE_DAYS, LifecycleSpec
 from jobs.errors import SettingsError
 
-ENV_STAGE = "DOCUFLOW_STAGE"
-ENV_TABLE = "DOCUFLOW_TABLE_NAME"
-ENV_INDEX = "DOCUFLOW_STATUS_INDEX_NAME"
-ENV_RAW_BUCKET = "DOCUFLOW_RAW_BUCKET"
-ENV_PROCESSED_BUCKET = "DOCUFLOW_PROCESSED_BUCKET"
-ENV_REPORTS_BUCKET = "DOCUFLOW_REPORTS_BUCKET"
-ENV_ARRIVALS_QUEUE_URL = "DOCUFLOW_ARRIVALS_QUEUE_URL"
-# The retention policy as JSON (jobs.contract.RetentionPolicy): the stack's, which its lifecycle
-# rules are built from too; absent, the contract's defaults (the local stack's rules).
-ENV_RETENTION = "DOCUFLOW_RETENTION"
-# The erasure's receipt: what still holds a user's data and how long (jobs.contract.erasure.DataHoldings).
-ENV_HOLDINGS = "DOCUFLOW_HOLDINGS"
-ENV_MAX_ATTEMPTS = "DOCUFLOW_MAX_ATTEMPTS"
-ENV_LEASE_SECONDS = "DOCUFLOW_LEASE_SECONDS"
-ENV_IO_THREADS = "DOCUFLOW_IO_THREADS"
-ENV_WORKERS = "DOCUFLOW_EXTRACT_WORKERS"
-ENV_RETRY_MODE = "DOCUFLOW_RETRY_MODE"
-ENV_RETRY_ATTEMPTS = "DOCUFLOW_RETRY_ATTEMPTS"
-ENV_CONFIDENCE = "DOCUFLOW_CONFIDENCE_THRESHOLD"
-ENV_OCR_ENGINE = "DOCUFLOW_OCR_ENGINE"
-ENV_TEXTRACT_TPS = "DOCUFLOW_TEXTRACT_TPS"
-# The reconcile's engines and the audit catalog the Athena engine queries (components/audit_catalog.py).
-ENV_RECONCILE_ENGINE = "DOCUFLOW_RECONCILE_ENGINE"
-ENV_TABLE_ARN = "DOCUFLOW_TABLE_ARN"
-# The reconcile's reports: the KMS key (an alias) that signs them, the image digest they name.
-ENV_REPORT_SIGNING_KEY = "DOCUFLOW_REPORT_SIGNING_KEY"
-ENV_IMAGE_DIGEST = "DOCUFLOW_IMAGE_DIGEST"
-ENV_REPORTS_TOPIC_ARN = "DOCUFLOW_REPORTS_TOPIC_ARN"  # where a written report is announced (SNS)
-ENV_ATHENA_WORKGROUP = "DOCUFLOW_ATHENA_WORKGROUP"
-ENV_GLUE_DATABASE = "DOCUFLOW_GLUE_DATABASE"
-ENV_EXPORT_TABLE = "DOCUFLOW_GLUE_EXPORT_TABLE"
-ENV_INCREMENTAL_TABLE = "DOCUFLOW_GLUE_INCREMENTAL_TABLE"
-ENV_STATE_TABLE = "DOCUFLOW_GLUE_STATE_TABLE"
-ENV_RAW_INVENTORY_TABLE = "DOCUFLOW_GLUE_RAW_INVENTORY_TABLE"
-ENV_PROCESSED_INVENTORY_TABLE = "DOCUFLOW_GLUE_PROCESSED_INVENTORY_TABLE"
-ENV_INVENTORY_BUCKET = "DOCUFLOW_INVENTORY_BUCKET"
-ENV_INVENTORY_PREFIX = "DOCUFLOW_INVENTORY_PREFIX"
-ENV_INVENTORY_CONFIG_ID = "DOCUFLOW_INVENTORY_CONFIG_ID"
-ENV_INVENTORY_MAX_AGE_HOURS = "DOCUFLOW_INVENTORY_MAX_AGE_HOURS"
-ENV_FIRST_INVENTORY_HOURS = "DOCUFLOW_FIRST_INVENTORY_HOURS"
-ENV_EXPORT_BUCKET = "DOCUFLOW_EXPORT_BUCKET"
-ENV_EXPORT_PREFIX = "DOCUFLOW_EXPORT_PREFIX"
-ENV_TEXTRACT_FALLBACK = "DOCUFLOW_TEXTRACT_FALLBACK"
-ENV_TEXTRACT_MAX_PAGES = "DOCUFLOW_TEXTRACT_MAX_PAGES"
-ENV_FAILED_RATIO_THRESHOLD = "DOCUFLOW_FAILED_RATIO_THRESHOLD"
-# The audit trail (docs/audit.md): the change log's bucket, since when it is complete, and where
-# Athena finds it (components/audit_trail.py declares them; names from jobs.contract.layout).
-ENV_AUDIT_BUCKET = "DOCUFLOW_AUDIT_BUCKET"
-ENV_AUDIT_LOG_SINCE = "DOCUFLOW_AUDIT_LOG_SINCE"
-ENV_AUDIT_WORKGROUP = "DOCUFLOW_AUDIT_WORKGROUP"
-ENV_TRAIL_DATABASE = "DOCUFLOW_TRAIL_DATABASE"
-ENV_SQS_MOVE_TASKS = "DOCUFLOW_SQS_MOVE_TASKS"
-# The nightly reconcile's chain of table states (jobs/reconcile/nightly.py): where the states
-# are kept, how often the chain starts over from a full export, how many missed nights one run
-# may bring forward, and who makes the table's exports (DynamoDB, or the local stack's stand-in).
-ENV_STATE_BUCKET = "DOCUFLOW_STATE_BUCKET"
-ENV_REANCHOR_DAYS = "DOCUFLOW_RECONCILE_REANCHOR_DAYS"
-ENV_CATCH_UP_DAYS = "DOCUFLOW_RECONCILE_CATCH_UP_DAYS"
-ENV_TABLE_STATE_DAYS = "DOCUFLOW_TABLE_STATE_DAYS"
-ENV_TABLE_EXPORTS = "DOCUFLOW_TABLE_EXPORTS"
-# The review API: how long a reviewer's claim lasts, and a presigned result.json URL (stack settings).
-ENV_REVIEW_LEASE_SECONDS = "DOCUFLOW_REVIEW_LEASE_SECONDS"
-ENV_RESULT_URL_SECONDS = "DOCUFLOW_RESULT_URL_SECONDS"
-ENV_SHARD_INDEX = "SHARD_INDEX"
-ENV_SHARD_COUNT = "SHARD_COUNT"
-
-# The settings the ECS task definitions pass and `local up` exports, in one list.
-JOB_ENV_VARS = (
-    ENV_STAGE,
-    ENV_TABLE,
-    ENV_RAW_BUCKET,
-    ENV_PROCESSED_BUCKET,
-    ENV_REPORTS_BUCKET,
-    ENV_ARRIVALS_QUEUE_URL,
-    ENV_REVIEW_LEASE_SECONDS,
-    ENV_RESULT_URL_SECONDS,
-    ENV_RETENTION,
-)
+ENV_PREFIX = "DOCUFLOW_"
+_Rule = TypeVar("_Rule")
 
 
-def _default_ocr_engine(env: Mapping[str, str]) -> OcrEngine:
-    return OcrEngine.LOCAL if env.get("AWS_ENDPOINT_URL_S3") else OcrEngine.TEXTRACT
+@dataclass(frozen=True)
+class FromStage:
+    """A name that, left empty, is the stage's (jobs.contract.layout): `name(stage)`."""
+
+    name: Callable[[str], str]
 
 
-# JobSettings field -> the environment variable it is read from (from_env).
-_ENV_OF = {
-    "stage": ENV_STAGE,
-    "table_name": ENV_TABLE,
-    "index_name": ENV_INDEX,
-    "raw_bucket": ENV_RAW_BUCKET,
-    "processed_bucket": ENV_PROCESSED_BUCKET,
-    "reports_bucket": ENV_REPORTS_BUCKET,
-    "arrivals_queue_url": ENV_ARRIVALS_QUEUE_URL,
-    "retention": ENV_RETENTION,
-    "holdings": ENV_HOLDINGS,
-    "max_attempts": ENV_MAX_ATTEMPTS,
-    "lease_seconds": ENV_LEASE_SECONDS,
-    "io_threads": ENV_IO_THREADS,
-    "extract_workers": ENV_WORKERS,
-    "retry_mode": ENV_RETRY_MODE,
-    "retry_attempts": ENV_RETRY_ATTEMPTS,
-    "confidence_threshold": ENV_CONFIDENCE,
-    "ocr_engine": ENV_OCR_ENGINE,
-    "textract_tps": ENV_TEXTRACT_TPS,
-    "reconcile_engine": ENV_RECONCILE_ENGINE,
-    "table_arn": ENV_TABLE_ARN,
-    "athena_workgroup": ENV_ATHENA_WORKGROUP,
-    "glue_database": ENV_GLUE_DATABASE,
-    "glue_export_table": ENV_EXPORT_TABLE,
-    "glue_incremental_table": ENV_INCREMENTAL_TABLE,
-    "glue_state_table": ENV_STATE_TABLE,
-    "glue_raw_inventory_table": ENV_RAW_INVENTORY_TABLE,
-    "glue_processed_inventory_table": ENV_PROCESSED_INVENTORY_TABLE,
-    "inventory_bucket": ENV_INVENTORY_BUCKET,
-    "inventory_prefix": ENV_INVENTORY_PREFIX,
-    "inventory_config_id": ENV_INVENTORY_CONFIG_ID,
-    "inventory_max_age_hours": ENV_INVENTORY_MAX_AGE_HOURS,
-    "first_inventory_hours": ENV_FIRST_INVENTORY_HOURS,
-    "export_bucket": ENV_EXPORT_BUCKET,
-    "export_prefix": ENV_EXPORT_PREFIX,
-    "state_bucket": ENV_STATE_BUCKET,
-    "reconcile_reanchor_days": ENV_REANCHOR_DAYS,
-    "reconcile_catch_up_days": ENV_CATCH_UP_DAYS,
-    "table_state_days": ENV_TABLE_STATE_DAYS,
-    "table_exports": ENV_TABLE_EXPORTS,
-    "shard_index": ENV_SHARD_INDEX,
-    "shard_count": ENV_SHARD_COUNT,
-    "textract_fallback": ENV_TEXTRACT_FALLBACK,
-    "textract_max_pages": ENV_TEXTRACT_MAX_PAGES,
-    "failed_ratio_threshold": ENV_FAILED_RATIO_THRESHOLD,
-    "audit_bucket": ENV_AUDIT_BUCKET,
-    "audit_log_since": ENV_AUDIT_LOG_SINCE,
-    "audit_workgroup": ENV_AUDIT_WORKGROUP,
-    "trail_database": ENV_TRAIL_DATABASE,
-    "sqs_move_tasks": ENV_SQS_MOVE_TASKS,
-    "review_lease_seconds": ENV_REVIEW_LEASE_SECONDS,
-    "result_url_seconds": ENV_RESULT_URL_SECONDS,
-    "reports_topic_arn": ENV_REPORTS_TOPIC_ARN,
-}
+@dataclass(frozen=True)
+class FromEnvironment:
+    """A default that `from_env` derives from other variables of the environment it reads.
+
+    Settings built in code take the field's own default. `says` is how, for the settings table.
+    """
+
+    derive: Callable[[Mapping[str, str]], object]
+    says: str
 
 
-class JobSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+def _bucket(purpose: str) -> FromStage:
+    return FromStage(lambda stage: layout.bucket_name(stage, purpose))
 
-    stage: str = Field(default="dev", pattern=r"^[a-z][a-z0-9-]{0,20}$")
-    table_name: str = ""
-    index_name: str = ""
-    raw_bucket: str = ""
-    processed_bucket: str = ""
-    reports_bucket: str = ""
-    arrivals_queue_url: str = ""  # the SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it)
-    retention: RetentionPolicy = RetentionPolicy()
-    holdings: DataHoldings = DataHoldings()  # the erasure job's only (its receipt)
-    max_attempts: int = Field(default=3, ge=1, le=20)
+
+class JobSettings(BaseSettings):
+    """Every job's settings; see the module docstring for where each value comes from."""
+
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="forbid",
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,  # an empty variable is unset, as a stack's optional setting is
+        validate_by_name=True,  # code names fields; the environment names the aliases
+        validate_by_alias=True,
+    )
+
+    stage: str = Field(
+        default="dev",
+        pattern=r"^[a-z][a-z0-9-]{0,20}$",
+        description="The stack's stage: every name below left empty is derived from it.",
+    )
+    table_name: Annotated[str, FromStage(layout.table_name)] = Field(default="", description="The documents table.")
+    index_name: Annotated[str, FromStage(layout.status_index_name)] = Field(
+        default="", validation_alias="DOCUFLOW_STATUS_INDEX_NAME", description="The table's status index."
+    )
+    raw_bucket: Annotated[str, _bucket("raw")] = Field(default="", description="Where documents arrive.")
+    processed_bucket: Annotated[str, _bucket("processed")] = Field(
+        default="", description="Where each document's result.json is written."
+    )
+    reports_bucket: Annotated[str, _bucket("reports")] = Field(
+        default="", description="Where run summaries and reconcile reports are written (Object Lock)."
+    )
+    arrivals_queue_url: str = Field(
+        default="",
+        description="The SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it); "
+        "empty: only `ingest --backfill` can run.",
+    )
+    # The stack's policy, which its lifecycle rules are built from too: items (TTL) and objects
+    # expire on one clock. NoDecode: the JSON is read by _from_json, whose errors name the field.
+    retention: Annotated[RetentionPolicy, NoDecode] = Field(
+        default=RetentionPolicy(),
+        description="The retention policy as JSON (jobs.contract.RetentionPolicy); unset: the contract's "
+        "defaults (the local stack's rules).",
+    )
+    holdings: Annotated[DataHoldings, NoDecode] = Field(
+        default=DataHoldings(),
+        description="What still holds a user's data and how long, as JSON (jobs.contract.erasure.DataHoldings): "
+        "the erasure's receipt names them.",
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Attempts at one document that failed in the run itself (a crashed or timed-out extraction) "
+        "before the ingest dead-letters it.",
+    )
     # A document held by another claim defers its message for the lease: SQS hides a message
     # for 12 hours at most, so no longer lease could ever be deferred to.
-    lease_seconds: int = Field(default=900, ge=1, le=SQS_MAX_VISIBILITY_SECONDS)
+    lease_seconds: int = Field(
+        default=900,
+        ge=1,
+        le=SQS_MAX_VISIBILITY_SECONDS,
+        description="How long an ingest's claim on a document lasts (at most SQS's 12 hours).",
+    )
     # Enough threads to hide request latency; fewer or more measured no better (README, Performance).
-    io_threads: int = Field(default=32, ge=1, le=256)
-    extract_workers: int = Field(default=0, ge=0, le=64)  # 0: one per core
-    retry_mode: Literal["standard", "adaptive", "legacy"] = "standard"
-    retry_attempts: int = Field(default=8, ge=1, le=20)
-    confidence_threshold: float = Field(default=80.0, ge=0, le=100)
-    # Scans and plain PDFs: Amazon Textract on AWS, the embedded tesseract beside a local S3.
-    # Built without an environment, the settings take the engine that never costs money;
-    # from_env derives it from the environment it is given (the stack sets it explicitly).
-    ocr_engine: OcrEngine = OcrEngine.LOCAL
-    # Client-side pace of Textract calls per worker, below the account's TPS quota.
-    textract_tps: float = Field(default=1.0, gt=0, le=50)
-    # A --backfill sweep split over N tasks (the scheduler sets SHARD_INDEX/SHARD_COUNT).
-    shard_index: int = Field(default=0, ge=0)
-    shard_count: int = Field(default=1, ge=1, le=1000)
-    # Text-layer PDFs whose local reading leaves header fields missing may also go to Textract
-    # AnalyzeExpense (jobs.extract.fallback decides which). Off by default: every call costs money.
-    textract_fallback: bool = False
-    # The Textract pages one ingest run may spend (None: no cap). A document's pages are reserved
-    # before its Textract call; one that would pass the cap waits in the queue for the next night
-    # (jobs/ingest/pages.py). Per task: a stack running N ingest tasks gives each its share.
-    textract_max_pages: int | None = Field(default=None, ge=1)
-    # An ingest night whose FAILED documents pass this share of those it finished ends with exit 1
-    # (ExitCode.FINDINGS) and breaches the failed-ratio alarm: a bad image is never a silent night.
-    # Judged from jobs.contract.metrics.MIN_DOCUMENTS_FOR_RATIO finished documents on.
-    failed_ratio_threshold: float = Field(default=0.5, gt=0, le=1)
-    # `ingest --redrive-dlq`: SQS's message move task (StartMessageMoveTask), or the job's own
-    # receive-send-delete, which any SQS server answers (moto has no move tasks). Built without
-    # an environment, the settings take the way that works anywhere; from_env takes the move
-    # task unless AWS_ENDPOINT_URL_SQS points at another server.
-    sqs_move_tasks: bool = False
-    # Reconcile: the engine the schedule runs (one stack setting turns Athena on), and where the
-    # Athena engine finds its catalog, the inventories and the table exports. Empty: from the stage.
-    reconcile_engine: str = Field(default="polars", pattern=r"^(polars|duckdb|athena)$")
-    table_arn: str = ""  # needed only to start a table export (ExportTableToPointInTime)
-    # Names and places from jobs.contract.layout (what components/audit_catalog.py declares).
-    athena_workgroup: str = ""
-    glue_database: str = ""
-    glue_export_table: str = layout.GLUE_EXPORT_TABLE
-    glue_incremental_table: str = layout.GLUE_INCREMENTAL_TABLE  # incremental exports
-    glue_state_table: str = layout.GLUE_STATE_TABLE  # the Iceberg table the nightly run keeps
-    glue_raw_inventory_table: str = layout.GLUE_INVENTORY_TABLES["raw"]
-    glue_processed_inventory_table: str = layout.GLUE_INVENTORY_TABLES["processed"]
-    inventory_bucket: str = ""  # the audit-data bucket
-    inventory_prefix: str = layout.INVENTORY_PREFIX  # S3 Inventory writes {prefix}{source bucket}/{config id}/…
-    inventory_config_id: str = layout.INVENTORY_CONFIGURATION_ID
-    # An inventory whose newest delivery is older than this is an error finding, never judged
-    # against (S3 Inventory delivers daily: two missed days are a broken delivery, not a delay).
-    inventory_max_age_hours: int = Field(default=48, ge=1)
-    # Until this long after the inventory configuration, a missing first delivery is "nothing to
-    # judge yet" rather than an error: AWS says a first report can take up to 48 hours.
-    first_inventory_hours: int = Field(default=48, ge=0)
-    export_bucket: str = ""  # the audit-data bucket
-    export_prefix: str = layout.DYNAMODB_EXPORTS_PREFIX  # exports land in {prefix}AWSDynamoDB/{export id}/
-    state_bucket: str = ""  # the audit-data bucket: table states under layout.TABLE_STATE_PREFIX
-    # A chain anchored this many days ago starts over from a full export (monthly by default);
-    # a newest state older than catch-up days does too (the nights in between are not brought
-    # forward one export at a time). Both stay within PITR's 35 days and the states' expiry.
-    reconcile_reanchor_days: int = Field(default=30, ge=1, le=35)
-    reconcile_catch_up_days: int = Field(default=7, ge=1, le=30)
-    # The states' lifecycle expiry (the stack's tableStateRetentionDays): how long a state may
-    # keep an earlier state's data files follows from it (jobs.reconcile.nightly.files_kept_for).
-    table_state_days: int = Field(default=TABLE_STATE_DAYS, ge=2, le=35)
-    # "standin": the local stack's stand-in answers the table-export calls (DynamoDB Local has
-    # none: jobs/local/standins/exports.py); anything else is DynamoDB's own.
-    table_exports: Literal["aws", "standin"] = "aws"
-    # A reviewer's claim on a document in review; the life of a presigned result.json GET.
-    review_lease_seconds: int = Field(default=1800, ge=60, le=24 * 3600)
-    result_url_seconds: int = Field(default=300, ge=1, le=7 * 24 * 3600)
-    # Where a night's reconcile report is announced (the stack's alert topic); empty: not announced.
-    reports_topic_arn: str = ""
-    # The change log (empty names: from the stage). Versions written before `audit_log_since`
-    # need no record (a stack whose table is older than its log); unset: every version does.
-    audit_bucket: str = ""
-    audit_log_since: datetime | None = None
-    audit_workgroup: str = ""
-    trail_database: str = ""
+    io_threads: int = Field(default=32, ge=1, le=256, description="Threads for S3 and DynamoDB requests.")
+    extract_workers: int = Field(
+        default=0, ge=0, le=64, description="Processes that extract documents; 0: one per core."
+    )
+    retry_mode: Literal["standard", "adaptive", "legacy"] = Field(
+        default="standard", description="botocore's retry mode for every AWS client."
+    )
+    retry_attempts: int = Field(
+        default=8, ge=1, le=20, description="botocore's total attempts per AWS request (first one included)."
+    )
+    confidence_threshold: float = Field(
+        default=80.0, ge=0, le=100, description="A required field read with less confidence (%) goes to review."
+    )
+    # Built without an environment, the settings take the engine that never costs money.
+    ocr_engine: Annotated[
+        OcrEngine,
+        FromEnvironment(
+            lambda env: OcrEngine.LOCAL if env.get("AWS_ENDPOINT_URL_S3") else OcrEngine.TEXTRACT,
+            "`local` when AWS_ENDPOINT_URL_S3 is set, else `textract`",
+        ),
+    ] = Field(
+        default=OcrEngine.LOCAL,
+        description="Who reads scans and plain PDFs: Amazon Textract, the embedded tesseract, or nobody "
+        "(`off`: they go to NEEDS_OCR).",
+    )
+    textract_tps: float = Field(
+        default=1.0, gt=0, le=50, description="Textract calls per second per worker, below the account's quota."
+    )
+    shard_index: int = Field(
+        default=0,
+        ge=0,
+        validation_alias="SHARD_INDEX",
+        description="This task's share of an `ingest --backfill` sweep split over SHARD_COUNT tasks.",
+    )
+    shard_count: int = Field(
+        default=1,
+        ge=1,
+        le=1000,
+        validation_alias="SHARD_COUNT",
+        description="The tasks an `ingest --backfill` sweep is split over.",
+    )
+    # Off by default: every call costs money.
+    textract_fallback: bool = Field(
+        default=False,
+        description="Text-layer PDFs whose local reading leaves header fields missing may also go to "
+        "Textract AnalyzeExpense (jobs.extract.fallback decides which).",
+    )
+    # A document's pages are reserved before its Textract call; one that would pass the cap waits
+    # in the queue for the next night (jobs/ingest/pages.py).
+    textract_max_pages: int | None = Field(
+        default=None,
+        ge=1,
+        description="The Textract pages one ingest task may spend in a run (a stack running N tasks gives "
+        "each its share); unset: no cap.",
+    )
+    # A bad image is never a silent night: the failed-ratio alarm fires too.
+    failed_ratio_threshold: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="An ingest run whose FAILED documents pass this share of those it finished exits 1 "
+        "(findings); judged from jobs.contract.metrics.MIN_DOCUMENTS_FOR_RATIO documents on.",
+    )
+    # moto has no move tasks; any SQS server answers the job's own receive-send-delete.
+    sqs_move_tasks: Annotated[
+        bool,
+        FromEnvironment(lambda env: not env.get("AWS_ENDPOINT_URL_SQS"), "`true` unless AWS_ENDPOINT_URL_SQS is set"),
+    ] = Field(
+        default=False,
+        description="`ingest --redrive-dlq` uses SQS's message move task (StartMessageMoveTask) rather "
+        "than its own receive-send-delete.",
+    )
+    # One stack setting turns Athena on.
+    reconcile_engine: str = Field(
+        default="polars",
+        pattern=r"^(polars|duckdb|athena)$",
+        description="The engine the reconcile runs on: `polars`, `duckdb` or `athena`.",
+    )
+    table_arn: str = Field(
+        default="", description="The table's ARN: needed only to start a table export (ExportTableToPointInTime)."
+    )
+    report_signing_key: str = Field(
+        default="",
+        description="The KMS key (an alias) that signs reconcile reports; unset: reports are written unsigned.",
+    )
+    image_digest: str = Field(
+        default="", description="The job image's digest, named in each report's provenance; unset: the git commit."
+    )
+    reports_topic_arn: str = Field(
+        default="", description="The SNS topic a written reconcile report is announced on; unset: not announced."
+    )
+    # Where the Athena engine finds its catalog, the inventories and the table exports: the names
+    # and places components/audit_catalog.py declares, from jobs.contract.layout.
+    athena_workgroup: Annotated[str, FromStage(layout.athena_workgroup_name)] = Field(
+        default="", description="The Athena workgroup of the reconcile's queries."
+    )
+    glue_database: Annotated[str, FromStage(layout.glue_database_name)] = Field(
+        default="", description="The Glue database of the audit catalog."
+    )
+    glue_export_table: str = Field(default=layout.GLUE_EXPORT_TABLE, description="The catalog's table export table.")
+    glue_incremental_table: str = Field(
+        default=layout.GLUE_INCREMENTAL_TABLE, description="The catalog's incremental export table."
+    )
+    glue_state_table: str = Field(
+        default=layout.GLUE_STATE_TABLE, description="The Iceberg table of table states the nightly run keeps."
+    )
+    glue_raw_inventory_table: str = Field(
+        default=layout.GLUE_INVENTORY_TABLES["raw"], description="The catalog's table of the raw bucket's inventory."
+    )
+    glue_processed_inventory_table: str = Field(
+        default=layout.GLUE_INVENTORY_TABLES["processed"],
+        description="The catalog's table of the processed bucket's inventory.",
+    )
+    inventory_bucket: Annotated[str, _bucket(layout.AUDIT_DATA)] = Field(
+        default="", description="Where S3 Inventory delivers the data buckets' inventories."
+    )
+    inventory_prefix: str = Field(
+        default=layout.INVENTORY_PREFIX,
+        description="S3 Inventory writes {prefix}{source bucket}/{configuration id}/….",
+    )
+    inventory_config_id: str = Field(
+        default=layout.INVENTORY_CONFIGURATION_ID, description="The data buckets' inventory configuration."
+    )
+    # S3 Inventory delivers daily: two missed days are a broken delivery, not a delay.
+    inventory_max_age_hours: int = Field(
+        default=48,
+        ge=1,
+        description="An inventory whose newest delivery is older is an error finding, never judged against.",
+    )
+    # AWS says a first report can take up to 48 hours.
+    first_inventory_hours: int = Field(
+        default=48,
+        ge=0,
+        description='How long after the inventory configuration a missing first delivery is "nothing to '
+        'judge yet" rather than an error.',
+    )
+    export_bucket: Annotated[str, _bucket(layout.AUDIT_DATA)] = Field(
+        default="", description="Where DynamoDB's table exports land."
+    )
+    export_prefix: str = Field(
+        default=layout.DYNAMODB_EXPORTS_PREFIX, description="Exports land in {prefix}AWSDynamoDB/{export id}/."
+    )
+    state_bucket: Annotated[str, _bucket(layout.AUDIT_DATA)] = Field(
+        default="", description="Where the nightly reconcile keeps its table states (layout.TABLE_STATE_PREFIX)."
+    )
+    # Both stay within PITR's 35 days and the states' expiry.
+    reconcile_reanchor_days: int = Field(
+        default=30,
+        ge=1,
+        le=35,
+        description="The nightly chain starts over from a full export this many days after its anchor.",
+    )
+    reconcile_catch_up_days: int = Field(
+        default=7,
+        ge=1,
+        le=30,
+        description="A newest table state older than this starts the chain over too, instead of bringing "
+        "each missed night forward.",
+    )
+    # How long a state may keep an earlier state's data files follows from it
+    # (jobs.reconcile.nightly.files_kept_for).
+    table_state_days: int = Field(
+        default=TABLE_STATE_DAYS,
+        ge=2,
+        le=35,
+        description="The table states' lifecycle expiry (the stack's tableStateRetentionDays).",
+    )
+    # DynamoDB Local has no table exports: jobs/local/standins/exports.py answers them there.
+    table_exports: Literal["aws", "standin"] = Field(
+        default="aws", description="Who answers the table-export calls: DynamoDB, or the local stack's stand-in."
+    )
+    review_lease_seconds: int = Field(
+        default=1800, ge=60, le=24 * 3600, description="How long a reviewer's claim on a document in review lasts."
+    )
+    result_url_seconds: int = Field(
+        default=300, ge=1, le=7 * 24 * 3600, description="How long a presigned result.json GET lives."
+    )
+    # The change log (docs/audit.md): components/audit_trail.py declares it.
+    audit_bucket: Annotated[str, _bucket(layout.AUDIT_LOG)] = Field(default="", description="The change log's bucket.")
+    # A stack whose table is older than its log.
+    audit_log_since: datetime | None = Field(
+        default=None,
+        description="Versions written before this time (with its zone) need no change-log record; "
+        "unset: every version does.",
+    )
+    audit_workgroup: Annotated[str, FromStage(layout.audit_workgroup_name)] = Field(
+        default="", description="The Athena workgroup of the audit trail's queries."
+    )
+    trail_database: Annotated[str, FromStage(layout.trail_database_name)] = Field(
+        default="", description="The Glue database of the audit trail."
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Built in code, the settings are what the code gives: only from_env reads an environment.
+        return (init_settings,)
 
     @field_validator("audit_log_since")
     @classmethod
@@ -270,34 +349,10 @@ class JobSettings(BaseModel):
         return model.model_validate_json(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _audit_defaults_from_stage(self) -> JobSettings:
-        defaults = {
-            "athena_workgroup": layout.athena_workgroup_name(self.stage),
-            "glue_database": layout.glue_database_name(self.stage),
-            "inventory_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
-            "export_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
-            "state_bucket": layout.bucket_name(self.stage, layout.AUDIT_DATA),
-            "audit_bucket": layout.bucket_name(self.stage, layout.AUDIT_LOG),
-            "audit_workgroup": layout.audit_workgroup_name(self.stage),
-            "trail_database": layout.trail_database_name(self.stage),
-        }
-        for name, value in defaults.items():
+    def _names_from_stage(self) -> JobSettings:
+        for name, rule in _rules(FromStage):
             if not getattr(self, name):
-                object.__setattr__(self, name, value)
-        return self
-
-    @model_validator(mode="after")
-    def _defaults_from_stage(self) -> JobSettings:
-        defaults = {
-            "table_name": layout.table_name(self.stage),
-            "index_name": layout.status_index_name(self.stage),
-            "raw_bucket": layout.bucket_name(self.stage, "raw"),
-            "processed_bucket": layout.bucket_name(self.stage, "processed"),
-            "reports_bucket": layout.bucket_name(self.stage, "reports"),
-        }
-        for name, value in defaults.items():
-            if not getattr(self, name):
-                object.__setattr__(self, name, value)
+                object.__setattr__(self, name, rule.name(self.stage))
         return self
 
     def check_endpoints(self, environ: Mapping[str, str] | None = None) -> None:
@@ -313,19 +368,27 @@ class JobSettings(BaseModel):
         ):
             raise SettingsError(
                 f"{ENV_OCR_ENGINE}=textract with a local S3 endpoint but no AWS_ENDPOINT_URL_TEXTRACT: "
-                "use DOCUFLOW_OCR_ENGINE=local (or off) on the embedded stack"
+                f"use {ENV_OCR_ENGINE}=local (or off) on the embedded stack"
             )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> JobSettings:
+        """The settings in `environ` (the process's by default); unset and empty variables take defaults.
+
+        A bad value is a SettingsError naming its variable, the text it held and what is wrong.
+        """
         env = os.environ if environ is None else environ
-        data: dict[str, Any] = {f: env[v] for f, v in _ENV_OF.items() if env.get(v)}
-        data.setdefault("ocr_engine", _default_ocr_engine(env))
-        data.setdefault("sqs_move_tasks", not env.get("AWS_ENDPOINT_URL_SQS"))
         try:
-            return cls.model_validate(data)
+            found = _Environment(cls, env)()
+        except SourceError as exc:  # pydantic-settings' own reading (no field decodes JSON there)
+            raise SettingsError(f"invalid job settings: {exc}") from exc
+        values = {_field_of(key): value for key, value in found.items()}
+        for name, rule in _rules(FromEnvironment):
+            values.setdefault(name, rule.derive(env))
+        try:
+            return cls.model_validate(values)
         except ValidationError as exc:
-            problems = "; ".join(f"{_ENV_OF[str(e['loc'][0])] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(_problem(error, values) for error in exc.errors())
             raise SettingsError(f"invalid job settings: {problems}") from exc
 
     @property
@@ -344,16 +407,142 @@ class JobSettings(BaseModel):
             "reports": self.reports_bucket,
         }
 
+    def env_of(self, *fields: str) -> dict[str, str]:
+        """These settings as the environment `from_env` reads them back: {variable: text}, in order.
+
+        An unset optional setting is "" (which from_env reads as unset).
+        """
+        return {env_name(name): env_text(getattr(self, name)) for name in fields}
+
     def env(self) -> dict[str, str]:
         """The settings every job reads, as environment variables (JOB_ENV_VARS, in order)."""
-        return {
-            ENV_STAGE: self.stage,
-            ENV_TABLE: self.table_name,
-            ENV_RAW_BUCKET: self.raw_bucket,
-            ENV_PROCESSED_BUCKET: self.processed_bucket,
-            ENV_REPORTS_BUCKET: self.reports_bucket,
-            ENV_ARRIVALS_QUEUE_URL: self.arrivals_queue_url,
-            ENV_REVIEW_LEASE_SECONDS: str(self.review_lease_seconds),
-            ENV_RESULT_URL_SECONDS: str(self.result_url_seconds),
-            ENV_RETENTION: self.retention.to_env(),
-        }
+        return self.env_of(*JOB_SETTINGS)
+
+
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping instead of os.environ."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a setting: its alias, else DOCUFLOW_ and the field's name in capitals."""
+    if field not in JobSettings.model_fields:
+        raise KeyError(f"no job setting {field!r}")
+    alias = JobSettings.model_fields[field].validation_alias
+    return alias if isinstance(alias, str) else f"{ENV_PREFIX}{field.upper()}"
+
+
+def env_text(value: object) -> str:
+    """A setting's value as its variable holds it (from_env reads it back to the same value)."""
+    if value is None:
+        return ""
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(by_alias=True)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def _field_of(key: str) -> str:
+    """The field a key from the environment source stands for (aliased fields come by alias)."""
+    aliases = {env_name(name): name for name in JobSettings.model_fields}
+    return aliases.get(key, key)
+
+
+def _rules(kind: type[_Rule]) -> list[tuple[str, _Rule]]:
+    """The fields declaring a rule of this kind (FromStage, FromEnvironment), with the rule."""
+    return [
+        (name, rule) for name, f in JobSettings.model_fields.items() for rule in f.metadata if isinstance(rule, kind)
+    ]
+
+
+def _problem(error: ErrorDetails, values: Mapping[str, Any]) -> str:
+    """One validation error as the variable, the text it held and what is wrong with it."""
+    if not error["loc"]:
+        return error["msg"]
+    field, *within = (str(part) for part in error["loc"])
+    if field not in JobSettings.model_fields:
+        return f"{field}: {error['msg']}"
+    given = values.get(field)
+    shown = f"={given!r}" if isinstance(given, str) and len(given) <= 80 else ""
+    path = f" (at {'.'.join(within)})" if within else ""
+    return f"{env_name(field)}{shown}{path}: {error['msg']}"
+
+
+# The settings the ECS task definitions pass and `local up` exports, in one list.
+JOB_SETTINGS = (
+    "stage",
+    "table_name",
+    "raw_bucket",
+    "processed_bucket",
+    "reports_bucket",
+    "arrivals_queue_url",
+    "review_lease_seconds",
+    "result_url_seconds",
+    "retention",
+)
+JOB_ENV_VARS = tuple(env_name(name) for name in JOB_SETTINGS)
+
+# Each setting's variable by name, for code that sets or reads one directly.
+ENV_STAGE = env_name("stage")
+ENV_TABLE = env_name("table_name")
+ENV_INDEX = env_name("index_name")
+ENV_RAW_BUCKET = env_name("raw_bucket")
+ENV_PROCESSED_BUCKET = env_name("processed_bucket")
+ENV_REPORTS_BUCKET = env_name("reports_bucket")
+ENV_ARRIVALS_QUEUE_URL = env_name("arrivals_queue_url")
+ENV_RETENTION = env_name("retention")
+ENV_HOLDINGS = env_name("holdings")
+ENV_MAX_ATTEMPTS = env_name("max_attempts")
+ENV_LEASE_SECONDS = env_name("lease_seconds")
+ENV_IO_THREADS = env_name("io_threads")
+ENV_WORKERS = env_name("extract_workers")
+ENV_RETRY_MODE = env_name("retry_mode")
+ENV_RETRY_ATTEMPTS = env_name("retry_attempts")
+ENV_CONFIDENCE = env_name("confidence_threshold")
+ENV_OCR_ENGINE = env_name("ocr_engine")
+ENV_TEXTRACT_TPS = env_name("textract_tps")
+ENV_SHARD_INDEX = env_name("shard_index")
+ENV_SHARD_COUNT = env_name("shard_count")
+ENV_TEXTRACT_FALLBACK = env_name("textract_fallback")
+ENV_TEXTRACT_MAX_PAGES = env_name("textract_max_pages")
+ENV_FAILED_RATIO_THRESHOLD = env_name("failed_ratio_threshold")
+ENV_SQS_MOVE_TASKS = env_name("sqs_move_tasks")
+ENV_RECONCILE_ENGINE = env_name("reconcile_engine")
+ENV_TABLE_ARN = env_name("table_arn")
+ENV_REPORT_SIGNING_KEY = env_name("report_signing_key")
+ENV_IMAGE_DIGEST = env_name("image_digest")
+ENV_REPORTS_TOPIC_ARN = env_name("reports_topic_arn")
+ENV_ATHENA_WORKGROUP = env_name("athena_workgroup")
+ENV_GLUE_DATABASE = env_name("glue_database")
+ENV_EXPORT_TABLE = env_name("glue_export_table")
+ENV_INCREMENTAL_TABLE = env_name("glue_incremental_table")
+ENV_STATE_TABLE = env_name("glue_state_table")
+ENV_RAW_INVENTORY_TABLE = env_name("glue_raw_inventory_table")
+ENV_PROCESSED_INVENTORY_TABLE = env_name("glue_processed_inventory_table")
+ENV_INVENTORY_BUCKET = env_name("inventory_bucket")
+ENV_INVENTORY_PREFIX = env_name("inventory_prefix")
+ENV_INVENTORY_CONFIG_ID = env_name("inventory_config_id")
+ENV_INVENTORY_MAX_AGE_HOURS = env_name("inventory_max_age_hours")
+ENV_FIRST_INVENTORY_HOURS = env_name("first_inventory_hours")
+ENV_EXPORT_BUCKET = env_name("export_bucket")
+ENV_EXPORT_PREFIX = env_name("export_prefix")
+ENV_STATE_BUCKET = env_name("state_bucket")
+ENV_REANCHOR_DAYS = env_name("reconcile_reanchor_days")
+ENV_CATCH_UP_DAYS = env_name("reconcile_catch_up_days")
+ENV_TABLE_STATE_DAYS = env_name("table_state_days")
+ENV_TABLE_EXPORTS = env_name("table_exports")
+ENV_REVIEW_LEASE_SECONDS = env_name("review_lease_seconds")
+ENV_RESULT_URL_SECONDS = env_name("result_url_seconds")
+ENV_AUDIT_BUCKET = env_name("audit_bucket")
+ENV_AUDIT_LOG_SINCE = env_name("audit_log_since")
+ENV_AUDIT_WORKGROUP = env_name("audit_workgroup")
+ENV_TRAIL_DATABASE = env_name("trail_database")

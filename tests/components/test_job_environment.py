@@ -1,0 +1,32 @@
+"""The environment every task definition sets is JobSettings' declaration: each variable is a
+declared setting, and the settings the job reads from it give back the very text the stack set.
+"""
+
+from __future__ import annotations
+
+import json
+
+from jobs.settings import JobSettings, env_name
+from tests.components.program import ProgramRun
+
+FIELD_OF = {env_name(name): name for name in JobSettings.model_fields}
+
+
+def _environments(run: ProgramRun) -> dict[str, dict[str, str]]:
+    found = {}
+    for task in run.of_type("aws:ecs/taskDefinition:TaskDefinition"):
+        for container in json.loads(task.inputs["containerDefinitions"]):
+            found[f"{task.inputs['family']}/{container['name']}"] = {
+                e["name"]: e["value"] for e in container.get("environment", [])
+            }
+    return found
+
+
+def test_task_definitions_set_only_declared_settings(every_stack: ProgramRun) -> None:
+    environments = _environments(every_stack)
+    assert environments
+    for where, environment in environments.items():
+        undeclared = set(environment) - set(FIELD_OF)
+        assert not undeclared, f"{where} sets {undeclared}: declare them as JobSettings fields"
+        read = JobSettings.from_env(environment)
+        assert read.env_of(*(FIELD_OF[name] for name in environment)) == environment, where

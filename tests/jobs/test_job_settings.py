@@ -1,0 +1,319 @@
+"""JobSettings declared once: each field yields its variable, type, default and description; the
+environment `env_of` writes is the one `from_env` reads back (a property over every field); only
+`from_env` reads an environment; a bad value names its variable; docs/deploy.md's "Job settings"
+table is the declaration's.
+
+The table is regenerated (review its diff in the commit) with
+`DOCUFLOW_RECORD_SETTINGS=1 .venv/bin/python -m pytest -q tests/jobs/test_job_settings.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import types
+from datetime import UTC, datetime, timedelta, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from jobs import settings as job_settings
+from jobs.contract import layout
+from jobs.contract.engines import OcrEngine
+from jobs.errors import SettingsError
+from jobs.settings import (
+    ENV_PREFIX,
+    JOB_ENV_VARS,
+    JOB_SETTINGS,
+    FromEnvironment,
+    FromStage,
+    JobSettings,
+    env_name,
+    env_text,
+)
+
+FIELDS = JobSettings.model_fields
+DOC = Path(__file__).resolve().parents[2] / "docs" / "deploy.md"
+BEGIN, END = "<!-- job-settings:begin -->", "<!-- job-settings:end -->"
+RECORD = "DOCUFLOW_RECORD_SETTINGS=1 .venv/bin/python -m pytest -q tests/jobs/test_job_settings.py"
+
+
+# --- The declaration ----------------------------------------------------------------------------
+def test_every_setting_says_what_it_is() -> None:
+    undescribed = [name for name, field in FIELDS.items() if len((field.description or "").strip()) < 10]
+    assert not undescribed, f"give these settings a Field(description=…): {undescribed}"
+
+
+def test_variables_are_derived_from_the_fields() -> None:
+    names = [env_name(name) for name in FIELDS]
+    assert len(set(names)) == len(names)
+    aliased = {name: env_name(name) for name in FIELDS if FIELDS[name].validation_alias}
+    # The names older than the rule: the scheduler's shard pair and the status index.
+    assert aliased == {
+        "index_name": "DOCUFLOW_STATUS_INDEX_NAME",
+        "shard_index": "SHARD_INDEX",
+        "shard_count": "SHARD_COUNT",
+    }
+    assert all(env_name(n) == ENV_PREFIX + n.upper() for n in FIELDS if n not in aliased)
+    with pytest.raises(KeyError, match="no job setting 'stage_name'"):
+        env_name("stage_name")
+
+
+def test_env_constants_name_declared_settings() -> None:
+    constants = {k: v for k, v in vars(job_settings).items() if k.startswith("ENV_") and k != "ENV_PREFIX"}
+    declared = {env_name(name) for name in FIELDS}
+    assert set(constants.values()) <= declared, set(constants.values()) - declared
+    # The names other modules import keep their spelling.
+    assert constants["ENV_STAGE"] == "DOCUFLOW_STAGE" and constants["ENV_TABLE"] == "DOCUFLOW_TABLE_NAME"
+    assert constants["ENV_WORKERS"] == "DOCUFLOW_EXTRACT_WORKERS"
+    assert constants["ENV_REANCHOR_DAYS"] == "DOCUFLOW_RECONCILE_REANCHOR_DAYS"
+    assert tuple(env_name(name) for name in JOB_SETTINGS) == JOB_ENV_VARS
+    assert JOB_ENV_VARS[:2] == ("DOCUFLOW_STAGE", "DOCUFLOW_TABLE_NAME")
+
+
+# --- Round trips --------------------------------------------------------------------------------
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+_ZONES = st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))])
+
+
+def _bounds(field: FieldInfo) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for rule in field.metadata:
+        for bound in ("ge", "gt", "le", "lt", "pattern"):
+            if getattr(rule, bound, None) is not None:
+                found[bound] = getattr(rule, bound)
+    return found
+
+
+def _number(kind: type, bounds: dict[str, Any]) -> st.SearchStrategy[Any]:
+    low, high = bounds.get("ge", bounds.get("gt")), bounds.get("le", bounds.get("lt"))
+    if kind is int:
+        return st.integers(None if low is None else low + ("gt" in bounds), high)
+    return st.floats(low, high, exclude_min="gt" in bounds, allow_nan=False, allow_infinity=False)
+
+
+def _values(annotation: Any, field: FieldInfo | None = None) -> st.SearchStrategy[Any]:
+    """Every valid value of a declared type (nested models field by field)."""
+    bounds = _bounds(field) if field is not None else {}
+    args = get_args(annotation)
+    if get_origin(annotation) in (Union, types.UnionType):
+        return st.one_of([st.none() if a is type(None) else _values(a, field) for a in args])
+    if get_origin(annotation) is Literal or (isinstance(annotation, type) and issubclass(annotation, Enum)):
+        return st.sampled_from(list(args or annotation))
+    if get_origin(annotation) is dict:
+        return st.dictionaries(_values(args[0]), _values(args[1]), max_size=3)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        fields = {n: _values(f.annotation, f) for n, f in annotation.model_fields.items()}
+        return st.builds(annotation, **fields)
+    if annotation is bool:
+        return st.booleans()
+    if annotation in (int, float):
+        return _number(annotation, bounds)
+    if annotation is datetime:
+        return st.datetimes(datetime(1970, 1, 1), datetime(9000, 1, 1), timezones=_ZONES)
+    assert annotation is str, annotation
+    if "pattern" in bounds:
+        return st.from_regex(bounds["pattern"], fullmatch=True)
+    # A name with a default of its own cannot be empty: an empty variable is unset.
+    return _TEXT if field is None or field.default in ("", None) else _TEXT.filter(bool)
+
+
+SETTINGS = st.builds(JobSettings, **{name: _values(field.annotation, field) for name, field in FIELDS.items()})
+
+
+@settings(max_examples=150, deadline=None)
+@given(SETTINGS)
+def test_from_env_reads_back_what_env_of_writes(chosen: JobSettings) -> None:
+    environment = chosen.env_of(*FIELDS)
+    assert set(environment) == {env_name(name) for name in FIELDS}
+    assert JobSettings.from_env(environment) == chosen
+
+
+@settings(max_examples=50, deadline=None)
+@given(SETTINGS)
+def test_env_is_the_job_settings_and_reads_back(chosen: JobSettings) -> None:
+    environment = chosen.env()
+    assert tuple(environment) == JOB_ENV_VARS
+    read = JobSettings.from_env(environment)
+    assert {name: getattr(read, name) for name in JOB_SETTINGS} == {
+        name: getattr(chosen, name) for name in JOB_SETTINGS
+    }
+
+
+def test_env_text() -> None:
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    assert [env_text(v) for v in (None, True, False, 7, 0.5, OcrEngine.OFF, since)] == [
+        "",
+        "true",
+        "false",
+        "7",
+        "0.5",
+        "off",
+        "2026-01-01T00:00:00+00:00",
+    ]
+    assert JobSettings().env_of("retention", "textract_max_pages") == {
+        "DOCUFLOW_RETENTION": JobSettings().retention.to_env(),
+        "DOCUFLOW_TEXTRACT_MAX_PAGES": "",
+    }
+
+
+# --- Where values come from ---------------------------------------------------------------------
+def test_only_from_env_reads_an_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCUFLOW_STAGE", "prod")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:1")
+    monkeypatch.setenv("SHARD_COUNT", "4")
+    built = JobSettings(textract_tps=2.0)
+    assert (built.stage, built.ocr_engine, built.shard_count, built.textract_tps) == ("dev", OcrEngine.LOCAL, 1, 2.0)
+    assert JobSettings.from_env({"DOCUFLOW_STAGE": "qa"}).stage == "qa"  # the mapping given, only
+    assert JobSettings.from_env({}).shard_count == 1
+    assert (JobSettings.from_env().stage, JobSettings.from_env().shard_count) == ("prod", 4)
+    assert os.environ["DOCUFLOW_STAGE"] == "prod"
+
+
+def test_names_follow_the_stage_unless_given() -> None:
+    qa = JobSettings.from_env({"DOCUFLOW_STAGE": "qa", "DOCUFLOW_RAW_BUCKET": "", "DOCUFLOW_GLUE_DATABASE": "mine"})
+    assert qa.table_name == layout.table_name("qa") and qa.index_name == layout.status_index_name("qa")
+    assert qa.raw_bucket == layout.bucket_name("qa", "raw")  # empty is unset
+    assert qa.glue_database == "mine"
+    assert qa.audit_bucket == layout.bucket_name("qa", layout.AUDIT_LOG)
+    staged = [name for name, field in FIELDS.items() if any(isinstance(r, FromStage) for r in field.metadata)]
+    assert all(getattr(JobSettings(stage="qa"), name) for name in staged) and len(staged) == 13
+
+
+@pytest.mark.parametrize(
+    ("environment", "engine", "move_tasks"),
+    [
+        ({}, OcrEngine.TEXTRACT, True),  # AWS
+        ({"AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9000"}, OcrEngine.LOCAL, True),
+        ({"AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:9001"}, OcrEngine.TEXTRACT, False),
+        (
+            {"AWS_ENDPOINT_URL_S3": "http://x", "DOCUFLOW_OCR_ENGINE": "off", "DOCUFLOW_SQS_MOVE_TASKS": "true"},
+            "off",
+            True,
+        ),
+    ],
+)
+def test_defaults_derived_from_the_environment(environment: dict[str, str], engine: str, move_tasks: bool) -> None:
+    read = JobSettings.from_env(environment)
+    assert (read.ocr_engine, read.sqs_move_tasks) == (engine, move_tasks)
+    derived = {name for name, field in FIELDS.items() if any(isinstance(r, FromEnvironment) for r in field.metadata)}
+    assert derived == {"ocr_engine", "sqs_move_tasks"}
+
+
+def test_inventory_freshness_settings() -> None:
+    assert (JobSettings().inventory_max_age_hours, JobSettings().first_inventory_hours) == (48, 48)
+    read = JobSettings.from_env({"DOCUFLOW_INVENTORY_MAX_AGE_HOURS": "30", "DOCUFLOW_FIRST_INVENTORY_HOURS": "0"})
+    assert (read.inventory_max_age_hours, read.first_inventory_hours) == (30, 0)
+
+
+# --- Bad values ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("environment", "message"),
+    [
+        (
+            {"DOCUFLOW_LEASE_SECONDS": "43201"},
+            "DOCUFLOW_LEASE_SECONDS='43201': Input should be less than or equal to 43200",
+        ),
+        ({"DOCUFLOW_IO_THREADS": "many"}, "DOCUFLOW_IO_THREADS='many': Input should be a valid integer"),
+        ({"SHARD_COUNT": "0"}, "SHARD_COUNT='0': Input should be greater than or equal to 1"),
+        ({"DOCUFLOW_STATUS_INDEX_NAME": "x", "SHARD_INDEX": "-1"}, "SHARD_INDEX='-1'"),
+        ({"DOCUFLOW_INVENTORY_MAX_AGE_HOURS": "0"}, "DOCUFLOW_INVENTORY_MAX_AGE_HOURS='0': Input should be greater"),
+        ({"DOCUFLOW_STAGE": "Prod"}, "DOCUFLOW_STAGE='Prod': String should match pattern"),
+        ({"DOCUFLOW_OCR_ENGINE": "tess"}, "DOCUFLOW_OCR_ENGINE='tess': Input should be 'textract', 'local' or 'off'"),
+        (
+            {"DOCUFLOW_TEXTRACT_FALLBACK": "maybe"},
+            "DOCUFLOW_TEXTRACT_FALLBACK='maybe': Input should be a valid boolean",
+        ),
+        ({"DOCUFLOW_AUDIT_LOG_SINCE": "2026-01-01T00:00:00"}, "DOCUFLOW_AUDIT_LOG_SINCE=.*give a time zone"),
+        ({"DOCUFLOW_RETENTION": "{bad"}, "DOCUFLOW_RETENTION='{bad': Invalid JSON"),
+        (
+            {"DOCUFLOW_RETENTION": '{"graceDays": 0}'},
+            r"DOCUFLOW_RETENTION=.* \(at graceDays\): Input should be greater",
+        ),
+        ({"DOCUFLOW_HOLDINGS": '{"pitr": 3}'}, r"DOCUFLOW_HOLDINGS=.* \(at pitr\): Extra inputs are not permitted"),
+    ],
+)
+def test_a_bad_value_names_its_variable(environment: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match="^invalid job settings: .*" + message):
+        JobSettings.from_env(environment)
+
+
+def test_every_bad_value_is_named_at_once() -> None:
+    with pytest.raises(SettingsError) as info:
+        JobSettings.from_env({"DOCUFLOW_MAX_ATTEMPTS": "0", "DOCUFLOW_RETRY_MODE": "eager", "DOCUFLOW_STAGE": "qa"})
+    assert str(info.value).count("; ") == 1
+    assert "DOCUFLOW_MAX_ATTEMPTS='0'" in str(info.value) and "DOCUFLOW_RETRY_MODE='eager'" in str(info.value)
+
+
+def test_a_long_value_is_not_repeated() -> None:
+    with pytest.raises(SettingsError) as info:
+        JobSettings.from_env({"DOCUFLOW_HOLDINGS": '{"pointInTimeRecoveryDays": 36' + " " * 100 + "}"})
+    assert str(info.value).startswith("invalid job settings: DOCUFLOW_HOLDINGS (at pointInTimeRecoveryDays): ")
+
+
+def test_settings_built_in_code_are_checked_too() -> None:
+    with pytest.raises(ValueError, match="textract_tps"):
+        JobSettings(textract_tps=0)
+    with pytest.raises(ValueError, match="Extra inputs"):
+        JobSettings(stage_name="qa")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="frozen"):
+        JobSettings().stage = "qa"  # type: ignore[misc]
+
+
+# --- The table in docs/deploy.md ----------------------------------------------------------------
+def _kind(annotation: Any, field: FieldInfo) -> str:
+    bounds = _bounds(field)
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) in (Union, types.UnionType):
+        return _kind(args[0], field)
+    if get_origin(annotation) is Literal or (isinstance(annotation, type) and issubclass(annotation, Enum)):
+        return " / ".join(f"`{getattr(a, 'value', a)}`" for a in (args or annotation))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f"JSON ({annotation.__name__})"
+    if annotation is datetime:
+        return "ISO 8601 time with its zone"
+    if "pattern" in bounds:
+        return f"text `{bounds['pattern']}`"
+    low = f"≥ {bounds['ge']}" if "ge" in bounds else f"> {bounds['gt']}" if "gt" in bounds else ""
+    high = f"≤ {bounds['le']}" if "le" in bounds else ""
+    kind = {str: "text", int: "integer", float: "number", bool: "`true` / `false`"}[annotation]
+    return f"{kind} {', '.join(b for b in (low, high) if b)}".strip()
+
+
+def _default(field: FieldInfo) -> str:
+    for rule in field.metadata:
+        if isinstance(rule, FromStage):
+            return f"`{rule.name('{stage}')}`"
+        if isinstance(rule, FromEnvironment):
+            return rule.says
+    value = field.default
+    if isinstance(value, BaseModel):
+        return "its defaults"
+    return "unset" if value in ("", None) else f"`{env_text(value)}`"
+
+
+def settings_table() -> str:
+    rows = ["| Variable | Type | Default | Description |", "|---|---|---|---|"]
+    for name, field in FIELDS.items():
+        cells = (f"`{env_name(name)}`", _kind(field.annotation, field), _default(field), field.description or "")
+        rows.append("| " + " | ".join(cell.replace("|", r"\|") for cell in cells) + " |")
+    return "\n".join(rows)
+
+
+def test_the_docs_list_every_setting() -> None:
+    text = DOC.read_text()
+    assert text.count(BEGIN) == 1 and text.count(END) == 1, f"docs/deploy.md needs {BEGIN} … {END}"
+    head, rest = text.split(BEGIN)
+    documented, tail = rest.split(END)
+    expected = f"\n{settings_table()}\n"
+    if os.environ.get("DOCUFLOW_RECORD_SETTINGS") and documented != expected:
+        DOC.write_text(f"{head}{BEGIN}{expected}{END}{tail}")
+        pytest.skip("docs/deploy.md's settings table rewritten: review its diff")
+    assert documented == expected, f"docs/deploy.md's job settings table is out of step: {RECORD}"
+    assert re.search(r"^\| `DOCUFLOW_STAGE` \| text `\^\[a-z\]", expected, re.M)
