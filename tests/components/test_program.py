@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components.settings import StackSettingsError
+from components.settings import StackSettings, StackSettingsError
 from jobs.contract import layout
 from tests.components.program import MOCKS, REPO_ROOT, ProgramRun, run_as_main, stack_config
 
@@ -61,3 +61,15 @@ def test_the_config_the_host_hands_in_its_environment_is_read_whole(monkeypatch:
         if r.typ == "aws:scheduler/schedule:Schedule" and r.inputs["name"] == "docuflow-dev-ingest"
     ]
     assert ingest.inputs["target"]["ecsParameters"]["taskCount"] == 3
+
+
+def test_the_scheduled_drain_stops_in_time_for_the_reconcile(every_stack: ProgramRun) -> None:
+    settings = StackSettings.from_mapping(stack_config(every_stack.stack))
+    (ingest,) = [
+        t
+        for t in every_stack.of_type("aws:ecs/taskDefinition:TaskDefinition")
+        if t.inputs["family"] == f"docuflow-{every_stack.stack}-ingest"
+    ]
+    (container,) = json.loads(ingest.inputs["containerDefinitions"])
+    assert container["command"][-2:] == ["--max-minutes", str(settings.drain_minutes)]
+    assert settings.drain_minutes == 105  # 02:00 → 05:00, 2 h on the spring-forward night, less 15 minutes
