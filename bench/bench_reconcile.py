@@ -68,6 +68,7 @@ STAGE = "bench"
 LIVE_STAGE = "benchlive"
 LIVE_OPTIONS = ReconcileOptions(grace=timedelta(0), write_report=False)
 AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
+STUCK_BEFORE = layout.format_ts(AS_OF - timedelta(hours=6))  # the baseline's lease cut-off
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 EXPORT_ROWS_PER_FILE = 250_000
 INVENTORY_ROWS_PER_FILE = 500_000
@@ -521,38 +522,50 @@ def baseline_counts(items: list[dict[str, Any]], inputs: dict[str, Any]) -> dict
     raw_prefix = layout.s3_uri(settings.raw_bucket, "")
     tracked_raw: set[str] = set()
     ids: set[tuple[str, str]] = set()
-    stuck_before = layout.format_ts(AS_OF - timedelta(hours=6))
     for item in items:
         if item["SK"].startswith(layout.marker_sk_prefix()):
             continue  # judged by _marker_counts
-        user, doc = item["userId"], item["documentId"]
-        ids.add((user, doc))
+        ids.add((item["userId"], item["documentId"]))
         raw_key = item["rawS3Uri"][len(raw_prefix) :] if item["rawS3Uri"].startswith(raw_prefix) else None
         if raw_key is not None:
             tracked_raw.add(raw_key)
-            if raw_key not in raw_by_key:
-                counts[Code.MISSING_RAW] += 1
-            elif raw_by_key[raw_key] != item["rawEtag"].strip('"'):
-                counts[Code.STALE_RESULT] += 1
-        if item["status"] in RESULT_PROMISED and (user, doc) not in results:
-            counts[Code.MISSING_RESULT] += 1
-        if item["status"] == Status.PROCESSING and item.get("leaseExpiresAt", "") < stuck_before:
-            counts[Code.STUCK_PROCESSING] += 1
-        if item.get("GSI1PK") != layout.status_pk(item["status"]) or item.get("GSI1SK") != item["createdAt"]:
-            counts[Code.INDEX_DRIFT] += 1
-        expected_result = layout.s3_uri(settings.processed_bucket, layout.result_key(user, doc))
-        if (
-            item["PK"] != layout.user_pk(user)
-            or item["SK"] != layout.document_sk(doc)
-            or raw_key is None
-            or layout.parse_raw_key(raw_key).document_id != doc
-            or item.get("resultS3Uri", expected_result) != expected_result
-        ):
-            counts[Code.KEY_MISMATCH] += 1
+        counts.update(_baseline_item(item, raw_key, raw_by_key, results, settings))
     counts[Code.UNPROCESSED_RAW] = sum(1 for key in raw_by_key if key not in tracked_raw)
     counts[Code.ORPHAN_RESULT] = sum(1 for pair in results if pair not in ids)
     counts |= _marker_counts(items)
     return {c.value: counts.get(c, 0) for c in Code}
+
+
+def _baseline_item(
+    item: dict[str, Any],
+    raw_key: str | None,
+    raw_by_key: dict[str, str],
+    results: set[tuple[str, str]],
+    settings: JobSettings,
+) -> list[Code]:
+    """The codes one document item earns (its raw object at `raw_key`, if under the raw bucket)."""
+    user, doc = item["userId"], item["documentId"]
+    codes = []
+    if raw_key is not None and raw_key not in raw_by_key:
+        codes.append(Code.MISSING_RAW)
+    elif raw_key is not None and raw_by_key[raw_key] != item["rawEtag"].strip('"'):
+        codes.append(Code.STALE_RESULT)
+    if item["status"] in RESULT_PROMISED and (user, doc) not in results:
+        codes.append(Code.MISSING_RESULT)
+    if item["status"] == Status.PROCESSING and item.get("leaseExpiresAt", "") < STUCK_BEFORE:
+        codes.append(Code.STUCK_PROCESSING)
+    if item.get("GSI1PK") != layout.status_pk(item["status"]) or item.get("GSI1SK") != item["createdAt"]:
+        codes.append(Code.INDEX_DRIFT)
+    expected_result = layout.s3_uri(settings.processed_bucket, layout.result_key(user, doc))
+    if (
+        item["PK"] != layout.user_pk(user)
+        or item["SK"] != layout.document_sk(doc)
+        or raw_key is None
+        or layout.parse_raw_key(raw_key).document_id != doc
+        or item.get("resultS3Uri", expected_result) != expected_result
+    ):
+        codes.append(Code.KEY_MISMATCH)
+    return codes
 
 
 def _marker_counts(items: list[dict[str, Any]]) -> Counter[str]:

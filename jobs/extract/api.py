@@ -80,22 +80,27 @@ def _extract(kind: Kind, data: bytes, settings: ExtractionSettings) -> Extractio
             raise DocumentRejectedError(FailureCode.NEEDS_OCR, "image needs OCR", DocumentFormat.IMAGE)
         return _read_image(data, settings)
     if kind is Kind.PDF:
-        try:
-            return extract_facturx(data, settings)
-        except UnusableAttachmentError as exc:
-            if settings.ocr_engine is OcrEngine.OFF:
-                raise
-            return _pages_instead_of(exc, data, settings)
-        except DocumentRejectedError as exc:
-            if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine is OcrEngine.OFF:
-                raise
-        # No embedded e-invoice: read the PDF's text layer (and, locally, OCR its scanned pages).
-        return _read_pages(data, settings)
+        return _extract_pdf(data, settings)
     if kind is Kind.XML:
         return extract_xml(data, settings)
     if kind is Kind.JSON:
         return _extract_json(data, settings)
     raise DocumentRejectedError(FailureCode.UNSUPPORTED_FORMAT, "neither PDF, image, XML nor JSON")
+
+
+def _extract_pdf(data: bytes, settings: ExtractionSettings) -> Extraction:
+    """Its embedded e-invoice, else (with an OCR engine) its pages."""
+    try:
+        return extract_facturx(data, settings)
+    except UnusableAttachmentError as exc:
+        if settings.ocr_engine is OcrEngine.OFF:
+            raise
+        return _pages_instead_of(exc, data, settings)
+    except DocumentRejectedError as exc:
+        if exc.code is not FailureCode.NEEDS_OCR or settings.ocr_engine is OcrEngine.OFF:
+            raise
+    # No embedded e-invoice: read the PDF's text layer (and, locally, OCR its scanned pages).
+    return _read_pages(data, settings)
 
 
 def _pages_instead_of(unusable: UnusableAttachmentError, data: bytes, settings: ExtractionSettings) -> Extraction:

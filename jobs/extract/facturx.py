@@ -38,6 +38,19 @@ def _reject(code: FailureCode, message: str) -> DocumentRejectedError:
 
 
 def extract_facturx(data: bytes, settings: ExtractionSettings) -> Extraction:
+    pages, attachment = _read_pdf(data, settings)
+    if attachment is None:
+        raise _reject(FailureCode.NEEDS_OCR, "PDF without an embedded e-invoice needs OCR")
+    name, xml = attachment
+    inner = _embedded_invoice(name, xml, settings)
+    raw = {"attachment": name, "pages": pages, "xmlFormat": str(inner.format), **inner.raw}
+    if inner.format is DocumentFormat.ZUGFERD1:
+        return Extraction(DocumentFormat.ZUGFERD1_PDF, "zugferd1", raw, inner.invoice, inner.reasons)
+    return Extraction(DocumentFormat.FACTURX_PDF, "facturx", raw, inner.invoice, inner.reasons)
+
+
+def _read_pdf(data: bytes, settings: ExtractionSettings) -> tuple[int, tuple[str, bytes] | None]:
+    """(pages, the invoice attachment's name and bytes if any); any unreadable structure is MALFORMED."""
     if b"%%EOF" not in data[-2048:]:
         raise _reject(FailureCode.MALFORMED, "PDF is truncated (no %%EOF trailer)")
     try:
@@ -53,26 +66,23 @@ def extract_facturx(data: bytes, settings: ExtractionSettings) -> Extraction:
         pages = int(page_tree.get("/Count", 0))
         if pages > settings.max_pdf_pages:
             raise _reject(FailureCode.TOO_LARGE, f"PDF has {pages} pages (limit {settings.max_pdf_pages})")
-        attachment = _invoice_attachment(catalog, settings.max_attachment_bytes)
+        return pages, _invoice_attachment(catalog, settings.max_attachment_bytes)
     except DocumentRejectedError:
         raise
     except (PyPdfError, PdfReadError, KeyError, ValueError, TypeError, AttributeError, RecursionError) as exc:
         raise _reject(FailureCode.MALFORMED, f"unreadable PDF: {type(exc).__name__}: {exc}") from exc
-    if attachment is None:
-        raise _reject(FailureCode.NEEDS_OCR, "PDF without an embedded e-invoice needs OCR")
-    name, xml = attachment
+
+
+def _embedded_invoice(name: str, xml: bytes, settings: ExtractionSettings) -> Extraction:
+    """The attachment read as an e-invoice; one the pages may stand in for is UnusableAttachmentError."""
     try:
-        inner = extract_xml(xml, settings)
+        return extract_xml(xml, settings)
     except DocumentRejectedError as exc:
         if exc.code in _UNUSABLE:
             raise UnusableAttachmentError(name, exc, DocumentFormat.FACTURX_PDF) from exc
         exc.format = DocumentFormat.FACTURX_PDF
         exc.message = f"embedded {name}: {exc.message}"
         raise
-    raw = {"attachment": name, "pages": pages, "xmlFormat": str(inner.format), **inner.raw}
-    if inner.format is DocumentFormat.ZUGFERD1:
-        return Extraction(DocumentFormat.ZUGFERD1_PDF, "zugferd1", raw, inner.invoice, inner.reasons)
-    return Extraction(DocumentFormat.FACTURX_PDF, "facturx", raw, inner.invoice, inner.reasons)
 
 
 def _invoice_attachment(catalog: DictionaryObject, limit: int) -> tuple[str, bytes] | None:

@@ -125,34 +125,11 @@ def decide(
     lease: timedelta,
     max_attempts: int,
 ) -> Decision:
-    same_raw = existing is not None and obj.same_version(existing.rawS3Uri, existing.rawEtag)
-    if existing is not None and existing.deletedAt is not None and obj.last_modified <= existing.deletedAt:
-        # Uploaded before its owner deleted the document: hidden by that delete (or by a delete
-        # still to be completed by running it again), never a new life of the document.
-        return Decision(Action.SKIP_DONE)
-    if same_raw and existing is not None and existing.status == Status.DELETED and not same_upload(obj, existing):
-        same_raw = False  # the same bytes uploaded again after the tombstone: a new document life
-    if existing is not None and same_raw:
-        if existing.status == Status.PROCESSING:
-            if existing.leaseExpiresAt is not None and existing.leaseExpiresAt > now:
-                return Decision(Action.SKIP_LEASED)
-            if existing.attempts >= max_attempts:
-                return Decision(Action.DEAD_LETTER)
-        elif existing.status == Status.FAILED:
-            if not _retryable(existing, max_attempts):
-                return Decision(Action.DEAD_LETTER)
-        else:
-            return Decision(Action.SKIP_DONE)  # finished, or a tombstone of this very object
-    elif (
-        existing is not None
-        and existing.status != Status.DELETED
-        and (obj.last_modified, obj.uri) < (existing.createdAt, existing.rawS3Uri)
-    ):
-        # An older upload than the document's current one (a stale event, or a second file
-        # under the documentId): the newer upload is the document.
-        return Decision(Action.SKIP_SUPERSEDED)
+    skip = _skip(obj, existing, now, max_attempts) if existing is not None else None
+    if skip is not None:
+        return Decision(skip)
     check_transition(existing.status if existing is not None else None, Status.PROCESSING)
-    attempts = _attempt(existing) if existing is not None and same_raw else 1
+    attempts = _attempt(existing) if existing is not None and _same_life(obj, existing) else 1
     claim = DocumentItem(
         userId=raw.user_id,
         documentId=raw.document_id,
@@ -173,6 +150,43 @@ def decide(
     if existing is not None:
         claim = existing.evolve(**dict(claim))  # fresh, but carrying attributes a tool or person added
     return Decision(Action.CLAIM, claim, existing.version if existing is not None else None, existing)
+
+
+def _same_life(obj: ObjectInfo, existing: DocumentItem) -> bool:
+    """`obj` is the raw object `existing` records, in the same life of the document: the same
+    bytes uploaded again after the tombstone are a new document life.
+    """
+    if not obj.same_version(existing.rawS3Uri, existing.rawEtag):
+        return False
+    return existing.status != Status.DELETED or same_upload(obj, existing)
+
+
+def _skip(obj: ObjectInfo, existing: DocumentItem, now: datetime, max_attempts: int) -> Action | None:
+    """Why `obj` is not claimed over `existing`, or None to claim it."""
+    if existing.deletedAt is not None and obj.last_modified <= existing.deletedAt:
+        # Uploaded before its owner deleted the document: hidden by that delete (or by a delete
+        # still to be completed by running it again), never a new life of the document.
+        return Action.SKIP_DONE
+    if _same_life(obj, existing):
+        return _skip_same_object(existing, now, max_attempts)
+    if existing.status != Status.DELETED and (obj.last_modified, obj.uri) < (existing.createdAt, existing.rawS3Uri):
+        # An older upload than the document's current one (a stale event, or a second file
+        # under the documentId): the newer upload is the document.
+        return Action.SKIP_SUPERSEDED
+    return None
+
+
+def _skip_same_object(existing: DocumentItem, now: datetime, max_attempts: int) -> Action | None:
+    """The object the item already records: claimed again only after a lapsed lease or a
+    retryable failure, within the attempts.
+    """
+    if existing.status == Status.PROCESSING:
+        if existing.leaseExpiresAt is not None and existing.leaseExpiresAt > now:
+            return Action.SKIP_LEASED
+        return Action.DEAD_LETTER if existing.attempts >= max_attempts else None
+    if existing.status == Status.FAILED:
+        return None if _retryable(existing, max_attempts) else Action.DEAD_LETTER
+    return Action.SKIP_DONE  # finished, or a tombstone of this very object
 
 
 def _retryable(failed: DocumentItem, max_attempts: int) -> bool:

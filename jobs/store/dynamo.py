@@ -366,25 +366,34 @@ class DocumentTable:
             for g in pending:
                 outcome[g] = GroupOutcome()
             return [], False
-        lost: dict[int, dict[int, dict[str, Any] | None]] = {}
-        retry: set[int] = set()
-        contended = False
-        for (g, m), reason in zip(members, reasons, strict=False):
-            code = reason.get("Code", "None")
-            if code == "ConditionalCheckFailed":
-                lost.setdefault(g, {})[m] = from_wire(reason["Item"]) if reason.get("Item") else None
-            elif code in ("None", "TransactionConflict", "ThrottlingError"):
-                retry.add(g)
-                contended = contended or code != "None"
-            elif code == "ValidationError":
-                raise DynamoItemRejectedError(f"{operation}: {reason.get('Message', 'item rejected')}", code)
-            else:
-                raise StoreUnavailableError(
-                    f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code
-                )
+        lost, retry, contended = _cancellation(members, reasons, operation)
         for g, met in lost.items():
             outcome[g] = GroupOutcome(met)
         return [g for g in pending if g in retry and g not in lost], contended
+
+
+def _cancellation(
+    members: Sequence[tuple[int, int]], reasons: Sequence[Mapping[str, Any]], operation: str
+) -> tuple[dict[int, dict[int, dict[str, Any] | None]], set[int], bool]:
+    """A cancelled transaction's reasons, per (group, write): the groups that lost a condition
+    (with the item each failed write met), the groups to resend, and whether contention or
+    throttling (rather than a neighbour's failure) calls for backoff. Anything else raises.
+    """
+    lost: dict[int, dict[int, dict[str, Any] | None]] = {}
+    retry: set[int] = set()
+    contended = False
+    for (g, m), reason in zip(members, reasons, strict=False):
+        code = reason.get("Code", "None")
+        if code == "ConditionalCheckFailed":
+            lost.setdefault(g, {})[m] = from_wire(reason["Item"]) if reason.get("Item") else None
+        elif code in ("None", "TransactionConflict", "ThrottlingError"):
+            retry.add(g)
+            contended = contended or code != "None"
+        elif code == "ValidationError":
+            raise DynamoItemRejectedError(f"{operation}: {reason.get('Message', 'item rejected')}", code)
+        else:
+            raise StoreUnavailableError(f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code)
+    return lost, retry, contended
 
 
 def packed(groups: Sequence[WriteGroup], per_request: int = TRANSACT_CHUNK) -> Iterator[list[int]]:

@@ -10,6 +10,7 @@ delays the moment Python notices. `from package import name` is an import of the
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,51 +86,62 @@ def import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
 
 def import_cycles(modules: dict[str, Module]) -> list[list[str]]:
     """Groups of modules that reach each other through imports (Tarjan's strongly connected
-    components with more than one module), each sorted, the groups sorted.
+    components with more than one module), each sorted, the groups sorted. import-linter's
+    acyclic contract sees cycles between siblings; this one also sees a package's `__init__` and
+    a module below it importing each other.
     """
-    graph = import_graph(modules)
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
+    return _Tarjan(import_graph(modules)).components()
 
-    def visit(start: str) -> None:
-        # Iterative, so a long chain of imports cannot exhaust the recursion limit.
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
+
+class _Tarjan:
+    """Iterative, so a long chain of imports cannot exhaust the recursion limit."""
+
+    def __init__(self, graph: dict[str, set[str]]) -> None:
+        self.graph = graph
+        self.index: dict[str, int] = {}
+        self.low: dict[str, int] = {}
+        self.stack: list[str] = []
+        self.on_stack: set[str] = set()
+        self.groups: list[list[str]] = []
+
+    def components(self) -> list[list[str]]:
+        for name in sorted(self.graph):
+            if name not in self.index:
+                self._visit(name)
+        return sorted(self.groups)
+
+    def _enter(self, node: str) -> tuple[str, Iterator[str]]:
+        self.index[node] = self.low[node] = len(self.index)
+        self.stack.append(node)
+        self.on_stack.add(node)
+        return node, iter(sorted(self.graph[node]))
+
+    def _visit(self, start: str) -> None:
+        work = [self._enter(start)]
         while work:
             node, children = work[-1]
             child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                group = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    group.append(member)
-                    if member == node:
-                        break
-                if len(group) > 1:
-                    groups.append(sorted(group))
+            if child is None:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    self.low[parent] = min(self.low[parent], self.low[node])
+                self._close(node)
+            elif child not in self.index:
+                work.append(self._enter(child))
+            elif child in self.on_stack:
+                self.low[node] = min(self.low[node], self.index[child])
 
-    for name in sorted(graph):
-        if name not in index:
-            visit(name)
-    return sorted(groups)
+    def _close(self, node: str) -> None:
+        """`node` roots a component when nothing below it reached higher: pop the component."""
+        if self.low[node] != self.index[node]:
+            return
+        group: list[str] = []
+        while not group or group[-1] != node:
+            group.append(self.stack.pop())
+            self.on_stack.discard(group[-1])
+        if len(group) > 1:
+            self.groups.append(sorted(group))
 
 
 def _private(name: str) -> bool:

@@ -79,89 +79,115 @@ class RecordingMocks(pulumi.runtime.Mocks):
         raise NotImplementedError(f"unmocked call {args.token}")
 
 
+@dataclass(frozen=True)
+class _Made:
+    """A resource being registered: what its plausible id and outputs are made from."""
+
+    name: str
+    inputs: dict[str, Any]
+    region: str
+
+    @property
+    def physical(self) -> str:
+        return str(self.inputs.get("name") or f"{self.name}-1a2b3c")
+
+    def arn(self, service: str, resource: str) -> str:
+        return f"arn:aws:{service}:{self.region}:{ACCOUNT}:{resource}"
+
+
+def _bucket(m: _Made) -> tuple[str, dict[str, Any]]:
+    bucket = m.inputs.get("bucket") or f"{m.name}-1a2b3c"
+    return bucket, {"bucket": bucket, "arn": f"arn:aws:s3:::{bucket}"}
+
+
+def _table(m: _Made) -> tuple[str, dict[str, Any]]:
+    arn = m.arn("dynamodb", f"table/{m.physical}")
+    return m.physical, {"name": m.physical, "arn": arn, "streamArn": f"{arn}/stream/2026-11-29T00:00:00.000"}
+
+
+def _key(m: _Made) -> tuple[str, dict[str, Any]]:
+    # The stack's data key keeps a fixed id (tests spell its ARN); the keys of the components
+    # nested under another (the backup vaults', the second region's) get their own.
+    nested = m.name.endswith("-key-key")
+    rid = str(uuid.uuid5(uuid.NAMESPACE_DNS, m.name)) if nested else "1234abcd-12ab-34cd-56ef-1234567890ab"
+    return rid, {"keyId": rid, "arn": m.arn("kms", f"key/{rid}")}
+
+
+def _queue(m: _Made) -> tuple[str, dict[str, Any]]:
+    url = f"https://sqs.{m.region}.amazonaws.com/{ACCOUNT}/{m.physical}"
+    return url, {"name": m.physical, "arn": m.arn("sqs", m.physical), "url": url}
+
+
+def _repository(m: _Made) -> tuple[None, dict[str, Any]]:
+    url = f"{ACCOUNT}.dkr.ecr.{m.region}.amazonaws.com/{m.physical}"
+    return None, {"name": m.physical, "arn": m.arn("ecr", f"repository/{m.physical}"), "repositoryUrl": url}
+
+
+def _named(service: str, resource: str, rid: str | None = None) -> Callable[[_Made], tuple[str | None, dict[str, Any]]]:
+    """A resource with a name and an ARN `resource` (formatted with `physical`, `name` and the
+    inputs); its id `rid` likewise: "arn" for its ARN, None for the mocks' default.
+    """
+
+    def made(m: _Made) -> tuple[str | None, dict[str, Any]]:
+        fields = {**m.inputs, "physical": m.physical, "name": m.name}
+        arn = m.arn(service, resource.format(**fields)) if service != "iam" else resource.format(**fields)
+        out = {"name": m.physical, "arn": arn}
+        return (arn if rid == "arn" else rid.format(**fields) if rid else None), out
+
+    return made
+
+
+# type → how AWS names it; types not listed get their inputs back and `<name>-id`.
+_SHAPES: dict[str, Callable[[_Made], tuple[str | None, dict[str, Any]]]] = {
+    "aws:s3/bucket:Bucket": _bucket,
+    "aws:dynamodb/table:Table": _table,
+    "aws:kms/key:Key": _key,
+    "aws:sqs/queue:Queue": _queue,
+    "aws:ecr/repository:Repository": _repository,
+    "aws:iam/role:Role": _named("iam", f"arn:aws:iam::{ACCOUNT}:role/{{physical}}", "{physical}"),
+    "aws:iam/policy:Policy": _named("iam", f"arn:aws:iam::{ACCOUNT}:policy/{{physical}}", "arn"),
+    "aws:ecs/cluster:Cluster": _named("ecs", "cluster/{physical}", "arn"),
+    "aws:cloudwatch/logGroup:LogGroup": _named("logs", "log-group:{physical}"),
+    "aws:sns/topic:Topic": _named("sns", "{physical}", "arn"),
+    "aws:pipes/pipe:Pipe": _named("pipes", "pipe/{physical}"),
+    "aws:cloudwatch/eventRule:EventRule": _named("events", "rule/{physical}"),
+    "aws:kinesis/firehoseDeliveryStream:FirehoseDeliveryStream": _named("firehose", "deliverystream/{physical}", "arn"),
+    "aws:cloudtrail/trail:Trail": _named("cloudtrail", "trail/{physical}", "arn"),
+}
+# Types whose outputs carry an ARN and no name.
+_ARN_ONLY: dict[str, tuple[str, str, str | None]] = {
+    "aws:ecs/taskDefinition:TaskDefinition": ("ecs", "task-definition/{family}:1", "{family}"),
+    "aws:kms/alias:Alias": ("kms", "{physical}", None),
+    "aws:athena/workgroup:Workgroup": ("athena", "workgroup/{physical}", "{physical}"),
+    "aws:glue/catalogDatabase:CatalogDatabase": ("glue", "database/{physical}", f"{ACCOUNT}:{{physical}}"),
+    "aws:backup/vault:Vault": ("backup", "backup-vault:{physical}", "{physical}"),
+    "aws:backup/plan:Plan": ("backup", "backup-plan:{name}-1a2b", "{name}-1a2b"),
+    "aws:glue/catalogTable:CatalogTable": (
+        "glue",
+        "table/{databaseName}/{physical}",
+        f"{ACCOUNT}:{{databaseName}}:{{physical}}",
+    ),
+}
+
+
 def _plausible(typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
     """The id and the computed outputs AWS would return for `typ` in `region`."""
+    made = _Made(name, inputs, region)
     out = dict(inputs)
-
-    def _arn(service: str, resource: str) -> str:
-        return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
-
-    physical = inputs.get("name") or f"{name}-1a2b3c"
-    rid = f"{name}-id"
-    if typ == "aws:s3/bucket:Bucket":
-        bucket = inputs.get("bucket") or f"{name}-1a2b3c"
-        rid = bucket
-        out.update(bucket=bucket, arn=f"arn:aws:s3:::{bucket}")
-    elif typ == "aws:dynamodb/table:Table":
-        rid = physical
-        arn = _arn("dynamodb", f"table/{physical}")
-        out.update(name=physical, arn=arn, streamArn=f"{arn}/stream/2026-11-29T00:00:00.000")
-    elif typ == "aws:kms/key:Key":
-        # The stack's data key keeps a fixed id (tests spell its ARN); the keys of the components
-        # nested under another (the backup vaults', the second region's) get their own.
-        nested = name.endswith("-key-key")
-        rid = str(uuid.uuid5(uuid.NAMESPACE_DNS, name)) if nested else "1234abcd-12ab-34cd-56ef-1234567890ab"
-        out.update(keyId=rid, arn=_arn("kms", f"key/{rid}"))
-    elif typ == "aws:sqs/queue:Queue":
-        out.update(
-            name=physical,
-            arn=_arn("sqs", physical),
-            url=f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{physical}",
-        )
-        rid = out["url"]
-    elif typ == "aws:iam/role:Role":
-        rid = physical
-        out.update(name=physical, arn=f"arn:aws:iam::{ACCOUNT}:role/{physical}")
-    elif typ == "aws:ecs/cluster:Cluster":
-        out.update(name=physical, arn=_arn("ecs", f"cluster/{physical}"))
-        rid = out["arn"]
-    elif typ == "aws:ecs/taskDefinition:TaskDefinition":
-        out.update(arn=_arn("ecs", f"task-definition/{inputs['family']}:1"), revision=1)
-        rid = inputs["family"]
-    elif typ == "aws:ecr/repository:Repository":
-        out.update(
-            name=physical,
-            arn=_arn("ecr", f"repository/{physical}"),
-            repositoryUrl=f"{ACCOUNT}.dkr.ecr.{region}.amazonaws.com/{physical}",
-        )
-    elif typ == "aws:cloudwatch/logGroup:LogGroup":
-        out.update(name=physical, arn=_arn("logs", f"log-group:{physical}"))
-    elif typ == "aws:sns/topic:Topic":
-        out.update(name=physical, arn=_arn("sns", physical))
-        rid = out["arn"]
-    elif typ == "aws:pipes/pipe:Pipe":
-        out.update(name=physical, arn=_arn("pipes", f"pipe/{physical}"))
-    elif typ == "aws:cloudwatch/eventRule:EventRule":
-        out.update(name=physical, arn=_arn("events", f"rule/{physical}"))
+    rid: str | None = None
+    if typ in _SHAPES:
+        rid, shaped = _SHAPES[typ](made)
+        out.update(shaped)
+    elif typ in _ARN_ONLY:
+        service, resource, rid_format = _ARN_ONLY[typ]
+        fields = {**inputs, "physical": made.physical, "name": name}
+        out["arn"] = made.arn(service, resource.format(**fields))
+        rid = rid_format.format(**fields) if rid_format else None
     elif typ.startswith("aws:scheduler/"):
-        out.update(name=physical, arn=_arn("scheduler", f"schedule/{physical}"))
-    elif typ == "aws:kms/alias:Alias":
-        out.update(arn=_arn("kms", physical))
-    elif typ == "aws:athena/workgroup:Workgroup":
-        out.update(arn=_arn("athena", f"workgroup/{physical}"))
-        rid = physical
-    elif typ == "aws:glue/catalogDatabase:CatalogDatabase":
-        out.update(arn=_arn("glue", f"database/{physical}"))
-        rid = f"{ACCOUNT}:{physical}"
-    elif typ == "aws:kinesis/firehoseDeliveryStream:FirehoseDeliveryStream":
-        out.update(name=physical, arn=_arn("firehose", f"deliverystream/{physical}"))
-        rid = out["arn"]
-    elif typ == "aws:cloudtrail/trail:Trail":
-        out.update(name=physical, arn=_arn("cloudtrail", f"trail/{physical}"))
-        rid = out["arn"]
-    elif typ == "aws:iam/policy:Policy":
-        out.update(name=physical, arn=f"arn:aws:iam::{ACCOUNT}:policy/{physical}")
-        rid = out["arn"]
-    elif typ == "aws:backup/vault:Vault":
-        out.update(arn=_arn("backup", f"backup-vault:{physical}"))
-        rid = physical
-    elif typ == "aws:backup/plan:Plan":
-        out.update(arn=_arn("backup", f"backup-plan:{name}-1a2b"))
-        rid = f"{name}-1a2b"
-    elif typ == "aws:glue/catalogTable:CatalogTable":
-        out.update(arn=_arn("glue", f"table/{inputs['databaseName']}/{physical}"))
-        rid = f"{ACCOUNT}:{inputs['databaseName']}:{physical}"
-    return rid, out
+        out.update(name=made.physical, arn=made.arn("scheduler", f"schedule/{made.physical}"))
+    if typ == "aws:ecs/taskDefinition:TaskDefinition":
+        out["revision"] = 1
+    return rid or f"{name}-id", out
 
 
 def _alias(alias: Any) -> dict[str, str]:

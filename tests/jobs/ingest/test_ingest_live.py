@@ -11,8 +11,9 @@ from collections import Counter
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
-from jobs.contract import ResultDocument, Status, layout
+from jobs.contract import DocumentItem, ResultDocument, Status, layout
 from jobs.contract.objects import ObjectInfo
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
@@ -47,7 +48,8 @@ def result_of(stack, user: str, doc: str) -> ResultDocument:
     return ResultDocument.from_json_bytes(body)
 
 
-def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, corpus: Path) -> None:
+def _upload_corpus(stack, corpus: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every e-invoice and Textract file of the corpus uploaded: what each (user, doc) should become."""
     expected = json.loads((corpus / "einvoice" / "expected.json").read_text())["invoices"]
     uploads = {}
     for form in ("facturx-pdf", "cii", "ubl"):
@@ -64,7 +66,25 @@ def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, 
         user, doc = "textract", name.removesuffix(".json")
         put_raw(stack, user, doc, name, (corpus / "textract" / name).read_bytes())
         uploads[(user, doc)] = want
+    return uploads
 
+
+def _assert_item(item: DocumentItem, want: dict[str, Any]) -> None:
+    ident = (item.userId, item.documentId)
+    assert item.status == Status(want["status"]), ident
+    for field in ("invoiceNumber", "currency", "vendorName"):
+        if field in want:
+            assert getattr(item, field) == want[field], (ident, field)
+    if "invoiceDate" in want:
+        assert item.invoiceDate is not None and item.invoiceDate.isoformat() == want["invoiceDate"], ident
+    if "totalAmount" in want:
+        assert item.totalAmount == Decimal(want["totalAmount"]), ident
+    assert item.leaseOwner is None and item.attempts == 1 and item.version == 2
+    assert item.createdAt <= item.updatedAt
+
+
+def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, corpus: Path) -> None:
+    uploads = _upload_corpus(stack, corpus)
     summary = ingest(stack)
     assert summary.outcome == "completed"
     assert summary.processed == len(uploads) == 28
@@ -72,21 +92,12 @@ def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, 
     assert set(items) == set(uploads)
     for ident, want in uploads.items():
         item = items[ident]
-        assert item.status == Status(want["status"]), ident
-        for field in ("invoiceNumber", "currency", "vendorName"):
-            if field in want:
-                assert getattr(item, field) == want[field], (ident, field)
-        if "invoiceDate" in want:
-            assert item.invoiceDate is not None and item.invoiceDate.isoformat() == want["invoiceDate"], ident
-        if "totalAmount" in want:
-            assert item.totalAmount == Decimal(want["totalAmount"]), ident
+        _assert_item(item, want)
         result = result_of(stack, *ident)
         assert item.resultS3Uri == layout.s3_uri(stack.settings.processed_bucket, layout.result_key(*ident))
         assert result.source.etag == item.rawEtag and result.validation.status == item.status
         if "lineItems" in want:
             assert result.invoice is not None and len(result.invoice.lineItems) == want["lineItems"], ident
-        assert item.leaseOwner is None and item.attempts == 1 and item.version == 2
-        assert item.createdAt <= item.updatedAt
 
 
 def test_second_run_writes_nothing_and_a_changed_raw_object_is_reprocessed(stack) -> None:

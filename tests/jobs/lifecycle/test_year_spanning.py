@@ -83,34 +83,47 @@ def expected(docs: list[Doc], at: datetime) -> tuple[dict[str, str], Counter, Co
         locked = kept or d.versions_held  # S3 refuses to delete its versions: lifecycle and erasure leave them
         if (d.erased and not locked) or d.uploaded is None:
             continue
-        retain_until = POLICY.retain_until(d.uploaded, d.retention)
-        expires = next_midnight(retain_until)  # S3 rounds the lifecycle date up to midnight UTC
-        if d.deleted is not None:  # deleted by its owner, never restored
-            item_until, hidden_at = d.deleted + GRACE, d.deleted
-            gone_at = next_midnight(d.deleted + GRACE)
-        else:
-            item_until, hidden_at, gone_at = retain_until, expires, next_midnight(expires + GRACE)
-        never = datetime.max.replace(tzinfo=at.tzinfo)
-        if kept:
-            item_until = never
-        if locked:
-            gone_at = never
+        item_until, hidden_at, gone_at = _horizons(d, d.uploaded, kept, locked, at)
         if at < item_until:
             status = Status.DELETED.value if d.deleted is not None else d.status.value
             items[d.doc] = status + (" held" if kept else "")
         for counter, key, written in zip(
             (raw, results), d.keys, ([d.uploaded], [d.uploaded, *d.rewrites]), strict=True
         ):
-            # A version a later one replaced is noncurrent from then: gone after the grace, unless held.
-            for successor in written[1:]:
-                if locked or at < next_midnight(successor + GRACE):
-                    counter[(key, "v")] += 1
-            if at < hidden_at:
-                counter[(key, "v*")] += 1
-            elif at < gone_at:
-                counter[(key, "v")] += 1
-                counter[(key, "m*")] += 1
+            counter.update(_versions(key, written, locked, hidden_at, gone_at, at))
     return items, raw, results
+
+
+def _horizons(
+    d: Doc, uploaded: datetime, kept: bool, locked: bool, at: datetime
+) -> tuple[datetime, datetime, datetime]:
+    """Until when its item stays, when its objects are hidden (a delete marker on top), when gone."""
+    retain_until = POLICY.retain_until(uploaded, d.retention)
+    expires = next_midnight(retain_until)  # S3 rounds the lifecycle date up to midnight UTC
+    if d.deleted is not None:  # deleted by its owner, never restored
+        item_until, hidden_at = d.deleted + GRACE, d.deleted
+        gone_at = next_midnight(d.deleted + GRACE)
+    else:
+        item_until, hidden_at, gone_at = retain_until, expires, next_midnight(expires + GRACE)
+    never = datetime.max.replace(tzinfo=at.tzinfo)
+    return (never if kept else item_until), hidden_at, (never if locked else gone_at)
+
+
+def _versions(
+    key: str, written: list[datetime], locked: bool, hidden_at: datetime, gone_at: datetime, at: datetime
+) -> Counter:
+    """The entries of one key at `at`: "v" a version, "v*" the current one, "m*" a current delete marker."""
+    entries: Counter = Counter()
+    # A version a later one replaced is noncurrent from then: gone after the grace, unless held.
+    for successor in written[1:]:
+        if locked or at < next_midnight(successor + GRACE):
+            entries[(key, "v")] += 1
+    if at < hidden_at:
+        entries[(key, "v*")] += 1
+    elif at < gone_at:
+        entries[(key, "v")] += 1
+        entries[(key, "m*")] += 1
+    return entries
 
 
 class Life:
