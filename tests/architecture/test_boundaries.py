@@ -12,7 +12,10 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
+import pkgutil
 import re
 import shutil
 import subprocess
@@ -158,3 +161,19 @@ def test_every_boto3_stub_is_forbidden_outside_the_store() -> None:
     forbidden = set(entries(contract("sdk")["forbidden_modules"]))
     assert stub_packages() and stub_packages() <= forbidden
     assert forbidden - stub_packages() == {"boto3", "botocore"}
+
+
+def test_every_public_name_a_package_declares_exists() -> None:
+    """`__all__` is each package's public front: every name in it is there (or a module of it)."""
+    import jobs
+
+    missing = []
+    packages = ["jobs"] + [m.name for m in pkgutil.walk_packages(jobs.__path__, "jobs.") if m.ispkg]
+    for name in packages:
+        package = importlib.import_module(name)
+        missing += [
+            f"{name}.{public}"
+            for public in getattr(package, "__all__", ())
+            if not hasattr(package, public) and importlib.util.find_spec(f"{name}.{public}") is None
+        ]
+    assert missing == []

@@ -3,3 +3,17 @@ the change log's Pipe and Firehose (`audit_pipe`, `firehose`), the TTL and S3 li
 stage is moved through by date (`advance`, `ttl`, `lifecycle`, `rules`), and the table exports
 and S3 Inventory reports the nightly reconcile reads (`exports`, `inventory`).
 """
+
+# One module per stand-in (imported as `jobs.local.standins.<module>`).
+__all__ = [
+    "advance",
+    "alarms",
+    "audit_pipe",
+    "exports",
+    "firehose",
+    "inventory",
+    "lifecycle",
+    "queue_metrics",
+    "rules",
+    "ttl",
+]
