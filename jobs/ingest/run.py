@@ -397,7 +397,8 @@ class IngestRun:
         """An I/O thread is done with a document; its finish may still wait in the batcher, and
         the document counts as in flight until the finish was sent.
         """
-        finish = None if future.exception() else future.result()
+        # A cancelled future (cut off by the stop) was never processed: settled as handed back.
+        finish = None if future.cancelled() or future.exception() else future.result()
         if finish is None:
             self._settled(future, work, in_flight, recorder)
             return
@@ -410,10 +411,15 @@ class IngestRun:
         stays held for a hand-back in the last two cases only.
         """
         raw = work.raw
-        error = future.exception()
+        # Read before the try only what cannot raise: a cancelled future's exception() raises, and
+        # a settle that raised would keep its in-flight slot, and the stop would wait for it forever.
+        cancelled = future.cancelled()
+        error = None if cancelled else future.exception()
         try:
-            if isinstance(error, RunStoppedError | DynamoItemRejectedError | TextractPagesCapError) or (
-                error is None and future.result() is None
+            if (
+                cancelled
+                or isinstance(error, RunStoppedError | DynamoItemRejectedError | TextractPagesCapError)
+                or (error is None and future.result() is None)
             ):
                 if isinstance(error, DynamoItemRejectedError):
                     self._claims.failed(raw.user_id, raw.document_id)  # its own value: the attempt counts
