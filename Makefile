@@ -60,11 +60,17 @@ pdf:
 
 setup: $(VENV)/.installed node_modules/.installed java ocr browser pdf
 
+# The suite runs on TEST_WORKERS pytest-xdist workers (one per core, at most 4: each worker starts
+# its own DynamoDB Local and moto server, ~0.6 GB); work stealing evens out the few long tests.
+# TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
+PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist worksteal)
+
 test: setup
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q $(PYTEST_PARALLEL)
 
 test-slow: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 bench: setup
 	$(PY) -m bench

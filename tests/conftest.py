@@ -3,7 +3,9 @@
 Each pytest session starts its own DynamoDB Local (in memory) and moto S3 server on free loopback
 ports: a fresh engine per session, because DynamoDB Local slows down on new stream-enabled tables
 once one process has accumulated many stream records. Each test that asks for `stack` gets its own
-stage (its own table and buckets), so tests never see each other's data.
+stage (its own table and buckets), so tests never see each other's data. Under pytest-xdist
+(`make test` runs one worker per core) each worker is a session with its own servers, so workers
+share nothing but the machine.
 
 The session also runs the stand-in of the audit Pipe and Firehose (jobs/local/standins/audit_pipe.py)
 on a background thread: every stage a test uses gets its change log, delivered when the test ends
