@@ -36,3 +36,6 @@ class Code(StrEnum):
     RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
     LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
     NOT_HARD_DELETED = "NOT_HARD_DELETED"
+    # The nightly run's inputs (jobs.reconcile.freshness): S3 Inventory not delivered, or no longer.
+    INVENTORY_MISSING = "INVENTORY_MISSING"
+    INVENTORY_STALE = "INVENTORY_STALE"

@@ -4,7 +4,8 @@
 polars, over the shared machinery of `keys` and `join`, with `params`) and `sql` (the same rules in
 Trino SQL) find the discrepancies, run by one of `engines/` (polars, duckdb, athena) behind one
 interface; `findings` names and renders them, `repair` applies the safe fixes, `report` writes the
-write-once audit report, and `run` orchestrates one run for `cli` (`python -m jobs reconcile`).
+write-once audit report, and `run` orchestrates one run of a mode's plan (`plans`: live, files,
+nightly, Athena) for `cli` (`python -m jobs reconcile live|files|nightly|athena`).
 
 The run's names are loaded on first use, so `import jobs.reconcile.rules` stays pure (no boto3,
 botocore or pulumi through this package's import).
@@ -17,10 +18,24 @@ from typing import TYPE_CHECKING, Any
 from jobs.reconcile.findings import Code, Severity
 
 if TYPE_CHECKING:
+    from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
     from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
 
-__all__ = ["Code", "ReconcileOptions", "ReconcileOutcome", "ReconcileRun", "Severity"]
+__all__ = [
+    "AthenaPlan",
+    "AuditCheck",
+    "Code",
+    "FilesPlan",
+    "LivePlan",
+    "NightlyPlan",
+    "Plan",
+    "ReconcileOptions",
+    "ReconcileOutcome",
+    "ReconcileRun",
+    "Severity",
+]
 _FROM_RUN = frozenset({"ReconcileOptions", "ReconcileOutcome", "ReconcileRun"})
+_FROM_PLANS = frozenset({"AthenaPlan", "AuditCheck", "FilesPlan", "LivePlan", "NightlyPlan", "Plan"})
 
 
 def __getattr__(name: str) -> Any:
@@ -28,4 +43,8 @@ def __getattr__(name: str) -> Any:
         from jobs.reconcile import run
 
         return getattr(run, name)
+    if name in _FROM_PLANS:
+        from jobs.reconcile import plans
+
+        return getattr(plans, name)
     raise AttributeError(f"module 'jobs.reconcile' has no attribute {name!r}")

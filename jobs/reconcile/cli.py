@@ -1,20 +1,26 @@
-"""`python -m jobs reconcile`: check DynamoDB against S3 and write a write-once audit report.
+"""`python -m jobs reconcile live|files|nightly|athena`: check DynamoDB against S3 and write a
+write-once audit report; `reconcile acknowledge` records that a person accepted a finding.
 
-Exit codes (jobs.errors.ExitCode, docs/operations.md): 0 when no finding reaches --fail-on, 1
-when one does, 2 when the run refused its input (bad options, unreadable export/inventory files,
-report key already taken), 3 when AWS or the local stack is unreachable after bounded retries.
-`python -m jobs reconcile acknowledge --finding ID --by NAME --reason TEXT` records that a person
-accepted a finding (`acknowledge`).
+Each mode is a subcommand with only its own options, and builds its plan (`plans`): `live` reads
+the table and the buckets now; `files` a table export (or a kept table state and an incremental
+export) and S3 Inventory reports, on polars or duckdb; `nightly` the scheduled chain; `athena` the
+Trino SQL in the stack's workgroup (`--nightly`: over the kept Iceberg table). The old flag
+spellings (`reconcile --nightly`, `--source files`, `--engine athena`, no mode at all) still run
+for one release, with a deprecation line on stderr naming the new one.
+
+The run goes through the job runtime (jobs.runtime.run_job): one run id, its metrics published
+once at the end, a stop on SIGTERM/SIGINT before anything is written (143, 130). Exit codes
+(jobs.errors.ExitCode, docs/operations.md): 0 when no finding reaches --fail-on (a night with
+nothing to judge yet included), 1 when one does, 2 when the run refused its input (bad options,
+unreadable export/inventory files, report key already taken), 3 when AWS or the local stack is
+unreachable after bounded retries.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import re
-import sys
-from datetime import timedelta
+from typing import Any
 
 # Polars' jemalloc keeps freed pages resident for 10 s by default; a reconcile allocates and frees
 # join tables rule after rule and partition after partition. Returning them after 1 s keeps peak
@@ -26,31 +32,70 @@ ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:1000,muzzy_decay_ms:0,nare
 for _name, _value in ALLOCATOR_ENV.items():
     os.environ.setdefault(_name, _value)
 
-from jobs.errors import DocuFlowError, SettingsError, exit_code_for
-from jobs.observability import setup_logging
+from datetime import timedelta
+
+from pydantic import ValidationError
+
+from jobs.errors import SettingsError
 from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import Severity
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
+from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
+from jobs.runtime import RunContext, deprecated, run_job
+
+# `duration` named here too for jobs.recovery.cli, which imports it from here until it takes jobs.runtime's.
+from jobs.runtime import duration as duration
 from jobs.settings import JobSettings
 
-logger = logging.getLogger(__name__)
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
-
-
-def duration(text: str) -> timedelta:
-    """`90s`, `15m`, `6h`, `2d`."""
-    match = _DURATION.match(text.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 30s, 15m, 6h or 2d")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+PROG = "python -m jobs reconcile"
+PLANS: dict[str, type[Plan]] = {"live": LivePlan, "files": FilesPlan, "nightly": NightlyPlan, "athena": AthenaPlan}
+ACKNOWLEDGE = "acknowledge"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m jobs reconcile", description=__doc__)
-    _input_options(p)
-    p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    modes = p.add_subparsers(dest="mode", required=True, metavar="{live,files,nightly,athena,acknowledge}")
+    live = modes.add_parser("live", help="the table scanned and the buckets listed now (polars)")
+    _deep_and_audit(live)
+    live.add_argument(
+        "--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)"
+    )
+    files = modes.add_parser("files", help="a table export (or kept state) against S3 Inventory reports")
+    files.add_argument(
+        "--engine", choices=("polars", "duckdb"), default="polars", help="polars, or the Athena SQL on DuckDB"
+    )
+    _files(files)
+    files.add_argument(
+        "--table-state",
+        metavar="LOCATION",
+        help="the table as an earlier run kept it (path or s3://); "
+        "--dynamodb-export then names the incremental export that follows it (polars)",
+    )
+    files.add_argument(
+        "--write-table-state",
+        metavar="LOCATION",
+        help="keep the table this run reads there (write-once), for the next run's --table-state (polars)",
+    )
+    _deep_and_audit(files)
+    nightly = modes.add_parser(
+        "nightly",
+        help="the scheduled chain: the newest kept table state brought forward by tonight's exports (or a "
+        "full export), judged against the newest inventories, the new state kept",
+    )
+    _deep_and_audit(nightly)
+    athena = modes.add_parser("athena", help="the rules' SQL in the stack's Athena workgroup")
+    athena.add_argument(
+        "--nightly", action="store_true", help="bring the kept Iceberg table forward instead of exporting"
+    )
+    _files(athena)
+    for sub in (live, files, nightly, athena):
+        _judging(sub)
+    modes.add_parser(ACKNOWLEDGE, help="a person accepts a finding (write-once; `acknowledge --help`)")
+    return p
+
+
+def _judging(p: argparse.ArgumentParser) -> None:
+    """What every mode shares: how findings are judged and what the run writes."""
     p.add_argument("--repair", action="store_true", help="apply the safe fixes (logged, in the report)")
     p.add_argument(
         "--grace", type=duration, default=timedelta(minutes=15), help="objects newer than this are not judged (15m)"
@@ -61,10 +106,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fail-on", choices=[s.value for s in Severity], default=Severity.ERROR.value, help="exit 1 threshold (error)"
     )
-    p.add_argument(
-        "--segments", type=int, default=None, help="parallel Scan segments, 1-64 (default from DOCUFLOW_IO_THREADS)"
-    )
     p.add_argument("--no-report", action="store_true", help="print findings only, write nothing to the reports bucket")
+
+
+def _deep_and_audit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--deep", action="store_true", help="also read every result.json and compare the summary fields")
     p.add_argument(
         "--audit-log",
         action="store_true",
@@ -73,21 +119,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--audit-window", type=duration, default=None, help="with --audit-log: only versions written this recently (3d)"
     )
-    return p
 
 
-def _input_options(p: argparse.ArgumentParser) -> None:
-    """Where the run reads the table and the buckets from, and the engine that judges them."""
-    p.add_argument(
-        "--source", choices=("live", "files"), default=None, help="default: files when files are given, else live"
-    )
-    p.add_argument(
-        "--engine",
-        choices=NAMES,
-        default=None,
-        help="polars (in process), duckdb (the Athena SQL on embedded DuckDB over the files) or athena; "
-        "default: DOCUFLOW_RECONCILE_ENGINE, else polars",
-    )
+def _files(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dynamodb-export", metavar="LOCATION", help="export directory or manifest-summary.json (path or s3://)"
     )
@@ -98,46 +132,57 @@ def _input_options(p: argparse.ArgumentParser) -> None:
         default=[],
         help="inventory manifest.json, once per bucket",
     )
-    p.add_argument(
-        "--table-state",
-        metavar="LOCATION",
-        help="the table as an earlier run kept it (path or s3://); "
-        "--dynamodb-export then names the incremental export that follows it",
-    )
-    p.add_argument(
-        "--write-table-state",
-        metavar="LOCATION",
-        help="keep the table this run reads there (write-once), for the next run's --table-state",
-    )
-    p.add_argument(
-        "--nightly",
-        action="store_true",
-        help="the scheduled run: bring the newest kept table state forward by tonight's incremental "
-        "exports (or re-anchor with a full export), judge it against the newest inventories, keep the new state",
-    )
 
 
-def parse_options(argv: list[str]) -> ReconcileOptions:
-    p = parser()
+def plan_of(args: argparse.Namespace) -> Plan:
+    """The plan the subcommand's arguments name (ValueError: one they cannot)."""
+    values: dict[str, Any] = {k: v for k, v in vars(args).items() if k != "mode"}
+    values["write_report"] = not values.pop("no_report")
+    values["fail_on"] = Severity(values["fail_on"])
+    if "s3_inventory" in values:
+        values["s3_inventories"] = tuple(values.pop("s3_inventory"))
+    if "audit_log" in values:
+        audit_log, window = values.pop("audit_log"), values.pop("audit_window")
+        if window is not None and not audit_log:
+            raise ValueError("--audit-window is a positive duration, given with --audit-log")
+        values["audit"] = AuditCheck(window=window) if audit_log else None
+    return PLANS[args.mode](**values)
+
+
+def _one_line(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            ".".join(map(str, e["loc"])) + ": " + e["msg"] if e["loc"] else e["msg"].removeprefix("Value error, ")
+            for e in exc.errors()
+        )
+    return str(exc)
+
+
+def parse_options(argv: list[str]) -> Plan:
+    """The run's plan from its arguments: a mode's subcommand, or the old flags (deprecated)."""
+    if argv[:1] and argv[0] in (*PLANS, "-h", "--help"):
+        p = parser()
+        args = p.parse_args(argv)
+        try:
+            return plan_of(args)
+        except ValueError as exc:
+            p.error(_one_line(exc))
+    return _old_spelling(argv)
+
+
+def _old_spelling(argv: list[str]) -> Plan:
+    """`reconcile [--source …] [--engine …] [--nightly] …`: the flags of the previous release."""
+    p = old_parser()
     args = p.parse_args(argv)
     try:
         engine = args.engine or JobSettings.from_env().reconcile_engine
     except SettingsError as exc:
         p.error(str(exc))
-    files = (
-        args.dynamodb_export
-        or args.s3_inventory
-        or args.table_state
-        or args.write_table_state
-        or args.nightly
-        or engine == "duckdb"
-    )
     if args.nightly and args.source == "live":
         p.error("--nightly reads the kept table state and files, not --source live")
-    source = args.source or ("files" if files else "live")
     try:
-        return ReconcileOptions(
-            source=source,
+        plan = ReconcileOptions(
+            source=args.source,
             engine=engine,
             dynamodb_export=args.dynamodb_export,
             s3_inventories=tuple(args.s3_inventory),
@@ -153,38 +198,61 @@ def parse_options(argv: list[str]) -> ReconcileOptions:
             nightly=args.nightly,
             audit_log=args.audit_log,
             audit_window=args.audit_window,
-        )
+        ).plan()
     except ValueError as exc:
-        p.error(str(exc))
-        raise  # unreachable: parser.error exits
+        p.error(_one_line(exc))
+    mode = next(name for name, kind in PLANS.items() if isinstance(plan, kind))
+    nightly = " --nightly" if isinstance(plan, AthenaPlan) and plan.nightly else ""
+    deprecated(f"reconcile {' '.join(argv)}".rstrip(), f"reconcile {mode}{nightly} …")
+    return plan
+
+
+def old_parser() -> argparse.ArgumentParser:
+    """The previous release's flags, one parser for every mode (kept for one release)."""
+    p = argparse.ArgumentParser(prog=PROG, description="(deprecated spelling: see `reconcile --help`)")
+    _judging(p)
+    _deep_and_audit(p)
+    _files(p)
+    p.add_argument("--source", choices=("live", "files"), default=None)
+    p.add_argument("--engine", choices=NAMES, default=None)
+    p.add_argument("--segments", type=int, default=None)
+    p.add_argument("--table-state", metavar="LOCATION")
+    p.add_argument("--write-table-state", metavar="LOCATION")
+    p.add_argument("--nightly", action="store_true")
+    return p
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["acknowledge"]:
+    if argv[:1] == [ACKNOWLEDGE]:
         from jobs.reconcile import acknowledge
 
         return acknowledge.main(argv[1:])
     try:
-        options = parse_options(argv)
+        plan = parse_options(argv)
     except SystemExit as exc:  # argparse: --help is 0, bad options are 2
         return int(exc.code or 0)
-    setup_logging()
-    try:
-        outcome = ReconcileRun(JobSettings.from_env(), options).execute()
-    except DocuFlowError as exc:  # S3ObjectExistsError (a taken report key) included
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return exit_code_for(exc)
+    return run_job("reconcile", lambda context: _run(context, plan))
+
+
+def _run(context: RunContext, plan: Plan) -> int:
+    outcome = ReconcileRun(context.settings, plan, context=context).execute()
+    _print(outcome, plan.write_report, context.settings)
+    return outcome.exit_code
+
+
+def _print(outcome: ReconcileOutcome, reported: bool, settings: JobSettings) -> None:
     summary = outcome.summary
     print(
         f"reconcile {summary.runId}: {summary.totalFindings} findings "
         f"({summary.severities.get('error', 0)} errors, {summary.severities.get('warning', 0)} warnings)"
     )
+    if summary.notJudged:
+        print(f"  {summary.notJudged}")
     for code, count in summary.counts.items():
         if count:
             print(f"  {code:<18} {count}")
     if summary.repairs:
         applied = sum(r.outcome == "applied" for r in summary.repairs)
         print(f"  repairs: {applied} applied of {len(summary.repairs)}")
-    if options.write_report:
-        print(f"  report: s3://{JobSettings.from_env().reports_bucket}/{summary.reportPrefix}")
-    return outcome.exit_code
+    if reported:
+        print(f"  report: s3://{settings.reports_bucket}/{summary.reportPrefix}")

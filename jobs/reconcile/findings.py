@@ -44,6 +44,10 @@ AUDIT_CODES = frozenset({Code.AUDIT_GAP, Code.AUDIT_ANOMALY, Code.AUDIT_UNDELIVE
 LIVE_ONLY = frozenset({Code.RETENTION_TAG_MISMATCH, Code.LEGAL_HOLD_MISSING, Code.NOT_HARD_DELETED})
 
 
+# The nightly run's inventory checks (jobs.reconcile.freshness), made before any engine runs.
+INVENTORY_CODES = frozenset({Code.INVENTORY_MISSING, Code.INVENTORY_STALE})
+
+
 class Severity(StrEnum):
     WARNING = "warning"
     ERROR = "error"
@@ -201,6 +205,23 @@ DEFINITIONS: dict[Code, Definition] = {
         "The hard delete did not run or failed, or a lifecycle rule is missing.",
         "Run the lifecycle's hard delete; check the bucket's lifecycle configuration.",
     ),
+    Code.INVENTORY_MISSING: Definition(
+        Severity.ERROR,
+        "No S3 Inventory report of a data bucket was found, past the wait for a first delivery: "
+        "the night judged nothing.",
+        "The bucket's inventory configuration was removed or its destination changed, or deliveries stopped "
+        "and their reports expired.",
+        "Check the bucket's inventory configuration (`aws s3api list-bucket-inventory-configurations`) and "
+        "the destination's bucket policy; the next night after a delivery judges again.",
+    ),
+    Code.INVENTORY_STALE: Definition(
+        Severity.ERROR,
+        "A data bucket's newest S3 Inventory report is older than DOCUFLOW_INVENTORY_MAX_AGE_HOURS: "
+        "the night judged nothing against it.",
+        "S3 Inventory stopped delivering (its configuration disabled or removed, the destination bucket's "
+        "policy or encryption refusing the writes).",
+        "Check the configuration and the destination as for INVENTORY_MISSING; judging waits for a fresh report.",
+    ),
 }
 SEVERITY: dict[Code, Severity] = {code: d.severity for code, d in DEFINITIONS.items()}
 
@@ -346,6 +367,8 @@ EVIDENCE: dict[Code, tuple[EvidenceField, ...]] = {
         ("version", "ev_version"),
     ),
     Code.AUDIT_UNDELIVERED: (("records", "ev_count"),),
+    Code.INVENTORY_MISSING: (("waitingSince", "ev_last_modified"), ("hours", "ev_count")),
+    Code.INVENTORY_STALE: (("deliveredAt", "ev_last_modified"), ("hours", "ev_count")),
     Code.RETENTION_TAG_MISMATCH: (("retentionClass", "ev_retention_class"), ("tag", "ev_tag")),
     Code.LEGAL_HOLD_MISSING: (("legalHoldAt", "ev_legal_hold_at"), ("versionId", "ev_version_id")),
     Code.NOT_HARD_DELETED: (("hardDeleteAt", "ev_hard_delete_at"), ("versions", "ev_versions")),

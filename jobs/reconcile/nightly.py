@@ -8,7 +8,8 @@ For the polars engine the state is Parquet under `layout.table_state_root("polar
 state bucket: the newest `table-state.json` there is the newest committed state (a run writes it
 last, after its report, so a failed run leaves the previous one newest). The Athena engine keeps
 its state in an Iceberg table (`engines.athena`) and takes its decisions from here too. The
-inventories are the newest S3 Inventory reports of the two buckets.
+inventories are the newest S3 Inventory reports of the two buckets, when `freshness` finds them
+fit to judge.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 from jobs.contract import layout
 from jobs.errors import ReconcileInputError
 from jobs.reconcile.chain import ChainPolicy, KeptState, NightPlan, plan_night
-from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_manifest, latest_manifest
+from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_manifest
 from jobs.reconcile.inputs.table_state import (
     TABLE_STATE,
     StateWriter,
@@ -141,9 +142,12 @@ class PolarsNight:
         }
 
 
-def polars_night(settings: JobSettings, buckets: Buckets, exports: TableExports) -> PolarsNight:
-    """The newest Parquet state brought forward (or a full export), the newest inventories, and a
-    writer of tonight's state at its time (write-once; committed by the run after its report).
+def polars_night(
+    settings: JobSettings, buckets: Buckets, exports: TableExports, manifests: tuple[str, str]
+) -> PolarsNight:
+    """The newest Parquet state brought forward (or a full export), tonight's inventories (the raw
+    and the processed bucket's `manifests`, found fresh by `freshness`), and a writer of tonight's
+    state at its time (write-once; committed by the run after its report).
     """
     s = settings
     state = newest_state(buckets, s.state_bucket, POLARS_STATES, timedelta(days=s.table_state_days))
@@ -154,12 +158,7 @@ def polars_night(settings: JobSettings, buckets: Buckets, exports: TableExports)
     else:
         assert plan.state is not None
         table = state_source(plan.state.where, got.changes, buckets)
-    raw, processed = (
-        inventory_manifest(
-            latest_manifest(buckets, s.inventory_bucket, s.inventory_prefix, s.inventory_config_id, source), buckets
-        )
-        for source in (s.raw_bucket, s.processed_bucket)
-    )
+    raw, processed = (inventory_manifest(manifest, buckets) for manifest in manifests)
     keep = None
     if plan.moves:
         location = layout.s3_uri(s.state_bucket, layout.table_state_prefix(POLARS_STATES, plan.end))

@@ -52,3 +52,5 @@ class ReconcileSummary(BaseModel):
     # The chain: the summary.json this report follows (the newest earlier one) and its sha256.
     previousSummary: str | None = None
     previousSummarySha256: str | None = None
+    # Why the run judged nothing (a night before the first S3 Inventory delivery, or past a stale one).
+    notJudged: str | None = None

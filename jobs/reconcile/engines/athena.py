@@ -31,7 +31,7 @@ from jobs.reconcile.engines.athena_state import IcebergNight, TableRead, token
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import empty
 from jobs.reconcile.inputs.export import EXPORT_SUMMARY, FULL_EXPORT
-from jobs.reconcile.inputs.inventory import latest_manifest
+from jobs.reconcile.inputs.inventory import delivered_at, latest_manifest
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings
@@ -65,14 +65,7 @@ class AthenaInputs:
 
 def dt_of(manifest_key: str) -> str:
     """`…/2026-11-30T01-00Z/manifest.json` → `2026-11-30-01-00` (S3 Inventory's Hive `dt`)."""
-    folder = manifest_key.rstrip("/").rsplit("/", 2)[-2]
-    try:
-        moment = datetime.strptime(folder, "%Y-%m-%dT%H-%MZ")
-    except ValueError as exc:
-        raise ReconcileInputError(
-            f"{manifest_key}: not an S3 Inventory manifest path (…/YYYY-MM-DDTHH-MMZ/manifest.json)"
-        ) from exc
-    return moment.strftime("%Y-%m-%d-%H-%M")
+    return delivered_at(manifest_key).strftime("%Y-%m-%d-%H-%M")
 
 
 class AthenaEngine:

@@ -264,9 +264,10 @@ def inventory_pair(
     return by_bucket[raw_bucket], by_bucket[processed_bucket]
 
 
-def latest_manifest(buckets: Buckets, bucket: str, prefix: str, config_id: str, source_bucket: str) -> str:
+def newest_manifest(buckets: Buckets, bucket: str, prefix: str, config_id: str, source_bucket: str) -> str | None:
     """The newest S3 Inventory manifest of `source_bucket` delivered under `prefix` of `bucket`
-    (S3 Inventory writes `{prefix}{source bucket}/{config id}/YYYY-MM-DDTHH-MMZ/manifest.json`).
+    (S3 Inventory writes `{prefix}{source bucket}/{config id}/YYYY-MM-DDTHH-MMZ/manifest.json`),
+    or None when none was delivered yet.
     """
     folder = f"{prefix}{source_bucket}/{config_id}/"
     # Dated folders sort in time order; "2" skips data/ and hive/ (years 2000-2999).
@@ -276,6 +277,23 @@ def latest_manifest(buckets: Buckets, bucket: str, prefix: str, config_id: str, 
         for o in page
         if o.key.endswith("/" + INVENTORY_MANIFEST)
     ]
-    if not keys:
-        raise ReconcileInputError(f"no S3 Inventory manifest under s3://{bucket}/{folder}")
-    return layout.s3_uri(bucket, max(keys))
+    return layout.s3_uri(bucket, max(keys)) if keys else None
+
+
+def latest_manifest(buckets: Buckets, bucket: str, prefix: str, config_id: str, source_bucket: str) -> str:
+    """`newest_manifest`, which must exist (ReconcileInputError when none was delivered)."""
+    found = newest_manifest(buckets, bucket, prefix, config_id, source_bucket)
+    if found is None:
+        raise ReconcileInputError(f"no S3 Inventory manifest under s3://{bucket}/{prefix}{source_bucket}/{config_id}/")
+    return found
+
+
+def delivered_at(manifest: str) -> datetime:
+    """When S3 Inventory delivered a report: its folder's name (`…/2026-11-30T01-00Z/manifest.json`)."""
+    folder = manifest.rstrip("/").rsplit("/", 2)[-2]
+    try:
+        return datetime.strptime(folder, "%Y-%m-%dT%H-%MZ").replace(tzinfo=UTC)
+    except ValueError as exc:
+        raise ReconcileInputError(
+            f"{manifest}: not an S3 Inventory manifest path (…/YYYY-MM-DDTHH-MMZ/manifest.json)"
+        ) from exc

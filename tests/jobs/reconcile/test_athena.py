@@ -409,9 +409,9 @@ def test_bad_athena_inputs_exit_2_with_a_clear_message_and_no_report(
 
 def test_the_stack_setting_chooses_the_engine(monkeypatch) -> None:
     monkeypatch.setenv("DOCUFLOW_RECONCILE_ENGINE", "athena")
-    assert cli.parse_options([]).engine == "athena"
-    assert cli.parse_options(["--engine", "polars"]).engine == "polars"
+    assert cli.parse_options([]).engine_name == "athena"
+    assert cli.parse_options(["--engine", "polars"]).engine_name == "polars"
     monkeypatch.setenv("DOCUFLOW_RECONCILE_ENGINE", "duckdb")
-    assert cli.parse_options(["--dynamodb-export", "x", "--s3-inventory", "y"]).engine == "duckdb"
+    assert cli.parse_options(["--dynamodb-export", "x", "--s3-inventory", "y"]).engine_name == "duckdb"
     with pytest.raises(ValueError, match=r"does not read result\.json"):
-        ReconcileOptions(engine="athena", deep=True)
+        ReconcileOptions(engine="athena", deep=True).plan()

@@ -172,4 +172,4 @@ def test_a_window_requires_only_the_versions_written_in_it(stack) -> None:
 )
 def test_options_the_rule_cannot_honour_are_refused(options: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        ReconcileOptions(**{"audit_log": True, **options})
+        ReconcileOptions(**{"audit_log": True, **options}).plan()

@@ -1,0 +1,117 @@
+"""Nights that cannot mislead (issue 34), on the local stack: before S3 Inventory's first delivery
+the nightly run says so and exits 0 with its heartbeat; past the wait, or after a night that had
+one, a missing inventory is INVENTORY_MISSING; an inventory older than
+DOCUFLOW_INVENTORY_MAX_AGE_HOURS is INVENTORY_STALE, and nothing is judged against it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from jobs.contract import layout
+from jobs.contract.alarms import declared_alarms
+from jobs.errors import ExitCode
+from jobs.local.standins import inventory as inventory_standin
+from jobs.local.standins.alarms import in_alarm
+from jobs.observability import CallMetrics
+from jobs.reconcile import cli
+from jobs.reconcile.findings import Code
+from jobs.reconcile.plans import AthenaPlan, NightlyPlan
+from jobs.reconcile.run import ReconcileRun
+from jobs.settings import JobSettings
+from jobs.store.clients import cloudwatch_client
+from jobs.store.metrics import MetricsStore
+
+
+def _night(settings: JobSettings, started_after: timedelta = timedelta(0), plan: Any = None) -> Any:
+    run = ReconcileRun(settings, plan or NightlyPlan(grace=timedelta(0)))
+    run.started = layout.utc_now() + started_after  # the night as the schedule would run it later
+    return run.execute()
+
+
+def _findings(outcome: Any, code: Code) -> list[dict[str, Any]]:
+    rows = outcome.findings.filter(outcome.findings["code"] == code.value).to_dicts()
+    return [{**row, "evidence": json.loads(row["evidence"])} for row in rows]
+
+
+def test_before_the_first_delivery_the_night_has_nothing_to_judge_and_stays_quiet(stack, capsys) -> None:
+    capsys.readouterr()
+    assert cli.main(["nightly"]) == ExitCode.SUCCESS
+    out = capsys.readouterr().out
+    assert "0 findings" in out and "nothing to judge yet" in out, out
+    (key,) = [
+        k for k in stack.keys(stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX) if k.endswith("summary.json")
+    ]
+    summary = json.loads(stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read())
+    assert summary["notJudged"].startswith("nothing to judge yet") and summary["totalFindings"] == 0
+    assert summary["engineStats"]["inventories"] == {
+        stack.settings.raw_bucket: "waiting",
+        stack.settings.processed_bucket: "waiting",
+    }
+    assert not stack.keys(stack.settings.state_bucket, layout.table_state_root("polars"))  # no state kept
+    # The heartbeat was published: the reconcile's alarms are quiet (the ingest, which did not run, is not).
+    store = MetricsStore(cloudwatch_client(stack.settings), CallMetrics())
+    alarms = in_alarm(
+        store,
+        stack.settings.stage,
+        declared_alarms(stack.settings.failed_ratio_threshold, 3600),
+        layout.utc_now() + timedelta(seconds=1),
+    )
+    assert [a for a in alarms if a.startswith("reconcile")] == [], alarms
+    assert "ingest-heartbeat" in alarms  # the check can fail: a job that published nothing alarms
+
+
+def test_the_wait_is_counted_from_the_first_night_that_found_none(stack) -> None:
+    s = stack.settings
+    first = _night(s)
+    assert first.exit_code == ExitCode.SUCCESS and first.summary.notJudged
+    # A day later: still within AWS's 48 hours of the first night.
+    assert _night(s, timedelta(hours=24)).exit_code == ExitCode.SUCCESS
+    # Past them: the missing inventories are errors, one per bucket, dated from the first night.
+    late = _night(s, timedelta(hours=49))
+    assert late.exit_code == ExitCode.FINDINGS
+    missing = _findings(late, Code.INVENTORY_MISSING)
+    assert sorted(r["bucket"] for r in missing) == sorted([s.raw_bucket, s.processed_bucket])
+    assert all(r["evidence"]["hours"] == 49 and r["severity"] == "error" for r in missing), missing
+    assert late.summary.notJudged and "INVENTORY_MISSING" in late.summary.notJudged
+
+
+def test_a_stale_inventory_is_an_error_and_never_judged_against(stack) -> None:
+    s = stack.settings
+    stack.s3().put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "d1", "a.xml"), Body=b"<x/>")
+    inventory_standin.deliver(s, layout.utc_now() - timedelta(hours=s.inventory_max_age_hours + 2))
+    outcome = _night(s)
+    assert outcome.exit_code == ExitCode.FINDINGS
+    stale = _findings(outcome, Code.INVENTORY_STALE)
+    assert sorted(r["bucket"] for r in stale) == sorted([s.raw_bucket, s.processed_bucket])
+    assert all(r["evidence"]["hours"] >= s.inventory_max_age_hours + 1 for r in stale), stale
+    # Nothing judged: the upload the old inventory lacks is no UNPROCESSED_RAW, no table was read.
+    assert {code for code, n in outcome.summary.counts.items() if n} == {Code.INVENTORY_STALE}
+    assert outcome.summary.itemCount == 0
+    assert not stack.keys(s.state_bucket, layout.table_state_root("polars"))
+
+
+def test_a_missing_inventory_after_a_night_that_had_one_is_an_error_at_once(stack) -> None:
+    s = JobSettings.from_env()  # the environment's: the table's ARN, which the night exports
+    inventory_standin.deliver(s, layout.utc_now())
+    judged = _night(s)
+    assert judged.summary.notJudged is None and judged.summary.engineStats["inventories"][s.raw_bucket] == "fresh"
+    for key in stack.keys(s.inventory_bucket, f"{s.inventory_prefix}{s.processed_bucket}/"):
+        stack.s3().delete_object(Bucket=s.inventory_bucket, Key=key)
+    after = _night(s, timedelta(hours=1))
+    assert after.exit_code == ExitCode.FINDINGS
+    assert [r["bucket"] for r in _findings(after, Code.INVENTORY_MISSING)] == [s.processed_bucket]
+
+
+def test_the_athena_night_waits_too_without_a_query(stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_athena(_: object) -> None:
+        raise AssertionError("a night with nothing to judge runs no query")
+
+    monkeypatch.setattr(ReconcileRun, "athena_queries", property(no_athena))
+    outcome = _night(stack.settings, plan=AthenaPlan(nightly=True, grace=timedelta(0)))
+    assert outcome.exit_code == ExitCode.SUCCESS and outcome.summary.notJudged
+    assert outcome.summary.options["nightly"] is True and outcome.summary.engine == "athena"
