@@ -15,6 +15,7 @@ from components import recovery_policies
 from components.batch_jobs import job_command
 from components.settings import StackSettings, StackSettingsError, residency_of
 from jobs.contract import layout
+from jobs.contract.metrics import namespace
 from tests.components.program import ACCOUNT, ProgramRun, Recorded, as_list, program_run, stack_config
 
 PLAN = "aws:backup/plan:Plan"
@@ -306,6 +307,7 @@ def test_the_drill_role_is_the_pure_builders_and_never_writes_the_live_table(eve
         account_id=ACCOUNT,
         backup_role_arn=backup_role,
         exports_bucket_arn=f"arn:aws:s3:::{audit}" if audit else None,
+        metrics_namespace=namespace(settings.stage),  # the drill's RPO, RTO and verdict
     )
     writes = {
         "dynamodb:PutItem",
