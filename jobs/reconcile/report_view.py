@@ -74,6 +74,8 @@ def verdict(summary: ReconcileSummary, previous: ReconcileSummary | None) -> Ver
     errors, warnings = summary.severities.get("error", 0), summary.severities.get("warning", 0)
     if not summary.totalFindings:
         headline, css = "Clean: no findings.", "clean"
+        if summary.notJudged:  # a night before the first inventory: nothing was judged, so nothing is clean
+            headline, css = "Nothing judged yet.", "warnings"
     else:
         headline = f"{_many(summary.totalFindings, 'finding')}: {_many(errors, 'error')}, {_many(warnings, 'warning')}."
         css = "findings" if errors else "warnings"

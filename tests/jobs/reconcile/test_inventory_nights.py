@@ -48,6 +48,8 @@ def test_before_the_first_delivery_the_night_has_nothing_to_judge_and_stays_quie
     ]
     summary = json.loads(stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read())
     assert summary["notJudged"].startswith("nothing to judge yet") and summary["totalFindings"] == 0
+    html = stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key.replace("summary.json", "report.html"))
+    assert "Nothing judged yet." in html["Body"].read().decode()
     assert summary["engineStats"]["inventories"] == {
         stack.settings.raw_bucket: "waiting",
         stack.settings.processed_bucket: "waiting",
