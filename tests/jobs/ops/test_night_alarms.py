@@ -15,7 +15,7 @@ import pytest
 
 from jobs.contract import layout
 from jobs.contract.alarms import AUDIT_GAP, OLDEST_MESSAGE_AGE, QUEUE_NAME, SQS_NAMESPACE, declared_alarms
-from jobs.contract.metrics import JOB, PUBLISHED, STAGE, Job, Metric, namespace
+from jobs.contract.metrics import JOB, STAGE, Job, Metric, namespace
 from jobs.errors import ExitCode
 from jobs.ingest import cli as ingest_cli
 from jobs.local.standins.alarms import in_alarm
@@ -178,11 +178,6 @@ def test_a_clean_audited_night_alarms_nothing(stack, corpus) -> None:
     assert _alarms_now(stack) == []
 
 
-@pytest.mark.skipif(
-    Job.DRILL not in PUBLISHED,
-    reason="the drill publishes no metrics yet (helper R: TargetsMissed, RpoSeconds, RtoSeconds from "
-    "jobs/recovery/drill.py through jobs.observability.run_metrics)",
-)
 def test_a_failed_drill_alarms_its_targets(stack, corpus) -> None:
     _upload_invoices(stack, corpus)
     _ingest(ExitCode.SUCCESS)
