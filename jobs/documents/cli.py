@@ -7,28 +7,29 @@
     documents hold    --user U --doc D --operator NAME [--release]   an operator's legal hold
     documents url     --user U --doc D        a short-lived presigned GET of that user's result.json
 
-Prints one JSON object. Exit 0 when done (also when there was nothing to change), 2 for bad
-input (ids outside the id rules, an unknown document, a state the action does not allow: one
-line, nothing changed), 3 when AWS is unreachable or refuses access.
+Prints one JSON object. Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when done (also
+when there was nothing to change), 2 for bad input (ids outside the id rules, an unknown document,
+a state the action does not allow: one line, nothing changed), 3 when AWS is unreachable or
+refuses access, 143/130 when stopped by a signal before the action began (once begun, an action
+on one document runs to its end, well inside ECS's 30 s stop timeout). Each action publishes its
+metrics (DocumentActions by Action, ItemsChanged).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from jobs.contract import Status, layout
 from jobs.contract.actors import ActorKind, actor
+from jobs.contract.metrics import ACTION, Datum, Job, Metric
 from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.documents.url import result_url
-from jobs.errors import DocuFlowError, InfrastructureError
-from jobs.observability import CallMetrics
-from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client, sqs_client
-from jobs.store.dynamo import DocumentTable
+from jobs.errors import ExitCode
+from jobs.runtime import RunContext, run_job
+from jobs.store.clients import s3_client, sqs_client
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 
@@ -77,21 +78,25 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.action == "list" and args.user is None and args.status is None:
         parser.error("give --user, --status, or both")
-    try:
-        settings = JobSettings.from_env()
-        output = {"list": _list, "url": _url}.get(args.action, _act)(settings, args)
-    except InfrastructureError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
-    except (DocuFlowError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_job("documents", lambda context: _run(context, args))
+
+
+def _run(context: RunContext, args: argparse.Namespace) -> int:
+    context.stop.check("before the action started")  # a one-document action runs to its end once begun
+    output = {"list": _list, "url": _url}.get(args.action, _act)(context, args)
     print(json.dumps(output, indent=2))
-    return 0
+    return ExitCode.SUCCESS
 
 
-def _list(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
-    page = list_documents(settings, user_id=args.user, status=args.status, limit=args.limit, next_token=args.next_token)
+def _list(context: RunContext, args: argparse.Namespace) -> dict[str, Any]:
+    page = list_documents(
+        context.settings,
+        user_id=args.user,
+        status=args.status,
+        limit=args.limit,
+        next_token=args.next_token,
+        table=context.table(),
+    )
     items = [
         {k: v for k, v in item.model_dump(mode="json", include=set(SHOWN), exclude_none=True).items() if v != []}
         for item in page.items
@@ -99,15 +104,15 @@ def _list(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
     return {"items": items, "nextToken": page.next_token}
 
 
-def _url(settings: JobSettings, args: argparse.Namespace) -> dict[str, Any]:
-    signed = result_url(settings, args.user, args.doc)
+def _url(context: RunContext, args: argparse.Namespace) -> dict[str, Any]:
+    signed = result_url(context.settings, args.user, args.doc, table=context.table())
     return {"url": signed.url, "expiresAt": layout.format_ts(signed.expires_at)}
 
 
-def _act(settings: JobSettings, args: argparse.Namespace) -> dict[str, object]:
-    metrics = CallMetrics()
+def _act(context: RunContext, args: argparse.Namespace) -> dict[str, object]:
+    settings, metrics = context.settings, context.calls
     actions = DocumentActions(
-        DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics),
+        context.table(),
         Buckets(s3_client(settings), metrics),
         settings.raw_bucket,
         settings.processed_bucket,
@@ -121,8 +126,20 @@ def _act(settings: JobSettings, args: argparse.Namespace) -> dict[str, object]:
     if args.action == "hold":
         who = actor(ActorKind.OPERATOR, args.operator)
         act = actions.release if args.release else actions.hold
-        return act(args.user, args.doc, who).summary()
-    # The owner acts on their own document: the actor is the document's user.
-    owner = actor(ActorKind.USER, args.user)
-    act = actions.delete if args.action == "delete" else actions.restore
-    return act(args.user, args.doc, owner).summary()
+        name = "release" if args.release else "hold"
+    else:  # the owner acts on their own document: the actor is the document's user
+        who = actor(ActorKind.USER, args.user)
+        act = actions.delete if args.action == "delete" else actions.restore
+        name = args.action
+    summary = act(args.user, args.doc, who).summary()
+    context.record(Job.DOCUMENTS, action_metrics(name, bool(summary["itemChanged"])))
+    return summary
+
+
+def action_metrics(action: str, changed: bool) -> list[Datum]:
+    """One action, in total (the dashboard's line) and by its kind; whether it changed the item."""
+    return [
+        Datum(metric=Metric.DOCUMENT_ACTIONS, value=1),
+        Datum(metric=Metric.DOCUMENT_ACTIONS, value=1, breakdown={ACTION: action}),
+        Datum(metric=Metric.ITEMS_CHANGED, value=int(changed)),
+    ]

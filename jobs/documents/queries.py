@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from jobs.contract import Status
-from jobs.observability import CallMetrics
+from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client
 from jobs.store.dynamo import DocumentTable, Page
 
 MAX_LIMIT = 1000
-
-
-def _table(settings: JobSettings) -> DocumentTable:
-    return DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, CallMetrics())
 
 
 def list_documents(
@@ -31,7 +26,7 @@ def list_documents(
     """
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit {limit} is outside 1..{MAX_LIMIT}")
-    table = table or _table(settings)
+    table = table or document_table(settings)
     if user_id is not None:
         return table.query_user(user_id, status, limit, next_token, exclude=Status.DELETED)
     if status is None:
