@@ -6,23 +6,23 @@ processed prefixes (`layout.user_prefixes`), deleted now, except documents under
 (`erasure/U/<runId>.json`). `--dry-run` counts what would go and changes nothing. Running it
 again finds nothing and says so.
 
-Prints one JSON object. Exit 0 when done (or nothing was left), 2 for bad input (an id outside
-the id rules, a user of whom nothing is stored), 3 when AWS is unreachable or refuses access,
-4 when the user's data kept changing (rerun: the erasure resumes).
+Prints one JSON object. Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when done (or
+nothing was left), 2 for bad input (an id outside the id rules, a user of whom nothing is stored),
+3 when AWS is unreachable or refuses access, 4 when the user's data kept changing, 143/130 when
+stopped by a signal between delete batches (both: rerun, the erasure resumes under its marker).
+A run that erased publishes ItemsDeleted, ObjectVersionsDeleted and DocumentsKeptForHold.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from jobs.erasure.run import ErasureRun
-from jobs.errors import DocuFlowError, ErasureNotSettledError, InfrastructureError
-from jobs.observability import CallMetrics, interactive, setup_logging
-from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
-from jobs.store.dynamo import DocumentTable
+from jobs.contract.metrics import Datum, Job, Metric
+from jobs.erasure.run import ErasureResult, ErasureRun
+from jobs.errors import ExitCode
+from jobs.runtime import RunContext, run_job
+from jobs.store.clients import s3_client
 from jobs.store.s3 import Buckets
 
 
@@ -31,31 +31,30 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--user", required=True, help="the userId to erase")
     parser.add_argument("--dry-run", action="store_true", help="count what would be erased; change nothing")
     args = parser.parse_args(argv)
-    if not interactive():
-        setup_logging()
-    try:
-        settings = JobSettings.from_env()
-        metrics = CallMetrics()
-        run = ErasureRun(
-            settings,
-            DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics),
-            Buckets(s3_client(settings), metrics),
-            metrics,
-        )
-        result = run.execute(args.user, dry_run=args.dry_run)
-    except InfrastructureError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
-    except ErasureNotSettledError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 4
-    except (DocuFlowError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_job("erase", lambda context: _erase(context, args.user, args.dry_run))
+
+
+def _erase(context: RunContext, user: str, dry_run: bool) -> int:
+    settings, calls = context.settings, context.calls
+    run = ErasureRun(settings, context.table(), Buckets(s3_client(settings), calls), calls, stop=context.stop)
+    result = run.execute(user, dry_run=dry_run)
+    if not dry_run:
+        context.record(Job.ERASURE, erasure_metrics(result))
     output: dict[str, object] = {"outcome": result.outcome, "message": result.message}
     if result.receipt is not None:
         output |= {"receipt": result.receipt_uri, **result.receipt.model_dump(mode="json")}
     if result.would_delete is not None:
         output["wouldDelete"] = result.would_delete.model_dump()
     print(json.dumps(output, indent=2))
-    return 0
+    return ExitCode.SUCCESS
+
+
+def erasure_metrics(result: ErasureResult) -> list[Datum]:
+    """What the erasure deleted for good (zeros when nothing was left) and the documents a hold kept."""
+    receipt = result.receipt
+    deleted = receipt.deleted if receipt is not None else None
+    return [
+        Datum(metric=Metric.ITEMS_DELETED, value=deleted.items if deleted else 0),
+        Datum(metric=Metric.VERSIONS_DELETED, value=(deleted.versions + deleted.deleteMarkers) if deleted else 0),
+        Datum(metric=Metric.DOCUMENTS_KEPT, value=len(receipt.kept) if receipt is not None else 0),
+    ]

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +42,8 @@ from jobs.contract.objects import ObjectVersion
 from jobs.erasure.selection import ItemToDelete, Partition, document_of, kept_by, kept_documents
 from jobs.errors import ErasureNotSettledError, ErasureUnknownUserError, S3ObjectExistsError
 from jobs.observability import CallMetrics
+from jobs.runtime.ids import new_run_id
+from jobs.runtime.signals import StopFlag
 from jobs.settings import JobSettings
 from jobs.store.dynamo import (
     TRANSACT_LIMIT,
@@ -55,6 +56,8 @@ from jobs.store.dynamo import (
 from jobs.store.s3 import DELETE_BATCH, Buckets, Refused
 
 logger = logging.getLogger(__name__)
+
+RESUMABLE = "(what it deleted stays deleted and is counted in its marker: run the erasure again to resume)"
 
 MAX_PASSES = 6
 LEASE_MARGIN = timedelta(seconds=5)  # past a lease, for the writer's last request to land
@@ -109,8 +112,12 @@ class ErasureRun:
         clock: Callable[[], datetime] = layout.utc_now,
         sleep: Callable[[float], None] = time.sleep,
         between_passes: Callable[[int], None] = lambda _n: None,
+        stop: StopFlag | None = None,
     ) -> None:
-        """`between_passes(n)`: called after pass n (tests interleave uploads and runs there)."""
+        """`between_passes(n)`: called after pass n (tests interleave uploads and runs there).
+        `stop`: the run's (jobs.runtime); a stop is taken between delete batches and passes, where
+        what was deleted is counted in the marker, which stays RUNNING for a rerun to resume.
+        """
         self._settings = settings
         self._table = table
         self._buckets = buckets
@@ -118,6 +125,7 @@ class ErasureRun:
         self._clock = clock
         self._sleep = sleep
         self._between_passes = between_passes
+        self._stop = stop or StopFlag()
 
     def execute(self, user_id: str, *, dry_run: bool = False) -> ErasureResult:
         layout.validate_id(user_id, "userId")
@@ -137,7 +145,7 @@ class ErasureRun:
             return _nothing(user_id, marker)
         started = self._clock()
         if marker is None or not resuming:
-            run_id = f"{started:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+            run_id = new_run_id(started)
             marker = self._mark(
                 ErasureMarker(
                     userId=user_id,
@@ -163,6 +171,7 @@ class ErasureRun:
                 extra={"userId": user_id, "runId": marker.runId, "pass": number, "deleted": last.deleted.model_dump()},
             )
             self._between_passes(number)
+            self._stop.check(RESUMABLE)
             if last.settled:
                 assert progress.marker is not None
                 return self._finish(progress.marker, last, number)
@@ -198,6 +207,7 @@ class ErasureRun:
                     else:
                         doomed.append(version)
             for start in range(0, len(doomed), DELETE_BATCH):
+                self._stop.check(RESUMABLE)
                 self._delete_versions(bucket, prefix, doomed[start : start + DELETE_BATCH], outcome, progress)
         self._delete_items(outcome, progress)
         return outcome
