@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from jobs.contract import layout
-from jobs.observability import CallMetrics
+from jobs.contract.metrics import Datum, Job, Metric, Unit
 from jobs.reconcile.findings import Severity
 from jobs.recovery.plan import RestorePlan, Source
 from jobs.recovery.report import FINDINGS_SHOWN, DrillReport, Findings, rpo_seconds
 from jobs.recovery.restore import Restore, RestoreRequest
+from jobs.runtime import RunContext
 from jobs.settings import JobSettings
 from jobs.store.clients import backup_client, dynamodb_client, s3_client
 from jobs.store.restore import TableRestores
@@ -46,6 +46,11 @@ class DrillOptions:
     fail_on: Severity = Severity.ERROR
     drop_after: bool = False
     write_report: bool = True
+    # The targets the drill is judged by (docs/recovery.md: RTO 2 hours). The RPO it measures is
+    # the newest change's age at the restored moment, a bound that a quiet table makes large, so
+    # it is judged only against a target given (--rpo-target) for a window with steady writes.
+    rto_target: timedelta = timedelta(hours=2)
+    rpo_target: timedelta | None = None
 
 
 @dataclass
@@ -55,16 +60,33 @@ class DrillOutcome:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def new_run_id() -> str:
-    return f"{layout.utc_now():%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+def drill_metrics(report: DrillReport | None, missed: bool) -> list[Datum]:
+    """RPO and RTO (when the drill got that far) and whether it failed or missed a target."""
+    data = [Datum(metric=Metric.TARGETS_MISSED, value=int(missed))]
+    if report is not None:
+        data.append(Datum(metric=Metric.RTO, value=report.rtoSeconds, unit=Unit.SECONDS))
+        if report.rpoSeconds is not None:
+            data.append(Datum(metric=Metric.RPO, value=report.rpoSeconds, unit=Unit.SECONDS))
+    return data
 
 
 class DrillRun:
-    def __init__(self, settings: JobSettings, options: DrillOptions, *, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: JobSettings,
+        options: DrillOptions,
+        *,
+        context: RunContext | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        """`context`: the job's (jobs.runtime: run id, calls, the stop, the metrics it publishes);
+        without one, a plain context (with `run_id` if given).
+        """
         self.settings = settings
         self.options = options
-        self.metrics = CallMetrics()
-        self.run_id = run_id or new_run_id()
+        self.context = context or RunContext("drill", settings, run_id=run_id or "")
+        self.metrics = self.context.calls
+        self.run_id = self.context.run_id
         self.target = options.target or layout.drill_table_name(settings.stage, self.run_id)
 
     @cached_property
@@ -82,6 +104,24 @@ class DrillRun:
         return self.options.exports or layout.s3_uri(s.export_bucket, s.export_prefix)
 
     def execute(self) -> DrillOutcome:
+        """The drill, its metrics handed to the context whatever the outcome (a failed drill is a
+        missed target); a stop between its steps drops the drill table it made.
+        """
+        try:
+            outcome = self._drill()
+        except BaseException:
+            self.context.record(Job.DRILL, drill_metrics(None, missed=True), completed=False)
+            raise
+        self.context.record(Job.DRILL, drill_metrics(outcome.report, self.missed(outcome)))
+        return outcome
+
+    def missed(self, outcome: DrillOutcome) -> bool:
+        """Findings at --fail-on, an RTO over its target, or an RPO over one given."""
+        o, report = self.options, outcome.report
+        rpo_missed = o.rpo_target is not None and (report.rpoSeconds or 0) > o.rpo_target.total_seconds()
+        return outcome.exit_code != 0 or report.rtoSeconds > o.rto_target.total_seconds() or rpo_missed
+
+    def _drill(self) -> DrillOutcome:
         o, s = self.options, self.settings
         started = layout.utc_now()
         restore = Restore(s, self.restores, self.buckets)
@@ -90,6 +130,7 @@ class DrillRun:
         logger.info("drill restoring", extra={"target": self.target, "source": chosen.source, "from": chosen.reference})
         timings: dict[str, float] = {}
         clock = time.perf_counter()
+        self.context.stop.check("before the restore")
         try:
             restore.execute(chosen, o.backup_role_arn)
         except Exception:
@@ -97,12 +138,14 @@ class DrillRun:
                 self._drop_quietly()  # a half-restored drill table is of no use to anyone
             raise
         timings["restore"] = time.perf_counter() - clock
+        self._stop_point("after the restore")
         clock = time.perf_counter()
         newest = self.restores.newest_change(self.target, max(2, min(16, s.io_threads)))
         timings["newestChange"] = time.perf_counter() - clock
         clock = time.perf_counter()
         checked = self._reconcile()
         timings["reconcile"] = time.perf_counter() - clock
+        self._stop_point("before the report")
         if o.drop_after:
             self.restores.delete_table(self.target)
         report = self._report(started, chosen, newest, checked, timings)
@@ -157,6 +200,12 @@ class DrillRun:
         o = self.options
         options = ReconcileOptions(source="live", grace=o.grace, fail_on=o.fail_on, write_report=False)
         return ReconcileRun(self.settings.model_copy(update={"table_name": self.target}), options).execute()
+
+    def _stop_point(self, where: str) -> None:
+        """A stop here drops the drill table (a drill stopped half-way proves nothing) and ends the run."""
+        if self.context.stop.stopping:
+            self._drop_quietly()
+            self.context.stop.check(f"{where} (the drill table {self.target} was dropped)")
 
     def _drop_quietly(self) -> None:
         try:

@@ -5,21 +5,22 @@ restored as of before the deploy), or marks it for reprocessing, or deletes it (
 jobs.recovery.rollback); then replay the window with `python -m jobs ingest --backfill`. A
 person's decision since TIME (a legal hold or its release, an owner's delete or restore) stays:
 `leftAlone` in the output names each such document and why. `--dry-run` prints what it would
-do. Exit 0 when done, 2 for bad options or a missing table, 3 when AWS is unreachable or denies
-access.
+do. Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when done, 2 for bad options or a
+missing table, 3 when AWS is unreachable or denies access, 143/130 when stopped by a signal before
+it wrote (what it writes is conditional on the version it read: a rerun decides again). A run that
+wrote publishes ItemsRolledBack and LeftAlone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from jobs.errors import DocuFlowError, InfrastructureError
-from jobs.observability import setup_logging
-from jobs.recovery.cli import EXIT_BAD_REQUEST, EXIT_UNAVAILABLE, point_in_time
-from jobs.recovery.rollback_run import RollbackOptions, RollbackRun
-from jobs.settings import JobSettings
+from jobs.contract.metrics import Datum, Job, Metric
+from jobs.errors import ExitCode
+from jobs.recovery.rollback import Action
+from jobs.recovery.rollback_run import RollbackOptions, RollbackRun, RollbackSummary
+from jobs.runtime import RunContext, point_in_time, run_job
 
 
 def parser() -> argparse.ArgumentParser:
@@ -35,15 +36,25 @@ def main(argv: list[str]) -> int:
         args = parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    setup_logging()
     options = RollbackOptions(args.restored_table, args.since, args.dry_run)
-    try:
-        summary = RollbackRun(JobSettings.from_env(), options).execute()
-    except InfrastructureError as exc:
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    except DocuFlowError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_REQUEST
+    return run_job("rollback", lambda context: _rollback(context, options))
+
+
+def _rollback(context: RunContext, options: RollbackOptions) -> int:
+    summary = RollbackRun(context.settings, options, context=context).execute()
+    if not options.dry_run:
+        context.record(Job.ROLLBACK, rollback_metrics(summary))
     print(json.dumps(vars(summary), default=str, indent=2))
-    return 0
+    return ExitCode.SUCCESS
+
+
+def rollback_metrics(summary: RollbackSummary) -> list[Datum]:
+    """The items it wrote back (put back, marked for reprocessing or deleted) and the documents a
+    person's decision kept as they are.
+    """
+    writes = (Action.PUT_BACK, Action.REPROCESS, Action.DELETE)
+    written = sum(summary.actions.get(action.value, 0) for action in writes) - summary.changedSince
+    return [
+        Datum(metric=Metric.ITEMS_ROLLED_BACK, value=max(0, written)),
+        Datum(metric=Metric.LEFT_ALONE, value=len(summary.leftAlone)),
+    ]

@@ -19,7 +19,6 @@ stack may do beyond its own job's writes.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,11 +28,12 @@ from jobs.contract import DocumentItem, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.duplicates import is_marker_item
 from jobs.errors import RestoreRequestError
-from jobs.observability import CallMetrics
 from jobs.recovery.rollback import Action, Step, step
+from jobs.runtime import RunContext
+from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
-from jobs.store.dynamo import DocumentTable, claim_put
+from jobs.store.dynamo import claim_put
 from jobs.store.restore import TableRestores
 
 logger = logging.getLogger(__name__)
@@ -60,13 +60,15 @@ class RollbackSummary:
 
 
 class RollbackRun:
-    def __init__(self, settings: JobSettings, options: RollbackOptions) -> None:
+    def __init__(self, settings: JobSettings, options: RollbackOptions, *, context: RunContext | None = None) -> None:
+        """`context`: the job's (jobs.runtime: run id, calls, the stop); a plain one otherwise."""
         self.settings = settings
         self.options = options
-        self.metrics = CallMetrics()
-        client = dynamodb_client(settings)
-        self.live = DocumentTable(client, settings.table_name, settings.index_name, self.metrics)
-        self.restored = DocumentTable(client, options.restored_table, settings.index_name, self.metrics)
+        self.context = context or RunContext.of(settings, "rollback")
+        self.metrics = self.context.calls
+        client = dynamodb_client(settings)  # one client for the three
+        self.live = document_table(settings, self.metrics, client=client)
+        self.restored = document_table(settings, self.metrics, table_name=options.restored_table, client=client)
         self.restores = TableRestores(client, self.metrics)
 
     def execute(self) -> RollbackSummary:
@@ -78,12 +80,13 @@ class RollbackRun:
         changed = self._changed_since()
         before = self.restored.get_many((i.userId, i.documentId) for i in changed)
         now = layout.utc_now()
-        signed = actor(ActorKind.RECOVERY, f"rollback-{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}")
+        signed = actor(ActorKind.RECOVERY, f"rollback-{self.context.run_id}")
         steps = [step(item, before.get((item.userId, item.documentId)), now, signed) for item in changed]
         summary = RollbackSummary(o.restored_table, o.since, examined=len(changed), dryRun=o.dry_run)
         summary.actions = dict(Counter(s.action.value for s in steps))
         summary.leftAlone = [s.left_alone() for s in steps if s.kept]
         if not o.dry_run:
+            self.context.stop.check("before it wrote anything")
             summary.changedSince = self._apply(steps)
         logger.info("rollback done", extra={"summary": vars(summary), "calls": self.metrics.summary()})
         return summary

@@ -12,25 +12,26 @@ reason (a restore within the grace, `documents restore`, is the owner's way back
 as after any repair. Reports are not
 undeleted here: their bucket refuses deletes to all but the break-glass role, which Object Lock
 backs. Removing a marker is s3:DeleteObjectVersion: an operator's permission, no task role has it.
-Exit 0 when done, 2 for bad options, 3 when AWS is unreachable or denies access.
+Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when done, 2 for bad options, 3 when
+AWS is unreachable or denies access, 143/130 when stopped by a signal (between two pages of
+markers). A run that removed publishes DeleteMarkersRemoved and LeftAlone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from jobs.contract import layout
-from jobs.errors import DocuFlowError, InfrastructureError, InvalidKeyError
-from jobs.observability import CallMetrics, setup_logging
-from jobs.recovery.cli import EXIT_BAD_REQUEST, EXIT_UNAVAILABLE, point_in_time
+from jobs.contract.metrics import Datum, Job, Metric
+from jobs.errors import ExitCode, InvalidKeyError
 from jobs.recovery.decisions import at, deleted_by_person, who
 from jobs.recovery.plan import in_window
+from jobs.runtime import RunContext, point_in_time, run_job
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.versions import DeleteMarker, ObjectVersions
 
@@ -59,18 +60,27 @@ class UndeleteSummary:
 
 
 def undelete(
-    settings: JobSettings, purpose: str, since: datetime, until: datetime | None, dry_run: bool
+    settings: JobSettings,
+    purpose: str,
+    since: datetime,
+    until: datetime | None,
+    dry_run: bool,
+    context: RunContext | None = None,
 ) -> UndeleteSummary:
+    """Remove the window's markers page by page; the run's stop (`context`) is taken between pages
+    (what was removed stays removed: a rerun finds the rest).
+    """
+    context = context or RunContext.of(settings, "undelete")
     bucket = settings.bucket_names()[purpose]
     prefix = layout.RAW_PREFIX if purpose == "raw" else layout.PROCESSED_PREFIX
-    metrics = CallMetrics()
-    versions = ObjectVersions(s3_client(settings), metrics)
-    table = DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics)
+    versions = ObjectVersions(s3_client(settings), context.calls)
+    table = context.table()
     summary = UndeleteSummary(bucket, since, until, dryRun=dry_run)
     left: dict[tuple[str, str], LeftAlone] = {}
     # S3 stamps versions to the second: a marker made in the second `since` falls in is in.
     start = since.replace(microsecond=0)
     for page in versions.current_delete_markers(bucket, prefix):
+        context.stop.check("between two pages of markers")
         chosen = in_window(page, lambda m: m.last_modified, start, until)
         summary.markersFound += len(chosen)
         kept = _deleted_by_a_person(table, purpose, chosen)
@@ -124,14 +134,18 @@ def main(argv: list[str]) -> int:
         args = p.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    setup_logging()
-    try:
-        summary = undelete(JobSettings.from_env(), args.bucket, args.since, args.until, args.dry_run)
-    except InfrastructureError as exc:
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    except DocuFlowError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_REQUEST
+    return run_job("undelete", lambda context: _undelete(context, args))
+
+
+def _undelete(context: RunContext, args: argparse.Namespace) -> int:
+    summary = undelete(context.settings, args.bucket, args.since, args.until, args.dry_run, context)
+    if not args.dry_run:
+        context.record(
+            Job.UNDELETE,
+            [
+                Datum(metric=Metric.MARKERS_REMOVED, value=summary.removed),
+                Datum(metric=Metric.LEFT_ALONE, value=len(summary.leftAlone)),
+            ],
+        )
     print(json.dumps(asdict(summary), default=str, indent=2))
-    return 0
+    return ExitCode.SUCCESS
