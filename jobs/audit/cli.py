@@ -4,15 +4,15 @@ Prints one JSON object: the question, the engine, `records` (oldest first; each 
 actor, time, status before and after, the attributes it changed; copies of one delivered record
 counted once, `duplicatesRemoved` says how many) and `anomalies`. `--engine duckdb` (the default)
 reads the stage's change log from S3 into an embedded DuckDB; `--engine athena` asks Athena in the
-stack's audit workgroup (DOCUFLOW_AUDIT_WORKGROUP, DOCUFLOW_TRAIL_DATABASE). Exit 0 with an
-answer (an empty one too), 2 for bad options or a failed query, 3 when AWS is unreachable.
+stack's audit workgroup (DOCUFLOW_AUDIT_WORKGROUP, DOCUFLOW_TRAIL_DATABASE). Exit codes are the
+jobs' one map (jobs.errors.ExitCode): 0 with an answer (an empty one too), 2 for bad options or a
+failed query, 3 when AWS is unreachable, 143/130 when stopped by a signal.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
@@ -22,14 +22,13 @@ from jobs.audit.engines import ENGINES, AthenaAudit, AuditEngine, local_engine
 from jobs.audit.sql import DELIVERY_SLACK
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
-from jobs.errors import DocuFlowError, InfrastructureError
-from jobs.observability import CallMetrics, setup_logging
+from jobs.errors import ExitCode
+from jobs.observability import CallMetrics
+from jobs.runtime import RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.athena import AthenaQueries
 from jobs.store.clients import athena_client, s3_client
 from jobs.store.s3 import Buckets
-
-EXIT_FAILED, EXIT_UNREACHABLE = 2, 3
 
 
 def moment(text: str) -> datetime:
@@ -79,8 +78,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 @contextmanager
-def engine_for(name: str, settings: JobSettings, days: tuple[date, date] | None) -> Iterator[AuditEngine]:
-    metrics = CallMetrics()
+def engine_for(
+    name: str, settings: JobSettings, days: tuple[date, date] | None, calls: CallMetrics | None = None
+) -> Iterator[AuditEngine]:
+    metrics = calls or CallMetrics()
     if name == "athena":
         client = athena_client(settings)
         yield AthenaAudit(
@@ -95,21 +96,18 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if args.question == "actor" and args.since >= args.until:
         parser().error("--since must be before --until")
-    setup_logging()
-    try:
-        settings = JobSettings.from_env()
-        if args.question == "history":
-            with engine_for(args.engine, settings, None) as engine:
-                answer = questions.history(engine, args.user, args.doc)
-        else:
-            days = (args.since.date(), (args.until + DELIVERY_SLACK).date())
-            with engine_for(args.engine, settings, days) as engine:
-                answer = questions.by_actor(engine, args.actor, args.since, args.until)
-    except InfrastructureError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    except DocuFlowError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    return run_job("audit", lambda context: _ask(context, args))
+
+
+def _ask(context: RunContext, args: argparse.Namespace) -> int:
+    settings = context.settings
+    if args.question == "history":
+        with engine_for(args.engine, settings, None, context.calls) as engine:
+            answer = questions.history(engine, args.user, args.doc)
+    else:
+        days = (args.since.date(), (args.until + DELIVERY_SLACK).date())
+        with engine_for(args.engine, settings, days, context.calls) as engine:
+            answer = questions.by_actor(engine, args.actor, args.since, args.until)
+    context.stop.check("during the query (it wrote nothing)")
     print(json.dumps(answer.to_json(), indent=2))
-    return 0
+    return ExitCode.SUCCESS

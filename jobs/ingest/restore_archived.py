@@ -12,8 +12,9 @@ reads, a document that failed ARCHIVED is re-queued for the next drain (the same
 reconcile's repair sends), which finishes it; without a queue (`--backfill` stacks) the next
 sweep does. Safe to run any number of times: a restore already asked for is not asked again.
 
-Prints one JSON object. Exit 0 when done, 2 for bad input (an unknown document), 3 when AWS is
-unreachable or refuses access.
+Prints one JSON object. Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when done, 2
+for bad input (an unknown document), 3 when AWS is unreachable or refuses access, 143/130 when
+stopped by a signal before it began (a restore asked for is not asked again: rerun it).
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ from pydantic import BaseModel, Field
 
 from jobs.contract import DocumentItem, FailureCode, Status, layout
 from jobs.contract.events import requeue_body
-from jobs.errors import DocuFlowError, DocumentNotFoundError, InfrastructureError
+from jobs.errors import DocumentNotFoundError, ExitCode, InfrastructureError
 from jobs.observability import CallMetrics
+from jobs.runtime import RunContext, run_job
+from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
 from jobs.store.archive import Archives, ArchiveState, Readable, RestoreTier
-from jobs.store.clients import dynamodb_client, s3_client, sqs_client
+from jobs.store.clients import s3_client, sqs_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
@@ -117,15 +120,15 @@ def _shown(uri: str, state: ArchiveState, requested: bool) -> ObjectRestore:
     )
 
 
-def from_settings(settings: JobSettings) -> ArchivedRestore:
-    metrics = CallMetrics()
+def from_settings(settings: JobSettings, calls: CallMetrics | None = None) -> ArchivedRestore:
+    metrics = calls or CallMetrics()
     s3 = s3_client(settings)
     arrivals = (
         ArrivalQueue(sqs_client(settings), settings.arrivals_queue_url, metrics)
         if settings.arrivals_queue_url
         else None
     )
-    table = DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics)
+    table = document_table(settings, metrics)
     return ArchivedRestore(table, Buckets(s3, metrics), Archives(s3, metrics), arrivals)
 
 
@@ -142,14 +145,12 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.days < 1:
         print("error: --days must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        report = from_settings(JobSettings.from_env()).run(args.user, args.document, args.days, args.tier)
-    except InfrastructureError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
-    except (DocuFlowError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
+    return run_job("restore-archived", lambda context: _restore(context, args))
+
+
+def _restore(context: RunContext, args: argparse.Namespace) -> int:
+    context.stop.check("before it began")
+    report = from_settings(context.settings, context.calls).run(args.user, args.document, args.days, args.tier)
     print(json.dumps(report.model_dump(mode="json"), indent=2))
-    return 0
+    return ExitCode.SUCCESS

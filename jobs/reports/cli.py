@@ -2,26 +2,25 @@
 --month YYYY-MM`: the reconcile reports as evidence (docs/reconcile.md, "Provenance and the chain"
 and "The monthly evidence pack").
 
-Exit 0 when everything checked holds, 1 when something does not (each problem printed), 2 when
-the command could not run (bad options, AWS unreachable, a pack already written).
+Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when everything checked holds, 1 when
+something does not (each problem printed), 2 when the command could not run as asked (bad
+options, a pack already written), 3 when AWS is unreachable or denies access, 143/130 when
+stopped by a signal (before a pack is written: it is written once, whole, or not at all).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import date
 
-from jobs.errors import DocuFlowError
-from jobs.observability import CallMetrics
-from jobs.settings import JobSettings
+from jobs.errors import ExitCode
+from jobs.runtime import RunContext, run_job
 from jobs.store.clients import s3_client
 from jobs.store.kms import Signatures, kms_client
 from jobs.store.s3 import Buckets
 
-EXIT_OK = 0
-EXIT_PROBLEMS = 1
-EXIT_FAILED = 2
+EXIT_OK = ExitCode.SUCCESS
+EXIT_PROBLEMS = ExitCode.FINDINGS
 
 
 def parser() -> argparse.ArgumentParser:
@@ -42,27 +41,27 @@ def main(argv: list[str]) -> int:
         args = parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    settings = JobSettings.from_env()
-    metrics = CallMetrics()
-    buckets = Buckets(s3_client(settings), metrics)
-    signatures = Signatures(kms_client(settings), metrics)
-    try:
-        if args.command == "verify":
-            from jobs.reports.verify import verify_chain
+    return run_job("reports", lambda context: _run(context, args))
 
-            result = verify_chain(buckets, settings.reports_bucket, signatures, args.since, args.until)
-            return _report(result.checked, [str(p) for p in result.problems], "reports")
-        from jobs.reports import pack
 
-        if args.command == "pack":
-            key = pack.write_pack(buckets, settings, signatures, args.month)
-            print(f"pack written: s3://{settings.reports_bucket}/{key}")
-            return EXIT_OK
-        checked, problems = pack.verify_pack(buckets, settings.reports_bucket, signatures, args.month)
-        return _report(checked, problems, "packed reports")
-    except (ValueError, DocuFlowError) as exc:
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+def _run(context: RunContext, args: argparse.Namespace) -> int:
+    settings = context.settings
+    buckets = Buckets(s3_client(settings), context.calls)
+    signatures = Signatures(kms_client(settings), context.calls)
+    if args.command == "verify":
+        from jobs.reports.verify import verify_chain
+
+        result = verify_chain(buckets, settings.reports_bucket, signatures, args.since, args.until)
+        return _report(result.checked, [str(p) for p in result.problems], "reports")
+    from jobs.reports import pack
+
+    if args.command == "pack":
+        context.stop.check("before the pack was written")
+        key = pack.write_pack(buckets, settings, signatures, args.month)
+        print(f"pack written: s3://{settings.reports_bucket}/{key}")
+        return EXIT_OK
+    checked, problems = pack.verify_pack(buckets, settings.reports_bucket, signatures, args.month)
+    return _report(checked, problems, "packed reports")
 
 
 def _report(checked: list[str], problems: list[str], what: str) -> int:

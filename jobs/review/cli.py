@@ -5,19 +5,18 @@ Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 done; 2 refused or ba
 the extraction would not accept, an unknown field, a document not in review, not the caller's
 claim, not the user's): one line, nothing changed; 3 AWS unreachable; 4 a race was lost (a
 re-upload or another reviewer changed the document since it was read): nothing was changed, run
-it again.
+it again; 143/130 stopped by a signal before the action began (once begun, it runs to its end).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from jobs.errors import DocuFlowError, ReviewConflictError, exit_code_for
+from jobs.errors import ExitCode
 from jobs.review.corrections import FIELDS
 from jobs.review.desk import ReviewDesk, ReviewOutcome
-from jobs.settings import JobSettings
+from jobs.runtime import RunContext, run_job
 
 SHOWN = (
     "userId",
@@ -64,13 +63,15 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.set and args.action != "correct":
         parser.error("--set goes with correct only")
-    try:
-        outcome = _act(ReviewDesk.from_settings(JobSettings.from_env()), args)
-    except (DocuFlowError, ValueError) as exc:
-        print(f"{'conflict' if isinstance(exc, ReviewConflictError) else 'error'}: {exc}", file=sys.stderr)
-        return exit_code_for(exc)  # a lost race is NOT_SETTLED (4): run it again
+    return run_job("review", lambda context: _review(context, args))
+
+
+def _review(context: RunContext, args: argparse.Namespace) -> int:
+    context.stop.check("before the action started")  # one document's action runs to its end once begun
+    # A lost race is NOT_SETTLED (4, run_job's map): run it again.
+    outcome = _act(ReviewDesk.from_settings(context.settings, context.table(), context.calls), args)
     shown = outcome.item.model_dump(mode="json", include=set(SHOWN), exclude_none=True)
     if args.action == "correct" and outcome.result is not None and outcome.result.review is not None:
         shown["corrections"] = [c.model_dump(mode="json") for c in outcome.result.review.corrections]
     print(json.dumps(shown, indent=2))
-    return 0
+    return ExitCode.SUCCESS

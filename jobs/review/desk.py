@@ -41,8 +41,9 @@ from jobs.errors import ReviewConflictError, ReviewRefusedError, StoreError
 from jobs.extract.settings import ExtractionSettings
 from jobs.observability import CallMetrics
 from jobs.review import corrections, rules
+from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable, Write, WriteGroup, marker_put, marker_release, version_put
 from jobs.store.s3 import Buckets
 
@@ -68,11 +69,12 @@ class ReviewDesk:
         self._extraction = ExtractionSettings(confidence_threshold=settings.confidence_threshold)
 
     @classmethod
-    def from_settings(cls, settings: JobSettings) -> ReviewDesk:
+    def from_settings(
+        cls, settings: JobSettings, table: DocumentTable | None = None, calls: CallMetrics | None = None
+    ) -> ReviewDesk:
         """The desk on the stack the settings name (clients from boto3's own configuration)."""
-        metrics = CallMetrics()
-        table = DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics)
-        return cls(settings, table, Buckets(s3_client(settings), metrics))
+        calls = calls or CallMetrics()
+        return cls(settings, table or document_table(settings, calls), Buckets(s3_client(settings), calls))
 
     # --- the actions ---------------------------------------------------------------------------
     def claim(self, user_id: str, document_id: str, reviewer: str) -> ReviewOutcome:
