@@ -303,6 +303,10 @@ def _container(run: ProgramRun, job: str) -> dict:
 )
 def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None:
     c = _container(dev, job)
+    if "--max-minutes" in c["command"]:  # the scheduled drain stops before the reconcile's start
+        minutes = int(c["command"][-1])
+        assert c["command"][-2:] == ["--max-minutes", str(minutes)] and 0 < minutes < 180  # 02:00 → 05:00
+        command = [*command, "--max-minutes", str(minutes)]
     assert c["entryPoint"] + c["command"] == ["python", "-m", "jobs", *command]
     td = c["_td"]
     assert td["requiresCompatibilities"] == ["FARGATE"] and td["networkMode"] == "awsvpc"
@@ -588,3 +592,15 @@ def test_a_new_registry_entry_gets_its_task_definition_role_and_log_group(monkey
         ]
     } | {"PublishRunMetrics"}
     assert any(r.inputs.get("name") == "/docuflow/hello/hello" for r in recorded if r.typ.endswith("LogGroup"))
+
+
+def test_the_scheduled_drain_is_bounded_by_drain_minutes() -> None:
+    def command(minutes: int | None) -> list[str]:
+        environment = dict.fromkeys(JOB_ENV_VARS, "x")
+        c = batch_jobs.container_definition(
+            job="ingest", image="i", log_group="g", region="eu-west-1", environment=environment, drain_minutes=minutes
+        )
+        return list(c["command"])
+
+    assert command(150) == ["ingest", "drain", "--max-minutes", "150"]
+    assert command(None) == ["ingest", "drain"]  # no bound: until the queue is empty
