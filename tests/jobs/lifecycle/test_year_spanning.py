@@ -28,7 +28,8 @@ from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import next_midnight
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
 from jobs.recovery.rollback_run import RollbackOptions, RollbackRun, RollbackSummary
@@ -182,9 +183,9 @@ class Life:
 
     def findings(self) -> set[tuple[str, str]]:
         """A live --deep reconcile judged at the scenario's clock: (code, documentId) pairs."""
-        run = ReconcileRun(self.stack.settings, ReconcileOptions(grace=timedelta(0), deep=True, write_report=False))
+        run = ReconcileRun(self.stack.settings, LivePlan(grace=timedelta(0), deep=True, write_report=False))
         at = max(self.now, layout.utc_now())
-        wide = run.engine().find(lambda _taken: run.params(at)).wide
+        wide = run.plan.setup(run).engine.find(lambda _taken: run.params(at)).wide
         return set(render(wide).select("code", "documentId").iter_rows())
 
     def check(self, docs: list[Doc], findings: frozenset[tuple[str, str]] = frozenset()) -> None:
