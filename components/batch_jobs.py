@@ -266,15 +266,20 @@ def container_definition(
         # Extraction and polars spill to /tmp: a task-local volume, since the root fs is read-only.
         "mountPoints": [{"sourceVolume": SCRATCH_VOLUME, "containerPath": SCRATCH_PATH, "readOnly": False}],
         "environment": job_environment(environment) + [{"name": n, "value": v} for n, v in extra.items()],
-        "logConfiguration": {
-            "logDriver": "awslogs",
-            "options": {
-                "awslogs-group": log_group,
-                "awslogs-region": region,
-                "awslogs-stream-prefix": job,
-                "mode": "non-blocking",
-                "max-buffer-size": "4m",
-            },
+        "logConfiguration": log_configuration(log_group, region, job),
+    }
+
+
+def log_configuration(log_group: str, region: str, job: str) -> dict[str, Any]:
+    """awslogs, non-blocking: a slow log stream never stalls the job."""
+    return {
+        "logDriver": "awslogs",
+        "options": {
+            "awslogs-group": log_group,
+            "awslogs-region": region,
+            "awslogs-stream-prefix": job,
+            "mode": "non-blocking",
+            "max-buffer-size": "4m",
         },
     }
 
@@ -496,31 +501,38 @@ class BatchJobs(pulumi.ComponentResource):
             execution_role_arn=execution_role.arn,
             task_role_arn=role.arn,
             volumes=[aws.ecs.TaskDefinitionVolumeArgs(name=SCRATCH_VOLUME)],
-            container_definitions=pulumi.Output.all(
-                image=image,
-                log_group=log_group.name,
-                environment=args.job_environment,
-                table_arn=args.table_arn,
-                reports_topic_arn=args.alarm_topic_arn,
-            ).apply(
-                partial(
-                    _container_definitions,
-                    job=job,
-                    region=args.region,
-                    ocr_engine=args.ocr_engine if job == "ingest" else None,
-                    textract_max_pages=args.textract_max_pages if job == "ingest" else 0,
-                    drain_minutes=args.drain_minutes if job == "ingest" else None,
-                    reconcile_engine=args.reconcile_engine,
-                    chain={
-                        ENV_REANCHOR_DAYS: args.reanchor_days,
-                        ENV_CATCH_UP_DAYS: args.catch_up_days,
-                        ENV_TABLE_STATE_DAYS: args.table_state_days,
-                    },
-                    holdings=args.holdings if job == "erasure" else None,
-                )
-            ),
+            container_definitions=self._containers(job, image, log_group),
             tags=args.tags,
             opts=child(self),
+        )
+
+    def _containers(
+        self, job: str, image: pulumi.Output[str], log_group: aws.cloudwatch.LogGroup
+    ) -> pulumi.Output[str]:
+        """The task's containerDefinitions, once the Outputs they name resolve."""
+        args = self._args
+        return pulumi.Output.all(
+            image=image,
+            log_group=log_group.name,
+            environment=args.job_environment,
+            table_arn=args.table_arn,
+            reports_topic_arn=args.alarm_topic_arn,
+        ).apply(
+            partial(
+                _container_definitions,
+                job=job,
+                region=args.region,
+                ocr_engine=args.ocr_engine if job == "ingest" else None,
+                textract_max_pages=args.textract_max_pages if job == "ingest" else 0,
+                drain_minutes=args.drain_minutes if job == "ingest" else None,
+                reconcile_engine=args.reconcile_engine,
+                chain={
+                    ENV_REANCHOR_DAYS: args.reanchor_days,
+                    ENV_CATCH_UP_DAYS: args.catch_up_days,
+                    ENV_TABLE_STATE_DAYS: args.table_state_days,
+                },
+                holdings=args.holdings if job == "erasure" else None,
+            )
         )
 
     def _schedules(
