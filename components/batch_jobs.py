@@ -33,7 +33,7 @@ import pulumi_aws as aws
 
 from components import policies, recovery_policies
 from components._pulumi import child, json_document
-from components.alerts import encrypted_queue, queue_depth_alarm
+from components.alerts import alert_target, encrypted_queue, failed_task_alert, queue_depth_alarm
 from components.report_signing import signing_key_alias
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
@@ -627,12 +627,9 @@ class BatchJobs(pulumi.ComponentResource):
             tags=args.tags,
             opts=child(self),
         )
-        aws.cloudwatch.EventTarget(
-            f"{name}-failed-tasks-alert",
-            rule=rule.name,
-            arn=args.alarm_topic_arn,
-            opts=child(self),
-        )
+        # Reshaped for a phone: the job, what its exit code means, where its logs and reports are.
+        message = failed_task_alert(args.stage, args.bucket_arns["reports"])
+        alert_target(self, f"{name}-failed-tasks-alert", rule, args.alarm_topic_arn, message)
 
     # --- helpers ---------------------------------------------------------------------------
     def _image(self) -> tuple[pulumi.Output[str], pulumi.Input[str] | None]:

@@ -46,12 +46,13 @@ DEV_COUNTS = {
     "docuflow:audit_catalog:AuditCatalog": 9,  # two inventories; Glue database and five tables; workgroup
     # + erasure, documents, legal-hold: log group, role, policy, task each; the repository's lifecycle.
     "docuflow:batch_jobs:BatchJobs": 44,
-    "docuflow:backups:TableBackups": 6,  # vault, its lock, plan, selection, role and its policy
+    # vault, its lock, plan, selection, role and its policy; four failure rules and their alert targets
+    "docuflow:backups:TableBackups": 14,
     "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
     "docuflow:audit_trail:AuditTrail": 16,
     "docuflow:budget:CostBudget": 1,
     "docuflow:reports:ReportSigningKey": 2,  # the asymmetric key and its alias
-    "docuflow:operations:Operations": 6,  # five deployed alarms (jobs.contract.alarms) and the dashboard
+    "docuflow:operations:Operations": 8,  # seven deployed alarms (jobs.contract.alarms) and the dashboard
 }
 
 
@@ -421,12 +422,13 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     for alarm in alarms:
         assert alarm.inputs["metricName"] == "ApproximateNumberOfMessagesVisible"
         assert alarm.inputs["threshold"] == 0 and alarm.inputs["alarmActions"] == [topic_arn]
-    rule = json.loads(dev.one("aws:cloudwatch/eventRule:EventRule").inputs["eventPattern"])
+    rule = json.loads(dev.named("docuflow-dev-failed-tasks").inputs["eventPattern"])
     assert rule["detail-type"] == ["ECS Task State Change"]
     assert rule["detail"]["lastStatus"] == ["STOPPED"]
     assert {"containers": {"exitCode": [{"anything-but": 0}]}} in rule["detail"]["$or"]
     assert len(rule["detail"]["taskDefinitionArn"]) == len(batch_jobs.JOBS)  # every job, scheduled or by hand
-    assert dev.one("aws:cloudwatch/eventTarget:EventTarget").inputs["arn"] == topic_arn
+    target = dev.named("docuflow-dev-failed-tasks-alert").inputs
+    assert target["arn"] == topic_arn and "Exit codes:" in target["inputTransformer"]["inputTemplate"]
     topic = dev.one("aws:sns/topic:Topic").inputs
     assert topic["kmsMasterKeyId"].startswith("arn:aws:kms:")
     sub = dev.one("aws:sns/topicSubscription:TopicSubscription").inputs
