@@ -17,7 +17,7 @@ from components.arrivals import Arrivals, ArrivalsArgs
 from components.audit_catalog import AuditCatalog, AuditCatalogArgs
 from components.audit_trail import AuditTrail, AuditTrailArgs, audit_bucket_policies, trail_arn
 from components.backups import TableBackups, TableBackupsArgs
-from components.batch_jobs import RECONCILE_JOBS, BatchJobs, BatchJobsArgs, JobSize
+from components.batch_jobs import RECONCILE_JOBS, BatchJobs, BatchJobsArgs, JobSize, task_sizes
 from components.budget import CostBudget, CostBudgetArgs
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
@@ -399,19 +399,16 @@ def batch_jobs(
 
 
 def job_sizes(settings: StackSettings) -> dict[str, JobSize]:
-    """Each job's task size."""
-    return {
-        "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
-        "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-        # Repair is the reconcile plus a few conditional puts: the same size.
-        "repair": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-        # The erasure streams listings into batched deletes; the others act on one document.
-        "erasure": JobSize(512, 1024),
-        "documents": JobSize(256, 512),
-        "legal-hold": JobSize(256, 512),
-        # The drill reconciles the table it restored: the reconcile's size too.
-        "drill": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-    }
+    """Each task's size: the registry's (jobs.runtime.registry), or the stack's size settings for the
+    tasks whose size follows them (the ingest; the reconcile, its repair and the drill, which
+    reconciles the table it restored).
+    """
+    return task_sizes(
+        {
+            "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
+            "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
+        }
+    )
 
 
 def stack_outputs(

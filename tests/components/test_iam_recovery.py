@@ -17,10 +17,12 @@ from botocore.stub import ANY, Stubber
 
 from components import recovery_policies
 from jobs.contract import layout
+from jobs.contract.metrics import namespace
 from jobs.observability import CallMetrics
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
 from jobs.recovery.restore import Restore, RestoreRequest
+from jobs.runtime import RunContext
 from jobs.store import call_recording
 from jobs.store.call_recording import Call
 from jobs.store.clients import backup_client, dynamodb_client, s3_client
@@ -108,9 +110,12 @@ def _backup_calls(stack: Any) -> None:
 def drill_calls(stack: Any) -> list[Call]:
     processed_stage(stack, docs=6, seed=23)
     export(stack)
+    context = RunContext("drill", stack.settings)
     with call_recording.recording() as calls:
-        outcome = DrillRun(stack.settings, DrillOptions(source=Source.EXPORT, drop_after=True)).execute()
+        run = DrillRun(stack.settings, DrillOptions(source=Source.EXPORT, drop_after=True), context=context)
+        outcome = run.execute()
         assert outcome.exit_code == 0 and outcome.report.itemCount > 0
+        context.flush()  # the drill's RPO, RTO and verdict, as `python -m jobs drill` publishes them
         _pitr_calls(stack)
         _backup_calls(stack)
     return calls
@@ -131,6 +136,7 @@ def test_the_drill_role_grants_exactly_what_the_drill_calls(stack) -> None:
         account_id=ACCOUNT,
         backup_role_arn=BACKUP_ROLE,
         exports_bucket_arn=f"arn:aws:s3:::{settings.export_bucket}",
+        metrics_namespace=namespace(settings.stage),
     )
     restore_writes = "a PITR restore writes its target with the caller's read and write permissions"
     aws_only = {
