@@ -20,7 +20,8 @@ from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRe
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.clients import sqs_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
@@ -229,8 +230,8 @@ def _first_version(stack) -> str:
 
 
 def _codes(stack) -> set[str]:
-    run = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False))
-    wide = run.engine().find(lambda _taken: run.params(layout.utc_now())).wide
+    run = ReconcileRun(stack.settings, LivePlan(grace=timedelta(0), write_report=False))
+    wide = run.plan.setup(run).engine.find(lambda _taken: run.params(layout.utc_now())).wide
     return set(render(wide).get_column("code").to_list())
 
 
