@@ -1,6 +1,6 @@
 """The jobs' CloudWatch metrics: namespace, dimensions and names, in one place.
 
-The emitter (jobs.observability.run_metrics), the declared alarms (jobs.contract.alarms), the
+The emitter (jobs.runtime.run_metrics), the declared alarms (jobs.contract.alarms), the
 alarms' local stand-in and the stack's dashboard all read these names, so a metric renamed here
 is renamed everywhere. One namespace per stage (`DocuFlow/<stage>`); every datum carries the
 dimensions Job and Stage, and a breakdown (findings by Severity, by Code) adds one more.

@@ -6,6 +6,8 @@
 - `context`: RunContext (settings, one run id, call metrics, the stop flag, the metrics it
   publishes once at the end) and `run_job(name, body)`, which maps the body's outcome to the one
   exit-code map (jobs.errors.ExitCode).
+- `run_metrics`: the one emitter of a run's CloudWatch metrics (one PutMetricData at its end),
+  which the context calls; the only module here that reaches the store at import.
 - `signals`: StopFlag, the stop on SIGTERM/SIGINT; `ids`: new_run_id; `cli`: the shared CLI style
   (subcommands for modes, old flags as deprecated aliases, duration and time types);
   `stores`: the AWS adapters built one way (document_table; imported by the jobs that reach AWS,

@@ -7,7 +7,7 @@ whatever the body returns is the exit code. Its outcome maps to one exit code fo
 `exit_code_for` (bad input 2, AWS unreachable 3, not settled 4); RunStoppedError is 128 + the
 signal (143, 130), after the job handed back what it held. The metrics the body hands the
 context (`publish`, `record`) are published once when the run ends, whatever its outcome, in one
-PutMetricData (jobs.observability.run_metrics). A context outside `run_job`
+PutMetricData (jobs.runtime.run_metrics). A context outside `run_job`
 (`RunContext.of(settings)`, a test building a run by hand) is a plain value: a run id, calls and a
 stop flag, no signal handlers, nothing published.
 """
@@ -81,7 +81,7 @@ class RunContext:
         """Publish what the run handed over (a failed publish is logged, never the run's failure)."""
         if not self.published:
             return
-        from jobs.observability import run_metrics  # boto3: see `table`
+        from jobs.runtime import run_metrics  # boto3: see `table`
 
         at = layout.utc_now()
         for run in self.published:
