@@ -195,11 +195,11 @@ class DrillRun:
 
     def _reconcile(self) -> ReconcileOutcome:
         """The reconcile's live run against the drill table: its public entry, on another table name."""
-        from jobs.reconcile import ReconcileOptions, ReconcileRun
+        from jobs.reconcile import LivePlan, ReconcileRun
 
         o = self.options
-        options = ReconcileOptions(source="live", grace=o.grace, fail_on=o.fail_on, write_report=False)
-        return ReconcileRun(self.settings.model_copy(update={"table_name": self.target}), options).execute()
+        plan = LivePlan(grace=o.grace, fail_on=o.fail_on, write_report=False)
+        return ReconcileRun(self.settings.model_copy(update={"table_name": self.target}), plan).execute()
 
     def _stop_point(self, where: str) -> None:
         """A stop here drops the drill table (a drill stopped half-way proves nothing) and ends the run."""

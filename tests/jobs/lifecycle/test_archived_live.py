@@ -36,8 +36,9 @@ from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import SMALL_OBJECT_BYTES
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
+from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.repair import reprocess
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
@@ -164,9 +165,9 @@ def test_reconcile_deep_reports_an_archived_result_json_and_reads_it_after_resto
     archive(stack, s.processed_bucket, result_key)
 
     def findings() -> list[dict[str, object]]:
-        run = ReconcileRun(s, ReconcileOptions(grace=timedelta(0), deep=True, write_report=False))
+        run = ReconcileRun(s, LivePlan(grace=timedelta(0), deep=True, write_report=False))
         at = layout.utc_now() + PAST_TRANSITIONS
-        wide = run.engine().find(lambda _taken: run.params(at)).wide
+        wide = run.plan.setup(run).engine.find(lambda _taken: run.params(at)).wide
         return list(render(wide).iter_rows(named=True))
 
     (finding,) = findings()
