@@ -6,7 +6,7 @@ those documents (raw objects loaded inside the S3 server's process by bench/seed
 written in batches), then the night's new documents are uploaded over HTTP, so only they reach
 the arrival queue through the bucket's notifications. On that state:
 
-- `ingest --backfill --dry-run` measures what a sweep reads to find the night's work (every
+- `ingest backfill --dry-run` measures what a sweep reads to find the night's work (every
   ListObjectsV2 page and BatchGetItem of the stored prefix); its per-document work is the drain's;
 - `ingest` (the drain) processes the night for real, and its own summary counts every request.
 
@@ -109,8 +109,8 @@ def night(stored: int, new: int) -> dict[str, Any]:
                 for item in items:
                     writer.put_item(Item=item)
             upload(s3_client(settings), settings.raw_bucket, generate(50, new, bad_ratio=0.02, seed=17), 16)
-            sweep = _run(endpoints, settings, "--backfill", "--dry-run")
-            drain = _run(endpoints, settings, "--idle-seconds", "1")
+            sweep = _run(endpoints, settings, "backfill", "--dry-run")
+            drain = _run(endpoints, settings, "drain", "--idle-seconds", "1")
     per_document = {k: v for k, v in _counts(drain).items() if not k.startswith("sqs.")}
     sweep_reads = _counts(sweep)
     backfill = dict(sweep_reads)

@@ -42,6 +42,7 @@ def _reconcile(env: dict[str, str]) -> None:
     reconcile = _step(
         "reconciliation (audit report, change log included)",
         "reconcile",
+        "live",
         "--grace",
         "0s",
         "--audit-log",
@@ -119,7 +120,7 @@ SHOWN = (
 def _ingest(env: dict[str, str]) -> None:
     """The nightly drain, and what its run summary says."""
     # The drain ends once the queue stays empty for IDLE_SECONDS (20 s by default on AWS).
-    run = _step("nightly ingest: drain the arrival queue", "ingest", "--idle-seconds", IDLE_SECONDS, env=env)
+    run = _step("nightly ingest: drain the arrival queue", "ingest", "drain", "--idle-seconds", IDLE_SECONDS, env=env)
     summary = json.loads(run.stdout)
     print(json.dumps({k: summary[k] for k in SHOWN}, indent=2))
     if summary["failures"]:

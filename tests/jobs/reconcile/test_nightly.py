@@ -68,7 +68,7 @@ class Nights:
         """The scheduled command, and the summary of the report it wrote."""
         before = set(self.stack.keys(self.stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX))
         if run_id is None:
-            assert cli.main(["--nightly"]) in (0, 1)
+            assert cli.main(["nightly"]) in (0, 1)
         else:
             ReconcileRun(self.settings(), ReconcileOptions(nightly=True), run_id=run_id).execute()
         (summary,) = [
