@@ -22,6 +22,8 @@ from typing import Any
 
 from jobs.errors import StoreConditionFailedError, StoreError
 
+__all__ = ["LOG_FORMAT_ENV", "CallMetrics", "JsonFormatter", "interactive", "setup_logging"]
+
 LOG_FORMAT_ENV = "DOCUFLOW_LOG_FORMAT"  # "json" forces JSON logs on a terminal too
 _STANDARD_ATTRS = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 

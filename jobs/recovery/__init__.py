@@ -8,3 +8,7 @@ through the reconcile package's live run and writes the report (`report`) once; 
 deploy, for the ingest to replay the window; `undelete` removes the delete markers a bad role
 left in a data bucket. `cli`, `rollback_cli` and `undelete` are the commands.
 """
+
+# The modules other packages use (imported as `jobs.recovery.<module>`: importing the package loads
+# nothing); the rest are this package's own.
+__all__ = ["cli", "drill", "plan", "rollback_cli", "undelete"]

@@ -23,6 +23,8 @@ import polars as pl
 from jobs.reconcile.findings import EngineFindings
 from jobs.reconcile.params import RuleParams
 
+__all__ = ["NAMES", "Engine", "ParamsFor", "ReadResults"]  # the engines: `jobs.reconcile.engines.<name>`
+
 NAMES = ("polars", "duckdb", "athena")
 # The rules' parameters for the inputs' snapshot time.
 ParamsFor = Callable[[datetime], RuleParams]
