@@ -17,6 +17,7 @@ BENCHMARKS = (
     "bench_extract",
     "bench_ingest",
     "bench_requests",
+    "bench_run_metrics",
     "bench_reconcile",
     "bench_ocr",
     "bench_drill",
