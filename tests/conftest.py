@@ -15,6 +15,7 @@ on a background thread: every stage a test uses gets its change log, delivered w
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -138,6 +139,18 @@ class StreamChange:
     old_status: str | None
     new_status: str | None
     old_updated_by: str | None = None  # who wrote the version a MODIFY or REMOVE replaced
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """A job's main() sets up its logging on the root logger (INFO, its handler); undo it so later
+    tests log as before (jobs.local's bootstrap logs an `extra` key LogRecord refuses once INFO is on).
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")

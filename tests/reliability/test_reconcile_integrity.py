@@ -11,9 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import logging
 import sys
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -31,16 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs" / "reconcile
 from reconcile_helpers import export_state
 
 T0 = layout.utc_now() - timedelta(days=1)
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """cli.main sets up the job's logging on the root logger; later fixtures log as before."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def _raw(stack, user: str, doc: str, body: bytes = b"<Invoice/>", name: str = "a.xml") -> tuple[str, str]:

@@ -6,11 +6,10 @@ tests/reliability/test_signals.py (a `python -m jobs ingest` child with extracti
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -31,15 +30,6 @@ from jobs.store.s3 import Buckets
 from tests.jobs.recovery.recovery_helpers import export, processed_stage, reports, scan, tables
 
 HANDLER_GRACE = 0.5  # the handler hands the stop to a thread of its own
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def sigterm_during(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, *, after: bool = False) -> None:
