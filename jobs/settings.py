@@ -101,7 +101,7 @@ class JobSettings(BaseSettings):
     arrivals_queue_url: str = Field(
         default="",
         description="The SQS queue of raw/ ObjectCreated events (the stack or `local up` gives it); "
-        "empty: only `ingest --backfill` can run.",
+        "empty: only `ingest backfill` can run.",
     )
     # The stack's policy, which its lifecycle rules are built from too: items (TTL) and objects
     # expire on one clock. NoDecode: the JSON is read by _from_json, whose errors name the field.
@@ -163,14 +163,14 @@ class JobSettings(BaseSettings):
         default=0,
         ge=0,
         validation_alias="SHARD_INDEX",
-        description="This task's share of an `ingest --backfill` sweep split over SHARD_COUNT tasks.",
+        description="This task's share of an `ingest backfill` sweep split over SHARD_COUNT tasks.",
     )
     shard_count: int = Field(
         default=1,
         ge=1,
         le=1000,
         validation_alias="SHARD_COUNT",
-        description="The tasks an `ingest --backfill` sweep is split over.",
+        description="The tasks an `ingest backfill` sweep is split over.",
     )
     # Off by default: every call costs money.
     textract_fallback: bool = Field(
@@ -200,7 +200,7 @@ class JobSettings(BaseSettings):
         FromEnvironment(lambda env: not env.get("AWS_ENDPOINT_URL_SQS"), "`true` unless AWS_ENDPOINT_URL_SQS is set"),
     ] = Field(
         default=False,
-        description="`ingest --redrive-dlq` uses SQS's message move task (StartMessageMoveTask) rather "
+        description="`ingest redrive` uses SQS's message move task (StartMessageMoveTask) rather "
         "than its own receive-send-delete.",
     )
     # One stack setting turns Athena on.

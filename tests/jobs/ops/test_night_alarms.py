@@ -22,7 +22,8 @@ from jobs.local.standins.alarms import in_alarm
 from jobs.local.standins.queue_metrics import minutes, oldest_sent, publish_oldest_age
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AuditCheck, LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.recovery import cli as drill_cli
 from jobs.store.clients import cloudwatch_client, sqs_client
 from jobs.store.metrics import MetricsStore
@@ -50,11 +51,12 @@ def _upload_broken(stack) -> None:
 
 
 def _ingest(expected: ExitCode) -> None:
-    assert ingest_cli.main(["--backfill"]) == expected
+    assert ingest_cli.main(["backfill"]) == expected
 
 
-def _reconcile(stack, **options: object) -> int:
-    return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), **options)).execute().exit_code  # type: ignore[arg-type]
+def _reconcile(stack, audit: bool = False) -> int:
+    plan = LivePlan(grace=timedelta(0), audit=AuditCheck() if audit else None)
+    return ReconcileRun(stack.settings, plan).execute().exit_code
 
 
 def _store(stack) -> MetricsStore:
@@ -107,7 +109,8 @@ def test_poison_messages_in_the_dead_letter_queue_alarm(stack) -> None:
     sqs = sqs_client(stack.settings)
     dead_letters = sqs.get_queue_url(QueueName=layout.arrivals_dead_letter_queue_name(stack.settings.stage))
     sqs.send_message(QueueUrl=dead_letters["QueueUrl"], MessageBody="not an S3 event")
-    assert ingest_cli.main(["--idle-seconds", "0"]) == ExitCode.SUCCESS  # the drain, which reads the DLQ's depth
+    # The drain reads the DLQ's depth as it stops.
+    assert ingest_cli.main(["drain", "--idle-seconds", "0"]) == ExitCode.SUCCESS
     _reconcile(stack)
     assert _alarms_now(stack) == ["ingest-dead-letters"]
 
@@ -135,7 +138,7 @@ def test_the_nights_metrics_read_back_from_cloudwatch(stack, corpus) -> None:
 def test_a_stalled_drain_alarms_the_arrivals_age_only(stack, corpus) -> None:
     _upload_invoices(stack, corpus)
     # The drain stops after two documents; the other arrivals wait in the queue.
-    assert ingest_cli.main(["--max-docs", "2", "--idle-seconds", "0"]) == ExitCode.SUCCESS
+    assert ingest_cli.main(["drain", "--max-docs", "2", "--idle-seconds", "0"]) == ExitCode.SUCCESS
     _reconcile(stack)
     sent = oldest_sent(stack.settings)
     assert sent is not None
@@ -164,7 +167,7 @@ def test_an_audit_gap_alarms_the_gap_and_the_error_findings(stack, corpus) -> No
     with stack.audit_records_lost():  # the night's changes never reach the change log
         _ingest(ExitCode.SUCCESS)
     stack.audit_flush()
-    assert _reconcile(stack, audit_log=True) == ExitCode.FINDINGS
+    assert _reconcile(stack, audit=True) == ExitCode.FINDINGS
     # AUDIT_GAP is an error finding: both alarms, each with its runbook (the change log's
     # delivery, and the table against the buckets).
     assert _alarms_now(stack) == ["reconcile-error-findings", "reconcile-audit-gap"]
@@ -174,7 +177,7 @@ def test_a_clean_audited_night_alarms_nothing(stack, corpus) -> None:
     _upload_invoices(stack, corpus)
     _ingest(ExitCode.SUCCESS)
     stack.audit_flush()
-    assert _reconcile(stack, audit_log=True) == ExitCode.SUCCESS
+    assert _reconcile(stack, audit=True) == ExitCode.SUCCESS
     assert _alarms_now(stack) == []
 
 
