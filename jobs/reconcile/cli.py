@@ -41,10 +41,7 @@ from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import Severity
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
 from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
-from jobs.runtime import RunContext, deprecated, run_job
-
-# `duration` named here too for jobs.recovery.cli, which imports it from here until it takes jobs.runtime's.
-from jobs.runtime import duration as duration
+from jobs.runtime import RunContext, deprecated, duration, run_job
 from jobs.settings import JobSettings
 
 PROG = "python -m jobs reconcile"
