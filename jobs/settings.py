@@ -298,10 +298,6 @@ class JobSettings(BaseSettings):
         le=35,
         description="The table states' lifecycle expiry (the stack's tableStateRetentionDays).",
     )
-    # DynamoDB Local has no table exports: jobs/local/standins/exports.py answers them there.
-    table_exports: Literal["aws", "standin"] = Field(
-        default="aws", description="Who answers the table-export calls: DynamoDB, or the local stack's stand-in."
-    )
     review_lease_seconds: int = Field(
         default=1800, ge=60, le=24 * 3600, description="How long a reviewer's claim on a document in review lasts."
     )
@@ -539,7 +535,6 @@ ENV_STATE_BUCKET = env_name("state_bucket")
 ENV_REANCHOR_DAYS = env_name("reconcile_reanchor_days")
 ENV_CATCH_UP_DAYS = env_name("reconcile_catch_up_days")
 ENV_TABLE_STATE_DAYS = env_name("table_state_days")
-ENV_TABLE_EXPORTS = env_name("table_exports")
 ENV_REVIEW_LEASE_SECONDS = env_name("review_lease_seconds")
 ENV_RESULT_URL_SECONDS = env_name("result_url_seconds")
 ENV_AUDIT_BUCKET = env_name("audit_bucket")

@@ -32,7 +32,7 @@ from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap
 from jobs.local.standins import exports as exports_standin
-from jobs.settings import ENV_AUDIT_BUCKET, ENV_OCR_ENGINE, ENV_TABLE_ARN, ENV_TABLE_EXPORTS, JobSettings
+from jobs.settings import ENV_AUDIT_BUCKET, ENV_OCR_ENGINE, ENV_TABLE_ARN, JobSettings
 from jobs.store.clients import botocore_config
 
 REGION = "us-east-1"
@@ -45,7 +45,6 @@ ENV_S3_PORT = "DOCUFLOW_S3_PORT"
 ENV_CORS_ORIGINS = "DOCUFLOW_CORS_ORIGINS"
 LOCAL_CORS_ORIGINS = ("http://localhost:5173",)
 LOCAL_OCR_ENGINE = OcrEngine.LOCAL  # no Textract on the embedded stack
-STANDIN_EXPORTS = "standin"  # DynamoDB Local has no table exports: jobs.local.standins.exports makes them
 
 
 STANDINS_DIR = "standins"
@@ -294,7 +293,6 @@ def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
         **endpoints.aws_env(),
         **settings.env(),
         ENV_OCR_ENGINE: LOCAL_OCR_ENGINE,
-        ENV_TABLE_EXPORTS: STANDIN_EXPORTS,
         exports_standin.PLUGIN_ENV: exports_standin.PLUGIN,
         ENV_TABLE_ARN: local_table_arn(settings.table_name),
     }

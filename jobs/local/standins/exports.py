@@ -6,8 +6,8 @@ calls the way DynamoDB does, so everything else the job does (the export adapter
 chain, the readers of the files) runs unchanged; it refuses a client whose endpoint is not on
 loopback. No job code calls it: botocore does, through its client-plugin hook. With
 `BOTOCORE_EXPERIMENTAL__PLUGINS=docuflow_table_exports=jobs.local.standins.exports` in the
-environment (`PLUGIN_ENV`, which `local up` and the tests' stack set beside
-`DOCUFLOW_TABLE_EXPORTS=standin`), every client botocore creates is passed to
+environment (`PLUGIN_ENV`, which `local up` and the tests' stack set), every client botocore
+creates is passed to
 `initialize_client_plugin`, which attaches the stand-in to the DynamoDB ones. The job image does not
 carry this package, so production cannot load it even with the variable set.
 
