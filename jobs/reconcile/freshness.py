@@ -116,16 +116,19 @@ class Tonight:
 
 
 def _seen(history: Sequence[ReconcileSummary], bucket: str) -> tuple[bool, datetime | None]:
-    """(a nightly report judged or saw an inventory of `bucket`, the first nightly report that
-    waited for one). Reports from before the states were recorded judged an inventory: a night
-    without one then failed before it wrote a report.
+    """(the wait for a first inventory of `bucket` is over: a nightly report judged one, saw one,
+    or already reported it missing; the first nightly report that waited for one). Reports from
+    before the states were recorded judged an inventory: a night without one then failed before
+    it wrote a report. A night that reported it missing ends the wait for good, so a delivery
+    that stays broken is an error every night, even once the nights that waited are older than
+    the history read.
     """
     delivered, waited = False, None
     for summary in history:
         if not summary.options.get("nightly"):
             continue
         state = (summary.engineStats.get(STATS_KEY) or {}).get(bucket, State.FRESH.value)
-        if state in (State.FRESH, State.STALE):
+        if state in (State.FRESH, State.STALE, State.MISSING):
             delivered = True
         elif state == State.WAITING and (waited is None or summary.startedAt < waited):
             waited = summary.startedAt

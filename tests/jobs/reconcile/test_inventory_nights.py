@@ -7,7 +7,7 @@ DOCUFLOW_INVENTORY_MAX_AGE_HOURS is INVENTORY_STALE, and nothing is judged again
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,10 +18,11 @@ from jobs.errors import ExitCode
 from jobs.local.standins import inventory as inventory_standin
 from jobs.local.standins.alarms import in_alarm
 from jobs.observability import CallMetrics
-from jobs.reconcile import cli
+from jobs.reconcile import cli, freshness
 from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AthenaPlan, NightlyPlan
 from jobs.reconcile.run import ReconcileRun
+from jobs.reconcile.summary import ReconcileSummary
 from jobs.settings import JobSettings
 from jobs.store.clients import cloudwatch_client
 from jobs.store.metrics import MetricsStore
@@ -117,3 +118,19 @@ def test_the_athena_night_waits_too_without_a_query(stack, monkeypatch: pytest.M
     outcome = _night(stack.settings, plan=AthenaPlan(nightly=True, grace=timedelta(0)))
     assert outcome.exit_code == ExitCode.SUCCESS and outcome.summary.notJudged
     assert outcome.summary.options["nightly"] is True and outcome.summary.engine == "athena"
+
+
+def _nightly(state: str, at: datetime) -> ReconcileSummary:
+    return ReconcileSummary.model_construct(
+        options={"nightly": True}, engineStats={freshness.STATS_KEY: {"raw": state}}, startedAt=at
+    )
+
+
+def test_an_inventory_missing_for_longer_than_the_history_read_stays_missing() -> None:
+    now = layout.utc_now()
+    # Only nights that reported it missing are left in the history the run reads (the nights
+    # that waited for a first delivery are older than its last reports).
+    missing = [_nightly(freshness.State.MISSING.value, now - timedelta(days=n)) for n in range(1, 31)]
+    assert freshness._seen(missing, "raw") == (True, None)
+    waited = _nightly(freshness.State.WAITING.value, now - timedelta(days=40))
+    assert freshness._seen([waited], "raw") == (False, waited.startedAt)
