@@ -5,8 +5,10 @@ stack's time zone. The drain must have stopped taking work when the reconcile ju
 (issue 34), so its time bound is derived from the two expressions: over a year of nights, the
 shortest time from an ingest start to the next reconcile start, less a margin for the drain to
 hand back its claims, publish its metrics and exit. A year, because the shortest night is the
-one a daylight-saving change takes an hour from (02:00 → 05:00 Europe/Berlin is 2 hours on the
-last Sunday of March). Pure: no clock is read here, the caller names the first day.
+one a daylight-saving change takes an hour from (01:00 → 05:00 Europe/Berlin is 3 hours on the
+last Sunday of March). A start at a wall-clock time the change skips (02:30 that night in Berlin
+or New York) is refused: EventBridge Scheduler skips such an invocation, so that night would have
+no drain (or no reconcile) at all. Pure: no clock is read here, the caller names the first day.
 
 Understood: numbers, `*`, `?`, lists, ranges, steps and month and weekday names (weekdays 1-7,
 SUN = 1, as EventBridge counts them). `L`, `W` and `#` are refused: a nightly job has no use
@@ -68,6 +70,8 @@ class Cron:
         minutes, hours = fields[0], fields[1]
         if minutes is None or hours is None:
             raise ScheduleError(f"{expression!r}: minutes and hours cannot be '?'")
+        if (fields[2] is None) == (fields[4] is None):
+            raise ScheduleError(f"{expression!r}: one of day-of-month and day-of-week must be '?', not both or neither")
         return cls(minutes, hours, fields[2], fields[3], fields[4], fields[5])
 
     def runs_on(self, day: date) -> bool:
@@ -129,9 +133,9 @@ def window_minutes(first: str, then: str, timezone: str, day: date) -> int:
     (one at the same minute collides: 0), over the year of nights from `day`.
     """
     zone = ZoneInfo(timezone)
-    starts = list(Cron.parse(first).starts(day, HORIZON_DAYS, zone))
+    starts = _existing(first, Cron.parse(first).starts(day, HORIZON_DAYS, zone))
     # A start a week past the horizon still follows the horizon's last one.
-    nexts = list(Cron.parse(then).starts(day, HORIZON_DAYS + 8, zone))
+    nexts = _existing(then, Cron.parse(then).starts(day, HORIZON_DAYS + 8, zone))
     if not starts:
         raise ScheduleError(f"{first!r} never runs in the {HORIZON_DAYS} days from {day}")
     gaps: list[timedelta] = []
@@ -154,6 +158,19 @@ def drain_minutes(ingest: str, reconcile: str, timezone: str, first: date) -> in
     return window_minutes(ingest, reconcile, timezone, first) - DRAIN_MARGIN_MINUTES
 
 
+def _existing(expression: str, starts: Iterator[datetime]) -> list[datetime]:
+    """The starts, refusing one at a wall-clock time its zone skips that night (spring forward)."""
+    kept = []
+    for start in starts:
+        if _utc(start).astimezone(start.tzinfo).replace(tzinfo=None) != start.replace(tzinfo=None):
+            raise ScheduleError(
+                f"{expression!r} starts at {start:%H:%M} on {start:%Y-%m-%d}, a time {start.tzinfo} skips "
+                "(the clocks go forward): EventBridge Scheduler skips that run, so choose a time outside "
+                "the change (e.g. 01:00 or 03:00)"
+            )
+        kept.append(start)
+    return kept
+
+
 def _utc(moment: datetime) -> datetime:
-    # A wall-clock time a spring-forward skips reads as the offset before the change (fold=0).
     return moment.astimezone(ZoneInfo("UTC"))

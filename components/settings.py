@@ -147,7 +147,7 @@ class StackSettings(BaseModel):
     image_digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
     image_keep_count: int = Field(default=30, ge=1, le=1000)
     image_release_tag_prefixes: list[str] = Field(default_factory=lambda: ["20"], max_length=25)
-    ingest_schedule: str = "cron(0 2 * * ? *)"
+    ingest_schedule: str = "cron(0 1 * * ? *)"
     reconcile_schedule: str = "cron(0 5 * * ? *)"
     schedule_timezone: str = "UTC"
     # Ingest tasks the nightly schedule starts: they drain the one arrival queue together (SQS

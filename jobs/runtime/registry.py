@@ -87,7 +87,7 @@ JOBS: tuple[JobSpec, ...] = (
                 ("ingest", "drain"),
                 "policies.ingest_task_policy",
                 TaskSize(1024, 2048, setting="ingest"),
-                Schedule("ingest", "ingest_schedule", "cron(0 2 * * ? *)", task_count="ingest_tasks"),
+                Schedule("ingest", "ingest_schedule", "cron(0 1 * * ? *)", task_count="ingest_tasks"),
             ),
         ),
     ),

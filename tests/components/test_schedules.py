@@ -13,8 +13,9 @@ NEW_YEAR = date(2026, 1, 1)
 
 def test_the_bound_is_the_shortest_night_less_the_margin() -> None:
     assert drain_minutes("cron(0 2 * * ? *)", "cron(0 5 * * ? *)", "UTC", NEW_YEAR) == 180 - DRAIN_MARGIN_MINUTES
-    # Europe/Berlin springs forward at 02:00 on the last Sunday of March: that night has 2 hours.
-    assert drain_minutes("cron(0 2 * * ? *)", "cron(0 5 * * ? *)", "Europe/Berlin", NEW_YEAR) == 120 - 15
+    # Europe/Berlin springs forward at 02:00 on the last Sunday of March: 01:00 → 05:00 has 3 hours.
+    assert drain_minutes("cron(0 1 * * ? *)", "cron(0 5 * * ? *)", "Europe/Berlin", NEW_YEAR) == 180 - 15
+    assert drain_minutes("cron(0 1 * * ? *)", "cron(0 5 * * ? *)", "America/New_York", NEW_YEAR) == 180 - 15
     # Across midnight, and a reconcile that follows only weekday ingests.
     assert drain_minutes("cron(30 23 ? * MON-FRI *)", "cron(0 1 * * ? *)", "UTC", NEW_YEAR) == 90 - 15
 
@@ -42,6 +43,21 @@ def test_fields_read_as_eventbridge_reads_them() -> None:
 def test_what_it_cannot_read_is_refused(expression: str) -> None:
     with pytest.raises(ScheduleError):
         drain_minutes("cron(0 2 * * ? *)", expression, "UTC", NEW_YEAR)
+
+
+@pytest.mark.parametrize(
+    ("ingest", "reconcile"), [("cron(30 2 * * ? *)", "cron(0 5 * * ? *)"), ("cron(0 1 * * ? *)", "cron(15 2 * * ? *)")]
+)
+def test_a_start_the_clocks_skip_is_refused_naming_the_night(ingest: str, reconcile: str) -> None:
+    # EventBridge Scheduler skips an invocation at a time the spring-forward skips: no drain that night.
+    with pytest.raises(ScheduleError, match="on 2026-03-29, a time Europe/Berlin skips"):
+        drain_minutes(ingest, reconcile, "Europe/Berlin", NEW_YEAR)
+
+
+@pytest.mark.parametrize("expression", ["cron(0 2 1 * MON *)", "cron(0 2 * * * *)", "cron(0 2 ? * ? *)"])
+def test_day_of_month_and_day_of_week_need_exactly_one_question_mark(expression: str) -> None:
+    with pytest.raises(ScheduleError, match="one of day-of-month and day-of-week"):
+        Cron.parse(expression)
 
 
 def test_a_reconcile_that_never_follows_is_refused() -> None:

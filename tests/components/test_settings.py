@@ -58,7 +58,7 @@ def test_derived_values() -> None:
     prod = StackSettings.from_mapping(stack_config("prod"))
     assert not dev.protect and prod.protect
     assert dev.schedule_timezone == "Europe/Berlin"
-    assert dev.ingest_schedule == "cron(0 2 * * ? *)"
+    assert dev.ingest_schedule == "cron(0 1 * * ? *)"
     assert dev.reconcile_schedule == "cron(0 5 * * ? *)"
     assert dev.ingest_tasks == 4 and prod.ingest_tasks == 8
     assert dev.lifecycle().rules()[0]["Transitions"] == [
@@ -152,14 +152,14 @@ def test_the_program_fails_on_a_wrong_config_value_naming_the_key() -> None:
 
 def test_the_drain_bound_is_derived_from_the_two_schedules() -> None:
     # 02:00 → 05:00 Europe/Berlin is 2 hours on the spring-forward night: 120 less the margin.
-    assert StackSettings.from_mapping(_dev()).drain_minutes == 105
+    assert StackSettings.from_mapping(_dev()).drain_minutes == 165
     later = _dev(**{"docuflow:reconcileSchedule": "cron(0 7 * * ? *)", "docuflow:scheduleTimezone": "UTC"})
-    assert StackSettings.from_mapping(later).drain_minutes == 5 * 60 - 15
+    assert StackSettings.from_mapping(later).drain_minutes == 6 * 60 - 15
 
 
 @pytest.mark.parametrize(
     "reconcile",
-    ["cron(30 2 * * ? *)", "cron(0 2 * * ? *)"],  # 30 minutes after the ingest, or with it
+    ["cron(30 1 * * ? *)", "cron(0 1 * * ? *)"],  # 30 minutes after the ingest, or with it
 )
 def test_schedules_that_leave_the_drain_too_little_are_refused_naming_both(reconcile: str) -> None:
     with pytest.raises(StackSettingsError) as info:
