@@ -416,10 +416,15 @@ class JobSettings(BaseSettings):
 
 
 class _Environment(EnvSettingsSource):
-    """pydantic-settings' environment source over a given mapping instead of os.environ."""
+    """pydantic-settings' environment source over a given mapping instead of os.environ, reading
+    exactly the declared variables: pydantic-settings alone would also take `docuflow_stage` (names
+    match case-insensitively, the last spelling winning) and a field's prefixed name beside its
+    alias (`DOCUFLOW_SHARD_INDEX` for SHARD_INDEX), none of which a task definition sets.
+    """
 
     def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
+        declared = {env_name(field) for field in settings_cls.model_fields}
+        self._environ = {name: value for name, value in environ.items() if name in declared}
         super().__init__(settings_cls)
 
     def _load_env_vars(self) -> Mapping[str, str | None]:

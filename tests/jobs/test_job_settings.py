@@ -317,3 +317,12 @@ def test_the_docs_list_every_setting() -> None:
         pytest.skip("docs/deploy.md's settings table rewritten: review its diff")
     assert documented == expected, f"docs/deploy.md's job settings table is out of step: {RECORD}"
     assert re.search(r"^\| `DOCUFLOW_STAGE` \| text `\^\[a-z\]", expected, re.M)
+
+
+def test_only_the_declared_variables_are_read_exactly_as_spelt() -> None:
+    # A lower-case spelling is another variable (no task definition sets it), and a field's
+    # prefixed name is not its alias: neither is read, nor does it override the declared one.
+    assert JobSettings.from_env({"docuflow_stage": "prod"}).stage == "dev"
+    assert JobSettings.from_env({"DOCUFLOW_STAGE": "prod", "docuflow_stage": "dev"}).stage == "prod"
+    assert JobSettings.from_env({"DOCUFLOW_SHARD_INDEX": "7", "SHARD_COUNT": "9"}).shard_index == 0
+    assert JobSettings.from_env({"SHARD_INDEX": "7", "SHARD_COUNT": "9"}).shard_index == 7
