@@ -40,6 +40,7 @@ EXIT_MEANINGS: dict[ExitCode, str] = {
     ExitCode.BAD_INPUT: "bad input or settings",
     ExitCode.UNAVAILABLE: "AWS unreachable or denying",
     ExitCode.NOT_SETTLED: "not settled, run it again",
+    ExitCode.INTERNAL: "a bug: read the traceback in the log",
     ExitCode.SIGINT: "interrupted",
     ExitCode.SIGTERM: "stopped (Spot reclaim or a stop), work handed back",
 }

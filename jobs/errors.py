@@ -238,6 +238,9 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2  # options, settings, a missing resource, inputs the run refuses
     UNAVAILABLE = 3  # AWS (or the local stack) unreachable or denying access after bounded retries
     NOT_SETTLED = 4  # a review conflict or an erasure still finding data: run it again
+    # An exception no domain error covers: a bug, with its traceback in the log (sysexits'
+    # EX_SOFTWARE), never read as findings (1) or bad input (2).
+    INTERNAL = 70
     SIGINT = 130  # stopped by a signal, work handed back first (128 + the signal's number)
     SIGTERM = 143
 

@@ -106,6 +106,10 @@ def run_job(job: str, body: Body, *, settings: JobSettings | None = None) -> int
             return int(stop.exit_code)
         except (DocuFlowError, ValueError) as exc:
             return int(report_error(exc))
+        except Exception:
+            logger.exception("the run ended with an unexpected error", extra={"job": job})
+            print("error: an unexpected error (a bug): the traceback is in the log above", file=sys.stderr)
+            return int(ExitCode.INTERNAL)
         finally:
             if context is not None:
                 context.flush()
