@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import queue
 import socket
@@ -86,8 +87,9 @@ class IngestOptions:
             raise ValueError("shards split a --backfill sweep; the queue spreads its messages over tasks by itself")
         if self.max_docs is not None and self.max_docs < 1:
             raise ValueError(f"--max-docs {self.max_docs}: must be at least 1")
-        if self.max_seconds is not None and self.max_seconds <= 0:
-            raise ValueError(f"--max-minutes must be positive, got {self.max_seconds / 60:g}")
+        if self.max_seconds is not None and not (math.isfinite(self.max_seconds) and self.max_seconds > 0):
+            # nan and inf would pass a plain `> 0` and never end the drain.
+            raise ValueError(f"--max-minutes must be a positive number, got {self.max_seconds / 60:g}")
         if not 0 <= self.idle_seconds <= 20:
             raise ValueError(f"--idle-seconds {self.idle_seconds}: SQS long polls last 0 to 20 s")
 

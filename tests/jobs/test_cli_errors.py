@@ -25,6 +25,9 @@ def run(*args: str, env: dict[str, str] | None = None, drop: tuple[str, ...] = (
         (("ingest", "backfill"), {"SHARD_INDEX": "one"}, (), "SHARD_INDEX"),
         (("ingest", "--backfill"), {"SHARD_COUNT": "0"}, (), "SHARD_COUNT"),  # the old spelling, still read
         (("ingest", "drain", "--max-docs", "0"), {}, (), "--max-docs"),
+        # nan and inf pass a plain `> 0`: a drain with no bound at all.
+        (("ingest", "drain", "--max-minutes", "nan"), {}, (), "--max-minutes must be a positive number"),
+        (("ingest", "drain", "--max-minutes", "inf"), {}, (), "--max-minutes must be a positive number"),
         (("ingest", "drain", "--shard", "1/4"), {}, (), "unrecognized arguments: --shard"),
         (("ingest", "--backfill"), {}, ("AWS_REGION", "AWS_DEFAULT_REGION"), "region"),
         (("ingest", "--backfill"), {"AWS_ENDPOINT_URL_DYNAMODB": "ht!tp//::nope"}, (), "AWS_ENDPOINT_URL_DYNAMODB"),
