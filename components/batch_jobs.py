@@ -61,6 +61,7 @@ SCRATCH_VOLUME = "scratch"
 SCRATCH_PATH = "/tmp"
 # Numeric, so ECS can check it is not root without reading the image's /etc/passwd.
 JOB_USER = "10001:10001"
+STOP_TIMEOUT_SECONDS = 120
 ENTRYPOINT = ["python", "-m", "jobs"]
 # One task definition, role and log group per task of the registry. The scheduled ones run as
 # they are: the drain (stopping in time for the reconcile), the reconcile and its repair (the
@@ -262,6 +263,9 @@ def container_definition(
         "user": JOB_USER,
         "readonlyRootFilesystem": True,
         "privileged": False,
+        # SIGTERM to SIGKILL: Fargate's most (the default is 30 s). A job stops at its next clean
+        # point (docs/operations.md, Exit codes): an erasure's batch, a drill's restore wait.
+        "stopTimeout": STOP_TIMEOUT_SECONDS,
         "linuxParameters": {"initProcessEnabled": True, "capabilities": {"drop": ["ALL"]}},
         # Extraction and polars spill to /tmp: a task-local volume, since the root fs is read-only.
         "mountPoints": [{"sourceVolume": SCRATCH_VOLUME, "containerPath": SCRATCH_PATH, "readOnly": False}],

@@ -242,6 +242,8 @@ def test_containers_hardened(every_stack: ProgramRun) -> None:
         assert c["logConfiguration"]["logDriver"] == "awslogs"
         assert c["linuxParameters"]["capabilities"]["drop"] == ["ALL"]
         assert {m["containerPath"] for m in c["mountPoints"]} == {"/tmp"}
+        # Fargate's longest SIGTERM-to-SIGKILL: the jobs stop at a clean point, not mid-write.
+        assert c["stopTimeout"] == 120
 
 
 def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
