@@ -66,7 +66,7 @@ EXTRACT_TIMEOUT_SECONDS = 120.0
 CLAIM_THREADS = 4
 CLAIM_SLOTS = CLAIM_THREADS * 2  # claim chunks queued or in flight at once
 FIRST_PAGE_SIZE = 100  # the first documents start while the rest of the prefix is listed
-STOP_GRACE_SECONDS = 20.0  # inside ECS's default 30 s stopTimeout, leaving time to hand back
+STOP_GRACE_SECONDS = 20.0  # inside the tasks' stopTimeout (120 s; 30 s on ECS by default), leaving time to hand back
 T = TypeVar("T")
 
 
