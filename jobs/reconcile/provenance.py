@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import platform
 import subprocess
 from datetime import datetime
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from jobs.settings import ENV_IMAGE_DIGEST, ENV_REPORT_SIGNING_KEY, JobSettings
+from jobs.settings import ENV_REPORT_SIGNING_KEY, JobSettings
 
 if TYPE_CHECKING:
     from jobs.store.kms import Signatures
@@ -63,14 +62,14 @@ def settings_digest(settings: JobSettings) -> str:
 
 
 def provenance(settings: JobSettings) -> dict[str, str]:
-    image = os.environ.get(ENV_IMAGE_DIGEST, "")
+    image = settings.image_digest
     found = {
         "software": SOFTWARE,
         "python": platform.python_version(),
         "polars": version("polars"),
         "stack": settings.stage,
         "settingsDigest": settings_digest(settings),
-        "signingKey": os.environ.get(ENV_SIGNING_KEY, "") or "none (unsigned)",
+        "signingKey": settings.report_signing_key or "none (unsigned)",
     }
     found["imageDigest" if image else "gitCommit"] = image or git_commit() or "unknown"
     return found

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-import os
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -88,7 +87,7 @@ def summary_key(report_prefix: str) -> str:
 def _signed(buckets: Buckets, bucket: str, summary: ReconcileSummary, settings: JobSettings) -> bytes:
     """summary.json's bytes, its signature put first when the stack names a signing key."""
     body = summary.model_dump_json(indent=2).encode()
-    key_id = os.environ.get(provenance.ENV_SIGNING_KEY)
+    key_id = settings.report_signing_key
     if key_id:
         from jobs.observability import CallMetrics
         from jobs.store.kms import Signatures, kms_client

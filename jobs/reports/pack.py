@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
 import tarfile
 from datetime import UTC, date
@@ -100,7 +99,7 @@ def _members(buckets: Buckets, bucket: str, signatures: Signatures, month: str) 
 
 def write_pack(buckets: Buckets, settings: JobSettings, signatures: Signatures, month: str) -> str:
     """Build and put the month's archive once; S3ObjectExistsError if it exists."""
-    key_id = os.environ.get(ENV_SIGNING_KEY)
+    key_id = settings.report_signing_key
     if not key_id:
         raise ValueError(f"{ENV_SIGNING_KEY} is not set: a pack is signed")
     bucket = settings.reports_bucket

@@ -83,7 +83,9 @@ def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, co
     from jobs.store.kms import Signatures, kms_client
 
     signatures = Signatures(kms_client(stack.settings), CallMetrics())
-    monkeypatch.setenv(ENV_SIGNING_KEY, signatures.create_key("docuflow test report signing"))
+    key = signatures.create_key("docuflow test report signing")
+    monkeypatch.setenv(ENV_SIGNING_KEY, key)  # the CLIs below read it, as the task definition sets it
+    stack.settings = stack.settings.model_copy(update={"report_signing_key": key})  # the runs built here
     _seed_and_ingest(stack, corpus)
     s, s3, bucket = stack.settings, stack.s3(), stack.settings.reports_bucket
     s3.put_object(Bucket=s.raw_bucket, Key="notes/left-open.txt", Body=b"x")
