@@ -186,6 +186,13 @@ class JobSettings(BaseSettings):
         description="The Textract pages one ingest task may spend in a run (a stack running N tasks gives "
         "each its share); unset: no cap.",
     )
+    # Set only by the schedule (EventBridge Scheduler's <aws.scheduler.scheduled-time>): a task started
+    # late by the scheduler still stops draining in time for the reconcile, and a run without it is manual.
+    scheduled_time: datetime | None = Field(
+        default=None,
+        description="When the schedule meant this run to start (with its zone); the drain's bound counts from "
+        "it. Set only by the schedule: unset, the run is manual and its bound counts from its start.",
+    )
     # A bad image is never a silent night: the failed-ratio alarm fires too.
     failed_ratio_threshold: float = Field(
         default=0.5,
@@ -331,7 +338,7 @@ class JobSettings(BaseSettings):
         # Built in code, the settings are what the code gives: only from_env reads an environment.
         return (init_settings,)
 
-    @field_validator("audit_log_since")
+    @field_validator("audit_log_since", "scheduled_time")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
