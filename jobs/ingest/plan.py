@@ -248,3 +248,14 @@ def restored(previous: DocumentItem, claim: DocumentItem, now: datetime) -> Docu
     deleted in the meantime), written over the claim so the newer state is not lost.
     """
     return previous.evolve(version=claim.version + 1, updatedAt=now, updatedBy=claim.updatedBy)
+
+
+def drain_deadline(started: datetime, scheduled: datetime | None, max_seconds: float | None) -> datetime | None:
+    """When a run bounded by `max_seconds` stops taking work: counted from the time the schedule
+    meant it to start when it says so (EventBridge Scheduler may start a task late, up to the
+    schedule's maximum event age, and the bound exists to end the drain before the reconcile),
+    from the run's own start otherwise (a manual run). None: no bound.
+    """
+    if max_seconds is None:
+        return None
+    return (scheduled or started) + timedelta(seconds=max_seconds)

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from multiprocessing import get_context
 from typing import Any, TypeVar
 
@@ -44,7 +44,7 @@ from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
 from jobs.ingest.ledger import Settle
 from jobs.ingest.pages import PageBudget
-from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide
+from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide, drain_deadline
 from jobs.ingest.process import DocumentProcessor
 from jobs.ingest.results import DocumentResult
 from jobs.ingest.sources import DrainLimits, QueueSource, SweepSource, Work, WorkSource
@@ -145,6 +145,7 @@ class IngestRun:
             else None
         )
         self._pages = PageBudget(settings.textract_max_pages)
+        self._deadline: datetime | None = None  # set when the run starts (drain_deadline)
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._claims = Claims(self._table)
@@ -157,6 +158,7 @@ class IngestRun:
     # --- the run ------------------------------------------------------------------------------
     def execute(self) -> RunSummary:
         started = layout.utc_now()
+        self._deadline = drain_deadline(started, self.settings.scheduled_time, self.options.max_seconds)
         recorder = SummaryRecorder(
             RunSummary(
                 runId=self.run_id,
@@ -164,12 +166,18 @@ class IngestRun:
                 shard=f"{self.options.shard_index}/{self.options.shard_count}",
                 dryRun=self.options.dry_run,
                 startedAt=started,
+                scheduledAt=self.settings.scheduled_time,
+                deadline=self._deadline,
             )
         )
         logger.info("ingest started", extra={"runId": self.run_id, "mode": self.options.mode})
         try:
-            self._source = self._open_source(recorder)
-            self._run(self._source, recorder)
+            if self._deadline is not None and self._deadline <= started:
+                # Started past its deadline (a late schedule): take nothing, leave the queue as it is.
+                recorder.stopped_for("deadline")
+            else:
+                self._source = self._open_source(recorder)
+                self._run(self._source, recorder)
         except (StoreError, InfrastructureError) as exc:
             self._fail(exc)
         finally:
@@ -278,7 +286,7 @@ class IngestRun:
     ) -> None:
         """Take batches from the source, decide them, and hand the claims to the claim pool."""
         budget = self.options.max_docs
-        deadline = time.monotonic() + self.options.max_seconds if self.options.max_seconds else None
+        deadline = time.monotonic() + (self._deadline - layout.utc_now()).total_seconds() if self._deadline else None
         in_flight = threading.BoundedSemaphore(self.settings.io_threads * 2)
 
         def claim_and_dispatch(chunk: list[tuple[Work, Decision]]) -> None:

@@ -37,6 +37,9 @@ class RunSummary(BaseModel):
     # A completed drain that ended at a bound rather than an empty queue: "deadline" (--max-minutes,
     # the scheduled drain's stop in time for the reconcile) or "max-docs"; its rest stays queued.
     stoppedFor: str | None = None
+    # A scheduled run's intended start (unset for a manual run) and the bound it drains to.
+    scheduledAt: datetime | None = None
+    deadline: datetime | None = None
     error: str | None = None
     seconds: float = 0.0
     listed: int = 0

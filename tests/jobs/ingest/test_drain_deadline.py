@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
 
-from jobs.contract import Status
+from jobs.contract import Status, layout
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
-from jobs.errors import ExitCode
+from jobs.errors import ExitCode, SettingsError
 from jobs.ingest import cli
+from jobs.ingest.plan import drain_deadline
+from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.settings import JobSettings
 
 
 def _await_arrivals(stack, count: int) -> None:
@@ -55,3 +59,42 @@ def test_a_drain_past_its_deadline_ends_completed_and_leaves_the_rest_queued(
     assert cli.main(["drain", "--idle-seconds", "1"]) == ExitCode.SUCCESS  # the next night takes the rest
     rest = json.loads(capsys.readouterr().out)
     assert rest["stoppedFor"] is None and rest["processed"] == len(docs) - len(done)
+
+
+def test_the_bound_counts_from_the_scheduled_time_when_the_schedule_gives_one() -> None:
+    started = datetime(2026, 3, 2, 1, 40, tzinfo=UTC)
+    scheduled = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
+    assert drain_deadline(started, scheduled, 3600) == scheduled + timedelta(hours=1)  # 40 min late: 20 min left
+    assert drain_deadline(started, None, 3600) == started + timedelta(hours=1)  # a manual run: from its start
+    assert drain_deadline(started, scheduled, None) is None  # no bound, whoever started it
+
+
+def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_cleanly(stack) -> None:
+    docs = list(generate(1, 5, bad_ratio=0, seed=43))
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    _await_arrivals(stack, len(docs))
+    # The scheduler started this task two hours after its time (a retry near the maximum event
+    # age): an hour's bound from the process start would drain the lot into the reconcile.
+    late = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(hours=2)})
+    summary = IngestRun(late, IngestOptions(max_seconds=3600, idle_seconds=1)).execute()
+    assert summary.outcome == "completed" and summary.stoppedFor == "deadline"
+    assert summary.processed == 0 and stack.items() == []
+    assert summary.deadline == late.scheduled_time + timedelta(hours=1)
+    assert summary.scheduledAt == late.scheduled_time
+    assert summary.queueWaiting >= len(docs) and summary.queueInFlight == 0  # nothing received, nothing hidden
+
+
+def test_a_scheduled_drain_on_time_drains_until_its_queue_is_empty(stack) -> None:
+    docs = list(generate(1, 3, bad_ratio=0, seed=44))
+    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    _await_arrivals(stack, len(docs))
+    on_time = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(minutes=1)})
+    summary = IngestRun(on_time, IngestOptions(max_seconds=3600, idle_seconds=1)).execute()
+    assert summary.stoppedFor is None and summary.processed == len(docs)
+
+
+def test_a_naive_scheduled_time_is_refused() -> None:
+    with pytest.raises(SettingsError, match="DOCUFLOW_SCHEDULED_TIME"):
+        JobSettings.from_env({"DOCUFLOW_SCHEDULED_TIME": "2026-03-02T01:00:00"})
+    aware = JobSettings.from_env({"DOCUFLOW_SCHEDULED_TIME": "2026-03-02T01:00:00Z"})
+    assert aware.scheduled_time == datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
