@@ -20,6 +20,7 @@ BENCHMARKS = (
     "bench_run_metrics",
     "bench_reconcile",
     "bench_ocr",
+    "bench_visual",
     "bench_drill",
     "bench_audit",
 )
