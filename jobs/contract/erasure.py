@@ -52,6 +52,21 @@ class ErasureCounts(BaseModel):
         return not any(getattr(self, k) for k in ErasureCounts.model_fields)
 
 
+class ErasurePending(BaseModel):
+    """The batch a run is about to delete, written into the marker before its request goes out:
+    fingerprints of each version, delete marker, item and document item in it (jobs.erasure). A
+    run killed before it could count the batch leaves it here; the run that resumes counts those
+    no longer stored, so a batch is counted once whatever the kill hit.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    versions: list[str] = Field(default_factory=list)
+    deleteMarkers: list[str] = Field(default_factory=list)
+    items: list[str] = Field(default_factory=list)  # items that are not documents' summaries
+    documents: list[str] = Field(default_factory=list)  # documents' summary items
+
+
 class ErasureMarker(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,6 +77,7 @@ class ErasureMarker(BaseModel):
     finishedAt: AwareDatetime | None = None
     expiresAt: AwareDatetime | None = None  # set when DONE: the marker's own TTL
     counts: ErasureCounts = Field(default_factory=ErasureCounts)
+    pending: ErasurePending | None = None  # the batch in flight, not in `counts` yet
     updatedBy: str
     version: int = 1
 
@@ -81,6 +97,8 @@ class ErasureMarker(BaseModel):
             item["finishedAt"] = layout.format_ts(self.finishedAt)
         if self.expiresAt is not None:
             item[layout.TTL_ATTR] = layout.epoch_seconds(self.expiresAt)
+        if self.pending is not None:
+            item["pending"] = self.pending.model_dump()
         return item
 
     @classmethod
@@ -94,6 +112,7 @@ class ErasureMarker(BaseModel):
             finishedAt=layout.parse_ts(item["finishedAt"]) if item.get("finishedAt") else None,
             expiresAt=layout.from_epoch_seconds(ttl) if ttl is not None else None,
             counts=ErasureCounts(**{k: int(v) for k, v in item.get("counts", {}).items()}),
+            pending=ErasurePending(**item["pending"]) if item.get("pending") else None,
             updatedBy=item["updatedBy"],
             version=int(item["version"]),
         )

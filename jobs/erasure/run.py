@@ -7,9 +7,11 @@ the items it read, each only if it is still the version read (TransactWriteItems
 conditional writes): each document first gets a last version naming the run (`erasure:<runId>`),
 so the change log's REMOVE record says who removed it, then goes. Objects go before items, so a
 crash leaves items that still point at what is left, and the marker (RUNNING) lets the next run
-resume under the same id and counts: the counts are saved as each batch lands (one marker write
-per DeleteObjects request or item transaction), so a killed run's resumption counts everything
-deleted, short of at most the one batch that landed as the run was killed.
+resume under the same id and counts. Before each DeleteObjects request or item transaction the
+marker names the batch about to go (jobs.erasure.journal) and adds the count of the batch before
+it (one marker write a batch); a resumed run first counts what of a batch left pending is no
+longer stored. So the receipt counts everything deleted across all runs, whatever request or
+pass a kill hit, each version, marker and item once.
 
 A version S3 refuses to delete is asked for its legal hold (GetObjectLegalHold, only on a
 refusal): a held one is kept, with its document's item and markers, and listed in the receipt
@@ -37,8 +39,16 @@ from datetime import datetime, timedelta
 
 from jobs.contract import layout, queue_spec
 from jobs.contract.actors import ActorKind, actor
-from jobs.contract.erasure import ErasureCounts, ErasureMarker, ErasureReceipt, ErasureState, holdings
+from jobs.contract.erasure import (
+    ErasureCounts,
+    ErasureMarker,
+    ErasurePending,
+    ErasureReceipt,
+    ErasureState,
+    holdings,
+)
 from jobs.contract.objects import ObjectVersion
+from jobs.erasure.journal import items_pending, landed, stored_prints, versions_pending
 from jobs.erasure.selection import ItemToDelete, Partition, document_of, kept_by, kept_documents
 from jobs.errors import ErasureNotSettledError, ErasureUnknownUserError, S3ObjectExistsError
 from jobs.observability import CallMetrics
@@ -84,6 +94,13 @@ class Progress:
     marker: ErasureMarker | None  # None: a dry run, which deletes and saves nothing
     # Versions S3 refused to delete under a legal hold: (bucket, key, version id) -> documentId.
     held: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    # What landed since the marker's last write (its batch is the marker's pending one).
+    unsaved: ErasureCounts = field(default_factory=ErasureCounts)
+
+    def counts(self) -> ErasureCounts:
+        """Everything the erasure deleted so far, over all its runs."""
+        assert self.marker is not None
+        return self.marker.counts.plus(self.unsaved)
 
     @property
     def by(self) -> str | None:
@@ -144,6 +161,8 @@ class ErasureRun:
         if not resuming and not self._anything_left(user_id):
             return _nothing(user_id, marker)
         started = self._clock()
+        if resuming and marker is not None and marker.pending is not None:
+            marker = self._settle(marker)
         if marker is None or not resuming:
             run_id = new_run_id(started)
             marker = self._mark(
@@ -171,10 +190,9 @@ class ErasureRun:
                 extra={"userId": user_id, "runId": marker.runId, "pass": number, "deleted": last.deleted.model_dump()},
             )
             self._between_passes(number)
-            self._stop.check(RESUMABLE)
+            self._check_stop(progress)
             if last.settled:
-                assert progress.marker is not None
-                return self._finish(progress.marker, last, number)
+                return self._finish(progress, last, number)
             if last.leases_until is not None:
                 self._sleep(max(0.0, (last.leases_until + LEASE_MARGIN - self._clock()).total_seconds()))
         raise ErasureNotSettledError(
@@ -207,7 +225,7 @@ class ErasureRun:
                     else:
                         doomed.append(version)
             for start in range(0, len(doomed), DELETE_BATCH):
-                self._stop.check(RESUMABLE)
+                self._check_stop(progress)
                 self._delete_versions(bucket, prefix, doomed[start : start + DELETE_BATCH], outcome, progress)
         self._delete_items(outcome, progress)
         return outcome
@@ -215,7 +233,10 @@ class ErasureRun:
     def _delete_versions(
         self, bucket: str, prefix: str, versions: list[ObjectVersion], outcome: PassOutcome, progress: Progress
     ) -> None:
-        refused = [] if progress.marker is None else self._buckets.delete_versions(bucket, versions)
+        refused: list[Refused] = []
+        if progress.marker is not None:
+            self._intend(progress, versions_pending(versions))
+            refused = self._buckets.delete_versions(bucket, versions)
         held = self._held_among(versions, refused)
         for version in held:
             document = document_of(version.key, prefix)
@@ -247,20 +268,66 @@ class ErasureRun:
         todo = outcome.partition.deletions(outcome.held_versions)
         for start in range(0, len(todo), TRANSACT_LIMIT):
             batch = todo[start : start + TRANSACT_LIMIT]
-            gone = batch if progress.by is None else self._sign_and_delete(batch, progress.by)
+            gone = batch
+            if progress.by is not None:
+                self._intend(progress, items_pending(batch))
+                gone = self._sign_and_delete(batch, progress.by)
             # An item that changed since it was read (a claim, a hold) is read again by the next pass.
             outcome.refused += len(batch) - len(gone)
             self._landed(outcome, progress, ErasureCounts(items=len(gone), documents=sum(t.document for t in gone)))
 
-    def _landed(self, outcome: PassOutcome, progress: Progress, gone: ErasureCounts) -> None:
-        """Count what a batch deleted, in the pass and (a real run) in the marker at once."""
-        outcome.deleted = outcome.deleted.plus(gone)
+    def _intend(self, progress: Progress, batch: ErasurePending) -> None:
+        """Before a batch's request: the marker names the batch and counts the one before it."""
         marker = progress.marker
-        if marker is not None and not gone.empty:
+        assert marker is not None
+        progress.marker = self._mark(
+            marker.model_copy(update={"counts": progress.counts(), "pending": batch, "version": marker.version + 1}),
+            marker.version,
+        )
+        progress.unsaved = ErasureCounts()
+
+    def _check_stop(self, progress: Progress) -> None:
+        """A stop between batches: the marker counts the last batch first (nothing is pending)."""
+        marker = progress.marker
+        if self._stop.stopping and marker is not None and (marker.pending is not None or not progress.unsaved.empty):
             progress.marker = self._mark(
-                marker.model_copy(update={"counts": marker.counts.plus(gone), "version": marker.version + 1}),
+                marker.model_copy(update={"counts": progress.counts(), "pending": None, "version": marker.version + 1}),
                 marker.version,
             )
+            progress.unsaved = ErasureCounts()
+        self._stop.check(RESUMABLE)
+
+    def _landed(self, outcome: PassOutcome, progress: Progress, gone: ErasureCounts) -> None:
+        """Count what a batch deleted, in the pass and (a real run) towards the marker's next write."""
+        outcome.deleted = outcome.deleted.plus(gone)
+        if progress.marker is not None:
+            progress.unsaved = progress.unsaved.plus(gone)
+
+    def _settle(self, marker: ErasureMarker) -> ErasureMarker:
+        """Count the batch a killed run left pending: what of it is no longer stored, it deleted.
+        Before any new delete, so nothing this run deletes is mistaken for it.
+        """
+        assert marker.pending is not None
+        s = self._settings
+        versions = [
+            v
+            for bucket, prefix in zip(
+                (s.raw_bucket, s.processed_bucket), layout.user_prefixes(marker.userId), strict=True
+            )
+            for page in self._buckets.version_pages(bucket, prefix)
+            for v in page
+        ]
+        items = [item for page in self._table.partition_pages(marker.userId) for item in page]
+        gone = landed(marker.pending, stored_prints(versions, items))
+        logger.info(
+            "erasure resumed", extra={"userId": marker.userId, "runId": marker.runId, "pending": gone.model_dump()}
+        )
+        return self._mark(
+            marker.model_copy(
+                update={"counts": marker.counts.plus(gone), "pending": None, "version": marker.version + 1}
+            ),
+            marker.version,
+        )
 
     def _sign_and_delete(self, todo: list[ItemToDelete], by: str) -> list[ItemToDelete]:
         """Each document's last version names the erasure, then every item goes, each only if it
@@ -312,7 +379,9 @@ class ErasureRun:
             )
         return marker
 
-    def _finish(self, marker: ErasureMarker, last: PassOutcome, passes: int) -> ErasureResult:
+    def _finish(self, progress: Progress, last: PassOutcome, passes: int) -> ErasureResult:
+        assert progress.marker is not None
+        marker, counts = progress.marker, progress.counts()
         finished = self._clock()
         receipt = ErasureReceipt(
             userId=marker.userId,
@@ -326,7 +395,7 @@ class ErasureRun:
                     for b, p in zip(self._buckets_of(), layout.user_prefixes(marker.userId), strict=True)
                 ),
             ],
-            deleted=marker.counts,
+            deleted=counts,
             kept=kept_documents(last.partition, last.kept_versions, last.held_versions),
             passes=passes,
             requests={name: int(v["calls"]) for name, v in self._metrics.summary().items()},
@@ -342,6 +411,8 @@ class ErasureRun:
             marker.model_copy(
                 update={
                     "state": ErasureState.DONE,
+                    "counts": counts,
+                    "pending": None,
                     "finishedAt": finished,
                     "expiresAt": finished + timedelta(days=queue_days + 1),
                     "version": marker.version + 1,
@@ -350,7 +421,7 @@ class ErasureRun:
             marker.version,
         )
         uri = layout.s3_uri(self._settings.reports_bucket, key)
-        return ErasureResult("erased", f"erased user {marker.userId}: {marker.counts}; receipt {uri}", receipt, uri)
+        return ErasureResult("erased", f"erased user {marker.userId}: {counts}; receipt {uri}", receipt, uri)
 
     def _buckets_of(self) -> tuple[str, str]:
         return self._settings.raw_bucket, self._settings.processed_bucket
