@@ -109,6 +109,7 @@ records AS (
   FROM copies r
   WHERE r.copy = 1 AND NOT starts_with(coalesce(r.sk, ''), {lit(layout.marker_sk_prefix())})
     AND coalesce(r.sk, '') <> {lit(layout.erasure_sk())}
+    AND coalesce(r.pk, '') <> {lit(layout.textract_pages_pk())}
 )"""
 
 

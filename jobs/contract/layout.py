@@ -324,6 +324,25 @@ def erasure_sk() -> str:
     return _ERASURE_SK
 
 
+# The night's Textract page budget (jobs.ingest.pages): one counter item per night that every
+# ingest task, scheduler retry and manual backfill of that night reserves from; no document (no
+# ids, no index attributes, no version), so the reconcile and the audit questions leave it out by
+# its partition key; the TTL removes it some nights later.
+_TEXTRACT_PAGES_PK = "BUDGET#TEXTRACT_PAGES"
+_NIGHT_PREFIX = "NIGHT#"
+ENTITY_TEXTRACT_PAGES = "TEXTRACT_PAGES"
+
+
+def textract_pages_pk() -> str:
+    """The partition of the nights' Textract page counters (nothing else lives there)."""
+    return _TEXTRACT_PAGES_PK
+
+
+def textract_pages_key(night: date) -> dict[str, str]:
+    """`BUDGET#TEXTRACT_PAGES` / `NIGHT#{yyyy-mm-dd}`: the counter of one night's Textract pages."""
+    return {PK_ATTR: _TEXTRACT_PAGES_PK, SK_ATTR: f"{_NIGHT_PREFIX}{night.isoformat()}"}
+
+
 def is_document_sk(sk: str) -> bool:
     """Whether a sort key names a document (a user's partition also holds their duplicate markers
     and erasure marker).

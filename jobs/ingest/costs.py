@@ -45,7 +45,13 @@ class CostEstimate(BaseModel):
 
 
 def _calls(calls: Mapping[str, Any], service: str) -> dict[str, int]:
-    return {op.split(".", 2)[1]: int(stats["calls"]) for op, stats in calls.items() if op.startswith(f"{service}.")}
+    """Calls by verb: `dynamodb.GetItem` and `dynamodb.GetItem.marker` both count as GetItem."""
+    verbs: dict[str, int] = {}
+    for op, stats in calls.items():
+        if op.startswith(f"{service}."):
+            verb = op.split(".", 2)[1]
+            verbs[verb] = verbs.get(verb, 0) + int(stats["calls"])
+    return verbs
 
 
 def requests_by_kind(calls: Mapping[str, Any], decided: int, claimed: int) -> dict[str, int]:
@@ -53,12 +59,15 @@ def requests_by_kind(calls: Mapping[str, Any], decided: int, claimed: int) -> di
     s3 = _calls(calls, "s3")
     tier1 = sum(n for verb, n in s3.items() if verb.startswith(_S3_TIER1_VERBS))
     tier2 = sum(n for verb, n in s3.items() if not verb.startswith((*_S3_TIER1_VERBS, *_FREE_S3_VERBS)))
-    get_items = sum(n for verb, n in _calls(calls, "dynamodb").items() if verb == "GetItem")
+    dynamodb = _calls(calls, "dynamodb")
+    get_items = dynamodb.get("GetItem", 0)
+    # The night's Textract page counter: one small UpdateItem (one write unit) per reservation.
+    updates = dynamodb.get("UpdateItem", 0)
     return {
         "s3Tier1": tier1,
         "s3Tier2": tier2,
         "sqs": sum(_calls(calls, "sqs").values()),
-        "dynamodbWriteUnits": claimed * WRITE_UNITS_PER_CLAIM,
+        "dynamodbWriteUnits": claimed * WRITE_UNITS_PER_CLAIM + updates,
         "dynamodbReadUnits": decided + get_items,
     }
 

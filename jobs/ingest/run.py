@@ -43,7 +43,7 @@ from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
 from jobs.ingest.ledger import Settle
-from jobs.ingest.pages import PageBudget
+from jobs.ingest.pages import PageBudget, night_of
 from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide, drain_deadline
 from jobs.ingest.process import DocumentProcessor
 from jobs.ingest.results import DocumentResult
@@ -144,7 +144,13 @@ class IngestRun:
             if settings.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
-        self._pages = PageBudget(settings.textract_max_pages)
+        # One budget per night across every task (a counter in the table), the night being the
+        # schedule's, so a retry or a manual backfill of that night spends from the same cap.
+        self._pages = PageBudget(
+            settings.textract_max_pages,
+            night=night_of(settings.scheduled_time or layout.utc_now(), settings.schedule_timezone),
+            counter=self._table,
+        )
         self._deadline: datetime | None = None  # set when the run starts (drain_deadline)
         self._stop = threading.Event()
         self._error: BaseException | None = None
@@ -184,7 +190,7 @@ class IngestRun:
             if self._source is not None:
                 self._source.close()
         recorder.released(*self._claims.release_all())
-        recorder.textract_pages(self._pages.spent, self._pages.cap)
+        recorder.textract_pages(self._pages.spent, self._pages.cap, self._pages.night, self._pages.night_spent)
         self._queue_depths(recorder)
         summary = recorder.finish(
             layout.utc_now(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -71,7 +71,9 @@ class RunSummary(BaseModel):
     deadLetterQueue: int | None = None  # messages that kept failing, waiting for a person
     calls: dict[str, Any] = Field(default_factory=dict)
     textractPages: int = 0  # the pages reserved for Textract calls (what it bills)
-    textractPageCap: int | None = None
+    textractPageCap: int | None = None  # the night's, shared by every run of it
+    textractNight: date | None = None  # the night whose cap this run spent from
+    textractNightPages: int | None = None  # that night's pages after this run's last reservation (every run's)
     # Claimed, then handed back unread: their pages would have passed the cap. Their messages
     # stay in the queue for the next night; neither failed nor an attempt.
     deferredForPageCap: int = 0
@@ -216,10 +218,14 @@ class SummaryRecorder:
             if len(self.summary.deferredForPageCapDocuments) < MAX_LISTED:
                 self.summary.deferredForPageCapDocuments.append(ListedDocument(key=key, reason=reason))
 
-    def textract_pages(self, spent: int, cap: int | None) -> None:
+    def textract_pages(
+        self, spent: int, cap: int | None, night: date | None = None, night_spent: int | None = None
+    ) -> None:
         with self._lock:
             self.summary.textractPages = spent
             self.summary.textractPageCap = cap
+            self.summary.textractNight = night
+            self.summary.textractNightPages = night_spent
 
     def stopped_for(self, bound: str) -> None:
         with self._lock:

@@ -152,7 +152,9 @@ def with_keys(items: pl.LazyFrame, params: RuleParams) -> pl.LazyFrame:
     erasure markers (jobs.erasure) are not documents and are left out.
     """
     raw_uri_prefix = layout.s3_uri(params.raw_bucket, "")
-    return items.filter(pl.col("sk").ne_missing(layout.erasure_sk())).with_columns(
+    # Nor is the nights' Textract page counter (jobs.ingest.pages).
+    documents = pl.col("sk").ne_missing(layout.erasure_sk()) & pl.col("pk").ne_missing(layout.textract_pages_pk())
+    return items.filter(documents).with_columns(
         pl.when(pl.col("rawS3Uri").str.starts_with(raw_uri_prefix))
         .then(pl.col("rawS3Uri").str.strip_prefix(raw_uri_prefix))
         .alias("rawKey"),

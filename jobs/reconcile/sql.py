@@ -176,6 +176,7 @@ def _items(params: RuleParams) -> str:
          CASE WHEN starts_with(rawS3Uri, {lit(raw_prefix)}) THEN substr(rawS3Uri, {len(raw_prefix) + 1}) END AS rawKey,
          {result_key} AS resultKey
   FROM table_rows WHERE NOT {_is_marker("sk")} AND sk IS DISTINCT FROM {lit(layout.erasure_sk())}
+    AND pk IS DISTINCT FROM {lit(layout.textract_pages_pk())}
 )"""
 
 

@@ -17,6 +17,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -260,6 +261,44 @@ class DocumentTable:
                 yield from_wire(raw)
 
     # --- writes -----------------------------------------------------------------------------
+    def reserve_textract_pages(self, night: date, pages: int, cap: int, expires_at: int) -> int | None:
+        """Add `pages` to `night`'s Textract page counter unless that would pass `cap`: one
+        conditional UpdateItem, so every task of the night shares one budget. The pages the night
+        has spent with these, or None (nothing added) when they do not fit. `expires_at`
+        (epoch seconds) is the counter's TTL, set by its first reservation.
+
+        ADD is not idempotent: a request botocore resends after a lost response counts twice,
+        which can only spend the budget early, never pass it.
+        """
+        if pages > cap:
+            return None
+        key = to_wire(layout.textract_pages_key(night))
+        values = {
+            ":pages": pages,
+            ":room": cap - pages,
+            ":cap": cap,
+            ":entity": layout.ENTITY_TEXTRACT_PAGES,
+            ":expires": expires_at,
+        }
+        operation = "dynamodb.UpdateItem.textract_pages"
+        try:
+            with (
+                self._metrics.call(operation),
+                translated(operation, {CONDITION_FAILED: _PagesRefused}, self._resource),
+            ):
+                response = self._client.update_item(
+                    TableName=self.table_name,
+                    Key=key,
+                    UpdateExpression=f"ADD {_PAGES} :pages SET entityType = :entity, {_CAP} = :cap, "
+                    f"{layout.TTL_ATTR} = if_not_exists({layout.TTL_ATTR}, :expires)",
+                    ConditionExpression=f"attribute_not_exists({_PAGES}) OR {_PAGES} <= :room",
+                    ExpressionAttributeValues=to_wire(values),
+                    ReturnValues="UPDATED_NEW",
+                )
+        except _PagesRefused:
+            return None
+        return int(from_wire(response["Attributes"])[_PAGES])
+
     def put_if_version(self, item: DocumentItem, expected_version: int | None) -> bool:
         """Put `item` if the stored version is `expected_version` (None: only if absent)."""
         return self.put_all([claim_put(item, expected_version)], "dynamodb.TransactWrite.claim")[0]
@@ -394,6 +433,16 @@ def _cancellation(
         else:
             raise StoreUnavailableError(f"{operation}: transaction cancelled: {code} {reason.get('Message', '')}", code)
     return lost, retry, contended
+
+
+CONDITION_FAILED = "ConditionalCheckFailedException"
+# The counter's attributes: the pages reserved, and the cap they were reserved under (for a reader).
+_PAGES = "pages"
+_CAP = "pageCap"
+
+
+class _PagesRefused(StoreConditionFailedError):
+    """The night's counter has no room for the pages asked (stays inside this module)."""
 
 
 def packed(groups: Sequence[WriteGroup], per_request: int = TRANSACT_CHUNK) -> Iterator[list[int]]:
