@@ -2,14 +2,15 @@
 
 Owns the dict layout only: Type / LabelDetection / ValueDetection with Textract's relative
 BoundingBox geometry (0-1 of the page), PageNumber, a Currency code on money fields when the
-document states one, and LineItemGroups (left empty: line items are not read from layout yet).
+document states one (a currency label, else the one currency printed beside its amounts), and
+LineItemGroups (left empty: line items are not read from layout yet).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from jobs.extract.ocr.labels import Candidate, currency_of, date_order
+from jobs.extract.ocr.labels import Candidate, currency_of, date_order, page_currency
 from jobs.extract.ocr.lines import Page, Word
 
 _MONEY_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE", "AMOUNT_PAID", "DISCOUNT"})
@@ -17,7 +18,8 @@ _MONEY_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE", "AMOUNT_PAID
 
 def expense_response(pages: list[Page], candidates: list[Candidate], engine: str) -> dict[str, Any]:
     sizes = {page.number: (page.width, page.height) for page in pages}
-    currency = currency_of(candidates)
+    # A stated currency (a "Währung" label) wins; else the one currency printed beside the amounts.
+    currency = currency_of(candidates) or page_currency(pages)
     fields = [_summary_field(c, sizes, currency) for c in candidates if c.type != "CURRENCY"]
     response: dict[str, Any] = {
         "DocumentMetadata": {"Pages": len(pages)},

@@ -1,4 +1,4 @@
-"""Label vocabulary (English, German, French) and label → value pairing on rebuilt lines.
+"""Label vocabulary (English, German, French, Dutch, Italian, Spanish) and label → value pairing.
 
 Owns which printed label means which AnalyzeExpense field type, and how a value is found for it:
 the rest of the label's segment, else the next segment on the same row (the value column), else
@@ -13,6 +13,9 @@ as a conflict and the document goes to review; the other types keep the first in
 (a tax row per rate is normal). When no label names the seller, `jobs.extract.ocr.fields` asks
 `jobs.extract.ocr.letterhead`, which reads names with this module's `name_of` and `split_words`.
 
+Some producers' text layers drop the spaces between words ("RechnungssummeohneUSt."): every
+blank a label pattern spells is optional, so a label matches with or without its spaces.
+
 Confidence is the weakest value word's confidence (tesseract word confidence, or the text
 layer's 99). A vendor name found by a guess rather than a seller label is capped below the review
 threshold so validation sends it to REVIEW_REQUIRED.
@@ -24,7 +27,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobs.contract.currencies import is_iso_currency
 from jobs.extract.ocr.lines import Line, Page, Segment, Word
+from jobs.extract.ocr.months import month_name_date
 from jobs.extract.parsing import DATE_IN_TEXT_RE, DateOrder, parse_date, parse_money
 
 # A guess (company-suffix line, first prominent line) never reaches the default threshold of 80.
@@ -87,7 +92,7 @@ def _date(text: str) -> str | None:
         except ValueError:
             continue
         return match.group(0)
-    return None
+    return month_name_date(text)
 
 
 # OCR reads the Swiss thousands apostrophe of 1'103.16 as a degree sign.
@@ -121,6 +126,19 @@ def _unsigned_money(text: str) -> str | None:
     return found.lstrip("-−").strip() if found else None
 
 
+# A currency label's value is a code or a symbol and nothing else: "Währung der Umsatzsteuerbuchung
+# : EUR" names the tax's currency, not the invoice's.
+_STATED_CURRENCY_RE = re.compile(r"^[:\s]*([A-Za-z]{3}|€|£)[.\s]*$")
+
+
+def _stated_currency(text: str) -> str | None:
+    match = _STATED_CURRENCY_RE.match(text)
+    if match is None:
+        return None
+    code = match.group(1).upper()
+    return code if is_iso_currency(code) else _SYMBOL_CODES.get(code)
+
+
 def _currency(text: str) -> str | None:
     if match := _CODE_RE.search(text.upper()):
         return match.group(1)
@@ -134,7 +152,12 @@ def name_of(text: str) -> str | None:
 
 
 def _entries(kind: str, value: Callable[[str], str | None], *patterns: str) -> list[_Entry]:
-    return [_Entry(kind, re.compile(p, re.IGNORECASE), value) for p in patterns]
+    return [_Entry(kind, re.compile(_spaces_optional(p), re.IGNORECASE), value) for p in patterns]
+
+
+def _spaces_optional(pattern: str) -> str:
+    # "\s+" between label words becomes "\s*": glued text layers print labels without blanks.
+    return pattern.replace(r"\s+", r"\s*")
 
 
 VOCABULARY: list[_Entry] = [
@@ -142,43 +165,54 @@ VOCABULARY: list[_Entry] = [
         "INVOICE_RECEIPT_ID",
         _identifier,
         r"^(?:(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)"
-        r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)"
+        r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)|beleg[-\s]?(?:nummer|nr\.?)"
         rf"|facture\s*(?:{_NO}|no\.?|num{_E}ro)|{_NO}\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
-        r"|(?:credit\s+note|gutschrift)\s*(?:no\.?|nr\.?|number|#))\s*:?",
+        r"|factuur\s*(?:nummer|nr\.?|no\.?)|fattura\s*(?:n\.?|nr\.?|n[°º]|numero)|(?:numero|n\.|nr\.?)\s+(?:della\s+)?fattura"
+        rf"|factura\s*(?:n[°º.]?|no\.?|n{_U}m(?:\.|ero|\u00e9ro)?)|n[u\u00fa]mero\s+de\s+(?:la\s+)?factura"
+        r"|(?:credit\s+note|gutschrift|creditnota|nota\s+di\s+credito)\s*(?:no\.?|nr\.?|number|#))\s*:?",
     ),
     *_entries(
         "INVOICE_RECEIPT_DATE",
         _date,
         rf"^(?:invoice\s+date|date\s+of\s+(?:invoice|issue)|issue\s+date|date\s+issued|issued(?:\s+on)?"
         rf"|rechnungsdatum|belegdatum|ausstellungsdatum|ausgestellt\s+am|datum\s+der\s+rechnung"
-        rf"|date\s+de\s+(?:la\s+)?facture|date\s+d'{_E}mission|{_E}mise?\s+le|date\s+de\s+facturation)\s*:?",
-        r"^(?:date|datum)\s*:?(?=\s|$)",
+        rf"|date\s+de\s+(?:la\s+)?facture|date\s+d'{_E}mission|{_E}mise?\s+le|date\s+de\s+facturation"
+        r"|beleg[-\s]?datum|factuurdatum|datum\s+factuur|data\s+(?:della\s+)?fattura|data\s+(?:di\s+)?emissione"
+        r"|fecha\s+(?:de\s+)?(?:la\s+)?factura|fecha\s+de\s+(?:emisi[o\u00f3]n|expedici[o\u00f3]n))\s*:?",
+        r"^(?:date|datum|data|fecha)\s*:?(?=\s|$)",
     ),
     *_entries(
         "DUE_DATE",
         _date,
-        rf"^(?:due\s+date|payment\s+due|f{_A}lligkeit(?:sdatum)?|zahlbar\s+bis|date\s+d'{_E}ch{_E}ance|{_E}ch{_E}ance)\s*:?",
+        rf"^(?:due\s+date|payment\s+due|f{_A}lligkeit(?:sdatum)?|zahlbar\s+bis|date\s+d'{_E}ch{_E}ance|{_E}ch{_E}ance"
+        r"|vervaldatum|scadenza|data\s+(?:di\s+)?scadenza|fecha\s+de\s+vencimiento|vencimiento)\s*:?",
     ),
     *_entries(
         "TOTAL",
         _money,
-        rf"^(?:bruttosumme|gesamtbetrag(?!\s+der)|gesamtsumme|rechnungsbetrag|endbetrag|summe\s+brutto"
+        rf"^(?:bruttosumme|gesamtbetrag(?!\s*(?:der|netto|ohne|exkl))(?:\s+brutto)?|gesamtsumme(?:\s+brutto)?"
+        rf"|rechnungsbetrag|rechnungssumme\s+brutto|endbetrag|summe\s+brutto|gesamt\s+brutto"
         rf"|bruttobetrag|total\s+ttc|montant\s+ttc|total\s+{_A}?\s*payer|grand\s+total|invoice\s+total"
-        rf"|total\s+amount|total\s+incl\.?(?:\s+vat)?)\s*:?",
-        r"^total(?!\s*(?:ht\b|net|excl|hors|tva|vat|tax|mwst|ust))\s*:?",
+        rf"|total\s+amount|total\s+incl\.?(?:\s+vat)?|montant\s+total(?!\s*(?:ht|hors))"
+        r"|totaal\s+(?:bedrag\s+)?(?:incl\.?|inclusief)(?:\s+btw)?|factuurbedrag|totaalbedrag"
+        r"|totale\s+(?:fattura|documento|complessivo|da\s+pagare)|importo\s+totale"
+        r"|importe\s+total|total\s+(?:factura|a\s+pagar))\s*:?",
+        r"^(?:total|totaal|totale)(?!\s*(?:ht\b|net|excl|hors|tva|vat|tax|mwst|ust|btw|iva|imponibile))\s*:?",
     ),
     *_entries(
         "SUBTOTAL",
         _money,
         r"^(?:rechnungssumme\s+ohne\s+ust\.?|nettosumme|summe\s+netto|gesamt\s+netto|zwischensumme"
         r"|subtotal|sub[-\s]total|net\s+total|total\s+net|total\s+ht|montant\s+ht|sous[-\s]total"
-        r"|total\s+excl\.?(?:\s+vat)?|amount\s+excl\.?(?:\s+vat)?|nettobetrag)\s*:?",
+        r"|total\s+excl\.?(?:\s+vat)?|amount\s+excl\.?(?:\s+vat)?|nettobetrag|rechnungssumme\s+netto"
+        r"|totaal\s+(?:excl\.?|exclusief)(?:\s+btw)?|subtotaal|imponibile|totale\s+imponibile|base\s+imponible)\s*:?",
     ),
     *_entries(
         "TAX",
         _money,
         rf"^(?:{_STEUER}betrag|mwst\.?(?:-betrag)?|mehrwert{_STEUER}|ust\.?(?:-betrag)?(?![-\s.]*[il1]d)|total\s+vat"
-        rf"|vat(?:\s+amount)?|total\s+tax|tax(?:\s+amount)?|sales\s+tax|montant\s+tva|total\s+tva|tva)\s*:?",
+        rf"|vat(?:\s+amount)?|total\s+tax|tax(?:\s+amount)?|sales\s+tax|montant\s+tva|total\s+tva|tva"
+        r"|btw(?:[-\s]?bedrag)?|totaal\s+btw|iva|totale\s+iva|imposta|cuota\s+iva)\s*:?",
     ),
     *_entries(
         # "Zahlbetrag" is what is left to pay after prepayments, not the invoice total.
@@ -192,11 +226,16 @@ VOCABULARY: list[_Entry] = [
         _unsigned_money,
         rf"^(?:erhaltene\s+anzahlungen?|anzahlung|amount\s+paid|prepaid|acompte|d{_E}j{_A}\s+pay{_E})\s*:?",
     ),
-    *_entries("CURRENCY", _currency, rf"^(?:w{_A}hrung|currency|devise|monnaie)\s*:?"),
+    *_entries(
+        "CURRENCY",
+        _stated_currency,
+        rf"^(?:(?:rechnungs)?w{_A}hrung|currency|devise|monnaie|valuta|moneda|divisa|betr{_A}ge\s+in)\s*:?",
+    ),
     *_entries(
         "VENDOR_NAME",
         name_of,
-        rf"^(?:vendor|seller|supplier|lieferant|verk{_A}ufer|fournisseur|vendeur)\s*(?:name)?\s*:",
+        rf"^(?:vendor|seller|supplier|lieferant|verk{_A}ufer|fournisseur|vendeur|leverancier|verkoper"
+        r"|fornitore|venditore|cedente|proveedor|vendedor|emisor)\s*(?:name)?\s*:",
     ),
 ]
 _RANKS = {id(entry): rank for rank, entry in enumerate(VOCABULARY)}
@@ -279,7 +318,9 @@ def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
             # Last on the row: everything after the label, for a value OCR split into pieces
             # ("Monday," | "16 March 2026" in a monospaced font).
             options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
-            if not rest and (under := _below(segment, line, below)) is not None:
+            # A seller heading alone on its row heads a block (letterhead.py reads it): the line
+            # under it may be a "Nummer: 123" row, not the name.
+            if not rest and entry.type != "VENDOR_NAME" and (under := _below(segment, line, below)) is not None:
                 options.append(under.words)
             for value_words in options:
                 value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
@@ -341,3 +382,31 @@ def date_order(pages: list[Page]) -> str | None:
     """DMY when the page is German or French (their numeric dates are day first), else unsettled."""
     text = " ".join(line.text for page in pages for line in page.lines)
     return DateOrder.DMY if len(_DAY_FIRST_RE.findall(text)) > len(_ENGLISH_RE.findall(text)) else None
+
+
+# Codes and symbols printed beside an amount: "Steuerbetrag in EUR 37,62", "59,50 €", "EUR 49,99".
+_AMOUNT_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
+_PAGE_CODE_RE = re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])")
+_PAGE_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR", "zł": "PLN"}
+# Codes that are no English word in capitals (ISO 4217 also holds ALL, TOP, CUP, MOP, …).
+_PAGE_CODES = frozenset(
+    (*_CODES, "INR", "CNY", "HUF", "RON", "BGN", "BRL", "MXN", "ZAR", "SGD", "HKD", "NZD", "TRY", "ISK")
+)
+
+
+def page_currency(pages: list[Page]) -> str | None:
+    """The one currency the pages print beside their amounts, when no label states it.
+
+    Every ISO code or unambiguous symbol on a row that also prints an amount counts; exactly one
+    distinct currency is evidence enough (the amounts are in it), two or more settle nothing (an
+    invoice in GBP with its tax also in EUR).
+    """
+    found: set[str] = set()
+    for page in pages:
+        for line in page.lines:
+            text = line.text
+            if not _AMOUNT_RE.search(text):
+                continue
+            found.update(code for code in _PAGE_CODE_RE.findall(text) if code in _PAGE_CODES)
+            found.update(code for symbol, code in _PAGE_SYMBOLS.items() if symbol in text)
+    return next(iter(found)) if len(found) == 1 else None

@@ -27,13 +27,19 @@ from jobs.extract.ocr.lines import Line, Page, Segment, Word
 
 _A = "(?:ä|a|ae)"
 _SELLER_HEADING_RE = re.compile(
-    rf"^(?:verk{_A}ufer|seller|vendor|supplier|lieferant|rechnungssteller|vendeur|fournisseur|from|von)\s*:?$",
+    rf"^(?:verk{_A}ufer|seller|vendor|supplier|lieferant|rechnungs(?:er)?steller|vendeur|fournisseur|from|von"
+    r"|leverancier|verkoper|fornitore|venditore|cedente|proveedor|vendedor|emisor)\s*:?$",
     re.IGNORECASE,
 )
+# "Nummer : 12345676", "Globale Nummer: 4000001123452 (GLN)" under a seller heading: a key, no name.
+_KEY_VALUE_RE = re.compile(r"^[^:]{1,40}:\s*\S")
 _NAME_LABEL_RE = re.compile(r"^(?:name|firma|company|raison\s+sociale|nom)\s*:?\s*", re.IGNORECASE)
 _BLOCK_LOOKAHEAD = 4
+# Legal forms (DE, AT, CH, UK, US, FR, NL, BE, IT, ES, Nordics): a name carrying one is a company's.
 COMPANY_RE = re.compile(
-    r"\b(?:GmbH|AG|KG|Ltd\.?|Limited|LLC|Inc\.?|SARL|SAS|S\.A\.|GbR|e\.K\.|B\.V\.|BV|S\.r\.l\.|SRL|Oy|AB)(?=\W|$)"
+    r"\b(?:GmbH|AG|KG|KGaA|OHG|UG|Ltd\.?|Limited|LLC|LLP|PLC|plc|Inc\.?|Corp\.?|SARL|SAS|SASU|EURL|S\.A\.S?\.?"
+    r"|GbR|e\.K\.|e\.V\.|a\.G\.|B\.V\.|BV|N\.V\.|NV|BVBA|VOF|S\.r\.l\.|SRL|Srl|S\.p\.A\.|SpA|S\.L\.U?\.?|SLU?"
+    r"|Oy|AB|ApS|A/S|ASA)(?=\W|$)"
 )
 # Document titles are printed large at the top too; they are never the seller.
 _TITLE_RE = re.compile(
@@ -67,12 +73,18 @@ def _seller_block(pages: list[Page]) -> Candidate | None:
                 continue
             block = lines[index + 1 : index + 1 + _BLOCK_LOOKAHEAD]
             named = [ln for ln in block if _NAME_LABEL_RE.match(ln.text)]
-            for candidate_line in named or block[:1]:
+            unnamed = [ln for ln in block if not _KEY_VALUE_RE.match(ln.text)][:1]
+            for candidate_line in named or unnamed:
                 label, value_words = _name_value(candidate_line)
                 value = name_of(" ".join(w.text for w in value_words))
                 if value:
                     confidence = min(w.confidence for w in value_words)
-                    if not named:  # the first line under the heading: a layout guess
+                    # The first name line under the heading is a layout guess unless its legal form
+                    # (GmbH, Ltd, a.G.) says it is a company, or the name is printed again elsewhere.
+                    if not named and not (
+                        COMPANY_RE.search(value)
+                        or _printed_again(value, pages, {id(s) for s in candidate_line.segments})
+                    ):
                         confidence = min(confidence, GUESS_CONFIDENCE_CAP)
                     return Candidate("VENDOR_NAME", _RANK, label, value_words, value, confidence)
     return None
