@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from enum import IntEnum
+
+from pydantic import ValidationError
 
 
 class DocuFlowError(Exception):
@@ -245,8 +248,17 @@ class ExitCode(IntEnum):
     SIGTERM = 143
 
 
+# ValueErrors Python and pydantic raise that are never the caller's input once the CLI has parsed
+# its arguments: a model our code built from what it read or computed, JSON or text it decoded.
+# Input the run refuses is a domain error (or a plain ValueError from an option check, as
+# IngestOptions raises); these are a bug or damaged data the caller cannot fix: exit 70.
+NOT_INPUT: tuple[type[ValueError], ...] = (ValidationError, json.JSONDecodeError, UnicodeError)
+
+
 def exit_code_for(exc: BaseException) -> ExitCode:
-    """The exit code of a run that ended with `exc` (a domain error, or ValueError from options).
+    """The exit code of a run that ended with `exc`: a domain error, or a ValueError from an
+    option check, by its kind; anything else (a pydantic, JSON or Unicode error outside a domain
+    error among them) is INTERNAL.
 
     A stop is SIGTERM's code here; the run context knows the signal (jobs.runtime.signals).
     """
@@ -256,4 +268,6 @@ def exit_code_for(exc: BaseException) -> ExitCode:
         return ExitCode.UNAVAILABLE
     if isinstance(exc, ReviewConflictError | ErasureNotSettledError):
         return ExitCode.NOT_SETTLED
-    return ExitCode.BAD_INPUT
+    if isinstance(exc, DocuFlowError) or (isinstance(exc, ValueError) and not isinstance(exc, NOT_INPUT)):
+        return ExitCode.BAD_INPUT
+    return ExitCode.INTERNAL

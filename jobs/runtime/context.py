@@ -3,8 +3,9 @@
 `run_job(name, body)` sets up logging, installs the stop on SIGTERM/SIGINT, reads the settings,
 makes the context (one run id, the run's call metrics, the stop flag) and calls `body(context)`;
 whatever the body returns is the exit code. Its outcome maps to one exit code for every job
-(jobs.errors.ExitCode): a domain error or a ValueError is printed as one line and mapped by
-`exit_code_for` (bad input 2, AWS unreachable 3, not settled 4); RunStoppedError is 128 + the
+(jobs.errors.ExitCode): a domain error or an option's ValueError is printed as one line and mapped by
+`exit_code_for` (bad input 2, AWS unreachable 3, not settled 4), anything else (a pydantic, JSON
+or Unicode error of our own code among them) is 70 with its traceback; RunStoppedError is 128 + the
 signal (143, 130), after the job handed back what it held. The metrics the body hands the
 context (`publish`, `record`) are published once when the run ends, whatever its outcome, in one
 PutMetricData (jobs.runtime.run_metrics). A context outside `run_job`
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from jobs.contract import layout
 from jobs.contract.metrics import Datum, Job, Metric, RunMetrics, Unit
-from jobs.errors import DocuFlowError, ExitCode, RunStoppedError, exit_code_for
+from jobs.errors import ExitCode, RunStoppedError, exit_code_for
 from jobs.observability import CallMetrics, setup_logging
 from jobs.runtime.ids import new_run_id
 from jobs.runtime.signals import StopFlag
@@ -104,9 +105,11 @@ def run_job(job: str, body: Body, *, settings: JobSettings | None = None) -> int
         except RunStoppedError as exc:
             print(f"stopped: {exc}; what the run held was handed back", file=sys.stderr)
             return int(stop.exit_code)
-        except (DocuFlowError, ValueError) as exc:
-            return int(report_error(exc))
-        except Exception:
+        except Exception as exc:
+            if exit_code_for(exc) != ExitCode.INTERNAL:
+                return int(report_error(exc))
+            # A bug, or data our own code could not read (a pydantic, JSON or Unicode error no
+            # domain error covers): never "bad input", which tells the caller to fix the call.
             logger.exception("the run ended with an unexpected error", extra={"job": job})
             print("error: an unexpected error (a bug): the traceback is in the log above", file=sys.stderr)
             return int(ExitCode.INTERNAL)

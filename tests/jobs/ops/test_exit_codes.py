@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
+from pydantic import BaseModel, ValidationError
 
 from jobs.contract.metrics import MIN_DOCUMENTS_FOR_RATIO, SEVERITIES, Metric
 from jobs.errors import (
@@ -24,6 +26,17 @@ from jobs.ingest.summary import RunSummary
 from jobs.reconcile.findings import Severity
 
 
+def _validation_error() -> ValidationError:
+    class Model(BaseModel):
+        n: int
+
+    try:
+        Model.model_validate({"n": "x"})
+    except ValidationError as exc:
+        return exc
+    raise AssertionError("validated")
+
+
 @pytest.mark.parametrize(
     ("error", "code"),
     [
@@ -36,6 +49,11 @@ from jobs.reconcile.findings import Severity
         (ReconcileInputError("damaged export"), ExitCode.BAD_INPUT),
         (ErasureNotSettledError("still finding data"), ExitCode.NOT_SETTLED),
         (ReviewConflictError("another reviewer changed it"), ExitCode.NOT_SETTLED),
+        (ValueError("--max-docs 0: must be at least 1"), ExitCode.BAD_INPUT),  # an option refused
+        (json.JSONDecodeError("Expecting value", "{", 1), ExitCode.INTERNAL),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), ExitCode.INTERNAL),
+        (_validation_error(), ExitCode.INTERNAL),
+        (KeyError("a bug"), ExitCode.INTERNAL),
     ],
 )
 def test_each_domain_error_has_one_exit_code(error: Exception, code: ExitCode) -> None:

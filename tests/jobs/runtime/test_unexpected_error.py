@@ -1,10 +1,19 @@
-"""A run that ends with an exception no domain error covers exits 70, with its traceback logged."""
+"""A run that ends with an exception no domain error covers exits 70, with its traceback logged: a
+pydantic, JSON or Unicode error of our own code among them; refused input still exits 2.
+"""
 
 from __future__ import annotations
 
-import pytest
+import json
+from collections.abc import Callable
 
-from jobs.errors import ExitCode
+import pytest
+from pydantic import BaseModel
+
+from jobs.contract import layout
+from jobs.erasure import cli as erasure_cli
+from jobs.errors import ExitCode, ReconcileInputError
+from jobs.ingest.run import IngestOptions
 from jobs.runtime import RunContext, run_job
 from jobs.settings import JobSettings
 
@@ -20,3 +29,59 @@ def test_an_unexpected_exception_exits_internal_with_its_traceback(capsys: pytes
     assert "unexpected error (a bug)" in err
     # The job's log (JSON lines off a terminal) holds the traceback.
     assert "Traceback" in err and "KeyError: 'a key the code forgot'" in err
+
+
+class _Model(BaseModel):
+    total: int
+
+
+def _validation(_context: RunContext) -> int:
+    _Model.model_validate({"total": "not a number"})  # our own model, over data the code read
+    return 0
+
+
+def _json(_context: RunContext) -> int:
+    json.loads(b"{truncated")
+    return 0
+
+
+def _unicode(_context: RunContext) -> int:
+    b"\xff\xfe\xfa".decode("utf-8")
+    return 0
+
+
+@pytest.mark.parametrize("body", [_validation, _json, _unicode], ids=["pydantic", "json", "unicode"])
+def test_a_pydantic_json_or_unicode_error_of_our_own_code_is_internal_not_bad_input(
+    body: Callable[[RunContext], int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_job("reconcile", body, settings=JobSettings(stage="t")) == ExitCode.INTERNAL
+    assert "Traceback" in capsys.readouterr().err
+
+
+def _refused_option(_context: RunContext) -> int:
+    IngestOptions(max_docs=0)  # an option the run refuses: the caller's to fix
+    return 0
+
+
+def _bad_id(_context: RunContext) -> int:
+    layout.validate_id("a#b", "userId")
+    return 0
+
+
+def _damaged(_context: RunContext) -> int:
+    raise ReconcileInputError("the export's manifest is damaged")
+
+
+@pytest.mark.parametrize("body", [_refused_option, _bad_id, _damaged], ids=["option", "id", "domain-error"])
+def test_refused_input_still_exits_bad_input_in_one_line(
+    body: Callable[[RunContext], int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_job("ingest", body, settings=JobSettings(stage="t")) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+
+
+def test_argparse_refusals_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        erasure_cli.main([])
+    assert exited.value.code == ExitCode.BAD_INPUT == 2
