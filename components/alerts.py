@@ -1,4 +1,4 @@
-"""Alerts: the KMS-encrypted SNS topic the alarms and the EventBridge rules publish to, the two
+r"""Alerts: the KMS-encrypted SNS topic the alarms and the EventBridge rules publish to, the two
 helpers every dead-letter queue shares (an encrypted queue, an alarm on its depth), and the one
 way an EventBridge rule puts an event on the topic (`alert_target`).
 
@@ -10,6 +10,13 @@ EventBridge input transformer reads the fields that matter from the event (`Aler
 into a few lines of text: the stack, the job, what happened and what it means, where to look
 (the task's logs, the run summaries and reports, the AWS command) and the runbook entry in
 docs/operations.md. The raw event JSON is never mailed.
+
+The template is plain text, its lines joined by real newlines, not a quoted JSON string:
+EventBridge fills a template's placeholders as text and passes a quoted string on with its quotes
+and escapes as they are (its input-transformation guide: `"instance <instance> is in <state>"`
+becomes `"instance i-0123456789 is in RUNNING"`, quotes included), so a JSON string with `\n`
+reached an SNS email subscriber as one quoted line of literal `\n`s. `delivered` renders what
+the subscriber reads, for a test.
 """
 
 from __future__ import annotations
@@ -36,14 +43,20 @@ _PREDEFINED = ("aws.events.rule-arn", "aws.events.rule-name", "aws.events.event.
 # What each non-zero exit of a job means (jobs.errors.ExitCode, docs/operations.md "Exit codes"),
 # listed in the failed-task message: a transformer copies the number, it cannot translate it.
 EXIT_MEANINGS: dict[ExitCode, str] = {
-    ExitCode.FINDINGS: "the night judged bad (findings, failed ratio, drill targets)",
+    ExitCode.FINDINGS: "the night judged bad (findings, failed ratio, drill targets: alarmed, not sent here)",
     ExitCode.BAD_INPUT: "bad input or settings",
     ExitCode.UNAVAILABLE: "AWS unreachable or denying",
     ExitCode.NOT_SETTLED: "not settled, run it again",
     ExitCode.INTERNAL: "a bug: read the traceback in the log",
     ExitCode.SIGINT: "interrupted",
-    ExitCode.SIGTERM: "stopped (Spot reclaim or a stop), work handed back",
+    ExitCode.SIGTERM: "stopped (Spot reclaim or a stop), work handed back: not sent here, the next night recovers",
 }
+
+# Exits that need no person, so no failed-task alert (components.batch_jobs.failed_task_pattern):
+# 0; 1, a night judged bad, which its own alarm reports (new findings, the failed ratio, the drill's
+# targets); 143, a stop (a Spot reclaim, a deployment) after the job handed its work back, which
+# the next night recovers (a night stopped every time has no heartbeat, and that alarm fires).
+QUIET_EXITS = (int(ExitCode.SUCCESS), int(ExitCode.FINDINGS), int(ExitCode.SIGTERM))
 
 
 @dataclass
@@ -160,13 +173,14 @@ class AlertMessage:
     lines: Sequence[pulumi.Input[str]]
 
     def template(self) -> pulumi.Output[str]:
-        """The input template: the lines as one JSON string, so SNS delivers plain text."""
+        """The input template: the lines as plain text, so SNS delivers them as lines."""
         return pulumi.Output.all(*self.lines).apply(lambda lines: render_template(self.paths, list(lines)))
 
 
 def render_template(paths: Mapping[str, str], lines: Sequence[str]) -> str:
-    """The lines as a JSON string, refused when a placeholder names no path (EventBridge would
-    send it as it is) or a path's name is one EventBridge refuses.
+    """The lines as plain text, one a line, refused when a placeholder names no path (EventBridge
+    would send it as it is), a path's name is one EventBridge refuses, or the text would read as
+    JSON (a first character `{`, `[` or `"`: EventBridge would pass it on as JSON, quotes and all).
     """
     bad = sorted(k for k in paths if not _PATH_KEY.match(k))
     if bad:
@@ -175,7 +189,39 @@ def render_template(paths: Mapping[str, str], lines: Sequence[str]) -> str:
     unknown = sorted(set(_PLACEHOLDER.findall(text)) - set(paths) - set(_PREDEFINED))
     if unknown:
         raise ValueError(f"placeholders without an input path: {unknown}")
-    return json.dumps(text, ensure_ascii=False)
+    if text.lstrip()[:1] in {"{", "[", '"'}:
+        raise ValueError("an alert's text must not start like JSON: it is sent as plain lines")
+    return text
+
+
+def _at_path(event: Mapping[str, Any], path: str) -> Any:
+    """The value at a JSON path of the form the transformers use ($.a.b, $.a[0].b); None if absent."""
+    value: Any = event
+    for part in re.findall(r"[^.\[\]$]+|\[\d+\]", path):
+        if part.startswith("["):
+            index = int(part[1:-1])
+            value = value[index] if isinstance(value, list) and index < len(value) else None
+        else:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            return None
+    return value
+
+
+def delivered(paths: Mapping[str, str], template: str, event: Mapping[str, Any], rule_name: str = "rule") -> str:
+    """What an SNS email subscriber reads for `event`: the template's placeholders filled as
+    EventBridge fills a text template (a string's value without quotes, a number as written, a
+    path the event lacks creates no variable: empty).
+    """
+    values = {name: _at_path(event, path) for name, path in paths.items()}
+    values |= {"aws.events.rule-name": rule_name, "aws.events.rule-arn": f"arn:aws:events:::rule/{rule_name}"}
+    values["aws.events.event.ingestion-time"] = event.get("time", "")
+
+    def fill(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        return "" if value is None else value if isinstance(value, str) else json.dumps(value)
+
+    return _PLACEHOLDER.sub(fill, template)
 
 
 def alert_target(

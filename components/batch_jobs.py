@@ -33,7 +33,7 @@ import pulumi_aws as aws
 
 from components import policies, recovery_policies
 from components._pulumi import child, json_document
-from components.alerts import alert_target, encrypted_queue, failed_task_alert, queue_depth_alarm
+from components.alerts import QUIET_EXITS, alert_target, encrypted_queue, failed_task_alert, queue_depth_alarm
 from components.report_signing import signing_key_alias
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
@@ -317,7 +317,9 @@ def scheduled_tasks(args: BatchJobsArgs) -> dict[str, Schedule]:
 
 
 def failed_task_pattern(cluster_arn: str, task_definition_arns: Sequence[str]) -> dict[str, Any]:
-    """A job task stopped with a non-zero exit code, or never started (image pull, capacity)."""
+    """A job task that needs a person: it stopped with an exit code outside alerts.QUIET_EXITS (bad
+    input, AWS unreachable, a bug, SIGKILL's 137), or never started (image pull, capacity).
+    """
     return {
         "source": ["aws.ecs"],
         "detail-type": ["ECS Task State Change"],
@@ -326,7 +328,7 @@ def failed_task_pattern(cluster_arn: str, task_definition_arns: Sequence[str]) -
             "taskDefinitionArn": list(task_definition_arns),
             "lastStatus": ["STOPPED"],
             "$or": [
-                {"containers": {"exitCode": [{"anything-but": 0}]}},
+                {"containers": {"exitCode": [{"anything-but": list(QUIET_EXITS)}]}},
                 {"stopCode": ["TaskFailedToStart"]},
             ],
         },

@@ -4,6 +4,17 @@ The Pulumi components declare a CloudWatch alarm from each spec, and the local s
 (jobs.local.standins.alarms) evaluates the same specs against the metrics in moto's CloudWatch,
 so "which alarms are in ALARM now?" has one answer in both places. Every spec names its runbook
 entry in docs/operations.md.
+
+The windows follow how CloudWatch evaluates an alarm: every minute, over the `evaluation_periods`
+periods ending then, ALARM when `datapoints_to_alarm` of them breach (a period without data
+counting as `missing` says). A heartbeat is stamped when a run ends, so its window is hourly
+periods spanning more than a day (HEARTBEAT_HOURS): a run ending up to two hours later than the
+night before, or a DST fall-back night an hour later in UTC, still has one heartbeat in window,
+and a night that did not run alarms HEARTBEAT_HOURS after the last run ended (CloudWatch takes at
+most seven days in a window, one day for periods under an hour). The per-night alarms read a
+window of NIGHT_SPAN, longer than one night's runs and far shorter than a day: a bad night goes
+into ALARM and back to OK before the next night, so CloudWatch, which notifies on state changes
+only, notifies again for the next bad night.
 """
 
 from __future__ import annotations
@@ -13,9 +24,28 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from jobs.contract import layout
-from jobs.contract.metrics import CODE, JOB, SEVERITIES, SEVERITY, Job, Metric, dimensions, namespace
+from jobs.contract.metrics import (
+    CODE,
+    JOB,
+    MIN_DOCUMENTS_FOR_RATIO,
+    SEVERITIES,
+    SEVERITY,
+    Job,
+    Metric,
+    dimensions,
+    namespace,
+)
 
 DAY = 86_400
+HOUR = 3600
+# A night's run may end up to LATE_HOURS earlier or later than its usual end (a big night, a slow
+# drain), and a DST fall-back night runs an hour later in UTC: the most between two heartbeats is
+# a day, twice the lateness and the hour, plus an hour's margin for CloudWatch's own delay.
+LATE_HOURS = 2
+HEARTBEAT_HOURS = 24 + 2 * LATE_HOURS + 1 + 1
+# Every run of one night ends within this span of its first (the drain's bound is 165 min), and
+# the next night's runs start at least a day minus the lateness later.
+NIGHT_SPAN = 6 * HOUR
 RUNBOOK = "docs/operations.md"
 SQS_NAMESPACE = "AWS/SQS"  # the arrival queue's own metrics, which only AWS produces
 OLDEST_MESSAGE_AGE = "ApproximateAgeOfOldestMessage"
@@ -44,17 +74,49 @@ class Statistic(StrEnum):
     MAXIMUM = "Maximum"
 
 
+class Ratio(BaseModel):
+    """A ratio judged by metric math over counts summed across every task of a night (CloudWatch:
+    `IF(d >= minimum, n / d, 0)` with n and d the sums of their metrics), not one task's ratio.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    numerator: tuple[Metric, ...]
+    denominator: tuple[Metric, ...]
+    minimum: int  # below this many in the denominator the night is not judged (0)
+
+    def value(self, sums: dict[str, float]) -> float | None:
+        """The ratio from each metric's Sum in one period (None: no metric had data)."""
+        if not any(m.value in sums for m in (*self.numerator, *self.denominator)):
+            return None
+        n = sum(sums.get(m.value, 0.0) for m in self.numerator)
+        d = sum(sums.get(m.value, 0.0) for m in self.denominator)
+        return n / d if d >= self.minimum and d > 0 else 0.0
+
+    def ids(self) -> dict[str, Metric]:
+        """The metric math ids of the metrics (n0…, d0…), in CloudWatch's lower-case id form."""
+        return {f"n{i}": m for i, m in enumerate(self.numerator)} | {f"d{i}": m for i, m in enumerate(self.denominator)}
+
+    def expression(self) -> str:
+        ids = self.ids()
+        n = " + ".join(k for k in ids if k.startswith("n"))
+        d = " + ".join(k for k in ids if k.startswith("d"))
+        return f"IF(({d}) >= {self.minimum}, ({n}) / ({d}), 0)"
+
+
 class AlarmSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str  # the alarm's name after the stage: `docuflow-<stage>-<name>`
-    metric: str
+    metric: str  # for a ratio, the name of what it judges (the label of its expression)
     # The jobs' namespace (DocuFlow/<stage>) unless named: AWS/SQS for the queue's age.
     namespace: str | None = None
     dimensions: dict[str, str] = Field(default_factory=dict)  # beyond Stage, in the jobs' namespace
     statistic: Statistic
     period: int  # seconds
     evaluation_periods: int = 1
+    datapoints_to_alarm: int | None = None  # M of N; None: every period (N of N)
+    ratio: Ratio | None = None  # metric math over counts instead of `metric` itself
     threshold: float
     comparison: Comparison
     missing: Missing
@@ -63,6 +125,15 @@ class AlarmSpec(BaseModel):
     # False: judged by the local stand-in only, because the stack already has the alarm on AWS's
     # own metric (the arrival DLQ's depth, components.alerts.queue_depth_alarm).
     deployed: bool = True
+
+    @property
+    def datapoints(self) -> int:
+        return self.datapoints_to_alarm or self.evaluation_periods
+
+    @property
+    def window(self) -> int:
+        """The seconds the alarm reads at each evaluation: its periods, ending then."""
+        return self.period * self.evaluation_periods
 
     def breaches(self, value: float) -> bool:
         if self.comparison is Comparison.GREATER:
@@ -88,28 +159,37 @@ class AlarmSpec(BaseModel):
 
 
 def _heartbeat(job: Job) -> AlarmSpec:
+    """No scheduled run ended in the last HEARTBEAT_HOURS hours: every hourly period breaches (one
+    heartbeat in the window is one period not breaching, so M is N: a heartbeat a night leaves
+    every other period empty, and M below N would alarm on every good night).
+    """
     return AlarmSpec(
         name=f"{job.value}-heartbeat",
         metric=Metric.HEARTBEAT,
         dimensions={JOB: job.value},
         statistic=Statistic.SUM,
-        period=DAY,
+        period=HOUR,
+        evaluation_periods=HEARTBEAT_HOURS,
+        datapoints_to_alarm=HEARTBEAT_HOURS,
         threshold=1,
         comparison=Comparison.LESS,
         missing=Missing.BREACHING,
         runbook=f"{job.value}-heartbeat",
-        description=f"No {job.value} run completed in the last 24 hours: a night that did not run.",
+        description=f"No scheduled {job.value} run completed in the last {HEARTBEAT_HOURS} hours: a night that "
+        "did not run (a manual run is no heartbeat).",
     )
 
 
 def _any_over_zero(name: str, job: Job, metric: Metric, description: str, **breakdown: str) -> AlarmSpec:
-    """A count a good night keeps at 0 (published as 0, so a missing night is the heartbeat's)."""
+    """A count a good night keeps at 0 (published as 0, so a missing night is the heartbeat's),
+    the Maximum of any task's in the night's span.
+    """
     return AlarmSpec(
         name=name,
         metric=metric,
         dimensions={JOB: job.value, **breakdown},
         statistic=Statistic.MAXIMUM,
-        period=DAY,
+        period=NIGHT_SPAN,
         threshold=0,
         comparison=Comparison.GREATER,
         missing=Missing.NOT_BREACHING,
@@ -148,13 +228,20 @@ def declared_alarms(
             name="ingest-failed-ratio",
             metric=Metric.FAILED_RATIO,
             dimensions={JOB: Job.INGEST.value},
-            statistic=Statistic.MAXIMUM,
-            period=DAY,
+            statistic=Statistic.SUM,
+            period=NIGHT_SPAN,
+            # The night's, across every task: Failed over the documents finished, each summed (a
+            # task's own FailedRatio is drawn, never summed).
+            ratio=Ratio(
+                numerator=(Metric.FAILED,),
+                denominator=(Metric.PROCESSED, Metric.SENT_TO_REVIEW, Metric.FAILED),
+                minimum=MIN_DOCUMENTS_FOR_RATIO,
+            ),
             threshold=failed_ratio_threshold,
             comparison=Comparison.GREATER,
-            missing=Missing.NOT_BREACHING,  # published only from MIN_DOCUMENTS_FOR_RATIO on
+            missing=Missing.NOT_BREACHING,  # a night that did not run is the heartbeat's
             runbook="ingest-failed-ratio",
-            description=f"More than {failed_ratio_threshold:.0%} of a night's documents FAILED.",
+            description=f"More than {failed_ratio_threshold:.0%} of a night's documents FAILED (across its tasks).",
         ),
         # Judged locally only: on AWS the alarm on the DLQ's own depth covers it.
         _any_over_zero(
@@ -163,11 +250,13 @@ def declared_alarms(
             Metric.DEAD_LETTER_DEPTH,
             "Messages wait in the arrival queue's dead-letter queue for a person.",
         ).model_copy(update={"deployed": False}),
+        # What is new tonight: an error open for weeks (drawn on the dashboard, listed in the
+        # report) would keep an alarm on every open error in ALARM, and the next one sends nothing.
         _any_over_zero(
             "reconcile-error-findings",
             Job.RECONCILE,
-            Metric.FINDINGS,
-            "The night's reconcile found error findings: the table and the buckets disagree.",
+            Metric.NEW_FINDINGS,
+            "The night's reconcile found new error findings: the table and the buckets disagree.",
             **{SEVERITY: SEVERITIES[0]},
         ),
         # An error finding too, alarmed on its own: its cause and runbook are the change log's
@@ -175,7 +264,7 @@ def declared_alarms(
         _any_over_zero(
             "reconcile-audit-gap",
             Job.RECONCILE,
-            Metric.FINDINGS,
+            Metric.NEW_FINDINGS,
             "Versions of documents have no record in the change log: the audit trail has a gap.",
             **{CODE: AUDIT_GAP},
         ),

@@ -39,7 +39,10 @@ class Job(StrEnum):
 
 
 class Metric(StrEnum):
-    HEARTBEAT = "Heartbeat"  # 1 per run that reached its end (a missing one: a night that did not run)
+    HEARTBEAT = "Heartbeat"  # 1 per scheduled run that reached its end (a missing one: a night that did not run)
+    # 1 per run a person started (no DOCUFLOW_SCHEDULED_TIME) that reached its end: drawn, never a
+    # heartbeat, so a manual backfill or reconcile cannot hide a night the schedule missed
+    MANUAL_RUNS = "ManualRuns"
     DURATION = "DurationSeconds"
     # ingest
     RECEIVED = "DocumentsReceived"  # decided this run: claimed, skipped or dead-lettered
@@ -54,7 +57,10 @@ class Metric(StrEnum):
     TEXTRACT_PAGES = "TextractPages"
     ESTIMATED_COST = "EstimatedCostUsd"  # the run's AWS cost at list prices (jobs.ingest.costs)
     # reconcile
-    FINDINGS = "Findings"  # with Severity (every severity, zeros included) or Code
+    FINDINGS = "Findings"  # open tonight, with Severity (every severity, zeros included) or Code
+    # first seen tonight (the ledger's state "new"), by Severity (zeros included) and by Code: what
+    # the findings alarms judge, so a long-open known finding cannot mask the next new one
+    NEW_FINDINGS = "NewFindings"
     ITEMS_JUDGED = "ItemsJudged"
     # restore drill: the recovery point's age and the restore's duration it measured, and 1 when
     # the drill failed or missed either target (0 on a good drill: a clean night is not missing data)
@@ -101,9 +107,37 @@ class RunMetrics(BaseModel):
     data: tuple[Datum, ...]
 
 
+# A level rather than a count: several tasks each publish the same level (four drains read one
+# queue's depth; a ratio is per task), so a sum across them means nothing. A dashboard or an alarm
+# takes their Maximum, or metric math over the counts; every other metric is a count, summed.
+LEVELS: frozenset[Metric] = frozenset(
+    {
+        Metric.DURATION,
+        Metric.FAILED_RATIO,
+        Metric.QUEUE_DEPTH,
+        Metric.DEAD_LETTER_DEPTH,
+        Metric.FINDINGS,
+        Metric.NEW_FINDINGS,
+        Metric.RPO,
+        Metric.RTO,
+        Metric.TARGETS_MISSED,
+    }
+)
+
+
+def statistic_of(metric: str) -> str:
+    """The statistic that adds a metric up across tasks and runs: Maximum for a level, else Sum."""
+    return "Maximum" if metric in LEVELS else "Sum"
+
+
 def dimensions(job: Job, stage: str, breakdown: dict[str, str] | None = None) -> dict[str, str]:
     return {JOB: job.value, STAGE: stage, **(breakdown or {})}
 
+
+# The jobs a schedule starts, whose Heartbeat is the schedule's: a run of theirs a person started
+# publishes ManualRuns instead (jobs.runtime.context). The others only ever run by hand, and their
+# Heartbeat stays a count of runs that reached their end.
+SCHEDULED_JOBS: frozenset[Job] = frozenset({Job.INGEST, Job.RECONCILE, Job.DRILL})
 
 # What each job publishes (the dashboard's widgets are drawn from these).
 PUBLISHED: dict[Job, tuple[Metric, ...]] = {
@@ -121,9 +155,17 @@ PUBLISHED: dict[Job, tuple[Metric, ...]] = {
         Metric.DEAD_LETTER_DEPTH,
         Metric.TEXTRACT_PAGES,
         Metric.ESTIMATED_COST,
+        Metric.MANUAL_RUNS,
     ),
-    Job.RECONCILE: (Metric.HEARTBEAT, Metric.DURATION, Metric.FINDINGS, Metric.ITEMS_JUDGED),
-    Job.DRILL: (Metric.HEARTBEAT, Metric.DURATION, Metric.RPO, Metric.RTO, Metric.TARGETS_MISSED),
+    Job.RECONCILE: (
+        Metric.HEARTBEAT,
+        Metric.DURATION,
+        Metric.FINDINGS,
+        Metric.NEW_FINDINGS,
+        Metric.ITEMS_JUDGED,
+        Metric.MANUAL_RUNS,
+    ),
+    Job.DRILL: (Metric.HEARTBEAT, Metric.DURATION, Metric.RPO, Metric.RTO, Metric.TARGETS_MISSED, Metric.MANUAL_RUNS),
     Job.ERASURE: (
         Metric.HEARTBEAT,
         Metric.DURATION,

@@ -35,6 +35,7 @@ from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
 from jobs.reconcile.inputs.live import live_snapshot
 from jobs.reconcile.inputs.results import read_results
 from jobs.reconcile.inputs.versions import VersionFacts
+from jobs.reconcile.ledger import State, read_ledger
 from jobs.reconcile.params import RuleParams
 from jobs.reconcile.plans import (
     DEFAULT_RETENTION,
@@ -186,10 +187,16 @@ def exit_code(findings: pl.DataFrame, fail_on: Severity) -> int:
     return EXIT_FINDINGS if worst is not None and worst.rank >= fail_on.rank else EXIT_CLEAN
 
 
-def metrics_of(summary: ReconcileSummary) -> RunMetrics:
-    """The night's metrics: findings by severity (every severity, zeros too: an alarm on errors
-    sees a clean night as 0, not as no data) and by code, the items judged, the duration.
+def metrics_of(summary: ReconcileSummary, ledger: pl.DataFrame | None = None) -> RunMetrics:
+    """The night's metrics: findings open tonight by severity (every severity, zeros too: an alarm
+    sees a clean night as 0, not as no data) and by code, the new ones among them (the ledger's
+    state "new": first seen tonight, or back after it resolved) by severity and by code, the items
+    judged, the duration. The findings alarms judge the new ones: an open error a person already
+    knows about stays drawn (Findings) but cannot keep the alarm in ALARM, where CloudWatch would
+    send nothing for the next error. Without a ledger (a report from before ledgers) every finding
+    counts as new.
     """
+    new = _new_findings(summary, ledger)
     data = [
         Datum(metric=Metric.HEARTBEAT, value=1),
         Datum(metric=Metric.ITEMS_JUDGED, value=summary.itemCount),
@@ -204,7 +211,27 @@ def metrics_of(summary: ReconcileSummary) -> RunMetrics:
         for sev in Severity
     ]
     data += [Datum(metric=Metric.FINDINGS, value=n, breakdown={CODE: code}) for code, n in summary.counts.items()]
+    data += [
+        Datum(metric=Metric.NEW_FINDINGS, value=new.get((SEVERITY, sev.value), 0), breakdown={SEVERITY: sev.value})
+        for sev in Severity
+    ]
+    data += [
+        Datum(metric=Metric.NEW_FINDINGS, value=new.get((CODE, code), 0), breakdown={CODE: code})
+        for code in summary.counts
+    ]
     return RunMetrics(job=Job.RECONCILE, data=tuple(data))
+
+
+def _new_findings(summary: ReconcileSummary, ledger: pl.DataFrame | None) -> dict[tuple[str, str], int]:
+    """Tonight's new findings counted by (Severity, value) and (Code, value)."""
+    if ledger is None:
+        return {(SEVERITY, k): v for k, v in summary.severities.items()} | {
+            (CODE, k): v for k, v in summary.counts.items()
+        }
+    fresh = ledger.filter(pl.col("state") == State.NEW.value)
+    by_severity = {(SEVERITY, str(k)): int(n) for k, n in fresh.group_by("severity").len().iter_rows()}
+    by_code = {(CODE, str(k)): int(n) for k, n in fresh.group_by("code").len().iter_rows()}
+    return by_severity | by_code
 
 
 class ReconcileRun:
@@ -450,7 +477,8 @@ class ReconcileRun:
             summary = write_report(self.buckets, self.settings, summary, findings, history)
             timings["report"] = time.perf_counter() - clock
             # Only a run that writes its report is a night: an ad-hoc --no-report run is no heartbeat.
-            self.context.publish(metrics_of(summary))
+            ledger = read_ledger(self.buckets, self.settings.reports_bucket, summary.reportPrefix)
+            self.context.publish(metrics_of(summary, ledger))
             if self._own_context:
                 self.context.flush()
         logger.info(

@@ -8,7 +8,10 @@ whatever the body returns is the exit code. Its outcome maps to one exit code fo
 or Unicode error of our own code among them) is 70 with its traceback; RunStoppedError is 128 + the
 signal (143, 130), after the job handed back what it held. The metrics the body hands the
 context (`publish`, `record`) are published once when the run ends, whatever its outcome, in one
-PutMetricData (jobs.runtime.run_metrics). A context outside `run_job`
+PutMetricData (jobs.runtime.run_metrics). Only a run the schedule started
+(`settings.scheduled_time` set: EventBridge Scheduler alone sets DOCUFLOW_SCHEDULED_TIME) is a
+scheduled job's Heartbeat; a run a person started (a `reconcile live`, an `ingest backfill`)
+publishes ManualRuns in its place, so it cannot hide a night the schedule missed. A context outside `run_job`
 (`RunContext.of(settings)`, a test building a run by hand) is a plain value: a run id, calls and a
 stop flag, no signal handlers, nothing published.
 """
@@ -23,7 +26,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from jobs.contract import layout
-from jobs.contract.metrics import Datum, Job, Metric, RunMetrics, Unit
+from jobs.contract.metrics import SCHEDULED_JOBS, Datum, Job, Metric, RunMetrics, Unit
 from jobs.errors import ExitCode, RunStoppedError, exit_code_for
 from jobs.observability import CallMetrics, setup_logging
 from jobs.runtime.ids import new_run_id
@@ -67,9 +70,16 @@ class RunContext:
 
         return document_table(self.settings, self.calls, table_name=name)
 
+    @property
+    def scheduled(self) -> bool:
+        """Whether the schedule started this run (else a person did)."""
+        return self.settings.scheduled_time is not None
+
     def publish(self, run: RunMetrics) -> None:
-        """Hand the run's metrics over: published once, when the run ends."""
-        self.published.append(run)
+        """Hand the run's metrics over: published once, when the run ends (a manual run's
+        heartbeat as ManualRuns: `as_run_of`).
+        """
+        self.published.append(as_run_of(run, scheduled=self.scheduled))
 
     def record(self, job: Job, data: Iterable[Datum], *, completed: bool = True) -> None:
         """`data` plus the run's duration, and a heartbeat when it completed (an aborted run is none)."""
@@ -78,16 +88,30 @@ class RunContext:
             extra.append(Datum(metric=Metric.HEARTBEAT, value=1))
         self.publish(RunMetrics(job=job, data=(*data, *extra)))
 
-    def flush(self) -> None:
-        """Publish what the run handed over (a failed publish is logged, never the run's failure)."""
+    def flush(self, at: datetime | None = None) -> None:
+        """Publish what the run handed over, stamped `at` (default: now, the run's end); a failed
+        publish is logged, never the run's failure.
+        """
         if not self.published:
             return
         from jobs.runtime import run_metrics  # boto3: see `table`
 
-        at = layout.utc_now()
+        at = at or layout.utc_now()
         for run in self.published:
             run_metrics.publish(self.settings, run, at, self.calls)
         self.published.clear()
+
+
+def as_run_of(run: RunMetrics, *, scheduled: bool) -> RunMetrics:
+    """`run` as a scheduled or a manual run publishes it: a scheduled job's Heartbeat is the
+    schedule's alone, so a manual run's becomes ManualRuns (the jobs only run by hand keep theirs).
+    """
+    if scheduled or run.job not in SCHEDULED_JOBS:
+        return run
+    data = tuple(
+        d.model_copy(update={"metric": Metric.MANUAL_RUNS}) if d.metric is Metric.HEARTBEAT else d for d in run.data
+    )
+    return run.model_copy(update={"data": data})
 
 
 Body = Callable[[RunContext], int]

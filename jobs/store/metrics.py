@@ -1,5 +1,6 @@
 """CloudWatch adapter: a run's metrics put in one request per 1000 data (PutMetricData), and the
-values of one metric read back over a window (GetMetricData: the alarms' local stand-in).
+values of one metric, or of several queries at once, read back over a window (GetMetricData:
+the alarms' local stand-in).
 """
 
 from __future__ import annotations
@@ -52,26 +53,33 @@ class MetricsStore:
         """The metric's `statistic` per `period` seconds between `start` and `end` (periods
         without data are absent, as CloudWatch answers them).
         """
-        query = {
-            "Id": "m",
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": namespace,
-                    "MetricName": metric,
-                    "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
-                },
-                "Period": period,
-                "Stat": statistic,
+        stat = {
+            "Metric": {
+                "Namespace": namespace,
+                "MetricName": metric,
+                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
             },
+            "Period": period,
+            "Stat": statistic,
         }
-        found: list[float] = []
+        return [value for _, value in self.query({"m": stat}, start, end)["m"]]
+
+    def query(
+        self, queries: dict[str, dict[str, Any]], start: datetime, end: datetime
+    ) -> dict[str, list[tuple[datetime, float]]]:
+        """Several MetricStat queries (by id) in one GetMetricData: each one's (period start, value)
+        pairs, periods counted from `start` (periods without data are absent).
+        """
+        found: dict[str, list[tuple[datetime, float]]] = {k: [] for k in queries}
+        stats = [{"Id": k, "MetricStat": stat} for k, stat in queries.items()]
         token: str | None = None
         while True:
             page = {"NextToken": token} if token else {}
             with self._metrics.call("cloudwatch.GetMetricData"), translated("cloudwatch.GetMetricData"):
-                response = self._client.get_metric_data(MetricDataQueries=[query], StartTime=start, EndTime=end, **page)
+                response = self._client.get_metric_data(MetricDataQueries=stats, StartTime=start, EndTime=end, **page)
             for result in response.get("MetricDataResults", []):
-                found += [float(v) for v in result.get("Values", [])]
+                pairs = zip(result.get("Timestamps", []), result.get("Values", []), strict=True)
+                found[result["Id"]] += [(moment, float(value)) for moment, value in pairs]
             token = response.get("NextToken")
             if not token:
                 return found

@@ -425,7 +425,7 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     rule = json.loads(dev.named("docuflow-dev-failed-tasks").inputs["eventPattern"])
     assert rule["detail-type"] == ["ECS Task State Change"]
     assert rule["detail"]["lastStatus"] == ["STOPPED"]
-    assert {"containers": {"exitCode": [{"anything-but": 0}]}} in rule["detail"]["$or"]
+    assert {"containers": {"exitCode": [{"anything-but": [0, 1, 143]}]}} in rule["detail"]["$or"]
     assert len(rule["detail"]["taskDefinitionArn"]) == len(batch_jobs.JOBS)  # every job, scheduled or by hand
     target = dev.named("docuflow-dev-failed-tasks-alert").inputs
     assert target["arn"] == topic_arn and "Exit codes:" in target["inputTransformer"]["inputTemplate"]

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from components.alerts import EXIT_MEANINGS, AlertMessage, render_template
+from components.alerts import EXIT_MEANINGS, QUIET_EXITS, AlertMessage, delivered, render_template
 from components.backups import BACKUP_ALERTS
 from components.settings import StackSettings
 from jobs.contract import layout
-from jobs.contract.alarms import OLDEST_MESSAGE_AGE, Missing, declared_alarms
-from jobs.contract.metrics import PUBLISHED, Metric, namespace
+from jobs.contract.alarms import HEARTBEAT_HOURS, OLDEST_MESSAGE_AGE, Missing, declared_alarms
+from jobs.contract.metrics import LEVELS, PUBLISHED, Metric, namespace
 from jobs.errors import ExitCode
 from tests.components.program import ACCOUNT, ProgramRun, stack_config
 
@@ -45,7 +45,13 @@ def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(every_stack: Program
     assert set(alarms) == set(specs)
     for name, alarm in alarms.items():
         spec = specs[name]
-        assert alarm["metricName"] == spec.metric and alarm["treatMissingData"] == spec.missing.value
+        read = (
+            {q["metric"]["metricName"] for q in alarm["metricQueries"] if "metric" in q}
+            if spec.ratio
+            else {alarm["metricName"]}
+        )
+        assert read == ({m.value for m in spec.ratio.ids().values()} if spec.ratio else {spec.metric})
+        assert alarm["treatMissingData"] == spec.missing.value and alarm["datapointsToAlarm"] == spec.datapoints
         assert alarm["alarmActions"] == [_topic(every_stack)] and spec.runbook_url in alarm["alarmDescription"]
     stalled = alarms[f"docuflow-{stage}-arrivals-stalled"]
     assert (stalled["namespace"], stalled["metricName"]) == ("AWS/SQS", OLDEST_MESSAGE_AGE)
@@ -54,14 +60,41 @@ def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(every_stack: Program
     assert stalled["dimensions"]["QueueName"] in queues  # the arrival queue the stack creates
 
 
+def _namespaces(alarm: dict[str, Any]) -> set[str]:
+    return {q["metric"]["namespace"] for q in alarm.get("metricQueries", []) if "metric" in q} | (
+        {alarm["namespace"]} if "namespace" in alarm else set()
+    )
+
+
+def _periods(alarm: dict[str, Any]) -> set[int]:
+    return {q["metric"]["period"] for q in alarm.get("metricQueries", []) if "metric" in q} | (
+        {alarm["period"]} if "period" in alarm else set()
+    )
+
+
 def test_the_jobs_own_metrics_carry_at_least_three_alarms_one_breaching_when_missing(every_stack: ProgramRun) -> None:
-    own = [a for a in _alarms(every_stack).values() if a["namespace"] == namespace(every_stack.stack)]
+    own = [a for a in _alarms(every_stack).values() if namespace(every_stack.stack) in _namespaces(a)]
     assert len(own) >= 3
     breaching = {a["name"] for a in own if a["treatMissingData"] == Missing.BREACHING.value}
     stage = every_stack.stack
     assert breaching == {f"docuflow-{stage}-ingest-heartbeat", f"docuflow-{stage}-reconcile-heartbeat"}
+    for name in breaching:  # hourly periods spanning more than a day, every one breaching
+        beat = _alarms(every_stack)[name]
+        assert (beat["period"], beat["evaluationPeriods"], beat["datapointsToAlarm"]) == (
+            3600,
+            HEARTBEAT_HOURS,
+            HEARTBEAT_HOURS,
+        )
+        assert beat["metricName"] == Metric.HEARTBEAT.value and HEARTBEAT_HOURS > 24
+    errors = _alarms(every_stack)[f"docuflow-{stage}-reconcile-error-findings"]
+    assert (errors["metricName"], errors["dimensions"]["Severity"]) == (Metric.NEW_FINDINGS.value, "error")
+    ratio = _alarms(every_stack)[f"docuflow-{stage}-ingest-failed-ratio"]
+    (expression,) = [q for q in ratio["metricQueries"] if "expression" in q]
+    assert expression["returnData"] and expression["expression"].startswith("IF(")
+    assert {q["metric"]["stat"] for q in ratio["metricQueries"] if "metric" in q} == {"Sum"}
     gap = _alarms(every_stack)[f"docuflow-{stage}-reconcile-audit-gap"]
     assert gap["dimensions"] == {"Job": "reconcile", "Stage": stage, "Code": "AUDIT_GAP"}
+    assert gap["metricName"] == Metric.NEW_FINDINGS.value
     drill = _alarms(every_stack)[f"docuflow-{stage}-drill-targets-missed"]
     assert (drill["metricName"], drill["dimensions"]["Job"]) == (Metric.TARGETS_MISSED.value, "drill")
 
@@ -86,6 +119,8 @@ def test_the_dashboard_draws_every_published_metric_and_the_issues_widgets(every
     assert widgets["ingest: the night's estimated cost (USD)"]["metrics"][0][1] == Metric.ESTIMATED_COST.value
     drill = widgets["drill: RPO and RTO (s)"]["metrics"]
     assert [line[1] for line in drill] == [Metric.RPO.value, Metric.RTO.value]
+    assert widgets["reconcile: open findings by severity, last 30 nights"]["metrics"][0][1] == Metric.FINDINGS.value
+    assert widgets["reconcile: new findings by severity, last 30 nights"]["metrics"][0][1] == Metric.NEW_FINDINGS.value
     (codes,) = widgets["reconcile: findings by code, last 30 nights"]["metrics"]
     assert "SEARCH(" in codes[0]["expression"] and "Code" in codes[0]["expression"]
     assert body["start"] == "-P30D"
@@ -138,8 +173,9 @@ def test_every_event_on_the_alert_topic_is_reshaped_for_a_person(every_stack: Pr
     unshaped = [t.name for t in on_topic if "inputTransformer" not in t.inputs]
     assert unshaped == []
     for target in on_topic:
-        text = json.loads(target.inputs["inputTransformer"]["inputTemplate"])
-        assert f"DocuFlow {every_stack.stack}:" in text and "Runbook: docs/operations.md#" in text
+        text = target.inputs["inputTransformer"]["inputTemplate"]
+        assert text.startswith(f"DocuFlow {every_stack.stack}:") and "Runbook: docs/operations.md#" in text
+        assert "\\n" not in text and len(text.splitlines()) >= 3  # plain lines, not a JSON string
 
 
 @pytest.mark.parametrize("kind", list(BACKUP_ALERTS))
@@ -156,7 +192,9 @@ def test_a_template_naming_an_unknown_field_or_a_bad_path_name_is_refused() -> N
         render_template({"state": "$.detail.state"}, ["<state> <status>"])
     with pytest.raises(ValueError, match="letters and digits"):
         render_template({"exit_code": "$.detail.containers[0].exitCode"}, ["<exit_code>"])
-    assert json.loads(render_template({}, ["rule <aws.events.rule-name>", "two"])) == "rule <aws.events.rule-name>\ntwo"
+    assert render_template({}, ["rule <aws.events.rule-name>", "two"]) == "rule <aws.events.rule-name>\ntwo"
+    with pytest.raises(ValueError, match="start like JSON"):
+        render_template({}, ['"quoted"'])
 
 
 def test_the_failed_task_message_lists_what_every_exit_code_means() -> None:
@@ -169,7 +207,7 @@ def test_the_failed_task_message_lists_what_every_exit_code_means() -> None:
 
 def test_replication_latency_alarms_where_a_second_region_is_declared(every_stack: ProgramRun) -> None:
     settings = _settings(every_stack)
-    latency = {n: a for n, a in _alarms(every_stack).items() if a["metricName"] == "ReplicationLatency"}
+    latency = {n: a for n, a in _alarms(every_stack).items() if a.get("metricName") == "ReplicationLatency"}
     if settings.replica_region is None:
         assert latency == {}
         return
@@ -185,3 +223,94 @@ def test_replication_latency_alarms_where_a_second_region_is_declared(every_stac
         # The metric exists only with the rule's replication metrics on, under the rule's id.
         assert rule["destination"]["metrics"]["status"] == "Enabled" and rule["id"] == alarm["dimensions"]["RuleId"]
         assert alarm["dimensions"]["DestinationBucket"] in rule["destination"]["bucket"]
+
+
+# --- bars: how AWS evaluates what the stack declares -------------------------------------------
+
+
+def test_no_breaching_on_missing_alarm_uses_a_single_period_over_an_hour(every_stack: ProgramRun) -> None:
+    """A heartbeat stamped at a run's end in one long period leaves that window briefly empty
+    whenever a night ends later than the one before: every breaching-on-missing alarm has
+    periods of an hour at most (and CloudWatch's limits on the window it spans).
+    """
+    breaching = [a for a in _alarms(every_stack).values() if a.get("treatMissingData") == Missing.BREACHING.value]
+    assert breaching
+    for alarm in breaching:
+        (period,) = _periods(alarm)
+        window = period * alarm["evaluationPeriods"]
+        assert period <= 3600, alarm["name"]
+        assert window <= (7 * 86_400 if period >= 3600 else 86_400), alarm["name"]
+    for alarm in _alarms(every_stack).values():  # every alarm within CloudWatch's window limits
+        for period in _periods(alarm):
+            assert period * alarm["evaluationPeriods"] <= (7 * 86_400 if period >= 3600 else 86_400), alarm["name"]
+
+
+def _line_stats(widget: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each metric line of a widget: (metric name, the statistic it is drawn with)."""
+    lines = []
+    for line in widget["metrics"]:
+        if not isinstance(line[0], str):
+            continue  # an expression
+        options = line[-1] if isinstance(line[-1], dict) else {}
+        lines.append((line[1], options.get("stat", widget["stat"])))
+    return lines
+
+
+def test_no_dashboard_widget_sums_a_ratio_a_depth_or_an_age(every_stack: ProgramRun) -> None:
+    """With several ingest tasks a summed depth shows it N times and a summed ratio N times too:
+    a level takes Maximum; a count is summed (metric math divides the sums for the night's ratio).
+    """
+    levels = {m.value for m in LEVELS} | {OLDEST_MESSAGE_AGE}
+    widgets = _metric_widgets(_body(every_stack))
+    drawn = [(title, metric, stat) for title, w in widgets.items() for metric, stat in _line_stats(w)]
+    summed_levels = [(t, m) for t, m, stat in drawn if m in levels and stat == "Sum"]
+    assert summed_levels == []
+    assert {m for _, m, stat in drawn if stat == "Maximum"} >= {Metric.QUEUE_DEPTH.value, Metric.FAILED_RATIO.value}
+    counts = {Metric.RECEIVED.value, Metric.FAILED.value, Metric.PROCESSED.value, Metric.TEXTRACT_PAGES.value}
+    assert {m for _, m, stat in drawn if stat == "Sum"} >= counts
+    ratio = widgets["ingest: failed ratio"]
+    (night,) = [line[0] for line in ratio["metrics"] if not isinstance(line[0], str)]
+    assert night["expression"].startswith("IF(")
+    hidden = [line for line in ratio["metrics"] if isinstance(line[0], str) and line[-1].get("visible") is False]
+    assert {line[1] for line in hidden} == {Metric.FAILED.value, Metric.PROCESSED.value, Metric.SENT_TO_REVIEW.value}
+    assert {line[-1]["stat"] for line in hidden} == {"Sum"}
+
+
+def test_the_failed_task_rule_alerts_only_on_what_needs_a_person(dev: ProgramRun) -> None:
+    rule = json.loads(dev.named("docuflow-dev-failed-tasks").inputs["eventPattern"])
+    (by_exit,) = [c for c in rule["detail"]["$or"] if "containers" in c]
+    quiet = by_exit["containers"]["exitCode"][0]["anything-but"]
+    assert (
+        sorted(quiet) == sorted(QUIET_EXITS) == [int(ExitCode.SUCCESS), int(ExitCode.FINDINGS), int(ExitCode.SIGTERM)]
+    )
+    for loud in (ExitCode.BAD_INPUT, ExitCode.UNAVAILABLE, ExitCode.NOT_SETTLED, ExitCode.INTERNAL):
+        assert int(loud) not in quiet
+    assert {"stopCode": ["TaskFailedToStart"]} in rule["detail"]["$or"]
+
+
+def test_a_failed_task_alert_reaches_an_email_subscriber_as_plain_lines(dev: ProgramRun) -> None:
+    """The template as deployed, filled from an ECS task state change as EventBridge fills a text
+    template: readable lines, no quotes around the message, no literal backslash-n.
+    """
+    target = dev.named("docuflow-dev-failed-tasks-alert").inputs["inputTransformer"]
+    event = {
+        "time": "2026-03-29T01:42:00Z",
+        "detail": {
+            "group": "family:docuflow-dev-ingest",
+            "containers": [{"exitCode": 3}],
+            "stopCode": "EssentialContainerExited",
+            "stoppedReason": "Essential container in task exited",
+            "taskArn": "arn:aws:ecs:eu-west-1:123456789012:task/docuflow-dev/0abc",
+        },
+    }
+    text = delivered(target["inputPaths"], target["inputTemplate"], event)
+    lines = text.splitlines()
+    assert lines[0] == "DocuFlow dev: a job task stopped badly at 2026-03-29T01:42:00Z."
+    assert lines[1] == "Job: family:docuflow-dev-ingest. Exit code: 3 (none: it never started)."
+    assert lines[2] == "ECS: EssentialContainerExited, Essential container in task exited"
+    assert lines[-1] == "Runbook: docs/operations.md#job-task-failed"
+    assert not text.startswith('"') and "\\n" not in text and "<" not in text.replace("<none>", "")
+    never_started = {"time": "t", "detail": {"group": "family:docuflow-dev-drill", "stopCode": "TaskFailedToStart"}}
+    assert "Exit code:  (none: it never started)" in delivered(
+        target["inputPaths"], target["inputTemplate"], never_started
+    )

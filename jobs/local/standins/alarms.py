@@ -2,34 +2,108 @@
 against the metrics the jobs put into moto's CloudWatch, which stores metrics but evaluates no
 alarm.
 
-At a given time each alarm reads its statistic over its evaluation window (evaluation_periods ×
-period, ending then) with GetMetricData; it is in ALARM when every period of the window breaches,
-a period without data counting as its `missing` says — as CloudWatch decides for an alarm whose
-datapoints-to-alarm equals its evaluation periods. The jobs put their own metrics; the arrival
-queue's ApproximateAgeOfOldestMessage, which no local server emits, comes from its stand-in
-(jobs.local.standins.queue_metrics), under the same namespace and dimension as on AWS.
+As CloudWatch documents it: at an evaluation time each alarm reads its statistic per period over
+its `evaluation_periods` periods ending then (GetMetricData from the window's start, so the
+periods end at the evaluation time, not on the clock's hours); a period without data counts as
+its `missing` treatment says (breaching, or not breaching); the alarm is in ALARM when at least
+`datapoints_to_alarm` of its periods breach (M of N), else OK. A ratio alarm's periods are metric
+math over the Sums of its counts (`Ratio.value`, the expression the stack deploys). CloudWatch
+evaluates every minute and notifies on a change of state only: `walk` evaluates at many times
+and returns the changes into ALARM, the notifications a person would get. One GetMetricData per
+window length per evaluation, every alarm of that length in it. The jobs put their own metrics;
+the arrival queue's ApproximateAgeOfOldestMessage, which no local server emits, comes from its
+stand-in (jobs.local.standins.queue_metrics), under the same namespace and dimension as on AWS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import groupby
 
 from jobs.contract.alarms import AlarmSpec, Missing
 from jobs.store.metrics import MetricsStore
 
 
+@dataclass(frozen=True)
+class Notification:
+    """An alarm that went from OK into ALARM at an evaluation: what CloudWatch sends."""
+
+    at: datetime
+    alarm: str
+
+
+def _queries(stage: str, index: int, spec: AlarmSpec) -> dict[str, dict[str, object]]:
+    """The GetMetricData queries of one alarm, by id: its metric, or each count of its ratio."""
+    metrics = (
+        {f"a{index}": spec.metric} if spec.ratio is None else {f"a{index}_{k}": m for k, m in spec.ratio.ids().items()}
+    )
+    dimensions = [{"Name": k, "Value": v} for k, v in spec.metric_dimensions(stage).items()]
+    return {
+        query_id: {
+            "Metric": {"Namespace": spec.metric_namespace(stage), "MetricName": str(metric), "Dimensions": dimensions},
+            "Period": spec.period,
+            "Stat": spec.statistic.value,
+        }
+        for query_id, metric in metrics.items()
+    }
+
+
+def _periods(spec: AlarmSpec, start: datetime, series: Sequence[tuple[datetime, float]]) -> dict[int, float]:
+    """The values of `series` by the index of their period in the window (0: the oldest)."""
+    return {round((moment - start).total_seconds() / spec.period): value for moment, value in series}
+
+
+def _period_values(
+    spec: AlarmSpec, index: int, start: datetime, found: dict[str, list[tuple[datetime, float]]]
+) -> list[float | None]:
+    """Each period's value, oldest first (None: no data in that period)."""
+    if spec.ratio is None:
+        values = _periods(spec, start, found.get(f"a{index}", []))
+        return [values.get(i) for i in range(spec.evaluation_periods)]
+    sums = {m.value: _periods(spec, start, found.get(f"a{index}_{k}", [])) for k, m in spec.ratio.ids().items()}
+    ratio = spec.ratio
+    return [
+        ratio.value({name: by_period[i] for name, by_period in sums.items() if i in by_period})
+        for i in range(spec.evaluation_periods)
+    ]
+
+
+def judge(spec: AlarmSpec, values: Sequence[float | None]) -> bool:
+    """Whether `spec` is in ALARM over its periods' values (None: a period without data)."""
+    if all(v is None for v in values) and spec.missing is not Missing.BREACHING:
+        return False  # no data at all: OK when missing data is not breaching
+    breaching = sum(spec.missing is Missing.BREACHING if v is None else spec.breaches(v) for v in values)
+    return breaching >= spec.datapoints
+
+
+def states(store: MetricsStore, stage: str, specs: Iterable[AlarmSpec], at: datetime) -> dict[str, bool]:
+    """Each alarm of `specs` by name: in ALARM (True) or OK at `at`, in the specs' order."""
+    at = at.replace(microsecond=0)  # GetMetricData's times are whole seconds
+    indexed = list(enumerate(specs))
+    verdict: dict[str, bool] = {}
+    for window, group in groupby(sorted(indexed, key=lambda p: p[1].window), key=lambda p: p[1].window):
+        members = list(group)
+        start = at - timedelta(seconds=window)
+        queries = {k: q for i, spec in members for k, q in _queries(stage, i, spec).items()}
+        found = store.query(queries, start, at)
+        for i, spec in members:
+            verdict[spec.name] = judge(spec, _period_values(spec, i, start, found))
+    return {spec.name: verdict[spec.name] for _, spec in indexed}
+
+
 def in_alarm(store: MetricsStore, stage: str, specs: Iterable[AlarmSpec], at: datetime) -> list[str]:
     """The names of the alarms of `specs` in ALARM at `at`, in the specs' order."""
-    return [spec.name for spec in specs if _breaching(store, stage, spec, at)]
+    return [name for name, alarmed in states(store, stage, specs, at).items() if alarmed]
 
 
-def _breaching(store: MetricsStore, stage: str, spec: AlarmSpec, at: datetime) -> bool:
-    start = at - timedelta(seconds=spec.period * spec.evaluation_periods)
-    values = store.values(
-        spec.metric_namespace(stage), spec.metric, spec.metric_dimensions(stage), spec.statistic, spec.period, start, at
-    )
-    missing = spec.evaluation_periods - len(values)
-    if missing > 0 and spec.missing is not Missing.BREACHING:
-        return False
-    return all(spec.breaches(value) for value in values)
+def walk(store: MetricsStore, stage: str, specs: Sequence[AlarmSpec], times: Iterable[datetime]) -> list[Notification]:
+    """Evaluate at each of `times` (in order) from every alarm OK: each change into ALARM."""
+    alarmed = {spec.name: False for spec in specs}
+    sent: list[Notification] = []
+    for at in times:
+        now = states(store, stage, specs, at)
+        sent += [Notification(at, name) for name, state in now.items() if state and not alarmed[name]]
+        alarmed = now
+    return sent

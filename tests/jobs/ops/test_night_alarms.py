@@ -3,7 +3,8 @@
 Each scenario drives one night (an ingest, a reconcile, or one of them missing), the jobs put
 their metrics into moto's CloudWatch, the arrival queue's age stand-in puts the queue's, and the
 alarms' stand-in judges the declared alarms against them. Each stack is a stage of its own, so
-its metrics are a namespace of their own.
+its metrics are a namespace of their own. The nights are the schedule's (DOCUFLOW_SCHEDULED_TIME
+set, as EventBridge Scheduler sets it), but where a test says a person ran the job.
 """
 
 from __future__ import annotations
@@ -36,6 +37,15 @@ STALLED_AFTER = 3600
 DOCUMENTS = 6
 
 
+@pytest.fixture(autouse=True)
+def _scheduled(stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCUFLOW_SCHEDULED_TIME", layout.utc_now().isoformat())
+
+
+def _scheduled_settings(stack):
+    return stack.settings.model_copy(update={"scheduled_time": layout.utc_now()})
+
+
 def _upload_invoices(stack, corpus: Path) -> None:
     for i, path in enumerate(sorted((corpus / "einvoice" / "ubl").glob("*.xml"))[:DOCUMENTS]):
         stack.s3().put_object(
@@ -54,9 +64,10 @@ def _ingest(expected: ExitCode) -> None:
     assert ingest_cli.main(["backfill"]) == expected
 
 
-def _reconcile(stack, audit: bool = False) -> int:
+def _reconcile(stack, audit: bool = False, *, manual: bool = False) -> int:
     plan = LivePlan(grace=timedelta(0), audit=AuditCheck() if audit else None)
-    return ReconcileRun(stack.settings, plan).execute().exit_code
+    settings = stack.settings if manual else _scheduled_settings(stack)
+    return ReconcileRun(settings, plan).execute().exit_code
 
 
 def _store(stack) -> MetricsStore:
@@ -97,12 +108,46 @@ def test_a_night_with_nothing_run_alarms_both_heartbeats(stack) -> None:
     assert _alarms_now(stack) == ["ingest-heartbeat", "reconcile-heartbeat"]
 
 
-def test_reconcile_error_findings_alarm(stack, corpus) -> None:
+def test_manual_runs_are_no_heartbeat(stack, corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person's backfill and reconcile live: the night the schedule missed still alarms, and
+    the runs are drawn as ManualRuns.
+    """
+    monkeypatch.delenv("DOCUFLOW_SCHEDULED_TIME")
+    _upload_invoices(stack, corpus)
+    _ingest(ExitCode.SUCCESS)
+    assert _reconcile(stack, manual=True) == ExitCode.SUCCESS
+    assert _alarms_now(stack) == ["ingest-heartbeat", "reconcile-heartbeat"]
+    for job in (Job.INGEST, Job.RECONCILE):
+        manual = _store(stack).values(
+            namespace(stack.settings.stage),
+            Metric.MANUAL_RUNS,
+            {JOB: job.value, STAGE: stack.settings.stage},
+            "Sum",
+            3600,
+            layout.utc_now() - timedelta(hours=1),
+            layout.utc_now() + timedelta(seconds=1),
+        )
+        assert manual == [1]
+
+
+def test_reconcile_error_findings_alarm_on_what_is_new(stack, corpus) -> None:
     _upload_invoices(stack, corpus)
     _ingest(ExitCode.SUCCESS)
     stack.s3().delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u0", "d0"))
     assert _reconcile(stack) == ExitCode.FINDINGS
     assert _alarms_now(stack) == ["reconcile-error-findings"]
+    # The next night finds the same error, open: still exit 1 and drawn as Findings, but not new.
+    assert _reconcile(stack) == ExitCode.FINDINGS
+    new = _store(stack).values(
+        namespace(stack.settings.stage),
+        Metric.NEW_FINDINGS,
+        {JOB: Job.RECONCILE.value, STAGE: stack.settings.stage, "Severity": "error"},
+        "Sum",
+        60,
+        layout.utc_now() - timedelta(hours=1),
+        layout.utc_now() + timedelta(seconds=1),
+    )
+    assert sum(new) == 1  # the first night's, not the second's
 
 
 def test_poison_messages_in_the_dead_letter_queue_alarm(stack) -> None:
