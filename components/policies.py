@@ -401,6 +401,8 @@ def ingest_task_policy(
         _use_data_key(key_arn),
         # IAM has no resource type for Textract's expense actions: "*" is the only resource.
         *([statement("AnalyzeExpense", TEXTRACT_EXPENSE, "*")] if textract else []),
+        # The night's Textract page counter (jobs.ingest.pages): a conditional ADD, every task's pages.
+        *([statement("CountTextractPages", ["dynamodb:UpdateItem"], [table_arn])] if textract else []),
         *publish_metrics(metrics_namespace),
     )
 

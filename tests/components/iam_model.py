@@ -259,6 +259,7 @@ OPERATIONS: dict[tuple[str, str], Callable[[Mapping[str, Any], Arns], list[Permi
     ("dynamodb", "CreateTable"): _table_or_index("dynamodb:CreateTable"),
     ("dynamodb", "DeleteTable"): _table_or_index("dynamodb:DeleteTable"),
     ("dynamodb", "DeleteItem"): _table_or_index("dynamodb:DeleteItem"),
+    ("dynamodb", "UpdateItem"): _table_or_index("dynamodb:UpdateItem"),
     ("dynamodb", "RestoreTableToPointInTime"): _pitr_restore,
     # AWS Backup's list and describe calls have no resource type in IAM.
     ("backup", "ListRecoveryPointsByResource"): lambda p, _: [Permission("backup:ListRecoveryPointsByResource", "*")],

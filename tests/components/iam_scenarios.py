@@ -144,7 +144,7 @@ def _scans_through_textract(stack: Any, quick: Any, corpus: Path, monkeypatch: p
     """
     s3, raw = stack.s3(), stack.settings.raw_bucket
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
-    settings = quick.model_copy(update={"ocr_engine": "textract"})
+    settings = quick.model_copy(update={"ocr_engine": "textract", "textract_max_pages": 100})  # the night's counter
     client = textract_client(settings)
 
     def sweep() -> Any:
