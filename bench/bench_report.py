@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     page = timed("report.html", times, render_html, s, identified, ledger, history)
     pdf = timed("report.pdf", times, render_pdf, page)
     sizes = {
-        "findings.csv": len(findings_csv(tonight)),
+        "findings.csv": len(findings_csv(identified, ledger)),
         "findings.parquet": len(findings_parquet(tonight)),
         "ledger.parquet": len(ledgers.ledger_parquet(ledger)),
         "report.html": len(page),

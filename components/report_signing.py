@@ -7,7 +7,9 @@ the account administers the key but nobody may schedule its deletion with less t
 30-day window; only the reconcile and repair task roles may kms:Sign; anyone in
 the account may kms:Verify and read the public key. The jobs name it by its alias
 (`signing_key_alias`), so the task definitions need not wait for the key, whose policy names
-their roles.
+their roles. The key's spec, usage and alias are declared once in jobs.contract.signing, which
+the local stack's bootstrap reads too. An alias is a name, not an identity: every signature
+records the key ARN that made it, and `reports verify` accepts only the stack's key.
 """
 
 from __future__ import annotations
@@ -21,14 +23,9 @@ import pulumi_aws as aws
 
 from components import policies
 from components._pulumi import child, json_document
-from jobs.contract import layout
+from jobs.contract.signing import DELETION_WINDOW_DAYS, KEY_SPEC, signing_key_alias, signing_key_spec
 
-KEY_SPEC = "ECC_NIST_P256"
-DELETION_WINDOW_DAYS = 30
-
-
-def signing_key_alias(stage: str) -> str:
-    return f"alias/{layout.stage_prefix(stage)}-report-signing"
+__all__ = ["DELETION_WINDOW_DAYS", "KEY_SPEC", "ReportSigningKey", "ReportSigningKeyArgs", "signing_key_alias"]
 
 
 def report_signing_key_policy(account_id: str, signer_role_arns: Sequence[str]) -> dict[str, Any]:
@@ -90,11 +87,12 @@ class ReportSigningKey(pulumi.ComponentResource):
         super().__init__("docuflow:reports:ReportSigningKey", name, None, opts)
         if args.deletion_window_in_days < DELETION_WINDOW_DAYS:
             raise ValueError(f"the report signing key keeps the full {DELETION_WINDOW_DAYS}-day deletion window")
+        spec = signing_key_spec(args.stage)  # the local stack's bootstrap creates the same key
         key = aws.kms.Key(
             f"{name}-key",
-            description=f"DocuFlow reconcile report signatures ({args.stage})",
-            customer_master_key_spec=KEY_SPEC,
-            key_usage="SIGN_VERIFY",
+            description=spec.description,
+            customer_master_key_spec=spec.key_spec,
+            key_usage=spec.key_usage,
             deletion_window_in_days=args.deletion_window_in_days,
             policy=json_document(
                 report_signing_key_policy,
@@ -104,9 +102,7 @@ class ReportSigningKey(pulumi.ComponentResource):
             tags=args.tags,
             opts=child(self, protect=args.protect),
         )
-        alias = aws.kms.Alias(
-            f"{name}-alias", name=signing_key_alias(args.stage), target_key_id=key.key_id, opts=child(self)
-        )
+        alias = aws.kms.Alias(f"{name}-alias", name=spec.alias, target_key_id=key.key_id, opts=child(self))
         self.key_arn = key.arn
         self.alias_name = alias.name
         self.register_outputs({"key_arn": self.key_arn, "alias_name": self.alias_name})

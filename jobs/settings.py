@@ -221,7 +221,16 @@ class JobSettings(BaseSettings):
     )
     report_signing_key: str = Field(
         default="",
-        description="The KMS key (an alias) that signs reconcile reports; unset: reports are written unsigned.",
+        description="The KMS key (an alias) that signs reconcile reports; unset: reports are written unsigned. "
+        "`reports verify` accepts only signatures by this key (resolved to its ARN).",
+    )
+    # The reports' nights are the schedule's local dates (an evening run in a DST zone falls on
+    # different UTC dates in summer and winter): `reports verify` and `reports pack` read them so.
+    schedule_timezone: str = Field(
+        default="UTC",
+        pattern=r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$",
+        description="The stack's schedule time zone (docuflow:scheduleTimezone, IANA name): a report's "
+        "night is its start's date there.",
     )
     image_digest: str = Field(
         default="", description="The job image's digest, named in each report's provenance; unset: the git commit."
@@ -343,6 +352,17 @@ class JobSettings(BaseSettings):
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.tzinfo is None:
             raise ValueError("give a time zone (e.g. 2026-01-01T00:00:00Z)")
+        return value
+
+    @field_validator("schedule_timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"{value!r} is no IANA time zone (e.g. Europe/Berlin)") from exc
         return value
 
     @field_validator("retention", "holdings", mode="before")

@@ -3,7 +3,9 @@ to run again (a bucket's CORS rules, too, are set to exactly the spec's).
 
 AWS gets the same definitions through the Pulumi components. DynamoDB Local rejects PITR and
 tagging calls (UnknownOperationException), so those stay Pulumi-only; KMS is replaced by SSE-S3
-(and by SQS-managed encryption on the queues).
+(and by SQS-managed encryption on the queues). The report signing key is the one KMS key the
+local stack makes, from the spec the Pulumi component declares (jobs.contract.signing), on
+moto's KMS: local reports are signed as production's are.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from jobs.contract import BucketSpec, QueueSpec, TableSpec
+from jobs.contract.signing import SigningKeySpec
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_kms import KMSClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import QueueConfigurationTypeDef
     from mypy_boto3_sqs import SQSClient
@@ -171,6 +175,26 @@ def ensure_notification(client: S3Client, bucket: str, queue_arn: str, spec: Que
     client.put_bucket_notification_configuration(
         Bucket=bucket, NotificationConfiguration={"QueueConfigurations": [configuration]}
     )
+
+
+def ensure_signing_key(client: KMSClient, spec: SigningKeySpec) -> str:
+    """The report signing key under its alias (created with the alias when the alias names no
+    key); returns the alias, which the jobs are given as on AWS.
+    """
+    try:
+        client.describe_key(KeyId=spec.alias)
+        return spec.alias
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] != "NotFoundException":
+            raise
+    key = client.create_key(
+        KeySpec=spec.key_spec,  # type: ignore[arg-type]  # the contract's string; the stubs want a literal
+        KeyUsage=spec.key_usage,  # type: ignore[arg-type]
+        Description=spec.description,
+    )["KeyMetadata"]
+    client.create_alias(AliasName=spec.alias, TargetKeyId=key["KeyId"])
+    logger.info("report signing key created", extra={"alias": spec.alias, "keyArn": key["Arn"]})
+    return spec.alias
 
 
 def bootstrap(

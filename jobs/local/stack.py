@@ -28,9 +28,10 @@ import boto3
 from jobs.contract import audit_data_spec, bucket_specs, layout, queue_spec, table_spec
 from jobs.contract.engines import OcrEngine
 from jobs.contract.schema import audit_bucket_spec
+from jobs.contract.signing import signing_key_spec
 from jobs.errors import LocalStackError
 from jobs.local import servers
-from jobs.local.bootstrap import bootstrap
+from jobs.local.bootstrap import bootstrap, ensure_signing_key
 from jobs.local.standins import exports as exports_standin
 from jobs.settings import ENV_AUDIT_BUCKET, ENV_OCR_ENGINE, ENV_TABLE_ARN, JobSettings
 from jobs.store.clients import botocore_config
@@ -75,6 +76,7 @@ class Endpoints:
             "AWS_ENDPOINT_URL_KMS": self.s3,
             "AWS_ENDPOINT_URL_SNS": self.s3,
             "AWS_ENDPOINT_URL_CLOUDWATCH": self.s3,  # and CloudWatch (the runs' metrics)
+            "AWS_ENDPOINT_URL_STS": self.s3,  # and STS (who records an acknowledgement)
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
             **DUMMY_CREDENTIALS,
@@ -131,10 +133,12 @@ def cors_origins() -> tuple[str, ...]:
 
 
 def bootstrap_endpoints(
-    endpoints: Endpoints, settings: JobSettings, origins: tuple[str, ...] | None = None
+    endpoints: Endpoints, settings: JobSettings, origins: tuple[str, ...] | None = None, *, signing: bool = False
 ) -> JobSettings:
     """Create the stage's resources; returns the settings completed with the arrival queue URL.
     `origins`: the frontend origins of the processed bucket's CORS rules (default: cors_origins()).
+    `signing`: also the report signing key, named in the settings (`local up` always; tests
+    that need no signed reports leave it off, as a stack without the key would be).
     """
     session = boto3.session.Session(aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION)
     config = botocore_config(settings)
@@ -156,7 +160,11 @@ def bootstrap_endpoints(
         queue_spec(settings.stage),
         REGION,
     )
-    return settings.model_copy(update={"arrivals_queue_url": url})
+    update: dict[str, object] = {"arrivals_queue_url": url}
+    if signing:
+        kms = session.client("kms", endpoint_url=endpoints.s3, config=config)  # moto's server answers KMS
+        update["report_signing_key"] = ensure_signing_key(kms, signing_key_spec(settings.stage))
+    return settings.model_copy(update=update)
 
 
 def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]]:
@@ -187,7 +195,7 @@ def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]
         state[name] = {"pid": process.pid, "port": port}
         endpoints[name] = spec.endpoint
     ready = Endpoints(**endpoints)
-    completed = bootstrap_endpoints(ready, settings)
+    completed = bootstrap_endpoints(ready, settings, signing=True)  # local reports are signed, as on AWS
     # Registered before the stand-in starts or while it runs: either way it logs this stage too.
     stages = _register_audit_stage(completed)
     known = state.get(AUDIT_PIPE)

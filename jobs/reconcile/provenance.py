@@ -3,9 +3,12 @@ stack, a digest of the settings in force, the previous report it follows, and th
 of summary.json's exact bytes (`summary.sig`, written just before summary.json).
 
 The signing key is the stack's asymmetric KMS key (`components/report_signing.py`), named to the
-job by DOCUFLOW_REPORT_SIGNING_KEY; without it a report is written unsigned and
-`python -m jobs reports verify` says so. The image's digest comes from DOCUFLOW_IMAGE_DIGEST (the
-task definition's), else the git commit of a checkout.
+job by DOCUFLOW_REPORT_SIGNING_KEY (its alias); without it a report is written unsigned and
+`python -m jobs reports verify` says so. A signature records the key ARN that made it (the alias
+resolved when signing): an alias is only a name, which may be pointed at another key. A
+signature is checked against the stack's key, never against the key the signature file names,
+so a report signed by any other key the verifier may use does not pass. The image's digest
+comes from DOCUFLOW_IMAGE_DIGEST (the task definition's), else the git commit of a checkout.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ class Signature(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    keyId: str
+    keyId: str  # the key as the signer was told it (the stack's alias)
+    keyArn: str | None = None  # the key that signed (None: a signature from before keys were recorded)
     algorithm: str
     sha256: str
     signature: str  # base64
@@ -76,10 +80,15 @@ def provenance(settings: JobSettings) -> dict[str, str]:
 
 
 def sign(signatures: Signatures, key_id: str, body: bytes, at: datetime) -> Signature:
+    """KMS's signature of `body` by the key `key_id` names, resolved to its ARN first and signed
+    by that ARN, so the key recorded is the key that signed even if the alias moves meanwhile.
+    """
     digest = hashlib.sha256(body).digest()
-    signed = signatures.sign(key_id, digest)
+    key_arn = signatures.key_arn(key_id)
+    signed = signatures.sign(key_arn, digest)
     return Signature(
         keyId=key_id,
+        keyArn=key_arn,
         algorithm=signatures.algorithm,
         sha256=digest.hex(),
         signature=base64.b64encode(signed).decode(),
@@ -87,11 +96,20 @@ def sign(signatures: Signatures, key_id: str, body: bytes, at: datetime) -> Sign
     )
 
 
-def signature_holds(signatures: Signatures, signature: Signature, body: bytes) -> str | None:
-    """None when `signature` is KMS's signature of exactly `body`, else what is wrong."""
+def signature_holds(signatures: Signatures, signature: Signature, body: bytes, stack_key_arn: str) -> str | None:
+    """None when `signature` is the stack's key's signature of exactly `body`, else what is
+    wrong. `stack_key_arn` is the stack's key resolved to its ARN (`Signatures.key_arn`); the
+    key the signature file names is only compared with it, never used to verify.
+    """
     digest = hashlib.sha256(body).digest()
     if digest.hex() != signature.sha256:
         return "its bytes are not the ones signed (sha256 differs)"
-    if not signatures.verify(signature.keyId, digest, base64.b64decode(signature.signature)):
-        return f"the signature does not verify with key {signature.keyId}"
+    if signature.keyArn is not None and signature.keyArn != stack_key_arn:
+        return f"signed by key {signature.keyArn}, not by the stack's signing key {stack_key_arn}"
+    try:
+        raw = base64.b64decode(signature.signature, validate=True)
+    except ValueError:
+        return "the signature is not base64"
+    if not signatures.verify(stack_key_arn, digest, raw):
+        return f"the signature does not verify with the stack's signing key {stack_key_arn}"
     return None

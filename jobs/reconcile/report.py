@@ -1,12 +1,14 @@
 """The audit report of one reconcile run, written once under layout.reconciliation_prefix.
 
-Files: findings.parquet, findings.csv (what was found: the same inputs give byte-identical
-files), ledger.parquet (each finding's life: id, first seen, nights open, acknowledged, resolved;
-`ledger`), report.html and report.pdf (`report_view`) and, last, summary.json (run metadata, the
-scope, input snapshot times, counts per finding, what changed since the previous report, repairs,
-sha256 of the other files, the provenance and the previous summary's key and sha256: a chain),
-then summary.sig (its KMS signature, `provenance`) and, last, summary.json itself, so its
-presence means the report is complete. Every put is write-once (If-None-Match), so a report can
+Files: findings.parquet (what was found: the same inputs give byte-identical files),
+findings.csv (the same findings for a spreadsheet, each with its id, state, first-seen date,
+nights open and acknowledgement from the ledger), ledger.parquet (each finding's life: id,
+first seen, nights open, acknowledged, resolved, unchecked; `ledger`), report.html and
+report.pdf (`report_view`) and, last, summary.json (run metadata, the scope, input snapshot
+times, counts per finding, what changed since the previous report, repairs, sha256 of the
+other files, the provenance and the previous summary's key and sha256: a chain), then
+summary.sig (its KMS signature, `provenance`) and, last, summary.json itself, so its presence
+means the report is complete. Every put is write-once (If-None-Match), so a report can
 never be replaced.
 """
 
@@ -24,6 +26,7 @@ from pydantic import ValidationError
 from jobs.contract import layout
 from jobs.reconcile import ledger as ledgers
 from jobs.reconcile import provenance
+from jobs.reconcile.coverage import Coverage
 from jobs.reconcile.notice import announce
 from jobs.reconcile.report_view import render_html, render_pdf
 from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
@@ -51,9 +54,20 @@ def findings_parquet(findings: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def findings_csv(findings: pl.DataFrame) -> bytes:
-    """findings.csv: keys and ids come from outside, so a cell that would run as a formula is escaped."""
-    return spreadsheet_csv(findings)
+# findings.csv's columns from the ledger, after the finding id: what an auditor sorts and filters by.
+CSV_LIFE = ("state", "firstSeen", "nightsOpen", "acknowledgedBy", "acknowledgedReason", "acknowledgedUntil")
+
+
+def findings_csv(identified: pl.DataFrame, ledger: pl.DataFrame) -> bytes:
+    """findings.csv: tonight's findings (`ledger.with_ids`), each with its id, state, first-seen
+    date, nights open and acknowledgement from tonight's ledger, then the findings' own columns.
+    Keys and ids come from outside, so a cell that would run as a formula is escaped.
+    """
+    life = ledger.select("findingId", *CSV_LIFE).unique("findingId", keep="first")
+    rows = identified.join(life, on="findingId", how="left", maintain_order="left")
+    first = ["findingId", *CSV_LIFE]
+    rows = rows.with_columns(pl.col("firstSeen").dt.date(), pl.col("acknowledgedUntil").dt.date())
+    return spreadsheet_csv(rows.select(*first, *(c for c in identified.columns if c not in first)))
 
 
 # --- history -------------------------------------------------------------------------------------
@@ -112,7 +126,8 @@ def write_report(
     """Put the files once; raises S3ObjectExistsError if any key is taken.
 
     The ledger carries each finding's life from the previous report's ledger (`history[-1]`, the
-    newest earlier summary) and the acknowledgements recorded since.
+    newest earlier summary) and the acknowledgements recorded since; findings.csv carries each
+    finding's id and life from it.
     """
     prefix, bucket = summary.reportPrefix, settings.reports_bucket
     previous = history[-1] if history else None
@@ -120,9 +135,11 @@ def write_report(
     ledger = ledgers.carry(
         identified,
         ledgers.read_ledger(buckets, bucket, previous.reportPrefix) if previous else None,
-        ledgers.Acknowledgements(buckets, bucket).all(),
+        ledgers.Acknowledgements(buckets, bucket).records(),
         summary.startedAt,
         previous.repairs if previous else [],
+        Coverage.of(summary),  # what tonight judged: the rest is carried, not resolved
+        previous.scope.get("table") if previous else None,
     )
     changes = {state.value: 0 for state in ledgers.State} | dict(ledger.group_by("state").len().iter_rows())
     chain: dict[str, object] = {}
@@ -133,7 +150,7 @@ def write_report(
     summary = summary.model_copy(update={"changes": {k: int(v) for k, v in changes.items()}, **chain})
     files = {
         "findings.parquet": (findings_parquet(findings), "application/vnd.apache.parquet"),
-        "findings.csv": (findings_csv(findings), "text/csv"),
+        "findings.csv": (findings_csv(identified, ledger), "text/csv"),
         ledgers.LEDGER_FILE: (ledgers.ledger_parquet(ledger), "application/vnd.apache.parquet"),
     }
     page = render_html(summary, identified, ledger, history)

@@ -27,7 +27,8 @@ from lxml import etree
 from markupsafe import Markup
 from pygal.style import Style  # type: ignore[import-untyped]
 
-from jobs.reconcile.findings import AUDIT_CODES, DEFINITIONS, SEVERITY_RANK, Code, Severity
+from jobs.reconcile import coverage
+from jobs.reconcile.findings import DEFINITIONS, SEVERITY_RANK, Code, Severity
 from jobs.reconcile.ledger import State
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ SHOWN = 100
 USERS_SHOWN = 20
 LISTED = 100  # acknowledged / resolved rows listed
 TREND_REPORTS = 30
-DEEP_CODES = (Code.SUMMARY_MISMATCH, Code.RESULT_SOURCE_MISMATCH, Code.RESULT_UNREADABLE)
 _ENV = Environment(
     loader=PackageLoader("jobs.reconcile", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
@@ -87,39 +87,18 @@ def verdict(summary: ReconcileSummary, previous: ReconcileSummary | None) -> Ver
     )
     changes = (
         f"Since {since}: {c.get('new', 0):,} new, {c.get('open', 0):,} still open, "
-        f"{c.get('acknowledged', 0):,} acknowledged, {c.get('resolved', 0):,} resolved."
+        f"{c.get('acknowledged', 0):,} acknowledged, {c.get('resolved', 0):,} resolved"
+        + (f", {c['unchecked']:,} not checked tonight (carried)." if c.get("unchecked") else ".")
     )
     return Verdict(headline, css, changes)
 
 
-def excluded(options: dict[str, Any], engine: str) -> list[dict[str, str]]:
+def excluded(summary: ReconcileSummary) -> list[dict[str, str]]:
     """The codes this run's mode does not look for, and why (so a zero is not read as a check)."""
-    out: list[dict[str, str]] = []
-    if not options.get("deep"):
-        out.append(
-            {
-                "codes": ", ".join(DEEP_CODES),
-                "why": "result.json contents were not read (no --deep): the run judged listings only",
-            }
-        )
-    if not options.get("audit_log"):
-        out.append({"codes": ", ".join(sorted(AUDIT_CODES)), "why": "the change log was not checked (no --audit-log)"})
-    live = options.get("source") == "live"
-    if not (live and options.get("deep")):
-        out.append(
-            {
-                "codes": Code.RETENTION_TAG_MISMATCH,
-                "why": "object tags are read only by a live --deep run (no inventory holds them)",
-            }
-        )
-    if not live and not (options.get("nightly") and engine == "polars"):
-        out.append(
-            {
-                "codes": f"{Code.LEGAL_HOLD_MISSING}, {Code.NOT_HARD_DELETED}",
-                "why": "object versions are read only by live runs and the nightly polars run",
-            }
-        )
-    return out
+    return [
+        {"codes": ", ".join(part.codes), "why": part.why}
+        for part in coverage.excluded(summary.options, summary.engine, summary.notJudged)
+    ]
 
 
 def scope(summary: ReconcileSummary) -> dict[str, Any]:
@@ -145,12 +124,20 @@ def scope(summary: ReconcileSummary) -> dict[str, Any]:
         "graceCutoff": (summary.asOf - timedelta(seconds=grace)).isoformat(),
         "stuckAfter": _duration(float(o.get("stuck_after", 0))),
         "inputs": inputs,
-        "excluded": excluded(o, summary.engine),
+        "excluded": excluded(summary),
     }
 
 
+_NOT_FOUND = [State.RESOLVED.value, State.UNCHECKED.value]
+
+
+def found_tonight(ledger: pl.DataFrame) -> pl.DataFrame:
+    """The ledger's rows of findings found tonight (not resolved, not carried unchecked)."""
+    return ledger.filter(~pl.col("state").is_in(_NOT_FOUND))
+
+
 def per_code(ledger: pl.DataFrame) -> list[dict[str, Any]]:
-    found = ledger.filter(pl.col("state") != State.RESOLVED.value)
+    found = found_tonight(ledger)
     if not found.height:
         return []
     grouped = found.group_by("code").agg(
@@ -166,7 +153,7 @@ def per_code(ledger: pl.DataFrame) -> list[dict[str, Any]]:
 
 
 def per_user(ledger: pl.DataFrame) -> tuple[list[dict[str, Any]], int]:
-    found = ledger.filter((pl.col("state") != State.RESOLVED.value) & pl.col("userId").is_not_null())
+    found = found_tonight(ledger).filter(pl.col("userId").is_not_null())
     grouped = found.group_by("userId").agg(
         pl.len().alias("count"), (pl.col("severity") == Severity.ERROR.value).sum().alias("errors")
     )
@@ -189,7 +176,7 @@ def top_findings(ledger: pl.DataFrame, findings: pl.DataFrame) -> list[dict[str,
     """The SHOWN findings an auditor looks at first: errors, then the longest open, new ones last."""
     rank = pl.col("severity").replace_strict({s.value: r for s, r in SEVERITY_RANK.items()}, return_dtype=pl.Int8)
     shown = (
-        ledger.filter(pl.col("state") != State.RESOLVED.value)
+        found_tonight(ledger)
         .sort([rank, pl.col("nightsOpen"), pl.col("code"), pl.col("findingId")], descending=[True, True, False, False])
         .head(SHOWN)
         .join(findings.select("findingId", "evidence"), on="findingId", how="left", maintain_order="left")
@@ -205,7 +192,12 @@ def top_findings(ledger: pl.DataFrame, findings: pl.DataFrame) -> list[dict[str,
 def _listed(ledger: pl.DataFrame, state: State) -> tuple[list[dict[str, Any]], int]:
     part = ledger.filter(pl.col("state") == state.value)
     rows = [
-        {**r, "document": f"{r['userId'] or ''}/{r['documentId'] or ''}".strip("/"), "firstSeen": _when(r["firstSeen"])}
+        {
+            **r,
+            "document": f"{r['userId'] or ''}/{r['documentId'] or ''}".strip("/"),
+            "firstSeen": _when(r["firstSeen"]),
+            "acknowledgedUntil": _when(r.get("acknowledgedUntil")),
+        }
         for r in part.head(LISTED).iter_rows(named=True)
     ]
     return rows, part.height
@@ -254,6 +246,7 @@ def render_html(
     users, user_total = per_user(ledger)
     acknowledged, _ = _listed(ledger, State.ACKNOWLEDGED)
     resolved, resolved_total = _listed(ledger, State.RESOLVED)
+    unchecked, unchecked_total = _listed(ledger, State.UNCHECKED)
     recent = [*history, summary][-TREND_REPORTS:]
     page = _ENV.get_template("report.html.j2").render(
         s=summary,
@@ -267,6 +260,8 @@ def render_html(
         acknowledged=acknowledged,
         resolved=resolved,
         resolved_total=resolved_total,
+        unchecked=unchecked,
+        unchecked_total=unchecked_total,
         provenance=sorted((k, str(v)) for k, v in summary.provenance.items()),
     )
     return page.encode()

@@ -3,9 +3,13 @@
 and "The monthly evidence pack").
 
 Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when everything checked holds, 1 when
-something does not (each problem printed), 2 when the command could not run as asked (bad
-options, a pack already written), 3 when AWS is unreachable or denies access, 143/130 when
-stopped by a signal (before a pack is written: it is written once, whole, or not at all).
+something does not (each problem printed; for `pack`, the pack is then not written), 2 when the
+command could not run as asked (bad options, no signing key set, a pack already written), 3 when
+AWS is unreachable or denies access, 143/130 when stopped by a signal (before a pack is written:
+it is written once, whole, or not at all).
+
+Every signature is checked against the stack's signing key (DOCUFLOW_REPORT_SIGNING_KEY, its
+alias, resolved to the key ARN), and a night is a date in DOCUFLOW_SCHEDULE_TIMEZONE.
 """
 
 from __future__ import annotations
@@ -49,18 +53,24 @@ def _run(context: RunContext, args: argparse.Namespace) -> int:
     buckets = Buckets(s3_client(settings), context.calls)
     signatures = Signatures(kms_client(settings), context.calls)
     if args.command == "verify":
-        from jobs.reports.verify import verify_chain
+        from jobs.reports.verify import stack_key_arn, stack_nights, verify_chain
 
-        result = verify_chain(buckets, settings.reports_bucket, signatures, args.since, args.until)
+        key_arn = stack_key_arn(settings, signatures)
+        nights = stack_nights(settings, args.since, args.until)
+        result = verify_chain(buckets, settings.reports_bucket, signatures, key_arn, nights)
         return _report(result.checked, [str(p) for p in result.problems], "reports")
     from jobs.reports import pack
 
     if args.command == "pack":
-        context.stop.check("before the pack was written")
-        key = pack.write_pack(buckets, settings, signatures, args.month)
-        print(f"pack written: s3://{settings.reports_bucket}/{key}")
+        context.stop.check("before the pack was built")
+        outcome = pack.write_pack(buckets, settings, signatures, args.month)
+        if outcome.key is None:
+            _report(outcome.checked, outcome.problems, "reports")
+            print(f"pack NOT written: the month's evidence does not verify ({len(outcome.problems)} problems)")
+            return EXIT_PROBLEMS
+        print(f"pack written: s3://{settings.reports_bucket}/{outcome.key}")
         return EXIT_OK
-    checked, problems = pack.verify_pack(buckets, settings.reports_bucket, signatures, args.month)
+    checked, problems = pack.verify_pack(buckets, settings, signatures, args.month)
     return _report(checked, problems, "packed reports")
 
 

@@ -8,8 +8,15 @@ link can be checked), `verification.json` (the chain's verification over the mon
 `findings-acknowledged.json` (from the month's ledgers and acknowledgements), the month's erasure
 receipts (`erasure/…`) and restore-drill reports (`runs/drill/…`), `manifest.json` (the sha256
 of every other member) and `manifest.sig` (its KMS signature). `verify-pack` needs nothing but
-the archive and kms:Verify: the manifest's signature, every member against it, and the chain of
-the packed reports.
+the archive and kms:Verify: the manifest's signature (by the stack's key), every member against
+it, and the chain of the packed reports.
+
+`pack` checks the archive it built exactly as `verify-pack` would, before the write-once put:
+an archive whose own verification fails (a report that does not verify, a missing night, a
+signature by another key) is not written, since a write-once pack could never be replaced.
+The archive is streamed to a temporary file member by member (one report file in memory at a
+time), then put. The month's nights are dates in the stack's schedule time zone, as
+`reports verify` reads them; the manifest records the zone, so `verify-pack` needs no setting.
 """
 
 from __future__ import annotations
@@ -19,18 +26,23 @@ import io
 import json
 import re
 import tarfile
-from datetime import UTC, date
-from typing import TYPE_CHECKING
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import IO, TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
 from jobs.contract import layout
+from jobs.errors import ReconcileInputError
 from jobs.reconcile import ledger as ledgers
 from jobs.reconcile.frames import empty
-from jobs.reconcile.provenance import ENV_SIGNING_KEY, Signature, sign, signature_holds
+from jobs.reconcile.provenance import Signature, sign, signature_holds
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary
 from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
-from jobs.reports.verify import ChainWalk, summary_keys
+from jobs.reports.verify import ChainWalk, Nights, stack_key_arn, summary_keys
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings
@@ -48,103 +60,153 @@ def pack_key(month: str) -> str:
     return f"{PACKS_PREFIX}{month}/{ARCHIVE}"
 
 
-def _month(month: str) -> tuple[date, date]:
+def month_nights(month: str, zone: ZoneInfo) -> Nights:
+    """The month's nights (its first to its last day) in `zone`."""
     if not _MONTH.match(month):
-        raise ValueError(f"--month {month!r}: YYYY-MM")
+        raise ReconcileInputError(f"--month {month!r}: YYYY-MM")
     first = date.fromisoformat(f"{month}-01")
     after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-    return first, after
+    return Nights(zone, first, date.fromordinal(after.toordinal() - 1))
 
 
-def _members(buckets: Buckets, bucket: str, signatures: Signatures, month: str) -> dict[str, bytes]:
-    first, after = _month(month)
-    last = date.fromordinal(after.toordinal() - 1)
-    keys = summary_keys(buckets, bucket, first, last)
-    if not keys:
-        raise ValueError(f"no reconcile report in {month}")
-    members: dict[str, bytes] = {}
-    opened, closed = [], []
+@dataclass
+class PackOutcome:
+    """What `write_pack` did: the key written, or None with the problems that refused it."""
+
+    key: str | None
+    checked: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class _Writer:
+    """The archive, streamed into `out` member by member, with each member's sha256."""
+
+    def __init__(self, out: IO[bytes], at: datetime) -> None:
+        self._tar = tarfile.open(fileobj=out, mode="w:gz")  # noqa: SIM115  # closed by close()
+        self._mtime = int(at.timestamp())
+        self.digests: dict[str, str] = {}
+
+    def add(self, name: str, body: bytes) -> None:
+        if name in self.digests:
+            return
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime = len(body), self._mtime
+        self._tar.addfile(info, io.BytesIO(body))
+        self.digests[name] = hashlib.sha256(body).hexdigest()
+
+    def close(self) -> None:
+        self._tar.close()
+
+
+def _add_reports(writer: _Writer, buckets: Buckets, bucket: str, keys: list[str]) -> None:
+    """Every file of the month's reports, the summary the first one follows, and the month's
+    opened and closed findings from their ledgers.
+    """
+    none = empty(ledgers.LEDGER_SCHEMA)
+    opened, closed = [none], [none]
     for key in keys:
         prefix = key.removesuffix(SUMMARY_FILE)
         for page in buckets.list_pages(bucket, prefix):
             for obj in page:
-                members[REPORTS + obj.key] = buckets.get_bytes(bucket, obj.key)
+                writer.add(REPORTS + obj.key, buckets.get_bytes(bucket, obj.key))
         ledger = ledgers.read_ledger(buckets, bucket, prefix)
         if ledger is not None:
+            ledger = ledgers.conformed(ledger)
             opened.append(ledger.filter(pl.col("state") == ledgers.State.NEW.value))
             closed.append(ledger.filter(pl.col("state") == ledgers.State.RESOLVED.value))
-    head = ReconcileSummary.model_validate_json(members[REPORTS + keys[0]])
+    head = ReconcileSummary.model_validate_json(buckets.get_bytes(bucket, keys[0]))
     if head.previousSummary:  # the link into the month: its summary, for its sha256
-        members[REPORTS + head.previousSummary] = buckets.get_bytes(bucket, head.previousSummary)
-    none = empty(ledgers.LEDGER_SCHEMA)
-    members["findings-opened.csv"] = spreadsheet_csv(pl.concat([none, *opened]))
-    members["findings-closed.csv"] = spreadsheet_csv(pl.concat([none, *closed]))
+        writer.add(REPORTS + head.previousSummary, buckets.get_bytes(bucket, head.previousSummary))
+    writer.add("findings-opened.csv", spreadsheet_csv(pl.concat(opened)))
+    writer.add("findings-closed.csv", spreadsheet_csv(pl.concat(closed)))
+
+
+def _add_records(writer: _Writer, buckets: Buckets, bucket: str, nights: Nights) -> None:
+    """The month's acknowledgements, erasure receipts and drill reports (by their night)."""
     acks = [
         a.model_dump(mode="json")
-        for a in ledgers.Acknowledgements(buckets, bucket).all().values()
-        if first <= a.at.date() < after
+        for a in ledgers.Acknowledgements(buckets, bucket).records()
+        if nights.holds(a.at.astimezone(nights.zone).date())
     ]
-    members["findings-acknowledged.json"] = json.dumps(acks, indent=2).encode()
+    writer.add("findings-acknowledged.json", json.dumps(acks, indent=2).encode())
     for prefix in (layout.ERASURE_PREFIX, layout.DRILL_RUNS_PREFIX):
         for page in buckets.list_pages(bucket, prefix):
             for obj in page:
-                if first <= obj.last_modified.astimezone(UTC).date() < after:
-                    members[obj.key] = buckets.get_bytes(bucket, obj.key)
-    walked = ChainWalk(lambda k: members[REPORTS + k], signatures).walk(keys)
-    members["verification.json"] = json.dumps(
-        {"checked": walked.checked, "problems": [str(p) for p in walked.problems], "ok": walked.ok}, indent=2
-    ).encode()
-    return members
+                if nights.holds(obj.last_modified.astimezone(nights.zone).date()):
+                    writer.add(obj.key, buckets.get_bytes(bucket, obj.key))
 
 
-def write_pack(buckets: Buckets, settings: JobSettings, signatures: Signatures, month: str) -> str:
-    """Build and put the month's archive once; S3ObjectExistsError if it exists."""
-    key_id = settings.report_signing_key
-    if not key_id:
-        raise ValueError(f"{ENV_SIGNING_KEY} is not set: a pack is signed")
+def write_pack(buckets: Buckets, settings: JobSettings, signatures: Signatures, month: str) -> PackOutcome:
+    """Build the month's archive, check it as `verify-pack` would, and put it once when it holds
+    (S3ObjectExistsError if a pack exists); a pack that does not hold is not written.
+    """
+    key_arn = stack_key_arn(settings, signatures)
+    zone = ZoneInfo(settings.schedule_timezone)
+    nights = month_nights(month, zone)
     bucket = settings.reports_bucket
-    members = _members(buckets, bucket, signatures, month)
+    walked = ChainWalk(lambda k: buckets.get_bytes(bucket, k), signatures, key_arn, nights).walk(
+        summary_keys(buckets, bucket, nights.since, nights.until)
+    )
+    if not walked.checked:
+        raise ReconcileInputError(f"no reconcile report in {month}")
     now = layout.utc_now()
-    manifest = json.dumps(
-        {
-            "month": month,
-            "createdAt": now.isoformat(),
-            "members": {name: hashlib.sha256(body).hexdigest() for name, body in sorted(members.items())},
-        },
-        indent=2,
-    ).encode()
-    signature = sign(signatures, key_id, manifest, now)
-    members[MANIFEST], members[MANIFEST_SIG] = manifest, signature.model_dump_json(indent=2).encode()
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, body in sorted(members.items()):
-            info = tarfile.TarInfo(name)
-            info.size, info.mtime = len(body), int(now.timestamp())
-            tar.addfile(info, io.BytesIO(body))
-    key = pack_key(month)
-    buckets.put_once(bucket, key, buffer.getvalue(), "application/gzip")
-    return key
+    with tempfile.TemporaryFile() as spool:
+        writer = _Writer(spool, now)
+        _add_reports(writer, buckets, bucket, walked.checked)
+        _add_records(writer, buckets, bucket, nights)
+        verification = {"checked": walked.checked, "problems": [str(p) for p in walked.problems], "ok": walked.ok}
+        writer.add("verification.json", json.dumps(verification, indent=2).encode())
+        manifest = json.dumps(
+            {
+                "month": month,
+                "scheduleTimezone": settings.schedule_timezone,
+                "createdAt": now.isoformat(),
+                "members": dict(sorted(writer.digests.items())),
+            },
+            indent=2,
+        ).encode()
+        signature = sign(signatures, settings.report_signing_key, manifest, now)
+        writer.add(MANIFEST, manifest)
+        writer.add(MANIFEST_SIG, signature.model_dump_json(indent=2).encode())
+        writer.close()
+        spool.seek(0)
+        with tarfile.open(fileobj=spool, mode="r:gz") as tar:
+            checked, problems = check_pack(_TarMembers(tar), signatures, key_arn)
+        if problems:
+            return PackOutcome(None, checked, problems)
+        spool.seek(0)
+        key = pack_key(month)
+        buckets.put_once(bucket, key, spool.read(), "application/gzip")
+    return PackOutcome(key, checked)
+
+
+class _TarMembers(Mapping[str, bytes]):
+    """An archive's members, each read when asked (one member in memory at a time)."""
+
+    def __init__(self, tar: tarfile.TarFile) -> None:
+        self._tar = tar
+        self._infos = {info.name: info for info in tar.getmembers() if info.isfile()}
+
+    def __getitem__(self, name: str) -> bytes:
+        extracted = self._tar.extractfile(self._infos[name])
+        if extracted is None:
+            raise KeyError(name)
+        return extracted.read()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
 
 
 def read_pack(data: bytes) -> dict[str, bytes]:
-    members: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for info in tar.getmembers():
-            extracted = tar.extractfile(info) if info.isfile() else None
-            if extracted is not None:
-                members[info.name] = extracted.read()
-    return members
+        return dict(_TarMembers(tar))
 
 
-def check_pack(members: dict[str, bytes], signatures: Signatures) -> tuple[list[str], list[str]]:
-    """(reports checked, problems) of an archive's members, with nothing but KMS Verify."""
-    problems: list[str] = []
-    if MANIFEST not in members or MANIFEST_SIG not in members:
-        return [], ["the archive has no manifest.json or manifest.sig"]
-    wrong = signature_holds(signatures, Signature.model_validate_json(members[MANIFEST_SIG]), members[MANIFEST])
-    if wrong:
-        problems.append(f"{MANIFEST}: signature: {wrong}")
-    listed: dict[str, str] = json.loads(members[MANIFEST])["members"]
+def _members_problems(members: Mapping[str, bytes], listed: dict[str, str]) -> list[str]:
+    problems = []
     for name in sorted(set(listed) | set(members) - {MANIFEST, MANIFEST_SIG}):
         if name not in members:
             problems.append(f"{name}: listed in the manifest but not in the archive")
@@ -152,20 +214,42 @@ def check_pack(members: dict[str, bytes], signatures: Signatures) -> tuple[list[
             problems.append(f"{name}: in the archive but not in the manifest")
         elif hashlib.sha256(members[name]).hexdigest() != listed[name]:
             problems.append(f"{name}: does not match the manifest's sha256")
-    month = json.loads(members[MANIFEST])["month"]
+    return problems
+
+
+def check_pack(members: Mapping[str, bytes], signatures: Signatures, stack_key_arn: str) -> tuple[list[str], list[str]]:
+    """(reports checked, problems) of an archive's members, with nothing but KMS Verify and the
+    stack's key (resolved to its ARN): the manifest's signature, every member against it, the
+    chain of the packed reports over the month's nights in the zone the manifest names.
+    """
+    if MANIFEST not in members or MANIFEST_SIG not in members:
+        return [], ["the archive has no manifest.json or manifest.sig"]
+    raw_manifest = members[MANIFEST]
+    problems: list[str] = []
+    wrong = signature_holds(
+        signatures, Signature.model_validate_json(members[MANIFEST_SIG]), raw_manifest, stack_key_arn
+    )
+    if wrong:
+        problems.append(f"{MANIFEST}: signature: {wrong}")
+    manifest = json.loads(raw_manifest)
+    problems += _members_problems(members, manifest["members"])
+    nights = month_nights(manifest["month"], ZoneInfo(manifest.get("scheduleTimezone", "UTC")))
     keys = sorted(
         n.removeprefix(REPORTS)
         for n in members
-        if n.startswith(f"{REPORTS}{layout.RECONCILIATION_PREFIX}{month}-") and n.endswith("/" + SUMMARY_FILE)
+        if n.startswith(f"{REPORTS}{layout.RECONCILIATION_PREFIX}") and n.endswith("/" + SUMMARY_FILE)
     )
-    walked = ChainWalk(lambda k: members[REPORTS + k], signatures).walk(keys)
+    walked = ChainWalk(lambda k: members[REPORTS + k], signatures, stack_key_arn, nights).walk(keys)
     problems += [str(p) for p in walked.problems]
     return walked.checked, problems
 
 
-def verify_pack(buckets: Buckets, bucket: str, signatures: Signatures, month: str) -> tuple[list[str], list[str]]:
-    _month(month)
-    return check_pack(read_pack(buckets.get_bytes(bucket, pack_key(month))), signatures)
+def verify_pack(
+    buckets: Buckets, settings: JobSettings, signatures: Signatures, month: str
+) -> tuple[list[str], list[str]]:
+    month_nights(month, ZoneInfo("UTC"))  # a malformed --month is refused before any read
+    key_arn = stack_key_arn(settings, signatures)
+    return check_pack(read_pack(buckets.get_bytes(settings.reports_bucket, pack_key(month))), signatures, key_arn)
 
 
-__all__ = ["check_pack", "pack_key", "read_pack", "verify_pack", "write_pack"]
+__all__ = ["PackOutcome", "check_pack", "month_nights", "pack_key", "read_pack", "verify_pack", "write_pack"]

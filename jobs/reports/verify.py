@@ -1,11 +1,18 @@
 """`python -m jobs reports verify`: walk the chain of reconcile reports and check every link.
 
 For every summary.json in the window (keys `reconciliation/<date>/<runId>/summary.json`, in key
-order, which is time order): its signature (`summary.sig`, KMS Verify over the exact bytes), the
+order, which is time order): its signature (`summary.sig`, KMS Verify over the exact bytes, with
+the stack's signing key: never the key the signature file names, which a forger chooses), the
 sha256 of every file it lists, that it names its own prefix, and that it follows the report
 before it (`previousSummary` and its sha256). A night between the first and the last with no
 report is named as missing. Anything that does not hold is a `Problem`; the command exits 1 on
 any.
+
+A report's night is the date its run started on in the stack's schedule time zone
+(JobSettings.schedule_timezone), not the UTC date of its key: an evening schedule in a zone with
+daylight saving lands on one UTC date in summer and the next in winter, which by UTC dates
+would leave a night "missing" at one change and two reports on one date at the other. The keys
+are listed a day beyond the window on each side and kept by their night.
 """
 
 from __future__ import annotations
@@ -16,15 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
 from jobs.contract import layout
-from jobs.errors import S3ObjectMissingError
+from jobs.errors import S3ObjectMissingError, SettingsError
 from jobs.reconcile.provenance import SIGNATURE_FILE, Signature, signature_holds
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary
+from jobs.settings import ENV_REPORT_SIGNING_KEY
 
 if TYPE_CHECKING:
+    from jobs.settings import JobSettings
     from jobs.store.kms import Signatures
     from jobs.store.s3 import Buckets
 
@@ -52,15 +62,41 @@ class Verification:
         return bool(self.checked) and not self.problems
 
 
+@dataclass(frozen=True)
+class Nights:
+    """Which nights a walk covers, and in which zone a night is a date."""
+
+    zone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
+    since: date | None = None
+    until: date | None = None
+
+    def holds(self, night: date) -> bool:
+        return (self.since is None or night >= self.since) and (self.until is None or night <= self.until)
+
+    def of(self, key: str, summary: ReconcileSummary | None) -> date | None:
+        """The night of the report at `key`: its start's date in the zone (the key's UTC date
+        for a summary that cannot be read).
+        """
+        if summary is not None:
+            return summary.startedAt.astimezone(self.zone).date()
+        match = _SUMMARY_KEY.match(key)
+        return date.fromisoformat(match.group(1)) if match else None
+
+
 def summary_keys(buckets: Buckets, bucket: str, since: date | None, until: date | None) -> list[str]:
+    """The summary keys whose UTC date is within a day of the window (a night in any zone is
+    within a day of its UTC date): `ChainWalk.walk` keeps those of the window's nights.
+    """
+    first = since - timedelta(days=1) if since is not None else None
+    last = until + timedelta(days=1) if until is not None else None
     keys = []
     for page in buckets.list_pages(bucket, layout.RECONCILIATION_PREFIX):
         for obj in page:
             match = _SUMMARY_KEY.match(obj.key)
             if not match:
                 continue
-            night = date.fromisoformat(match.group(1))
-            if (since is None or night >= since) and (until is None or night <= until):
+            day = date.fromisoformat(match.group(1))
+            if (first is None or day >= first) and (last is None or day <= last):
                 keys.append(obj.key)
     return sorted(keys)
 
@@ -72,9 +108,16 @@ def _sha256(data: bytes) -> str:
 class ChainWalk:
     """One walk over the stored reports (or, for a pack, over files read from the archive)."""
 
-    def __init__(self, read: Callable[[str], bytes], signatures: Signatures) -> None:
+    def __init__(
+        self, read: Callable[[str], bytes], signatures: Signatures, stack_key_arn: str, nights: Nights | None = None
+    ) -> None:
+        """`stack_key_arn`: the stack's signing key, resolved to its ARN (`Signatures.key_arn`);
+        every signature must be that key's.
+        """
         self._read = read
         self._signatures = signatures
+        self._key_arn = stack_key_arn
+        self.nights = nights or Nights()
 
     def _get(self, key: str) -> bytes | None:
         try:
@@ -82,12 +125,18 @@ class ChainWalk:
         except (S3ObjectMissingError, KeyError):
             return None
 
+    @staticmethod
+    def parsed(body: bytes) -> ReconcileSummary | ValidationError:
+        try:
+            return ReconcileSummary.model_validate_json(body)
+        except ValidationError as exc:
+            return exc
+
     def report(self, key: str, body: bytes, out: list[Problem]) -> ReconcileSummary | None:
         """The checks of one summary on its own: parse, signature, own prefix, listed files."""
-        try:
-            summary = ReconcileSummary.model_validate_json(body)
-        except ValidationError as exc:
-            out.append(Problem(key, f"not a reconcile summary ({exc.error_count()} errors)"))
+        summary = self.parsed(body)
+        if isinstance(summary, ValidationError):
+            out.append(Problem(key, f"not a reconcile summary ({summary.error_count()} errors)"))
             return None
         prefix = key.removesuffix(SUMMARY_FILE)
         if summary.reportPrefix != prefix:
@@ -97,7 +146,8 @@ class ChainWalk:
             out.append(Problem(key, f"unsigned: no {SIGNATURE_FILE}"))
         else:
             try:
-                wrong = signature_holds(self._signatures, Signature.model_validate_json(raw_signature), body)
+                signature = Signature.model_validate_json(raw_signature)
+                wrong = signature_holds(self._signatures, signature, body, self._key_arn)
             except ValidationError:
                 wrong = f"{SIGNATURE_FILE} is not a signature"
             if wrong:
@@ -111,6 +161,7 @@ class ChainWalk:
         return summary
 
     def walk(self, keys: list[str]) -> Verification:
+        """Check the reports at `keys` (in key order) whose night is in `self.nights`."""
         result = Verification()
         before: tuple[str, str] | None = None  # the previous report in the walk: key, sha256
         nights: list[date] = []
@@ -119,11 +170,14 @@ class ChainWalk:
             if body is None:
                 result.problems.append(Problem(key, "missing"))
                 continue
+            parsed = self.parsed(body)
+            night = self.nights.of(key, None if isinstance(parsed, ValidationError) else parsed)
+            if night is not None and not self.nights.holds(night):
+                continue  # listed for the margin: another night's report
             result.checked.append(key)
             summary = self.report(key, body, result.problems)
-            match = _SUMMARY_KEY.match(key)
-            if match:
-                nights.append(date.fromisoformat(match.group(1)))
+            if night is not None:
+                nights.append(night)
             if summary is not None:
                 self._link(key, summary, before, result.problems)
             before = (key, _sha256(body))
@@ -156,8 +210,23 @@ def _missing_nights(nights: list[date]) -> list[date]:
     return [first + timedelta(days=d) for d in range((last - first).days + 1) if first + timedelta(days=d) not in seen]
 
 
+def stack_key_arn(settings: JobSettings, signatures: Signatures) -> str:
+    """The stack's signing key as an identity: its alias (the setting) resolved to the key ARN."""
+    if not settings.report_signing_key:
+        raise SettingsError(
+            f"{ENV_REPORT_SIGNING_KEY} is not set: the reports are checked against the stack's signing key "
+            "(its alias, alias/docuflow-<stage>-report-signing)"
+        )
+    return signatures.key_arn(settings.report_signing_key)
+
+
+def stack_nights(settings: JobSettings, since: date | None = None, until: date | None = None) -> Nights:
+    return Nights(ZoneInfo(settings.schedule_timezone), since, until)
+
+
 def verify_chain(
-    buckets: Buckets, bucket: str, signatures: Signatures, since: date | None = None, until: date | None = None
+    buckets: Buckets, bucket: str, signatures: Signatures, stack_key_arn: str, nights: Nights | None = None
 ) -> Verification:
-    keys = summary_keys(buckets, bucket, since, until)
-    return ChainWalk(lambda key: buckets.get_bytes(bucket, key), signatures).walk(keys)
+    nights = nights or Nights()
+    keys = summary_keys(buckets, bucket, nights.since, nights.until)
+    return ChainWalk(lambda key: buckets.get_bytes(bucket, key), signatures, stack_key_arn, nights).walk(keys)

@@ -5,12 +5,18 @@ The private key never leaves KMS: a report is signed by a task whose role may ca
 that one key, and anyone allowed kms:Verify (or holding the public key) can check it. A wrong
 signature is `False`, not an error: AWS answers KMSInvalidSignatureException, moto's server a
 `SignatureValid: false`.
+
+A key is named to the jobs by its alias, which is a name anyone with kms:UpdateAlias may point
+at another key: `key_arn` resolves it (DescribeKey) to the key's ARN, the identity a signature
+records and a verifier compares (Sign's response names the key ARN on AWS, but moto echoes the
+alias, so the ARN comes from DescribeKey on both).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from jobs.contract.signing import SIGNING_ALGORITHM
 from jobs.errors import StoreConditionFailedError
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
@@ -21,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ALGORITHM", "Signatures", "kms_client"]
 
-ALGORITHM: Final = "ECDSA_SHA_256"
+ALGORITHM: Final = SIGNING_ALGORITHM
 _INVALID = {"KMSInvalidSignatureException": StoreConditionFailedError}
 
 
@@ -31,6 +37,12 @@ class Signatures:
     def __init__(self, client: KMSClient, metrics: CallMetrics) -> None:
         self._client = client
         self._metrics = metrics
+
+    def key_arn(self, key_id: str) -> str:
+        """The ARN of the key `key_id` names (an alias, an alias ARN, a key id or a key ARN)."""
+        with self._metrics.call("kms.DescribeKey"), translated("kms.DescribeKey", resource=key_id):
+            response = self._client.describe_key(KeyId=key_id)
+        return response["KeyMetadata"]["Arn"]
 
     def sign(self, key_id: str, digest: bytes) -> bytes:
         with self._metrics.call("kms.Sign"), translated("kms.Sign", resource=key_id):
@@ -46,9 +58,3 @@ class Signatures:
         except StoreConditionFailedError:
             return False
         return bool(response["SignatureValid"])
-
-    def create_key(self, description: str) -> str:
-        """A signing key (the local stack's stand-in for the stack's; on AWS, Pulumi makes it)."""
-        with self._metrics.call("kms.CreateKey"), translated("kms.CreateKey"):
-            response = self._client.create_key(KeySpec="ECC_NIST_P256", KeyUsage="SIGN_VERIFY", Description=description)
-        return response["KeyMetadata"]["Arn"]

@@ -43,7 +43,7 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
     accepted = finding_id(Code.BAD_KEY, None, None, s.raw_bucket, "notes/accepted.txt", None, None)
 
     first = _night(stack, 1)
-    assert first.changes == {"new": 3, "open": 0, "acknowledged": 0, "resolved": 0}
+    assert first.changes == {"new": 3, "open": 0, "acknowledged": 0, "resolved": 0, "unchecked": 0}
     html = _get(stack, first.reportPrefix + "report.html").decode()
     assert "3 findings: 1 error, 2 warnings." in html
     for code in (Code.INDEX_DRIFT, Code.BAD_KEY):  # each code present explained from its definition
@@ -54,13 +54,13 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
     assert _get(stack, first.reportPrefix + "report.pdf").startswith(b"%PDF-")
 
     second = _night(stack, 2, repair=True)
-    assert second.changes == {"new": 0, "open": 3, "acknowledged": 0, "resolved": 0}
+    assert second.changes == {"new": 0, "open": 3, "acknowledged": 0, "resolved": 0, "unchecked": 0}
     assert cli.main(["acknowledge", "--finding", accepted, "--by", "Ada Auditor", "--reason", "test fixture"]) == 0
     assert cli.main(["acknowledge", "--finding", accepted, "--by", "Eve", "--reason", "again"]) == 2  # write-once
     assert cli.main(["acknowledge", "--finding", "0" * 20, "--by", "Eve", "--reason", "no such"]) == 2
 
     third = _night(stack, 3)
-    assert third.changes == {"new": 0, "open": 1, "acknowledged": 1, "resolved": 1}
+    assert third.changes == {"new": 0, "open": 1, "acknowledged": 1, "resolved": 1, "unchecked": 0}
     ledger = pl.read_parquet(_get(stack, third.reportPrefix + LEDGER_FILE))
     rows = {r["findingId"]: r for r in ledger.iter_rows(named=True)}
     assert rows[drift]["state"] == "resolved" and rows[drift]["resolution"].startswith("repaired: rewrite item")
@@ -69,6 +69,7 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
         microsecond=first.startedAt.microsecond // 1000 * 1000
     )
     assert rows[accepted]["state"] == "acknowledged" and rows[accepted]["acknowledgedBy"] == "Ada Auditor"
+    assert rows[accepted]["acknowledgedCaller"].startswith("arn:aws:")  # the caller's AWS identity beside the name
     html = _get(stack, third.reportPrefix + "report.html").decode()
     assert "Ada Auditor" in html and "test fixture" in html and "repaired: rewrite item" in html
     assert "open 3 nights" in html and "<svg" in html and "<script" not in html
@@ -76,6 +77,7 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
 
 
 def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, corpus, monkeypatch, capsys) -> None:
+    from jobs.local.stack import bootstrap_endpoints
     from jobs.observability import CallMetrics
     from jobs.reconcile.provenance import ENV_SIGNING_KEY, SIGNATURE_FILE
     from jobs.reports import cli as reports
@@ -83,9 +85,9 @@ def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, co
     from jobs.store.kms import Signatures, kms_client
 
     signatures = Signatures(kms_client(stack.settings), CallMetrics())
-    key = signatures.create_key("docuflow test report signing")
+    stack.settings = bootstrap_endpoints(stack.endpoints, stack.settings, signing=True)  # as `local up` does
+    key = stack.settings.report_signing_key
     monkeypatch.setenv(ENV_SIGNING_KEY, key)  # the CLIs below read it, as the task definition sets it
-    stack.settings = stack.settings.model_copy(update={"report_signing_key": key})  # the runs built here
     _seed_and_ingest(stack, corpus)
     s, s3, bucket = stack.settings, stack.s3(), stack.settings.reports_bucket
     s3.put_object(Bucket=s.raw_bucket, Key="notes/left-open.txt", Body=b"x")
@@ -107,7 +109,8 @@ def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, co
     members = read_pack(s3.get_object(Bucket=bucket, Key=pack_key(month))["Body"].read())
     assert {"verification.json", "findings-opened.csv", "manifest.json", "manifest.sig"} <= set(members)
     members[f"reports/{nights[1].reportPrefix}findings.csv"] += b"forged,row\n"
-    assert any("does not match the manifest" in p for p in check_pack(members, signatures)[1])
+    key_arn = signatures.key_arn(key)
+    assert any("does not match the manifest" in p for p in check_pack(members, signatures, key_arn)[1])
     capsys.readouterr()
 
     # A forged summary under a fourth night's prefix: named, exit 1.

