@@ -2,14 +2,28 @@
 
 Owns the one combination of the two readers: `labels` pairs printed labels with their values, and
 when no label names the seller `letterhead` reads it from the page layout (a seller block, the
-letterhead, a company-suffix line). Kept apart from both so that neither imports the other.
+letterhead, a legal footer, a company-suffix line). Kept apart from both so that neither imports
+the other.
+
+Also owns the choice among alternative net and tax amounts by consistency: a page prints the tax
+once per rate, and a column header ("USt.") pairs with the cell below it. When one total was read,
+the net amount and the tax (one row, or the sum of up to three rate rows) that add up to it are
+kept; when none add up, the first of each stays and the totals check sends the document to review.
 """
 
 from __future__ import annotations
 
-from jobs.extract.ocr.labels import Candidate, label_candidates
+from decimal import Decimal
+from itertools import combinations
+
+from jobs.extract.ocr.labels import ALTERNATIVES, Candidate, label_candidates
 from jobs.extract.ocr.letterhead import vendor_name
 from jobs.extract.ocr.lines import Page
+from jobs.extract.parsing import parse_money
+
+_TOLERANCE = Decimal("0.01")
+_MAX_TAX_ROWS = 3
+_MAX_ALTERNATIVES = 8  # a page with more candidates than this is no summary block
 
 
 def pair_fields(pages: list[Page]) -> list[Candidate]:
@@ -17,4 +31,44 @@ def pair_fields(pages: list[Page]) -> list[Candidate]:
     kept = label_candidates(pages)
     if "VENDOR_NAME" not in kept and (vendor := vendor_name(pages)):
         kept["VENDOR_NAME"] = [vendor]
+    _choose_consistent(kept)
     return sorted((c for group in kept.values() for c in group), key=lambda c: c.rank)
+
+
+def _amount(candidate: Candidate) -> Decimal | None:
+    try:
+        return parse_money(candidate.value_text).amount
+    except ValueError:
+        return None
+
+
+def _choose_consistent(kept: dict[str, list[Candidate]]) -> None:
+    """One net amount and one tax per page set: those that add up to the total, else the first."""
+    totals = {a for c in kept.get("TOTAL", []) if (a := _amount(c)) is not None}
+    nets = kept.get("SUBTOTAL", [])[:_MAX_ALTERNATIVES]
+    taxes = kept.get("TAX", [])[:_MAX_ALTERNATIVES]
+    chosen = _adding_up(next(iter(totals)), nets, taxes) if len(totals) == 1 and nets and taxes else None
+    if chosen is not None:
+        kept["SUBTOTAL"], kept["TAX"] = [chosen[0]], [chosen[1]]
+        return
+    for kind in ALTERNATIVES:
+        if kind in kept:
+            kept[kind] = kept[kind][:1]
+
+
+def _adding_up(total: Decimal, nets: list[Candidate], taxes: list[Candidate]) -> tuple[Candidate, Candidate] | None:
+    amounts = [(c, a) for c in taxes if (a := _amount(c)) is not None]
+    for net in nets:
+        if (net_amount := _amount(net)) is None:
+            continue
+        for size in range(1, min(_MAX_TAX_ROWS, len(amounts)) + 1):
+            for rows in combinations(amounts, size):
+                tax = sum((a for _, a in rows), Decimal(0))
+                if abs(net_amount + tax - total) <= _TOLERANCE:
+                    return net, _summed(rows[0][0], tax) if size > 1 else rows[0][0]
+    return None
+
+
+def _summed(first: Candidate, tax: Decimal) -> Candidate:
+    """The tax of several rate rows as one candidate (geometry and label of the first row)."""
+    return Candidate(first.type, first.rank, first.label, first.value, str(tax), first.confidence, first.currency)

@@ -242,6 +242,9 @@ _RANKS = {id(entry): rank for rank, entry in enumerate(VOCABULARY)}
 _FIRST_RANK = {entry.type: _RANKS[id(entry)] for entry in reversed(VOCABULARY)}
 # Types whose disagreeing candidates of one rank must reach the normalizer as a conflict.
 _CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"})
+# Types whose every distinct value of one rank is kept as an alternative, for the totals check
+# to choose from (jobs.extract.ocr.fields): a tax row per rate, a column header's cell.
+ALTERNATIVES = frozenset({"SUBTOTAL", "TAX"})
 # A value printed below its label sits within this many line heights.
 _BELOW_LINES = 2.2
 
@@ -273,7 +276,7 @@ def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:
         kept[candidate.type] = [candidate]
     elif (
         candidate.rank == current[0].rank
-        and candidate.type in _CONFLICTING
+        and (candidate.type in _CONFLICTING or candidate.type in ALTERNATIVES)
         and all(c.value_text != candidate.value_text for c in current)
     ):
         current.append(candidate)

@@ -37,7 +37,7 @@ _NAME_LABEL_RE = re.compile(r"^(?:name|firma|company|raison\s+sociale|nom)\s*:?\
 _BLOCK_LOOKAHEAD = 4
 # Legal forms (DE, AT, CH, UK, US, FR, NL, BE, IT, ES, Nordics): a name carrying one is a company's.
 COMPANY_RE = re.compile(
-    r"\b(?:GmbH|AG|KG|KGaA|OHG|UG|Ltd\.?|Limited|LLC|LLP|PLC|plc|Inc\.?|Corp\.?|SARL|SAS|SASU|EURL|S\.A\.S?\.?"
+    r"\b(?:GmbH|GMBH|LTD\.?|INC\.?|LIMITED|AG|KG|KGaA|OHG|UG|Ltd\.?|Limited|LLC|LLP|PLC|plc|Inc\.?|Corp\.?|SARL|SAS|SASU|EURL|S\.A\.S?\.?"
     r"|GbR|e\.K\.|e\.V\.|a\.G\.|B\.V\.|BV|N\.V\.|NV|BVBA|VOF|S\.r\.l\.|SRL|Srl|S\.p\.A\.|SpA|S\.L\.U?\.?|SLU?"
     r"|Oy|AB|ApS|A/S|ASA)(?=\W|$)"
 )
@@ -58,11 +58,46 @@ _RANK = len(VOCABULARY)
 
 
 def vendor_name(pages: list[Page]) -> Candidate | None:
-    """The seller from the page layout; a confident reading wins over an earlier guess."""
-    found = [c for c in (_seller_block(pages), _letterhead(pages), _suffix_line(pages)) if c is not None]
+    """The seller from the page layout; a confident reading wins over an earlier guess, and two
+    confident readings that name different sellers are a guess (a person decides).
+    """
+    found = [
+        c
+        for c in (_seller_block(pages), _letterhead(pages), _legal_footer(pages), _suffix_line(pages))
+        if c is not None
+    ]
     confident = [c for c in found if c.confidence > GUESS_CONFIDENCE_CAP]
+    if len({_folded(c.value_text) for c in confident}) > 1:
+        first = confident[0]
+        return Candidate(first.type, first.rank, first.label, first.value, first.value_text, GUESS_CONFIDENCE_CAP)
     chosen = confident or found
     return chosen[0] if chosen else None
+
+
+# A footer that names the seller beside its registration: VAT id, trade register, bank account.
+_REGISTRATION_RE = re.compile(
+    r"\b(?:USt\.?[-\s]?Id|VAT|TVA|BTW|IVA|P\.\s?IVA|CIF|NIF|HRB|HRA|Handelsreg|Amtsgericht|IBAN|KvK|SIRE[NT]|RCS"
+    r"|Registro|Company\s+(?:No|number|registration))",
+    re.IGNORECASE,
+)
+_FOOTER_AREA = 0.8  # the bottom fifth of a page
+
+
+def _legal_footer(pages: list[Page]) -> Candidate | None:
+    """The seller in the legal footer: a name with a legal form in the bottom fifth of the first or
+    last page, on a footer that also prints a registration (VAT id, trade register, IBAN).
+    """
+    for page in pages[:1] + pages[1:][-1:]:
+        footer = [line for line in page.lines if line.top > page.height * _FOOTER_AREA]
+        if not any(_REGISTRATION_RE.search(line.text) for line in footer):
+            continue
+        for line in footer:
+            for segment in line.segments:
+                value = name_of(segment.text)
+                if value and COMPANY_RE.search(value) and _is_name(value) and not _KEY_VALUE_RE.match(value):
+                    confidence = min(w.confidence for w in segment.words)
+                    return Candidate("VENDOR_NAME", _RANK, [], segment.words, value, confidence)
+    return None
 
 
 def _seller_block(pages: list[Page]) -> Candidate | None:
