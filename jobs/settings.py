@@ -228,7 +228,6 @@ class JobSettings(BaseSettings):
     # different UTC dates in summer and winter): `reports verify` and `reports pack` read them so.
     schedule_timezone: str = Field(
         default="UTC",
-        pattern=r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$",
         description="The stack's schedule time zone (docuflow:scheduleTimezone, IANA name): a report's "
         "night is its start's date there.",
     )
