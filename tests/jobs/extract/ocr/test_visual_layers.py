@@ -27,7 +27,7 @@ from jobs.extract.ocr.textlayer import rejoin_kerning
 from jobs.extract.validate import validate
 
 sys.path.insert(0, str(REPO_ROOT))
-from bench.bench_visual import score_corpus  # noqa: E402
+from bench.bench_visual import score_corpus
 
 LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 # Measured 3 Dec 2026 (docs/ocr.md has the table); before this reader: development 101/200 fields,
