@@ -1,31 +1,83 @@
-"""When a text-layer PDF's local reading should also go to Amazon Textract AnalyzeExpense.
+"""The second opinion in AWS: when a text-layer PDF's local reading should also go to Amazon
+Textract AnalyzeExpense, and what result.json says about the two readings.
 
-Pure decision, no I/O: the ingest asks it after extract_document and, when it says yes, sends the
-object to Textract (jobs.store.textract) and uses the response's outcome like a scan's. It costs
-money per page, so it is off unless the stack enables it (JobSettings.textract_fallback).
+Pure decisions, no I/O: the ingest asks `wants_textract_fallback` after extract_document and, when
+it says yes, sends the object to Textract (jobs.store.textract, within the night's page cap) and
+keeps Textract's reading only when it is clean (PROCESSED), as the scans' second look keeps its
+second reading; otherwise the local reading stands and goes to review. `second_opinion` records
+which reading won and why in the kept outcome's raw output (`SecondOpinion`, beside the raw
+extraction in result.json). It costs money per page: the stack turns it on with
+`ocrEngine: textract` (docuflow:textractFallback, JobSettings.textract_fallback) and can turn it off.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from jobs.contract.invoice import DocumentFormat, ExtractionOutcome
 from jobs.contract.status import Status
 from jobs.extract.ocr.engine import TEXT_LAYER
-from jobs.extract.validate import REQUIRED_FIELDS
 
-_MISSING = tuple(f"MISSING_FIELD:{name}" for name in REQUIRED_FIELDS)
+SECOND_OPINION = "SecondOpinion"  # the key of the record in the kept outcome's raw output
+# Reasons no second reader can settle: the document says so itself (a total below zero, several
+# invoices in one file), so Textract would be paid to find the same.
+_UNSETTLED_BY_READING = ("NEGATIVE_TOTAL", "MULTIPLE_DOCUMENTS")
 
 
 def wants_textract_fallback(outcome: ExtractionOutcome, *, enabled: bool) -> bool:
-    """True when `enabled` and `outcome` is a plain PDF read from its text layer that went to
-    review with a header field missing (invoiceNumber, invoiceDate, vendorName, currency,
-    totalAmount). Never for e-invoices, images, failures (a scan needing OCR already goes to
-    Textract as NEEDS_OCR), PROCESSED documents, or a review for other reasons only (a conflict
-    or a total that does not add up is a question for a person, not for another reader).
+    """True when `enabled` and `outcome` is a plain PDF read from its text layer that would go to
+    review for a reason another reader could settle: a header field missing or read with low
+    confidence, a conflict between values on the page, a value out of range, an ambiguous date,
+    totals that do not add up. Never for e-invoices, images, failures (a scan needing OCR already
+    goes to Textract as NEEDS_OCR), PROCESSED documents, or a review whose reasons the page itself
+    gives (a negative total, several documents in one file).
     """
+    reasons = outcome.validation.reasons
     return (
         enabled
         and outcome.format is DocumentFormat.PDF
         and outcome.engine.split("+")[0] == TEXT_LAYER
         and outcome.validation.status is Status.REVIEW_REQUIRED
-        and any(reason in _MISSING for reason in outcome.validation.reasons)
+        and bool(reasons)
+        and not any(reason.startswith(_UNSETTLED_BY_READING) for reason in reasons)
     )
+
+
+def second_opinion(
+    local: ExtractionOutcome, textract: ExtractionOutcome | None, *, not_asked: str | None = None
+) -> ExtractionOutcome:
+    """The outcome to keep of a text-layer reading and Textract's (None: Textract was not asked,
+    `not_asked` says why: the night's page cap), with the record of the choice in its raw output.
+    Textract's reading wins only when it is clean; a second opinion can settle a document, never
+    unsettle one.
+    """
+    won = textract is not None and textract.validation.status is Status.PROCESSED
+    if textract is None:
+        reason = f"Textract not asked: {not_asked or 'unavailable'}; the text layer's reading stands"
+    elif won:
+        reason = "Textract's reading is clean (PROCESSED); the text layer's would have gone to review"
+    else:
+        why = textract.validation.errorMessage or ", ".join(textract.validation.reasons) or "not clean"
+        reason = f"Textract's reading is not clean either ({why}); the text layer's reading stands"
+    record: dict[str, Any] = {
+        "used": won,
+        "winner": (textract.engine if won and textract is not None else local.engine),
+        "reason": reason,
+        "readings": {
+            local.engine: _summary(local),
+            **({"textract": _summary(textract)} if textract is not None else {}),
+        },
+    }
+    kept = textract if won and textract is not None else local
+    raw = dict(kept.raw) if isinstance(kept.raw, dict) else {"reading": kept.raw}
+    raw[SECOND_OPINION] = record
+    return kept.model_copy(update={"raw": raw})
+
+
+def _summary(outcome: ExtractionOutcome) -> dict[str, Any]:
+    validation = outcome.validation
+    return {
+        "status": validation.status.value,
+        "reasons": list(validation.reasons),
+        **({"failureCode": validation.errorCode.value} if validation.errorCode else {}),
+    }

@@ -56,7 +56,7 @@ from jobs.errors import (
     TextractJobTimeoutError,
     TextractPagesCapError,
 )
-from jobs.extract.fallback import wants_textract_fallback
+from jobs.extract.fallback import second_opinion, wants_textract_fallback
 from jobs.ingest.finishing import Finisher, Finishing, FollowUp, Submit, claim_actor, still_held
 from jobs.ingest.futures import flattened, resolved, then
 from jobs.ingest.pages import PageBudget, page_count
@@ -268,13 +268,15 @@ class DocumentProcessor:
         if outcome.validation.errorCode == FailureCode.NEEDS_OCR and outcome.format in _SCANS:
             return self._textract_outcome(obj, outcome.format, data)
         if wants_textract_fallback(outcome, enabled=self._textract_fallback):
-            # A text layer that left header fields missing: Textract reads the page as well, and
-            # its reading is kept only when it settles the document (past the cap: the text layer's).
+            # A text layer whose reading would go to review: Textract reads the page as well, its
+            # pages from the night's cap, and its reading is kept only when it is clean; past the
+            # cap the text layer's stands (it has a reading; a person settles it). result.json's
+            # extraction.SecondOpinion says which reading won and why.
             try:
                 read = self._textract_outcome(obj, outcome.format, data)
-            except TextractPagesCapError:
-                return outcome
-            return read if read.validation.status == Status.PROCESSED else outcome
+            except TextractPagesCapError as exc:
+                return second_opinion(outcome, None, not_asked=str(exc))
+            return second_opinion(outcome, read)
         return outcome
 
     def _extract_bytes(self, data: bytes, filename: str) -> ExtractionOutcome:
@@ -298,7 +300,7 @@ class DocumentProcessor:
         pages = page_count(data, source_format)
         if not self._pages.reserve(pages):
             raise TextractPagesCapError(
-                f"{obj.uri}: its {pages} Textract page(s) would pass the run's cap of {self._pages.cap}"
+                f"{obj.uri}: its {pages} Textract page(s) would pass the night's cap of {self._pages.cap}"
             )
         try:
             response = self._textract.analyze_s3_object(obj.bucket, obj.key, is_pdf=source_format == DocumentFormat.PDF)

@@ -8,8 +8,9 @@ import json
 import pytest
 from extract_helpers import EINVOICE, TEXTRACT
 
+from jobs.contract.status import Status
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
-from jobs.extract.fallback import wants_textract_fallback
+from jobs.extract.fallback import SECOND_OPINION, second_opinion, wants_textract_fallback
 from jobs.extract.ocr.degrade import strip_attachments
 from jobs.settings import JobSettings
 
@@ -46,16 +47,77 @@ def test_everything_else_does_not(source: str) -> None:
     assert not wants_textract_fallback(extract_document(data, "x", SETTINGS), enabled=True)
 
 
-def test_a_review_for_a_conflict_only_does_not() -> None:
+def _under_review(reasons: list[str]):
     outcome = extract_document(strip_attachments(TEXT_PDF.read_bytes()), "x.pdf", SETTINGS)
-    conflicted = outcome.model_copy(
+    return outcome.model_copy(
         update={
-            "validation": outcome.validation.model_copy(
-                update={"status": "REVIEW_REQUIRED", "reasons": ["CONFLICTING_VALUES:totalAmount"]}
-            )
+            "validation": outcome.validation.model_copy(update={"status": Status.REVIEW_REQUIRED, "reasons": reasons})
         }
     )
-    assert not wants_textract_fallback(conflicted, enabled=True)
+
+
+@pytest.mark.parametrize(
+    "reasons",
+    [["LOW_CONFIDENCE:vendorName"], ["CONFLICTING_VALUES:totalAmount"], ["TOTALS_MISMATCH"], ["AMBIGUOUS_DATE"]],
+)
+def test_every_review_another_reader_could_settle_wants_the_second_opinion(reasons: list[str]) -> None:
+    assert wants_textract_fallback(_under_review(reasons), enabled=True)
+
+
+@pytest.mark.parametrize("reasons", [["NEGATIVE_TOTAL"], ["MULTIPLE_DOCUMENTS", "MISSING_FIELD:vendorName"]])
+def test_a_review_the_page_itself_gives_does_not(reasons: list[str]) -> None:
+    # Textract would read the same negative total, the same several invoices: paid for nothing.
+    assert not wants_textract_fallback(_under_review(reasons), enabled=True)
+
+
+def _textract_reading(corpus_file: str = "invoice-expense-response.json", vendor: str | None = None):
+    response = json.loads((TEXTRACT / corpus_file).read_text())
+    if vendor is not None:
+        response["ExpenseDocuments"][0]["SummaryFields"].append(_vendor_field(vendor))
+    return extract_document(json.dumps(response).encode(), "textract.json", SETTINGS).model_copy(
+        update={"engine": "textract"}
+    )
+
+
+def _vendor_field(name: str) -> dict:
+    """The one field the recorded response lacks (it has no VENDOR_NAME), as Textract writes one."""
+    return {
+        "Type": {"Text": "VENDOR_NAME", "Confidence": 99.0},
+        "ValueDetection": {"Text": name, "Confidence": 99.0},
+        "PageNumber": 1,
+    }
+
+
+def test_a_clean_textract_reading_wins_and_says_why() -> None:
+    local = extract_document(_pdf_without_total(), "p1.pdf", SETTINGS)
+    textract = _textract_reading(vendor="Lieferant GmbH")
+    assert textract.validation.status is Status.PROCESSED, textract.validation.reasons
+    kept = second_opinion(local, textract)
+    assert kept.engine == "textract" and kept.invoice == textract.invoice
+    record = kept.raw[SECOND_OPINION]
+    assert record["used"] is True and record["winner"] == "textract" and "clean" in record["reason"]
+    assert record["readings"]["pdf-text-layer"]["status"] == "REVIEW_REQUIRED"
+    assert "MISSING_FIELD:totalAmount" in record["readings"]["pdf-text-layer"]["reasons"]
+    assert record["readings"]["textract"] == {"status": "PROCESSED", "reasons": []}
+    assert kept.raw["ExpenseDocuments"]  # the kept reading's raw output is still all there
+
+
+def test_a_textract_reading_that_is_not_clean_leaves_the_local_one_and_says_why() -> None:
+    local = extract_document(_pdf_without_total(), "p1.pdf", SETTINGS)
+    kept = second_opinion(local, _textract_reading())  # no vendor: Textract's would go to review too
+    assert kept.engine == local.engine and kept.invoice == local.invoice and kept.validation == local.validation
+    record = kept.raw[SECOND_OPINION]
+    assert record["used"] is False and record["winner"] == "pdf-text-layer"
+    assert "MISSING_FIELD:vendorName" in record["reason"]
+    assert record["readings"]["textract"]["reasons"] == ["MISSING_FIELD:vendorName"]
+
+
+def test_textract_not_asked_leaves_the_local_reading_and_says_why() -> None:
+    local = extract_document(_pdf_without_total(), "p1.pdf", SETTINGS)
+    kept = second_opinion(local, None, not_asked="its 1 Textract page(s) would pass the night's cap of 0")
+    record = kept.raw[SECOND_OPINION]
+    assert record["used"] is False and "night's cap" in record["reason"] and "textract" not in record["readings"]
+    assert kept.validation == local.validation
 
 
 def test_the_setting_is_off_by_default_and_read_from_the_environment() -> None:

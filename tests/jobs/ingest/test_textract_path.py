@@ -127,3 +127,77 @@ def test_a_text_layer_missing_header_fields_goes_to_textract_only_when_enabled(
     # Textract's reading (invoice 123PQR456, no vendor) does not settle the document: the local one stays.
     assert item.status == Status.REVIEW_REQUIRED and item.invoiceNumber is None
     assert "MISSING_FIELD:invoiceNumber" in item.reviewReasons
+
+
+def _clean_response(corpus: Path) -> dict:
+    """The recorded response with the one field it lacks (VENDOR_NAME): a reading that is clean."""
+    response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
+    response["ExpenseDocuments"][0]["SummaryFields"].append(
+        {
+            "Type": {"Text": "VENDOR_NAME", "Confidence": 99.0},
+            "ValueDetection": {"Text": "Lieferant GmbH", "Confidence": 99.0},
+            "PageNumber": 1,
+        }
+    )
+    return response
+
+
+def _second_opinion_run(stack, monkeypatch, responses: list[dict], cap: int | None = None):
+    key = layout.raw_key("u1", "plain1", "invoice.pdf")
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=_numberless_text_pdf())
+    monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
+    client = boto3.client("textract", region_name="us-east-1")
+    settings = stack.settings.model_copy(
+        update={"ocr_engine": "textract", "textract_fallback": True, "textract_max_pages": cap}
+    )
+    with Stubber(client) as stub:
+        for documents in responses:
+            stub.add_response("start_expense_analysis", {"JobId": "job-7"})
+            stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents})
+        summary = IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+        stub.assert_no_pending_responses()
+    body = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u1", "plain1"))
+    return summary, stack.items()[0], ResultDocument.from_json_bytes(body["Body"].read())
+
+
+def test_a_clean_textract_reading_settles_a_text_layer_pdf_and_result_json_says_so(
+    stack, corpus: Path, monkeypatch
+) -> None:
+    summary, item, result = _second_opinion_run(
+        stack, monkeypatch, [_clean_response(corpus)["ExpenseDocuments"]], cap=10
+    )
+    assert item.status == Status.PROCESSED and item.invoiceNumber == "123PQR456"
+    assert item.vendorName == "Lieferant GmbH" and str(item.totalAmount) == "6231.09"
+    assert result.engine == "textract" and result.extraction["ExpenseDocuments"]
+    opinion = result.extraction["SecondOpinion"]
+    assert opinion["used"] is True and opinion["winner"] == "textract"
+    assert "MISSING_FIELD:invoiceNumber" in opinion["readings"]["pdf-text-layer"]["reasons"]
+    # Its pages come from the night's cap like a scan's.
+    assert summary.textractPages == 1 and summary.textractNightPages == 1
+
+
+def test_a_second_opinion_that_is_not_clean_is_recorded_beside_the_local_reading(
+    stack, corpus: Path, monkeypatch
+) -> None:
+    pages = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())["ExpenseDocuments"]
+    _, item, result = _second_opinion_run(stack, monkeypatch, [pages])
+    assert item.status == Status.REVIEW_REQUIRED and item.invoiceNumber is None
+    assert result.engine == "pdf-text-layer"
+    opinion = result.extraction["SecondOpinion"]
+    assert opinion["used"] is False and opinion["winner"] == "pdf-text-layer"
+    assert opinion["readings"]["textract"]["reasons"] == ["MISSING_FIELD:vendorName"]
+
+
+def test_past_the_nights_cap_the_text_layer_reading_stands_and_says_why(stack, corpus: Path, monkeypatch) -> None:
+    from jobs.ingest.pages import night_of
+    from jobs.observability import CallMetrics
+    from jobs.runtime.stores import document_table
+
+    # The night's one page already went to another task's scan.
+    tonight = night_of(layout.utc_now(), "UTC")
+    assert document_table(stack.settings, CallMetrics()).reserve_textract_pages(tonight, 1, 1, 0) == 1
+    summary, item, result = _second_opinion_run(stack, monkeypatch, [], cap=1)  # Textract never called
+    assert summary.textractPages == 0 and summary.failures == [] and summary.deferredForPageCap == 0
+    assert item.status == Status.REVIEW_REQUIRED and result.engine == "pdf-text-layer"
+    opinion = result.extraction["SecondOpinion"]
+    assert opinion["used"] is False and "cap of 1" in opinion["reason"]
