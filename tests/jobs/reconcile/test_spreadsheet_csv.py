@@ -61,7 +61,7 @@ def test_categorical_text_is_escaped_too() -> None:
 def _findings(**columns: list[object]) -> pl.DataFrame:
     from jobs.reconcile.findings import FINDINGS_SCHEMA
 
-    row = {name: None for name in FINDINGS_SCHEMA} | {"code": "BAD_KEY", "severity": "warning"}
+    row = dict.fromkeys(FINDINGS_SCHEMA) | {"code": "BAD_KEY", "severity": "warning"}
     return pl.DataFrame([{**row, **{k: v[0] for k, v in columns.items()}}], schema=FINDINGS_SCHEMA)
 
 
