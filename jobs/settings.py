@@ -183,8 +183,8 @@ class JobSettings(BaseSettings):
     textract_max_pages: int | None = Field(
         default=None,
         ge=1,
-        description="The Textract pages one ingest task may spend in a run (a stack running N tasks gives "
-        "each its share); unset: no cap.",
+        description="The Textract pages one night may spend, every ingest task, retry and manual run of it "
+        "together (a counter in the table); unset: no cap.",
     )
     # Set only by the schedule (EventBridge Scheduler's <aws.scheduler.scheduled-time>): a task started
     # late by the scheduler still stops draining in time for the reconcile, and a run without it is manual.
