@@ -33,7 +33,7 @@ from jobs.errors import LocalStackError
 from jobs.local import servers
 from jobs.local.bootstrap import bootstrap, ensure_signing_key
 from jobs.local.standins import exports as exports_standin
-from jobs.settings import ENV_AUDIT_BUCKET, ENV_OCR_ENGINE, ENV_TABLE_ARN, JobSettings
+from jobs.settings import ENV_AUDIT_BUCKET, ENV_OCR_ENGINE, ENV_REPORT_SIGNING_KEY, ENV_TABLE_ARN, JobSettings
 from jobs.store.clients import botocore_config
 
 REGION = "us-east-1"
@@ -295,7 +295,7 @@ def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
     """What a job needs to run on the embedded stack: endpoints, dummy credentials, settings, the
     local OCR engine (there is no Textract here) and the table's exports made by the stand-in
     (DynamoDB Local has none; botocore attaches it to every DynamoDB client as a client plugin),
-    with the table's ARN they are asked for.
+    with the table's ARN they are asked for, and the report signing key when the stage has one.
     """
     return {
         **endpoints.aws_env(),
@@ -303,6 +303,8 @@ def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
         ENV_OCR_ENGINE: LOCAL_OCR_ENGINE,
         exports_standin.PLUGIN_ENV: exports_standin.PLUGIN,
         ENV_TABLE_ARN: local_table_arn(settings.table_name),
+        # The report signing key `up` bootstrapped, as the stack's task definitions name it.
+        **({ENV_REPORT_SIGNING_KEY: settings.report_signing_key} if settings.report_signing_key else {}),
     }
 
 

@@ -1,0 +1,197 @@
+"""Reports an auditor can trust (issue 44): on a fresh local stack the reports are signed by the
+stack's key and verify; a report signed by any other KMS key does not, whatever its signature
+file claims; a pack whose own verification fails is not written; and a night is a date in the
+schedule's time zone, not the UTC date of its key.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from zoneinfo import ZoneInfo
+
+import boto3
+import pytest
+from test_reconcile_live import _seed_and_ingest
+
+from jobs.contract import layout
+from jobs.contract.signing import KEY_SPEC, KEY_USAGE, signing_key_alias
+from jobs.local.stack import bootstrap_endpoints, job_env
+from jobs.reconcile import cli as reconcile
+from jobs.reconcile.provenance import SIGNATURE_FILE, Signature
+from jobs.reconcile.report import ReconcileSummary
+from jobs.reports import cli as reports
+from jobs.reports.pack import pack_key
+from jobs.reports.verify import ChainWalk, Nights
+from jobs.settings import JobSettings
+
+
+@pytest.fixture
+def signed(stack, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """A fresh stage bootstrapped as `local up` does it (the signing key with it), its job env set."""
+    settings = bootstrap_endpoints(stack.endpoints, JobSettings(stage=f"{stack.settings.stage}s"), signing=True)
+    for key, value in job_env(stack.endpoints, settings).items():
+        monkeypatch.setenv(key, value)
+    stack.settings = settings
+    return stack
+
+
+def _get(stack, key: str) -> bytes:  # type: ignore[no-untyped-def]
+    return stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read()
+
+
+def _summaries(stack) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted(k for k in stack.keys(stack.settings.reports_bucket, "reconciliation/") if k.endswith("summary.json"))
+
+
+def test_on_a_fresh_local_stack_two_nights_are_signed_by_the_stacks_key_and_verify(signed, corpus, capsys) -> None:
+    s = signed.settings
+    assert s.report_signing_key == signing_key_alias(s.stage)
+    key = boto3.client("kms").describe_key(KeyId=s.report_signing_key)["KeyMetadata"]
+    assert (key["KeySpec"], key["KeyUsage"]) == (KEY_SPEC, KEY_USAGE)  # the spec the stack declares
+    _seed_and_ingest(signed, corpus)
+    assert reconcile.main(["live", "--grace", "0s"]) == 0
+    assert reconcile.main(["live", "--grace", "0s"]) == 0
+    first, second = _summaries(signed)
+    for summary in (first, second):
+        signature = Signature.model_validate_json(_get(signed, summary.replace("summary.json", SIGNATURE_FILE)))
+        assert signature.keyArn == key["Arn"] and signature.keyId == s.report_signing_key
+    capsys.readouterr()
+    assert reports.main(["verify"]) == 0
+    assert "OK: 2 reports checked" in capsys.readouterr().out
+
+
+def _forge(stack, other: str, claim: str | None, name: str) -> str:  # type: ignore[no-untyped-def]
+    """A copy of the newest report under a new prefix, signed by the KMS key `other`; its
+    signature file names `claim` as the key that signed (None: it names none, as an old one).
+    """
+    newest = _summaries(stack)[-1]
+    prefix = newest.removesuffix("summary.json").rstrip("/") + f"-{name}/"
+    stored = ReconcileSummary.model_validate_json(_get(stack, newest))
+    body = (
+        stored.model_copy(update={"reportPrefix": prefix, "totalFindings": 0, "files": {}}).model_dump_json().encode()
+    )
+    digest = hashlib.sha256(body).digest()
+    raw = boto3.client("kms").sign(KeyId=other, Message=digest, MessageType="DIGEST", SigningAlgorithm="ECDSA_SHA_256")
+    signature = Signature(
+        keyId=claim or other,
+        keyArn=claim,
+        algorithm="ECDSA_SHA_256",
+        sha256=digest.hex(),
+        signature=base64.b64encode(raw["Signature"]).decode(),
+        signedAt=layout.utc_now(),
+    )
+    bucket, s3 = stack.settings.reports_bucket, stack.s3()
+    s3.put_object(Bucket=bucket, Key=prefix + SIGNATURE_FILE, Body=signature.model_dump_json().encode())
+    s3.put_object(Bucket=bucket, Key=prefix + "summary.json", Body=body)
+    return prefix + "summary.json"
+
+
+def test_a_report_signed_by_another_kms_key_does_not_verify(signed, corpus, capsys) -> None:
+    _seed_and_ingest(signed, corpus)
+    assert reconcile.main(["live", "--grace", "0s"]) == 0
+    kms = boto3.client("kms")
+    other = kms.create_key(KeySpec=KEY_SPEC, KeyUsage=KEY_USAGE)["KeyMetadata"]["Arn"]
+    stack_arn = kms.describe_key(KeyId=signed.settings.report_signing_key)["KeyMetadata"]["Arn"]
+    honest = _forge(signed, other, other, "a")  # names the key that signed it
+    lying = _forge(signed, other, stack_arn, "b")  # claims the stack's key
+    old_style = _forge(signed, other, None, "c")  # names no key ARN, only the other key
+    capsys.readouterr()
+    assert reports.main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"{honest}: signature: signed by key {other}, not by the stack's signing key {stack_arn}" in out
+    assert f"{lying}: signature: the signature does not verify with the stack's signing key {stack_arn}" in out
+    assert f"{old_style}: signature: the signature does not verify with the stack's signing key" in out
+    # The month's pack would carry them: it is not written, and says why.
+    month = f"{layout.utc_now():%Y-%m}"
+    assert reports.main(["pack", "--month", month]) == 1
+    out = capsys.readouterr().out
+    assert "pack NOT written" in out and "signed by key" in out
+    assert pack_key(month) not in signed.keys(signed.settings.reports_bucket, "reconciliation/packs/")
+
+
+def test_verify_needs_the_stacks_key(signed, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.delenv("DOCUFLOW_REPORT_SIGNING_KEY")
+    assert reports.main(["verify"]) == 2
+    assert "DOCUFLOW_REPORT_SIGNING_KEY is not set" in capsys.readouterr().err
+
+
+# --- nights in the schedule's zone (pure: the walk over summaries kept in memory) ---------------
+@dataclass
+class _Signatures:
+    """KMS stand-in for the pure walk: every signature by `arn` holds."""
+
+    arn: str = "arn:aws:kms:us-east-1:000000000000:key/stack"
+    algorithm: str = "ECDSA_SHA_256"
+    calls: list[str] = field(default_factory=list)
+
+    def verify(self, key_id: str, digest: bytes, signature: bytes) -> bool:
+        self.calls.append(key_id)
+        return key_id == self.arn
+
+
+def _chain(starts: list[datetime]) -> dict[str, bytes]:
+    """Signed, linked summaries started at `starts` (their keys by UTC date, as the reconcile writes them)."""
+    files: dict[str, bytes] = {}
+    before: tuple[str, str] | None = None
+    for n, start in enumerate(starts):
+        prefix = layout.reconciliation_prefix(f"{start.astimezone(UTC):%Y-%m-%d}", f"{start:%Y%m%dT%H%M%S}Z-{n}")
+        summary = ReconcileSummary(
+            runId=f"r{n}", startedAt=start, finishedAt=start, source="files", options={}, inputs={},
+            snapshotTimes={}, asOf=start, itemCount=0, rawObjectCount=0, processedObjectCount=0, counts={},
+            severities={}, totalFindings=0, reportPrefix=prefix,
+            previousSummary=before[0] if before else None, previousSummarySha256=before[1] if before else None,
+        )  # fmt: skip
+        body = summary.model_dump_json().encode()
+        digest = hashlib.sha256(body).hexdigest()
+        files[prefix + "summary.json"] = body
+        files[prefix + SIGNATURE_FILE] = json.dumps(
+            {"keyId": "alias/x", "keyArn": _Signatures.arn, "algorithm": "ECDSA_SHA_256", "sha256": digest,
+             "signature": "c2ln", "signedAt": start.isoformat()}
+        ).encode()  # fmt: skip
+        before = (prefix + "summary.json", digest)
+    return files
+
+
+NEW_YORK = ZoneInfo("America/New_York")  # DST ends Sunday 1 November 2026
+
+
+def _walk(starts: list[datetime], nights: Nights) -> list[str]:
+    files = _chain(starts)
+    keys = sorted(k for k in files if k.endswith("summary.json"))
+    walked = ChainWalk(files.__getitem__, _Signatures(), _Signatures.arn, nights).walk(keys)  # type: ignore[arg-type]
+    return [str(p) for p in walked.problems]
+
+
+def test_an_evening_schedule_across_the_dst_change_misses_no_night() -> None:
+    """19:30 in New York is 23:30 UTC in summer time and 00:30 UTC the next day in winter: by
+    UTC dates 1 November has no report and 2 November two; in the schedule's zone, one a night.
+    """
+    evenings = [datetime(2026, 10, d, 19, 30, tzinfo=NEW_YORK) for d in (29, 30, 31)]
+    evenings += [datetime(2026, 11, d, 19, 30, tzinfo=NEW_YORK) for d in (1, 2, 3)]
+    assert _walk(evenings, Nights(NEW_YORK)) == []
+    by_utc = _walk(evenings, Nights(ZoneInfo("UTC")))  # what reading the key's UTC date said
+    assert by_utc == ["reconciliation/2026-11-01/: no report for this night"]
+    # A night really missed is still named, by its local date.
+    skipped = [e for e in evenings if e.day != 1]
+    assert _walk(skipped, Nights(NEW_YORK)) == ["reconciliation/2026-11-01/: no report for this night"]
+
+
+def test_a_window_of_local_nights_takes_the_reports_of_those_nights() -> None:
+    evenings = [datetime(2026, 11, d, 19, 30, tzinfo=NEW_YORK) for d in (1, 2, 3)]  # keys on 2-4 November UTC
+    files = _chain(evenings)
+    keys = sorted(k for k in files if k.endswith("summary.json"))
+    nights = Nights(NEW_YORK, date(2026, 11, 2), date(2026, 11, 2))
+    walked = ChainWalk(files.__getitem__, _Signatures(), _Signatures.arn, nights).walk(keys)  # type: ignore[arg-type]
+    assert walked.ok and walked.checked == [keys[1]]
+
+
+def test_a_signature_is_checked_with_the_stacks_key_not_the_one_it_names() -> None:
+    files = _chain([datetime(2026, 11, 2, 5, tzinfo=UTC)])
+    (key,) = [k for k in files if k.endswith("summary.json")]
+    signatures = _Signatures()
+    walked = ChainWalk(files.__getitem__, signatures, _Signatures.arn, Nights()).walk([key])  # type: ignore[arg-type]
+    assert walked.ok and signatures.calls == [_Signatures.arn]
