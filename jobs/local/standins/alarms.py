@@ -10,7 +10,8 @@ its `missing` treatment says (breaching, or not breaching); the alarm is in ALAR
 math over the Sums of its counts (`Ratio.value`, the expression the stack deploys). CloudWatch
 evaluates every minute and notifies on a change of state only: `walk` evaluates at many times
 and returns the changes into ALARM, the notifications a person would get. One GetMetricData per
-window length per evaluation, every alarm of that length in it. The jobs put their own metrics;
+evaluation reads every alarm, from the start of the longest window (each alarm's periods still
+end at the evaluation time: its period divides that window). The jobs put their own metrics;
 the arrival queue's ApproximateAgeOfOldestMessage, which no local server emits, comes from its
 stand-in (jobs.local.standins.queue_metrics), under the same namespace and dimension as on AWS.
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import groupby
 
 from jobs.contract.alarms import AlarmSpec, Missing
 from jobs.store.metrics import MetricsStore
@@ -51,23 +51,22 @@ def _queries(stage: str, index: int, spec: AlarmSpec) -> dict[str, dict[str, obj
 
 
 def _periods(spec: AlarmSpec, start: datetime, series: Sequence[tuple[datetime, float]]) -> dict[int, float]:
-    """The values of `series` by the index of their period in the window (0: the oldest)."""
+    """The values of `series` by the index of their period counted from `start`."""
     return {round((moment - start).total_seconds() / spec.period): value for moment, value in series}
 
 
 def _period_values(
-    spec: AlarmSpec, index: int, start: datetime, found: dict[str, list[tuple[datetime, float]]]
+    spec: AlarmSpec, index: int, start: datetime, at: datetime, found: dict[str, list[tuple[datetime, float]]]
 ) -> list[float | None]:
-    """Each period's value, oldest first (None: no data in that period)."""
+    """The values of the alarm's periods ending at `at`, oldest first (None: no data in one)."""
+    first = round((at - start).total_seconds() / spec.period) - spec.evaluation_periods
+    wanted = range(first, first + spec.evaluation_periods)
     if spec.ratio is None:
         values = _periods(spec, start, found.get(f"a{index}", []))
-        return [values.get(i) for i in range(spec.evaluation_periods)]
+        return [values.get(i) for i in wanted]
     sums = {m.value: _periods(spec, start, found.get(f"a{index}_{k}", [])) for k, m in spec.ratio.ids().items()}
     ratio = spec.ratio
-    return [
-        ratio.value({name: by_period[i] for name, by_period in sums.items() if i in by_period})
-        for i in range(spec.evaluation_periods)
-    ]
+    return [ratio.value({name: by_period[i] for name, by_period in sums.items() if i in by_period}) for i in wanted]
 
 
 def judge(spec: AlarmSpec, values: Sequence[float | None]) -> bool:
@@ -78,19 +77,29 @@ def judge(spec: AlarmSpec, values: Sequence[float | None]) -> bool:
     return breaching >= spec.datapoints
 
 
+def _windows(specs: Sequence[AlarmSpec]) -> list[tuple[int, list[int]]]:
+    """The alarms (by index) grouped by the window one GetMetricData reads for them: the longest
+    window, for every alarm whose period divides it (its periods then end at the evaluation time
+    too), else a window of their own.
+    """
+    longest = max(spec.window for spec in specs)
+    shared = [i for i, spec in enumerate(specs) if longest % spec.period == 0]
+    groups = [(longest, shared)] if shared else []
+    return groups + [(spec.window, [i]) for i, spec in enumerate(specs) if i not in shared]
+
+
 def states(store: MetricsStore, stage: str, specs: Iterable[AlarmSpec], at: datetime) -> dict[str, bool]:
     """Each alarm of `specs` by name: in ALARM (True) or OK at `at`, in the specs' order."""
     at = at.replace(microsecond=0)  # GetMetricData's times are whole seconds
-    indexed = list(enumerate(specs))
+    listed = list(specs)
     verdict: dict[str, bool] = {}
-    for window, group in groupby(sorted(indexed, key=lambda p: p[1].window), key=lambda p: p[1].window):
-        members = list(group)
+    for window, members in _windows(listed) if listed else []:
         start = at - timedelta(seconds=window)
-        queries = {k: q for i, spec in members for k, q in _queries(stage, i, spec).items()}
+        queries = {k: q for i in members for k, q in _queries(stage, i, listed[i]).items()}
         found = store.query(queries, start, at)
-        for i, spec in members:
-            verdict[spec.name] = judge(spec, _period_values(spec, i, start, found))
-    return {spec.name: verdict[spec.name] for _, spec in indexed}
+        for i in members:
+            verdict[listed[i].name] = judge(listed[i], _period_values(listed[i], i, start, at, found))
+    return {spec.name: verdict[spec.name] for spec in listed}
 
 
 def in_alarm(store: MetricsStore, stage: str, specs: Iterable[AlarmSpec], at: datetime) -> list[str]:

@@ -39,7 +39,10 @@ def _findings(outcome: Any, code: Code) -> list[dict[str, Any]]:
     return [{**row, "evidence": json.loads(row["evidence"])} for row in rows]
 
 
-def test_before_the_first_delivery_the_night_has_nothing_to_judge_and_stays_quiet(stack, capsys) -> None:
+def test_before_the_first_delivery_the_night_has_nothing_to_judge_and_stays_quiet(
+    stack, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCUFLOW_SCHEDULED_TIME", layout.utc_now().isoformat())  # the schedule's night
     capsys.readouterr()
     assert cli.main(["nightly"]) == ExitCode.SUCCESS
     out = capsys.readouterr().out
