@@ -353,17 +353,6 @@ class JobSettings(BaseSettings):
             raise ValueError("give a time zone (e.g. 2026-01-01T00:00:00Z)")
         return value
 
-    @field_validator("schedule_timezone")
-    @classmethod
-    def _zone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"{value!r} is no IANA time zone (e.g. Europe/Berlin)") from exc
-        return value
-
     @field_validator("retention", "holdings", mode="before")
     @classmethod
     def _from_json(cls, value: object, info: ValidationInfo) -> object:

@@ -42,7 +42,7 @@ from jobs.reconcile.frames import empty
 from jobs.reconcile.provenance import Signature, sign, signature_holds
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary
 from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
-from jobs.reports.verify import ChainWalk, Nights, stack_key_arn, summary_keys
+from jobs.reports.verify import ChainWalk, Nights, stack_key_arn, stack_zone, summary_keys
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings
@@ -141,8 +141,7 @@ def write_pack(buckets: Buckets, settings: JobSettings, signatures: Signatures, 
     (S3ObjectExistsError if a pack exists); a pack that does not hold is not written.
     """
     key_arn = stack_key_arn(settings, signatures)
-    zone = ZoneInfo(settings.schedule_timezone)
-    nights = month_nights(month, zone)
+    nights = month_nights(month, stack_zone(settings))
     bucket = settings.reports_bucket
     walked = ChainWalk(lambda k: buckets.get_bytes(bucket, k), signatures, key_arn, nights).walk(
         summary_keys(buckets, bucket, nights.since, nights.until)

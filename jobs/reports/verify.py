@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import ValidationError
 
@@ -31,7 +31,7 @@ from jobs.contract import layout
 from jobs.errors import S3ObjectMissingError, SettingsError
 from jobs.reconcile.provenance import SIGNATURE_FILE, Signature, signature_holds
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary
-from jobs.settings import ENV_REPORT_SIGNING_KEY
+from jobs.settings import ENV_REPORT_SIGNING_KEY, env_name
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings
@@ -220,8 +220,18 @@ def stack_key_arn(settings: JobSettings, signatures: Signatures) -> str:
     return signatures.key_arn(settings.report_signing_key)
 
 
+def stack_zone(settings: JobSettings) -> ZoneInfo:
+    """The schedule's time zone; SettingsError naming the variable when it is no IANA zone."""
+    try:
+        return ZoneInfo(settings.schedule_timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise SettingsError(
+            f"{env_name('schedule_timezone')}={settings.schedule_timezone!r}: no IANA time zone (e.g. Europe/Berlin)"
+        ) from exc
+
+
 def stack_nights(settings: JobSettings, since: date | None = None, until: date | None = None) -> Nights:
-    return Nights(ZoneInfo(settings.schedule_timezone), since, until)
+    return Nights(stack_zone(settings), since, until)
 
 
 def verify_chain(

@@ -110,6 +110,13 @@ def cloudwatch_client(settings: JobSettings, **kwargs: Any) -> Any:
     )
 
 
+def sts_client(settings: JobSettings, **kwargs: Any) -> Any:
+    """STS: who a caller is (jobs.store.identity). Typed by that module's use: no mypy-boto3
+    stubs for STS are installed.
+    """
+    return _built("sts", lambda session: session.client("sts", config=botocore_config(settings), **kwargs))
+
+
 def athena_client(settings: JobSettings, **kwargs: Any) -> AthenaClient:
     return _built("athena", lambda session: session.client("athena", config=botocore_config(settings), **kwargs))
 

@@ -5,14 +5,11 @@ caller said they were. GetCallerIdentity needs no permission: any credentials ma
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
-from jobs.store.clients import _built, botocore_config
-
-if TYPE_CHECKING:
-    from jobs.settings import JobSettings
+from jobs.store.clients import sts_client
 
 __all__ = ["Caller", "caller_identity", "sts_client"]
 
@@ -21,13 +18,6 @@ class Caller(NamedTuple):
     arn: str
     account: str
     user_id: str
-
-
-def sts_client(settings: JobSettings, **kwargs: Any) -> Any:
-    """STS (its endpoint variable is AWS_ENDPOINT_URL_STS; moto's server answers it locally).
-    Typed by use: no mypy-boto3 stubs for STS are installed.
-    """
-    return _built("sts", lambda session: session.client("sts", config=botocore_config(settings), **kwargs))
 
 
 def caller_identity(client: Any, metrics: CallMetrics) -> Caller:
