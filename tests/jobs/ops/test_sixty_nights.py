@@ -210,6 +210,7 @@ def test_sixty_nights_each_show_exactly_their_alarms(stack) -> None:
     specs = declared_alarms(settings.failed_ratio_threshold)
     store = MetricsStore(cloudwatch_client(settings), CallMetrics())
     sent: list[Notification] = []
+    evaluations = 0
     for first in STRETCHES:
         stretch = [_seed(first), *(n for n in nights if first <= n.day < first + timedelta(days=NIGHTS))]
         ledger: pl.DataFrame | None = None
@@ -218,15 +219,17 @@ def test_sixty_nights_each_show_exactly_their_alarms(stack) -> None:
             ledger = _reconcile(settings, night, ledger)
         # From the seed night's runs on (an empty stack before them is every heartbeat's alarm).
         start = _at(stretch[0].day, RECONCILE_AT, RECONCILE_USUAL, 0) + STEP
-        windows = {spec.window for spec in specs}
-        sent += walk(store, settings.stage, specs, _times(start, _slot(stretch[-1].day)[1], windows))
+        times = _times(start, _slot(stretch[-1].day)[1], {spec.window for spec in specs})
+        evaluations += len(times)
+        sent += walk(store, settings.stage, specs, times)
     STAMPS.clear()
     rows = []
     for night in nights:
         begin, end = _slot(night.day)
         seen = [n.alarm for n in sent if begin <= n.at < end]
         rows.append((night, seen))
-    print(f"\n{'night':<12}{'ingest':<10}{'late':>6}  {'expected':<46}seen")
+    print(f"\n{evaluations} evaluations of {len(specs)} alarms")
+    print(f"{'night':<12}{'ingest':<10}{'late':>6}  {'expected':<46}seen")
     for night, seen in rows:
         marks = {SPRING: " DST+", FALL: " DST-"}.get(night.day, "")
         what, expected = night.ingest + marks, ", ".join(night.expected) or "-"
