@@ -52,6 +52,9 @@ def test_on_a_fresh_local_stack_two_nights_are_signed_by_the_stacks_key_and_veri
     assert s.report_signing_key == signing_key_alias(s.stage)
     key = boto3.client("kms").describe_key(KeyId=s.report_signing_key)["KeyMetadata"]
     assert (key["KeySpec"], key["KeyUsage"]) == (KEY_SPEC, KEY_USAGE)  # the spec the stack declares
+    again = bootstrap_endpoints(signed.endpoints, JobSettings(stage=s.stage), signing=True)  # a second `up`
+    assert again.report_signing_key == s.report_signing_key
+    assert boto3.client("kms").describe_key(KeyId=s.report_signing_key)["KeyMetadata"]["Arn"] == key["Arn"]
     _seed_and_ingest(signed, corpus)
     assert reconcile.main(["live", "--grace", "0s"]) == 0
     assert reconcile.main(["live", "--grace", "0s"]) == 0
