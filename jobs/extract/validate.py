@@ -2,9 +2,10 @@
 
 Reasons: MISSING_FIELD:<f>, LOW_CONFIDENCE:<f>, TOTALS_MISMATCH (EN 16931 BR-CO-10/13/15, on the lines a
 hierarchy counts, and BR-DEX-02 for each parent line), NEGATIVE_TOTAL (an invoice whose total is
-below zero, unless it is a corrected invoice, 384, or a credit note: our rule, not the standard's), and
-whatever the reader reported (CONFLICTING_VALUES:<f>, AMBIGUOUS_DATE, MULTIPLE_DOCUMENTS,
-INVALID_VALUE:<f>). No reasons → PROCESSED, any reason → REVIEW_REQUIRED.
+below zero, unless it is a corrected invoice, 384, or a credit note: our rule, not the standard's),
+CURRENCY_WITHDRAWN (a withdrawn ISO 4217 code, HRK say, on an invoice dated on or after its
+withdrawal: jobs.contract.currencies), and whatever the reader reported (CONFLICTING_VALUES:<f>,
+AMBIGUOUS_DATE, MULTIPLE_DOCUMENTS, INVALID_VALUE:<f>). No reasons → PROCESSED, any reason → REVIEW_REQUIRED.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
+from jobs.contract.currencies import in_use_on
 from jobs.contract.invoice import DocumentType, Invoice, ValidationResult
 from jobs.contract.status import Status
 from jobs.extract.einvoice import CORRECTED_INVOICE_CODES
@@ -20,7 +22,7 @@ from jobs.extract.settings import ExtractionSettings
 
 REQUIRED_FIELDS = ("invoiceNumber", "invoiceDate", "vendorName", "currency", "totalAmount")
 # Reasons validate() derives from the invoice itself (a reader's own findings are passed in).
-DERIVED_REASONS = ("MISSING_FIELD:", "LOW_CONFIDENCE:", "TOTALS_MISMATCH", "NEGATIVE_TOTAL")
+DERIVED_REASONS = ("MISSING_FIELD:", "LOW_CONFIDENCE:", "TOTALS_MISMATCH", "NEGATIVE_TOTAL", "CURRENCY_WITHDRAWN")
 
 
 def validate(invoice: Invoice, findings: Iterable[str], settings: ExtractionSettings) -> ValidationResult:
@@ -33,6 +35,8 @@ def validate(invoice: Invoice, findings: Iterable[str], settings: ExtractionSett
             reasons.append(f"LOW_CONFIDENCE:{name}")
     reasons += totals_reasons(invoice, settings.totals_tolerance)
     reasons += sign_reasons(invoice)
+    if invoice.currency and not in_use_on(invoice.currency, invoice.invoiceDate):
+        reasons.append("CURRENCY_WITHDRAWN")  # readers accept every ISO code; the date decides here
     unique = list(dict.fromkeys(reasons))
     return ValidationResult(status=Status.REVIEW_REQUIRED if unique else Status.PROCESSED, reasons=unique)
 

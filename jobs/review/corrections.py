@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from jobs.contract import Correction, Invoice, ValidationResult
-from jobs.contract.currencies import is_iso_currency
+from jobs.contract.currencies import WITHDRAWN_CODES, in_use_on, is_iso_currency
 from jobs.errors import ReviewRefusedError
 from jobs.extract.amounts import normalize_amounts
 from jobs.extract.parsing import AmbiguousDate, parse_date, parse_money, symbol_currency
@@ -93,6 +93,7 @@ def apply(
         raise ReviewRefusedError(f"{where}: {first['msg']}") from exc
     except DocumentRejectedError as exc:
         raise ReviewRefusedError(exc.message) from exc
+    _check_currency_date(checked, values)
     kept = [r for r in findings if not r.startswith(DERIVED_REASONS) and _concerns(r) not in values]
     corrections = tuple(
         Correction(
@@ -102,6 +103,16 @@ def apply(
         if getattr(base, field) != getattr(checked, field)
     )
     return Corrected(checked, validate(checked, kept, settings), corrections)
+
+
+def _check_currency_date(invoice: Invoice, values: dict[str, Any]) -> None:
+    """A withdrawn code (HRK) the reviewer's currency or date puts after its withdrawal is refused."""
+    code = invoice.currency
+    if code and ("currency" in values or "invoiceDate" in values) and not in_use_on(code, invoice.invoiceDate):
+        raise ReviewRefusedError(
+            f"currency {code!r} is an ISO 4217 code withdrawn on {WITHDRAWN_CODES[code]}: "
+            f"the invoice is dated {invoice.invoiceDate or 'nowhere'}"
+        )
 
 
 def _value(field: str, text: str, base: Invoice, changes: dict[str, str]) -> Any:
