@@ -66,19 +66,27 @@ _X_TOLERANCE_RATIO = 0.15
 _KERNING_GAP = 0.2
 
 
+# A lone character touching the next word (a zero-width space between them: "Nr. 4 7110818" is
+# printed 47110818, "vom 3 1.10.2018" is 31.10.2018) is one word whatever it is.
+_TOUCHING_GAP = 0.05
+
+
+def _kerned_apart(last: Word, word: Word) -> bool:
+    height = max(word.height, 1.0)
+    if len(last.text) != 1 or abs(word.top - last.top) >= 0.3 * height:
+        return False
+    gap = word.left - last.right
+    if last.text.isupper() and word.text[:1].islower():
+        return 0 <= gap < _KERNING_GAP * height
+    return last.text.isalnum() and word.text[:1].isalnum() and abs(gap) <= _TOUCHING_GAP * height
+
+
 def rejoin_kerning(words: list[Word]) -> list[Word]:
-    """Words in reading order with a lone capital kerned off its word joined back to it."""
+    """Words in reading order with a lone character kerned off its word joined back to it."""
     joined: list[Word] = []
     for word in words:
         last = joined[-1] if joined else None
-        if (
-            last is not None
-            and len(last.text) == 1
-            and last.text.isupper()
-            and word.text[:1].islower()
-            and abs(word.top - last.top) < 0.3 * max(word.height, 1.0)
-            and 0 <= word.left - last.right < _KERNING_GAP * max(word.height, 1.0)
-        ):
+        if last is not None and _kerned_apart(last, word):
             joined[-1] = Word(
                 last.text + word.text,
                 last.left,
