@@ -154,19 +154,26 @@ def with_ids(findings: pl.DataFrame) -> pl.DataFrame:
 
 
 def _acknowledged(rows: pl.DataFrame, acks: Iterable[Acknowledgement], now: datetime) -> pl.DataFrame:
-    """The acknowledgement columns of `rows` (findingId, firstSeen): each life's, if one applies."""
+    """`rows` (findingId, firstSeen) with the acknowledgement columns: each life's, if one
+    applies. Only the rows of acknowledged findings are looked at one by one.
+    """
     by_finding: dict[str, list[Acknowledgement]] = {}
-    for each in acks:
+    for each in sorted(acks, key=lambda a: a.at):
         by_finding.setdefault(each.findingId, []).append(each)
-    values: dict[str, list[object]] = {name: [] for name in _ACK_COLUMNS}
-    for finding, first_seen in rows.select("findingId", "firstSeen").iter_rows():
-        held = sorted(by_finding.get(finding, ()), key=lambda a: a.at)
-        ack = next((a for a in held if a.applies(first_seen, now)), None)
-        values["acknowledgedBy"].append(None if ack is None else ack.by)
-        values["acknowledgedReason"].append(None if ack is None else ack.reason)
-        values["acknowledgedCaller"].append(None if ack is None or ack.caller is None else ack.caller.arn)
-        values["acknowledgedUntil"].append(None if ack is None else ack.expiresAt)
-    return pl.DataFrame({name: pl.Series(name, v, LEDGER_SCHEMA[name]) for name, v in values.items()})
+    values: dict[str, list[object]] = {name: [] for name in ("findingId", *_ACK_COLUMNS)}
+    candidates = rows.filter(pl.col("findingId").is_in(list(by_finding))).select("findingId", "firstSeen")
+    for finding, first_seen in candidates.unique("findingId").iter_rows():
+        ack = next((a for a in by_finding[finding] if a.applies(first_seen, now)), None)
+        if ack is None:
+            continue
+        values["findingId"].append(finding)
+        values["acknowledgedBy"].append(ack.by)
+        values["acknowledgedReason"].append(ack.reason)
+        values["acknowledgedCaller"].append(None if ack.caller is None else ack.caller.arn)
+        values["acknowledgedUntil"].append(ack.expiresAt)
+    schema = {"findingId": pl.String(), **{name: LEDGER_SCHEMA[name] for name in _ACK_COLUMNS}}
+    found = pl.DataFrame(values, schema=schema)
+    return rows.join(found, on="findingId", how="left", maintain_order="left")
 
 
 def _gone(
@@ -219,7 +226,7 @@ def carry(
         .alias("state"),
         pl.lit(None, pl.String).alias("resolution"),
     )
-    alive = pl.concat([alive, _acknowledged(alive, acks, now)], how="horizontal")
+    alive = _acknowledged(alive, acks, now)
     alive = alive.with_columns(
         pl.when(pl.col("acknowledgedBy").is_not_null())
         .then(pl.lit(State.ACKNOWLEDGED.value))
