@@ -63,7 +63,7 @@ def _run(context: RunContext, args: argparse.Namespace) -> int:
 
     if args.command == "pack":
         context.stop.check("before the pack was built")
-        outcome = pack.write_pack(buckets, settings, signatures, args.month)
+        outcome = pack.write_pack(buckets, settings, signatures, args.month, context.stop.check)
         if outcome.key is None:
             _report(outcome.checked, outcome.problems, "reports")
             print(f"pack NOT written: the month's evidence does not verify ({len(outcome.problems)} problems)")

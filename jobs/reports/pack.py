@@ -27,7 +27,7 @@ import json
 import re
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import IO, TYPE_CHECKING
@@ -136,9 +136,16 @@ def _add_records(writer: _Writer, buckets: Buckets, bucket: str, nights: Nights)
                     writer.add(obj.key, buckets.get_bytes(bucket, obj.key))
 
 
-def write_pack(buckets: Buckets, settings: JobSettings, signatures: Signatures, month: str) -> PackOutcome:
+def write_pack(
+    buckets: Buckets,
+    settings: JobSettings,
+    signatures: Signatures,
+    month: str,
+    stop_check: Callable[[str], None] = lambda _: None,
+) -> PackOutcome:
     """Build the month's archive, check it as `verify-pack` would, and put it once when it holds
     (S3ObjectExistsError if a pack exists); a pack that does not hold is not written.
+    `stop_check` (the run's stop flag) is asked just before the put: a stop leaves no pack.
     """
     key_arn = stack_key_arn(settings, signatures)
     nights = month_nights(month, stack_zone(settings))
@@ -173,6 +180,7 @@ def write_pack(buckets: Buckets, settings: JobSettings, signatures: Signatures, 
             checked, problems = check_pack(_TarMembers(tar), signatures, key_arn)
         if problems:
             return PackOutcome(None, checked, problems)
+        stop_check("before the pack was written")
         spool.seek(0)
         key = pack_key(month)
         buckets.put_once(bucket, key, spool.read(), "application/gzip")

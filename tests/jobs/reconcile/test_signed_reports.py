@@ -198,3 +198,27 @@ def test_a_signature_is_checked_with_the_stacks_key_not_the_one_it_names() -> No
     signatures = _Signatures()
     walked = ChainWalk(files.__getitem__, signatures, _Signatures.arn, Nights()).walk([key])  # type: ignore[arg-type]
     assert walked.ok and signatures.calls == [_Signatures.arn]
+
+
+def test_a_stop_before_the_put_leaves_no_pack_and_a_good_month_is_packed_once(signed, corpus) -> None:
+    from jobs.errors import RunStoppedError
+    from jobs.observability import CallMetrics
+    from jobs.reports import pack
+    from jobs.store.kms import Signatures, kms_client
+    from jobs.store.s3 import Buckets
+
+    _seed_and_ingest(signed, corpus)
+    assert reconcile.main(["live", "--grace", "0s"]) == 0
+    s, month = signed.settings, f"{layout.utc_now():%Y-%m}"
+    buckets, signatures = Buckets(signed.s3(), CallMetrics()), Signatures(kms_client(s), CallMetrics())
+
+    def stopped(where: str) -> None:
+        raise RunStoppedError(where)
+
+    with pytest.raises(RunStoppedError):
+        pack.write_pack(buckets, s, signatures, month, stopped)
+    assert not signed.keys(s.reports_bucket, "reconciliation/packs/")
+    outcome = pack.write_pack(buckets, s, signatures, month)
+    assert outcome.key == pack_key(month) and not outcome.problems and len(outcome.checked) == 1
+    manifest = json.loads(pack.read_pack(_get(signed, outcome.key))[pack.MANIFEST])
+    assert manifest["scheduleTimezone"] == "UTC" and "verification.json" in manifest["members"]
