@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import median
 
 from jobs.contract.currencies import is_iso_currency
 from jobs.extract.ocr.lines import Line, Page, Segment, Word
@@ -247,6 +248,10 @@ _CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"}
 ALTERNATIVES = frozenset({"SUBTOTAL", "TAX"})
 # A value printed below its label sits within this many line heights.
 _BELOW_LINES = 2.2
+# A line whose type is this much larger than the page's body text is a title.
+_TITLE_PROMINENCE = 1.3
+# A wrapped heading's second line holds the date alone ("05.03.2018").
+_DATE_ONLY_RE = re.compile(r"^[\w.,/\- ]{6,30}$")
 
 # "Rechnung Nr. 4711 vom 05.06.2018", "Teilrechnung (326) Nr. 4711.2 vom …", "INVOICE No. X dated D",
 # "Gutschrift (Selbst ausgestellte Rechnung) (389) Nr. 471102 vom 05.03.2018",
@@ -254,7 +259,7 @@ _BELOW_LINES = 2.2
 _HEADING_RE = re.compile(
     rf"^(?P<label>(?:\w*rechnung|gutschrift|(?:tax\s+)?invoice|credit\s+note|debit\s+note|facture|avoir)"
     rf"(?:\s*\([^()]{{1,40}}\))*\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)?\s*:?)\s*"
-    rf"(?P<number>[A-Za-z0-9][\w/.\-]*)(?:\s+(?:vom|from|of|dated|du|le)\s+(?P<date>.+))?$",
+    rf"(?P<number>[A-Za-z0-9][\w/.\-]*)(?:\s+(?P<connector>vom|from|of|dated|du|le)(?:\s+(?P<date>.+))?)?$",
     re.IGNORECASE,
 )
 
@@ -263,9 +268,11 @@ def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
     """The labelled candidates kept per field type over all pages (see the module doc)."""
     kept: dict[str, list[Candidate]] = {}
     for page in pages:
+        body = median(w.height for line in page.lines for w in line.words) if page.lines else 1.0
         for index, line in enumerate(page.lines):
             below = page.lines[index + 1] if index + 1 < len(page.lines) else None
-            for candidate in [*_heading_candidates(line), *_line_candidates(line, below)]:
+            prominent = median(w.height for w in line.words) >= _TITLE_PROMINENCE * body
+            for candidate in [*_heading_candidates(line, below, prominent), *_line_candidates(line, below)]:
                 _keep(kept, candidate)
     return kept
 
@@ -282,9 +289,21 @@ def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:
         current.append(candidate)
 
 
-def _heading_candidates(line: Line) -> list[Candidate]:
+def _heading_candidates(line: Line, below: Line | None = None, prominent: bool = False) -> list[Candidate]:
+    """A heading line's number and date; on a title printed large, the heading may follow other
+    words ("Buchungshilfe - KEINE Rechnung Nr. 471102 vom") and its date wrap onto the next line.
+    """
     words = line.words
-    match = _HEADING_RE.match(line.text)
+    starts = range(len(words)) if prominent else range(1)
+    for start in starts:
+        found = _heading_at(words[start:], below)
+        if found:
+            return found
+    return []
+
+
+def _heading_at(words: list[Word], below: Line | None) -> list[Candidate]:
+    match = _HEADING_RE.match(" ".join(w.text for w in words))
     if match is None or not any(ch.isdigit() for ch in match.group("number")):
         return []
     number = match.group("number").rstrip(".-/")
@@ -296,7 +315,25 @@ def _heading_candidates(line: Line) -> list[Candidate]:
     found = [_candidate("INVOICE_RECEIPT_ID", _FIRST_RANK["INVOICE_RECEIPT_ID"], label, rest, number)]
     if match.group("date") and (date_text := _date(match.group("date"))):
         found.append(_candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, rest, date_text))
+    elif match.group("connector") and (date_text := _wrapped_date(words, below)) and below is not None:
+        found.append(
+            _candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, below.words, date_text)
+        )
     return found
+
+
+def _wrapped_date(words: list[Word], below: Line | None) -> str | None:
+    """The date alone on the line a heading ending in "vom"/"of"/"du" wraps onto."""
+    if below is None or not _wrapped(words, below) or not _DATE_ONLY_RE.fullmatch(below.text.strip()):
+        return None
+    return _date(below.text)
+
+
+def _wrapped(words: list[Word], below: Line) -> bool:
+    """The next line continues this one: directly under it, in the same type size."""
+    height = max(median(w.height for w in words), 1.0)
+    top = min(w.top for w in words)
+    return 0 <= below.top - top < 2.2 * height and abs(median(w.height for w in below.words) - height) < 0.2 * height
 
 
 def _candidate(kind: str, rank: int, label: list[Word], value_words: list[Word], value: str) -> Candidate:
