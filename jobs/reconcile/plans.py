@@ -36,7 +36,7 @@ from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
 from jobs.reconcile.findings import EngineFindings, Severity
 
 if TYPE_CHECKING:
-    from jobs.reconcile.engines import Engine, ParamsFor
+    from jobs.reconcile.engines import Engine, ParamsFor, StopCheck
     from jobs.reconcile.frames import Snapshot
     from jobs.reconcile.freshness import Tonight
     from jobs.reconcile.inputs.inventory import InventoryManifest
@@ -332,7 +332,7 @@ class NothingJudged:
     wide: pl.DataFrame
     at: datetime
 
-    def find(self, params_for: ParamsFor) -> EngineFindings:
+    def find(self, params_for: ParamsFor, stop: StopCheck | None = None) -> EngineFindings:
         sizes = {"table": 0, "raw": 0, "processed": 0}
         return EngineFindings(self.wide, {"inventories": self.at}, {}, sizes)
 

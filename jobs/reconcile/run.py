@@ -424,7 +424,9 @@ class ReconcileRun:
 
     def _findings(self, setup: Setup, clock: float, timings: dict[str, float]) -> tuple[Judged, pl.DataFrame]:
         """The engine's findings (its setup timed with it), then the checks made beside it."""
-        judged = Judged.of(setup.engine.find(self.params))
+        # The engine takes the stop between its partitions, chunks and queries: a long stage
+        # cannot outlast the task's stop timeout.
+        judged = Judged.of(setup.engine.find(self.params, self.context.stop.check))
         timings["find"] = time.perf_counter() - clock
         found = [judged.findings]
         for check in setup.checks:

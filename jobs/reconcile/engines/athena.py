@@ -26,7 +26,7 @@ import polars as pl
 from jobs.contract import layout
 from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissingError
 from jobs.reconcile import sql
-from jobs.reconcile.engines import ParamsFor
+from jobs.reconcile.engines import ParamsFor, StopCheck, no_stop
 from jobs.reconcile.engines.athena_state import IcebergNight, TableRead, token
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import empty
@@ -189,12 +189,16 @@ class AthenaEngine:
             ),
         )
 
-    def find(self, params_for: ParamsFor) -> EngineFindings:
+    def find(self, params_for: ParamsFor, stop: StopCheck = no_stop) -> EngineFindings:
+        """Each query is Athena's to run (a stop waits out the one in flight, polled by the store);
+        a stop is taken between them, before the next is started.
+        """
         s, run_id = self.settings, self.inputs.run_id
         if self.inputs.nightly:
             table = IcebergNight(s, self.buckets, self.queries, self.exports, run_id).bring_forward()
         else:
             table = self.exported()
+        stop("after the table was read")
         raw, processed = self.inventories()
         relations = self.relations(table.relation, raw, processed)
         taken_at = {"table": table.taken_at, "raw": raw.created, "processed": processed.created}
@@ -206,6 +210,7 @@ class AthenaEngine:
             "object counts",
         )
         raw_count, processed_count = (int(v or 0) for v in self.queries.rows(counted.query_id)[0])
+        stop("before the reconcile query")
         unloaded = self.inputs.report_prefix + UNLOAD_DIR
         target = layout.s3_uri(s.reports_bucket, unloaded)
         unload = (

@@ -28,7 +28,7 @@ import polars as pl
 
 from jobs.errors import ReconcileInputError, ReconcileQueryError
 from jobs.reconcile import sql
-from jobs.reconcile.engines import ParamsFor, ReadResults
+from jobs.reconcile.engines import ParamsFor, ReadResults, StopCheck, no_stop
 from jobs.reconcile.findings import EngineFindings
 from jobs.reconcile.frames import RESULTS_SCHEMA
 from jobs.reconcile.inputs.datafiles import DataFile
@@ -65,8 +65,9 @@ def _q(path: Path) -> str:
 class _Session:
     """One run's DuckDB: check and stage the files, create the Glue-shaped views, run the query."""
 
-    def __init__(self, buckets: Buckets | None, workdir: Path, threads: int = 2) -> None:
+    def __init__(self, buckets: Buckets | None, workdir: Path, threads: int = 2, stop: StopCheck = no_stop) -> None:
         self._buckets = buckets
+        self.stop = stop
         self._workdir = workdir
         self._batches = 0
         self.con = duckdb.connect(config={"threads": threads, "temp_directory": str(workdir / "spill")})
@@ -78,6 +79,7 @@ class _Session:
         paths = []
         self._batches += 1  # each manifest's files in their own directory: names repeat across them
         for number, entry in enumerate(files):
+            self.stop("between the staged files")
             data = entry.read()
             if entry.location.path is not None:
                 paths.append(entry.location.path)
@@ -235,10 +237,10 @@ class DuckdbEngine:
         self.read_results = read_results
         self.threads = threads
 
-    def find(self, params_for: ParamsFor) -> EngineFindings:
+    def find(self, params_for: ParamsFor, stop: StopCheck = no_stop) -> EngineFindings:
         deep = self.read_results is not None
         with tempfile.TemporaryDirectory(prefix="docuflow-duckdb-") as tmp:
-            session = _Session(self.buckets, Path(tmp), self.threads)
+            session = _Session(self.buckets, Path(tmp), self.threads, stop)
             try:
                 export_time, items = session.export_view(self.export, deep)
                 result = EngineFindings(
@@ -251,7 +253,9 @@ class DuckdbEngine:
                     created, where, rows = session.inventory_view(f"{name}_inventory", manifest)
                     result.taken_at[name], result.inputs[name], result.sizes[name] = created, where, rows
                 if self.read_results is not None:
+                    stop("before --deep's reads")
                     session.results_table("processed_inventory", self.read_results)
+                stop("before the query")
                 result.wide = session.run(params_for(min(result.taken_at.values())), deep)
             finally:
                 session.close()

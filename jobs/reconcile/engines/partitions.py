@@ -40,7 +40,7 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.reconcile import rules
-from jobs.reconcile.engines import ParamsFor, ReadResults
+from jobs.reconcile.engines import ParamsFor, ReadResults, StopCheck, no_stop
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, TTL_COLUMN, detached, empty
 from jobs.reconcile.inputs.datafiles import trim_heap
@@ -203,8 +203,11 @@ class _Run:
     the side it does not look at.
     """
 
-    def __init__(self, params: RuleParams, root: Path, partitions: int, writes: _Writes) -> None:
+    def __init__(
+        self, params: RuleParams, root: Path, partitions: int, writes: _Writes, stop: StopCheck = no_stop
+    ) -> None:
         self.params = params
+        self.stop = stop  # between chunks and partitions, on either thread
         self.root = root
         self.partitions = partitions
         self.writes = writes
@@ -227,6 +230,7 @@ class _Run:
         deep_items: _Spill | None,
     ) -> None:
         for chunk in chunks:
+            self.stop("between the table's chunks")
             self.sizes["table"] += chunk.height
             documents, marker_rows = documents_and_markers(chunk.lazy(), self.params)
             items = documents.collect()
@@ -261,6 +265,7 @@ class _Run:
         # as the table's chunks are alive too (held, or two files at once, peak RSS +80 MB at 1 M).
         spill = _Spill(self.root, side.name, self.partitions, writes or self.writes, hold=writes is None)
         for chunk in inventory_frames(side.manifest, 1 if writes else 2):
+            self.stop(f"between the {side.name} inventory's chunks")
             self.sizes[side.name] += chunk.height
             objects = classified(chunk.lazy(), side.kind, self.params).collect()
             prepared = self._prepared(side, self.nothing.items, objects.lazy())
@@ -282,6 +287,7 @@ class _Run:
         """The side's join rules partition by partition (`inventory`: its objects already spilled)."""
         objects_spill = inventory or self.spill_objects(side)
         for number in range(self.partitions):
+            self.stop(f"between the {side.name} side's partitions")
             items_frame = side.items.read(number, self._schema(side.columns))
             if side.kind == "result":
                 items_frame = items_frame.with_columns(result_key())  # once: the join and its check read it
@@ -311,6 +317,7 @@ class _Run:
         rules' joins ever span the partition.
         """
         for start in range(0, keys.len(), DEEP_CHUNK):
+            self.stop("between --deep's chunks")
             chunk = keys.slice(start, DEEP_CHUNK)
             results = read_results(chunk.to_list()).lazy()
             objects = prepared.processed.join(pl.LazyFrame({"key": chunk}), on="key", how="semi").collect()
@@ -336,15 +343,19 @@ def judge_files(
     processed_inventory: InventoryManifest,
     params_for: ParamsFor,
     read_results: ReadResults | None = None,
+    *,
+    stop: StopCheck = no_stop,
 ) -> EngineFindings:
-    """Every finding of the files, in bounded memory (read_results: --deep's GETs, or None)."""
+    """Every finding of the files, in bounded memory (read_results: --deep's GETs, or None); a
+    stop is taken between chunks and partitions (the temporary files go with the directory).
+    """
     taken_at = {"table": table.taken_at, "raw": raw_inventory.created, "processed": processed_inventory.created}
     params = params_for(min(taken_at.values()))
     partitions = max(1, math.ceil((table.item_count or 0) / ROWS_PER_PARTITION))
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-") as tmp:
         root, writes, ahead_writes = Path(tmp), _Writes(), _Writes()
         try:
-            run = _Run(params, root, partitions, writes)
+            run = _Run(params, root, partitions, writes, stop)
             raw = _Side(
                 "raw",
                 "raw",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from jobs.reconcile import rules
-from jobs.reconcile.engines import ParamsFor, ReadResults
+from jobs.reconcile.engines import ParamsFor, ReadResults, StopCheck, no_stop
 from jobs.reconcile.engines.partitions import judge_files
 from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
 from jobs.reconcile.frames import Inputs, Snapshot, empty
@@ -58,20 +58,24 @@ class PolarsEngine:
         self.read_results = read_results
         self.lifecycle = lifecycle
 
-    def find(self, params_for: ParamsFor) -> EngineFindings:
+    def find(self, params_for: ParamsFor, stop: StopCheck = no_stop) -> EngineFindings:
         if isinstance(self.inputs, FileInputs):
-            return self._over_files(self.inputs, params_for)
-        return self._in_memory(self.inputs(), params_for)
+            return self._over_files(self.inputs, params_for, stop)
+        snapshot = self.inputs()
+        stop("after the live reads")
+        return self._in_memory(snapshot, params_for, stop)
 
-    def _over_files(self, files: FileInputs, params_for: ParamsFor) -> EngineFindings:
+    def _over_files(self, files: FileInputs, params_for: ParamsFor, stop: StopCheck) -> EngineFindings:
         writer = files.keep
         table = writer.tee(files.table) if writer else files.table
-        found = judge_files(table, files.raw_inventory, files.processed_inventory, params_for, self.read_results)
+        found = judge_files(
+            table, files.raw_inventory, files.processed_inventory, params_for, self.read_results, stop=stop
+        )
         if writer is not None:
             found.stats["tableState"] = writer.base.text
         return found
 
-    def _in_memory(self, snapshot: Snapshot, params_for: ParamsFor) -> EngineFindings:
+    def _in_memory(self, snapshot: Snapshot, params_for: ParamsFor, stop: StopCheck) -> EngineFindings:
         results = None
         if self.read_results is not None:
             listed = classify_keys(snapshot.processed_objects.lazy(), "result").filter(~pl.col("badKey"))
@@ -84,13 +88,13 @@ class PolarsEngine:
             "processed": snapshot.processed_objects.height,
         }
         params = params_for(snapshot.as_of)
-        wide = _every_rule(inputs, params)
+        wide = _every_rule(inputs, params, stop)
         if self.lifecycle is not None:
             wide = pl.concat([wide, self.lifecycle(snapshot, params)], how="diagonal_relaxed")
         return EngineFindings(wide, snapshot.taken_at, snapshot.inputs, sizes)
 
 
-def _every_rule(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
+def _every_rule(inputs: Inputs, params: RuleParams, stop: StopCheck = no_stop) -> pl.DataFrame:
     """Every rule's findings over inputs in memory, as wide rows (unsorted)."""
     p = prepare(inputs, params)
     parts = [rule(p) for rule in rules.RULES]
@@ -98,5 +102,8 @@ def _every_rule(inputs: Inputs, params: RuleParams) -> pl.DataFrame:
         parts += [rule(p, inputs.results) for rule in rules.DEEP_RULES]
     # One rule at a time: each join still uses every core, and only one rule's hash tables are
     # alive at once (all at once costs much more memory for no gain on 2 cores: docs/reconcile.md).
-    collected = [part.collect() for part in parts]
+    collected = []
+    for part in parts:
+        stop("between the rules")
+        collected.append(part.collect())
     return pl.concat(collected, how="diagonal_relaxed") if collected else empty(WIDE_SCHEMA)
