@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from statistics import median
 
 from jobs.contract.currencies import is_iso_currency
@@ -248,6 +249,10 @@ _CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"}
 ALTERNATIVES = frozenset({"SUBTOTAL", "TAX"})
 # A value printed below its label sits within this many line heights.
 _BELOW_LINES = 2.2
+# A column header's cells are read down this many rows at most.
+_COLUMN_ROWS = 8
+# Money labels whose value may be a column of cells under them (a summary table).
+_COLUMN_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE"})
 # A line whose type is this much larger than the page's body text is a title.
 _TITLE_PROMINENCE = 1.3
 # A wrapped heading's second line holds the date alone ("05.03.2018").
@@ -272,7 +277,8 @@ def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
         for index, line in enumerate(page.lines):
             below = page.lines[index + 1] if index + 1 < len(page.lines) else None
             prominent = median(w.height for w in line.words) >= _TITLE_PROMINENCE * body
-            for candidate in [*_heading_candidates(line, below, prominent), *_line_candidates(line, below)]:
+            under = page.lines[index + 1 : index + 1 + _COLUMN_ROWS]
+            for candidate in [*_heading_candidates(line, below, prominent), *_line_candidates(line, under)]:
                 _keep(kept, candidate)
     return kept
 
@@ -343,7 +349,8 @@ def _candidate(kind: str, rank: int, label: list[Word], value_words: list[Word],
     )
 
 
-def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
+def _line_candidates(line: Line, under: list[Line]) -> list[Candidate]:
+    below = under[0] if under else None
     found: list[Candidate] = []
     segments = line.segments
     for index, segment in enumerate(segments):
@@ -360,8 +367,10 @@ def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
             options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
             # A seller heading alone on its row heads a block (letterhead.py reads it): the line
             # under it may be a "Nummer: 123" row, not the name.
-            if not rest and entry.type != "VENDOR_NAME" and (under := _below(segment, line, below)) is not None:
-                options.append(under.words)
+            if entry.type in _COLUMN_TYPES and not rest and not following:
+                options.append(_column_value(segment, line, under))
+            elif not rest and entry.type != "VENDOR_NAME" and (cell := _below(segment, line, below)) is not None:
+                options.append(cell.words)
             for value_words in options:
                 value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
                 if value is not None:
@@ -370,6 +379,24 @@ def _line_candidates(line: Line, below: Line | None) -> list[Candidate]:
                     )
                     break
     return found
+
+
+def _column_value(label: Segment, line: Line, under: list[Line]) -> list[Word]:
+    """The amount a column header labels: its one cell, or of several cells the last when it is the
+    sum of those above it (a summary table's total row); otherwise nothing, a person decides.
+    """
+    cells: list[Segment] = []
+    above = line
+    for row in under:
+        cell = _below(label, above, row)
+        if cell is None or _money(cell.text) is None:
+            break
+        cells.append(cell)
+        above = row
+    if len(cells) <= 1:
+        return cells[0].words if cells else []
+    amounts = [parse_money(_money(c.text) or "").amount for c in cells]
+    return cells[-1].words if abs(sum(amounts[:-1]) - amounts[-1]) <= Decimal("0.01") else []
 
 
 def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
