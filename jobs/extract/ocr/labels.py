@@ -182,6 +182,8 @@ VOCABULARY: list[_Entry] = [
         r"|beleg[-\s]?datum|factuurdatum|datum\s+factuur|data\s+(?:della\s+)?fattura|data\s+(?:di\s+)?emissione"
         r"|fecha\s+(?:de\s+)?(?:la\s+)?factura|fecha\s+de\s+(?:emisi[o\u00f3]n|expedici[o\u00f3]n))\s*:?",
         r"^(?:date|datum|data|fecha)\s*:?(?=\s|$)",
+        # A letter-style title with the date beside it: "Beitragsrechnung      24. Januar 2014".
+        r"^(?:\w*rechnung|invoice|facture|factuur|fattura|factura)$",
     ),
     *_entries(
         "DUE_DATE",
@@ -193,7 +195,7 @@ VOCABULARY: list[_Entry] = [
         "TOTAL",
         _money,
         rf"^(?:bruttosumme|gesamtbetrag(?!\s*(?:der|netto|ohne|exkl))(?:\s+brutto)?|gesamtsumme(?:\s+brutto)?"
-        rf"|rechnungsbetrag|rechnungssumme\s+brutto|endbetrag|summe\s+brutto|gesamt\s+brutto"
+        rf"|rechnungsbetrag|rechnungsbeitrag|rechnungssumme\s+brutto|endbetrag|summe\s+brutto|gesamt\s+brutto"
         rf"|bruttobetrag|total\s+ttc|montant\s+ttc|total\s+{_A}?\s*payer|grand\s+total|invoice\s+total"
         rf"|total\s+amount|total\s+incl\.?(?:\s+vat)?|montant\s+total(?!\s*(?:ht|hors))"
         r"|totaal\s+(?:bedrag\s+)?(?:incl\.?|inclusief)(?:\s+btw)?|factuurbedrag|totaalbedrag"
@@ -319,13 +321,27 @@ def _heading_at(words: list[Word], below: Line | None) -> list[Candidate]:
     if not rest:
         return []
     found = [_candidate("INVOICE_RECEIPT_ID", _FIRST_RANK["INVOICE_RECEIPT_ID"], label, rest, number)]
-    if match.group("date") and (date_text := _date(match.group("date"))):
+    if not match.group("connector") and (date_text := _connected_date(words, below)) and below is not None:
+        found.append(
+            _candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, below.words, date_text)
+        )
+    elif match.group("date") and (date_text := _date(match.group("date"))):
         found.append(_candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, rest, date_text))
     elif match.group("connector") and (date_text := _wrapped_date(words, below)) and below is not None:
         found.append(
             _candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, below.words, date_text)
         )
     return found
+
+
+_CONNECTED_DATE_RE = re.compile(r"^(?:vom|from|of|dated|du|le)\s+(?P<date>[\w.,/\- ]{6,30})$", re.IGNORECASE)
+
+
+def _connected_date(words: list[Word], below: Line | None) -> str | None:
+    """The date a heading wraps onto the next line with its connector ("… Nr. 47110818" / "vom 31.10.2018")."""
+    if below is None or not _wrapped(words, below) or not (match := _CONNECTED_DATE_RE.match(below.text.strip())):
+        return None
+    return _date(match.group("date"))
 
 
 def _wrapped_date(words: list[Word], below: Line | None) -> str | None:
@@ -367,7 +383,7 @@ def _line_candidates(line: Line, under: list[Line]) -> list[Candidate]:
             options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
             # A seller heading alone on its row heads a block (letterhead.py reads it): the line
             # under it may be a "Nummer: 123" row, not the name.
-            if entry.type in _COLUMN_TYPES and not rest and not following:
+            if entry.type in _COLUMN_TYPES and not rest:
                 options.append(_column_value(segment, line, under))
             elif not rest and entry.type != "VENDOR_NAME" and (cell := _below(segment, line, below)) is not None:
                 options.append(cell.words)

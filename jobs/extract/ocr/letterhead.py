@@ -231,13 +231,38 @@ def _suffix_line(pages: list[Page]) -> Candidate | None:
     if not pages:
         return None
     page = pages[0]
-    for line in page.lines:
+    for index, line in enumerate(page.lines):
         if line.top > page.height * _SUFFIX_AREA:
             break
         if COMPANY_RE.search(line.text):
             words = line.segments[0].words if COMPANY_RE.search(line.segments[0].text) else line.words
+            words = _name_start(page.lines[:index], words) + words
             value = name_of(" ".join(w.text for w in words))
             if value:
                 confidence = min(min(w.confidence for w in words), GUESS_CONFIDENCE_CAP)
                 return Candidate("VENDOR_NAME", _RANK + 1, [], words, value, confidence)
     return None
+
+
+def _name_start(above: list[Line], words: list[Word]) -> list[Word]:
+    """The first line of a name wrapped onto a legal-form line ("MVM Musterhafter" /
+    "Versicherungsverein Musterstadt a.G."): directly above, in the same column and type, no
+    digits or key, and the first line of its block.
+    """
+    if not above:
+        return []
+    previous = above[-1]
+    first = previous.segments[0]
+    height = max(median(w.height for w in words), 1.0)
+    starts_block = len(above) == 1 or previous.top - above[-2].bottom > height
+    if (
+        len(previous.segments) == 1
+        and starts_block
+        and 0 <= words[0].top - previous.bottom < 0.6 * height
+        and abs(first.left - words[0].left) < 0.5 * height
+        and abs(_height(first) - height) < 0.15 * height
+        and not any(ch.isdigit() or ch == ":" for ch in first.text)
+        and _is_name(first.text)
+    ):
+        return first.words
+    return []
