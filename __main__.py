@@ -67,7 +67,9 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     jobs = batch_jobs(settings, account_id, key, store, buckets, arrivals, alerts, job_env, catalog, backups)
     outputs = stack_outputs(store, buckets, key, alerts, jobs, arrivals, events, review, trail)
     outputs |= recovery_outputs(settings, jobs, backups, second)
-    outputs["budgetName"] = cost_budget(settings, alerts).budget_name
+    budget = cost_budget(settings, alerts)
+    outputs["budgetName"] = budget.budget_name
+    outputs["textractBudgetName"] = budget.textract_budget_name
     outputs["dashboardName"] = operations(settings, alerts).dashboard_name
     outputs["reportSigningKeyArn"] = report_signing(settings, account_id, jobs).key_arn
     outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
@@ -203,6 +205,7 @@ def cost_budget(settings: StackSettings, alerts: Alerts) -> CostBudget:
         CostBudgetArgs(
             stage=settings.stage,
             amount_usd=settings.monthly_budget_usd,
+            textract_amount_usd=settings.textract_budget,
             alarm_topic_arn=alerts.topic_arn,
             tags=settings.resource_tags(),
         ),
@@ -374,6 +377,7 @@ def batch_jobs(
             ocr_engine=settings.ocr_engine,
             textract_max_pages=settings.textract_max_pages_per_night,
             reconcile_engine=settings.reconcile_engine,
+            textract_fallback=settings.second_opinion,
             catalog_grants=catalog.grants,
             reanchor_days=settings.reconcile_reanchor_days,
             catch_up_days=settings.reconcile_catch_up_days,

@@ -54,6 +54,7 @@ from jobs.settings import (
     ENV_TABLE_STATE_DAYS,
     ENV_TEXTRACT_MAX_PAGES,
     JOB_ENV_VARS,
+    env_name,
 )
 
 CONTAINER_NAME = "job"
@@ -74,6 +75,30 @@ RECONCILE_JOBS = tuple(name for name, (job, _) in tasks().items() if job.name ==
 RECONCILE_ENGINES = ("polars", "athena")
 # The modules the registry's policy builders are named in (`policies.ingest_task_policy`).
 POLICY_MODULES = {"policies": policies, "recovery_policies": recovery_policies}
+ENV_TEXTRACT_FALLBACK = env_name("textract_fallback")
+ENV_SCHEDULE_TIMEZONE = env_name("schedule_timezone")
+ENV_SCHEDULED_TIME = env_name("scheduled_time")
+# EventBridge Scheduler replaces this keyword in a target's Input with the time the schedule meant
+# the invocation for (a retry keeps it): the job's drain bound and its "scheduled, not manual".
+SCHEDULED_TIME_ATTRIBUTE = "<aws.scheduler.scheduled-time>"
+
+
+def scheduled_input() -> str:
+    """The schedules' target Input: for an ECS RunTask target, Scheduler passes it as the task's
+    overrides (TaskOverride), so the job container gets DOCUFLOW_SCHEDULED_TIME set to the
+    scheduled time, beside the task definition's environment. Set only here: a task started by
+    hand has none, and knows itself as manual.
+    """
+    return json.dumps(
+        {
+            "containerOverrides": [
+                {
+                    "name": CONTAINER_NAME,
+                    "environment": [{"name": ENV_SCHEDULED_TIME, "value": SCHEDULED_TIME_ATTRIBUTE}],
+                }
+            ]
+        }
+    )
 
 
 # The polars engine's nightly also checks the change log, reading the last days' deliveries
@@ -162,7 +187,9 @@ class BatchJobsArgs:
     log_retention_days: int = 365
     # Scans in the ingest: "textract" grants the AnalyzeExpense actions; "local"/"off" grant none.
     ocr_engine: OcrEngine = OcrEngine.TEXTRACT
-    textract_max_pages: int = 0  # per ingest task and night; 0: no cap
+    textract_max_pages: int = 0  # per night, every ingest task's together (jobs/ingest/pages.py); 0: no cap
+    # Text-layer PDFs bound for review read by Textract too (components.settings: textractFallback).
+    textract_fallback: bool = False
     # "athena": the reconcile and repair run with --engine athena, and their roles get the audit
     # catalog's grants (AuditCatalog.grants, required then).
     reconcile_engine: str = "polars"
@@ -200,6 +227,8 @@ def _container_definitions(
 ) -> str:
     """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
     container = container_definition(
+    textract_fallback: bool = False,
+    schedule_timezone: str = "UTC",
         job=job,
         image=values["image"],
         log_group=values["log_group"],
@@ -216,6 +245,8 @@ def _container_definitions(
     )
     return json.dumps([container])
 
+        textract_fallback=textract_fallback,
+        schedule_timezone=schedule_timezone,
 
 def container_definition(
     *,
@@ -235,16 +266,23 @@ def container_definition(
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
+    textract_fallback: bool = False,
+    schedule_timezone: str = "UTC",
     Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), for
     the nightly reconcile and its repair the table's ARN (they export the table) and the chain's
     re-anchor and catch-up days, and the stack's data-holding figures (the erasure's receipt).
     """
-    extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
+    # Every job's nights are dates in the schedule's zone (a page cap's night, a report's night).
+    extra = {ENV_SCHEDULE_TIMEZONE: schedule_timezone}
+    if ocr_engine is not None:
+        extra[ENV_OCR_ENGINE] = ocr_engine
     if textract_max_pages:
         extra[ENV_TEXTRACT_MAX_PAGES] = str(textract_max_pages)
     if holdings is not None:
         extra[ENV_HOLDINGS] = holdings.to_env()
     if job in RECONCILE_JOBS:
+    if textract_fallback:
+        extra[ENV_TEXTRACT_FALLBACK] = "true"
         if not table_arn:
             raise ValueError("the nightly reconcile needs the table's ARN to export it")
         extra[ENV_TABLE_ARN] = table_arn
@@ -534,6 +572,8 @@ class BatchJobs(pulumi.ComponentResource):
                 reconcile_engine=args.reconcile_engine,
                 chain={
                     ENV_REANCHOR_DAYS: args.reanchor_days,
+                textract_fallback=args.textract_fallback if job == "ingest" else False,
+                schedule_timezone=args.schedule_timezone,
                     ENV_CATCH_UP_DAYS: args.catch_up_days,
                     ENV_TABLE_STATE_DAYS: args.table_state_days,
                 },
@@ -738,3 +778,10 @@ class BatchJobs(pulumi.ComponentResource):
             ),
             opts=child(self, depends_on=depends_on),
         )
+                # The scheduled time, as the job's DOCUFLOW_SCHEDULED_TIME (scheduled_input).
+                input=scheduled_input(),
+                    # A task started by the scheduler carries no tags of its own: without these its
+                    # Fargate hours are untagged spend, which the stage's cost budget never sees.
+                    propagate_tags="TASK_DEFINITION",
+                    enable_ecs_managed_tags=True,
+                    tags=args.tags,

@@ -173,6 +173,10 @@ class StackSettings(BaseModel):
     # The Textract pages one ingest task may spend a night (DOCUFLOW_TEXTRACT_MAX_PAGES); documents
     # beyond it wait in the queue for the next night, never failed. 0: no cap.
     textract_max_pages_per_night: int = Field(default=0, ge=0)
+    # The second opinion (jobs/extract/fallback.py, DOCUFLOW_TEXTRACT_FALLBACK): a text-layer PDF
+    # whose local reading would go to review is read by Textract too, its pages from the night's
+    # cap. Asked only with ocrEngine textract (it is Textract's); false turns it off.
+    textract_fallback: bool = True
     # The nightly reconcile (`reconcile --nightly`) keeps the table it judged and brings it forward
     # each night by DynamoDB's incremental exports, against daily S3 Inventory reports, with either
     # engine: "polars" in one task (the state as Parquet in the audit-data bucket), "athena" as
@@ -219,6 +223,10 @@ class StackSettings(BaseModel):
     # Cost: a monthly AWS Budgets cost budget of the resources tagged with this stage, alerting
     # the alarm topic on actual and forecast spend.
     monthly_budget_usd: Decimal = Field(gt=0, max_digits=12, decimal_places=2)
+    # Textract's charges attach to no taggable resource, so the stage budget never sees them: a
+    # second monthly budget filtered on the Textract service covers them. Unset: the monthly budget's
+    # amount (a runaway that alone spends the stack's budget is seen at 80 % of it).
+    textract_budget_usd: Decimal | None = Field(default=None, gt=0, max_digits=12, decimal_places=2)
 
     tags: dict[str, str] = Field(default_factory=dict)
 
@@ -476,6 +484,16 @@ class StackSettings(BaseModel):
         name = self.image_uri.split("@")[0]
         registry, _, path = name.partition("/")
         return f"{registry}/{path.split(':')[0]}"
+
+    @property
+    def second_opinion(self) -> bool:
+        """Whether text-layer PDFs bound for review are read by Textract too (textractFallback)."""
+        return self.textract_fallback and self.ocr_engine == OcrEngine.TEXTRACT
+
+    @property
+    def textract_budget(self) -> Decimal:
+        """The monthly amount of the Textract service budget."""
+        return self.textract_budget_usd or self.monthly_budget_usd
 
     def resource_tags(self) -> dict[str, str]:
         return {"app": layout.APP, "stage": self.stage, **self.tags}

@@ -50,7 +50,7 @@ DEV_COUNTS = {
     "docuflow:backups:TableBackups": 14,
     "docuflow:review_api:ReviewApi": 2,  # its role and the role's policy
     "docuflow:audit_trail:AuditTrail": 16,
-    "docuflow:budget:CostBudget": 1,
+    "docuflow:budget:CostBudget": 2,  # the stage budget and the Textract service budget
     "docuflow:reports:ReportSigningKey": 2,  # the asymmetric key and its alias
     "docuflow:operations:Operations": 8,  # seven deployed alarms (jobs.contract.alarms) and the dashboard
 }
@@ -324,7 +324,9 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     chain |= {ENV_REPORT_SIGNING_KEY, ENV_IMAGE_DIGEST}  # the reports they write are signed
     chain |= {ENV_REPORTS_TOPIC_ARN}  # and announced on the alert topic
     ingest = {ENV_OCR_ENGINE, ENV_TEXTRACT_MAX_PAGES}  # dev caps the night's Textract pages
-    assert set(env) == set(JOB_ENV_VARS) | (ingest if job == "ingest" else chain)
+    ingest |= {"DOCUFLOW_TEXTRACT_FALLBACK"}  # and asks Textract's second opinion
+    zone = {"DOCUFLOW_SCHEDULE_TIMEZONE"}  # every job's nights are the schedule zone's dates
+    assert set(env) == set(JOB_ENV_VARS) | zone | (ingest if job == "ingest" else chain)
     if job == "ingest":
         assert env[ENV_TEXTRACT_MAX_PAGES] == str(stack_config("dev")["docuflow:textractMaxPagesPerNight"])
     else:
@@ -356,6 +358,13 @@ def test_ecr_repository_scans_and_is_immutable(dev: ProgramRun) -> None:
     assert repo["imageScanningConfiguration"] == {"scanOnPush": True}
 
 
+SCHEDULED_TIME_OVERRIDE = {
+    "containerOverrides": [
+        {"name": "job", "environment": [{"name": "DOCUFLOW_SCHEDULED_TIME", "value": "<aws.scheduler.scheduled-time>"}]}
+    ]
+}
+
+
 def test_ingest_tasks_drain_one_queue_then_reconcile(dev: ProgramRun) -> None:
     schedules = dev.of_type("aws:scheduler/schedule:Schedule")
     assert sorted(s.inputs["name"] for s in schedules) == [
@@ -368,11 +377,12 @@ def test_ingest_tasks_drain_one_queue_then_reconcile(dev: ProgramRun) -> None:
     assert ingest.inputs["scheduleExpressionTimezone"] == "Europe/Berlin"
     ecs = ingest.inputs["target"]["ecsParameters"]
     # ingestTasks tasks, all running the drain (the default mode): no shard overrides.
-    assert ecs["taskCount"] == 4 and "input" not in ingest.inputs["target"]
+    # The only override is the scheduled time (batch_jobs.scheduled_input): no shard overrides.
+    assert ecs["taskCount"] == 4 and json.loads(ingest.inputs["target"]["input"]) == SCHEDULED_TIME_OVERRIDE
     assert ecs["taskDefinitionArn"].endswith("docuflow-dev-ingest:1")
     (reconcile,) = [s for s in schedules if s.inputs["name"].endswith("-reconcile")]
     assert reconcile.inputs["scheduleExpression"] == "cron(0 5 * * ? *)"
-    assert "input" not in reconcile.inputs["target"]
+    assert json.loads(reconcile.inputs["target"]["input"]) == SCHEDULED_TIME_OVERRIDE
     # nightlyRepair: the nightly reconcile is the repair task (reconcile --repair).
     assert reconcile.inputs["target"]["ecsParameters"]["taskDefinitionArn"].endswith("docuflow-dev-repair:1")
 

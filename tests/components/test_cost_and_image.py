@@ -16,9 +16,13 @@ from tests.components.program import ProgramRun, stack_config
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 
 
+def _budgets(run: ProgramRun) -> dict[str, dict]:
+    return {b.inputs["name"]: b.inputs for b in run.of_type("aws:budgets/budget:Budget")}
+
+
 def test_every_stack_has_a_monthly_cost_budget_alerting_the_topic(every_stack: ProgramRun) -> None:
     config = stack_config(every_stack.stack)
-    budget = every_stack.one("aws:budgets/budget:Budget").inputs
+    budget = _budgets(every_stack)[f"docuflow-{every_stack.stack}-monthly-cost"]
     assert (budget["budgetType"], budget["timeUnit"], budget["limitUnit"]) == ("COST", "MONTHLY", "USD")
     assert budget["limitAmount"] == f"{float(config['docuflow:monthlyBudgetUsd']):.2f}"
     assert budget["costFilters"] == [{"name": "TagKeyValue", "values": [f"user:stage${every_stack.stack}"]}]
@@ -79,3 +83,44 @@ def test_image_and_budget_settings_are_checked(changes: dict[str, str | None], m
     values = {**stack_config("dev"), **changes}
     with pytest.raises(StackSettingsError, match=message):
         StackSettings.from_mapping({k: v for k, v in values.items() if v is not None})
+
+
+def test_every_stack_has_a_budget_that_sees_textract(every_stack: ProgramRun) -> None:
+    """Textract's charges carry no tag: the stage budget cannot see them, a service budget does."""
+    config = stack_config(every_stack.stack)
+    budgets = _budgets(every_stack)
+    assert len(budgets) == 2
+    textract = budgets[f"docuflow-{every_stack.stack}-textract-monthly-cost"]
+    assert textract["costFilters"] == [{"name": "Service", "values": ["Amazon Textract"]}]
+    amount = config.get("docuflow:textractBudgetUsd") or config["docuflow:monthlyBudgetUsd"]
+    assert textract["limitAmount"] == f"{float(amount):.2f}"
+    kinds = sorted((n["notificationType"], n["threshold"]) for n in textract["notifications"])
+    assert kinds == [("ACTUAL", 80), ("ACTUAL", 100), ("FORECASTED", 100)]
+    stage = budgets[f"docuflow-{every_stack.stack}-monthly-cost"]
+    topics = {t for b in (stage, textract) for n in b["notifications"] for t in n["subscriberSnsTopicArns"]}
+    assert len(topics) == 1  # both alert the stack's alarm topic
+
+
+def test_scheduled_tasks_carry_the_stacks_tags_on_every_stack(every_stack: ProgramRun) -> None:
+    """A task the scheduler starts is tagged from its task definition (stage among the tags) and
+    with ECS's managed tags, so its Fargate hours reach the stage budget.
+    """
+    schedules = every_stack.of_type("aws:scheduler/schedule:Schedule")
+    assert schedules
+    families = {
+        td.outputs.get("arn") or td.inputs["family"]: td
+        for td in every_stack.of_type("aws:ecs/taskDefinition:TaskDefinition")
+    }
+    for schedule in schedules:
+        ecs = schedule.inputs["target"]["ecsParameters"]
+        assert ecs["propagateTags"] == "TASK_DEFINITION" and ecs["enableEcsManagedTags"] is True, schedule.name
+        assert ecs["tags"]["stage"] == every_stack.stack, schedule.name
+    for td in families.values():
+        assert td.inputs["tags"]["stage"] == every_stack.stack, td.name
+
+
+def test_a_budget_and_tag_settings_are_checked() -> None:
+    with pytest.raises(StackSettingsError, match="docuflow:textractBudgetUsd"):
+        StackSettings.from_mapping({**stack_config("dev"), "docuflow:textractBudgetUsd": "0"})
+    unset = {k: v for k, v in stack_config("dev").items() if k != "docuflow:textractBudgetUsd"}
+    assert StackSettings.from_mapping(unset).textract_budget == StackSettings.from_mapping(unset).monthly_budget_usd

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 
+from components.settings import StackSettings
 from jobs.settings import JobSettings, env_name
-from tests.components.program import ProgramRun
+from tests.components.program import ProgramRun, stack_config
 
 FIELD_OF = {env_name(name): name for name in JobSettings.model_fields}
 
@@ -30,3 +31,17 @@ def test_task_definitions_set_only_declared_settings(every_stack: ProgramRun) ->
         assert not undeclared, f"{where} sets {undeclared}: declare them as JobSettings fields"
         read = JobSettings.from_env(environment)
         assert read.env_of(*(FIELD_OF[name] for name in environment)) == environment, where
+
+
+def test_the_ingest_gets_the_second_opinion_and_every_job_the_schedules_zone(every_stack: ProgramRun) -> None:
+    config = stack_config(every_stack.stack)
+    settings = StackSettings.from_mapping(config)
+    environments = _environments(every_stack)
+    assert [w for w in environments if w.endswith("-ingest/job")]  # the drain's container is among them
+    for where, environment in environments.items():
+        assert environment["DOCUFLOW_SCHEDULE_TIMEZONE"] == settings.schedule_timezone, where
+        ingest = where.endswith("-ingest/job")
+        fallback = environment.get("DOCUFLOW_TEXTRACT_FALLBACK")
+        assert fallback == ("true" if ingest and settings.second_opinion else None), where
+    # Every stack reads scans with Textract, so every stack asks its second opinion.
+    assert settings.ocr_engine == "textract" and settings.second_opinion

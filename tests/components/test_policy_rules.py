@@ -255,6 +255,8 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
         # chain's days: non-secret settings.
         ocr = [ENV_OCR_ENGINE] if c["command"][:1] == ["ingest"] else []
         ocr += [ENV_TEXTRACT_MAX_PAGES] if ocr and ENV_TEXTRACT_MAX_PAGES in names else []
+        ocr += ["DOCUFLOW_TEXTRACT_FALLBACK"] if ocr and "DOCUFLOW_TEXTRACT_FALLBACK" in names else []
+        zone = ["DOCUFLOW_SCHEDULE_TIMEZONE"]  # every job's nights are the schedule zone's dates
         holdings = [ENV_HOLDINGS] if c["command"][:1] == ["erase"] else []
         chain = (
             [
@@ -269,7 +271,7 @@ def test_no_secrets_in_container_environment(every_stack: ProgramRun) -> None:
             if c["command"][:1] == ["reconcile"]
             else []
         )
-        assert names == list(JOB_ENV_VARS) + ocr + holdings + chain
+        assert names == list(JOB_ENV_VARS) + zone + ocr + holdings + chain
         for e in c["environment"]:
             assert not SECRETISH.search(e["name"]) and not SECRETISH.search(e["value"]), e
 

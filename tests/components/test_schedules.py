@@ -1,12 +1,18 @@
-"""The drain's time bound from the ingest's and the reconcile's cron expressions."""
+"""The drain's time bound from the ingest's and the reconcile's cron expressions, and the
+scheduled time every schedule hands its task.
+"""
 
 from __future__ import annotations
 
-from datetime import date
+import json
+from datetime import UTC, date, datetime
 
 import pytest
 
+from components.batch_jobs import SCHEDULED_TIME_ATTRIBUTE
 from components.schedules import DRAIN_MARGIN_MINUTES, Cron, ScheduleError, drain_minutes
+from jobs.settings import JobSettings
+from tests.components.program import ProgramRun
 
 NEW_YEAR = date(2026, 1, 1)
 
@@ -63,3 +69,33 @@ def test_day_of_month_and_day_of_week_need_exactly_one_question_mark(expression:
 def test_a_reconcile_that_never_follows_is_refused() -> None:
     with pytest.raises(ScheduleError, match="does not run after"):
         drain_minutes("cron(0 2 * * ? *)", "cron(0 5 * * ? 2026)", "UTC", NEW_YEAR)
+
+
+def test_every_schedule_hands_its_task_the_scheduled_time(every_stack: ProgramRun) -> None:
+    """EventBridge Scheduler replaces <aws.scheduler.scheduled-time> in the target's Input, which an
+    ECS RunTask target takes as the task's overrides: the job container gets DOCUFLOW_SCHEDULED_TIME
+    (a retry keeps the time of the invocation it retries), which the job reads as a zoned time.
+    """
+    containers = {
+        td.name: json.loads(td.inputs["containerDefinitions"])[0]["name"]
+        for td in every_stack.of_type("aws:ecs/taskDefinition:TaskDefinition")
+    }
+    schedules = every_stack.of_type("aws:scheduler/schedule:Schedule")
+    assert {s.inputs["name"].rsplit("-", 1)[-1] for s in schedules} >= {"ingest", "reconcile", "drill"}
+    for schedule in schedules:
+        (override,) = json.loads(schedule.inputs["target"]["input"])["containerOverrides"]
+        assert override["name"] in set(containers.values()), schedule.name
+        environment = {e["name"]: e["value"] for e in override["environment"]}
+        assert environment == {"DOCUFLOW_SCHEDULED_TIME": SCHEDULED_TIME_ATTRIBUTE}
+        # As Scheduler fills it in (its documented example), the job reads a zoned time.
+        filled = {
+            name: value.replace(SCHEDULED_TIME_ATTRIBUTE, "2022-03-22T18:59:43Z") for name, value in environment.items()
+        }
+        assert JobSettings.from_env(filled).scheduled_time == datetime(2022, 3, 22, 18, 59, 43, tzinfo=UTC)
+
+
+def test_no_task_definition_sets_the_scheduled_time(every_stack: ProgramRun) -> None:
+    """Only the schedule sets it: a task started by hand from the same definition is manual."""
+    for td in every_stack.of_type("aws:ecs/taskDefinition:TaskDefinition"):
+        (container,) = json.loads(td.inputs["containerDefinitions"])
+        assert "DOCUFLOW_SCHEDULED_TIME" not in {e["name"] for e in container["environment"]}, td.name

@@ -179,3 +179,27 @@ def test_alarm_thresholds_are_settings() -> None:
     assert (dev.arrivals_max_age_seconds, dev.replication_latency_alarm_seconds) == (26 * 3600, 900)
     with pytest.raises(StackSettingsError, match="docuflow:replicationLatencyAlarmSeconds"):
         StackSettings.from_mapping(_dev(**{"docuflow:replicationLatencyAlarmSeconds": "10"}))
+
+
+def test_the_second_opinion_is_on_with_textract_and_can_be_turned_off() -> None:
+    unset = _dev(**{"docuflow:textractFallback": None})
+    assert StackSettings.from_mapping(unset).second_opinion  # ocrEngine textract: on by default
+    assert not StackSettings.from_mapping(_dev(**{"docuflow:textractFallback": "false"})).second_opinion
+    # It is Textract's opinion: a stack reading scans locally never asks it.
+    local = _dev(**{"docuflow:textractFallback": "true", "docuflow:ocrEngine": "local"})
+    assert not StackSettings.from_mapping(local).second_opinion
+
+
+def test_a_stack_with_the_second_opinion_off_gives_the_ingest_no_fallback() -> None:
+    from components.batch_jobs import container_definition
+    from jobs.settings import JobSettings
+
+    off = StackSettings.from_mapping(_dev(**{"docuflow:textractFallback": "false"}))
+    common = {"image": "repo@sha256:" + "0" * 64, "log_group": "g", "region": "eu-west-1"}
+    environment = JobSettings(stage="dev").env()
+    for second_opinion, expected in ((off.second_opinion, None), (True, "true")):
+        container = container_definition(
+            job="ingest", environment=environment, textract_fallback=second_opinion, **common
+        )
+        names = {e["name"]: e["value"] for e in container["environment"]}
+        assert names.get("DOCUFLOW_TEXTRACT_FALLBACK") == expected
