@@ -224,11 +224,11 @@ def _container_definitions(
     holdings: DataHoldings | None,
     textract_max_pages: int = 0,
     drain_minutes: int | None = None,
+    textract_fallback: bool = False,
+    schedule_timezone: str = "UTC",
 ) -> str:
     """A task definition's containerDefinitions (its one job container) once its Outputs resolve."""
     container = container_definition(
-    textract_fallback: bool = False,
-    schedule_timezone: str = "UTC",
         job=job,
         image=values["image"],
         log_group=values["log_group"],
@@ -242,11 +242,11 @@ def _container_definitions(
         reports_topic_arn=values["reports_topic_arn"],
         textract_max_pages=textract_max_pages,
         drain_minutes=drain_minutes,
+        textract_fallback=textract_fallback,
+        schedule_timezone=schedule_timezone,
     )
     return json.dumps([container])
 
-        textract_fallback=textract_fallback,
-        schedule_timezone=schedule_timezone,
 
 def container_definition(
     *,
@@ -263,11 +263,11 @@ def container_definition(
     reports_topic_arn: str | None = None,
     textract_max_pages: int = 0,
     drain_minutes: int | None = None,
+    textract_fallback: bool = False,
+    schedule_timezone: str = "UTC",
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
-    textract_fallback: bool = False,
-    schedule_timezone: str = "UTC",
     Beside JOB_ENV_VARS, non-secret settings only one job reads: the OCR engine (the ingest), for
     the nightly reconcile and its repair the table's ARN (they export the table) and the chain's
     re-anchor and catch-up days, and the stack's data-holding figures (the erasure's receipt).
@@ -278,11 +278,11 @@ def container_definition(
         extra[ENV_OCR_ENGINE] = ocr_engine
     if textract_max_pages:
         extra[ENV_TEXTRACT_MAX_PAGES] = str(textract_max_pages)
+    if textract_fallback:
+        extra[ENV_TEXTRACT_FALLBACK] = "true"
     if holdings is not None:
         extra[ENV_HOLDINGS] = holdings.to_env()
     if job in RECONCILE_JOBS:
-    if textract_fallback:
-        extra[ENV_TEXTRACT_FALLBACK] = "true"
         if not table_arn:
             raise ValueError("the nightly reconcile needs the table's ARN to export it")
         extra[ENV_TABLE_ARN] = table_arn
@@ -569,11 +569,11 @@ class BatchJobs(pulumi.ComponentResource):
                 ocr_engine=args.ocr_engine if job == "ingest" else None,
                 textract_max_pages=args.textract_max_pages if job == "ingest" else 0,
                 drain_minutes=args.drain_minutes if job == "ingest" else None,
+                textract_fallback=args.textract_fallback if job == "ingest" else False,
+                schedule_timezone=args.schedule_timezone,
                 reconcile_engine=args.reconcile_engine,
                 chain={
                     ENV_REANCHOR_DAYS: args.reanchor_days,
-                textract_fallback=args.textract_fallback if job == "ingest" else False,
-                schedule_timezone=args.schedule_timezone,
                     ENV_CATCH_UP_DAYS: args.catch_up_days,
                     ENV_TABLE_STATE_DAYS: args.table_state_days,
                 },
@@ -759,10 +759,17 @@ class BatchJobs(pulumi.ComponentResource):
             target=aws.scheduler.ScheduleTargetArgs(
                 arn=cluster.arn,
                 role_arn=role.arn,
+                # The scheduled time, as the job's DOCUFLOW_SCHEDULED_TIME (scheduled_input).
+                input=scheduled_input(),
                 ecs_parameters=aws.scheduler.ScheduleTargetEcsParametersArgs(
                     task_definition_arn=task_definition.arn,
                     task_count=task_count,
                     platform_version="LATEST",
+                    # A task started by the scheduler carries no tags of its own: without these its
+                    # Fargate hours are untagged spend, which the stage's cost budget never sees.
+                    propagate_tags="TASK_DEFINITION",
+                    enable_ecs_managed_tags=True,
+                    tags=args.tags,
                     network_configuration=aws.scheduler.ScheduleTargetEcsParametersNetworkConfigurationArgs(
                         subnets=list(args.subnet_ids),
                         security_groups=list(args.security_group_ids),
@@ -778,10 +785,3 @@ class BatchJobs(pulumi.ComponentResource):
             ),
             opts=child(self, depends_on=depends_on),
         )
-                # The scheduled time, as the job's DOCUFLOW_SCHEDULED_TIME (scheduled_input).
-                input=scheduled_input(),
-                    # A task started by the scheduler carries no tags of its own: without these its
-                    # Fargate hours are untagged spend, which the stage's cost budget never sees.
-                    propagate_tags="TASK_DEFINITION",
-                    enable_ecs_managed_tags=True,
-                    tags=args.tags,
