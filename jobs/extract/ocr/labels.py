@@ -264,7 +264,7 @@ _DATE_ONLY_RE = re.compile(r"^[\w.,/\- ]{6,30}$")
 # "Gutschrift (Selbst ausgestellte Rechnung) (389) Nr. 471102 vom 05.03.2018",
 # "Credit Note CN/2026/08 of 12 May 2026", "Facture n° F-17 du 4 février 2026", "Avoir n° A-3 du …".
 _HEADING_RE = re.compile(
-    rf"^(?P<label>(?:\w*rechnung|gutschrift|(?:tax\s+)?invoice|credit\s+note|debit\s+note|facture|avoir)"
+    rf"^(?P<label>(?:\w*rechnung(?:s?korrektur)?|gutschrift|(?:tax\s+)?invoice|credit\s+note|debit\s+note|facture|avoir)"
     rf"(?:\s*\([^()]{{1,40}}\))*\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)?\s*:?)\s*"
     rf"(?P<number>[A-Za-z0-9][\w/.\-]*)(?:\s+(?P<connector>vom|from|of|dated|du|le)(?:\s+(?P<date>.+))?)?$",
     re.IGNORECASE,
@@ -383,7 +383,9 @@ def _line_candidates(line: Line, under: list[Line]) -> list[Candidate]:
             options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
             # A seller heading alone on its row heads a block (letterhead.py reads it): the line
             # under it may be a "Nummer: 123" row, not the name.
-            if entry.type in _COLUMN_TYPES and not rest:
+            # A header cell may hold the next column's header too ("MwSt-Betrag MwSt-%"): with no
+            # digit after the label, the cells under it are still its column.
+            if entry.type in _COLUMN_TYPES and not any(ch.isdigit() for w in rest for ch in w.text):
                 options.append(_column_value(segment, line, under))
             elif not rest and entry.type != "VENDOR_NAME" and (cell := _below(segment, line, below)) is not None:
                 options.append(cell.words)
