@@ -374,6 +374,7 @@ def batch_jobs(
             image_repository=settings.image_repository(),
             image_keep_count=settings.image_keep_count,
             image_release_tag_prefixes=settings.image_release_tag_prefixes,
+            image_tag=settings.image_tag,
             ocr_engine=settings.ocr_engine,
             textract_max_pages=settings.textract_max_pages_per_night,
             textract_fallback=settings.second_opinion,

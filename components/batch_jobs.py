@@ -165,6 +165,9 @@ class BatchJobsArgs:
     image_repository: str | None = None
     image_keep_count: int = 30
     image_release_tag_prefixes: Sequence[str] = ()
+    # The stack's own repository: the tag image_digest is pushed under (kept by the lifecycle
+    # policy whatever else it expires, and checked to name image_digest at `up`).
+    image_tag: str | None = None
     assign_public_ip: bool = False
     fargate_spot: bool = False
     # Ingest tasks the nightly schedule starts; they drain the one arrival queue together.
@@ -696,14 +699,30 @@ class BatchJobs(pulumi.ComponentResource):
             tags=args.tags,
             opts=child(self),
         )
+        lifecycle = policies.ecr_lifecycle_policy(
+            args.image_keep_count, args.image_release_tag_prefixes, deployed_tag=args.image_tag
+        )
         aws.ecr.LifecyclePolicy(
             f"{self._name}-repository-lifecycle",
             repository=repository.name,
-            policy=json.dumps(policies.ecr_lifecycle_policy(args.image_keep_count, args.image_release_tag_prefixes)),
+            policy=json.dumps(lifecycle),
             opts=child(self),
         )
         self.repository_url = repository.repository_url
-        return repository.repository_url.apply(lambda url: f"{url}@{args.image_digest}"), repository.arn
+        pinned = repository.repository_url.apply(lambda url: f"{url}@{args.image_digest}")
+        tag = args.image_tag
+        if tag is not None and not pulumi.runtime.is_dry_run():
+            # At `up` only: a preview makes no registry call (docs/deploy.md). The task
+            # definitions wait for the check, so a digest the tag does not name is never deployed.
+            listed = aws.ecr.get_images_output(repository_name=repository.name, opts=pulumi.InvokeOptions(parent=self))
+
+            def checked(got: list[Any]) -> str:
+                # Each a GetImagesImageIdResult: a dict by its Python names (an untagged image has no tag).
+                check_tagged_digest([(i.get("image_tag"), i["image_digest"]) for i in got[1]], tag, args.image_digest)
+                return str(got[0])
+
+            pinned = pulumi.Output.all(pinned, listed.image_ids).apply(checked)
+        return pinned, repository.arn
 
     def _role(self, purpose: str, service: str) -> aws.iam.Role:
         return aws.iam.Role(
@@ -784,4 +803,21 @@ class BatchJobs(pulumi.ComponentResource):
                 dead_letter_config=aws.scheduler.ScheduleTargetDeadLetterConfigArgs(arn=dlq.arn),
             ),
             opts=child(self, depends_on=depends_on),
+        )
+
+
+def check_tagged_digest(images: Sequence[tuple[str | None, str]], tag: str, digest: str) -> None:
+    """Refuse a deploy whose imageDigest is not the image its imageTag names in the stack's
+    repository (ValueError, which fails `up` before a task definition takes it). An empty
+    repository passes: the stack's first `up` runs before the first push (docs/deploy.md).
+    """
+    if not images:
+        return
+    named = {d for t, d in images if t == tag}
+    if not named:
+        raise ValueError(f"docuflow:imageTag {tag!r} names no image in the stack's repository: push it first")
+    if digest not in named:
+        raise ValueError(
+            f"docuflow:imageTag {tag!r} is {', '.join(sorted(named))}, not docuflow:imageDigest {digest}: "
+            "set the digest the push printed"
         )

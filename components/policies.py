@@ -757,15 +757,36 @@ def ecr_repository_arn(image_uri: str) -> str | None:
 RELEASE_IMAGES_KEPT = 1000
 
 
-def ecr_lifecycle_policy(keep: int, release_tag_prefixes: Sequence[str]) -> dict[str, Any]:
-    """The job repository's lifecycle: every release-tagged image (up to RELEASE_IMAGES_KEPT),
-    then the newest `keep` images of any other kind (untagged, branch builds); older ones expire.
+def ecr_lifecycle_policy(
+    keep: int, release_tag_prefixes: Sequence[str], *, deployed_tag: str | None = None
+) -> dict[str, Any]:
+    """The job repository's lifecycle: the image the task definitions name (`deployed_tag`,
+    whatever its kind or age), every release-tagged image (up to RELEASE_IMAGES_KEPT), then the
+    newest `keep` images of any other kind (untagged, branch builds); older ones expire.
     """
     rules: list[dict[str, Any]] = []
-    if release_tag_prefixes:
+    if deployed_tag is not None:
+        # ECR cannot see task definitions, and no rule selects a digest: this one selects the
+        # deployed tag exactly (a pattern without a wildcard; tags are immutable here, so one
+        # image) and never counts past it, and an image a rule selects is never expired by a
+        # lower-priority one: not by the 1,000 releases after it, nor by the count rule.
         rules.append(
             {
                 "rulePriority": 1,
+                "description": "keep the image the task definitions run",
+                "selection": {
+                    "tagStatus": "tagged",
+                    "tagPatternList": [deployed_tag],
+                    "countType": "imageCountMoreThan",
+                    "countNumber": 1,
+                },
+                "action": {"type": "expire"},
+            }
+        )
+    if release_tag_prefixes:
+        rules.append(
+            {
+                "rulePriority": len(rules) + 1,
                 "description": "keep release images (a stack deploys only these)",
                 "selection": {
                     "tagStatus": "tagged",

@@ -52,6 +52,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.resources: list[Recorded] = []
         self.region = REGION  # the stack's (run_program sets it); explicit providers name their own
+        self.images: list[tuple[str, str]] = []  # (tag, digest) in the stack's ECR repository: none
         self._provider_regions: dict[str, str] = {}
 
     def region_for(self, provider: str | None) -> str:
@@ -76,6 +77,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
                 "userId": "AIDAEXAMPLE",
                 "id": ACCOUNT,
             }
+        if args.token == "aws:ecr/getImages:getImages":  # the stack's repository, as `images` says
+            ids = [{"imageTag": tag, "imageDigest": digest} for tag, digest in self.images]  # as the provider
+            return {"id": args.args["repositoryName"], "repositoryName": args.args["repositoryName"], "imageIds": ids}
         raise NotImplementedError(f"unmocked call {args.token}")
 
 

@@ -54,7 +54,8 @@ def test_task_definitions_name_the_image_by_digest_on_every_stack(every_stack: P
 def test_the_job_repository_keeps_releases_and_the_newest_images(dev: ProgramRun) -> None:
     lifecycle = dev.one("aws:ecr/lifecyclePolicy:LifecyclePolicy").inputs
     assert lifecycle["repository"] == "docuflow-dev-jobs"
-    releases, others = json.loads(lifecycle["policy"])["rules"]
+    deployed, releases, others = json.loads(lifecycle["policy"])["rules"]
+    assert deployed["selection"]["tagPatternList"] == [stack_config("dev")["docuflow:imageTag"]]  # its own, first
     # Release images are selected first, so the count rule never expires one (ECR's priority).
     assert releases["rulePriority"] < others["rulePriority"]
     assert releases["selection"] == {
