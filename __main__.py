@@ -388,8 +388,7 @@ def batch_jobs(
             ingest_tasks=settings.ingest_tasks,
             ingest_schedule=settings.ingest_schedule,
             reconcile_schedule=settings.reconcile_schedule,
-            # The drain stops taking work in time for the reconcile (components.schedules).
-            drain_minutes=settings.drain_minutes,
+            drain_minutes=settings.drain_minutes,  # stops taking work in time for the reconcile (components.schedules)
             schedule_timezone=settings.schedule_timezone,
             retry_attempts=settings.schedule_retry_attempts,
             max_event_age_seconds=settings.schedule_max_event_age_seconds,
