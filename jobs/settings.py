@@ -172,11 +172,11 @@ class JobSettings(BaseSettings):
         validation_alias="SHARD_COUNT",
         description="The tasks an `ingest backfill` sweep is split over.",
     )
-    # Off by default: every call costs money.
+    # Off in code (every call costs money); the stack sets it with ocrEngine textract (textractFallback).
     textract_fallback: bool = Field(
         default=False,
-        description="Text-layer PDFs whose local reading leaves header fields missing may also go to "
-        "Textract AnalyzeExpense (jobs.extract.fallback decides which).",
+        description="Text-layer PDFs whose local reading would go to review are read by Textract AnalyzeExpense "
+        "too, within the night's page cap, and its reading kept only when clean (jobs.extract.fallback).",
     )
     # A document's pages are reserved before its Textract call; one that would pass the cap waits
     # in the queue for the next night (jobs/ingest/pages.py).
