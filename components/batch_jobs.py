@@ -276,13 +276,10 @@ def container_definition(
     re-anchor and catch-up days, and the stack's data-holding figures (the erasure's receipt).
     """
     # Every job's nights are dates in the schedule's zone (a page cap's night, a report's night).
-    extra = {ENV_SCHEDULE_TIMEZONE: schedule_timezone}
-    if ocr_engine is not None:
-        extra[ENV_OCR_ENGINE] = ocr_engine
-    if textract_max_pages:
-        extra[ENV_TEXTRACT_MAX_PAGES] = str(textract_max_pages)
-    if textract_fallback:
-        extra[ENV_TEXTRACT_FALLBACK] = "true"
+    extra = {
+        ENV_SCHEDULE_TIMEZONE: schedule_timezone,
+        **_ocr_environment(ocr_engine, textract_max_pages, textract_fallback),
+    }
     if holdings is not None:
         extra[ENV_HOLDINGS] = holdings.to_env()
     if job in RECONCILE_JOBS:
@@ -313,6 +310,16 @@ def container_definition(
         "environment": job_environment(environment) + [{"name": n, "value": v} for n, v in extra.items()],
         "logConfiguration": log_configuration(log_group, region, job),
     }
+
+
+def _ocr_environment(ocr_engine: str | None, textract_max_pages: int, textract_fallback: bool) -> dict[str, str]:
+    """The ingest's reading settings: its engine, the night's Textract page cap, the second opinion."""
+    extra = {ENV_OCR_ENGINE: ocr_engine} if ocr_engine is not None else {}
+    if textract_max_pages:
+        extra[ENV_TEXTRACT_MAX_PAGES] = str(textract_max_pages)
+    if textract_fallback:
+        extra[ENV_TEXTRACT_FALLBACK] = "true"
+    return extra
 
 
 def log_configuration(log_group: str, region: str, job: str) -> dict[str, Any]:
@@ -739,6 +746,38 @@ class BatchJobs(pulumi.ComponentResource):
         # is idempotent, so the saving is worth it where the stack opts in.
         return "FARGATE_SPOT" if self._args.fargate_spot else "FARGATE"
 
+    def _ecs_parameters(
+        self, task_definition: aws.ecs.TaskDefinition, task_count: int
+    ) -> aws.scheduler.ScheduleTargetEcsParametersArgs:
+        args = self._args
+        placement: dict[str, Any] = (
+            {
+                "capacity_provider_strategies": [
+                    aws.scheduler.ScheduleTargetEcsParametersCapacityProviderStrategyArgs(
+                        capacity_provider=self._capacity_provider(), weight=1, base=0
+                    )
+                ]
+            }
+            if args.fargate_spot
+            else {"launch_type": "FARGATE"}
+        )
+        return aws.scheduler.ScheduleTargetEcsParametersArgs(
+            task_definition_arn=task_definition.arn,
+            task_count=task_count,
+            platform_version="LATEST",
+            # A task started by the scheduler carries no tags of its own: without these its
+            # Fargate hours are untagged spend, which the stage's cost budget never sees.
+            propagate_tags="TASK_DEFINITION",
+            enable_ecs_managed_tags=True,
+            tags=args.tags,
+            network_configuration=aws.scheduler.ScheduleTargetEcsParametersNetworkConfigurationArgs(
+                subnets=list(args.subnet_ids),
+                security_groups=list(args.security_group_ids),
+                assign_public_ip=args.assign_public_ip,
+            ),
+            **placement,
+        )
+
     def _schedule(
         self,
         suffix: str,
@@ -754,17 +793,6 @@ class BatchJobs(pulumi.ComponentResource):
         depends_on: list[pulumi.Resource],
     ) -> aws.scheduler.Schedule:
         args = self._args
-        placement: dict[str, Any] = (
-            {
-                "capacity_provider_strategies": [
-                    aws.scheduler.ScheduleTargetEcsParametersCapacityProviderStrategyArgs(
-                        capacity_provider=self._capacity_provider(), weight=1, base=0
-                    )
-                ]
-            }
-            if args.fargate_spot
-            else {"launch_type": "FARGATE"}
-        )
         return aws.scheduler.Schedule(
             f"{self._name}-{suffix}",
             name=schedule_name,
@@ -780,22 +808,7 @@ class BatchJobs(pulumi.ComponentResource):
                 role_arn=role.arn,
                 # The scheduled time, as the job's DOCUFLOW_SCHEDULED_TIME (scheduled_input).
                 input=scheduled_input(),
-                ecs_parameters=aws.scheduler.ScheduleTargetEcsParametersArgs(
-                    task_definition_arn=task_definition.arn,
-                    task_count=task_count,
-                    platform_version="LATEST",
-                    # A task started by the scheduler carries no tags of its own: without these its
-                    # Fargate hours are untagged spend, which the stage's cost budget never sees.
-                    propagate_tags="TASK_DEFINITION",
-                    enable_ecs_managed_tags=True,
-                    tags=args.tags,
-                    network_configuration=aws.scheduler.ScheduleTargetEcsParametersNetworkConfigurationArgs(
-                        subnets=list(args.subnet_ids),
-                        security_groups=list(args.security_group_ids),
-                        assign_public_ip=args.assign_public_ip,
-                    ),
-                    **placement,
-                ),
+                ecs_parameters=self._ecs_parameters(task_definition, task_count),
                 retry_policy=aws.scheduler.ScheduleTargetRetryPolicyArgs(
                     maximum_retry_attempts=args.retry_attempts,
                     maximum_event_age_in_seconds=args.max_event_age_seconds,

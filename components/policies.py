@@ -399,12 +399,18 @@ def ingest_task_policy(
             [table_arn],
         ),
         _use_data_key(key_arn),
-        # IAM has no resource type for Textract's expense actions: "*" is the only resource.
-        *([statement("AnalyzeExpense", TEXTRACT_EXPENSE, "*")] if textract else []),
-        # The night's Textract page counter (jobs.ingest.pages): a conditional ADD, every task's pages.
-        *([statement("CountTextractPages", ["dynamodb:UpdateItem"], [table_arn])] if textract else []),
+        *(_textract_statements(table_arn) if textract else []),
         *publish_metrics(metrics_namespace),
     )
+
+
+def _textract_statements(table_arn: str) -> list[Statement]:
+    return [
+        # IAM has no resource type for Textract's expense actions: "*" is the only resource.
+        statement("AnalyzeExpense", TEXTRACT_EXPENSE, "*"),
+        # The night's Textract page counter (jobs.ingest.pages): a conditional ADD, every task's pages.
+        statement("CountTextractPages", ["dynamodb:UpdateItem"], [table_arn]),
+    ]
 
 
 def _reconcile_statements(

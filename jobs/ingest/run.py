@@ -55,7 +55,7 @@ from jobs.runtime import RunContext
 from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
 from jobs.store.clients import s3_client, sqs_client, textract_client
-from jobs.store.dynamo import TRANSACT_CHUNK
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
@@ -144,13 +144,7 @@ class IngestRun:
             if settings.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
-        # One budget per night across every task (a counter in the table), the night being the
-        # schedule's, so a retry or a manual backfill of that night spends from the same cap.
-        self._pages = PageBudget(
-            settings.textract_max_pages,
-            night=night_of(settings.scheduled_time or layout.utc_now(), settings.schedule_timezone),
-            counter=self._table,
-        )
+        self._pages = _page_budget(settings, self._table)
         self._deadline: datetime | None = None  # set when the run starts (drain_deadline)
         self._stop = threading.Event()
         self._error: BaseException | None = None
@@ -496,6 +490,14 @@ class IngestRun:
             )
         except StoreError as exc:
             logger.error("could not write the run summary", extra={"key": key, "error": str(exc)})
+
+
+def _page_budget(settings: JobSettings, table: DocumentTable) -> PageBudget:
+    """One budget per night across every task (a counter in the table), the night being the
+    schedule's, so a retry or a manual backfill of that night spends from the same cap.
+    """
+    night = night_of(settings.scheduled_time or layout.utc_now(), settings.schedule_timezone)
+    return PageBudget(settings.textract_max_pages, night=night, counter=table)
 
 
 def _release(works: list[Work]) -> None:
