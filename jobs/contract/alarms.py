@@ -15,6 +15,11 @@ most seven days in a window, one day for periods under an hour). The per-night a
 window of NIGHT_SPAN, longer than one night's runs and far shorter than a day: a bad night goes
 into ALARM and back to OK before the next night, so CloudWatch, which notifies on state changes
 only, notifies again for the next bad night.
+
+A job that runs less often than a window can span (the quarterly restore drill) is watched
+through a figure the nightly reconcile publishes, its age in days (DAYS_SINCE_DRILL), judged
+against the job's own schedule: its longest gap between firings (jobs.contract.cron) plus
+DRILL_MARGIN_DAYS. A stack that schedules no drill declares no such alarm.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from jobs.contract import layout
+from jobs.contract.cron import longest_gap_days
 from jobs.contract.metrics import (
     CODE,
     JOB,
@@ -55,6 +61,10 @@ OLDEST_MESSAGE_SECONDS = 26 * 3600
 # The reconcile's finding code for a version missing from the change log (jobs.reconcile.findings
 # Code.AUDIT_GAP; a test holds them equal), here for the alarm, which does not import the reconcile.
 AUDIT_GAP = "AUDIT_GAP"
+# A drill past its schedule's longest gap by this much is overdue: the days a failed drill takes to
+# be fixed and run again by hand, Scheduler's own retries, and the nightly reconcile reading the
+# age once a day (up to a day late).
+DRILL_MARGIN_DAYS = 7
 
 
 class Comparison(StrEnum):
@@ -215,12 +225,45 @@ def _arrivals_stalled(seconds: int) -> AlarmSpec:
     )
 
 
+def drill_overdue_days(drill_schedule: str) -> int:
+    """The age in days past which the last drill is overdue: its schedule's period and the margin."""
+    return longest_gap_days(drill_schedule) + DRILL_MARGIN_DAYS
+
+
+def _drill_overdue(drill_schedule: str) -> AlarmSpec:
+    """The nightly reconcile's DaysSinceLastDrill over the bound. Hourly periods over
+    HEARTBEAT_HOURS, one breaching enough: one figure a night keeps it in ALARM from night to
+    night while the drill stays overdue (one notification, not one a day), through a night that
+    ends late. Missing data is not breaching: a silent reconcile is its heartbeat's alarm.
+    """
+    bound = drill_overdue_days(drill_schedule)
+    return AlarmSpec(
+        name="drill-overdue",
+        metric=Metric.DAYS_SINCE_DRILL,
+        dimensions={JOB: Job.RECONCILE.value},
+        statistic=Statistic.MAXIMUM,
+        period=HOUR,
+        evaluation_periods=HEARTBEAT_HOURS,
+        datapoints_to_alarm=1,
+        threshold=bound,
+        comparison=Comparison.GREATER,
+        missing=Missing.NOT_BREACHING,
+        runbook="drill-overdue",
+        description=f"No restore drill has reported in over {bound} days (its schedule {drill_schedule} "
+        f"plus {DRILL_MARGIN_DAYS} days): the drill did not run, or failed before its report.",
+    )
+
+
 def declared_alarms(
-    failed_ratio_threshold: float, oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS
+    failed_ratio_threshold: float,
+    oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS,
+    drill_schedule: str | None = None,
 ) -> tuple[AlarmSpec, ...]:
     """The stack's alarms; the thresholds are stack settings (JobSettings.failed_ratio_threshold,
-    StackSettings.arrivals_max_age_seconds).
+    StackSettings.arrivals_max_age_seconds), and `drill-overdue` is declared only with the
+    schedule the stack runs its restore drill on (StackSettings.drill_schedule).
     """
+    drill = (_drill_overdue(drill_schedule),) if drill_schedule is not None else ()
     return (
         _heartbeat(Job.INGEST),
         _heartbeat(Job.RECONCILE),
@@ -275,4 +318,5 @@ def declared_alarms(
             "The restore drill failed or missed its RPO or RTO target.",
         ),
         _arrivals_stalled(oldest_message_seconds),
+        *drill,
     )

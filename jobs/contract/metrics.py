@@ -62,6 +62,9 @@ class Metric(StrEnum):
     # the findings alarms judge, so a long-open known finding cannot mask the next new one
     NEW_FINDINGS = "NewFindings"
     ITEMS_JUDGED = "ItemsJudged"
+    # days since the newest restore drill report (or, before the first, since the stack's first
+    # reconcile report): the drill's heartbeat, which no alarm window could span (jobs.contract.alarms)
+    DAYS_SINCE_DRILL = "DaysSinceLastDrill"
     # restore drill: the recovery point's age and the restore's duration it measured, and 1 when
     # the drill failed or missed either target (0 on a good drill: a clean night is not missing data)
     RPO = "RpoSeconds"
@@ -118,6 +121,7 @@ LEVELS: frozenset[Metric] = frozenset(
         Metric.DEAD_LETTER_DEPTH,
         Metric.FINDINGS,
         Metric.NEW_FINDINGS,
+        Metric.DAYS_SINCE_DRILL,
         Metric.RPO,
         Metric.RTO,
         Metric.TARGETS_MISSED,
@@ -163,6 +167,7 @@ PUBLISHED: dict[Job, tuple[Metric, ...]] = {
         Metric.FINDINGS,
         Metric.NEW_FINDINGS,
         Metric.ITEMS_JUDGED,
+        Metric.DAYS_SINCE_DRILL,
         Metric.MANUAL_RUNS,
     ),
     Job.DRILL: (Metric.HEARTBEAT, Metric.DURATION, Metric.RPO, Metric.RTO, Metric.TARGETS_MISSED, Metric.MANUAL_RUNS),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -27,7 +28,7 @@ from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.metrics import CODE, SEVERITY, Datum, Job, Metric, RunMetrics, Unit
 from jobs.errors import ExitCode
-from jobs.reconcile import lifecycle
+from jobs.reconcile import drill_age, lifecycle
 from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
 from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
@@ -187,14 +188,16 @@ def exit_code(findings: pl.DataFrame, fail_on: Severity) -> int:
     return EXIT_FINDINGS if worst is not None and worst.rank >= fail_on.rank else EXIT_CLEAN
 
 
-def metrics_of(summary: ReconcileSummary, ledger: pl.DataFrame | None = None) -> RunMetrics:
+def metrics_of(
+    summary: ReconcileSummary, ledger: pl.DataFrame | None = None, drill_days: float | None = None
+) -> RunMetrics:
     """The night's metrics: findings open tonight by severity (every severity, zeros too: an alarm
     sees a clean night as 0, not as no data) and by code, the new ones among them (the ledger's
     state "new": first seen tonight, or back after it resolved) by severity and by code, the items
     judged, the duration. The findings alarms judge the new ones: an open error a person already
     knows about stays drawn (Findings) but cannot keep the alarm in ALARM, where CloudWatch would
     send nothing for the next error. Without a ledger (a report from before ledgers) every finding
-    counts as new.
+    counts as new. `drill_days`: the restore drill's age (jobs.reconcile.drill_age), when known.
     """
     new = _new_findings(summary, ledger)
     data = [
@@ -219,6 +222,7 @@ def metrics_of(summary: ReconcileSummary, ledger: pl.DataFrame | None = None) ->
         Datum(metric=Metric.NEW_FINDINGS, value=new.get((CODE, code), 0), breakdown={CODE: code})
         for code in summary.counts
     ]
+    data += drill_age.drill_age_datum(drill_days)
     return RunMetrics(job=Job.RECONCILE, data=tuple(data))
 
 
@@ -242,10 +246,14 @@ class ReconcileRun:
         *,
         context: RunContext | None = None,
         run_id: str | None = None,
+        clock: Callable[[], datetime] = layout.utc_now,
     ) -> None:
         """`context`: the job's (jobs.runtime: its run id, calls, stop flag, the metrics it publishes
         when the job ends); a run built without one makes its own and publishes its metrics itself.
+        `clock`: the time the restore drill's age is measured at (a test moves it a quarter on
+        rather than waiting one).
         """
+        self.clock = clock
         self.settings = settings
         self.plan: Plan = plan.plan() if isinstance(plan, ReconcileOptions) else plan
         self._own_context = context is None
@@ -410,6 +418,19 @@ class ReconcileRun:
             if setup.keep is not None:
                 setup.keep.close()
 
+    def drill_days(self) -> float | None:
+        """Days since the newest drill report under runs/drill/, or before the first since the
+        oldest reconcile report (listing pages are in key order: its first object is the oldest
+        night's). Listed, never read: the reconcile role lists both prefixes.
+        """
+        bucket = self.settings.reports_bucket
+        last = drill_age.newest(o for page in self.buckets.list_pages(bucket, layout.DRILL_RUNS_PREFIX) for o in page)
+        first = None
+        if last is None:
+            oldest = next(iter(self.buckets.list_pages(bucket, layout.RECONCILIATION_PREFIX, first_page_size=1)), [])
+            first = oldest[0].last_modified if oldest else None
+        return drill_age.drill_age(last, first, self.clock())
+
     def _repairs(self, findings: pl.DataFrame) -> list[RepairAction]:
         if not self.plan.repair:
             return []
@@ -480,7 +501,7 @@ class ReconcileRun:
             timings["report"] = time.perf_counter() - clock
             # Only a run that writes its report is a night: an ad-hoc --no-report run is no heartbeat.
             ledger = read_ledger(self.buckets, self.settings.reports_bucket, summary.reportPrefix)
-            self.context.publish(metrics_of(summary, ledger))
+            self.context.publish(metrics_of(summary, ledger, self.drill_days()))
             if self._own_context:
                 self.context.flush()
         logger.info(
