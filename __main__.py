@@ -193,6 +193,7 @@ def operations(settings: StackSettings, alerts: Alerts) -> Operations:
             failed_ratio_threshold=JobSettings().failed_ratio_threshold,
             oldest_message_seconds=settings.arrivals_max_age_seconds,
             windows=settings.job_windows(),
+            drill_schedule=settings.drill_schedule,  # every stack schedules its drill (components.batch_jobs)
             tags=settings.resource_tags(),
         ),
     )

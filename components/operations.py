@@ -7,7 +7,8 @@ math over the Sums of its counts (jobs.contract.alarms.Ratio). The dashboard, ov
 nights at one point a night: the night's intake and outcomes (every metric each job publishes),
 its estimated cost and Textract pages, each job's duration against its schedule window (a line at
 the window), the reconcile's findings open by severity (the known ones too) and by code and the
-new ones by severity, the drill's RPO and RTO, the arrival queue's oldest message against its
+new ones by severity, the drill's RPO and RTO and the days since the last drill (against its
+`drill-overdue` bound where the stack schedules one), the arrival queue's oldest message against its
 alarm, and the alarms' states. Several ingest tasks publish the same metrics each night: a count
 is summed across them, a level (a ratio, a depth, an age, a duration: metrics.LEVELS) takes their
 Maximum, and the night's failed ratio is drawn as the alarm judges it, metric math over the counts.
@@ -32,6 +33,7 @@ from jobs.contract.alarms import (
     SQS_NAMESPACE,
     AlarmSpec,
     declared_alarms,
+    drill_overdue_days,
 )
 from jobs.contract.metrics import (
     CODE,
@@ -58,6 +60,7 @@ _OWN_WIDGETS = frozenset(
         Metric.RTO,
         Metric.ESTIMATED_COST,
         Metric.FAILED_RATIO,
+        Metric.DAYS_SINCE_DRILL,
     }
 )
 
@@ -71,6 +74,9 @@ class OperationsArgs:
     oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS
     # Each scheduled job's window in seconds (StackSettings.job_windows): its duration's line.
     windows: Mapping[str, int] = field(default_factory=dict)
+    # The restore drill's schedule (StackSettings.drill_schedule): its `drill-overdue` alarm's bound.
+    # None: the stack schedules no drill, and declares no such alarm.
+    drill_schedule: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -162,6 +168,15 @@ def _findings(stage: str, region: str) -> list[dict[str, Any]]:
     ]
 
 
+def _drill_age(stage: str, region: str, drill_schedule: str | None) -> dict[str, Any]:
+    """The days since the last drill, as the nightly reconcile measures them, with a line at the
+    bound its alarm judges them by (none without a scheduled drill).
+    """
+    bound = {"drill-overdue": drill_overdue_days(drill_schedule)} if drill_schedule else None
+    line = [_line(stage, Job.RECONCILE, Metric.DAYS_SINCE_DRILL)]
+    return _widget("drill: days since the last drill", line, region, stat="Maximum", lines=bound)
+
+
 def dashboard_body(
     stage: str,
     region: str,
@@ -169,6 +184,7 @@ def dashboard_body(
     windows: Mapping[str, int] | None = None,
     oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS,
     failed_ratio_threshold: float = 0.5,
+    drill_schedule: str | None = None,
 ) -> dict[str, Any]:
     """The stack's dashboard (see the module's docstring for its widgets)."""
     drill = [_line(stage, Job.DRILL, m) for m in (Metric.RPO, Metric.RTO)]
@@ -182,6 +198,7 @@ def dashboard_body(
         ),
         *_findings(stage, region),
         _widget("drill: RPO and RTO (s)", drill, region, stat="Maximum"),
+        _drill_age(stage, region, drill_schedule),
         _widget("arrivals: oldest message (s)", queue, region, "Maximum", {"alarm": oldest_message_seconds}),
         {"type": "alarm", "width": 24, "height": 4, "properties": {"title": "alarms", "alarms": alarm_arns}},
     ]
@@ -242,7 +259,7 @@ class Operations(pulumi.ComponentResource):
                 opts=child(self),
                 **alarm_metric(spec, args.stage),
             )
-            for spec in declared_alarms(args.failed_ratio_threshold, args.oldest_message_seconds)
+            for spec in declared_alarms(args.failed_ratio_threshold, args.oldest_message_seconds, args.drill_schedule)
             if spec.deployed
         ]
         self.alarm_arns = pulumi.Output.all(*[a.arn for a in alarms])
@@ -258,6 +275,7 @@ class Operations(pulumi.ComponentResource):
                         args.windows,
                         args.oldest_message_seconds,
                         args.failed_ratio_threshold,
+                        args.drill_schedule,
                     )
                 )
             ),

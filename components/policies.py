@@ -433,8 +433,9 @@ def _reconcile_statements(
         *versions,
         statement("ReadLegalHoldsAndTags", ["s3:GetObjectLegalHold", "s3:GetObjectTagging"], documents),
         statement("ScanTable", ["dynamodb:Scan"], [table_arn]),
-        # The report is written once (If-None-Match) beside the earlier reports it charts.
-        _list_prefixes("ListReports", reports_bucket_arn, [layout.RECONCILIATION_PREFIX]),
+        # The report is written once (If-None-Match) beside the earlier reports it charts; the
+        # drill's reports are listed, never read, for the days since the last drill (drill-overdue).
+        _list_prefixes("ListReports", reports_bucket_arn, [layout.RECONCILIATION_PREFIX, layout.DRILL_RUNS_PREFIX]),
         statement(
             "ReadWriteReports",
             ["s3:GetObject", "s3:PutObject"],
