@@ -9,6 +9,10 @@ Also owns the choice among alternative net and tax amounts by consistency: a pag
 once per rate, and a column header ("USt.") pairs with the cell below it. When one total was read,
 the net amount and the tax (one row, or the sum of up to three rate rows) that add up to it are
 kept; when none add up, the first of each stays and the totals check sends the document to review.
+
+A page whose only total label is the bare "Total" (which also heads quantity columns and a line
+table's sum row) or that has none, but whose amount due is exactly a net amount plus its tax, has
+that amount as its total: the sum is the evidence, and a prepayment would break it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 from decimal import Decimal
 from itertools import combinations
 
-from jobs.extract.ocr.labels import ALTERNATIVES, Candidate, label_candidates
+from jobs.extract.ocr.labels import ALTERNATIVES, GENERIC_TOTAL_RANK, Candidate, label_candidates
 from jobs.extract.ocr.letterhead import vendor_name
 from jobs.extract.ocr.lines import Page
 from jobs.extract.parsing import parse_money
@@ -48,12 +52,33 @@ def _choose_consistent(kept: dict[str, list[Candidate]]) -> None:
     nets = kept.get("SUBTOTAL", [])[:_MAX_ALTERNATIVES]
     taxes = kept.get("TAX", [])[:_MAX_ALTERNATIVES]
     chosen = _adding_up(next(iter(totals)), nets, taxes) if len(totals) == 1 and nets and taxes else None
+    if chosen is None and nets and taxes:
+        chosen = _total_from_amount_due(kept, nets, taxes)
     if chosen is not None:
         kept["SUBTOTAL"], kept["TAX"] = [chosen[0]], [chosen[1]]
         return
     for kind in ALTERNATIVES:
         if kind in kept:
             kept[kind] = kept[kind][:1]
+
+
+def _total_from_amount_due(
+    kept: dict[str, list[Candidate]], nets: list[Candidate], taxes: list[Candidate]
+) -> tuple[Candidate, Candidate] | None:
+    """The amount due as the total when only a bare "Total" (or nothing) labels one and the amount
+    due is a net amount plus its tax (see the module doc); the pair that adds up to it.
+    """
+    if any(c.rank < GENERIC_TOTAL_RANK for c in kept.get("TOTAL", [])):
+        return None
+    dues = kept.get("AMOUNT_DUE", [])
+    due_amounts = {a for c in dues if (a := _amount(c)) is not None}
+    if len(due_amounts) != 1:
+        return None
+    chosen = _adding_up(next(iter(due_amounts)), nets, taxes)
+    if chosen is not None:
+        due = dues[0]
+        kept["TOTAL"] = [Candidate("TOTAL", GENERIC_TOTAL_RANK, due.label, due.value, due.value_text, due.confidence)]
+    return chosen
 
 
 def _adding_up(total: Decimal, nets: list[Candidate], taxes: list[Candidate]) -> tuple[Candidate, Candidate] | None:

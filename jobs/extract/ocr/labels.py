@@ -40,6 +40,8 @@ GUESS_CONFIDENCE_CAP = 60.0
 _A = "(?:ä|a|ae)"
 _U = "(?:ü|u|ue)"
 _E = "(?:é|e)"
+# French "à" ("Net à payer"), with the accent or without it.
+_A_GRAVE = "(?:à|a)"
 # tesseract reads the "u" of "Steuer" as "v" often enough on 150-dpi scans to name it here.
 _STEUER = "ste[uv]er"
 # "N°" as tesseract often reads it: "N’", "N'".
@@ -196,7 +198,7 @@ VOCABULARY: list[_Entry] = [
         _money,
         rf"^(?:bruttosumme|gesamtbetrag(?!\s*(?:der|netto|ohne|exkl))(?:\s+brutto)?|gesamtsumme(?:\s+brutto)?"
         rf"|rechnungsbetrag|rechnungsbeitrag|rechnungssumme\s+brutto|endbetrag|summe\s+brutto|gesamt\s+brutto"
-        rf"|bruttobetrag|total\s+ttc|montant\s+ttc|total\s+{_A}?\s*payer|grand\s+total|invoice\s+total"
+        rf"|bruttobetrag|total\s+ttc|montant\s+ttc|total\s+{_A_GRAVE}?\s*payer|grand\s+total|invoice\s+total"
         rf"|total\s+amount|total\s+incl\.?(?:\s+vat)?|montant\s+total(?!\s*(?:ht|hors))"
         r"|totaal\s+(?:bedrag\s+)?(?:incl\.?|inclusief)(?:\s+btw)?|factuurbedrag|totaalbedrag"
         r"|totale\s+(?:fattura|documento|complessivo|da\s+pagare)|importo\s+totale"
@@ -223,7 +225,8 @@ VOCABULARY: list[_Entry] = [
         "AMOUNT_DUE",
         _money,
         rf"^(?:zahlbetrag|zu\s+zahlen(?:der\s+betrag)?|offener\s+betrag|amount\s+due|balance\s+due|total\s+due"
-        rf"|net\s+{_A}\s+payer|montant\s+d{_U}|reste\s+{_A}\s+payer)\s*:?",
+        rf"|net\s+{_A_GRAVE}\s+payer|montant\s+d{_U}|reste\s+{_A_GRAVE}\s+payer"
+        r"|(?:totaal\s+)?te\s+betalen|importo\s+dovuto|saldo\s+(?:a\s+pagar|dovuto))\s*:?",
     ),
     *_entries(
         "AMOUNT_PAID",
@@ -244,6 +247,8 @@ VOCABULARY: list[_Entry] = [
 ]
 _RANKS = {id(entry): rank for rank, entry in enumerate(VOCABULARY)}
 _FIRST_RANK = {entry.type: _RANKS[id(entry)] for entry in reversed(VOCABULARY)}
+# The bare "Total" entry: it also heads quantity columns and a line table's sum row.
+GENERIC_TOTAL_RANK = max(rank for rank, entry in enumerate(VOCABULARY) if entry.type == "TOTAL")
 # Types whose disagreeing candidates of one rank must reach the normalizer as a conflict.
 _CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"})
 # Types whose every distinct value of one rank is kept as an alternative, for the totals check

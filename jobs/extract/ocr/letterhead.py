@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
 from difflib import SequenceMatcher
 from statistics import median
 
@@ -62,8 +63,14 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
     confident readings that name different sellers are a guess (a person decides).
     """
     found = [
-        c
-        for c in (_seller_block(pages), _letterhead(pages), _legal_footer(pages), _suffix_line(pages))
+        _without_address(c)
+        for c in (
+            _seller_block(pages),
+            _letterhead(pages),
+            _sender_line(pages),
+            _legal_footer(pages),
+            _suffix_line(pages),
+        )
         if c is not None
     ]
     confident = [c for c in found if c.confidence > GUESS_CONFIDENCE_CAP]
@@ -72,6 +79,75 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
         return Candidate(first.type, first.rank, first.label, first.value, first.value_text, GUESS_CONFIDENCE_CAP)
     chosen = confident or found
     return chosen[0] if chosen else None
+
+
+# Separators between a name and its address on one line: "ACME Ltd · 1 Road · City", "ACME - Road 1 - City".
+_SEPARATOR_WORDS = frozenset({"·", "•", "|", "-", "–", "—"})
+
+
+def _name_pieces(words: list[Word]) -> list[list[Word]]:
+    """A line's words cut at its separators ("·", "|", a lone dash, a trailing comma)."""
+    pieces: list[list[Word]] = [[]]
+    for word in words:
+        if word.text in _SEPARATOR_WORDS:
+            pieces.append([])
+            continue
+        text = word.text.rstrip(",;")
+        if text:
+            pieces[-1].append(replace(word, text=text))
+        if text != word.text:
+            pieces.append([])
+    return [piece for piece in pieces if piece]
+
+
+def _address_piece(piece: list[Word]) -> bool:
+    return any(ch.isdigit() for w in piece for ch in w.text)
+
+
+def _without_address(candidate: Candidate) -> Candidate:
+    """A name printed with its address on the same line keeps only the name: the first piece, when
+    every piece after it holds a digit or follows one that does (a street number, a postcode).
+    """
+    pieces = _name_pieces(candidate.value)
+    if len(pieces) < 2 or _address_piece(pieces[0]) or not _address_piece(pieces[1]):
+        return candidate
+    value = name_of(" ".join(w.text for w in pieces[0]))
+    if value is None:
+        return candidate
+    return Candidate(candidate.type, candidate.rank, candidate.label, pieces[0], value, candidate.confidence)
+
+
+_SENDER_AREA = 0.4
+
+
+def _sender_line(pages: list[Page]) -> Candidate | None:
+    """The small sender line above a window envelope's recipient ("ACME Ltd · 1 Road · City"):
+    a name, then address pieces, in type no larger than the body's, in the top 40 % of page 1.
+    Confident when a legal form or the name printed elsewhere confirms it, else a guess.
+    """
+    if not pages or not pages[0].lines:
+        return None
+    page = pages[0]
+    body = median(w.height for line in page.lines for w in line.words) or 1.0
+    for line in page.lines:
+        if line.top > page.height * _SENDER_AREA:
+            break
+        pieces = _name_pieces(line.words)
+        if (
+            len(pieces) < 3
+            or median(w.height for w in line.words) > body
+            or not _is_name(" ".join(w.text for w in pieces[0]))
+            or not all(_address_piece(p) for p in pieces[1:])
+        ):
+            continue
+        value = name_of(" ".join(w.text for w in pieces[0]))
+        if value is None:
+            continue
+        confidence = min(w.confidence for w in pieces[0])
+        if not (COMPANY_RE.search(value) or _printed_again(value, pages, {id(s) for s in line.segments})):
+            confidence = min(confidence, GUESS_CONFIDENCE_CAP)
+        return Candidate("VENDOR_NAME", _RANK, [], pieces[0], value, confidence)
+    return None
 
 
 # A footer that names the seller beside its registration: VAT id, trade register, bank account.
