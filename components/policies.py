@@ -856,6 +856,9 @@ def scheduler_role_policy(
 
     The schedules are encrypted with the stack's key, and Scheduler decrypts a schedule's payload
     with this (execution) role when it fires: kms:Decrypt, only in the context of our schedules.
+    The schedules start their tasks tagged (the stage budget must see their Fargate hours), and ECS
+    authorizes tags on create as ecs:TagResource too: granted for RunTask's create action only, on
+    the cluster's tasks.
     """
     return document(
         statement(
@@ -863,6 +866,12 @@ def scheduler_role_policy(
             ["ecs:RunTask"],
             list(task_definition_arns),
             condition={"ArnEquals": {"ecs:cluster": cluster_arn}},
+        ),
+        statement(
+            "TagStartedTasks",
+            ["ecs:TagResource"],
+            [cluster_arn.replace(":cluster/", ":task/", 1) + "/*"],
+            condition={"StringEquals": {"ecs:CreateAction": "RunTask"}},
         ),
         statement(
             "PassJobRoles",

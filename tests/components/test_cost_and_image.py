@@ -125,3 +125,16 @@ def test_a_budget_and_tag_settings_are_checked() -> None:
         StackSettings.from_mapping({**stack_config("dev"), "docuflow:textractBudgetUsd": "0"})
     unset = {k: v for k, v in stack_config("dev").items() if k != "docuflow:textractBudgetUsd"}
     assert StackSettings.from_mapping(unset).textract_budget == StackSettings.from_mapping(unset).monthly_budget_usd
+
+
+def test_the_scheduler_may_tag_only_the_tasks_it_starts(every_stack: ProgramRun) -> None:
+    """RunTask with tags is authorized as ecs:TagResource too (tag on create): without it every
+    tagged scheduled start is refused. Granted on the cluster's tasks, for RunTask only.
+    """
+    (role,) = [p for p in every_stack.of_type("aws:iam/rolePolicy:RolePolicy") if "scheduler" in p.name]
+    statements = json.loads(role.inputs["policy"])["Statement"]
+    (tag,) = [s for s in statements if "ecs:TagResource" in s["Action"]]
+    assert tag["Action"] == ["ecs:TagResource"]
+    assert tag["Condition"] == {"StringEquals": {"ecs:CreateAction": "RunTask"}}
+    (cluster,) = [c.outputs["arn"] for c in every_stack.of_type("aws:ecs/cluster:Cluster")]
+    assert tag["Resource"] == [cluster.replace(":cluster/", ":task/") + "/*"]
