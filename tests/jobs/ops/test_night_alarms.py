@@ -4,7 +4,8 @@ Each scenario drives one night (an ingest, a reconcile, or one of them missing),
 their metrics into moto's CloudWatch, the arrival queue's age stand-in puts the queue's, and the
 alarms' stand-in judges the declared alarms against them. Each stack is a stage of its own, so
 its metrics are a namespace of their own. The nights are the schedule's (DOCUFLOW_SCHEDULED_TIME
-set, as EventBridge Scheduler sets it), but where a test says a person ran the job.
+set, as EventBridge Scheduler sets it), but where a test says a person ran the job. Every night
+judges `drill-overdue` too, as a stack with the default quarterly drill declares it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AuditCheck, LivePlan
 from jobs.reconcile.run import ReconcileRun
 from jobs.recovery import cli as drill_cli
+from jobs.runtime.registry import job as registered
 from jobs.store.clients import cloudwatch_client, sqs_client
 from jobs.store.metrics import MetricsStore
 from tests.jobs.recovery.recovery_helpers import export
@@ -35,6 +37,7 @@ from tests.jobs.recovery.recovery_helpers import export
 STALLED_AFTER = 3600
 
 DOCUMENTS = 6
+DRILL_SCHEDULE = registered("drill").tasks[0].schedule.default  # type: ignore[union-attr]
 
 
 @pytest.fixture(autouse=True)
@@ -64,10 +67,10 @@ def _ingest(expected: ExitCode) -> None:
     assert ingest_cli.main(["backfill"]) == expected
 
 
-def _reconcile(stack, audit: bool = False, *, manual: bool = False) -> int:
+def _reconcile(stack, audit: bool = False, *, manual: bool = False, clock=layout.utc_now) -> int:
     plan = LivePlan(grace=timedelta(0), audit=AuditCheck() if audit else None)
     settings = stack.settings if manual else _scheduled_settings(stack)
-    return ReconcileRun(settings, plan).execute().exit_code
+    return ReconcileRun(settings, plan, clock=clock).execute().exit_code
 
 
 def _store(stack) -> MetricsStore:
@@ -75,7 +78,7 @@ def _store(stack) -> MetricsStore:
 
 
 def _alarms_at(stack, at: datetime, oldest_message_seconds: int = STALLED_AFTER) -> list[str]:
-    specs = declared_alarms(stack.settings.failed_ratio_threshold, oldest_message_seconds)
+    specs = declared_alarms(stack.settings.failed_ratio_threshold, oldest_message_seconds, DRILL_SCHEDULE)
     return in_alarm(_store(stack), stack.settings.stage, specs, at)
 
 
@@ -237,6 +240,51 @@ def test_a_failed_drill_alarms_its_targets(stack, corpus) -> None:
     stack.s3().put_object(Bucket=bucket, Key=data_key, Body=b"not the bytes the manifest vouches for")
     assert drill_cli.main([]) == ExitCode.BAD_INPUT
     assert _alarms_now(stack) == ["drill-targets-missed"]
+
+
+def _drill_ages(stack) -> list[float]:
+    return _store(stack).values(
+        namespace(stack.settings.stage),
+        Metric.DAYS_SINCE_DRILL,
+        {JOB: Job.RECONCILE.value, STAGE: stack.settings.stage},
+        "Maximum",
+        60,
+        layout.utc_now() - timedelta(hours=1),
+        layout.utc_now() + timedelta(seconds=1),
+    )
+
+
+def test_a_drill_is_ok_right_after_and_overdue_past_its_schedules_bound(stack, corpus) -> None:
+    """A real drill, then the nightly reconcile: the days since it are ~0 and nothing alarms. The
+    reconcile's clock then moves on (the report stays as the drill wrote it): 98.5 days after the
+    drill is within the quarterly bound (92 + 7 = 99 days), 99.5 days past it.
+    """
+    _upload_invoices(stack, corpus)
+    _ingest(ExitCode.SUCCESS)
+    export(stack)
+    assert drill_cli.main([]) == ExitCode.SUCCESS
+    (report,) = stack.s3().list_objects_v2(Bucket=stack.settings.reports_bucket, Prefix=layout.DRILL_RUNS_PREFIX)[
+        "Contents"
+    ]
+    drilled = report["LastModified"]
+    assert _reconcile(stack) == ExitCode.SUCCESS
+    assert _drill_ages(stack) == [pytest.approx(0.0, abs=0.01)]
+    assert _alarms_now(stack) == []
+    _reconcile(stack, clock=lambda: drilled + timedelta(days=98.5))
+    assert _alarms_now(stack) == []
+    _reconcile(stack, clock=lambda: drilled + timedelta(days=99.5))
+    assert _alarms_now(stack) == ["drill-overdue"]
+    assert max(_drill_ages(stack)) == pytest.approx(99.5, abs=0.01)
+
+
+def test_a_stack_whose_drill_never_ran_is_overdue_from_its_first_night(stack, corpus) -> None:
+    """No drill report at all: the age runs from the stack's first reconcile report."""
+    _upload_invoices(stack, corpus)
+    _ingest(ExitCode.SUCCESS)
+    assert _reconcile(stack) == ExitCode.SUCCESS
+    assert _alarms_now(stack) == []  # the first night: 0 days
+    _reconcile(stack, clock=lambda: layout.utc_now() + timedelta(days=100))
+    assert _alarms_now(stack) == ["drill-overdue"]
 
 
 def test_the_audit_gap_alarm_names_the_reconciles_code() -> None:
