@@ -171,7 +171,7 @@ VOCABULARY: list[_Entry] = [
         r"^(?:(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)"
         r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)|beleg[-\s]?(?:nummer|nr\.?)"
         rf"|facture\s*(?:{_NO}|no\.?|num{_E}ro)|{_NO}\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
-        r"|factuur\s*(?:nummer|nr\.?|no\.?)|fattura\s*(?:n\.?|nr\.?|n[°º]|numero)|(?:numero|n\.|nr\.?)\s+(?:della\s+)?fattura"
+        rf"|factuur\s*(?:nummer|nr\.?|no\.?)|n[°º.]\s*(?:de\s+)?factura|fattura\s*(?:n\.?|nr\.?|n[°º]|numero)|(?:numero|n\.|nr\.?)\s+(?:della\s+)?fattura"
         rf"|factura\s*(?:n[°º.]?|no\.?|n{_U}m(?:\.|ero|\u00e9ro)?)|n[u\u00fa]mero\s+de\s+(?:la\s+)?factura"
         r"|(?:credit\s+note|gutschrift|creditnota|nota\s+di\s+credito)\s*(?:no\.?|nr\.?|number|#))\s*:?",
     ),

@@ -47,7 +47,7 @@ _TITLE_RE = re.compile(
     r"\b(?:\w*rechnung|gutschrift|invoice|facture|avoir|credit\s+note|receipt|quittung|re[cç]u|statement)\b",
     re.IGNORECASE,
 )
-_PIECES_RE = re.compile(r"\s*[·|•,;]\s*")
+_PIECES_RE = re.compile(r"\s*[·|•,;]\s*|\s+[-–—]\s+")
 _LABEL_PREFIX_RE = re.compile(r"^[^:]{1,40}:\s*")
 # Account-holder labels of a bank block, and how alike an OCR reading must be to count.
 _HOLDER_LABELS = ("kontoinhaber", "inhaber", "titulaire", "account holder", "beneficiary", "begunstigter")

@@ -235,6 +235,60 @@ _BUYERS: dict[str, list[str]] = {
 }
 
 
+# The second variant of each language: other spellings of the same labels (number, date, net,
+# tax, total, amount due), larger amounts (thousands separators) and other name separators.
+_ALT: dict[str, dict[str, str]] = {
+    "en": {
+        "number": "Invoice #",
+        "date": "Date of issue",
+        "net": "Net total",
+        "tax": "Tax ({rate}%)",
+        "total": "Total due",
+        "due_amount": "Balance due",
+    },
+    "de": {
+        "number": "Rechnung Nr.",
+        "date": "Datum",
+        "net": "Summe netto",
+        "tax": "USt. {rate} %",
+        "total": "Gesamtsumme",
+        "due_amount": "Zahlbetrag",
+    },
+    "fr": {
+        "number": "Facture N°",
+        "date": "Date d'émission",
+        "net": "Montant HT",
+        "tax": "TVA ({rate} %)",
+        "total": "Montant TTC",
+        "due_amount": "Total à payer",
+    },
+    "nl": {
+        "number": "Factuurnr.",
+        "date": "Datum",
+        "net": "Totaal excl. BTW",
+        "tax": "BTW {rate}%",
+        "total": "Totaalbedrag",
+        "due_amount": "Totaal te betalen",
+    },
+    "it": {
+        "number": "Fattura n.",
+        "date": "Data emissione",
+        "net": "Totale imponibile",
+        "tax": "IVA {rate}%",
+        "total": "Importo totale",
+        "due_amount": "Totale documento",
+    },
+    "es": {
+        "number": "Nº factura",
+        "date": "Fecha de emisión",
+        "net": "Subtotal",
+        "tax": "IVA ({rate}%)",
+        "total": "Total factura",
+        "due_amount": "Total a pagar",
+    },
+}
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -268,6 +322,8 @@ def priced(value: str, data: dict[str, Any]) -> str:
     return f"{text} {mark}"
 
 
+_SEP = (" · ", " - ", " | ")
+
 # --- blocks --------------------------------------------------------------------------------------
 
 
@@ -276,7 +332,7 @@ def _letterhead(page: Page, data: dict[str, Any]) -> float:
     style = data["letterhead"]
     if style == "inline":
         # Name and address on one line, the name in bold at the same size: "Name · street · city".
-        page.text(MARGIN, 40, f"{name} · {street} · {city}", 12, bold=True)
+        page.text(MARGIN, 40, _SEP[data.get("sep", 0)].join((name, street, city)), 12, bold=True)
         return 75.0
     if style == "big-right":
         page.text(WIDTH - MARGIN, 40, name, 18, bold=True, align="right")
@@ -290,7 +346,7 @@ def _recipient(page: Page, data: dict[str, Any], top: float) -> float:
     name, street, city = data["vendor"]
     words = _WORDS[data["lang"]]
     if data["letterhead"] in ("sender", "inline"):
-        page.text(MARGIN, top, f"{name} · {street} · {city}", 6.5)
+        page.text(MARGIN, top, _SEP[data.get("sep", 0)].join((name, street, city)), 6.5)
         top += 12
     else:
         page.text(MARGIN, top, words["to"] + ":", 8)
@@ -345,7 +401,7 @@ def _table(page: Page, data: dict[str, Any], top: float) -> float:
 
 def _summary_box(page: Page, data: dict[str, Any], top: float) -> None:
     """Net, tax rows and the total in a box at the bottom right; the amount due under it."""
-    words = _WORDS[data["lang"]]
+    words = {**_WORDS[data["lang"]], **data.get("labels", {})}
     left, right = WIDTH - MARGIN - 220, WIDTH - MARGIN
     rows = [(words["net"], data["net"], False)]
     rows += [(words["tax"].format(rate=rate), amount, False) for rate, amount in data["taxes"]]
@@ -365,7 +421,7 @@ def _footer(page: Page, data: dict[str, Any]) -> None:
     page.text(MARGIN, top - 30, words["thanks"], 9)
     page.rule(top - 6)
     parts = [name, street, city] if data["footer_name"] else [street, city]
-    page.text(MARGIN, top, " · ".join(parts), 7)
+    page.text(MARGIN, top, _SEP[data.get("sep", 0)].join(parts), 7)
     page.text(MARGIN, top + 10, f"{words['vat_id']} {data['vat_id']} · IBAN {data['iban']}", 7)
 
 
@@ -389,8 +445,10 @@ def telecom(data: dict[str, Any]) -> bytes:
 def cloud(data: dict[str, Any]) -> bytes:
     """Title top left, letterhead right, recipient, a grid of meta labels over values, table, box."""
     page = _CasePage(data)
-    page.text(MARGIN, 40, _WORDS[data["lang"]]["title"], 20, bold=True)
     top = _letterhead(page, data)
+    # An inline letterhead takes the top line: the title goes under it.
+    page.text(MARGIN, 40 if data["letterhead"] != "inline" else top - 10, _WORDS[data["lang"]]["title"], 20, bold=True)
+    top += 25 if data["letterhead"] == "inline" else 0
     top = _recipient(page, data, max(top, 80.0) + 10) + 20
     top = _meta_grid(page, data, top)
     top = _table(page, data, top + 15)
@@ -451,7 +509,7 @@ def _case(lang: str, index: int) -> dict[str, Any]:
     template = ("telecom", "cloud", "hotel")[index % 3]
     vendor = _VENDORS[lang][index % 3]
     iso = _DATES[(index + len(lang) + ord(lang[0])) % len(_DATES)]
-    words = _WORDS[lang]
+    words = {**_WORDS[lang], **(_ALT[lang] if index >= 6 else {})}
     number = f"{lang.upper()}{26 + index}-{40117 + 97 * index + ord(lang[1])}"
     meta_keys = {
         "telecom": ("customer", "number", "date", "account", "due"),
@@ -469,10 +527,14 @@ def _case(lang: str, index: int) -> dict[str, Any]:
         "date": _printed_date(iso, lang, (index + 1) % 3),
         "due": _printed_date(due, lang, (index + 1) % 3),
     }
+    scale = Decimal("12.37") if index >= 6 else Decimal(1)
     lines = [
-        ("Service plan" if lang == "en" else words["item"] + " 1", "1.00", "x", "39.90"),
-        ("Data" if lang == "en" else words["item"] + " 2", f"{12 + index}.50", "GB", "12.60"),
-        ("Support hours" if lang == "en" else words["item"] + " 3", "3.00", "h", "135.00"),
+        (item, quantity, unit, str((Decimal(amount) * scale).quantize(Decimal("0.01"))))
+        for item, quantity, unit, amount in (
+            ("Service plan" if lang == "en" else _WORDS[lang]["item"] + " 1", "1.00", "x", "39.90"),
+            ("Data" if lang == "en" else _WORDS[lang]["item"] + " 2", f"{12 + index}.50", "GB", "12.60"),
+            ("Support hours" if lang == "en" else _WORDS[lang]["item"] + " 3", "3.00", "h", "135.00"),
+        )
     ]
     net = sum((Decimal(line[3]) for line in lines), Decimal(0))
     rate = {"en": 20, "de": 19, "fr": 20, "nl": 21, "it": 22, "es": 21}[lang]
@@ -500,6 +562,8 @@ def _case(lang: str, index: int) -> dict[str, Any]:
             "taxes": [[rate, str(tax)]],
             "total": str(total),
             "total_word": ("total", "due_amount")[index % 2],
+            "labels": {k: words[k] for k in ("net", "tax", "total", "due_amount")} if index >= 6 else {},
+            "sep": index // 2 % 3 if index >= 6 else 0,
             "numbers": _STYLES[lang] if lang != "fr" else ("fr", "de")[index % 2],
             "mark": mark,
             "mark_where": where,
@@ -515,8 +579,10 @@ def _case(lang: str, index: int) -> dict[str, Any]:
 
 
 def build_cases() -> list[dict[str, Any]]:
-    """Six languages × six variants: each template twice, letterhead styles and marks rotating."""
-    return [_case(lang, index) for lang in _WORDS for index in range(6)]
+    """Six languages × twelve variants: each template four times, letterhead styles, marks and
+    separators rotating; the second six of each language with the other label spellings.
+    """
+    return [_case(lang, index) for lang in _WORDS for index in range(12)]
 
 
 def main() -> None:
@@ -529,7 +595,7 @@ def main() -> None:
     ids = [c["id"] for c in cases_]
     for position, case in enumerate(cases_):
         if ids.count(case["id"]) > 1:
-            case["id"] = f"{case['id']}-{position % 6}"
+            case["id"] = f"{case['id']}-{position % 12}"
     (HERE / "cases.json").write_text(
         json.dumps({"_about": about, "cases": cases_}, indent=1, ensure_ascii=False) + "\n"
     )
