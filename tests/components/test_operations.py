@@ -12,12 +12,20 @@ import pytest
 
 from components.alerts import EXIT_MEANINGS, QUIET_EXITS, AlertMessage, delivered, render_template
 from components.backups import BACKUP_ALERTS
+from components.operations import dashboard_body
 from components.settings import StackSettings
 from jobs.contract import layout
-from jobs.contract.alarms import HEARTBEAT_HOURS, OLDEST_MESSAGE_AGE, Missing, declared_alarms
+from jobs.contract.alarms import (
+    HEARTBEAT_HOURS,
+    OLDEST_MESSAGE_AGE,
+    RUNBOOK,
+    Missing,
+    declared_alarms,
+    drill_overdue_days,
+)
 from jobs.contract.metrics import LEVELS, PUBLISHED, Metric, namespace
 from jobs.errors import ExitCode
-from tests.components.program import ACCOUNT, ProgramRun, stack_config
+from tests.components.program import ACCOUNT, REPO_ROOT, ProgramRun, stack_config
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 RULE = "aws:cloudwatch/eventRule:EventRule"
@@ -40,7 +48,8 @@ def _alarms(run: ProgramRun) -> dict[str, dict[str, Any]]:
 
 def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(every_stack: ProgramRun) -> None:
     settings, stage = _settings(every_stack), every_stack.stack
-    specs = {f"docuflow-{stage}-{s.name}": s for s in declared_alarms(0.5) if s.deployed}
+    declared = declared_alarms(0.5, drill_schedule=settings.drill_schedule)
+    specs = {f"docuflow-{stage}-{s.name}": s for s in declared if s.deployed}
     alarms = {name: a for name, a in _alarms(every_stack).items() if name in specs}
     assert set(alarms) == set(specs)
     for name, alarm in alarms.items():
@@ -125,7 +134,8 @@ def test_the_dashboard_draws_every_published_metric_and_the_issues_widgets(every
     assert "SEARCH(" in codes[0]["expression"] and "Code" in codes[0]["expression"]
     assert body["start"] == "-P30D"
     (states,) = [w for w in body["widgets"] if w["type"] == "alarm"]
-    assert len(states["properties"]["alarms"]) == sum(s.deployed for s in declared_alarms(0.5))
+    declared = declared_alarms(0.5, drill_schedule=_settings(every_stack).drill_schedule)
+    assert len(states["properties"]["alarms"]) == sum(s.deployed for s in declared)
 
 
 def test_each_nightly_jobs_duration_is_drawn_against_its_schedule_window(every_stack: ProgramRun) -> None:
@@ -138,6 +148,51 @@ def test_each_nightly_jobs_duration_is_drawn_against_its_schedule_window(every_s
     assert windows["ingest"] == 165 * 60 and windows["reconcile"] == 20 * 3600
     age = widgets["arrivals: oldest message (s)"]["annotations"]["horizontal"]
     assert age == [{"label": "alarm", "value": _settings(every_stack).arrivals_max_age_seconds}]
+
+
+def _runbook_anchors() -> set[str]:
+    text = (REPO_ROOT / RUNBOOK).read_text()
+    return {line.removeprefix("### ").strip() for line in text.splitlines() if line.startswith("### ")}
+
+
+def test_every_stack_with_a_scheduled_drill_alarms_when_the_drill_is_overdue(every_stack: ProgramRun) -> None:
+    """The drill's heartbeat (issue 44): the nightly reconcile's DaysSinceLastDrill against the
+    bound the drill's own schedule gives, on the alert topic, with its runbook; drawn with that
+    bound on the dashboard.
+    """
+    stage = every_stack.stack
+    schedules = [
+        s for s in every_stack.of_type("aws:scheduler/schedule:Schedule") if s.inputs["name"].endswith("-drill")
+    ]
+    alarm = _alarms(every_stack).get(f"docuflow-{stage}-drill-overdue")
+    if not schedules:
+        assert alarm is None
+        return
+    (schedule,) = schedules
+    assert alarm is not None
+    bound = drill_overdue_days(schedule.inputs["scheduleExpression"])
+    assert alarm["threshold"] == bound == 99  # every stack file drills quarterly: 92 days + 7
+    assert (alarm["namespace"], alarm["metricName"]) == (namespace(stage), Metric.DAYS_SINCE_DRILL.value)
+    assert alarm["dimensions"] == {"Job": "reconcile", "Stage": stage} and alarm["statistic"] == "Maximum"
+    assert (alarm["period"], alarm["evaluationPeriods"], alarm["datapointsToAlarm"]) == (3600, HEARTBEAT_HOURS, 1)
+    assert alarm["comparisonOperator"] == "GreaterThanThreshold"
+    assert alarm["treatMissingData"] == Missing.NOT_BREACHING.value  # a silent reconcile is its heartbeat's
+    assert alarm["alarmActions"] == alarm["okActions"] == [_topic(every_stack)]
+    assert "Runbook: docs/operations.md#drill-overdue" in alarm["alarmDescription"]
+    assert "drill-overdue" in _runbook_anchors()
+    widget = _metric_widgets(_body(every_stack))["drill: days since the last drill"]
+    assert [line[1] for line in widget["metrics"]] == [Metric.DAYS_SINCE_DRILL.value]
+    assert widget["annotations"]["horizontal"] == [{"label": "drill-overdue", "value": bound}]
+
+
+def test_every_declared_alarm_has_its_runbook_entry() -> None:
+    specs = declared_alarms(0.5, drill_schedule="cron(0 6 1 1,4,7,10 ? *)")
+    assert {s.runbook for s in specs} <= _runbook_anchors()
+
+
+def test_a_dashboard_without_a_drill_schedule_draws_the_age_without_a_bound() -> None:
+    widgets = _metric_widgets(dashboard_body("dev", "eu-west-1", []))
+    assert "annotations" not in widgets["drill: days since the last drill"]
 
 
 def _backup_rules(run: ProgramRun) -> dict[str, dict[str, Any]]:
