@@ -124,7 +124,8 @@ def test_reconcile_audits_read_only_and_writes_only_its_report_and_its_table_sta
     }
     assert _allowed(p, "s3:ListBucket") == {RAW, PROCESSED, REPORTS, AUDIT}
     (reports,) = [s for s in p["Statement"] if s["Resource"] == [REPORTS] and "s3:ListBucket" in s["Action"]]
-    assert reports["Condition"]["StringLike"]["s3:prefix"] == [f"{layout.RECONCILIATION_PREFIX}*"]
+    listed = [f"{layout.RECONCILIATION_PREFIX}*", f"{layout.DRILL_RUNS_PREFIX}*"]  # the drill's: listed only
+    assert reports["Condition"]["StringLike"]["s3:prefix"] == listed
     assert {a for a in _actions(p) if a.startswith("dynamodb:")} == {
         "dynamodb:Scan",
         "dynamodb:DescribeContinuousBackups",
@@ -177,7 +178,10 @@ def test_key_policy_lets_s3_encrypt_notifications_only_for_the_buckets_named() -
 def test_listing_reports_is_confined_to_the_reconcile_prefix() -> None:
     p = policies.reconcile_task_policy(**RECONCILE)
     (stmt,) = [s for s in p["Statement"] if s["Sid"] == "ListReports"]
-    assert stmt["Condition"] == {"StringLike": {"s3:prefix": [f"{layout.RECONCILIATION_PREFIX}*"]}}
+    # Its reports, and the drill's reports' keys for the days since the last drill (never read).
+    prefixes = [f"{layout.RECONCILIATION_PREFIX}*", f"{layout.DRILL_RUNS_PREFIX}*"]
+    assert stmt["Condition"] == {"StringLike": {"s3:prefix": prefixes}}
+    assert not any(layout.DRILL_RUNS_PREFIX in str(s["Resource"]) for s in p["Statement"])
     # The ingest may list the raw bucket without a prefix condition: S3 tells it that a deleted
     # upload is gone (404) only then; a prefix-conditioned grant would turn that into a 403.
     (raw,) = [s for s in policies.ingest_task_policy(**INGEST)["Statement"] if s["Sid"] == "ListDataBuckets"]
