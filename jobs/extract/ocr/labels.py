@@ -429,14 +429,19 @@ def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
     height = max(line.bottom - line.top, 1.0)
     if below.top - line.bottom > _BELOW_LINES * height:
         return None
-    overlapping = [
-        s
-        for s in below.segments
-        if s.left < label.right + height
-        and s.right > label.left - height
-        and abs(s.left - label.left) < max(label.right - label.left, 3 * height)
-    ]
-    return min(overlapping, key=lambda s: abs(s.left - label.left), default=None)
+    near = [s for s in below.segments if s.left < label.right + height and s.right > label.left - height]
+    reach = max(label.right - label.left, 3 * height)
+    # Flush left under the label first (labels and values share their left edge); only when no
+    # cell is, flush right (amounts right-aligned under a right-aligned label, larger than it).
+    for flush_left in (True, False):
+        aligned = [(_edge_gap(label, s, flush_left), s) for s in near]
+        if within := [(gap, s) for gap, s in aligned if gap < reach]:
+            return min(within, key=lambda pair: pair[0])[1]
+    return None
+
+
+def _edge_gap(label: Segment, cell: Segment, flush_left: bool) -> float:
+    return abs(cell.left - label.left) if flush_left else abs(cell.right - label.right)
 
 
 def split_words(words: list[Word], offset: int) -> tuple[list[Word], list[Word]]:

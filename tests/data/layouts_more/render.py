@@ -323,6 +323,7 @@ def priced(value: str, data: dict[str, Any]) -> str:
 
 
 _SEP = (" · ", " - ", " | ")
+_QTY = {"en": "Qty", "de": "Menge", "fr": "Qté", "nl": "Aantal", "it": "Q.tà", "es": "Cant."}
 
 # --- blocks --------------------------------------------------------------------------------------
 
@@ -375,11 +376,20 @@ def _table(page: Page, data: dict[str, Any], top: float) -> float:
     """Description | quantity column headed "Total" (hours, GB) | unit | amount; then a Total row."""
     words = _WORDS[data["lang"]]
     cols = (MARGIN, WIDTH - MARGIN - 210, WIDTH - MARGIN - 150, WIDTH - MARGIN)
+    # The third variant: "Qty" over the quantities, "Total" over the money column (line totals).
+    usage, amount_header = (
+        (_QTY[data["lang"]], words["table_total"])
+        if data.get("money_total")
+        else (
+            words["usage"],
+            words["amount"],
+        )
+    )
     page.rule(top - 4)
     page.text(cols[0], top, words["item"], 8.5, bold=True)
-    page.text(cols[1], top, words["usage"], 8.5, bold=True, align="right")
+    page.text(cols[1], top, usage, 8.5, bold=True, align="right")
     page.text(cols[2], top, words["unit"], 8.5, bold=True)
-    page.text(cols[3], top, words["amount"], 8.5, bold=True, align="right")
+    page.text(cols[3], top, amount_header, 8.5, bold=True, align="right")
     top += 15
     quantity_sum = Decimal(0)
     for description, quantity, unit, amount in data["lines"]:
@@ -405,8 +415,14 @@ def _summary_box(page: Page, data: dict[str, Any], top: float) -> None:
     left, right = WIDTH - MARGIN - 220, WIDTH - MARGIN
     rows = [(words["net"], data["net"], False)]
     rows += [(words["tax"].format(rate=rate), amount, False) for rate, amount in data["taxes"]]
-    rows.append((words[data["total_word"]], data["total"], True))
+    if not data.get("due_below"):
+        rows.append((words[data["total_word"]], data["total"], True))
     box_top = max(top, HEIGHT - 230 - 15 * len(rows))
+    if data.get("due_below"):
+        # The total under the box: its label on one line, the amount large on the next, both right.
+        below = box_top + 15 * len(rows) + 18
+        page.text(right, below, words[data["total_word"]], 9, align="right")
+        page.text(right, below + 13, priced(data["total"], data), 16, bold=True, align="right")
     page.canvas.setLineWidth(0.7)
     page.canvas.rect(left - 8, HEIGHT - box_top - 15 * len(rows) - 4, right - left + 16, 15 * len(rows) + 10)
     for index, (label, amount, bold) in enumerate(rows):
@@ -489,9 +505,12 @@ _DATES = ("2026-03-17", "2026-11-05", "2025-07-23", "2026-01-30", "2026-06-14", 
 _STYLES = {"en": "en", "de": "de", "fr": "fr", "nl": "de", "it": "de", "es": "de"}
 
 
-def _printed_date(iso: str, lang: str, form: int) -> str:
+def _printed_date(iso: str, lang: str, form: int, ordinal: bool = False) -> str:
     year, month, day = (int(p) for p in iso.split("-"))
     name = _MONTHS[lang].split()[month - 1]
+    if form == 0 and lang == "en" and ordinal:
+        suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+        return f"{day}{suffix} {name} {year}"
     if form == 0:
         return {"en": f"{day} {name} {year}", "de": f"{day}. {name} {year}", "es": f"{day} de {name} de {year}"}.get(
             lang, f"{day} {name} {year}"
@@ -509,7 +528,7 @@ def _case(lang: str, index: int) -> dict[str, Any]:
     template = ("telecom", "cloud", "hotel")[index % 3]
     vendor = _VENDORS[lang][index % 3]
     iso = _DATES[(index + len(lang) + ord(lang[0])) % len(_DATES)]
-    words = {**_WORDS[lang], **(_ALT[lang] if index >= 6 else {})}
+    words = {**_WORDS[lang], **(_ALT[lang] if 6 <= index < 12 else {})}
     number = f"{lang.upper()}{26 + index}-{40117 + 97 * index + ord(lang[1])}"
     meta_keys = {
         "telecom": ("customer", "number", "date", "account", "due"),
@@ -524,10 +543,10 @@ def _case(lang: str, index: int) -> dict[str, Any]:
         "booking": f"BK{88412 + index}",
         "room": str(210 + index),
         "number": number,
-        "date": _printed_date(iso, lang, (index + 1) % 3),
-        "due": _printed_date(due, lang, (index + 1) % 3),
+        "date": _printed_date(iso, lang, (index + 1) % 3, index >= 12),
+        "due": _printed_date(due, lang, (index + 1) % 3, index >= 12),
     }
-    scale = Decimal("12.37") if index >= 6 else Decimal(1)
+    scale = Decimal("12.37") if 6 <= index < 12 else Decimal(index - 10 if index >= 12 else 1)
     lines = [
         (item, quantity, unit, str((Decimal(amount) * scale).quantize(Decimal("0.01"))))
         for item, quantity, unit, amount in (
@@ -562,8 +581,10 @@ def _case(lang: str, index: int) -> dict[str, Any]:
             "taxes": [[rate, str(tax)]],
             "total": str(total),
             "total_word": ("total", "due_amount")[index % 2],
-            "labels": {k: words[k] for k in ("net", "tax", "total", "due_amount")} if index >= 6 else {},
+            "labels": {k: words[k] for k in ("net", "tax", "total", "due_amount")} if 6 <= index < 12 else {},
             "sep": index // 2 % 3 if index >= 6 else 0,
+            "money_total": index >= 12,
+            "due_below": index >= 12 and index % 2 == 0,
             "numbers": _STYLES[lang] if lang != "fr" else ("fr", "de")[index % 2],
             "mark": mark,
             "mark_where": where,
@@ -579,10 +600,11 @@ def _case(lang: str, index: int) -> dict[str, Any]:
 
 
 def build_cases() -> list[dict[str, Any]]:
-    """Six languages × twelve variants: each template four times, letterhead styles, marks and
-    separators rotating; the second six of each language with the other label spellings.
+    """Six languages × eighteen variants: each template six times, letterhead styles, marks and
+    separators rotating; the second six of each language with the other label spellings, the
+    third with "Total" over the money column, the total under the box, English ordinal dates.
     """
-    return [_case(lang, index) for lang in _WORDS for index in range(12)]
+    return [_case(lang, index) for lang in _WORDS for index in range(18)]
 
 
 def main() -> None:
@@ -595,7 +617,7 @@ def main() -> None:
     ids = [c["id"] for c in cases_]
     for position, case in enumerate(cases_):
         if ids.count(case["id"]) > 1:
-            case["id"] = f"{case['id']}-{position % 12}"
+            case["id"] = f"{case['id']}-{position % 18}"
     (HERE / "cases.json").write_text(
         json.dumps({"_about": about, "cases": cases_}, indent=1, ensure_ascii=False) + "\n"
     )
