@@ -225,6 +225,29 @@ def _arrivals_stalled(seconds: int) -> AlarmSpec:
     )
 
 
+def _failed_ratio(threshold: float) -> AlarmSpec:
+    """More than `threshold` of a night's documents FAILED, across every ingest task."""
+    return AlarmSpec(
+        name="ingest-failed-ratio",
+        metric=Metric.FAILED_RATIO,
+        dimensions={JOB: Job.INGEST.value},
+        statistic=Statistic.SUM,
+        period=NIGHT_SPAN,
+        # The night's, across every task: Failed over the documents finished, each summed (a
+        # task's own FailedRatio is drawn, never summed).
+        ratio=Ratio(
+            numerator=(Metric.FAILED,),
+            denominator=(Metric.PROCESSED, Metric.SENT_TO_REVIEW, Metric.FAILED),
+            minimum=MIN_DOCUMENTS_FOR_RATIO,
+        ),
+        threshold=threshold,
+        comparison=Comparison.GREATER,
+        missing=Missing.NOT_BREACHING,  # a night that did not run is the heartbeat's
+        runbook="ingest-failed-ratio",
+        description=f"More than {threshold:.0%} of a night's documents FAILED (across its tasks).",
+    )
+
+
 def drill_overdue_days(drill_schedule: str) -> int:
     """The age in days past which the last drill is overdue: its schedule's period and the margin."""
     return longest_gap_days(drill_schedule) + DRILL_MARGIN_DAYS
@@ -267,25 +290,7 @@ def declared_alarms(
     return (
         _heartbeat(Job.INGEST),
         _heartbeat(Job.RECONCILE),
-        AlarmSpec(
-            name="ingest-failed-ratio",
-            metric=Metric.FAILED_RATIO,
-            dimensions={JOB: Job.INGEST.value},
-            statistic=Statistic.SUM,
-            period=NIGHT_SPAN,
-            # The night's, across every task: Failed over the documents finished, each summed (a
-            # task's own FailedRatio is drawn, never summed).
-            ratio=Ratio(
-                numerator=(Metric.FAILED,),
-                denominator=(Metric.PROCESSED, Metric.SENT_TO_REVIEW, Metric.FAILED),
-                minimum=MIN_DOCUMENTS_FOR_RATIO,
-            ),
-            threshold=failed_ratio_threshold,
-            comparison=Comparison.GREATER,
-            missing=Missing.NOT_BREACHING,  # a night that did not run is the heartbeat's
-            runbook="ingest-failed-ratio",
-            description=f"More than {failed_ratio_threshold:.0%} of a night's documents FAILED (across its tasks).",
-        ),
+        _failed_ratio(failed_ratio_threshold),
         # Judged locally only: on AWS the alarm on the DLQ's own depth covers it.
         _any_over_zero(
             "ingest-dead-letters",
