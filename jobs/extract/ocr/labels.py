@@ -196,13 +196,13 @@ VOCABULARY: list[_Entry] = [
     *_entries(
         "TOTAL",
         _money,
-        rf"^(?:bruttosumme|gesamtbetrag(?!\s*(?:der|netto|ohne|exkl))(?:\s+brutto)?|gesamtsumme(?:\s+brutto)?"
-        rf"|rechnungsbetrag|rechnungsbeitrag|rechnungssumme\s+brutto|endbetrag|summe\s+brutto|gesamt\s+brutto"
-        rf"|bruttobetrag|total\s+ttc|montant\s+ttc|total\s+{_A_GRAVE}?\s*payer|grand\s+total|invoice\s+total"
-        rf"|total\s+amount|total\s+incl\.?(?:\s+vat)?|montant\s+total(?!\s*(?:ht|hors))"
+        r"^(?:bruttosumme|gesamtbetrag(?!\s*(?:der|netto|ohne|exkl))(?:\s+brutto)?|gesamtsumme(?:\s+brutto)?"
+        r"|rechnungsbetrag|rechnungsbeitrag|rechnungssumme\s+brutto|endbetrag|summe\s+brutto|gesamt\s+brutto"
+        r"|bruttobetrag|total\s+ttc|montant\s+ttc|grand\s+total|invoice\s+total"
+        r"|total\s+amount|total\s+incl\.?(?:\s+vat)?|montant\s+total(?!\s*(?:ht|hors))"
         r"|totaal\s+(?:bedrag\s+)?(?:incl\.?|inclusief)(?:\s+btw)?|factuurbedrag|totaalbedrag"
-        r"|totale\s+(?:fattura|documento|complessivo|da\s+pagare)|importo\s+totale"
-        r"|importe\s+total|total\s+(?:factura|a\s+pagar))\s*:?",
+        r"|totale\s+(?:fattura|documento|complessivo)|importo\s+totale"
+        r"|importe\s+total|total\s+factura)\s*:?",
         r"^(?:total|totaal|totale)(?!\s*(?:ht\b|net|excl|hors|tva|vat|tax|mwst|ust|btw|iva|imponibile))\s*:?",
     ),
     *_entries(
@@ -226,6 +226,9 @@ VOCABULARY: list[_Entry] = [
         _money,
         rf"^(?:zahlbetrag|zu\s+zahlen(?:der\s+betrag)?|offener\s+betrag|amount\s+due|balance\s+due|total\s+due"
         rf"|net\s+{_A_GRAVE}\s+payer|montant\s+d{_U}|reste\s+{_A_GRAVE}\s+payer"
+        # "… to pay" is what is left after a prepayment: the total only when net + tax make it
+        # (jobs.extract.ocr.fields).
+        rf"|total\s+{_A_GRAVE}?\s*payer|totale\s+da\s+pagare|total\s+a\s+pagar"
         r"|(?:totaal\s+)?te\s+betalen|importo\s+dovuto|saldo\s+(?:a\s+pagar|dovuto))\s*:?",
     ),
     *_entries(

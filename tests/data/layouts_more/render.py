@@ -323,6 +323,14 @@ def priced(value: str, data: dict[str, Any]) -> str:
 
 
 _SEP = (" · ", " - ", " | ")
+_PAID = {
+    "en": "Amount paid",
+    "de": "Anzahlung",
+    "fr": "Acompte",
+    "nl": "Reeds betaald",
+    "it": "Acconto",
+    "es": "Pagado",
+}
 _QTY = {"en": "Qty", "de": "Menge", "fr": "Qté", "nl": "Aantal", "it": "Q.tà", "es": "Cant."}
 
 # --- blocks --------------------------------------------------------------------------------------
@@ -417,6 +425,10 @@ def _summary_box(page: Page, data: dict[str, Any], top: float) -> None:
     rows += [(words["tax"].format(rate=rate), amount, False) for rate, amount in data["taxes"]]
     if not data.get("due_below"):
         rows.append((words[data["total_word"]], data["total"], True))
+    if paid := data.get("paid"):
+        # The fourth variant: a prepayment deducted, the amount due below the total.
+        rows.append((_PAID[data["lang"]], paid, False))
+        rows.append((words["due_amount"], str(Decimal(data["total"]) - Decimal(paid)), True))
     box_top = max(top, HEIGHT - 230 - 15 * len(rows))
     if data.get("due_below"):
         # The total under the box: its label on one line, the amount large on the next, both right.
@@ -558,6 +570,13 @@ def _case(lang: str, index: int) -> dict[str, Any]:
     net = sum((Decimal(line[3]) for line in lines), Decimal(0))
     rate = {"en": 20, "de": 19, "fr": 20, "nl": 21, "it": 22, "es": 21}[lang]
     tax = (net * rate / 100).quantize(Decimal("0.01"))
+    taxes = [[rate, str(tax)]]
+    if index >= 18:
+        # Two rates: the last line at the reduced rate.
+        reduced = {"en": 5, "de": 7, "fr": "5,5", "nl": 9, "it": 10, "es": 10}[lang]
+        full = ((net - Decimal(lines[-1][3])) * rate / 100).quantize(Decimal("0.01"))
+        low = (Decimal(lines[-1][3]) * Decimal(str(reduced).replace(",", ".")) / 100).quantize(Decimal("0.01"))
+        tax, taxes = full + low, [[rate, str(full)], [reduced, str(low)]]
     total = net + tax
     currency, mark, where = [("EUR", "€", "before"), ("EUR", "EUR", "before"), ("EUR", "€", "after")][index % 3]
     if lang == "en":
@@ -578,7 +597,8 @@ def _case(lang: str, index: int) -> dict[str, Any]:
             "lines": [list(line) for line in lines],
             "table_total_row": index % 2 == 1,
             "net": str(net),
-            "taxes": [[rate, str(tax)]],
+            "taxes": taxes,
+            "paid": "50.00" if index >= 18 and index % 2 == 0 else None,
             "total": str(total),
             "total_word": ("total", "due_amount")[index % 2],
             "labels": {k: words[k] for k in ("net", "tax", "total", "due_amount")} if 6 <= index < 12 else {},
@@ -600,11 +620,12 @@ def _case(lang: str, index: int) -> dict[str, Any]:
 
 
 def build_cases() -> list[dict[str, Any]]:
-    """Six languages × eighteen variants: each template six times, letterhead styles, marks and
+    """Six languages × 24 variants: each template eight times, letterhead styles, marks and
     separators rotating; the second six of each language with the other label spellings, the
-    third with "Total" over the money column, the total under the box, English ordinal dates.
+    third with "Total" over the money column, the total under the box, English ordinal dates; the
+    fourth with two tax rates and, on every other, a prepayment that leaves an amount due.
     """
-    return [_case(lang, index) for lang in _WORDS for index in range(18)]
+    return [_case(lang, index) for lang in _WORDS for index in range(24)]
 
 
 def main() -> None:
@@ -617,7 +638,7 @@ def main() -> None:
     ids = [c["id"] for c in cases_]
     for position, case in enumerate(cases_):
         if ids.count(case["id"]) > 1:
-            case["id"] = f"{case['id']}-{position % 18}"
+            case["id"] = f"{case['id']}-{position % 24}"
     (HERE / "cases.json").write_text(
         json.dumps({"_about": about, "cases": cases_}, indent=1, ensure_ascii=False) + "\n"
     )
