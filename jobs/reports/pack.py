@@ -29,7 +29,7 @@ import tarfile
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import IO, TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -142,15 +142,25 @@ def write_pack(
     signatures: Signatures,
     month: str,
     stop_check: Callable[[str], None] = lambda _: None,
+    today: date | None = None,
 ) -> PackOutcome:
     """Build the month's archive, check it as `verify-pack` would, and put it once when it holds
     (S3ObjectExistsError if a pack exists); a pack that does not hold is not written.
     `stop_check` (the run's stop flag) is asked just before the put: a stop leaves no pack.
+    A month that has not ended in the schedule's zone (`today`: now there, unless given) is
+    refused (ReconcileInputError) before any read: its pack, written once, would lack its last
+    nights and block the real one for good.
     """
-    key_arn = stack_key_arn(settings, signatures)
     nights = month_nights(month, stack_zone(settings))
+    today = today or layout.utc_now().astimezone(nights.zone).date()
+    if nights.until is not None and nights.until >= today:
+        raise ReconcileInputError(
+            f"--month {month} has not ended in the schedule's time zone {nights.zone.key} (today is {today}): "
+            "a pack is written once, so it can only be made once the month's last night has run"
+        )
+    key_arn = stack_key_arn(settings, signatures)
     bucket = settings.reports_bucket
-    walked = ChainWalk(lambda k: buckets.get_bytes(bucket, k), signatures, key_arn, nights).walk(
+    walked = ChainWalk(lambda k: buckets.get_bytes(bucket, k), signatures, key_arn, nights, today).walk(
         summary_keys(buckets, bucket, nights.since, nights.until)
     )
     if not walked.checked:
@@ -246,7 +256,9 @@ def check_pack(members: Mapping[str, bytes], signatures: Signatures, stack_key_a
         for n in members
         if n.startswith(f"{REPORTS}{layout.RECONCILIATION_PREFIX}") and n.endswith("/" + SUMMARY_FILE)
     )
-    walked = ChainWalk(lambda k: members[REPORTS + k], signatures, stack_key_arn, nights).walk(keys)
+    # The whole month is judged, its last night too, whenever the archive is checked.
+    after = None if nights.until is None else nights.until + timedelta(days=1)
+    walked = ChainWalk(lambda k: members[REPORTS + k], signatures, stack_key_arn, nights, after).walk(keys)
     problems += [str(p) for p in walked.problems]
     return walked.checked, problems
 

@@ -4,9 +4,11 @@ For every summary.json in the window (keys `reconciliation/<date>/<runId>/summar
 order, which is time order): its signature (`summary.sig`, KMS Verify over the exact bytes, with
 the stack's signing key: never the key the signature file names, which a forger chooses), the
 sha256 of every file it lists, that it names its own prefix, and that it follows the report
-before it (`previousSummary` and its sha256). A night between the first and the last with no
-report is named as missing. Anything that does not hold is a `Problem`; the command exits 1 on
-any.
+before it (`previousSummary` and its sha256). A night of the window with no report is named as
+missing: from `--since` (else the first report found) to `--until`, but never past yesterday in
+the schedule's zone (tonight's run may not have run yet), so a window whose last or first nights
+have no report says so instead of passing. Anything that does not hold is a `Problem`; the
+command exits 1 on any.
 
 A report's night is the date its run started on in the stack's schedule time zone
 (JobSettings.schedule_timezone), not the UTC date of its key: an evening schedule in a zone with
@@ -109,15 +111,22 @@ class ChainWalk:
     """One walk over the stored reports (or, for a pack, over files read from the archive)."""
 
     def __init__(
-        self, read: Callable[[str], bytes], signatures: Signatures, stack_key_arn: str, nights: Nights | None = None
+        self,
+        read: Callable[[str], bytes],
+        signatures: Signatures,
+        stack_key_arn: str,
+        nights: Nights | None = None,
+        today: date | None = None,
     ) -> None:
         """`stack_key_arn`: the stack's signing key, resolved to its ARN (`Signatures.key_arn`);
-        every signature must be that key's.
+        every signature must be that key's. `today`: the date in the nights' zone (now, unless
+        given); no night from today on is ever called missing.
         """
         self._read = read
         self._signatures = signatures
         self._key_arn = stack_key_arn
         self.nights = nights or Nights()
+        self.today = today or layout.utc_now().astimezone(self.nights.zone).date()
 
     def _get(self, key: str) -> bytes | None:
         try:
@@ -181,7 +190,7 @@ class ChainWalk:
             if summary is not None:
                 self._link(key, summary, before, result.problems)
             before = (key, _sha256(body))
-        for night in _missing_nights(nights):
+        for night in _missing_nights(nights, self.nights, self.today):
             result.problems.append(Problem(f"{layout.RECONCILIATION_PREFIX}{night}/", "no report for this night"))
         return result
 
@@ -203,10 +212,16 @@ class ChainWalk:
             out.append(Problem(key, f"out of chain: {named} is not the report it followed (sha256 differs)"))
 
 
-def _missing_nights(nights: list[date]) -> list[date]:
-    if not nights:
+def _missing_nights(found: list[date], window: Nights, today: date) -> list[date]:
+    """The window's nights with no report: from its first night (the first report found when it
+    names none) to its last, never past yesterday: the edges count as much as the middle.
+    """
+    first = window.since if window.since is not None else min(found, default=None)
+    if first is None:
         return []
-    seen, first, last = set(nights), min(nights), max(nights)
+    yesterday = today - timedelta(days=1)
+    last = yesterday if window.until is None else min(window.until, yesterday)
+    seen = set(found)
     return [first + timedelta(days=d) for d in range((last - first).days + 1) if first + timedelta(days=d) not in seen]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
@@ -19,14 +20,19 @@ from test_reconcile_live import _seed_and_ingest
 
 from jobs.contract import layout
 from jobs.contract.signing import KEY_SPEC, KEY_USAGE, signing_key_alias
+from jobs.errors import ReconcileInputError, RunStoppedError
 from jobs.local.stack import bootstrap_endpoints, job_env
+from jobs.observability import CallMetrics
 from jobs.reconcile import cli as reconcile
-from jobs.reconcile.provenance import SIGNATURE_FILE, Signature
+from jobs.reconcile.provenance import SIGNATURE_FILE, Signature, sign
 from jobs.reconcile.report import ReconcileSummary
 from jobs.reports import cli as reports
+from jobs.reports import pack
 from jobs.reports.pack import pack_key
 from jobs.reports.verify import ChainWalk, Nights
 from jobs.settings import JobSettings
+from jobs.store.kms import Signatures, kms_client
+from jobs.store.s3 import Buckets
 
 
 @pytest.fixture
@@ -108,12 +114,13 @@ def test_a_report_signed_by_another_kms_key_does_not_verify(signed, corpus, caps
     assert f"{honest}: signature: signed by key {other}, not by the stack's signing key {stack_arn}" in out
     assert f"{lying}: signature: the signature does not verify with the stack's signing key {stack_arn}" in out
     assert f"{old_style}: signature: the signature does not verify with the stack's signing key" in out
-    # The month's pack would carry them: it is not written, and says why.
-    month = f"{layout.utc_now():%Y-%m}"
-    assert reports.main(["pack", "--month", month]) == 1
-    out = capsys.readouterr().out
-    assert "pack NOT written" in out and "signed by key" in out
-    assert pack_key(month) not in signed.keys(signed.settings.reports_bucket, "reconciliation/packs/")
+    # The month's pack, once the month has ended, would carry them: it is not written, and says why.
+    now = layout.utc_now()
+    outcome = pack.write_pack(
+        *_packing(signed), f"{now:%Y-%m}", today=date(now.year + now.month // 12, now.month % 12 + 1, 1)
+    )
+    assert outcome.key is None and any("signed by key" in p for p in outcome.problems)
+    assert not signed.keys(signed.settings.reports_bucket, "reconciliation/packs/")
 
 
 def test_verify_needs_the_stacks_key(signed, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -136,7 +143,14 @@ class _Signatures:
         return key_id == self.arn
 
 
-def _chain(starts: list[datetime]) -> dict[str, bytes]:
+def _fake_signature(body: bytes, start: datetime) -> bytes:
+    return json.dumps(
+        {"keyId": "alias/x", "keyArn": _Signatures.arn, "algorithm": "ECDSA_SHA_256",
+         "sha256": hashlib.sha256(body).hexdigest(), "signature": "c2ln", "signedAt": start.isoformat()}
+    ).encode()  # fmt: skip
+
+
+def _chain(starts: list[datetime], signer: Callable[[bytes, datetime], bytes] = _fake_signature) -> dict[str, bytes]:
     """Signed, linked summaries started at `starts` (their keys by UTC date, as the reconcile writes them)."""
     files: dict[str, bytes] = {}
     before: tuple[str, str] | None = None
@@ -151,10 +165,7 @@ def _chain(starts: list[datetime]) -> dict[str, bytes]:
         body = summary.model_dump_json().encode()
         digest = hashlib.sha256(body).hexdigest()
         files[prefix + "summary.json"] = body
-        files[prefix + SIGNATURE_FILE] = json.dumps(
-            {"keyId": "alias/x", "keyArn": _Signatures.arn, "algorithm": "ECDSA_SHA_256", "sha256": digest,
-             "signature": "c2ln", "signedAt": start.isoformat()}
-        ).encode()  # fmt: skip
+        files[prefix + SIGNATURE_FILE] = signer(body, start)
         before = (prefix + "summary.json", digest)
     return files
 
@@ -162,10 +173,10 @@ def _chain(starts: list[datetime]) -> dict[str, bytes]:
 NEW_YORK = ZoneInfo("America/New_York")  # DST ends Sunday 1 November 2026
 
 
-def _walk(starts: list[datetime], nights: Nights) -> list[str]:
+def _walk(starts: list[datetime], nights: Nights, today: date = date(2026, 11, 4)) -> list[str]:
     files = _chain(starts)
     keys = sorted(k for k in files if k.endswith("summary.json"))
-    walked = ChainWalk(files.__getitem__, _Signatures(), _Signatures.arn, nights).walk(keys)  # type: ignore[arg-type]
+    walked = ChainWalk(files.__getitem__, _Signatures(), _Signatures.arn, nights, today).walk(keys)  # type: ignore[arg-type]
     return [str(p) for p in walked.problems]
 
 
@@ -196,29 +207,110 @@ def test_a_signature_is_checked_with_the_stacks_key_not_the_one_it_names() -> No
     files = _chain([datetime(2026, 11, 2, 5, tzinfo=UTC)])
     (key,) = [k for k in files if k.endswith("summary.json")]
     signatures = _Signatures()
-    walked = ChainWalk(files.__getitem__, signatures, _Signatures.arn, Nights()).walk([key])  # type: ignore[arg-type]
+    walked = ChainWalk(files.__getitem__, signatures, _Signatures.arn, Nights(), date(2026, 11, 3)).walk([key])  # type: ignore[arg-type]
     assert walked.ok and signatures.calls == [_Signatures.arn]
 
 
-def test_a_stop_before_the_put_leaves_no_pack_and_a_good_month_is_packed_once(signed, corpus) -> None:
-    from jobs.errors import RunStoppedError
-    from jobs.observability import CallMetrics
-    from jobs.reports import pack
-    from jobs.store.kms import Signatures, kms_client
-    from jobs.store.s3 import Buckets
+def _packing(stack) -> tuple[Buckets, JobSettings, Signatures]:  # type: ignore[no-untyped-def]
+    return Buckets(stack.s3(), CallMetrics()), stack.settings, Signatures(kms_client(stack.settings), CallMetrics())
 
-    _seed_and_ingest(signed, corpus)
-    assert reconcile.main(["live", "--grace", "0s"]) == 0
-    s, month = signed.settings, f"{layout.utc_now():%Y-%m}"
-    buckets, signatures = Buckets(signed.s3(), CallMetrics()), Signatures(kms_client(s), CallMetrics())
+
+FEBRUARY = "2026-02"  # a month long ended, of 28 nights
+
+
+def _signed_february(stack) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    """A linked chain of 28 reports, one a night of February 2026 at 02:00 UTC, each signed by
+    the stack's key through KMS, as the reconcile signs (not yet stored).
+    """
+    _, settings, signatures = _packing(stack)
+
+    def kms_signed(body: bytes, at: datetime) -> bytes:
+        return sign(signatures, settings.report_signing_key, body, at).model_dump_json().encode()
+
+    return _chain([datetime(2026, 2, d, 2, tzinfo=UTC) for d in range(1, 29)], kms_signed)
+
+
+def _store(stack, files: dict[str, bytes]) -> None:  # type: ignore[no-untyped-def]
+    for key, body in files.items():
+        stack.s3().put_object(Bucket=stack.settings.reports_bucket, Key=key, Body=body)
+
+
+def test_a_stop_before_the_put_leaves_no_pack_and_a_good_month_is_packed_once(signed) -> None:
+    _store(signed, _signed_february(signed))
+    s = signed.settings
 
     def stopped(where: str) -> None:
         raise RunStoppedError(where)
 
     with pytest.raises(RunStoppedError):
-        pack.write_pack(buckets, s, signatures, month, stopped)
+        pack.write_pack(*_packing(signed), FEBRUARY, stopped)
     assert not signed.keys(s.reports_bucket, "reconciliation/packs/")
-    outcome = pack.write_pack(buckets, s, signatures, month)
-    assert outcome.key == pack_key(month) and not outcome.problems and len(outcome.checked) == 1
+    outcome = pack.write_pack(*_packing(signed), FEBRUARY)
+    assert outcome.key == pack_key(FEBRUARY) and not outcome.problems and len(outcome.checked) == 28
     manifest = json.loads(pack.read_pack(_get(signed, outcome.key))[pack.MANIFEST])
     assert manifest["scheduleTimezone"] == "UTC" and "verification.json" in manifest["members"]
+
+
+# --- the window's edges, and a month that has not ended (issue 44 review) -----------------------
+NOVEMBER = Nights(ZoneInfo("UTC"), date(2026, 11, 1), date(2026, 11, 30))
+
+
+def _november(first: int, last: int) -> list[datetime]:
+    return [datetime(2026, 11, d, 2, tzinfo=UTC) for d in range(first, last + 1)]
+
+
+def _missing(*days: int) -> list[str]:
+    return [f"reconciliation/2026-11-{d:02d}/: no report for this night" for d in days]
+
+
+def test_missing_nights_at_the_edges_of_the_window_are_named() -> None:
+    """November with reports for the 1st-25th only: its last five nights are missing (the old
+    walk looked only between the first and the last report found, and said nothing).
+    """
+    assert _walk(_november(1, 25), NOVEMBER, today=date(2026, 12, 3)) == _missing(26, 27, 28, 29, 30)
+    assert _walk(_november(3, 30), NOVEMBER, today=date(2026, 12, 3)) == _missing(1, 2)
+    # A window not yet over ends yesterday in the schedule's zone: tonight may not have run yet.
+    assert _walk(_november(1, 25), NOVEMBER, today=date(2026, 11, 27)) == _missing(26)
+    assert _walk(_november(1, 25), Nights(ZoneInfo("UTC")), today=date(2026, 11, 27)) == _missing(26)
+    assert _walk(_november(1, 25), Nights(ZoneInfo("UTC")), today=date(2026, 11, 26)) == []
+    assert _walk(_november(1, 26), Nights(ZoneInfo("UTC")), today=date(2026, 11, 26)) == []  # tonight's, early
+    # In the schedule's zone: 19:30 New York on 30 November is 1 December in UTC, and still November's.
+    evenings = [datetime(2026, 11, d, 19, 30, tzinfo=NEW_YORK) for d in range(1, 30)]
+    assert _walk(evenings, Nights(NEW_YORK, date(2026, 11, 1), date(2026, 11, 30)), date(2026, 12, 1)) == _missing(30)
+
+
+def test_a_month_is_packed_only_once_it_has_ended_and_whole(signed, capsys) -> None:
+    """A pack is write-once: one made before the month ended (in the schedule's zone) would lack
+    its last nights and block the real one for good, so it is refused (exit 2); an ended month
+    missing its last nights is not written; the whole month is, once, and verifies on its own.
+    """
+    month = f"{layout.utc_now():%Y-%m}"
+    assert reports.main(["pack", "--month", month]) == 2
+    assert f"--month {month} has not ended in the schedule's time zone UTC" in capsys.readouterr().err
+    with pytest.raises(ReconcileInputError, match="has not ended"):
+        pack.write_pack(*_packing(signed), FEBRUARY, today=date(2026, 2, 28))
+    files = _signed_february(signed)
+    last_three = {
+        k: v
+        for k, v in files.items()
+        if k.startswith(("reconciliation/2026-02-26", "reconciliation/2026-02-27", "reconciliation/2026-02-28"))
+    }
+    _store(signed, {k: v for k, v in files.items() if k not in last_three})
+    outcome = pack.write_pack(*_packing(signed), FEBRUARY, today=date(2026, 3, 1))
+    assert outcome.key is None
+    assert outcome.problems == [f"reconciliation/2026-02-{d}/: no report for this night" for d in (26, 27, 28)]
+    _store(signed, last_three)
+    capsys.readouterr()
+    assert reports.main(["pack", "--month", FEBRUARY]) == 0
+    assert reports.main(["pack", "--month", FEBRUARY]) == 2  # write-once
+    assert reports.main(["verify-pack", "--month", FEBRUARY]) == 0
+    members = pack.read_pack(_get(signed, pack_key(FEBRUARY)))
+    assert {"verification.json", "findings-opened.csv", "manifest.json", "manifest.sig"} <= set(members)
+    _, _, signatures = _packing(signed)
+    key_arn = signatures.key_arn(signed.settings.report_signing_key)
+    forged = dict(members)
+    forged[next(k for k in members if k.endswith("20260210T020000Z-9/summary.json"))] += b" "
+    assert any("does not match the manifest" in p for p in pack.check_pack(forged, signatures, key_arn)[1])
+    # Its last night removed from the archive (and the manifest re-signed by the stack's key): named.
+    gone = {k: v for k, v in members.items() if "2026-02-28" not in k}
+    assert "reconciliation/2026-02-28/: no report for this night" in pack.check_pack(gone, signatures, key_arn)[1]
