@@ -9,7 +9,11 @@ and each run ends up to two hours earlier or later than usual. Two stretches of 
 over the spring-forward night and one over the fall-back night (each stretch with a seed night
 before it), hold: four ingest tasks publishing at once every night, one manual backfill in place
 of a scheduled ingest, one night with nothing run, one new error behind an old open one, a
-night one task judged bad while the night was good, and a bad night across the tasks.
+night one task judged bad while the night was good, and a bad night across the tasks. The
+reconcile publishes the days since the last restore drill (`jobs.reconcile.drill_age`) from the
+drills' report times: the quarterly drill of 1 January reported, that of 1 April failed before
+its report, that of 1 October reported; `drill-overdue` (the default quarterly schedule: 99 days)
+notifies once, on the night its bound passes, and stays in ALARM to the stretch's end.
 
 The alarms' stand-in then evaluates every declared alarm every hour over each stretch, and a
 second after each datum enters or leaves an alarm's window (where a state can change); a
@@ -29,13 +33,15 @@ from jobs.contract.alarms import declared_alarms
 from jobs.contract.metrics import Job
 from jobs.contract.status import Status
 from jobs.ingest.summary import RunSummary
-from jobs.local.standins.alarms import Notification, walk
+from jobs.local.standins.alarms import Notification, in_alarm, walk
 from jobs.observability import CallMetrics
 from jobs.reconcile import ledger as ledgers
+from jobs.reconcile.drill_age import drill_age
 from jobs.reconcile.findings import FINDINGS_SCHEMA, Code
 from jobs.reconcile.run import metrics_of
 from jobs.reconcile.summary import ReconcileSummary
 from jobs.runtime.context import RunContext
+from jobs.runtime.registry import job
 from jobs.settings import JobSettings
 from jobs.store.clients import cloudwatch_client
 from jobs.store.metrics import MetricsStore
@@ -53,6 +59,12 @@ NIGHTS = 30
 # The first nights after each change: their runs start an hour earlier (spring) or later (fall)
 # in UTC than the night before's.
 SPRING, FALL = date(2026, 3, 29), date(2026, 10, 25)
+DRILL_SCHEDULE = job("drill").tasks[0].schedule.default  # type: ignore[union-attr]
+# When the drills' reports landed (the 1 April drill failed before its report: none). 99 days
+# after 1 January's is 10 April 06:40 UTC: the reconcile of the night of the 9th (about 04:00
+# UTC on the 10th) is within the bound, the next night's past it.
+DRILL_REPORTS = (datetime(2026, 1, 1, 6, 40, tzinfo=UTC), datetime(2026, 10, 1, 6, 40, tzinfo=UTC))
+OVERDUE = date(2026, 4, 10)
 
 
 @dataclass
@@ -106,6 +118,7 @@ def _plan() -> list[Night]:
     skipped = by_day[fall + timedelta(days=20)]
     skipped.ingest, skipped.reconcile = "none", "none"
     skipped.expected = ["ingest-heartbeat", "reconcile-heartbeat"]
+    by_day[OVERDUE].expected = ["drill-overdue"]  # then in ALARM, not notified again, to 12 Apr
     return nights
 
 
@@ -162,6 +175,11 @@ def _findings(night: Night) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=FINDINGS_SCHEMA) if rows else pl.DataFrame(schema=FINDINGS_SCHEMA)
 
 
+def _drill_days(at: datetime) -> float | None:
+    """What the reconcile ending `at` publishes: the days since the last drill report before it."""
+    return drill_age(max((d for d in DRILL_REPORTS if d <= at), default=None), None, at)
+
+
 def _reconcile(settings: JobSettings, night: Night, previous: pl.DataFrame | None) -> pl.DataFrame | None:
     """Tonight's ledger (the previous one when nothing ran)."""
     if night.reconcile == "none":
@@ -177,11 +195,11 @@ def _reconcile(settings: JobSettings, night: Night, previous: pl.DataFrame | Non
         severities={s: findings.filter(pl.col("severity") == s).height for s in ("error", "warning")},
         counts={c.value: n for c, n in counts.items()},
     )
-    _publish(settings, Job.RECONCILE, metrics_of(summary, ledger), end, scheduled=True)
+    _publish(settings, Job.RECONCILE, metrics_of(summary, ledger, _drill_days(end)), end, scheduled=True)
     if night.manual_reconcile:  # a person's reconcile live, after the nightly: it finds the same
         later = datetime.combine(night.day + timedelta(days=1), time(15, 0), tzinfo=ZONE).astimezone(UTC)
         again = ledgers.carry(ledgers.with_ids(findings), ledger, {}, later, [])
-        _publish(settings, Job.RECONCILE, metrics_of(summary, again), later, scheduled=False)
+        _publish(settings, Job.RECONCILE, metrics_of(summary, again, _drill_days(later)), later, scheduled=False)
         return again
     return ledger
 
@@ -207,7 +225,7 @@ def _times(start: datetime, end: datetime, windows: set[int]) -> list[datetime]:
 def test_sixty_nights_each_show_exactly_their_alarms(stack) -> None:
     settings = stack.settings
     nights = _plan()
-    specs = declared_alarms(settings.failed_ratio_threshold)
+    specs = declared_alarms(settings.failed_ratio_threshold, drill_schedule=DRILL_SCHEDULE)
     store = MetricsStore(cloudwatch_client(settings), CallMetrics())
     sent: list[Notification] = []
     evaluations = 0
@@ -222,6 +240,9 @@ def test_sixty_nights_each_show_exactly_their_alarms(stack) -> None:
         times = _times(start, _slot(stretch[-1].day)[1], {spec.window for spec in specs})
         evaluations += len(times)
         sent += walk(store, settings.stage, specs, times)
+        # The overdue drill stayed in ALARM from its notification to the stretch's end (notified once).
+        overdue = ["drill-overdue"] if first == STRETCHES[0] else []
+        assert in_alarm(store, settings.stage, specs, times[-1]) == overdue
     STAMPS.clear()
     rows = []
     for night in nights:
