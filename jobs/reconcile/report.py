@@ -2,7 +2,8 @@
 
 Files: findings.parquet (what was found: the same inputs give byte-identical files),
 findings.csv (the same findings for a spreadsheet, each with its id, state, first-seen date,
-nights open and acknowledgement from the ledger), ledger.parquet (each finding's life: id,
+nights open and acknowledgement from the ledger, then the ledger's findings tonight did not check,
+`unchecked`, and those it resolved, `resolved`), ledger.parquet (each finding's life: id,
 first seen, nights open, acknowledged, resolved, unchecked; `ledger`), report.html and
 report.pdf (`report_view`) and, last, summary.json (run metadata, the scope, input snapshot
 times, counts per finding, what changed since the previous report, repairs, sha256 of the
@@ -55,16 +56,37 @@ def findings_parquet(findings: pl.DataFrame) -> bytes:
 
 
 # findings.csv's columns from the ledger, after the finding id: what an auditor sorts and filters by.
-CSV_LIFE = ("state", "firstSeen", "nightsOpen", "acknowledgedBy", "acknowledgedReason", "acknowledgedUntil")
+CSV_LIFE = (
+    "state",
+    "firstSeen",
+    "nightsOpen",
+    "acknowledgedBy",
+    "acknowledgedReason",
+    "acknowledgedUntil",
+    "resolution",
+)
+# The ledger's rows not among tonight's findings that the CSV lists too: still open but not looked
+# for tonight, and closed tonight. Without them a night that judged nothing shows no rows while
+# every open finding is still open.
+_CSV_CARRIED = (ledgers.State.UNCHECKED.value, ledgers.State.RESOLVED.value)
 
 
 def findings_csv(identified: pl.DataFrame, ledger: pl.DataFrame) -> bytes:
     """findings.csv: tonight's findings (`ledger.with_ids`), each with its id, state, first-seen
-    date, nights open and acknowledgement from tonight's ledger, then the findings' own columns.
-    Keys and ids come from outside, so a cell that would run as a formula is escaped.
+    date, nights open and acknowledgement from tonight's ledger, then the findings' own columns;
+    after them the ledger's findings carried `unchecked` and those `resolved` tonight (no
+    evidence: they were not found tonight). Keys and ids come from outside, so a cell that would
+    run as a formula is escaped.
     """
     life = ledger.select("findingId", *CSV_LIFE).unique("findingId", keep="first")
     rows = identified.join(life, on="findingId", how="left", maintain_order="left")
+    others = ledger.filter(
+        pl.col("state").is_in(_CSV_CARRIED) & ~pl.col("findingId").is_in(identified.get_column("findingId").implode())
+    )
+    carried = others.select(
+        pl.col(c) if c in others.columns else pl.lit(None, identified.schema[c]).alias(c) for c in rows.columns
+    )
+    rows = pl.concat([rows, carried.cast(rows.schema)])
     first = ["findingId", *CSV_LIFE]
     rows = rows.with_columns(pl.col("firstSeen").dt.date(), pl.col("acknowledgedUntil").dt.date())
     return spreadsheet_csv(rows.select(*first, *(c for c in identified.columns if c not in first)))

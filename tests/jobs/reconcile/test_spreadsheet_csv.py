@@ -124,3 +124,44 @@ def test_findings_csv_leads_with_each_findings_id_and_life_from_the_ledger() -> 
     by_id = {r[0]: r for r in rows}
     assert by_id[a_id][1:7] == ["acknowledged", "2026-06-14", "2", "Ada", "'=cmd known", "2026-06-24"]
     assert by_id[b_id][1:7] == ["new", "2026-06-15", "1", "", "", ""]
+
+
+def test_findings_csv_lists_the_findings_carried_unchecked_and_those_resolved_tonight() -> None:
+    """A night that judged nothing (inventory missing) found nothing: findings.csv still lists
+    every open finding of the ledger, `unchecked`, with its life; a finding checked and not found
+    is listed `resolved` with its resolution. (Before, the CSV held tonight's findings only: zero
+    rows while the ledger held every open one).
+    """
+    from jobs.reconcile import ledger as ledgers
+    from jobs.reconcile.coverage import Coverage
+    from jobs.reconcile.findings import Code
+
+    a = _findings(bucket=["raw"], key=["notes/a.txt"])
+    b = _findings(code=["ORPHAN_RESULT"], severity=["error"], bucket=["processed"], key=["processed/u1/d1/result.json"])
+    night1 = ledgers.carry(ledgers.with_ids(pl.concat([a, b])), None, [], NOW - timedelta(days=1), [])
+    (a_id, b_id) = night1.get_column("findingId").to_list()
+    nothing = ledgers.with_ids(_findings().clear())
+    judged_nothing = Coverage(codes=frozenset(), deep=False, buckets=frozenset(), table=None)
+    ledger = ledgers.carry(nothing, night1, [], NOW, [], judged_nothing)
+    header, *rows = _rows(findings_csv(nothing, ledger))
+    by_id = {r[0]: dict(zip(header, r, strict=True)) for r in rows}
+    assert set(by_id) == {a_id, b_id}
+    assert {i: (r["state"], r["firstSeen"], r["nightsOpen"]) for i, r in by_id.items()} == {
+        a_id: ("unchecked", "2026-06-14", "1"),
+        b_id: ("unchecked", "2026-06-14", "1"),
+    }
+    assert by_id[b_id]["code"] == "ORPHAN_RESULT" and by_id[b_id]["key"] == "processed/u1/d1/result.json"
+    # A night that judged only BAD_KEY and found it: b is carried, nothing more; then a night that
+    # judged everything and found neither: both resolved.
+    bad_key_only = Coverage(codes=frozenset({Code.BAD_KEY}), deep=False, buckets=frozenset(), table=None)
+    tonight = ledgers.with_ids(a)
+    ledger = ledgers.carry(tonight, night1, [], NOW, [], bad_key_only)
+    header, *rows = _rows(findings_csv(tonight, ledger))
+    assert sorted((r[0], r[1]) for r in rows) == sorted([(a_id, "open"), (b_id, "unchecked")])
+    ledger = ledgers.carry(nothing, night1, [], NOW, [])
+    header, *rows = _rows(findings_csv(nothing, ledger))
+    states = {r[0]: dict(zip(header, r, strict=True)) for r in rows}
+    assert {i: (r["state"], r["resolution"]) for i, r in states.items()} == {
+        a_id: ("resolved", "no longer found"),
+        b_id: ("resolved", "no longer found"),
+    }
