@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+from decimal import Decimal
 
 import pytest
 from extract_helpers import EINVOICE, TEXTRACT
 
+from jobs.contract.invoice import ExtractionOutcome, ValidationResult
 from jobs.contract.status import Status
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.extract.fallback import SECOND_OPINION, second_opinion, wants_textract_fallback
@@ -88,18 +90,42 @@ def _vendor_field(name: str) -> dict:
     }
 
 
-def test_a_clean_textract_reading_wins_and_says_why() -> None:
+def _agreeing_reading(local: ExtractionOutcome, **changes: object) -> ExtractionOutcome:
+    """A clean Textract reading of the same page: the text layer's header values (`changes` on
+    top), the missing total read, and the recorded response's raw output.
+    """
+    assert local.invoice is not None
+    recorded = _textract_reading(vendor="Lieferant GmbH")
+    invoice = local.invoice.model_copy(update={"totalAmount": Decimal("529.87"), **changes})
+    return recorded.model_copy(update={"invoice": invoice, "validation": ValidationResult(status=Status.PROCESSED)})
+
+
+def test_a_clean_textract_reading_that_agrees_wins_and_says_why() -> None:
     local = extract_document(_pdf_without_total(), "p1.pdf", SETTINGS)
-    textract = _textract_reading(vendor="Lieferant GmbH")
-    assert textract.validation.status is Status.PROCESSED, textract.validation.reasons
+    textract = _agreeing_reading(local)
     kept = second_opinion(local, textract)
     assert kept.engine == "textract" and kept.invoice == textract.invoice
+    assert kept.validation.status is Status.PROCESSED
     record = kept.raw[SECOND_OPINION]
     assert record["used"] is True and record["winner"] == "textract" and "clean" in record["reason"]
     assert record["readings"]["pdf-text-layer"]["status"] == "REVIEW_REQUIRED"
     assert "MISSING_FIELD:totalAmount" in record["readings"]["pdf-text-layer"]["reasons"]
     assert record["readings"]["textract"] == {"status": "PROCESSED", "reasons": []}
     assert kept.raw["ExpenseDocuments"]  # the kept reading's raw output is still all there
+
+
+def test_a_clean_textract_reading_that_contradicts_the_text_layer_goes_to_review() -> None:
+    local = extract_document(_pdf_without_total(), "p1.pdf", SETTINGS)
+    assert local.invoice is not None and local.invoice.invoiceNumber
+    textract = _agreeing_reading(local, invoiceNumber="ORDER-4711", vendorName=local.invoice.vendorName.upper())
+    kept = second_opinion(local, textract)
+    # Another invoice number is a second value, not a settlement; the vendor in capitals is the same name.
+    assert kept.engine == local.engine and kept.invoice == local.invoice
+    assert kept.validation.status is Status.REVIEW_REQUIRED
+    assert kept.validation.reasons == [*local.validation.reasons, "CONFLICTING_VALUES:invoiceNumber"]
+    record = kept.raw[SECOND_OPINION]
+    assert record["used"] is False and record["winner"] == "pdf-text-layer"
+    assert "invoiceNumber" in record["reason"] and "vendorName" not in record["reason"]
 
 
 def test_a_textract_reading_that_is_not_clean_leaves_the_local_one_and_says_why() -> None:

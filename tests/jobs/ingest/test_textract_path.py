@@ -94,12 +94,18 @@ def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stac
         IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions(backfill=True))
 
 
-def _numberless_text_pdf() -> bytes:
+def _numberless_text_pdf(*, as_recorded: bool = False) -> bytes:
+    """A text-layer invoice without a number; `as_recorded`: the recorded Textract response's
+    invoice (its date, currency and amounts), so the two readings agree where both read a value.
+    """
     from datetime import date
     from decimal import Decimal
 
     from jobs.demo.corpus import DemoInvoice, Line, text_pdf
 
+    if as_recorded:
+        line = Line("Consulting", Decimal(1), Decimal("6169.40"), Decimal(1))
+        return text_pdf(DemoInvoice("", date(2021, 1, 1), date(2021, 1, 31), None, "Buyer AG", "USD", (line,)))
     line = Line("Consulting", Decimal(2), Decimal("50.00"), Decimal(19))
     return text_pdf(DemoInvoice("", date(2026, 3, 1), date(2026, 3, 31), None, "Buyer AG", "EUR", (line,)))
 
@@ -142,9 +148,9 @@ def _clean_response(corpus: Path) -> dict:
     return response
 
 
-def _second_opinion_run(stack, monkeypatch, responses: list[dict], cap: int | None = None):
+def _second_opinion_run(stack, monkeypatch, responses: list[dict], cap: int | None = None, *, agree: bool = True):
     key = layout.raw_key("u1", "plain1", "invoice.pdf")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=_numberless_text_pdf())
+    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=_numberless_text_pdf(as_recorded=agree))
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
     settings = stack.settings.model_copy(
@@ -174,6 +180,18 @@ def test_a_clean_textract_reading_settles_a_text_layer_pdf_and_result_json_says_
     assert "MISSING_FIELD:invoiceNumber" in opinion["readings"]["pdf-text-layer"]["reasons"]
     # Its pages come from the night's cap like a scan's.
     assert summary.textractPages == 1 and summary.textractNightPages == 1
+
+
+def test_a_clean_second_opinion_of_other_values_leaves_the_document_in_review(stack, corpus: Path, monkeypatch) -> None:
+    # The text layer read 1 March 2026, EUR 119.00; Textract, cleanly, another invoice's values.
+    _, item, result = _second_opinion_run(
+        stack, monkeypatch, [_clean_response(corpus)["ExpenseDocuments"]], cap=10, agree=False
+    )
+    assert item.status == Status.REVIEW_REQUIRED and item.invoiceNumber is None and item.totalAmount == 119
+    assert {"CONFLICTING_VALUES:invoiceDate", "CONFLICTING_VALUES:totalAmount"} <= set(item.reviewReasons)
+    assert result.engine == "pdf-text-layer"
+    opinion = result.extraction["SecondOpinion"]
+    assert opinion["used"] is False and "other values" in opinion["reason"]
 
 
 def test_a_second_opinion_that_is_not_clean_is_recorded_beside_the_local_reading(
