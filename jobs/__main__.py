@@ -3,14 +3,19 @@
 The commands are the job registry's (jobs.runtime.registry); each lives in its own module with a
 `main(argv) -> int`, imported only when called, so `local` and `extract` start without loading
 boto3 clients or polars. A command whose module the image does not carry (`local`, `demo`: the
-dev stack's) says so instead of a traceback.
+dev stack's) says so instead of a traceback. A module that fails to import in the image (a
+broken build, a missing library) exits INTERNAL (70) with its traceback, never Python's own 1,
+which the exit map reads as "findings" and the failed-task rule leaves quiet.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import traceback
+from types import ModuleType
 
+from jobs.errors import ExitCode
 from jobs.runtime.registry import JOBS, JobSpec
 
 
@@ -31,14 +36,28 @@ def main(argv: list[str] | None = None, jobs: tuple[JobSpec, ...] = JOBS) -> int
     if spec is None:
         print(f"unknown command {command!r}\n\n{_usage(jobs)}", file=sys.stderr)
         return 2
-    try:
-        module = importlib.import_module(spec.module)
-    except ModuleNotFoundError as exc:
-        if spec.in_image or exc.name is None or not spec.module.startswith(exc.name):
-            raise
-        print(f"{command}: a development command, not in this image", file=sys.stderr)
-        return 2
+    module = _load(spec)
+    if isinstance(module, ExitCode):
+        return int(module)
     return int(module.main(rest))
+
+
+def _load(spec: JobSpec) -> ModuleType | ExitCode:
+    try:
+        return importlib.import_module(spec.module)
+    except ModuleNotFoundError as exc:
+        if not spec.in_image and exc.name is not None and spec.module.startswith(exc.name):
+            print(f"{spec.name}: a development command, not in this image", file=sys.stderr)
+            return ExitCode.BAD_INPUT
+        return _broken(spec)
+    except Exception:
+        return _broken(spec)
+
+
+def _broken(spec: JobSpec) -> ExitCode:
+    traceback.print_exc()
+    print(f"{spec.name}: {spec.module} does not import in this image (exit 70, INTERNAL)", file=sys.stderr)
+    return ExitCode.INTERNAL
 
 
 if __name__ == "__main__":

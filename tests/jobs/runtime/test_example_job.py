@@ -5,6 +5,7 @@ tests/components/test_components.py, gets its task definition.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -38,3 +39,18 @@ def test_the_example_job_is_listed_and_runs_in_a_context(example: None, capsys: 
 def test_without_its_entry_there_is_no_such_command(example: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["hello", "greet"]) == 2
     assert "unknown command 'hello'" in capsys.readouterr().err
+
+
+def test_a_job_module_that_does_not_import_exits_internal_not_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A broken image: the job's module raises on import (a library missing, a syntax error shipped).
+    package = tmp_path / "broken_job"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "cli.py").write_text("import not_a_library_anywhere  # noqa\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    broken = dataclasses.replace(ENTRY, name="broken", module="broken_job.cli", tasks=())
+    assert main(["broken"], (*JOBS, broken)) == ExitCode.INTERNAL == 70
+    err = capsys.readouterr().err
+    assert "ModuleNotFoundError" in err and "broken_job.cli does not import" in err
