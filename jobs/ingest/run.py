@@ -174,7 +174,7 @@ class IngestRun:
         try:
             if self._deadline is not None and self._deadline <= started:
                 # Started past its deadline (a late schedule): take nothing, leave the queue as it is.
-                recorder.stopped_for("deadline")
+                recorder.started_past_deadline()
             else:
                 self._source = self._open_source(recorder)
                 self._run(self._source, recorder)

@@ -37,6 +37,9 @@ class RunSummary(BaseModel):
     # A completed drain that ended at a bound rather than an empty queue: "deadline" (--max-minutes,
     # the scheduled drain's stop in time for the reconcile) or "max-docs"; its rest stays queued.
     stoppedFor: str | None = None
+    # Started after its deadline (a schedule's late retry): it took nothing, so it is no night's
+    # drain and publishes no heartbeat; the heartbeat alarm hears of a night no task drained.
+    startedPastDeadline: bool = False
     # A scheduled run's intended start (unset for a manual run) and the bound it drains to.
     scheduledAt: datetime | None = None
     deadline: datetime | None = None
@@ -105,7 +108,7 @@ class RunSummary(BaseModel):
         if self.estimatedCost is not None:  # USD at list prices: no CloudWatch unit says dollars
             cost = float(self.estimatedCost.usd["total"])
             data.append(Datum(metric=Metric.ESTIMATED_COST, value=cost, unit=Unit.NONE))
-        if self.outcome == "completed":  # an aborted night is no heartbeat: its alarm should hear of it
+        if self.outcome == "completed" and not self.startedPastDeadline:  # an aborted or empty night is none
             data.append(Datum(metric=Metric.HEARTBEAT, value=1))
         data.append(Datum(metric=Metric.DURATION, value=self.seconds, unit=Unit.SECONDS))
         if (ratio := self.failed_ratio()) is not None:
@@ -230,6 +233,11 @@ class SummaryRecorder:
     def stopped_for(self, bound: str) -> None:
         with self._lock:
             self.summary.stoppedFor = self.summary.stoppedFor or bound
+
+    def started_past_deadline(self) -> None:
+        self.stopped_for("deadline")
+        with self._lock:
+            self.summary.startedPastDeadline = True
 
     def released(self, released: int, leased: int) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ import boto3
 import pytest
 
 from jobs.contract import Status, layout
+from jobs.contract.metrics import Metric
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.errors import ExitCode, SettingsError
@@ -82,6 +83,9 @@ def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_clea
     assert summary.deadline == late.scheduled_time + timedelta(hours=1)
     assert summary.scheduledAt == late.scheduled_time
     assert summary.queueWaiting >= len(docs) and summary.queueInFlight == 0  # nothing received, nothing hidden
+    # It drained nothing, so it is no heartbeat: a night whose only task started this late alarms.
+    assert summary.startedPastDeadline
+    assert Metric.HEARTBEAT not in {d.metric for d in summary.run_metrics().data}
 
 
 def test_a_scheduled_drain_on_time_drains_until_its_queue_is_empty(stack) -> None:
@@ -91,6 +95,7 @@ def test_a_scheduled_drain_on_time_drains_until_its_queue_is_empty(stack) -> Non
     on_time = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(minutes=1)})
     summary = IngestRun(on_time, IngestOptions(max_seconds=3600, idle_seconds=1)).execute()
     assert summary.stoppedFor is None and summary.processed == len(docs)
+    assert not summary.startedPastDeadline and Metric.HEARTBEAT in {d.metric for d in summary.run_metrics().data}
 
 
 def test_a_naive_scheduled_time_is_refused() -> None:
