@@ -9,6 +9,8 @@ importable so the unit tests run the very same program under Pulumi's mocks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pulumi
 import pulumi_aws as aws
 
@@ -64,14 +66,22 @@ def build(settings: StackSettings) -> dict[str, pulumi.Input[object]]:
     trail = audit_trail(settings, account_id, store, key, buckets, alerts)
     job_env = job_environment(settings, arrivals)
     review = review_api(settings, account_id, store, buckets, key, job_env)
-    jobs = batch_jobs(settings, account_id, key, store, buckets, arrivals, alerts, job_env, catalog, backups)
+    # The reconcile tasks name the signing key by its ARN, and the key's policy names their roles:
+    # the ARN is handed to the task definitions once the key (made after the roles) exists.
+    deferred: tuple[pulumi.Output[str], Callable[[pulumi.Output[str]], None]] = pulumi.deferred_output()
+    signing_key_arn, resolve_signing_key_arn = deferred
+    jobs = batch_jobs(
+        settings, account_id, key, store, buckets, arrivals, alerts, job_env, catalog, backups, signing_key_arn
+    )
     outputs = stack_outputs(store, buckets, key, alerts, jobs, arrivals, events, review, trail)
     outputs |= recovery_outputs(settings, jobs, backups, second)
     budget = cost_budget(settings, alerts)
     outputs["budgetName"] = budget.budget_name
     outputs["textractBudgetName"] = budget.textract_budget_name
     outputs["dashboardName"] = operations(settings, alerts).dashboard_name
-    outputs["reportSigningKeyArn"] = report_signing(settings, account_id, jobs).key_arn
+    signing = report_signing(settings, account_id, jobs)
+    resolve_signing_key_arn(signing.key_arn)
+    outputs["reportSigningKeyArn"] = signing.key_arn
     outputs["auditDataBucketName"] = buckets.bucket_names[layout.AUDIT_DATA]
     if catalog.database_name is not None and catalog.workgroup_name is not None:
         outputs |= {"auditDatabaseName": catalog.database_name, "athenaWorkgroupName": catalog.workgroup_name}
@@ -352,8 +362,11 @@ def batch_jobs(
     job_env: pulumi.Output[dict[str, str]],
     catalog: AuditCatalog,
     backups: TableBackups,
+    signing_key_arn: pulumi.Output[str],
 ) -> BatchJobs:
-    """The ECS cluster, the job tasks and their schedules."""
+    """The ECS cluster, the job tasks and their schedules; the reconcile tasks sign with the key
+    `signing_key_arn` names.
+    """
     return BatchJobs(
         layout.stage_prefix(settings.stage),
         BatchJobsArgs(
@@ -399,6 +412,7 @@ def batch_jobs(
             backup_role_arn=backups.role_arn,
             log_retention_days=settings.log_retention_days,
             tags=settings.resource_tags(),
+            report_signing_key_arn=signing_key_arn,
         ),
     )
 

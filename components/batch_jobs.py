@@ -34,7 +34,6 @@ import pulumi_aws as aws
 from components import policies, recovery_policies
 from components._pulumi import child, json_document
 from components.alerts import QUIET_EXITS, alert_target, encrypted_queue, failed_task_alert, queue_depth_alarm
-from components.report_signing import signing_key_alias
 from jobs.contract import layout
 from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
@@ -49,7 +48,6 @@ from jobs.settings import (
     ENV_REANCHOR_DAYS,
     ENV_REPORT_SIGNING_KEY,
     ENV_REPORTS_TOPIC_ARN,
-    ENV_STAGE,
     ENV_TABLE_ARN,
     ENV_TABLE_STATE_DAYS,
     ENV_TEXTRACT_MAX_PAGES,
@@ -205,6 +203,9 @@ class BatchJobsArgs:
     # What still holds an erased user's data, and how long: the erasure's receipt says so.
     holdings: DataHoldings = field(default_factory=DataHoldings)
     tags: dict[str, str] = field(default_factory=dict)
+    # The report signing key's ARN (ReportSigningKey.key_arn), which the reconcile tasks sign with
+    # and name: an ARN, since an alias can be moved to another key.
+    report_signing_key_arn: pulumi.Input[str] | None = None
 
 
 def job_environment(values: Mapping[str, str]) -> list[dict[str, str]]:
@@ -243,6 +244,7 @@ def _container_definitions(
         chain=chain,
         holdings=holdings,
         reports_topic_arn=values["reports_topic_arn"],
+        signing_key_arn=values["signing_key_arn"],
         textract_max_pages=textract_max_pages,
         drain_minutes=drain_minutes,
         textract_fallback=textract_fallback,
@@ -268,6 +270,7 @@ def container_definition(
     drain_minutes: int | None = None,
     textract_fallback: bool = False,
     schedule_timezone: str = "UTC",
+    signing_key_arn: str | None = None,
 ) -> dict[str, Any]:
     """One job container, hardened: non-root, read-only root fs, no privileges, awslogs.
 
@@ -287,8 +290,10 @@ def container_definition(
             raise ValueError("the nightly reconcile needs the table's ARN to export it")
         extra[ENV_TABLE_ARN] = table_arn
         extra.update({name: str(days) for name, days in (chain or {}).items()})
-        # The reports they write are signed with the stack's key and name the image that wrote them.
-        extra[ENV_REPORT_SIGNING_KEY] = signing_key_alias(environment[ENV_STAGE])
+        # The reports they write are signed with the stack's key (its ARN: an alias is no identity)
+        # and name the image that wrote them.
+        if signing_key_arn:
+            extra[ENV_REPORT_SIGNING_KEY] = signing_key_arn
         extra[ENV_IMAGE_DIGEST] = image.rpartition("@")[2]
         if reports_topic_arn:  # each written report is announced on the stack's alert topic
             extra[ENV_REPORTS_TOPIC_ARN] = reports_topic_arn
@@ -571,6 +576,7 @@ class BatchJobs(pulumi.ComponentResource):
             environment=args.job_environment,
             table_arn=args.table_arn,
             reports_topic_arn=args.alarm_topic_arn,
+            signing_key_arn=args.report_signing_key_arn,
         ).apply(
             partial(
                 _container_definitions,

@@ -5,11 +5,13 @@ ECC_NIST_P256 for SIGN_VERIFY (ECDSA_SHA_256: small signatures, and the public k
 to an auditor to verify offline). The key policy is the whole grant (no IAM statement needed):
 the account administers the key but nobody may schedule its deletion with less than the full
 30-day window; only the reconcile and repair task roles may kms:Sign; anyone in
-the account may kms:Verify and read the public key. The jobs name it by its alias
-(`signing_key_alias`), so the task definitions need not wait for the key, whose policy names
-their roles. The key's spec, usage and alias are declared once in jobs.contract.signing, which
-the local stack's bootstrap reads too. An alias is a name, not an identity: every signature
-records the key ARN that made it, and `reports verify` accepts only the stack's key.
+the account may kms:Verify and read the public key. The jobs name it by its ARN (`key_arn`,
+handed to the task definitions once the key exists: its policy names their roles, so the
+program defers it, `__main__.py`), never by the alias: an alias is a name anyone allowed
+kms:UpdateAlias may point elsewhere, not an identity. Every signature records the key ARN that
+made it, and `reports verify` accepts only the configured key ARN (and refuses an alias). The
+key's spec, usage and alias are declared once in jobs.contract.signing, which the local stack's
+bootstrap reads too.
 """
 
 from __future__ import annotations

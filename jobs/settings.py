@@ -221,8 +221,8 @@ class JobSettings(BaseSettings):
     )
     report_signing_key: str = Field(
         default="",
-        description="The KMS key (an alias) that signs reconcile reports; unset: reports are written unsigned. "
-        "`reports verify` accepts only signatures by this key (resolved to its ARN).",
+        description="The KMS key (its ARN) that signs reconcile reports; unset: reports are written unsigned. "
+        "`reports verify` accepts only signatures by this key, and refuses an alias (it can be moved).",
     )
     # The reports' nights are the schedule's local dates (an evening run in a DST zone falls on
     # different UTC dates in summer and winter): `reports verify` and `reports pack` read them so.

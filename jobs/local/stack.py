@@ -137,7 +137,7 @@ def bootstrap_endpoints(
 ) -> JobSettings:
     """Create the stage's resources; returns the settings completed with the arrival queue URL.
     `origins`: the frontend origins of the processed bucket's CORS rules (default: cors_origins()).
-    `signing`: also the report signing key, named in the settings (`local up` always; tests
+    `signing`: also the report signing key, named in the settings by its ARN (`local up` always; tests
     that need no signed reports leave it off, as a stack without the key would be).
     """
     session = boto3.session.Session(aws_access_key_id="local", aws_secret_access_key="local", region_name=REGION)
@@ -163,7 +163,9 @@ def bootstrap_endpoints(
     update: dict[str, object] = {"arrivals_queue_url": url}
     if signing:
         kms = session.client("kms", endpoint_url=endpoints.s3, config=config)  # moto's server answers KMS
-        update["report_signing_key"] = ensure_signing_key(kms, signing_key_spec(settings.stage))
+        # The jobs get the key's ARN, as the stack's task definitions do: an alias is no identity.
+        alias = ensure_signing_key(kms, signing_key_spec(settings.stage))
+        update["report_signing_key"] = kms.describe_key(KeyId=alias)["KeyMetadata"]["Arn"]
     return settings.model_copy(update=update)
 
 
@@ -303,7 +305,7 @@ def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
         ENV_OCR_ENGINE: LOCAL_OCR_ENGINE,
         exports_standin.PLUGIN_ENV: exports_standin.PLUGIN,
         ENV_TABLE_ARN: local_table_arn(settings.table_name),
-        # The report signing key `up` bootstrapped, as the stack's task definitions name it.
+        # The report signing key `up` bootstrapped, by its ARN, as the stack's task definitions name it.
         **({ENV_REPORT_SIGNING_KEY: settings.report_signing_key} if settings.report_signing_key else {}),
     }
 

@@ -8,8 +8,9 @@ command could not run as asked (bad options, no signing key set, a pack already 
 AWS is unreachable or denies access, 143/130 when stopped by a signal (before a pack is written:
 it is written once, whole, or not at all).
 
-Every signature is checked against the stack's signing key (DOCUFLOW_REPORT_SIGNING_KEY, its
-alias, resolved to the key ARN), and a night is a date in DOCUFLOW_SCHEDULE_TIMEZONE.
+Every signature is checked against the stack's signing key (DOCUFLOW_REPORT_SIGNING_KEY, its key
+ARN, the stack output reportSigningKeyArn; an alias is refused, exit 2, since it can be moved to
+another key), and a night is a date in DOCUFLOW_SCHEDULE_TIMEZONE.
 """
 
 from __future__ import annotations

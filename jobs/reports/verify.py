@@ -2,7 +2,8 @@
 
 For every summary.json in the window (keys `reconciliation/<date>/<runId>/summary.json`, in key
 order, which is time order): its signature (`summary.sig`, KMS Verify over the exact bytes, with
-the stack's signing key: never the key the signature file names, which a forger chooses), the
+the stack's signing key, set by its ARN (an alias is refused: it can be moved to another key):
+never the key the signature file names, which a forger chooses), the
 sha256 of every file it lists, that it names its own prefix, and that it follows the report
 before it (`previousSummary` and its sha256). A night of the window with no report is named as
 missing: from `--since` (else the first report found) to `--until`, but never past yesterday in
@@ -225,14 +226,28 @@ def _missing_nights(found: list[date], window: Nights, today: date) -> list[date
     return [first + timedelta(days=d) for d in range((last - first).days + 1) if first + timedelta(days=d) not in seen]
 
 
+def is_alias(key_id: str) -> bool:
+    """`alias/…` or an alias ARN (`arn:aws:kms:…:alias/…`): a name anyone allowed may point elsewhere."""
+    return key_id.startswith("alias/") or ":alias/" in key_id
+
+
 def stack_key_arn(settings: JobSettings, signatures: Signatures) -> str:
-    """The stack's signing key as an identity: its alias (the setting) resolved to the key ARN."""
-    if not settings.report_signing_key:
+    """The stack's signing key as an identity: the setting, a key ARN (or key id), resolved to the
+    key's ARN. An alias is refused: whoever may move it (UpdateAlias) could point it at their
+    own key, and every report they signed would then verify.
+    """
+    key = settings.report_signing_key
+    if not key:
         raise SettingsError(
             f"{ENV_REPORT_SIGNING_KEY} is not set: the reports are checked against the stack's signing key "
-            "(its alias, alias/docuflow-<stage>-report-signing)"
+            "(its key ARN, the stack output reportSigningKeyArn)"
         )
-    return signatures.key_arn(settings.report_signing_key)
+    if is_alias(key):
+        raise SettingsError(
+            f"{ENV_REPORT_SIGNING_KEY}={key!r} is an alias: an alias can be pointed at another key, so it "
+            "proves nothing; set the stack's signing key ARN (the stack output reportSigningKeyArn)"
+        )
+    return signatures.key_arn(key)
 
 
 def stack_zone(settings: JobSettings) -> ZoneInfo:

@@ -37,12 +37,19 @@ def test_the_signing_key_is_asymmetric_kept_30_days_and_only_reconcile_signs(dev
     assert len(alias) == 1
 
 
-def test_the_reconcile_tasks_name_the_key_and_their_image(dev: ProgramRun) -> None:
+def test_the_reconcile_tasks_name_the_key_by_its_arn_and_their_image(dev: ProgramRun) -> None:
+    """The tasks sign with, and `reports verify` run in them checks against, the key's ARN (the
+    component's key_arn, the stack output reportSigningKeyArn), never the alias: an alias can be
+    pointed at another key.
+    """
+    key_arn = _signing_key(dev).outputs["arn"]
+    assert key_arn.startswith("arn:aws:kms:") and ":alias/" not in key_arn
     for td in dev.of_type("aws:ecs/taskDefinition:TaskDefinition"):
         (container,) = json.loads(td.inputs["containerDefinitions"])
         env = {e["name"]: e["value"] for e in container["environment"]}
         signs = container["command"][:1] == ["reconcile"] and "--nightly" in container["command"]
-        assert (env.get(ENV_REPORT_SIGNING_KEY) == signing_key_alias("dev")) == signs, td.name
+        assert (env.get(ENV_REPORT_SIGNING_KEY) == key_arn) == signs, td.name
+        assert "alias/" not in env.get(ENV_REPORT_SIGNING_KEY, ""), td.name
         if signs:
             assert env[ENV_IMAGE_DIGEST] == container["image"].rpartition("@")[2]
 

@@ -55,8 +55,9 @@ def _summaries(stack) -> list[str]:  # type: ignore[no-untyped-def]
 
 def test_on_a_fresh_local_stack_two_nights_are_signed_by_the_stacks_key_and_verify(signed, corpus, capsys) -> None:
     s = signed.settings
-    assert s.report_signing_key == signing_key_alias(s.stage)
-    key = boto3.client("kms").describe_key(KeyId=s.report_signing_key)["KeyMetadata"]
+    key = boto3.client("kms").describe_key(KeyId=signing_key_alias(s.stage))["KeyMetadata"]
+    assert s.report_signing_key == key["Arn"]  # the jobs get the key's ARN, never the alias
+    assert job_env(signed.endpoints, s)["DOCUFLOW_REPORT_SIGNING_KEY"] == key["Arn"]
     assert (key["KeySpec"], key["KeyUsage"]) == (KEY_SPEC, KEY_USAGE)  # the spec the stack declares
     again = bootstrap_endpoints(signed.endpoints, JobSettings(stage=s.stage), signing=True)  # a second `up`
     assert again.report_signing_key == s.report_signing_key
@@ -127,6 +128,33 @@ def test_verify_needs_the_stacks_key(signed, monkeypatch: pytest.MonkeyPatch, ca
     monkeypatch.delenv("DOCUFLOW_REPORT_SIGNING_KEY")
     assert reports.main(["verify"]) == 2
     assert "DOCUFLOW_REPORT_SIGNING_KEY is not set" in capsys.readouterr().err
+
+
+def test_verify_refuses_an_alias_and_a_moved_alias_proves_nothing(signed, corpus, monkeypatch, capsys) -> None:
+    """The alias is a name anyone allowed to UpdateAlias may point at their own key: verify
+    refuses it as the stack's key (exit 2, whichever form), and reports signed after the alias
+    was moved are refused by the key ARN the stack configures.
+    """
+    s, kms = signed.settings, boto3.client("kms")
+    alias = signing_key_alias(s.stage)
+    alias_arn = f"arn:aws:kms:{kms.meta.region_name}:000000000000:{alias}"
+    for named in (alias, alias_arn):
+        monkeypatch.setenv("DOCUFLOW_REPORT_SIGNING_KEY", named)
+        assert reports.main(["verify"]) == 2
+        assert f"DOCUFLOW_REPORT_SIGNING_KEY={named!r} is an alias" in capsys.readouterr().err
+        assert reports.main(["verify-pack", "--month", "2026-02"]) == 2
+        assert "is an alias" in capsys.readouterr().err
+    # The alias moved to another key; a signer still configured by the alias signs with that key.
+    _seed_and_ingest(signed, corpus)
+    other = kms.create_key(KeySpec=KEY_SPEC, KeyUsage=KEY_USAGE)["KeyMetadata"]["Arn"]
+    kms.update_alias(AliasName=alias, TargetKeyId=other)
+    monkeypatch.setenv("DOCUFLOW_REPORT_SIGNING_KEY", alias)
+    assert reconcile.main(["live", "--grace", "0s"]) == 0
+    monkeypatch.setenv("DOCUFLOW_REPORT_SIGNING_KEY", s.report_signing_key)  # the stack's key ARN
+    capsys.readouterr()
+    assert reports.main(["verify"]) == 1
+    (summary,) = _summaries(signed)
+    assert f"{summary}: signature: signed by key {other}, not by the stack's signing key" in capsys.readouterr().out
 
 
 # --- nights in the schedule's zone (pure: the walk over summaries kept in memory) ---------------
