@@ -413,6 +413,12 @@ def _textract_statements(table_arn: str) -> list[Statement]:
     ]
 
 
+# The night's report prefixes as an IAM glob: layout.reconciliation_prefix's
+# `reconciliation/<YYYY-MM-DD>/<runId>/`. `?` is one character, so the glob admits the dated
+# prefixes only, never reconciliation/acknowledgements/ or reconciliation/packs/.
+REPORT_RUNS_PATTERN = f"{layout.RECONCILIATION_PREFIX}????-??-??/"
+
+
 def _reconcile_statements(
     table_arn: str,
     raw_bucket_arn: str,
@@ -436,11 +442,11 @@ def _reconcile_statements(
         # The report is written once (If-None-Match) beside the earlier reports it charts; the
         # drill's reports are listed, never read, for the days since the last drill (drill-overdue).
         _list_prefixes("ListReports", reports_bucket_arn, [layout.RECONCILIATION_PREFIX, layout.DRILL_RUNS_PREFIX]),
-        statement(
-            "ReadWriteReports",
-            ["s3:GetObject", "s3:PutObject"],
-            [objects(reports_bucket_arn, layout.RECONCILIATION_PREFIX)],
-        ),
+        # It reads every earlier report, ledger and acknowledgement, but writes only its own
+        # night's reports: an acknowledgement is a person's acceptance of the run's findings, so
+        # the run may not write one (reconciliation/acknowledgements/), nor a month's pack.
+        statement("ReadReports", ["s3:GetObject"], [objects(reports_bucket_arn, layout.RECONCILIATION_PREFIX)]),
+        statement("WriteReports", ["s3:PutObject"], [objects(reports_bucket_arn, REPORT_RUNS_PATTERN)]),
         _use_data_key(key_arn),
     ]
 

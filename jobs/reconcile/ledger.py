@@ -113,7 +113,9 @@ class Acknowledgement(BaseModel):
             return False
         if self.firstSeen is not None:
             return _ms(self.firstSeen) == _ms(first_seen)
-        return first_seen <= self.at
+        # A record from before lives covers the life open when it was made; one dated after
+        # tonight would cover every life begun before that date, so it is none (yet).
+        return first_seen <= self.at <= now
 
     @property
     def key(self) -> str:

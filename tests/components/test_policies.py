@@ -106,10 +106,11 @@ def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_
 
 def test_reconcile_audits_read_only_and_writes_only_its_report_and_its_table_state() -> None:
     p = policies.reconcile_task_policy(**RECONCILE)
-    # Its report; nightly, the table state it keeps and (by DynamoDB, with its permissions) the
-    # table's exports, in the audit-data bucket.
+    # Its report (the dated prefixes only: never an acknowledgement, a person's, nor a pack);
+    # nightly, the table state it keeps and (by DynamoDB, with its permissions) the table's
+    # exports, in the audit-data bucket.
     assert _allowed(p, "s3:PutObject") == {
-        f"{REPORTS}/{layout.RECONCILIATION_PREFIX}*",
+        f"{REPORTS}/{layout.RECONCILIATION_PREFIX}????-??-??/*",
         f"{AUDIT}/{layout.TABLE_STATE_PREFIX}*",
         f"{AUDIT}/{layout.DYNAMODB_EXPORTS_PREFIX}*",
     }

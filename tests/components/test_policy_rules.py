@@ -416,3 +416,29 @@ def test_only_the_erasure_and_the_owners_restore_may_delete_object_versions(ever
         if stmt["Effect"] == "Allow" and "s3:DeleteObjectVersion" in as_list(stmt["Action"])
     }
     assert granted == {f"docuflow-{every_stack.stack}-{job}-task-policy" for job in ("erasure", "documents")}
+
+
+def test_no_task_role_may_write_an_acknowledgement_or_a_pack(every_stack: ProgramRun) -> None:
+    """An acknowledgement is a person's acceptance of the reconcile's findings: the job whose
+    findings are accepted may not write one (nor a month's write-once pack), while it still
+    writes its own night's report and reads every acknowledgement. (The reconcile and repair
+    roles had s3:PutObject on all of reconciliation/*).
+    """
+    from jobs.reconcile.ledger import ACKNOWLEDGEMENTS_PREFIX
+    from jobs.reports.pack import pack_key
+    from tests.components.iam_model import Permission, allowed
+
+    settings = StackSettings.from_mapping(stack_config(every_stack.stack))
+    reports = f"arn:aws:s3:::{next(b.name for b in settings.buckets() if b.purpose == 'reports')}"
+    ack = f"{reports}/{ACKNOWLEDGEMENTS_PREFIX}0123456789abcdef0123/20261130T050000.000Z/20261201T090000.000Z.json"
+    old_ack = f"{reports}/{ACKNOWLEDGEMENTS_PREFIX}0123456789abcdef0123.json"
+    pack = f"{reports}/{pack_key('2026-11')}"
+    report = f"{reports}/{layout.reconciliation_prefix('2026-11-30', '20261130T050000Z-r1')}summary.json"
+    roles = {rec.name: json.loads(rec.inputs["policy"]) for rec in every_stack.of_type(T["rolepolicy"])}
+    writers = {name for name, p in roles.items() if allowed(p, Permission("s3:PutObject", report))}
+    assert writers == {f"docuflow-{every_stack.stack}-{job}-task-policy" for job in ("reconcile", "repair")}
+    for name, policy in roles.items():
+        for key in (ack, old_ack, pack):
+            assert not allowed(policy, Permission("s3:PutObject", key)), (name, key)
+    for job in ("reconcile", "repair"):
+        assert allowed(roles[f"docuflow-{every_stack.stack}-{job}-task-policy"], Permission("s3:GetObject", ack))

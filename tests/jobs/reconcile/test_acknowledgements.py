@@ -58,8 +58,22 @@ def test_an_acknowledgement_ends_with_the_life_it_accepted_a_recurrence_is_new()
 
 def test_a_record_from_before_lives_covers_the_life_open_when_it_was_made_only() -> None:
     old = _ack(None, NIGHT1 + timedelta(hours=2))  # the old format: no firstSeen
-    one, _, back = _nights([True, False, True], [old])
-    assert one["state"] == "acknowledged" and back["state"] == "new"
+    one, two, _, back = _nights([True, True, False, True], [old])
+    # Night 1 ran before the record was made; from night 2 it covers that life, not a recurrence.
+    assert one["state"] == "new" and two["state"] == "acknowledged" and back["state"] == "new"
+
+
+def test_a_record_from_before_lives_dated_in_the_future_applies_to_nothing() -> None:
+    """An old-format record covers lives first seen before its `at`: one dated a year ahead
+    (forged, or a clock gone wrong) would have acknowledged every life begun before then,
+    recurrences included. It applies only once its `at` is not in the future.
+    """
+    ahead = _ack(None, NIGHT1 + timedelta(days=365))
+    one, two, _, back = _nights([True, True, False, True], [ahead])
+    assert [n["state"] for n in (one, two, back)] == ["new", "open", "new"]
+    assert all(n["acknowledgedBy"] is None for n in (one, two, back))
+    assert not ahead.applies(NIGHT1, NIGHT1 + timedelta(days=3))
+    assert ahead.applies(NIGHT1, NIGHT1 + timedelta(days=365))  # its day came: the old rule
 
 
 def test_an_acknowledgement_lapses_at_its_expiry() -> None:
