@@ -3,9 +3,10 @@ stack, a digest of the settings in force, the previous report it follows, and th
 of summary.json's exact bytes (`summary.sig`, written just before summary.json).
 
 The signing key is the stack's asymmetric KMS key (`components/report_signing.py`), named to the
-job by DOCUFLOW_REPORT_SIGNING_KEY (its alias); without it a report is written unsigned and
-`python -m jobs reports verify` says so. A signature records the key ARN that made it (the alias
-resolved when signing): an alias is only a name, which may be pointed at another key. A
+job by DOCUFLOW_REPORT_SIGNING_KEY (its ARN, as the stack's task definitions set it); without it
+a report is written unsigned and `python -m jobs reports verify` says so. A signature records the
+key ARN that made it (the key resolved when signing): an alias is only a name, which may be
+pointed at another key, so `reports verify` refuses one as the stack's key. A
 signature is checked against the stack's key, never against the key the signature file names,
 so a report signed by any other key the verifier may use does not pass. The image's digest
 comes from DOCUFLOW_IMAGE_DIGEST (the task definition's), else the git commit of a checkout.
