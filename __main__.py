@@ -204,6 +204,7 @@ def operations(settings: StackSettings, alerts: Alerts) -> Operations:
             oldest_message_seconds=settings.arrivals_max_age_seconds,
             windows=settings.job_windows(),
             drill_schedule=settings.drill_schedule,  # every stack schedules its drill (components.batch_jobs)
+            ingest_tasks=settings.ingest_tasks,
             tags=settings.resource_tags(),
         ),
     )

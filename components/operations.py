@@ -77,6 +77,9 @@ class OperationsArgs:
     # The restore drill's schedule (StackSettings.drill_schedule): its `drill-overdue` alarm's bound.
     # None: the stack schedules no drill, and declares no such alarm.
     drill_schedule: str | None = None
+    # The scheduled ingest's task count (StackSettings.ingest_tasks): the failed ratio judges a
+    # night once that many have finished.
+    ingest_tasks: int = 1
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -113,11 +116,11 @@ def _night(stage: str, region: str) -> list[dict[str, Any]]:
     ]
 
 
-def _failed_ratio(stage: str, region: str, threshold: float) -> dict[str, Any]:
+def _failed_ratio(stage: str, region: str, threshold: float, tasks: int) -> dict[str, Any]:
     """The night's failed ratio as its alarm judges it (metric math over the counts summed across
     the tasks), beside the worst task's own ratio (Maximum), with a line at the threshold.
     """
-    (spec,) = [s for s in declared_alarms(threshold) if s.ratio is not None]
+    (spec,) = [s for s in declared_alarms(threshold, ingest_tasks=tasks) if s.ratio is not None]
     assert spec.ratio is not None
     counts = [
         _line(stage, Job.INGEST, metric, stat="Sum", id=query_id, visible=False)
@@ -185,13 +188,14 @@ def dashboard_body(
     oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS,
     failed_ratio_threshold: float = 0.5,
     drill_schedule: str | None = None,
+    ingest_tasks: int = 1,
 ) -> dict[str, Any]:
     """The stack's dashboard (see the module's docstring for its widgets)."""
     drill = [_line(stage, Job.DRILL, m) for m in (Metric.RPO, Metric.RTO)]
     queue = [[SQS_NAMESPACE, OLDEST_MESSAGE_AGE, QUEUE_NAME, layout.arrivals_queue_name(stage), {"stat": "Maximum"}]]
     widgets = [
         *_night(stage, region),
-        _failed_ratio(stage, region, failed_ratio_threshold),
+        _failed_ratio(stage, region, failed_ratio_threshold, ingest_tasks),
         *_durations(stage, region, windows or {}),
         _widget(
             "ingest: the night's estimated cost (USD)", [_line(stage, Job.INGEST, Metric.ESTIMATED_COST)], region, "Sum"
@@ -259,7 +263,9 @@ class Operations(pulumi.ComponentResource):
                 opts=child(self),
                 **alarm_metric(spec, args.stage),
             )
-            for spec in declared_alarms(args.failed_ratio_threshold, args.oldest_message_seconds, args.drill_schedule)
+            for spec in declared_alarms(
+                args.failed_ratio_threshold, args.oldest_message_seconds, args.drill_schedule, args.ingest_tasks
+            )
             if spec.deployed
         ]
         self.alarm_arns = pulumi.Output.all(*[a.arn for a in alarms])
@@ -276,6 +282,7 @@ class Operations(pulumi.ComponentResource):
                         args.oldest_message_seconds,
                         args.failed_ratio_threshold,
                         args.drill_schedule,
+                        args.ingest_tasks,
                     )
                 )
             ),

@@ -86,7 +86,9 @@ class Statistic(StrEnum):
 
 class Ratio(BaseModel):
     """A ratio judged by metric math over counts summed across every task of a night (CloudWatch:
-    `IF(d >= minimum, n / d, 0)` with n and d the sums of their metrics), not one task's ratio.
+    `IF(t0 >= tasks AND d >= minimum, n / d, 0)` with n, d and t0 the sums of their metrics), not
+    one task's ratio. `finished`/`tasks` gate it on the night being whole: CloudWatch evaluates
+    every minute, so without the gate the first of four tasks to publish is judged alone.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -94,6 +96,8 @@ class Ratio(BaseModel):
     numerator: tuple[Metric, ...]
     denominator: tuple[Metric, ...]
     minimum: int  # below this many in the denominator the night is not judged (0)
+    finished: Metric | None = None  # one per task that finished (its heartbeat)
+    tasks: int = Field(default=1, ge=1)  # judged once this many `finished` are in the period
 
     def value(self, sums: dict[str, float]) -> float | None:
         """The ratio from each metric's Sum in one period (None: no metric had data)."""
@@ -101,17 +105,22 @@ class Ratio(BaseModel):
             return None
         n = sum(sums.get(m.value, 0.0) for m in self.numerator)
         d = sum(sums.get(m.value, 0.0) for m in self.denominator)
-        return n / d if d >= self.minimum and d > 0 else 0.0
+        whole = self.finished is None or sums.get(self.finished.value, 0.0) >= self.tasks
+        return n / d if whole and d >= self.minimum and d > 0 else 0.0
 
     def ids(self) -> dict[str, Metric]:
-        """The metric math ids of the metrics (n0…, d0…), in CloudWatch's lower-case id form."""
-        return {f"n{i}": m for i, m in enumerate(self.numerator)} | {f"d{i}": m for i, m in enumerate(self.denominator)}
+        """The metric math ids of the metrics (n0…, d0…, t0), in CloudWatch's lower-case id form."""
+        counts = {f"n{i}": m for i, m in enumerate(self.numerator)} | {
+            f"d{i}": m for i, m in enumerate(self.denominator)
+        }
+        return counts | ({"t0": self.finished} if self.finished is not None else {})
 
     def expression(self) -> str:
         ids = self.ids()
         n = " + ".join(k for k in ids if k.startswith("n"))
         d = " + ".join(k for k in ids if k.startswith("d"))
-        return f"IF(({d}) >= {self.minimum}, ({n}) / ({d}), 0)"
+        whole = f"t0 >= {self.tasks} AND " if self.finished is not None else ""
+        return f"IF({whole}({d}) >= {self.minimum}, ({n}) / ({d}), 0)"
 
 
 class AlarmSpec(BaseModel):
@@ -225,8 +234,10 @@ def _arrivals_stalled(seconds: int) -> AlarmSpec:
     )
 
 
-def _failed_ratio(threshold: float) -> AlarmSpec:
-    """More than `threshold` of a night's documents FAILED, across every ingest task."""
+def _failed_ratio(threshold: float, tasks: int) -> AlarmSpec:
+    """More than `threshold` of a night's documents FAILED, across every ingest task, judged once
+    all `tasks` scheduled tasks of the night have finished (their heartbeats).
+    """
     return AlarmSpec(
         name="ingest-failed-ratio",
         metric=Metric.FAILED_RATIO,
@@ -239,6 +250,8 @@ def _failed_ratio(threshold: float) -> AlarmSpec:
             numerator=(Metric.FAILED,),
             denominator=(Metric.PROCESSED, Metric.SENT_TO_REVIEW, Metric.FAILED),
             minimum=MIN_DOCUMENTS_FOR_RATIO,
+            finished=Metric.HEARTBEAT,
+            tasks=tasks,
         ),
         threshold=threshold,
         comparison=Comparison.GREATER,
@@ -281,16 +294,18 @@ def declared_alarms(
     failed_ratio_threshold: float,
     oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS,
     drill_schedule: str | None = None,
+    ingest_tasks: int = 1,
 ) -> tuple[AlarmSpec, ...]:
     """The stack's alarms; the thresholds are stack settings (JobSettings.failed_ratio_threshold,
-    StackSettings.arrivals_max_age_seconds), and `drill-overdue` is declared only with the
-    schedule the stack runs its restore drill on (StackSettings.drill_schedule).
+    StackSettings.arrivals_max_age_seconds), `drill-overdue` is declared only with the schedule
+    the stack runs its restore drill on (StackSettings.drill_schedule), and the failed ratio waits
+    for the night's `ingest_tasks` (StackSettings.ingest_tasks).
     """
     drill = (_drill_overdue(drill_schedule),) if drill_schedule is not None else ()
     return (
         _heartbeat(Job.INGEST),
         _heartbeat(Job.RECONCILE),
-        _failed_ratio(failed_ratio_threshold),
+        _failed_ratio(failed_ratio_threshold, ingest_tasks),
         # Judged locally only: on AWS the alarm on the DLQ's own depth covers it.
         _any_over_zero(
             "ingest-dead-letters",

@@ -327,8 +327,11 @@ def test_no_dashboard_widget_sums_a_ratio_a_depth_or_an_age(every_stack: Program
     (night,) = [line[0] for line in ratio["metrics"] if not isinstance(line[0], str)]
     assert night["expression"].startswith("IF(")
     hidden = [line for line in ratio["metrics"] if isinstance(line[0], str) and line[-1].get("visible") is False]
-    assert {line[1] for line in hidden} == {Metric.FAILED.value, Metric.PROCESSED.value, Metric.SENT_TO_REVIEW.value}
+    summed = {Metric.FAILED.value, Metric.PROCESSED.value, Metric.SENT_TO_REVIEW.value, Metric.HEARTBEAT.value}
+    assert {line[1] for line in hidden} == summed  # the heartbeats: how many tasks have finished
     assert {line[-1]["stat"] for line in hidden} == {"Sum"}
+    # The night is judged once every scheduled ingest task has finished, never its first alone.
+    assert night["expression"].startswith(f"IF(t0 >= {_settings(every_stack).ingest_tasks} AND ")
 
 
 def test_the_failed_task_rule_alerts_only_on_what_needs_a_person(dev: ProgramRun) -> None:

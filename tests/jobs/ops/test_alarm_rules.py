@@ -52,12 +52,29 @@ def test_the_failed_ratio_is_the_nights_over_summed_counts() -> None:
     assert spec.ratio is not None
     # Four tasks: one with 15 of 25 FAILED (60 %), three clean: the night is 15 %.
     sums = {Metric.FAILED.value: 15.0, Metric.PROCESSED.value: 85.0, Metric.SENT_TO_REVIEW.value: 0.0}
+    sums[Metric.HEARTBEAT.value] = 1.0  # the night's one task (the default) has finished
     assert spec.ratio.value(sums) == pytest.approx(0.15) and not judge(spec, [spec.ratio.value(sums)])
-    bad = {Metric.FAILED.value: 60.0, Metric.PROCESSED.value: 40.0}
+    bad = {Metric.FAILED.value: 60.0, Metric.PROCESSED.value: 40.0, Metric.HEARTBEAT.value: 1.0}
     assert judge(spec, [spec.ratio.value(bad)])
-    assert spec.ratio.value({Metric.FAILED.value: 3.0}) == 0  # below 5 finished: not judged
+    assert (
+        spec.ratio.value({Metric.FAILED.value: 3.0, Metric.HEARTBEAT.value: 1.0}) == 0
+    )  # below 5 finished: not judged
     assert spec.ratio.value({}) is None  # a night without data
-    assert spec.ratio.expression() == "IF((d0 + d1 + d2) >= 5, (n0) / (d0 + d1 + d2), 0)"
+    assert spec.ratio.expression() == "IF(t0 >= 1 AND (d0 + d1 + d2) >= 5, (n0) / (d0 + d1 + d2), 0)"
+
+
+def test_the_failed_ratio_waits_for_every_task_of_the_night() -> None:
+    (spec,) = [s for s in declared_alarms(0.5, ingest_tasks=4) if s.name == "ingest-failed-ratio"]
+    assert spec.ratio is not None and spec.ratio.ids()["t0"] is Metric.HEARTBEAT
+    # The first of four tasks has published: 15 of its 25 FAILED (60 %). Not the night's verdict.
+    first = {Metric.FAILED.value: 15.0, Metric.PROCESSED.value: 10.0, Metric.HEARTBEAT.value: 1.0}
+    assert spec.ratio.value(first) == 0 and not judge(spec, [spec.ratio.value(first)])
+    # All four in: 15 of 100, the night is fine; 60 of 100, it is not.
+    night = {Metric.FAILED.value: 15.0, Metric.PROCESSED.value: 85.0, Metric.HEARTBEAT.value: 4.0}
+    assert spec.ratio.value(night) == pytest.approx(0.15) and not judge(spec, [spec.ratio.value(night)])
+    bad = {Metric.FAILED.value: 60.0, Metric.PROCESSED.value: 40.0, Metric.HEARTBEAT.value: 4.0}
+    assert judge(spec, [spec.ratio.value(bad)])
+    assert spec.ratio.expression().startswith("IF(t0 >= 4 AND ")
 
 
 def _run() -> RunMetrics:
