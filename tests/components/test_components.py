@@ -52,7 +52,7 @@ DEV_COUNTS = {
     "docuflow:audit_trail:AuditTrail": 16,
     "docuflow:budget:CostBudget": 2,  # the stage budget and the Textract service budget
     "docuflow:reports:ReportSigningKey": 2,  # the asymmetric key and its alias
-    "docuflow:operations:Operations": 8,  # seven deployed alarms (jobs.contract.alarms) and the dashboard
+    "docuflow:operations:Operations": 9,  # eight deployed alarms (jobs.contract.alarms) and the dashboard
 }
 
 
