@@ -10,6 +10,7 @@ importable so the unit tests run the very same program under Pulumi's mocks.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -385,11 +386,7 @@ def batch_jobs(
             security_group_ids=settings.security_group_ids,
             assign_public_ip=settings.assign_public_ip,
             alarm_topic_arn=alerts.topic_arn,
-            image_digest=settings.image_digest,
-            image_repository=settings.image_repository(),
-            image_keep_count=settings.image_keep_count,
-            image_release_tag_prefixes=settings.image_release_tag_prefixes,
-            image_tag=settings.image_tag,
+            **_image_args(settings),
             ocr_engine=settings.ocr_engine,
             textract_max_pages=settings.textract_max_pages_per_night,
             textract_fallback=settings.second_opinion,
@@ -400,13 +397,7 @@ def batch_jobs(
             table_state_days=settings.table_state_retention_days,
             holdings=settings.holdings(),
             fargate_spot=settings.fargate_spot,
-            ingest_tasks=settings.ingest_tasks,
-            ingest_schedule=settings.ingest_schedule,
-            reconcile_schedule=settings.reconcile_schedule,
-            drain_minutes=settings.drain_minutes,  # stops taking work in time for the reconcile (components.schedules)
-            schedule_timezone=settings.schedule_timezone,
-            retry_attempts=settings.schedule_retry_attempts,
-            max_event_age_seconds=settings.schedule_max_event_age_seconds,
+            **_schedule_args(settings),
             sizes=job_sizes(settings),
             nightly_repair=settings.nightly_repair,
             drill_schedule=settings.drill_schedule,
@@ -416,6 +407,31 @@ def batch_jobs(
             report_signing_key_arn=signing_key_arn,
         ),
     )
+
+
+def _image_args(settings: StackSettings) -> dict[str, Any]:
+    """BatchJobsArgs' image: its digest, the repository and what its lifecycle keeps."""
+    return {
+        "image_digest": settings.image_digest,
+        "image_repository": settings.image_repository(),
+        "image_keep_count": settings.image_keep_count,
+        "image_release_tag_prefixes": settings.image_release_tag_prefixes,
+        "image_tag": settings.image_tag,
+    }
+
+
+def _schedule_args(settings: StackSettings) -> dict[str, Any]:
+    """BatchJobsArgs' schedules: the ingest's tasks, both crons in the stack's zone, retries."""
+    return {
+        "ingest_tasks": settings.ingest_tasks,
+        "ingest_schedule": settings.ingest_schedule,
+        "reconcile_schedule": settings.reconcile_schedule,
+        # The drain stops taking work in time for the reconcile (components.schedules).
+        "drain_minutes": settings.drain_minutes,
+        "schedule_timezone": settings.schedule_timezone,
+        "retry_attempts": settings.schedule_retry_attempts,
+        "max_event_age_seconds": settings.schedule_max_event_age_seconds,
+    }
 
 
 def job_sizes(settings: StackSettings) -> dict[str, JobSize]:

@@ -278,25 +278,17 @@ def container_definition(
     the nightly reconcile and its repair the table's ARN (they export the table) and the chain's
     re-anchor and catch-up days, and the stack's data-holding figures (the erasure's receipt).
     """
-    # Every job's nights are dates in the schedule's zone (a page cap's night, a report's night).
-    extra = {
-        ENV_SCHEDULE_TIMEZONE: schedule_timezone,
-        **_ocr_environment(ocr_engine, textract_max_pages, textract_fallback),
-    }
-    if holdings is not None:
-        extra[ENV_HOLDINGS] = holdings.to_env()
-    if job in RECONCILE_JOBS:
-        if not table_arn:
-            raise ValueError("the nightly reconcile needs the table's ARN to export it")
-        extra[ENV_TABLE_ARN] = table_arn
-        extra.update({name: str(days) for name, days in (chain or {}).items()})
-        # The reports they write are signed with the stack's key (its ARN: an alias is no identity)
-        # and name the image that wrote them.
-        if signing_key_arn:
-            extra[ENV_REPORT_SIGNING_KEY] = signing_key_arn
-        extra[ENV_IMAGE_DIGEST] = image.rpartition("@")[2]
-        if reports_topic_arn:  # each written report is announced on the stack's alert topic
-            extra[ENV_REPORTS_TOPIC_ARN] = reports_topic_arn
+    extra = _job_environment_extra(
+        job,
+        image,
+        ocr=_ocr_environment(ocr_engine, textract_max_pages, textract_fallback),
+        schedule_timezone=schedule_timezone,
+        table_arn=table_arn,
+        chain=chain,
+        holdings=holdings,
+        reports_topic_arn=reports_topic_arn,
+        signing_key_arn=signing_key_arn,
+    )
     return {
         "name": CONTAINER_NAME,
         "image": image,
@@ -315,6 +307,41 @@ def container_definition(
         "environment": job_environment(environment) + [{"name": n, "value": v} for n, v in extra.items()],
         "logConfiguration": log_configuration(log_group, region, job),
     }
+
+
+def _job_environment_extra(
+    job: str,
+    image: str,
+    *,
+    ocr: Mapping[str, str],
+    schedule_timezone: str,
+    table_arn: str | None,
+    chain: Mapping[str, int] | None,
+    holdings: DataHoldings | None,
+    reports_topic_arn: str | None,
+    signing_key_arn: str | None,
+) -> dict[str, str]:
+    """The settings beside JOB_ENV_VARS that only some jobs read (see container_definition)."""
+    # Every job's nights are dates in the schedule's zone (a page cap's night, a report's night).
+    extra = {
+        ENV_SCHEDULE_TIMEZONE: schedule_timezone,
+        **ocr,
+    }
+    if holdings is not None:
+        extra[ENV_HOLDINGS] = holdings.to_env()
+    if job in RECONCILE_JOBS:
+        if not table_arn:
+            raise ValueError("the nightly reconcile needs the table's ARN to export it")
+        extra[ENV_TABLE_ARN] = table_arn
+        extra.update({name: str(days) for name, days in (chain or {}).items()})
+        # The reports they write are signed with the stack's key (its ARN: an alias is no identity)
+        # and name the image that wrote them.
+        if signing_key_arn:
+            extra[ENV_REPORT_SIGNING_KEY] = signing_key_arn
+        extra[ENV_IMAGE_DIGEST] = image.rpartition("@")[2]
+        if reports_topic_arn:  # each written report is announced on the stack's alert topic
+            extra[ENV_REPORTS_TOPIC_ARN] = reports_topic_arn
+    return extra
 
 
 def _ocr_environment(ocr_engine: str | None, textract_max_pages: int, textract_fallback: bool) -> dict[str, str]:
