@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from jobs.errors import InvalidIdError
+
 
 class ActorKind(StrEnum):
     INGEST = "ingest"  # a run of the ingest job, by run id
@@ -35,13 +37,15 @@ def actor(kind: ActorKind, ident: str) -> str:
 
 
 def check_actor(value: str) -> str:
-    """`value` when it is a well-formed actor; ValueError naming what is wrong otherwise."""
+    """`value` when it is a well-formed actor; InvalidIdError (a ValueError, for the
+    models that validate with it) naming what is wrong otherwise.
+    """
     match = _ACTOR.match(value)
     if match is None:
-        raise ValueError(f"actor {value!r} is not '<kind>:<id>' (an id of 1-200 characters, no spaces)")
+        raise InvalidIdError(f"actor {value!r} is not '<kind>:<id>' (an id of 1-200 characters, no spaces)")
     kinds = {k.value for k in ActorKind}
     if match["kind"] not in kinds:
-        raise ValueError(f"actor kind {match['kind']!r} is not one of {sorted(kinds)}")
+        raise InvalidIdError(f"actor kind {match['kind']!r} is not one of {sorted(kinds)}")
     return value
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jobs.contract import Status
+from jobs.errors import BadInputError
 from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
 from jobs.store.dynamo import DocumentTable, Page
@@ -25,10 +26,10 @@ def list_documents(
     unless it asks for DELETED.
     """
     if not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit {limit} is outside 1..{MAX_LIMIT}")
+        raise BadInputError(f"limit {limit} is outside 1..{MAX_LIMIT}")
     table = table or document_table(settings)
     if user_id is not None:
         return table.query_user(user_id, status, limit, next_token, exclude=Status.DELETED)
     if status is None:
-        raise ValueError("give --user, --status, or both")
+        raise BadInputError("give --user, --status, or both")
     return table.query_status(status, limit, next_token)

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from jobs.contract import DocumentItem, ObjectInfo, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.errors import (
+    BadInputError,
     DocuFlowError,
     DynamoItemRejectedError,
     InfrastructureError,
@@ -82,16 +83,16 @@ class IngestOptions:
 
     def __post_init__(self) -> None:
         if not 0 <= self.shard_index < self.shard_count:
-            raise ValueError(f"shard {self.shard_index}/{self.shard_count}: need 0 <= index < count")
+            raise BadInputError(f"shard {self.shard_index}/{self.shard_count}: need 0 <= index < count")
         if self.shard_count > 1 and not self.backfill:
-            raise ValueError("shards split a --backfill sweep; the queue spreads its messages over tasks by itself")
+            raise BadInputError("shards split a --backfill sweep; the queue spreads its messages over tasks by itself")
         if self.max_docs is not None and self.max_docs < 1:
-            raise ValueError(f"--max-docs {self.max_docs}: must be at least 1")
+            raise BadInputError(f"--max-docs {self.max_docs}: must be at least 1")
         if self.max_seconds is not None and not (math.isfinite(self.max_seconds) and self.max_seconds > 0):
             # nan and inf would pass a plain `> 0` and never end the drain.
-            raise ValueError(f"--max-minutes must be a positive number, got {self.max_seconds / 60:g}")
+            raise BadInputError(f"--max-minutes must be a positive number, got {self.max_seconds / 60:g}")
         if not 0 <= self.idle_seconds <= 20:
-            raise ValueError(f"--idle-seconds {self.idle_seconds}: SQS long polls last 0 to 20 s")
+            raise BadInputError(f"--idle-seconds {self.idle_seconds}: SQS long polls last 0 to 20 s")
 
     @property
     def mode(self) -> str:

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from jobs.contract import layout
 from jobs.contract.objects import ObjectInfo, ObjectVersion
 from jobs.contract.retention import RetentionClass
-from jobs.errors import S3ObjectChangedError, S3ObjectExistsError, S3ObjectLockMissingError, S3ObjectMissingError
+from jobs.errors import (
+    S3ObjectChangedError,
+    S3ObjectExistsError,
+    S3ObjectLockMissingError,
+    S3ObjectMissingError,
+    StoreError,
+)
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
 
@@ -312,7 +318,7 @@ class Buckets:
         """Whether one version is under a legal hold."""
         # A version that never had a hold may answer with no status, or (on a bucket without
         # Object Lock) NoSuchObjectLockConfiguration: not held either way; nor is one deleted.
-        conditions = {**_NO_LOCK, **_MISSING, "NoSuchVersion": S3ObjectMissingError}
+        conditions: dict[str, type[StoreError]] = {**_NO_LOCK, **_MISSING, "NoSuchVersion": S3ObjectMissingError}
         try:
             with self._metrics.call("s3.GetObjectLegalHold"), translated("s3.GetObjectLegalHold", conditions):
                 response = self._client.get_object_legal_hold(
