@@ -10,15 +10,19 @@ from pydantic import BaseModel, ValidationError
 
 from jobs.contract.metrics import MIN_DOCUMENTS_FOR_RATIO, SEVERITIES, Metric
 from jobs.errors import (
+    BadInputError,
     ErasureNotSettledError,
     ExitCode,
+    ExportNotReadyError,
     ReconcileInputError,
+    ReconcileQueryError,
     RestoreFailedError,
     ReviewConflictError,
     SettingsError,
     StoreAccessDeniedError,
     StoreResourceMissingError,
     StoreUnavailableError,
+    TextractJobTimeoutError,
     TextractThrottledError,
     exit_code_for,
 )
@@ -49,7 +53,11 @@ def _validation_error() -> ValidationError:
         (ReconcileInputError("damaged export"), ExitCode.BAD_INPUT),
         (ErasureNotSettledError("still finding data"), ExitCode.NOT_SETTLED),
         (ReviewConflictError("another reviewer changed it"), ExitCode.NOT_SETTLED),
-        (ValueError("--max-docs 0: must be at least 1"), ExitCode.BAD_INPUT),  # an option refused
+        (BadInputError("--max-docs 0: must be at least 1"), ExitCode.BAD_INPUT),  # an option refused
+        (ReconcileQueryError("the query failed"), ExitCode.UNAVAILABLE),  # the next night runs it again
+        (ExportNotReadyError("still IN_PROGRESS"), ExitCode.UNAVAILABLE),
+        (TextractJobTimeoutError("still IN_PROGRESS"), ExitCode.UNAVAILABLE),
+        (ValueError("no family: a bug"), ExitCode.INTERNAL),
         (json.JSONDecodeError("Expecting value", "{", 1), ExitCode.INTERNAL),
         (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), ExitCode.INTERNAL),
         (_validation_error(), ExitCode.INTERNAL),
