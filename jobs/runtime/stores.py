@@ -1,5 +1,6 @@
 """The AWS adapters a run builds from its settings, built one way: the document table (with its
-index, on the client boto3's configuration gives, counted in the run's call metrics).
+index) and the buckets, on the clients boto3's configuration gives, counted in the run's call
+metrics.
 """
 
 from __future__ import annotations
@@ -8,8 +9,9 @@ from typing import Any
 
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client
+from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.dynamo import DocumentTable
+from jobs.store.s3 import Buckets
 
 
 def document_table(
@@ -22,3 +24,8 @@ def document_table(
         settings.index_name,
         calls or CallMetrics(),
     )
+
+
+def buckets(settings: JobSettings, calls: CallMetrics | None = None, *, client: Any = None) -> Buckets:
+    """The stack's buckets (raw, processed, reports, ...: one S3 client for all)."""
+    return Buckets(client or s3_client(settings), calls or CallMetrics())
