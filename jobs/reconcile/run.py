@@ -162,7 +162,7 @@ class ReconcileRun:
         self.run_id = self.context.run_id
 
     # Clients are built on first use: a files run over local paths needs no AWS at all.
-    @property
+    @cached_property
     def buckets(self) -> Buckets:
         return self.context.buckets
 

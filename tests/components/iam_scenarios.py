@@ -42,7 +42,8 @@ from jobs.local.standins import inventory as inventory_standin
 from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
+from jobs.reconcile.run import ReconcileRun
 from jobs.review import ReviewDesk
 from jobs.runtime import RunContext
 from jobs.settings import JobSettings
@@ -363,7 +364,7 @@ class _Nights:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(export_standin, "clock", lambda: self.start + self.night * timedelta(days=1))
             inventory_standin.deliver(self.settings, export_standin.clock())
-            outcome = ReconcileRun(self.settings, ReconcileOptions(nightly=True, **options)).execute()
+            outcome = ReconcileRun(self.settings, NightlyPlan(**options)).execute()
         self.night += 1
         return outcome
 
@@ -380,8 +381,8 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
     export, manifests = _export_files(stack, tmp_path)
     nights = _Nights(stack)
 
-    def reconcile(**options: Any) -> Any:
-        return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), **options)).execute()
+    def reconcile(plan: type[Plan] = LivePlan, **options: Any) -> Any:
+        return ReconcileRun(stack.settings, plan(grace=timedelta(0), **options)).execute()
 
     with call_recording.recording() as audit:
         first = reconcile()
@@ -390,20 +391,20 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         reconcile()  # a second report reads the first one's summary (the history chart)
         deep = reconcile(deep=True, write_report=False)
         assert deep.findings.height >= first.findings.height
-        from_files = reconcile(source="files", dynamodb_export=export, s3_inventories=manifests)
+        from_files = reconcile(FilesPlan, dynamodb_export=export, s3_inventories=manifests)
         assert from_files.findings.height >= 5
         # --audit-log (the polars engine's nightly): the change log and a record Firehose refused.
         stack.audit_pipe.firehose.put_record_batch([b"{not a stream record"])
         stack.audit_flush()
-        checked = reconcile(audit_log=True, write_report=False)
+        checked = reconcile(audit=AuditCheck(), write_report=False)
         assert {"AUDIT_UNDELIVERED"} <= set(checked.findings.get_column("code").to_list())
         # The schedule's command: the nightly chain with the change log's last days checked.
-        scheduled = {"audit_log": True, "audit_window": timedelta(days=3)}
+        scheduled = {"audit": AuditCheck(window=timedelta(days=3))}
         assert nights.run(**scheduled).summary.engineStats["night"]["anchor"]  # a full export
         assert nights.run(**scheduled).summary.engineStats["night"]["changes"]  # an incremental one
     with call_recording.recording() as repair:
         # The nightly repair checks the change log too; deep: the retention tags are read as well.
-        repaired = reconcile(repair=True, audit_log=True, deep=True)
+        repaired = reconcile(repair=True, audit=AuditCheck(), deep=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
             Code.MISSING_RAW,
@@ -416,7 +417,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         }, repaired.summary.repairs
         # The nightly repair: the chain brought forward again, its findings' repairs (the live
         # run settled them: each is skipped or applied against the version the state saw).
-        assert nights.run(repair=True, audit_log=True).summary.engineStats["night"]["changes"]
+        assert nights.run(repair=True, audit=AuditCheck()).summary.engineStats["night"]["changes"]
     return audit, repair
 
 

@@ -18,7 +18,8 @@ from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import to_wire
 
 DOCS = 4
@@ -29,7 +30,7 @@ def drain(stack):
 
 
 def repair(stack):
-    options = ReconcileOptions(deep=True, grace=timedelta(0), repair=True, write_report=False)
+    options = LivePlan(deep=True, grace=timedelta(0), repair=True, write_report=False)
     return ReconcileRun(stack.settings, options).execute()
 
 

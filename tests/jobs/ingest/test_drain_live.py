@@ -194,7 +194,7 @@ def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:
 def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_next_drain(stack) -> None:
     from datetime import timedelta
 
-    from jobs.reconcile import ReconcileOptions, ReconcileRun
+    from jobs.reconcile import LivePlan, ReconcileRun
 
     docs = list(generate(1, 3, bad_ratio=0, seed=29))
     upload(stack.s3(), stack.settings.raw_bucket, docs[:2])
@@ -204,7 +204,7 @@ def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_
     assert drain(stack).processed == 0
 
     def reconcile(repair: bool):
-        options = ReconcileOptions(grace=timedelta(0), repair=repair, write_report=False)
+        options = LivePlan(grace=timedelta(0), repair=repair, write_report=False)
         return ReconcileRun(stack.settings, options).execute()
 
     found = reconcile(repair=True)

@@ -260,7 +260,8 @@ def test_the_nights_counter_is_no_document_to_the_reconcile(stack, corpus: Path)
     from datetime import timedelta as _td
 
     from jobs.observability import CallMetrics
-    from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+    from jobs.reconcile.plans import LivePlan
+    from jobs.reconcile.run import ReconcileRun
     from jobs.runtime.stores import document_table
 
     path = sorted((corpus / "einvoice" / "ubl").glob("*.xml"))[0]
@@ -271,6 +272,6 @@ def test_the_nights_counter_is_no_document_to_the_reconcile(stack, corpus: Path)
     table = document_table(stack.settings, CallMetrics())
     assert table.reserve_textract_pages(date(2026, 3, 2), 3, 10, 0) == 3  # expired long ago: TTL-due too
     assert table.reserve_textract_pages(date(2026, 3, 3), 11, 10, 0) is None  # never fits: nothing written
-    outcome = ReconcileRun(stack.settings, ReconcileOptions(grace=_td(0))).execute()
+    outcome = ReconcileRun(stack.settings, LivePlan(grace=_td(0))).execute()
     assert outcome.findings.height == 0, outcome.findings
     assert outcome.exit_code == 0

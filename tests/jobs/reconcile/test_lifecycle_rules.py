@@ -19,7 +19,8 @@ from jobs.reconcile.findings import Code
 from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.live import item_row
 from jobs.reconcile.params import RuleParams
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import to_wire
 from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw
 
@@ -149,7 +150,7 @@ def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None
     stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(unswept))
     for kind, digest in item.held_markers.items():  # the delete's transaction gave them up
         stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(marker_key("u1", kind, digest)))
-    outcome = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False)).execute()
+    outcome = ReconcileRun(stack.settings, LivePlan(grace=timedelta(0), write_report=False)).execute()
     found = outcome.findings.select("code", "documentId", "bucket").rows()
     # Its objects were never hidden either: DELETED_RAW_EXISTS says the raw one is visible.
     assert sorted(found) == sorted(

@@ -36,7 +36,8 @@ from jobs.local.standins import inventory as inventory_standin
 from jobs.local.standins.ttl import expire_items
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AthenaPlan, FilesPlan, NightlyPlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
 from jobs.store.dynamo import DocumentTable, from_wire, to_wire
@@ -70,7 +71,7 @@ class Nights:
         if run_id is None:
             assert cli.main(["nightly"]) in (0, 1)
         else:
-            ReconcileRun(self.settings(), ReconcileOptions(nightly=True), run_id=run_id).execute()
+            ReconcileRun(self.settings(), NightlyPlan(), run_id=run_id).execute()
         (summary,) = [
             k
             for k in self.stack.keys(self.stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX)
@@ -103,8 +104,7 @@ class Nights:
         exports = TableExports(client, CallMetrics())
         at = datetime.fromisoformat(summary["engineStats"]["night"]["tableAsOf"])
         full = exports.wait(exports.start(s.table_arn, at, s.export_bucket, s.export_prefix)).directory
-        options = ReconcileOptions(
-            source="files",
+        options = FilesPlan(
             dynamodb_export=full,
             s3_inventories=(summary["inputs"]["raw"], summary["inputs"]["processed"]),
             write_report=False,
@@ -326,8 +326,8 @@ def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_cha
     athena = DuckAthenaChain(stack, nights.settings())
 
     def both(number: int) -> dict[str, Any]:
-        by_polars = ReconcileRun(nights.settings(), ReconcileOptions(nightly=True, write_report=False)).execute()
-        run = ReconcileRun(nights.settings(), ReconcileOptions(engine="athena", nightly=True, write_report=False))
+        by_polars = ReconcileRun(nights.settings(), NightlyPlan(write_report=False)).execute()
+        run = ReconcileRun(nights.settings(), AthenaPlan(nightly=True, write_report=False))
         run.athena_queries = athena  # type: ignore[assignment]
         on_athena = run.execute()
         assert_frame_equal(on_athena.findings, by_polars.findings)

@@ -21,7 +21,7 @@ from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
-from jobs.reconcile import ReconcileOptions, ReconcileRun
+from jobs.reconcile import LivePlan, ReconcileRun
 from jobs.recovery import rollback_cli
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
@@ -72,7 +72,7 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     # 3. Replay the window: a backfill of raw/.
     IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), IngestOptions(backfill=True)).execute()
 
-    outcome = ReconcileRun(stack.settings, ReconcileOptions(deep=True, grace=timedelta(0))).execute()
+    outcome = ReconcileRun(stack.settings, LivePlan(deep=True, grace=timedelta(0))).execute()
     assert outcome.summary.totalFindings == 0, outcome.findings.to_dicts()
     final = {(i.userId, i.documentId): i for i in stack.items()}
     every = {(d.user_id, d.document_id) for d in (*earlier, *arrived, *waiting)}
