@@ -6,7 +6,7 @@ refusal, or arguments that name no plan (the plan's ValueError, pydantic's among
 refused one way: argparse's usage and one `error:` line, exit 2 (`--help` exits 0). Then
 `run_in_context(job, body)` sets up logging, installs the stop on SIGTERM/SIGINT, reads the
 settings, makes the context (one run id, the run's call metrics, the stop flag, the adapters:
-`table()`, `buckets`) and calls `run(context, plan)`; whatever it returns is the exit code. Its
+`table()`, `buckets`, `arrivals`) and calls `run(context, plan)`; whatever it returns is the exit code. Its
 outcome maps to one exit code for every job (jobs.errors.ExitCode): a domain error or a run's
 ValueError is printed as one line and mapped by `exit_code_for` (bad input 2, AWS unreachable 3,
 not settled 4), anything else (a pydantic, JSON or Unicode error of our own code among them) is 70
@@ -43,6 +43,7 @@ from jobs.settings import JobSettings
 
 if TYPE_CHECKING:
     from jobs.store.dynamo import DocumentTable
+    from jobs.store.queue import ArrivalQueue
     from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
@@ -85,6 +86,13 @@ class RunContext:
         from jobs.runtime.stores import buckets  # boto3: see `table`
 
         return buckets(self.settings, self.calls)
+
+    @cached_property
+    def arrivals(self) -> ArrivalQueue | None:
+        """The stack's arrival queue (None: it has none), counted in the run's calls."""
+        from jobs.runtime.stores import arrivals  # boto3: see `table`
+
+        return arrivals(self.settings, self.calls)
 
     @property
     def scheduled(self) -> bool:

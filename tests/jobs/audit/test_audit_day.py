@@ -32,7 +32,8 @@ from jobs.demo.corpus import DemoDocument, generate
 from jobs.demo.seed import upload
 from jobs.documents.cli import main as documents
 from jobs.erasure.cli import main as erase
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.cli import main as local
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
@@ -46,7 +47,7 @@ Ids = tuple[str, str]
 
 
 def _ingest(stack) -> str:
-    return IngestRun(stack.settings, IngestOptions(backfill=True)).execute().runId
+    return IngestRun(stack.settings, BackfillPlan()).execute().runId
 
 
 def _reconcile(stack, **options):

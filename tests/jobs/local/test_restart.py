@@ -58,7 +58,7 @@ def test_down_then_up_then_reconcile_finds_nothing(tmp_path: Path) -> None:
     try:
         env = _up(base)
         assert _jobs(env, "demo", "seed", "--users", "2", "--docs", "12").returncode == 0
-        ingest = _jobs(env, "ingest", "--idle-seconds", "1")
+        ingest = _jobs(env, "ingest", "drain", "--idle-seconds", "1")
         assert ingest.returncode == 0, ingest.stderr[-1500:]
         assert json.loads(ingest.stdout)["processed"] == 12
         status = json.loads(_jobs(env, "local", "status").stdout)

@@ -13,7 +13,8 @@ from polars.testing import assert_frame_equal
 from jobs.contract import DocumentItem, RetentionClass, Status, layout
 from jobs.contract.duplicates import marker_key
 from jobs.contract.erasure import ErasureMarker, ErasureState
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.reconcile import lifecycle
 from jobs.reconcile.findings import Code
 from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
@@ -132,7 +133,7 @@ def test_the_rules_report_what_disagrees_and_nothing_else() -> None:
 
 def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None:
     put_raw(stack, "u1", "d1", invoice())
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     (item,) = stack.items()
     long_ago = layout.utc_now() - timedelta(days=100)
     deleted = item.evolve(

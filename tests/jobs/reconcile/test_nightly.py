@@ -1,6 +1,6 @@
 """A week of nights on the local stack, each run by the scheduled command alone.
 
-`python -m jobs reconcile --nightly` finds the newest kept state, asks the table's exports from
+`python -m jobs reconcile nightly` finds the newest kept state, asks the table's exports from
 the local stack's stand-in (DynamoDB Local has none: jobs/local/standins/exports.py), and keeps
 tonight's state. The nights bring changes, deletes and re-creations, items changed several times
 and items created and deleted within a night, one night is missed, and one re-anchors; and a
@@ -30,7 +30,8 @@ from jobs.contract import DocumentItem, DuplicateKind, Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
 from jobs.errors import S3ObjectExistsError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.standins import exports as export_standin
 from jobs.local.standins import inventory as inventory_standin
 from jobs.local.standins.ttl import expire_items
@@ -169,7 +170,7 @@ def _seed(stack: Any, corpus: Path) -> None:
         for user, doc, path in uploads:
             key = layout.raw_key(user, doc, path.name)
             stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
-        IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+        IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 class _Life:
@@ -196,7 +197,7 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
         s3.copy_object(
             Bucket=s.raw_bucket, Key=layout.raw_key("u1", "twin", "t.xml"), CopySource=f"{s.raw_bucket}/{d7}"
         )
-        IngestRun(s, IngestOptions(backfill=True)).execute()  # the twin: d7's duplicate, no marker of its own
+        IngestRun(s, BackfillPlan()).execute()  # the twin: d7's duplicate, no marker of its own
         assert _item(stack, "twin").reviewReasons == ["DUPLICATE_CONTENT:d7", "DUPLICATE_INVOICE:d7"]
         life.erase(ERASED)  # the user's items and versions go; the erasure's marker stays
         kept["d1"] = _item(stack, "d1")

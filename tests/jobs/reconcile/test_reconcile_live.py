@@ -18,7 +18,8 @@ from reconcile_helpers import export_changes, export_state, s3_location, scan
 
 from jobs.contract import DocumentItem, ResultDocument, Status, layout
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
 from jobs.reconcile.findings import Code
@@ -42,7 +43,7 @@ def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:
         key = layout.raw_key(f"u{i % 2}", f"d{i}", path.name)
         s3.put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
         keys[f"d{i}"] = key
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     return keys
 
 
@@ -215,7 +216,7 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     for user, doc in (("u1", "d1"), ("u0", "d4")):
         item = _item(stack, user, doc)
         assert (item.status, item.failureCode, item.attempts) == (Status.FAILED, "INTERNAL", 0)
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     assert _item(stack, "u1", "d1").status == Status.PROCESSED
     assert _item(stack, "u0", "d4").status == Status.PROCESSED
 

@@ -18,7 +18,8 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 from jobs.contract import DuplicateKind, Status, layout
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
 from jobs.reconcile.run import ReconcileRun
@@ -44,7 +45,7 @@ def upload(stack, user: str, doc: str, **fields: Any) -> str:
 
 
 def ingest(stack) -> None:
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 def reconcile(stack, plan: type[Plan] = LivePlan, **options: Any) -> Any:
