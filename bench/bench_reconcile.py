@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import functools
 import gzip
 import json
@@ -59,14 +58,15 @@ from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.inventory import read_inventory
 from jobs.reconcile.keys import templates
 from jobs.reconcile.params import RuleParams
+from jobs.reconcile.plans import FilesPlan, LivePlan
 from jobs.reconcile.rules import RESULT_PROMISED
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
 
 STAGE = "bench"
 LIVE_STAGE = "benchlive"
-LIVE_OPTIONS = ReconcileOptions(grace=timedelta(0), write_report=False)
+LIVE_OPTIONS = LivePlan(grace=timedelta(0), write_report=False)
 AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
 STUCK_BEFORE = layout.format_ts(AS_OF - timedelta(hours=6))  # the baseline's lease cut-off
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
@@ -309,14 +309,15 @@ def _night(frame: pl.DataFrame, n: int, root: Path, settings: JobSettings, table
 
 
 # --- the contenders (each in its own subprocess) -------------------------------------------------
-def _options(inputs: dict[str, Any]) -> ReconcileOptions:
-    return ReconcileOptions(
-        source="files",
-        dynamodb_export=inputs["export"],
-        s3_inventories=tuple(inputs["manifests"]),
-        grace=timedelta(0),
-        write_report=False,
-    )
+def _options(inputs: dict[str, Any], **fields: Any) -> FilesPlan:
+    """The files run over `inputs` (`fields`: what a contender changes of it)."""
+    plan: dict[str, Any] = {
+        "dynamodb_export": inputs["export"],
+        "s3_inventories": tuple(inputs["manifests"]),
+        "grace": timedelta(0),
+        "write_report": False,
+    }
+    return FilesPlan(**(plan | fields))
 
 
 def athena_scan_bytes(inputs: dict[str, Any], root: Path) -> dict[str, int]:
@@ -363,9 +364,7 @@ def worker_polars(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def worker_keep(inputs: dict[str, Any]) -> dict[str, Any]:
     """The previous night: its full export judged and kept as a table state."""
-    options = dataclasses.replace(
-        _options(inputs), dynamodb_export=inputs["previousExport"], write_table_state=inputs["state0"]
-    )
+    options = _options(inputs, dynamodb_export=inputs["previousExport"], write_table_state=inputs["state0"])
     return _timed(ReconcileRun(JobSettings(stage=STAGE), options))
 
 
@@ -373,8 +372,8 @@ def worker_nightly(inputs: dict[str, Any], settings: JobSettings | None = None) 
     """The night: the kept state plus the incremental export, the new state kept (the previous
     night's data files kept where they lie, as the nights after an anchor do).
     """
-    options = dataclasses.replace(
-        _options(inputs),
+    options = _options(
+        inputs,
         table_state=inputs["state0"],
         dynamodb_export=inputs["changes"],
         write_table_state=inputs["state1"],
@@ -394,8 +393,8 @@ def worker_nightly_deep(inputs: dict[str, Any]) -> dict[str, Any]:
     """The night with --deep, result.json contents made from their keys (no S3 at these sizes:
     what is measured is the engine's memory and time, not the GETs).
     """
-    options = dataclasses.replace(
-        _options(inputs),
+    options = _options(
+        inputs,
         table_state=inputs["state0"],
         dynamodb_export=inputs["changes"],
         write_table_state=inputs["state1"] + "-deep",
@@ -457,7 +456,7 @@ def worker_baseline_night(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def worker_duckdb(inputs: dict[str, Any]) -> dict[str, Any]:
     """The Athena engine's SQL on embedded DuckDB over the same files."""
-    return _timed(ReconcileRun(JobSettings(stage=STAGE), dataclasses.replace(_options(inputs), engine="duckdb")))
+    return _timed(ReconcileRun(JobSettings(stage=STAGE), _options(inputs, engine="duckdb")))
 
 
 def worker_live(inputs: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from typing import Any
 from bench.common import fresh_stack, stage, table, write_result
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.stack import Endpoints
 from jobs.observability import CallMetrics
 from jobs.reconcile.plans import LivePlan
@@ -57,7 +58,7 @@ def one_night(endpoints: Endpoints, name: str, users: int, docs: int) -> dict[st
     settings: JobSettings = stage(endpoints, name)
     upload(s3_client(settings), settings.raw_bucket, generate(users, docs, bad_ratio=0.05, ocr_ratio=0, seed=34), 16)
     ingest = RunContext("ingest", settings)
-    run = IngestRun(settings, IngestOptions(idle_seconds=1), context=ingest)
+    run = IngestRun(settings, DrainPlan(idle_seconds=1), context=ingest)
     measured = {"ingest": _measured(ingest, run.execute)}
     reconcile = RunContext("reconcile", settings)
     audit = ReconcileRun(settings, LivePlan(grace=timedelta(0)), context=reconcile)

@@ -24,11 +24,11 @@ from jobs.contract import layout
 from jobs.contract.actors import check_actor
 from jobs.errors import ExitCode
 from jobs.observability import CallMetrics
-from jobs.runtime import RunContext, run_job
+from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.stores import buckets
 from jobs.settings import JobSettings
 from jobs.store.athena import AthenaQueries
-from jobs.store.clients import athena_client, s3_client
-from jobs.store.s3 import Buckets
+from jobs.store.clients import athena_client
 
 
 def moment(text: str) -> datetime:
@@ -88,15 +88,14 @@ def engine_for(
             AthenaQueries(client, settings.audit_workgroup, settings.trail_database, metrics), settings.trail_database
         )
         return
-    with local_engine(Buckets(s3_client(settings), metrics), settings, days) as engine:
+    with local_engine(buckets(settings, metrics), settings, days) as engine:
         yield engine
 
 
-def main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+def _checked(args: argparse.Namespace) -> argparse.Namespace:
     if args.question == "actor" and args.since >= args.until:
-        parser().error("--since must be before --until")
-    return run_job("audit", lambda context: _ask(context, args))
+        raise ValueError("--since must be before --until")
+    return args
 
 
 def _ask(context: RunContext, args: argparse.Namespace) -> int:
@@ -111,3 +110,10 @@ def _ask(context: RunContext, args: argparse.Namespace) -> int:
     context.stop.check("during the query (it wrote nothing)")
     print(json.dumps(answer.to_json(), indent=2))
     return ExitCode.SUCCESS
+
+
+CLI = Cli("audit", parser, _checked, _ask)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)

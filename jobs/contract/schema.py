@@ -138,7 +138,7 @@ class QueueSpec(BaseModel):
     The visibility timeout outlasts a document's lease (a message comes back only after its claim
     could have been taken over) and the drain renews it for what it holds; retention outlives
     missed nights; a message received `max_receive_count` times without being deleted moves to
-    the dead-letter queue, which alarms (`ingest --redrive-dlq` moves it back).
+    the dead-letter queue, which alarms (`ingest redrive` moves it back).
 
     The redrive threshold, 10. A drain task receives a message once (jobs/ingest/ledger.py); a
     receive that does not end in a delete comes from a task that stopped before the message's

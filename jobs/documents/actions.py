@@ -193,7 +193,7 @@ class DocumentActions:
         if self._arrivals.send([requeue_body(newest)]) != 1:
             # The item is restored already, so a rerun of the restore is refused: say how to finish.
             raise StoreRequestError(
-                f"restored, but the arrival queue did not accept its newer upload {newest.uri}: run `ingest --backfill`"
+                f"restored, but the arrival queue did not accept its newer upload {newest.uri}: run `ingest backfill`"
             )
         return 1
 

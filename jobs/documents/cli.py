@@ -28,10 +28,7 @@ from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.documents.url import result_url
 from jobs.errors import ExitCode
-from jobs.runtime import RunContext, run_job
-from jobs.store.clients import s3_client, sqs_client
-from jobs.store.queue import ArrivalQueue
-from jobs.store.s3 import Buckets
+from jobs.runtime import Cli, RunContext, run_job
 
 SHOWN = (
     "userId",
@@ -73,12 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+def _checked(args: argparse.Namespace) -> argparse.Namespace:
     if args.action == "list" and args.user is None and args.status is None:
-        parser.error("give --user, --status, or both")
-    return run_job("documents", lambda context: _run(context, args))
+        raise ValueError("give --user, --status, or both")
+    return args
 
 
 def _run(context: RunContext, args: argparse.Namespace) -> int:
@@ -110,18 +105,14 @@ def _url(context: RunContext, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _act(context: RunContext, args: argparse.Namespace) -> dict[str, object]:
-    settings, metrics = context.settings, context.calls
+    settings = context.settings
     actions = DocumentActions(
         context.table(),
-        Buckets(s3_client(settings), metrics),
+        context.buckets,
         settings.raw_bucket,
         settings.processed_bucket,
         settings.retention,
-        arrivals=(
-            ArrivalQueue(sqs_client(settings), settings.arrivals_queue_url, metrics)
-            if settings.arrivals_queue_url
-            else None
-        ),
+        arrivals=context.arrivals,
     )
     if args.action == "hold":
         who = actor(ActorKind.OPERATOR, args.operator)
@@ -134,6 +125,13 @@ def _act(context: RunContext, args: argparse.Namespace) -> dict[str, object]:
     summary = act(args.user, args.doc, who).summary()
     context.record(Job.DOCUMENTS, action_metrics(name, bool(summary["itemChanged"])))
     return summary
+
+
+CLI = Cli("documents", _parser, _checked, _run)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)
 
 
 def action_metrics(action: str, changed: bool) -> list[Datum]:

@@ -17,9 +17,8 @@ from datetime import datetime, timedelta
 from jobs.contract import Status, layout
 from jobs.errors import DocumentNotFoundError
 from jobs.observability import CallMetrics
-from jobs.runtime.stores import document_table
+from jobs.runtime import stores
 from jobs.settings import JobSettings
-from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
@@ -43,8 +42,8 @@ def result_url(
     the user has no such document, or it has no result.json (yet, or any more).
     """
     metrics = CallMetrics()
-    table = table or document_table(settings, metrics)
-    buckets = buckets or Buckets(s3_client(settings), metrics)
+    table = table or stores.document_table(settings, metrics)
+    buckets = buckets or stores.buckets(settings, metrics)
     key = layout.result_key(user_id, document_id)
     item = table.get(user_id, document_id)
     if item is None:

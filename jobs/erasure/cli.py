@@ -21,22 +21,19 @@ import json
 from jobs.contract.metrics import Datum, Job, Metric
 from jobs.erasure.run import ErasureResult, ErasureRun
 from jobs.errors import ExitCode
-from jobs.runtime import RunContext, run_job
-from jobs.store.clients import s3_client
-from jobs.store.s3 import Buckets
+from jobs.runtime import Cli, RunContext, run_job
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jobs erase", description=__doc__)
-    parser.add_argument("--user", required=True, help="the userId to erase")
-    parser.add_argument("--dry-run", action="store_true", help="count what would be erased; change nothing")
-    args = parser.parse_args(argv)
-    return run_job("erase", lambda context: _erase(context, args.user, args.dry_run))
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jobs erase", description=__doc__)
+    p.add_argument("--user", required=True, help="the userId to erase")
+    p.add_argument("--dry-run", action="store_true", help="count what would be erased; change nothing")
+    return p
 
 
-def _erase(context: RunContext, user: str, dry_run: bool) -> int:
-    settings, calls = context.settings, context.calls
-    run = ErasureRun(settings, context.table(), Buckets(s3_client(settings), calls), calls, stop=context.stop)
+def _erase(context: RunContext, args: argparse.Namespace) -> int:
+    user, dry_run = args.user, args.dry_run
+    run = ErasureRun(context.settings, context.table(), context.buckets, context.calls, stop=context.stop)
     result = run.execute(user, dry_run=dry_run)
     if not dry_run:
         context.record(Job.ERASURE, erasure_metrics(result))
@@ -58,3 +55,10 @@ def erasure_metrics(result: ErasureResult) -> list[Datum]:
         Datum(metric=Metric.VERSIONS_DELETED, value=(deleted.versions + deleted.deleteMarkers) if deleted else 0),
         Datum(metric=Metric.DOCUMENTS_KEPT, value=len(receipt.kept) if receipt is not None else 0),
     ]
+
+
+CLI = Cli("erase", parser, lambda args: args, _erase)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)

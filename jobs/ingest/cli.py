@@ -10,8 +10,8 @@ more, lets what it holds finish, hands back the rest and ends as completed (the 
 `stoppedFor` says why), so the scheduled drain is done before the reconcile judges the night.
 What is left stays queued for the next run. `backfill` sweeps the whole raw/ prefix instead.
 `redrive` moves the dead-letter queue's messages back to the arrival queue (after the cause is
-fixed) and prints what it moved; the next drain processes them. The old spellings (`ingest
---backfill`, `ingest --redrive-dlq`, `ingest` alone for a drain) work for one more release.
+fixed) and prints what it moved; the next drain processes them. Each mode is its plan
+(jobs/ingest/plans.py).
 
 Exit codes (jobs.errors.ExitCode, docs/operations.md): 0 when the run completed (FAILED documents
 are recorded, not errors); 1 when it completed but more of its documents FAILED than
@@ -30,10 +30,11 @@ import sys
 from typing import Any
 
 from jobs.errors import ExitCode, SettingsError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan, DrainPlan, Plan, RedrivePlan, Shard
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.progress import Ticker
-from jobs.runtime import RunContext, run_job, with_mode
+from jobs.runtime import Cli, RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import sqs_client
 from jobs.store.queue import ArrivalQueue
@@ -43,15 +44,14 @@ logger = logging.getLogger(__name__)
 
 PROG = "python -m jobs ingest"
 MODES = ("drain", "backfill", "redrive")
-OLD_FLAGS = {"--redrive-dlq": "redrive", "--backfill": "backfill"}
 
 
-def _shard(text: str) -> tuple[int, int]:
+def _shard(text: str) -> Shard:
     index, _, count = text.partition("/")
     try:
-        return int(index), int(count)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--shard {text!r}: expected I/N, e.g. 0/4") from None
+        return Shard(index=int(index), count=int(count))
+    except ValueError:  # not numbers, or pydantic's: not 0 <= index < count
+        raise argparse.ArgumentTypeError(f"--shard {text!r}: expected I/N with 0 <= I < N, e.g. 0/4") from None
 
 
 def parser() -> argparse.ArgumentParser:
@@ -75,26 +75,18 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """The mode and its options (the old spellings rewritten); bad options exit 2 (argparse)."""
-    return parser().parse_args(with_mode(argv, PROG, MODES, "drain", OLD_FLAGS))
-
-
-def options_of(args: argparse.Namespace, settings: JobSettings) -> IngestOptions | None:
-    """The run's options; None for `redrive`, which is no run. ValueError: options that disagree."""
+def plan_of(args: argparse.Namespace) -> Plan:
+    """The plan the subcommand's arguments name (ValueError: one they cannot)."""
     if args.mode == "redrive":
-        return None
-    index, count = getattr(args, "shard", None) or (settings.shard_index, settings.shard_count)
-    idle = getattr(args, "idle_seconds", None)
-    return IngestOptions(
-        backfill=args.mode == "backfill",
-        shard_index=index,
-        shard_count=count,
-        max_docs=args.max_docs,
-        max_seconds=args.max_minutes * 60 if args.max_minutes is not None else None,
-        idle_seconds=20 if idle is None else idle,
-        dry_run=args.dry_run,
-    )
+        return RedrivePlan()
+    bounds = {
+        "max_docs": args.max_docs,
+        "max_seconds": args.max_minutes * 60 if args.max_minutes is not None else None,
+        "dry_run": args.dry_run,
+    }
+    if args.mode == "backfill":
+        return BackfillPlan(shard=args.shard, **bounds)
+    return DrainPlan(**bounds, **({} if args.idle_seconds is None else {"idle_seconds": args.idle_seconds}))
 
 
 def redrive_dead_letters(settings: JobSettings, sqs: Any = None, calls: CallMetrics | None = None) -> Redrive:
@@ -109,15 +101,14 @@ def redrive_dead_letters(settings: JobSettings, sqs: Any = None, calls: CallMetr
     return moved
 
 
-def _ingest(context: RunContext, args: argparse.Namespace) -> int:
+def _ingest(context: RunContext, plan: Plan) -> int:
     settings = context.settings
-    options = options_of(args, settings)
-    if options is None:
+    if isinstance(plan, RedrivePlan):
         moved = redrive_dead_letters(settings, calls=context.calls)
         print(json.dumps(dataclasses.asdict(moved), indent=2))
         return ExitCode.SUCCESS
     ticker = Ticker("ingest")
-    run = IngestRun(settings, options, context=context, on_document=ticker.advance)
+    run = IngestRun(settings, plan, context=context, on_document=ticker.advance)
     with ticker.shown():
         summary = run.execute()
     print(summary.model_dump_json(indent=2))
@@ -131,6 +122,8 @@ def _ingest(context: RunContext, args: argparse.Namespace) -> int:
     return ExitCode.SUCCESS
 
 
+CLI = Cli("ingest", parser, plan_of, _ingest)
+
+
 def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    return run_job("ingest", lambda context: _ingest(context, args))
+    return run_job(CLI, argv)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import get_args
 
 from pydantic import BaseModel, Field
@@ -29,12 +28,9 @@ from pydantic import BaseModel, Field
 from jobs.contract import DocumentItem, FailureCode, Status, layout
 from jobs.contract.events import requeue_body
 from jobs.errors import DocumentNotFoundError, ExitCode, InfrastructureError
-from jobs.observability import CallMetrics
-from jobs.runtime import RunContext, run_job
-from jobs.runtime.stores import document_table
-from jobs.settings import JobSettings
+from jobs.runtime import Cli, RunContext, run_job
 from jobs.store.archive import Archives, ArchiveState, Readable, RestoreTier
-from jobs.store.clients import s3_client, sqs_client
+from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
@@ -101,7 +97,7 @@ class ArchivedRestore:
 
     def _requeue(self, item: DocumentItem) -> tuple[bool, str]:
         if self._arrivals is None:
-            return False, "no arrival queue configured: the next `ingest --backfill` re-processes it"
+            return False, "no arrival queue configured: the next `ingest backfill` re-processes it"
         raw = self._buckets.head(*layout.parse_s3_uri(item.rawS3Uri))
         if raw is None:
             return False, "the raw object is gone: nothing to re-process"
@@ -120,16 +116,11 @@ def _shown(uri: str, state: ArchiveState, requested: bool) -> ObjectRestore:
     )
 
 
-def from_settings(settings: JobSettings, calls: CallMetrics | None = None) -> ArchivedRestore:
-    metrics = calls or CallMetrics()
-    s3 = s3_client(settings)
-    arrivals = (
-        ArrivalQueue(sqs_client(settings), settings.arrivals_queue_url, metrics)
-        if settings.arrivals_queue_url
-        else None
+def of(context: RunContext) -> ArchivedRestore:
+    """The restore on the run's adapters (its table, buckets and arrival queue)."""
+    return ArchivedRestore(
+        context.table(), context.buckets, Archives(s3_client(context.settings), context.calls), context.arrivals
     )
-    table = document_table(settings, metrics)
-    return ArchivedRestore(table, Buckets(s3, metrics), Archives(s3, metrics), arrivals)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -141,16 +132,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+def _checked(args: argparse.Namespace) -> argparse.Namespace:
     if args.days < 1:
-        print("error: --days must be at least 1", file=sys.stderr)
-        return ExitCode.BAD_INPUT
-    return run_job("restore-archived", lambda context: _restore(context, args))
+        raise ValueError("--days must be at least 1")
+    return args
 
 
 def _restore(context: RunContext, args: argparse.Namespace) -> int:
     context.stop.check("before it began")
-    report = from_settings(context.settings, context.calls).run(args.user, args.document, args.days, args.tier)
+    report = of(context).run(args.user, args.document, args.days, args.tier)
     print(json.dumps(report.model_dump(mode="json"), indent=2))
     return ExitCode.SUCCESS
+
+
+CLI = Cli("restore-archived", _parser, _checked, _restore)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)

@@ -1,10 +1,10 @@
 """Orchestration of one ingest run: take work from a source, decide, claim, process in pools.
 
-The nightly run drains the arrival queue (its cost follows the night's uploads); `--backfill`
-sweeps the whole raw/ prefix instead (sources.py). Either way each batch is decided from one
-batched item read, claimed 25 to a transaction on a small pool of its own, and processed with
-S3/DynamoDB I/O on a thread pool and extraction on a process pool sized to the cores (rebuilt if
-a worker dies). The number of documents in flight is bounded, so memory stays flat.
+The nightly run drains the arrival queue (its cost follows the night's uploads); a backfill
+sweeps the whole raw/ prefix instead (sources.py); the plan says which (plans.py). Either way
+each batch is decided from one batched item read, claimed 25 to a transaction on a small pool of
+its own, and processed with S3/DynamoDB I/O on a thread pool and extraction on a process pool
+sized to the cores (rebuilt if a worker dies). The number of documents in flight is bounded, so memory stays flat.
 
 A run told to stop (SIGTERM from ECS, SIGINT, an outage) claims nothing more, lets the documents
 in flight finish for a grace period, then cuts the rest off and hands their claims and messages
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import os
 import queue
 import socket
@@ -23,15 +22,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from multiprocessing import get_context
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from jobs.contract import DocumentItem, ObjectInfo, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.errors import (
-    BadInputError,
     DocuFlowError,
     DynamoItemRejectedError,
     InfrastructureError,
@@ -46,6 +45,7 @@ from jobs.ingest.claims import Claims
 from jobs.ingest.ledger import Settle
 from jobs.ingest.pages import PageBudget, night_of
 from jobs.ingest.plan import Action, Admission, Decision, NewestSeen, decide, drain_deadline
+from jobs.ingest.plans import BackfillPlan, DrainPlan, RunPlan, Shard
 from jobs.ingest.process import DocumentProcessor
 from jobs.ingest.results import DocumentResult
 from jobs.ingest.sources import DrainLimits, QueueSource, SweepSource, Work, WorkSource
@@ -53,12 +53,11 @@ from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
 from jobs.runtime import RunContext
-from jobs.runtime.stores import document_table
+from jobs.runtime.stores import buckets, document_table
 from jobs.settings import JobSettings
-from jobs.store.clients import s3_client, sqs_client, textract_client
+from jobs.store.clients import sqs_client, textract_client
 from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
 from jobs.store.queue import ArrivalQueue
-from jobs.store.s3 import Buckets
 from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
@@ -71,39 +70,11 @@ STOP_GRACE_SECONDS = 20.0  # inside the tasks' stopTimeout (120 s; 30 s on ECS b
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class IngestOptions:
-    backfill: bool = False
-    shard_index: int = 0
-    shard_count: int = 1
-    max_docs: int | None = None
-    max_seconds: float | None = None
-    idle_seconds: int = 20
-    dry_run: bool = False
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.shard_index < self.shard_count:
-            raise BadInputError(f"shard {self.shard_index}/{self.shard_count}: need 0 <= index < count")
-        if self.shard_count > 1 and not self.backfill:
-            raise BadInputError("shards split a --backfill sweep; the queue spreads its messages over tasks by itself")
-        if self.max_docs is not None and self.max_docs < 1:
-            raise BadInputError(f"--max-docs {self.max_docs}: must be at least 1")
-        if self.max_seconds is not None and not (math.isfinite(self.max_seconds) and self.max_seconds > 0):
-            # nan and inf would pass a plain `> 0` and never end the drain.
-            raise BadInputError(f"--max-minutes must be a positive number, got {self.max_seconds / 60:g}")
-        if not 0 <= self.idle_seconds <= 20:
-            raise BadInputError(f"--idle-seconds {self.idle_seconds}: SQS long polls last 0 to 20 s")
-
-    @property
-    def mode(self) -> str:
-        return "backfill" if self.backfill else "drain"
-
-
 class IngestRun:
     def __init__(
         self,
         settings: JobSettings,
-        options: IngestOptions,
+        plan: RunPlan,
         *,
         context: RunContext | None = None,
         metrics: CallMetrics | None = None,
@@ -118,12 +89,13 @@ class IngestRun:
         built from settings otherwise.
         """
         settings.check_endpoints()
-        if not options.backfill and not settings.arrivals_queue_url:
+        if isinstance(plan, DrainPlan) and not settings.arrivals_queue_url:
             raise SettingsError(
                 "no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL); use `ingest backfill` to sweep raw/"
             )
         self.settings = settings
-        self.options = options
+        self.plan = plan
+        self.shard = _shard(plan, settings)
         self.context = context or RunContext.of(settings, "ingest")
         self.metrics = metrics or self.context.calls
         self.run_id = self.context.run_id
@@ -131,10 +103,10 @@ class IngestRun:
         self.actor = actor(ActorKind.INGEST, self.run_id)
         self._on_document = on_document or (lambda _result: None)
         self._table = document_table(settings, self.metrics, client=dynamodb)
-        self._buckets = Buckets(s3 or s3_client(settings), self.metrics)
+        self._buckets = buckets(settings, self.metrics, client=s3)
         self._arrivals = (
             None
-            if options.backfill
+            if isinstance(plan, BackfillPlan)
             else ArrivalQueue(sqs or sqs_client(settings), settings.arrivals_queue_url, self.metrics)
         )
         self._extraction = ExtractionSettings(
@@ -159,19 +131,19 @@ class IngestRun:
     # --- the run ------------------------------------------------------------------------------
     def execute(self) -> RunSummary:
         started = layout.utc_now()
-        self._deadline = drain_deadline(started, self.settings.scheduled_time, self.options.max_seconds)
+        self._deadline = drain_deadline(started, self.settings.scheduled_time, self.plan.max_seconds)
         recorder = SummaryRecorder(
             RunSummary(
                 runId=self.run_id,
-                mode=self.options.mode,
-                shard=f"{self.options.shard_index}/{self.options.shard_count}",
-                dryRun=self.options.dry_run,
+                mode=self.plan.mode,
+                shard=str(self.shard),
+                dryRun=self.plan.dry_run,
                 startedAt=started,
                 scheduledAt=self.settings.scheduled_time,
                 deadline=self._deadline,
             )
         )
-        logger.info("ingest started", extra={"runId": self.run_id, "mode": self.options.mode})
+        logger.info("ingest started", extra={"runId": self.run_id, "mode": self.plan.mode})
         try:
             if self._deadline is not None and self._deadline <= started:
                 # Started past its deadline (a late schedule): take nothing, leave the queue as it is.
@@ -193,7 +165,7 @@ class IngestRun:
             self.metrics.summary(),
             f"{type(self._error).__name__}: {self._error}" if self._error else None,
         )
-        if not self.options.dry_run:
+        if not self.plan.dry_run:
             self._write_summary(summary)
             self.context.publish(summary.run_metrics())
         if isinstance(self._error, RunStoppedError | SettingsError):
@@ -221,19 +193,20 @@ class IngestRun:
     def _open_source(self, recorder: SummaryRecorder) -> WorkSource:
         if self._arrivals is None:
             pages = _prefetch(self._buckets.list_pages(self.settings.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE))
-            return SweepSource(pages, recorder, self.options.shard_index, self.options.shard_count)
+            return SweepSource(pages, recorder, self.shard.index, self.shard.count)
         visibility = self._arrivals.visibility_timeout()
         if visibility < 1:
             raise SettingsError(
                 f"the arrival queue's VisibilityTimeout is {visibility} s: a drain needs the messages it"
                 " works on hidden from other receivers (the stack sets it from the contract's QueueSpec)"
             )
+        assert isinstance(self.plan, DrainPlan)  # a queue is opened for a drain only
         limits = DrainLimits(
-            idle_seconds=self.options.idle_seconds,
+            idle_seconds=self.plan.idle_seconds,
             defer_seconds=self.settings.lease_seconds,
             visibility_seconds=visibility,
         )
-        return QueueSource(self._arrivals, self.settings.raw_bucket, recorder, limits, dry_run=self.options.dry_run)
+        return QueueSource(self._arrivals, self.settings.raw_bucket, recorder, limits, dry_run=self.plan.dry_run)
 
     def _run(self, source: WorkSource, recorder: SummaryRecorder) -> None:
         """Decide → claim → process, each stage overlapping the next.
@@ -286,7 +259,7 @@ class IngestRun:
         claim_slots: threading.BoundedSemaphore,
     ) -> None:
         """Take batches from the source, decide them, and hand the claims to the claim pool."""
-        budget = self.options.max_docs
+        budget = self.plan.max_docs
         deadline = time.monotonic() + (self._deadline - layout.utc_now()).total_seconds() if self._deadline else None
         in_flight = threading.BoundedSemaphore(self.settings.io_threads * 2)
 
@@ -314,7 +287,7 @@ class IngestRun:
             claims = self._decide(batch, recorder, budget)
             if budget is not None:
                 budget -= len(claims)
-            if self.options.dry_run:
+            if self.plan.dry_run:
                 _release([work for work, _ in claims])
                 continue
             for chunk in _chunks(claims, TRANSACT_CHUNK):
@@ -368,7 +341,7 @@ class IngestRun:
                 recorder.decision(Action.SKIP_SUPERSEDED, work.obj.key, "a newer upload of the document came first")
                 work.settle(Settle.DONE)
                 continue
-            if admission == Admission.DUPLICATE and self.options.dry_run:
+            if admission == Admission.DUPLICATE and self.plan.dry_run:
                 # Another message for an upload this dry run already reported: a real run's
                 # first claim would make it a skip (reported once; handed back like the rest).
                 work.settle(Settle.DONE)
@@ -491,6 +464,20 @@ class IngestRun:
             )
         except StoreError as exc:
             logger.error("could not write the run summary", extra={"key": key, "error": str(exc)})
+
+
+def _shard(plan: RunPlan, settings: JobSettings) -> Shard:
+    """A backfill's shard: its plan's, else the task's SHARD_INDEX/SHARD_COUNT; a drain has one."""
+    if not isinstance(plan, BackfillPlan):
+        return Shard()
+    if plan.shard is not None:
+        return plan.shard
+    try:
+        return Shard(index=settings.shard_index, count=settings.shard_count)
+    except ValidationError as exc:
+        raise SettingsError(
+            f"SHARD_INDEX {settings.shard_index} / SHARD_COUNT {settings.shard_count}: need 0 <= index < count"
+        ) from exc
 
 
 def _page_budget(settings: JobSettings, table: DocumentTable) -> PageBudget:

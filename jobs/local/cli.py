@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from jobs.errors import DocuFlowError, LocalStackError
+from jobs.errors import ExitCode, LocalStackError
 from jobs.local import stack
 from jobs.local.standins.advance import advance
+from jobs.runtime import Cli, RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 
@@ -28,55 +29,54 @@ def _date(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
-    parser.add_argument("action", choices=["up", "down", "status", "flush-audit", "export-table", "advance"])
-    parser.add_argument("--to", type=_date, help="advance: the date to move the stage to (YYYY-MM-DD, UTC)")
-    args = parser.parse_args(argv)
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jobs local", description=__doc__)
+    p.add_argument("action", choices=["up", "down", "status", "flush-audit", "export-table", "advance"])
+    p.add_argument("--to", type=_date, help="advance: the date to move the stage to (YYYY-MM-DD, UTC)")
+    return p
+
+
+def _checked(args: argparse.Namespace) -> argparse.Namespace:
     if args.action == "advance" and args.to is None:
-        parser.error("advance needs --to YYYY-MM-DD")
-    try:
-        if args.action == "up":
-            settings = JobSettings.from_env()
-            endpoints, settings, info = stack.up(settings)
-            print(
-                f"# local stack ready in {info['seconds']}s; data lives in memory: `local down` discards it",
-                file=sys.stderr,
-            )
-            print(stack.exports(endpoints, settings))
-        elif args.action == "down":
-            stopped = stack.down()
-            print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
-        elif args.action == "advance":
-            settings = JobSettings.from_env()
-            done = advance(
-                settings,
-                args.to,
-                dynamodb_client(settings),
-                s3_client(settings),
-                stack.state_dir() / stack.STANDINS_DIR / f"{settings.stage}.json",
-            )
-            print(json.dumps(done.summary(), indent=2))
-        elif args.action == "flush-audit":
-            print(json.dumps(stack.flush_audit(), indent=2))
-        elif args.action == "export-table":
-            print(_export_table())
-        else:
-            print(json.dumps(stack.status(), indent=2))
-    except ValueError as exc:  # bad settings or dates (SettingsError among them)
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except DocuFlowError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        raise ValueError("advance needs --to YYYY-MM-DD")
+    return args
 
 
-def _export_table() -> str:
+def _run(context: RunContext, args: argparse.Namespace) -> int:
+    settings = context.settings
+    if args.action == "up":
+        endpoints, settings, info = stack.up(settings)
+        print(
+            f"# local stack ready in {info['seconds']}s; data lives in memory: `local down` discards it",
+            file=sys.stderr,
+        )
+        print(stack.exports(endpoints, settings))
+    elif args.action == "down":
+        stopped = stack.down()
+        print("stopped: " + (", ".join(stopped) or "nothing was running"), file=sys.stderr)
+    elif args.action == "advance":
+        state = stack.state_dir() / stack.STANDINS_DIR / f"{settings.stage}.json"
+        done = advance(settings, args.to, dynamodb_client(settings), s3_client(settings), state)
+        print(json.dumps(done.summary(), indent=2))
+    elif args.action == "flush-audit":
+        print(json.dumps(stack.flush_audit(), indent=2))
+    elif args.action == "export-table":
+        print(_export_table(settings))
+    else:
+        print(json.dumps(stack.status(), indent=2))
+    return ExitCode.SUCCESS
+
+
+CLI = Cli("local", parser, _checked, _run)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)
+
+
+def _export_table(settings: JobSettings) -> str:
     from jobs.local.table_export import export_table
-    from jobs.store.clients import dynamodb_client, s3_client
 
-    settings = JobSettings.from_env()
     try:
         return export_table(settings, dynamodb_client(settings), s3_client(settings), stack.REGION)
     except (BotoCoreError, ClientError) as exc:

@@ -19,7 +19,7 @@ from jobs.reconcile.findings import Code, Severity
 
 if TYPE_CHECKING:
     from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
-    from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
+    from jobs.reconcile.run import ReconcileOutcome, ReconcileRun
 
 __all__ = [
     "AthenaPlan",
@@ -29,12 +29,11 @@ __all__ = [
     "LivePlan",
     "NightlyPlan",
     "Plan",
-    "ReconcileOptions",
     "ReconcileOutcome",
     "ReconcileRun",
     "Severity",
 ]
-_FROM_RUN = frozenset({"ReconcileOptions", "ReconcileOutcome", "ReconcileRun"})
+_FROM_RUN = frozenset({"ReconcileOutcome", "ReconcileRun"})
 _FROM_PLANS = frozenset({"AthenaPlan", "AuditCheck", "FilesPlan", "LivePlan", "NightlyPlan", "Plan"})
 
 

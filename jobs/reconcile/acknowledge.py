@@ -13,21 +13,15 @@ record. A life already acknowledged (and not lapsed) is refused.
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import UTC, date, datetime, time
 
 from jobs.contract import layout
-from jobs.errors import DocuFlowError, ReconcileInputError
-from jobs.observability import CallMetrics
+from jobs.errors import ExitCode, ReconcileInputError
 from jobs.reconcile.ledger import Acknowledgement, Acknowledgements, CallerIdentity, State, conformed, read_ledger
 from jobs.reconcile.report import load_history
-from jobs.settings import JobSettings
-from jobs.store.clients import s3_client
+from jobs.runtime import Cli, RunContext, run_job
 from jobs.store.identity import caller_identity, sts_client
 from jobs.store.s3 import Buckets
-
-EXIT_DONE = 0
-EXIT_REFUSED = 2
 
 
 def parser() -> argparse.ArgumentParser:
@@ -93,20 +87,18 @@ def acknowledge(
     return records.record(ack)
 
 
+def _acknowledge(context: RunContext, args: argparse.Namespace) -> int:
+    settings = context.settings
+    who = caller_identity(sts_client(settings), context.calls)
+    caller = CallerIdentity(arn=who.arn, account=who.account, userId=who.user_id)
+    bucket = settings.reports_bucket
+    key = acknowledge(context.buckets, bucket, args.finding, args.by, args.reason, caller, args.expires)
+    print(f"acknowledged {args.finding} as {caller.arn}: s3://{bucket}/{key}")
+    return ExitCode.SUCCESS
+
+
+CLI = Cli("reconcile", parser, lambda args: args, _acknowledge)
+
+
 def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        settings = JobSettings.from_env()
-        metrics = CallMetrics()
-        buckets = Buckets(s3_client(settings), metrics)
-        who = caller_identity(sts_client(settings), metrics)
-        caller = CallerIdentity(arn=who.arn, account=who.account, userId=who.user_id)
-        key = acknowledge(buckets, settings.reports_bucket, args.finding, args.by, args.reason, caller, args.expires)
-    except DocuFlowError as exc:  # S3ObjectExistsError: acknowledged already
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
-    print(f"acknowledged {args.finding} as {caller.arn}: s3://{settings.reports_bucket}/{key}")
-    return EXIT_DONE
+    return run_job(CLI, argv)

@@ -4,9 +4,7 @@ write-once audit report; `reconcile acknowledge` records that a person accepted 
 Each mode is a subcommand with only its own options, and builds its plan (`plans`): `live` reads
 the table and the buckets now; `files` a table export (or a kept table state and an incremental
 export) and S3 Inventory reports, on polars or duckdb; `nightly` the scheduled chain; `athena` the
-Trino SQL in the stack's workgroup (`--nightly`: over the kept Iceberg table). The old flag
-spellings (`reconcile --nightly`, `--source files`, `--engine athena`, no mode at all) still run
-for one release, with a deprecation line on stderr naming the new one.
+Trino SQL in the stack's workgroup (`--nightly`: over the kept Iceberg table).
 
 The run goes through the job runtime (jobs.runtime.run_job): one run id, its metrics published
 once at the end, a stop on SIGTERM/SIGINT before anything is written (143, 130). Exit codes
@@ -34,18 +32,14 @@ for _name, _value in ALLOCATOR_ENV.items():
 
 from datetime import timedelta
 
-from pydantic import ValidationError
-
-from jobs.errors import SettingsError
-from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import Severity
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
-from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
-from jobs.runtime import RunContext, deprecated, duration, run_job
+from jobs.reconcile.run import ReconcileOutcome, ReconcileRun
+from jobs.runtime import Cli, RunContext, duration, run_job
 from jobs.settings import JobSettings
 
 PROG = "python -m jobs reconcile"
-PLANS: dict[str, type[Plan]] = {"live": LivePlan, "files": FilesPlan, "nightly": NightlyPlan, "athena": AthenaPlan}
+PLANS: dict[str, type[Plan]] = {plan.mode: plan for plan in (LivePlan, FilesPlan, NightlyPlan, AthenaPlan)}
 ACKNOWLEDGE = "acknowledge"
 
 
@@ -146,77 +140,13 @@ def plan_of(args: argparse.Namespace) -> Plan:
     return PLANS[args.mode](**values)
 
 
-def _one_line(exc: ValueError) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(
-            ".".join(map(str, e["loc"])) + ": " + e["msg"] if e["loc"] else e["msg"].removeprefix("Value error, ")
-            for e in exc.errors()
-        )
-    return str(exc)
+def _run(context: RunContext, plan: Plan) -> int:
+    outcome = ReconcileRun(context.settings, plan, context=context).execute()
+    _print(outcome, plan.write_report, context.settings)
+    return outcome.exit_code
 
 
-def parse_options(argv: list[str]) -> Plan:
-    """The run's plan from its arguments: a mode's subcommand, or the old flags (deprecated)."""
-    if argv[:1] and argv[0] in (*PLANS, "-h", "--help"):
-        p = parser()
-        args = p.parse_args(argv)
-        try:
-            return plan_of(args)
-        except ValueError as exc:
-            p.error(_one_line(exc))
-    return _old_spelling(argv)
-
-
-def _old_spelling(argv: list[str]) -> Plan:
-    """`reconcile [--source …] [--engine …] [--nightly] …`: the flags of the previous release."""
-    p = old_parser()
-    args = p.parse_args(argv)
-    try:
-        engine = args.engine or JobSettings.from_env().reconcile_engine
-    except SettingsError as exc:
-        p.error(str(exc))
-    if args.nightly and args.source == "live":
-        p.error("--nightly reads the kept table state and files, not --source live")
-    try:
-        plan = ReconcileOptions(
-            source=args.source,
-            engine=engine,
-            dynamodb_export=args.dynamodb_export,
-            s3_inventories=tuple(args.s3_inventory),
-            table_state=args.table_state,
-            write_table_state=args.write_table_state,
-            deep=args.deep,
-            repair=args.repair,
-            grace=args.grace,
-            stuck_after=args.stuck_after,
-            fail_on=Severity(args.fail_on),
-            segments=args.segments,
-            write_report=not args.no_report,
-            nightly=args.nightly,
-            audit_log=args.audit_log,
-            audit_window=args.audit_window,
-        ).plan()
-    except ValueError as exc:
-        p.error(_one_line(exc))
-    mode = next(name for name, kind in PLANS.items() if isinstance(plan, kind))
-    nightly = " --nightly" if isinstance(plan, AthenaPlan) and plan.nightly else ""
-    deprecated(f"reconcile {' '.join(argv)}".rstrip(), f"reconcile {mode}{nightly} …")
-    return plan
-
-
-def old_parser() -> argparse.ArgumentParser:
-    """The previous release's flags, one parser for every mode (kept for one release)."""
-    p = argparse.ArgumentParser(prog=PROG, description="(deprecated spelling: see `reconcile --help`)")
-    _judging(p)
-    _deep_and_audit(p)
-    _files(p)
-    p.add_argument("--source", choices=("live", "files"), default=None)
-    p.add_argument("--engine", choices=NAMES, default=None)
-    p.add_argument("--segments", type=int, default=None)
-    p.add_argument("--table-state", metavar="LOCATION")
-    p.add_argument("--write-table-state", metavar="LOCATION")
-    p.add_argument("--nightly", action="store_true")
-    return p
+CLI = Cli("reconcile", parser, plan_of, _run)
 
 
 def main(argv: list[str]) -> int:
@@ -224,17 +154,7 @@ def main(argv: list[str]) -> int:
         from jobs.reconcile import acknowledge
 
         return acknowledge.main(argv[1:])
-    try:
-        plan = parse_options(argv)
-    except SystemExit as exc:  # argparse: --help is 0, bad options are 2
-        return int(exc.code or 0)
-    return run_job("reconcile", lambda context: _run(context, plan))
-
-
-def _run(context: RunContext, plan: Plan) -> int:
-    outcome = ReconcileRun(context.settings, plan, context=context).execute()
-    _print(outcome, plan.write_report, context.settings)
-    return outcome.exit_code
+    return run_job(CLI, argv)
 
 
 def _print(outcome: ReconcileOutcome, reported: bool, settings: JobSettings) -> None:

@@ -28,6 +28,38 @@ _VERSIONS = (Code.LEGAL_HOLD_MISSING, Code.NOT_HARD_DELETED)
 
 
 @dataclass(frozen=True)
+class Recorded:
+    """A run's mode and how it judged, as its report's `options` record them: the plan itself
+    (`{"mode": …, **its fields}`, `plans.record`), or the flat record of the reports written before
+    (`source`, `nightly`, `deep`, `audit_log`, …): old reports are read and verified as written.
+    """
+
+    mode: str  # live | files | nightly | athena
+    nightly: bool  # the nightly chain: `nightly`, or `athena --nightly`
+    deep: bool
+    audit_log: bool
+    grace: float  # seconds
+    stuck_after: float  # seconds
+
+    @classmethod
+    def of(cls, options: dict[str, Any], source: str = "") -> Recorded:
+        if "mode" in options:
+            mode, audit_log = str(options["mode"]), options.get("audit") is not None
+        else:
+            flat_source = str(options.get("source", source))
+            mode = "nightly" if options.get("nightly") and flat_source == "files" else flat_source
+            audit_log = bool(options.get("audit_log"))
+        return cls(
+            mode=mode,
+            nightly=mode == "nightly" or bool(options.get("nightly")),
+            deep=bool(options.get("deep")),
+            audit_log=audit_log,
+            grace=float(options.get("grace", 0)),
+            stuck_after=float(options.get("stuck_after", 0)),
+        )
+
+
+@dataclass(frozen=True)
 class Excluded:
     """Codes a run did not look for, and why."""
 
@@ -43,13 +75,14 @@ def excluded(options: dict[str, Any], engine: str, not_judged: str | None = None
     if not_judged:
         rest = tuple(code for code in Code if code not in INVENTORY_CODES)
         return [Excluded(rest, f"nothing was judged tonight: {not_judged}")]
+    run = Recorded.of(options)
     out: list[Excluded] = []
-    if not options.get("deep"):
+    if not run.deep:
         out.append(Excluded(DEEP_CODES, "result.json contents were not read (no --deep): the run judged listings only"))
-    if not options.get("audit_log"):
+    if not run.audit_log:
         out.append(Excluded(tuple(sorted(AUDIT_CODES)), "the change log was not checked (no --audit-log)"))
-    live, nightly = options.get("source") == "live", bool(options.get("nightly"))
-    if not (live and options.get("deep")):
+    live, nightly = run.mode == "live", run.nightly
+    if not (live and run.deep):
         out.append(
             Excluded(
                 (Code.RETENTION_TAG_MISMATCH,),
@@ -85,7 +118,7 @@ class Coverage:
         buckets = frozenset(b for b in (scope.get("rawBucket"), scope.get("processedBucket")) if b)
         return cls(
             codes=frozenset(Code) - left_out,
-            deep=bool(summary.options.get("deep")) and not summary.notJudged,
+            deep=Recorded.of(summary.options).deep and not summary.notJudged,
             buckets=buckets,
             table=scope.get("table") or None,
         )

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from jobs.reconcile.coverage import Recorded
 from jobs.reconcile.findings import Code, widen
 from jobs.reconcile.inputs.inventory import delivered_at, newest_manifest
 
@@ -125,7 +126,7 @@ def _seen(history: Sequence[ReconcileSummary], bucket: str) -> tuple[bool, datet
     """
     delivered, waited = False, None
     for summary in history:
-        if not summary.options.get("nightly"):
+        if not Recorded.of(summary.options).nightly:
             continue
         state = (summary.engineStats.get(STATS_KEY) or {}).get(bucket, State.FRESH.value)
         if state in (State.FRESH, State.STALE, State.MISSING):

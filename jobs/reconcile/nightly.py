@@ -1,4 +1,4 @@
-"""The nightly reconcile's chain as the schedule runs it (`python -m jobs reconcile --nightly`): the
+"""The nightly reconcile's chain as the schedule runs it (`python -m jobs reconcile nightly`): the
 newest kept table state, the latest time DynamoDB can export, tonight's exports started and
 awaited, and the table they give, with the new state to keep.
 

@@ -16,8 +16,8 @@ segments; the window of the change-log check exists only inside that check (`Aud
 
 A plan does not change the run: `setup(run)` returns what the run needs (`Setup`: the engine
 built with its inputs, the checks made beside it, the table state to commit after the report,
-the figures the report records, or why nothing was judged). `as_json` is the options record every
-report has carried (summary.json's `options`), the same keys whatever the mode.
+the figures the report records, or why nothing was judged). `record` is the plan as its report
+records it (summary.json's `options`).
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ class Setup:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Durations are recorded in seconds, as reports always recorded them.
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_timedelta="float")
 
 
 class AuditCheck(_Frozen):
@@ -126,6 +127,7 @@ class AuditCheck(_Frozen):
 class _Plan(_Frozen):
     """What every mode shares: how findings are judged, and what the run writes."""
 
+    mode: ClassVar[str]  # the subcommand (`reconcile live|files|nightly|athena`)
     source: ClassVar[str]  # summary.json's `source`
     repair: bool = False
     grace: NonNegative = timedelta(minutes=15)
@@ -143,32 +145,16 @@ class _Plan(_Frozen):
         """--deep: result.json contents are read and compared."""
         return False
 
-    def as_json(self) -> dict[str, object]:
-        """The options every report records, the same keys for every mode."""
-        audit = getattr(self, "audit", None)
-        window = audit.window if audit is not None else None
-        return {
-            "source": self.source,
-            "engine": self.engine_name,
-            "dynamodb_export": getattr(self, "dynamodb_export", None),
-            "s3_inventories": list(getattr(self, "s3_inventories", ())),
-            "table_state": getattr(self, "table_state", None),
-            "write_table_state": getattr(self, "write_table_state", None),
-            "deep": self.reads_results,
-            "repair": self.repair,
-            "grace": self.grace.total_seconds(),
-            "stuck_after": self.stuck_after.total_seconds(),
-            "retention": self.retention.total_seconds(),
-            "fail_on": self.fail_on.value,
-            "segments": getattr(self, "segments", None),
-            "write_report": self.write_report,
-            "nightly": bool(getattr(self, "nightly", False)),
-            "audit_log": audit is not None,
-            "audit_window": window.total_seconds() if window is not None else None,
-        }
+    def record(self) -> dict[str, object]:
+        """The plan as its report records it (summary.json's `options`): its mode and its own
+        fields, durations in seconds. `coverage.Recorded` reads it back (and the flat record of
+        the reports written before plans were recorded).
+        """
+        return {"mode": self.mode, **self.model_dump(mode="json")}
 
 
 class LivePlan(_Plan):
+    mode: ClassVar[str] = "live"
     source: ClassVar[str] = "live"
     deep: bool = False
     segments: int | None = Field(default=None, ge=1, le=MAX_SEGMENTS)  # one Scan thread each
@@ -190,6 +176,7 @@ class LivePlan(_Plan):
 
 
 class FilesPlan(_Plan):
+    mode: ClassVar[str] = "files"
     source: ClassVar[str] = "files"
     engine: FilesEngine = "polars"
     dynamodb_export: str | None = None  # a full export; with table_state, an incremental one
@@ -249,8 +236,8 @@ class FilesPlan(_Plan):
 
 
 class NightlyPlan(_Plan):
+    mode: ClassVar[str] = "nightly"
     source: ClassVar[str] = "files"
-    nightly: ClassVar[bool] = True
     deep: bool = False
     audit: AuditCheck | None = None
 
@@ -284,6 +271,7 @@ class NightlyPlan(_Plan):
 
 
 class AthenaPlan(_Plan):
+    mode: ClassVar[str] = "athena"
     source: ClassVar[str] = "athena"
     nightly: bool = False  # the kept Iceberg table brought forward (engines.athena_state), not an export
     dynamodb_export: str | None = None  # a completed full export (s3://); None: the run starts one

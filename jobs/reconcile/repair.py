@@ -258,17 +258,17 @@ class Repairer:
     def _queued(self, item: DocumentItem) -> str:
         """Send the marked item's raw object to the arrival queue; what was done, for the report."""
         if self._arrivals is None:
-            return "no arrival queue configured: run `ingest --backfill`"
+            return "no arrival queue configured: run `ingest backfill`"
         raw = self._buckets.head(*layout.parse_s3_uri(item.rawS3Uri))
         if raw is None:
             return "raw object gone: not re-queued"
         if self._arrivals.send([requeue_body(raw)]) != 1:
-            raise DocuFlowError(f"marked, but the queue did not accept {item.rawS3Uri}: run `ingest --backfill`")
+            raise DocuFlowError(f"marked, but the queue did not accept {item.rawS3Uri}: run `ingest backfill`")
         return "re-queued for the next drain"
 
     def _requeue(self, row: dict[str, object], evidence: dict[str, object]) -> tuple[str, str]:
         if self._arrivals is None:
-            raise _Skip("no arrival queue configured: run `ingest --backfill`")
+            raise _Skip("no arrival queue configured: run `ingest backfill`")
         raw = self._buckets.head(str(row["bucket"]), str(row["key"]))
         if raw is None:
             raise _Skip("the raw object is gone")

@@ -102,10 +102,10 @@ def excluded(summary: ReconcileSummary) -> list[dict[str, str]]:
 
 
 def scope(summary: ReconcileSummary) -> dict[str, Any]:
-    o, sc = summary.options, summary.scope
-    grace = float(o.get("grace", 0))
-    mode = "nightly chain" if o.get("nightly") else str(o.get("source", summary.source))
-    if o.get("deep"):
+    run, sc = coverage.Recorded.of(summary.options, summary.source), summary.scope
+    grace = run.grace
+    mode = "nightly chain" if run.nightly else run.mode
+    if run.deep:
         mode += ", deep (result.json read)"
     inputs = [
         {
@@ -122,7 +122,7 @@ def scope(summary: ReconcileSummary) -> dict[str, Any]:
         "mode": mode,
         "grace": _duration(grace),
         "graceCutoff": (summary.asOf - timedelta(seconds=grace)).isoformat(),
-        "stuckAfter": _duration(float(o.get("stuck_after", 0))),
+        "stuckAfter": _duration(run.stuck_after),
         "inputs": inputs,
         "excluded": excluded(summary),
     }

@@ -6,9 +6,6 @@ asks the engine for its findings and renders them the same way whatever it was
 (`findings.render`); repairs are conditional puts (`repair`); the report is written once
 (`report`), and only summary.json says which engine ran. `ReconcileRun` holds the clients and
 the reads the plans share; nothing of it changes while the engine runs.
-
-`ReconcileOptions` is the flag spelling of a run (the old CLI's, and callers' that name flags), kept
-for one release: `plan()` turns it into the plan of the mode it names.
 """
 
 from __future__ import annotations
@@ -18,9 +15,9 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -29,7 +26,6 @@ from jobs.contract.actors import ActorKind, actor
 from jobs.contract.metrics import CODE, SEVERITY, Datum, Job, Metric, RunMetrics, Unit
 from jobs.errors import ExitCode
 from jobs.reconcile import drill_age, lifecycle
-from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
 from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
@@ -38,21 +34,12 @@ from jobs.reconcile.inputs.results import read_results
 from jobs.reconcile.inputs.versions import VersionFacts
 from jobs.reconcile.ledger import State, read_ledger
 from jobs.reconcile.params import RuleParams
-from jobs.reconcile.plans import (
-    DEFAULT_RETENTION,
-    AthenaPlan,
-    AuditCheck,
-    FilesPlan,
-    LivePlan,
-    NightlyPlan,
-    Plan,
-    Setup,
-)
+from jobs.reconcile.plans import AuditCheck, LivePlan, Plan, Setup
 from jobs.reconcile.repair import Repairer
 from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
 from jobs.runtime.context import RunContext
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client
+from jobs.store.clients import dynamodb_client
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
@@ -67,93 +54,6 @@ logger = logging.getLogger(__name__)
 
 EXIT_CLEAN = ExitCode.SUCCESS
 EXIT_FINDINGS = ExitCode.FINDINGS
-_COMMON = ("repair", "grace", "stuck_after", "retention", "fail_on", "write_report")
-_FILES = ("dynamodb_export", "s3_inventories", "table_state", "write_table_state")
-_NOT_ON_ATHENA = {
-    "deep": "Athena does not read result.json contents: run --deep with the polars or duckdb engine",
-    "audit_log": "--audit-log reads the table as the polars or duckdb engine does: not with --engine athena",
-    "table_state": "--table-state and --write-table-state are read and written by the polars engine over files",
-    "write_table_state": "--table-state and --write-table-state are read and written by the polars engine over files",
-    "segments": "--segments are a live run's Scan threads",
-}
-
-
-@dataclass(frozen=True)
-class ReconcileOptions:
-    """A run as flags (deprecated spelling, one release): `plan()` is the plan they name."""
-
-    source: str | None = None  # live | files; None: files when files are given, else live
-    engine: str = "polars"  # polars | duckdb | athena
-    dynamodb_export: str | None = None
-    s3_inventories: tuple[str, ...] = ()
-    table_state: str | None = None
-    write_table_state: str | None = None
-    deep: bool = False
-    repair: bool = False
-    grace: timedelta = timedelta(minutes=15)
-    stuck_after: timedelta = timedelta(hours=6)
-    retention: timedelta = DEFAULT_RETENTION
-    fail_on: Severity = Severity.ERROR
-    segments: int | None = None
-    write_report: bool = True
-    nightly: bool = False
-    audit_log: bool = False
-    audit_window: timedelta | None = None
-
-    def plan(self) -> Plan:
-        """The plan of the mode the flags name; ValueError for flags that name none, or an
-        option the mode does not read.
-        """
-        if self.engine not in NAMES:
-            raise ValueError(f"--engine {self.engine!r}: one of {', '.join(NAMES)}")
-        if self.audit_window is not None and not self.audit_log:
-            raise ValueError("--audit-window is a positive duration, given with --audit-log")
-        if self.engine == "athena":
-            return self._athena()
-        if self.nightly:
-            return self._nightly()
-        files = any(getattr(self, name) for name in _FILES)
-        if self.source == "files" or self.engine == "duckdb" or (self.source is None and files):
-            self._refuse({"segments": "--segments are a live run's Scan threads"})
-            return FilesPlan(
-                engine="duckdb" if self.engine == "duckdb" else "polars",
-                **{name: getattr(self, name) for name in (*_FILES, "deep")},
-                audit=self._audit(),
-                **self._common(),
-            )
-        if self.source not in (None, "live"):
-            raise ValueError(f"--source {self.source!r}: live or files")
-        self._refuse(dict.fromkeys(_FILES, "--dynamodb-export/--s3-inventory are read only with --source files"))
-        return LivePlan(deep=self.deep, segments=self.segments, audit=self._audit(), **self._common())
-
-    def _athena(self) -> AthenaPlan:
-        self._refuse(_NOT_ON_ATHENA)
-        return AthenaPlan(
-            nightly=self.nightly,
-            dynamodb_export=self.dynamodb_export,
-            s3_inventories=self.s3_inventories,
-            **self._common(),
-        )
-
-    def _nightly(self) -> NightlyPlan:
-        if self.engine == "duckdb":
-            raise ValueError("--nightly runs the polars or the athena engine")
-        finds = (
-            "--nightly finds its own inputs: no --dynamodb-export, --s3-inventory, --table-state or --write-table-state"
-        )
-        self._refuse({**dict.fromkeys(_FILES, finds), "segments": "--segments are a live run's Scan threads"})
-        return NightlyPlan(deep=self.deep, audit=self._audit(), **self._common())
-
-    def _refuse(self, reasons: dict[str, str]) -> None:
-        for name, why in reasons.items():
-            if getattr(self, name):
-                raise ValueError(why)
-
-    def _audit(self) -> AuditCheck | None:
-        return AuditCheck(window=self.audit_window) if self.audit_log else None
-
-    def _common(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _COMMON}
 
 
 @dataclass
@@ -242,7 +142,7 @@ class ReconcileRun:
     def __init__(
         self,
         settings: JobSettings,
-        plan: Plan | ReconcileOptions,
+        plan: Plan,
         *,
         context: RunContext | None = None,
         run_id: str | None = None,
@@ -255,7 +155,7 @@ class ReconcileRun:
         """
         self.clock = clock
         self.settings = settings
-        self.plan: Plan = plan.plan() if isinstance(plan, ReconcileOptions) else plan
+        self.plan = plan
         self._own_context = context is None
         self.context = context or RunContext(Job.RECONCILE.value, settings, run_id=run_id or "")
         self.metrics = self.context.calls
@@ -264,12 +164,11 @@ class ReconcileRun:
     # Clients are built on first use: a files run over local paths needs no AWS at all.
     @cached_property
     def buckets(self) -> Buckets:
-        return Buckets(s3_client(self.settings), self.metrics)
+        return self.context.buckets
 
     @cached_property
     def table(self) -> DocumentTable:
-        s = self.settings
-        return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, self.metrics)
+        return self.context.table()
 
     @cached_property
     def arrivals(self) -> ArrivalQueue | None:
@@ -475,7 +374,7 @@ class ReconcileRun:
             source=self.plan.source,
             engine=self.plan.engine_name,
             engineStats={**judged.stats, **setup.stats},
-            options=self.plan.as_json(),
+            options=self.plan.record(),
             inputs=judged.inputs,
             snapshotTimes=judged.taken_at,
             asOf=judged.as_of,

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from jobs.errors import ExitCode
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
-from jobs.runtime import RunContext, duration, point_in_time, run_job
+from jobs.runtime import Cli, RunContext, duration, point_in_time, run_job
 
 
 def default_source(environ: Mapping[str, str]) -> Source:
@@ -50,10 +50,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_options(argv: list[str]) -> DrillOptions:
+def options_of(args: argparse.Namespace) -> DrillOptions:
     from jobs.reconcile import Severity
 
-    args = parser().parse_args(argv)
     return DrillOptions(
         source=Source(args.source) if args.source else default_source(os.environ),
         as_of=args.as_of,
@@ -69,14 +68,6 @@ def parse_options(argv: list[str]) -> DrillOptions:
     )
 
 
-def main(argv: list[str]) -> int:
-    try:
-        options = parse_options(argv)
-    except SystemExit as exc:  # argparse: --help is 0, bad options are 2
-        return int(exc.code or 0)
-    return run_job("drill", lambda context: _drill(context, options))
-
-
 def _drill(context: RunContext, options: DrillOptions) -> int:
     run = DrillRun(context.settings, options, context=context)
     outcome = run.execute()
@@ -88,3 +79,10 @@ def _drill(context: RunContext, options: DrillOptions) -> int:
         print(f"targets missed: RTO {report.rtoSeconds} s, RPO {report.rpoSeconds} s", file=sys.stderr)
         return ExitCode.FINDINGS
     return outcome.exit_code
+
+
+CLI = Cli("drill", parser, options_of, _drill)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)

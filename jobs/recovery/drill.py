@@ -23,9 +23,9 @@ from jobs.reconcile.findings import Severity
 from jobs.recovery.plan import RestorePlan, Source
 from jobs.recovery.report import FINDINGS_SHOWN, DrillReport, Findings, rpo_seconds
 from jobs.recovery.restore import Restore, RestoreRequest
-from jobs.runtime import RunContext
+from jobs.runtime import RunContext, stores
 from jobs.settings import JobSettings
-from jobs.store.clients import backup_client, dynamodb_client, s3_client
+from jobs.store.clients import backup_client, dynamodb_client
 from jobs.store.restore import TableRestores
 from jobs.store.s3 import Buckets
 
@@ -91,7 +91,7 @@ class DrillRun:
 
     @cached_property
     def buckets(self) -> Buckets:
-        return Buckets(s3_client(self.settings), self.metrics)
+        return stores.buckets(self.settings, self.metrics)
 
     @cached_property
     def restores(self) -> TableRestores:

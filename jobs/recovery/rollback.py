@@ -28,7 +28,7 @@ leaves a decision as it is names it (`kept`, one line each), for the plan and th
 An erasure since the restore point left no item to compare and no version to bring back: the
 rollback only rewrites live items and never re-creates one from the restored table.
 
-Then the window is replayed (`ingest --backfill`, or the arrival queue): every document gets the
+Then the window is replayed (`ingest backfill`, or the arrival queue): every document gets the
 good image's item and result.json. Items the bad image deleted have no live version to compare;
 the replay claims their raw objects as new documents. A reviewer's decision made since the
 restore point is lost for reprocessed documents, which go back to review.

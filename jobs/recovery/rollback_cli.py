@@ -2,7 +2,7 @@
 
 Puts every live item changed at or after TIME back to its version in NAME (a table the drill
 restored as of before the deploy), or marks it for reprocessing, or deletes it (see
-jobs.recovery.rollback); then replay the window with `python -m jobs ingest --backfill`. A
+jobs.recovery.rollback); then replay the window with `python -m jobs ingest backfill`. A
 person's decision since TIME (a legal hold or its release, an owner's delete or restore) stays:
 `leftAlone` in the output names each such document and why. `--dry-run` prints what it would
 do. Exit codes are the jobs' one map (jobs.errors.ExitCode): 0 when done, 2 for bad options or a
@@ -20,7 +20,7 @@ from jobs.contract.metrics import Datum, Job, Metric
 from jobs.errors import ExitCode
 from jobs.recovery.rollback import Action
 from jobs.recovery.rollback_run import RollbackOptions, RollbackRun, RollbackSummary
-from jobs.runtime import RunContext, point_in_time, run_job
+from jobs.runtime import Cli, RunContext, point_in_time, run_job
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,15 +29,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--since", required=True, type=point_in_time, help="the deploy's start (ISO-8601 with a zone)")
     p.add_argument("--dry-run", action="store_true", help="decide and count, write nothing")
     return p
-
-
-def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    options = RollbackOptions(args.restored_table, args.since, args.dry_run)
-    return run_job("rollback", lambda context: _rollback(context, options))
 
 
 def _rollback(context: RunContext, options: RollbackOptions) -> int:
@@ -58,3 +49,14 @@ def rollback_metrics(summary: RollbackSummary) -> list[Datum]:
         Datum(metric=Metric.ITEMS_ROLLED_BACK, value=max(0, written)),
         Datum(metric=Metric.LEFT_ALONE, value=len(summary.leftAlone)),
     ]
+
+
+def _options(args: argparse.Namespace) -> RollbackOptions:
+    return RollbackOptions(args.restored_table, args.since, args.dry_run)
+
+
+CLI = Cli("rollback", parser, _options, _rollback)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)

@@ -29,7 +29,7 @@ from jobs.contract.metrics import Datum, Job, Metric
 from jobs.errors import ExitCode, InvalidKeyError
 from jobs.recovery.decisions import at, deleted_by_person, who
 from jobs.recovery.plan import in_window
-from jobs.runtime import RunContext, point_in_time, run_job
+from jobs.runtime import Cli, RunContext, point_in_time, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable
@@ -124,17 +124,13 @@ def _deleted_by_a_person(
     }
 
 
-def main(argv: list[str]) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m jobs undelete", description=__doc__)
     p.add_argument("--bucket", required=True, choices=PURPOSES, help="the data bucket to undelete in")
     p.add_argument("--since", required=True, type=point_in_time, help="remove delete markers made from then")
     p.add_argument("--until", type=point_in_time, help="… until then (default: now)")
     p.add_argument("--dry-run", action="store_true", help="count the markers, remove nothing")
-    try:
-        args = p.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return run_job("undelete", lambda context: _undelete(context, args))
+    return p
 
 
 def _undelete(context: RunContext, args: argparse.Namespace) -> int:
@@ -149,3 +145,10 @@ def _undelete(context: RunContext, args: argparse.Namespace) -> int:
         )
     print(json.dumps(asdict(summary), default=str, indent=2))
     return ExitCode.SUCCESS
+
+
+CLI = Cli("undelete", parser, lambda args: args, _undelete)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)

@@ -19,10 +19,8 @@ import argparse
 from datetime import date
 
 from jobs.errors import ExitCode
-from jobs.runtime import RunContext, run_job
-from jobs.store.clients import s3_client
+from jobs.runtime import Cli, RunContext, run_job
 from jobs.store.kms import Signatures, kms_client
-from jobs.store.s3 import Buckets
 
 EXIT_OK = ExitCode.SUCCESS
 EXIT_PROBLEMS = ExitCode.FINDINGS
@@ -41,17 +39,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return run_job("reports", lambda context: _run(context, args))
-
-
 def _run(context: RunContext, args: argparse.Namespace) -> int:
     settings = context.settings
-    buckets = Buckets(s3_client(settings), context.calls)
+    buckets = context.buckets
     signatures = Signatures(kms_client(settings), context.calls)
     if args.command == "verify":
         from jobs.reports.verify import stack_key_arn, stack_nights, verify_chain
@@ -73,6 +63,13 @@ def _run(context: RunContext, args: argparse.Namespace) -> int:
         return EXIT_OK
     checked, problems = pack.verify_pack(buckets, settings, signatures, args.month)
     return _report(checked, problems, "packed reports")
+
+
+CLI = Cli("reports", parser, lambda args: args, _run)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)
 
 
 def _report(checked: list[str], problems: list[str], what: str) -> int:

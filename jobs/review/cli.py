@@ -16,7 +16,7 @@ import json
 from jobs.errors import ExitCode
 from jobs.review.corrections import FIELDS
 from jobs.review.desk import ReviewDesk, ReviewOutcome
-from jobs.runtime import RunContext, run_job
+from jobs.runtime import Cli, RunContext, run_job
 
 SHOWN = (
     "userId",
@@ -58,12 +58,10 @@ def _act(desk: ReviewDesk, args: argparse.Namespace) -> ReviewOutcome:
     return actions[args.action](args.user, args.doc, args.reviewer)
 
 
-def main(argv: list[str]) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+def _checked(args: argparse.Namespace) -> argparse.Namespace:
     if args.set and args.action != "correct":
-        parser.error("--set goes with correct only")
-    return run_job("review", lambda context: _review(context, args))
+        raise ValueError("--set goes with correct only")
+    return args
 
 
 def _review(context: RunContext, args: argparse.Namespace) -> int:
@@ -75,3 +73,10 @@ def _review(context: RunContext, args: argparse.Namespace) -> int:
         shown["corrections"] = [c.model_dump(mode="json") for c in outcome.result.review.corrections]
     print(json.dumps(shown, indent=2))
     return ExitCode.SUCCESS
+
+
+CLI = Cli("review", _parser, _checked, _review)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)

@@ -41,9 +41,8 @@ from jobs.errors import ReviewConflictError, ReviewRefusedError, StoreError
 from jobs.extract.settings import ExtractionSettings
 from jobs.observability import CallMetrics
 from jobs.review import corrections, rules
-from jobs.runtime.stores import document_table
+from jobs.runtime.stores import buckets, document_table
 from jobs.settings import JobSettings
-from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable, Write, WriteGroup, marker_put, marker_release, version_put
 from jobs.store.s3 import Buckets
 
@@ -74,7 +73,7 @@ class ReviewDesk:
     ) -> ReviewDesk:
         """The desk on the stack the settings name (clients from boto3's own configuration)."""
         calls = calls or CallMetrics()
-        return cls(settings, table or document_table(settings, calls), Buckets(s3_client(settings), calls))
+        return cls(settings, table or document_table(settings, calls), buckets(settings, calls))
 
     # --- the actions ---------------------------------------------------------------------------
     def claim(self, user_id: str, document_id: str, reviewer: str) -> ReviewOutcome:

@@ -1,29 +1,37 @@
 """The run context every job runs in, and `run_job`, the one way a CLI runs one.
 
-`run_job(name, body)` sets up logging, installs the stop on SIGTERM/SIGINT, reads the settings,
-makes the context (one run id, the run's call metrics, the stop flag) and calls `body(context)`;
-whatever the body returns is the exit code. Its outcome maps to one exit code for every job
-(jobs.errors.ExitCode): a domain error or an option's ValueError is printed as one line and mapped by
-`exit_code_for` (bad input 2, AWS unreachable 3, not settled 4), anything else (a pydantic, JSON
-or Unicode error of our own code among them) is 70 with its traceback; RunStoppedError is 128 + the
-signal (143, 130), after the job handed back what it held. The metrics the body hands the
-context (`publish`, `record`) are published once when the run ends, whatever its outcome, in one
-PutMetricData (jobs.runtime.run_metrics). Only a run the schedule started
-(`settings.scheduled_time` set: EventBridge Scheduler alone sets DOCUFLOW_SCHEDULED_TIME) is a
-scheduled job's Heartbeat; a run a person started (a `reconcile live`, an `ingest backfill`)
-publishes ManualRuns in its place, so it cannot hide a night the schedule missed. A context outside `run_job`
-(`RunContext.of(settings)`, a test building a run by hand) is a plain value: a run id, calls and a
-stop flag, no signal handlers, nothing published.
+A CLI module declares its command line once, `CLI = Cli(job, parser, plan, run)`, and its
+`main(argv)` is `run_job(CLI, argv)`. `run_job` parses the arguments and builds the plan: argparse's
+refusal, or arguments that name no plan (the plan's ValueError, pydantic's among them), is
+refused one way: argparse's usage and one `error:` line, exit 2 (`--help` exits 0). Then
+`run_in_context(job, body)` sets up logging, installs the stop on SIGTERM/SIGINT, reads the
+settings, makes the context (one run id, the run's call metrics, the stop flag, the adapters:
+`table()`, `buckets`, `arrivals`) and calls `run(context, plan)`; whatever it returns is the exit code. Its
+outcome maps to one exit code for every job (jobs.errors.ExitCode): a domain error or a run's
+ValueError is printed as one line and mapped by `exit_code_for` (bad input 2, AWS unreachable 3,
+not settled 4), anything else (a pydantic, JSON or Unicode error of our own code among them) is 70
+with its traceback; RunStoppedError is 128 + the signal (143, 130), after the job handed back what
+it held. The metrics the body hands the context (`publish`, `record`) are published once when the
+run ends, whatever its outcome, in one PutMetricData (jobs.runtime.run_metrics). Only a run the
+schedule started (`settings.scheduled_time` set: EventBridge Scheduler alone sets
+DOCUFLOW_SCHEDULED_TIME) is a scheduled job's Heartbeat; a run a person started (a `reconcile
+live`, an `ingest backfill`) publishes ManualRuns in its place, so it cannot hide a night the
+schedule missed. A context outside `run_job` (`RunContext.of(settings)`, a test building a run by
+hand) is a plain value: a run id, calls and a stop flag, no signal handlers, nothing published.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from pydantic import ValidationError
 
 from jobs.contract import layout
 from jobs.contract.metrics import SCHEDULED_JOBS, Datum, Job, Metric, RunMetrics, Unit
@@ -35,6 +43,8 @@ from jobs.settings import JobSettings
 
 if TYPE_CHECKING:
     from jobs.store.dynamo import DocumentTable
+    from jobs.store.queue import ArrivalQueue
+    from jobs.store.s3 import Buckets
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +79,20 @@ class RunContext:
         from jobs.runtime.stores import document_table
 
         return document_table(self.settings, self.calls, table_name=name)
+
+    @cached_property
+    def buckets(self) -> Buckets:
+        """The stack's buckets on one S3 client, counted in the run's calls (built on first use)."""
+        from jobs.runtime.stores import buckets  # boto3: see `table`
+
+        return buckets(self.settings, self.calls)
+
+    @cached_property
+    def arrivals(self) -> ArrivalQueue | None:
+        """The stack's arrival queue (None: it has none), counted in the run's calls."""
+        from jobs.runtime.stores import arrivals  # boto3: see `table`
+
+        return arrivals(self.settings, self.calls)
 
     @property
     def scheduled(self) -> bool:
@@ -115,9 +139,48 @@ def as_run_of(run: RunMetrics, *, scheduled: bool) -> RunMetrics:
 
 
 Body = Callable[[RunContext], int]
+P = TypeVar("P")
 
 
-def run_job(job: str, body: Body, *, settings: JobSettings | None = None) -> int:
+@dataclass(frozen=True)
+class Cli(Generic[P]):
+    """A job's command line: its parser, how the parsed arguments become its plan (a ValueError:
+    they name none), and the run of that plan in its context (the exit code).
+    """
+
+    job: str  # the context's job: its logs and metrics
+    parser: Callable[[], argparse.ArgumentParser]
+    plan: Callable[[argparse.Namespace], P]
+    run: Callable[[RunContext, P], int]
+
+
+def run_job(cli: Cli[P], argv: list[str], *, settings: JobSettings | None = None) -> int:
+    """`argv` parsed into `cli`'s plan and run in a fresh context of its job; the exit code
+    (jobs.errors.ExitCode): 0 for `--help`, 2 for arguments refused (argparse's usage, one line).
+    """
+    parser = cli.parser()
+    try:
+        args = parser.parse_args(argv)
+        try:
+            plan = cli.plan(args)
+        except ValueError as exc:
+            parser.error(one_line(exc))
+    except SystemExit as exc:  # argparse: --help is 0, a refusal 2
+        return int(exc.code or 0)
+    return run_in_context(cli.job, lambda context: cli.run(context, plan), settings=settings)
+
+
+def one_line(exc: ValueError) -> str:
+    """A refusal as one line: pydantic's errors joined, each with the field it is about."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            ".".join(map(str, e["loc"])) + ": " + e["msg"] if e["loc"] else e["msg"].removeprefix("Value error, ")
+            for e in exc.errors()
+        )
+    return str(exc)
+
+
+def run_in_context(job: str, body: Body, *, settings: JobSettings | None = None) -> int:
     """Run `body` in a fresh context of `job`; its exit code (jobs.errors.ExitCode)."""
     setup_logging()
     stop = StopFlag()

@@ -1,5 +1,6 @@
 """The AWS adapters a run builds from its settings, built one way: the document table (with its
-index, on the client boto3's configuration gives, counted in the run's call metrics).
+index), the buckets and the arrival queue, on the clients boto3's configuration gives, counted in
+the run's call metrics.
 """
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from typing import Any
 
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client
+from jobs.store.clients import dynamodb_client, s3_client, sqs_client
 from jobs.store.dynamo import DocumentTable
+from jobs.store.queue import ArrivalQueue
+from jobs.store.s3 import Buckets
 
 
 def document_table(
@@ -22,3 +25,15 @@ def document_table(
         settings.index_name,
         calls or CallMetrics(),
     )
+
+
+def buckets(settings: JobSettings, calls: CallMetrics | None = None, *, client: Any = None) -> Buckets:
+    """The stack's buckets (raw, processed, reports, ...: one S3 client for all)."""
+    return Buckets(client or s3_client(settings), calls or CallMetrics())
+
+
+def arrivals(settings: JobSettings, calls: CallMetrics | None = None, *, client: Any = None) -> ArrivalQueue | None:
+    """The stack's arrival queue, or None when it has none (a backfill-only stack)."""
+    if not settings.arrivals_queue_url:
+        return None
+    return ArrivalQueue(client or sqs_client(settings), settings.arrivals_queue_url, calls or CallMetrics())

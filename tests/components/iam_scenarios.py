@@ -36,13 +36,15 @@ from jobs.errors import (
     S3ObjectMissingError,
 )
 from jobs.ingest.cli import redrive_dead_letters
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan, DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.standins import exports as export_standin
 from jobs.local.standins import inventory as inventory_standin
 from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
+from jobs.reconcile.run import ReconcileRun
 from jobs.review import ReviewDesk
 from jobs.runtime import RunContext
 from jobs.settings import JobSettings
@@ -75,7 +77,7 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     def sweep(**options: Any) -> Any:
         context = RunContext.of(quick, "ingest")  # publishes its metrics when flushed, as run_job does
         try:
-            return IngestRun(quick, IngestOptions(backfill=True, **options), context=context).execute()
+            return IngestRun(quick, BackfillPlan(**options), context=context).execute()
         finally:
             context.flush()
 
@@ -133,7 +135,7 @@ def _held_reupload(stack: Any, settings: Any, docs: list[Any]) -> list[Call]:
         stack.s3().put_object(
             Bucket=raw, Key=layout.raw_key(doc.user_id, doc.document_id, doc.filename), Body=doc.body + b"  "
         )
-        assert IngestRun(settings, IngestOptions(backfill=True)).execute().processed == 1
+        assert IngestRun(settings, BackfillPlan()).execute().processed == 1
     assert any(c.operation == "PutObject" and c.params.get("ObjectLockLegalHoldStatus") == "ON" for c in calls)
     return calls
 
@@ -148,7 +150,7 @@ def _scans_through_textract(stack: Any, quick: Any, corpus: Path, monkeypatch: p
     client = textract_client(settings)
 
     def sweep() -> Any:
-        return IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+        return IngestRun(settings, BackfillPlan(), textract=client).execute()
 
     response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
     with Stubber(client) as stub:
@@ -165,7 +167,7 @@ def _scans_through_textract(stack: Any, quick: Any, corpus: Path, monkeypatch: p
 
 
 def _redrive(stack: Any, settings: Any) -> None:
-    """`ingest --redrive-dlq` both ways: by hand on moto (receive, send, delete), and SQS's move
+    """`ingest redrive` both ways: by hand on moto (receive, send, delete), and SQS's move
     task, stubbed (moto's server answers neither StartMessageMoveTask nor ListMessageMoveTasks).
     """
     test_client = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
@@ -210,7 +212,7 @@ def _summary_response_lost(stack: Any, settings: Any) -> None:
             raise ReadTimeoutError(endpoint_url=request.url)
 
     s3.meta.events.register("before-send.s3.PutObject", lose_once)
-    summary = IngestRun(settings, IngestOptions(backfill=True), s3=s3).execute()
+    summary = IngestRun(settings, BackfillPlan(), s3=s3).execute()
     assert lost and lost[0].endswith(layout.ingest_run_key(f"{summary.startedAt:%Y-%m-%d}", summary.runId))
 
 
@@ -236,7 +238,7 @@ def _drain(stack: Any, settings: Any) -> None:
     )
 
     def drain(**options: Any) -> Any:
-        return IngestRun(settings, IngestOptions(idle_seconds=1, **options)).execute()
+        return IngestRun(settings, DrainPlan(idle_seconds=1, **options)).execute()
 
     first = drain(max_docs=2)
     # Two claims: processed, unless one was the erased upload (its claim removed, not counted).
@@ -253,7 +255,7 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     s3, s = stack.s3(), stack.settings
     docs = list(generate(2, 8, bad_ratio=0, review_ratio=0, seed=22))
     upload(s3, s.raw_bucket, docs)
-    IngestRun(s, IngestOptions(backfill=True)).execute()
+    IngestRun(s, BackfillPlan()).execute()
     items = {i.documentId: i for i in stack.items()}
     first, second, third, fourth, fifth = (items[d.document_id] for d in docs[:5])
     table = stack.dynamodb()
@@ -363,7 +365,7 @@ class _Nights:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(export_standin, "clock", lambda: self.start + self.night * timedelta(days=1))
             inventory_standin.deliver(self.settings, export_standin.clock())
-            outcome = ReconcileRun(self.settings, ReconcileOptions(nightly=True, **options)).execute()
+            outcome = ReconcileRun(self.settings, NightlyPlan(**options)).execute()
         self.night += 1
         return outcome
 
@@ -380,8 +382,8 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
     export, manifests = _export_files(stack, tmp_path)
     nights = _Nights(stack)
 
-    def reconcile(**options: Any) -> Any:
-        return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), **options)).execute()
+    def reconcile(plan: type[Plan] = LivePlan, **options: Any) -> Any:
+        return ReconcileRun(stack.settings, plan(grace=timedelta(0), **options)).execute()
 
     with call_recording.recording() as audit:
         first = reconcile()
@@ -390,20 +392,20 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         reconcile()  # a second report reads the first one's summary (the history chart)
         deep = reconcile(deep=True, write_report=False)
         assert deep.findings.height >= first.findings.height
-        from_files = reconcile(source="files", dynamodb_export=export, s3_inventories=manifests)
+        from_files = reconcile(FilesPlan, dynamodb_export=export, s3_inventories=manifests)
         assert from_files.findings.height >= 5
         # --audit-log (the polars engine's nightly): the change log and a record Firehose refused.
         stack.audit_pipe.firehose.put_record_batch([b"{not a stream record"])
         stack.audit_flush()
-        checked = reconcile(audit_log=True, write_report=False)
+        checked = reconcile(audit=AuditCheck(), write_report=False)
         assert {"AUDIT_UNDELIVERED"} <= set(checked.findings.get_column("code").to_list())
         # The schedule's command: the nightly chain with the change log's last days checked.
-        scheduled = {"audit_log": True, "audit_window": timedelta(days=3)}
+        scheduled = {"audit": AuditCheck(window=timedelta(days=3))}
         assert nights.run(**scheduled).summary.engineStats["night"]["anchor"]  # a full export
         assert nights.run(**scheduled).summary.engineStats["night"]["changes"]  # an incremental one
     with call_recording.recording() as repair:
         # The nightly repair checks the change log too; deep: the retention tags are read as well.
-        repaired = reconcile(repair=True, audit_log=True, deep=True)
+        repaired = reconcile(repair=True, audit=AuditCheck(), deep=True)
         applied = {r.code for r in repaired.summary.repairs if r.outcome == "applied"}
         assert applied == {
             Code.MISSING_RAW,
@@ -416,7 +418,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
         }, repaired.summary.repairs
         # The nightly repair: the chain brought forward again, its findings' repairs (the live
         # run settled them: each is skipped or applied against the version the state saw).
-        assert nights.run(repair=True, audit_log=True).summary.engineStats["night"]["changes"]
+        assert nights.run(repair=True, audit=AuditCheck()).summary.engineStats["night"]["changes"]
     return audit, repair
 
 
@@ -431,7 +433,7 @@ def review_calls(stack: Any) -> list[Call]:
     docs["twin"] = {**_REVIEW_INVOICE, "invoiceNumber": "T-1", "vendorName": "Twin GmbH"}
     for doc, fields in docs.items():
         s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", doc, "i.json"), Body=json.dumps(fields).encode())
-    IngestRun(s, IngestOptions(backfill=True)).execute()
+    IngestRun(s, BackfillPlan()).execute()
     _cli(documents_cli, "hold", "--user", "u1", "--doc", "r1", "--operator", "legal")
     with call_recording.recording() as calls:
         desk = ReviewDesk.from_settings(s)
@@ -503,7 +505,7 @@ def _lost_race(stack: Any, desk: Any) -> None:
 def _seed_documents(stack: Any, users: int = 1, docs: int = 4) -> list[Any]:
     seeded = list(generate(users, docs, bad_ratio=0, review_ratio=0, seed=24))
     upload(stack.s3(), stack.settings.raw_bucket, seeded)
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     return seeded
 
 
@@ -537,7 +539,7 @@ def _restore_requeues(stack: Any, doc: Any) -> list[Call]:
         Bucket=s.raw_bucket, Key=layout.raw_key(doc.user_id, doc.document_id, doc.filename), Body=doc.body + b" "
     )
     _cli(documents_cli, "delete", "--user", doc.user_id, "--doc", doc.document_id)
-    IngestRun(s, IngestOptions()).execute()  # the drain: the hidden re-upload is not processed
+    IngestRun(s, DrainPlan()).execute()  # the drain: the hidden re-upload is not processed
     with call_recording.recording() as calls:
         _cli(documents_cli, "restore", "--user", doc.user_id, "--doc", doc.document_id)
     assert [c.operation for c in calls if c.service == "sqs"] == ["SendMessageBatch"]  # sqs:SendMessage

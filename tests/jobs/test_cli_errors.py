@@ -23,20 +23,25 @@ def run(*args: str, env: dict[str, str] | None = None, drop: tuple[str, ...] = (
     ("args", "env", "drop", "says"),
     [
         (("ingest", "backfill"), {"SHARD_INDEX": "one"}, (), "SHARD_INDEX"),
-        (("ingest", "--backfill"), {"SHARD_COUNT": "0"}, (), "SHARD_COUNT"),  # the old spelling, still read
+        (("ingest", "backfill"), {"SHARD_COUNT": "0"}, (), "SHARD_COUNT"),
+        (("ingest", "backfill"), {"SHARD_INDEX": "3", "SHARD_COUNT": "2"}, (), "SHARD_INDEX 3 / SHARD_COUNT 2"),
+        (("ingest", "backfill", "--shard", "4/4"), {}, (), "--shard '4/4'"),
         (("ingest", "drain", "--max-docs", "0"), {}, (), "--max-docs"),
         # nan and inf pass a plain `> 0`: a drain with no bound at all.
         (("ingest", "drain", "--max-minutes", "nan"), {}, (), "--max-minutes must be a positive number"),
         (("ingest", "drain", "--max-minutes", "inf"), {}, (), "--max-minutes must be a positive number"),
         (("ingest", "drain", "--shard", "1/4"), {}, (), "unrecognized arguments: --shard"),
-        (("ingest", "--backfill"), {}, ("AWS_REGION", "AWS_DEFAULT_REGION"), "region"),
-        (("ingest", "--backfill"), {"AWS_ENDPOINT_URL_DYNAMODB": "ht!tp//::nope"}, (), "AWS_ENDPOINT_URL_DYNAMODB"),
+        (("ingest", "backfill"), {}, ("AWS_REGION", "AWS_DEFAULT_REGION"), "region"),
+        (("ingest", "backfill"), {"AWS_ENDPOINT_URL_DYNAMODB": "ht!tp//::nope"}, (), "AWS_ENDPOINT_URL_DYNAMODB"),
         (("ingest", "drain"), {"DOCUFLOW_ARRIVALS_QUEUE_URL": ""}, (), "ingest backfill"),
-        (("ingest", "--backfill"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
-        (("ingest",), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
+        (("ingest", "backfill"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
+        (("ingest", "drain"), {"DOCUFLOW_TABLE_NAME": "docuflow-missing-table"}, (), "docuflow-missing-table"),
         # SQS hides a message 12 hours at most: a longer lease could never be deferred to.
-        (("ingest",), {"DOCUFLOW_LEASE_SECONDS": "43201"}, (), "DOCUFLOW_LEASE_SECONDS"),
-        (("ingest", "--redrive-dlq", "--backfill"), {}, (), "--redrive-dlq"),
+        (("ingest", "drain"), {"DOCUFLOW_LEASE_SECONDS": "43201"}, (), "DOCUFLOW_LEASE_SECONDS"),
+        # The old spellings are gone (issue 45): refused, never run.
+        (("ingest",), {}, (), "the following arguments are required"),
+        (("ingest", "--backfill"), {}, (), "the following arguments are required"),
+        (("ingest", "--redrive-dlq"), {}, (), "the following arguments are required"),
         (("documents", "list", "--user", "u", "--next-token", "Zm9yZ2Vk"), {}, (), "next-token"),
         (
             ("documents", "list", "--user", "u"),
@@ -61,7 +66,7 @@ def test_the_help_says_what_each_command_does() -> None:
     assert "arrival queue" in ingest and "backfill" in ingest
 
 
-def test_an_old_spelling_runs_with_a_deprecation_line(stack) -> None:
-    done = run("ingest", "--redrive-dlq")
+def test_redrive_runs(stack) -> None:
+    done = run("ingest", "redrive")
     assert done.returncode == 0, done.stderr[-1500:]
-    assert "deprecated: python -m jobs ingest --redrive-dlq is `python -m jobs ingest redrive` now" in done.stderr
+    assert "deprecated" not in done.stderr

@@ -151,11 +151,9 @@ def assert_consistent(stack, expected: int | None = None) -> dict[tuple[str, str
 
 def reconcile_findings(stack) -> list[dict]:
     """Findings of a deep live reconcile with no grace period (an empty list: reconcile is clean)."""
-    from jobs.reconcile import ReconcileOptions, ReconcileRun
+    from jobs.reconcile import LivePlan, ReconcileRun
 
-    outcome = ReconcileRun(
-        stack.settings, ReconcileOptions(deep=True, grace=timedelta(0), write_report=False)
-    ).execute()
+    outcome = ReconcileRun(stack.settings, LivePlan(deep=True, grace=timedelta(0), write_report=False)).execute()
     return outcome.findings.to_dicts()
 
 

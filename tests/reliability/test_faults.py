@@ -30,7 +30,8 @@ from jobs.contract import Status, layout
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.errors import InfrastructureError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.store.clients import botocore_config
 
@@ -149,7 +150,7 @@ def faulty_run(stack, injector: FaultInjector, settings=None) -> tuple[Any, Call
     s3 = injector.attach(boto3.client("s3", config=botocore_config(settings)))
     dynamodb = injector.attach(boto3.client("dynamodb", config=botocore_config(settings)))
     metrics = CallMetrics()
-    summary = IngestRun(settings, IngestOptions(backfill=True), metrics=metrics, s3=s3, dynamodb=dynamodb).execute()
+    summary = IngestRun(settings, BackfillPlan(), metrics=metrics, s3=s3, dynamodb=dynamodb).execute()
     return summary, metrics
 
 
@@ -182,7 +183,7 @@ def assert_survives(
 ) -> FaultInjector:
     upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
     upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
-    clean = IngestRun(baseline.settings, IngestOptions(backfill=True)).execute()
+    clean = IngestRun(baseline.settings, BackfillPlan()).execute()
     injector = FaultInjector(seed, rate, kinds)
     summary, metrics = faulty_run(stack, injector, settings)
 
@@ -293,7 +294,7 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     s3.meta.events.register("before-send.s3.GetObject", lambda **_: time.sleep(1.0))
     dynamodb = injector.attach(boto3.client("dynamodb", config=botocore_config(settings)))
     with pytest.raises(InfrastructureError, match="throttled"):
-        IngestRun(settings, IngestOptions(backfill=True), s3=s3, dynamodb=dynamodb).execute()
+        IngestRun(settings, BackfillPlan(), s3=s3, dynamodb=dynamodb).execute()
 
     items = stack.items()
     now = layout.utc_now()
@@ -303,7 +304,7 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     assert all(i.leaseExpiresAt is not None and i.leaseExpiresAt <= now for i in handed_back)
     assert all(i.attempts == 0 for i in handed_back)  # the abort was not the document's fault
 
-    summary = IngestRun(stack.settings, IngestOptions(backfill=True)).execute()  # at once: no lease to wait out
+    summary = IngestRun(stack.settings, BackfillPlan()).execute()  # at once: no lease to wait out
     assert summary.outcome == "completed" and summary.decisions.get("SKIP_LEASED", 0) == 0
     assert summary.processed == docs - (len(items) - len(handed_back))
     assert all(i.attempts == 1 for i in stack.items())
@@ -327,7 +328,7 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
     attempts = []
     for _ in range(stack.settings.max_attempts):
         with pytest.raises(InfrastructureError, match="AccessDenied"):
-            IngestRun(stack.settings, IngestOptions(backfill=True), s3=s3).execute()
+            IngestRun(stack.settings, BackfillPlan(), s3=s3).execute()
         item = next(i for i in stack.items() if (i.userId, i.documentId) == (user_id, document_id))
         assert (
             item.status == Status.PROCESSING
@@ -337,7 +338,7 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
         attempts.append(item.attempts)
     assert attempts == list(range(1, stack.settings.max_attempts + 1))
 
-    summary = IngestRun(stack.settings, IngestOptions(backfill=True), s3=s3).execute()
+    summary = IngestRun(stack.settings, BackfillPlan(), s3=s3).execute()
     assert summary.outcome == "completed" and summary.deadLetterCount == 1
     assert summary.deadLetters[0].key == poison
     others = [i for i in stack.items() if (i.userId, i.documentId) != (user_id, document_id)]
@@ -371,7 +372,7 @@ def _lost_response_run(stack, baseline, operation: str, docs: int, rate: float) 
     seed = 40
     upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
     upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
-    IngestRun(baseline.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(baseline.settings, BackfillPlan()).execute()
     injector = LostResponses(seed, rate, (operation,))
     summary, _ = faulty_run(stack, injector)
     print(

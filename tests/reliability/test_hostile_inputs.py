@@ -29,7 +29,8 @@ from reliability_helpers import read_result
 from jobs.contract import FailureCode, Status, layout
 from jobs.demo.corpus import generate
 from jobs.extract import ExtractionSettings
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.ingest.summary import RunSummary
 
 MIB = 1024 * 1024
@@ -281,7 +282,7 @@ def _ingest(stack, cases: list[Case]) -> Outcome:
     before = _objects(stack)
     summary, error = None, None
     try:
-        summary = IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+        summary = IngestRun(stack.settings, BackfillPlan()).execute()
     except Exception as exc:
         error = exc
     return Outcome(stack, summary, error, before, _objects(stack))

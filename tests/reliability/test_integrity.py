@@ -22,8 +22,9 @@ from jobs.extract import ExtractionSettings, extract_document
 from jobs.ingest import run as ingest_run
 from jobs.ingest.claims import Claims
 from jobs.ingest.plan import Action, decide
+from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.process import DocumentProcessor, DocumentResult
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.store import s3 as s3_adapter
 from jobs.store.dynamo import DocumentTable, GroupOutcome, WriteGroup
@@ -52,7 +53,7 @@ def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> ObjectInfo:
 
 
 def backfill(stack) -> object:
-    return IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    return IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 def item_of(stack, user: str, doc: str) -> DocumentItem:

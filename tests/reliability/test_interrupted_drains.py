@@ -21,7 +21,8 @@ from jobs.contract.status import TERMINAL
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.errors import RunStoppedError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.ingest.summary import RunSummary
 
 DOCS = 100
@@ -37,7 +38,7 @@ def _run(stack, stop_after: int | None = None, **options: object) -> RunSummary 
         if stop_after is not None and len(finished) == stop_after:
             threading.Thread(target=run.stop, args=("stopped by SIGTERM",)).start()
 
-    run = IngestRun(stack.settings, IngestOptions(idle_seconds=1, **options), on_document=stop_when_due)  # type: ignore[arg-type]
+    run = IngestRun(stack.settings, DrainPlan(idle_seconds=1, **options), on_document=stop_when_due)  # type: ignore[arg-type]
     if stop_after == 0:
         threading.Timer(0.05, run.stop, args=("stopped by SIGTERM",)).start()
     try:

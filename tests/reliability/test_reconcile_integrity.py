@@ -22,7 +22,8 @@ import pytest
 from jobs.contract import DocumentFormat, DocumentItem, ResultDocument, SourceObject, Status, ValidationResult, layout
 from jobs.reconcile import cli
 from jobs.reconcile.findings import Code
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import to_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs" / "reconcile"))
@@ -85,10 +86,10 @@ def _document(stack, user: str, doc: str, status: Status = Status.PROCESSED, **e
     return item
 
 
-def _run(stack, **options: Any) -> Any:
+def _run(stack, plan: type[Plan] = LivePlan, **options: Any) -> Any:
     options.setdefault("grace", timedelta(0))
     options.setdefault("write_report", False)
-    return ReconcileRun(stack.settings, ReconcileOptions(**options)).execute()
+    return ReconcileRun(stack.settings, plan(**options)).execute()
 
 
 def _codes(outcome: Any) -> list[tuple[str, str | None]]:
@@ -96,7 +97,7 @@ def _codes(outcome: Any) -> list[tuple[str, str | None]]:
 
 
 def _item(stack, user: str, doc: str) -> DocumentItem | None:
-    return ReconcileRun(stack.settings, ReconcileOptions()).table.get(user, doc)
+    return ReconcileRun(stack.settings, LivePlan()).table.get(user, doc)
 
 
 # --- (1) a stale writer's result.json ---------------------------------------------------------
@@ -179,7 +180,7 @@ def test_the_deleted_repair_is_guarded_by_the_version_it_saw(stack) -> None:
         TableName=stack.settings.table_name,
         Item=to_wire(item.evolve(version=item.version + 2, updatedBy="operator:test").to_item()),
     )
-    run = ReconcileRun(stack.settings, ReconcileOptions())
+    run = ReconcileRun(stack.settings, LivePlan())
     from jobs.reconcile.repair import Repairer
 
     actions = Repairer(
@@ -204,7 +205,7 @@ def test_items_with_foreign_attributes_are_reconciled_and_repaired_with_them_kep
         _codes(
             _run(
                 stack,
-                source="files",
+                FilesPlan,
                 dynamodb_export=exported.export,
                 s3_inventories=tuple(exported.manifests),
                 deep=True,
@@ -282,7 +283,7 @@ def test_deep_reports_a_result_json_deleted_after_the_inventory(stack, tmp_path:
     exported = export_state(stack, tmp_path)
     stack.s3().delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u6", "b"))
     outcome = _run(
-        stack, source="files", dynamodb_export=exported.export, s3_inventories=tuple(exported.manifests), deep=True
+        stack, FilesPlan, dynamodb_export=exported.export, s3_inventories=tuple(exported.manifests), deep=True
     )
     assert _codes(outcome) == [(Code.RESULT_UNREADABLE, "b")]
     assert "gone" in json.loads(outcome.findings.item(0, "evidence"))["error"]
@@ -305,11 +306,11 @@ def test_a_reviewer_settled_document_is_no_summary_mismatch(stack) -> None:
 # --- options --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("segments", ["0", "-3", "100000"])
 def test_absurd_segments_are_refused_with_exit_2(stack, capsys, segments: str) -> None:
-    assert cli.main(["--no-report", "--segments", segments]) == 2
+    assert cli.main(["live", "--no-report", "--segments", segments]) == 2
     assert "--segments" in capsys.readouterr().err
 
 
 def test_segments_within_the_cap_run(stack) -> None:
     _document(stack, "u8", "a")
-    assert cli.main(["--no-report", "--grace", "0s", "--segments", "3"]) == 0
+    assert cli.main(["live", "--no-report", "--grace", "0s", "--segments", "3"]) == 0
     assert pl.DataFrame(_run(stack, segments=3).findings).height == 0

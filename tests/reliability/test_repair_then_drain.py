@@ -17,19 +17,21 @@ from jobs.contract import ResultDocument, Status, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
-from jobs.ingest.run import IngestOptions, IngestRun
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.ingest.plans import DrainPlan
+from jobs.ingest.run import IngestRun
+from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import to_wire
 
 DOCS = 4
 
 
 def drain(stack):
-    return IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()
+    return IngestRun(stack.settings, DrainPlan(idle_seconds=1)).execute()
 
 
 def repair(stack):
-    options = ReconcileOptions(deep=True, grace=timedelta(0), repair=True, write_report=False)
+    options = LivePlan(deep=True, grace=timedelta(0), repair=True, write_report=False)
     return ReconcileRun(stack.settings, options).execute()
 
 

@@ -15,7 +15,8 @@ from reliability_helpers import assert_clean
 
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 
 DOCS = 150
 
@@ -36,7 +37,7 @@ def test_a_killed_extraction_worker_fails_no_document(stack) -> None:
         if len(done) == 20:
             some_done.set()
 
-    run = IngestRun(stack.settings, IngestOptions(backfill=True), on_document=on_document)
+    run = IngestRun(stack.settings, BackfillPlan(), on_document=on_document)
     outcome: list[object] = []
     runner = threading.Thread(target=lambda: outcome.append(run.execute()))
     runner.start()

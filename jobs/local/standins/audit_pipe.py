@@ -44,9 +44,9 @@ from jobs.errors import DocuFlowError, StoreResourceMissingError, StreamPosition
 from jobs.local.standins.firehose import BUFFER_SECONDS, FirehoseStandIn
 from jobs.local.standins.ttl import Journal, journalled, with_ttl_identity
 from jobs.observability import CallMetrics, setup_logging
+from jobs.runtime.stores import buckets as stack_buckets
 from jobs.settings import JobSettings
-from jobs.store.clients import dynamodb_client, s3_client, streams_client
-from jobs.store.s3 import Buckets
+from jobs.store.clients import dynamodb_client, streams_client
 from jobs.store.streams import Shard, TableStream, stream_arn
 
 logger = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class StagePipe:
                 return None  # no table (yet, or any more)
             return TableStream(streams, arn, metrics) if arn else None
 
-        buckets = Buckets(s3_client(settings), metrics)
+        buckets = stack_buckets(settings, metrics)
         name = layout.audit_delivery_name(settings.stage)
         firehose = FirehoseStandIn(buckets, settings.audit_bucket, name, buffer_seconds=buffer_seconds)
         return cls(settings, open_stream, firehose, lambda: journalled(dynamodb, settings.table_name))

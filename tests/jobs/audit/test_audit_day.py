@@ -32,11 +32,13 @@ from jobs.demo.corpus import DemoDocument, generate
 from jobs.demo.seed import upload
 from jobs.documents.cli import main as documents
 from jobs.erasure.cli import main as erase
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.cli import main as local
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AuditCheck, LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.review.cli import main as review
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
@@ -45,11 +47,11 @@ Ids = tuple[str, str]
 
 
 def _ingest(stack) -> str:
-    return IngestRun(stack.settings, IngestOptions(backfill=True)).execute().runId
+    return IngestRun(stack.settings, BackfillPlan()).execute().runId
 
 
 def _reconcile(stack, **options):
-    return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False, **options)).execute()
+    return ReconcileRun(stack.settings, LivePlan(grace=timedelta(0), write_report=False, **options)).execute()
 
 
 def _ids(doc: DemoDocument) -> Ids:
@@ -189,7 +191,7 @@ def test_a_day_of_changes_is_in_the_log_once_each_with_its_actor(
         ]
 
     # The log is complete; the reconcile agrees.
-    audit = _reconcile(stack, audit_log=True).findings.filter(pl.col("code").str.starts_with("AUDIT_"))
+    audit = _reconcile(stack, audit=AuditCheck()).findings.filter(pl.col("code").str.starts_with("AUDIT_"))
     assert audit.height == 0, audit.select("evidence").to_series().to_list()
 
 
@@ -218,7 +220,7 @@ def test_the_log_is_kept_and_a_planted_gap_is_reported(stack) -> None:
         assert DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics()).put_if_version(
             planted, item.version
         )
-    gaps = _reconcile(stack, audit_log=True).findings.filter(pl.col("code") == Code.AUDIT_GAP.value)
+    gaps = _reconcile(stack, audit=AuditCheck()).findings.filter(pl.col("code") == Code.AUDIT_GAP.value)
     assert gaps.select("userId", "documentId").rows() == [_ids(docs[0])]
     assert json.loads(gaps.item(0, "evidence"))["missingVersions"] == str(planted.version)
 
@@ -235,4 +237,4 @@ def test_ten_thousand_changes_give_ten_thousand_distinct_records(stack) -> None:
             f"dynamodb.newimage.version.n)) FROM {engine.relation}"
         )
     assert (total, distinct, versions) == ("10000", "10000", "10000")
-    assert _reconcile(stack, audit_log=True).findings.filter(pl.col("code").str.starts_with("AUDIT_")).height == 0
+    assert _reconcile(stack, audit=AuditCheck()).findings.filter(pl.col("code").str.starts_with("AUDIT_")).height == 0

@@ -27,7 +27,8 @@ import pytest
 from jobs.contract import CorsSpec, Status, bucket_specs, layout
 from jobs.documents.url import result_url
 from jobs.errors import DocumentNotFoundError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.bootstrap import ensure_bucket
 from jobs.local.stack import REGION
 from jobs.store.dynamo import to_wire
@@ -45,7 +46,7 @@ INVOICE = {
 def processed(stack, user: str = "u1", doc: str = "d1") -> None:
     key = layout.raw_key(user, doc, "invoice.json")
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=json.dumps(INVOICE).encode())
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 def documents(*args: str) -> subprocess.CompletedProcess[str]:

@@ -20,7 +20,8 @@ from jobs.demo.seed import upload
 from jobs.errors import ExitCode, SettingsError
 from jobs.ingest import cli
 from jobs.ingest.plan import drain_deadline
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.settings import JobSettings
 
 
@@ -77,7 +78,7 @@ def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_clea
     # The scheduler started this task two hours after its time (a retry near the maximum event
     # age): an hour's bound from the process start would drain the lot into the reconcile.
     late = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(hours=2)})
-    summary = IngestRun(late, IngestOptions(max_seconds=3600, idle_seconds=1)).execute()
+    summary = IngestRun(late, DrainPlan(max_seconds=3600, idle_seconds=1)).execute()
     assert summary.outcome == "completed" and summary.stoppedFor == "deadline"
     assert summary.processed == 0 and stack.items() == []
     assert summary.deadline == late.scheduled_time + timedelta(hours=1)
@@ -93,7 +94,7 @@ def test_a_scheduled_drain_on_time_drains_until_its_queue_is_empty(stack) -> Non
     upload(stack.s3(), stack.settings.raw_bucket, docs)
     _await_arrivals(stack, len(docs))
     on_time = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(minutes=1)})
-    summary = IngestRun(on_time, IngestOptions(max_seconds=3600, idle_seconds=1)).execute()
+    summary = IngestRun(on_time, DrainPlan(max_seconds=3600, idle_seconds=1)).execute()
     assert summary.stoppedFor is None and summary.processed == len(docs)
     assert not summary.startedPastDeadline and Metric.HEARTBEAT in {d.metric for d in summary.run_metrics().data}
 

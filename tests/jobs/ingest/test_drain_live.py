@@ -23,7 +23,8 @@ from jobs.contract import ObjectInfo, Status, layout
 from jobs.contract.events import requeue_body
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan, DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.ingest.summary import RunSummary
 from jobs.local.stack import job_env
 
@@ -31,7 +32,7 @@ REPO_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def drain(stack, **options: object) -> RunSummary:
-    return IngestRun(stack.settings, IngestOptions(idle_seconds=1, **options)).execute()  # type: ignore[arg-type]
+    return IngestRun(stack.settings, DrainPlan(idle_seconds=1, **options)).execute()  # type: ignore[arg-type]
 
 
 def sqs(stack):
@@ -161,7 +162,7 @@ def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> Non
     env = {**os.environ, "PYTHONPATH": REPO_ROOT, "DOCUFLOW_LOG_FORMAT": "json"}
     tasks = [
         subprocess.Popen(
-            [sys.executable, "-m", "jobs", "ingest", "--idle-seconds", "2"],
+            [sys.executable, "-m", "jobs", "ingest", "drain", "--idle-seconds", "2"],
             env=env,
             cwd=REPO_ROOT,
             stdout=subprocess.PIPE,
@@ -186,7 +187,7 @@ def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:
     docs = list(generate(2, 8, bad_ratio=0, seed=9))
     upload(stack.s3(), stack.settings.raw_bucket, docs)
     assert drain(stack).processed == 0  # nothing arrived through the queue
-    backfill = IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    backfill = IngestRun(stack.settings, BackfillPlan()).execute()
     assert backfill.mode == "backfill" and backfill.processed == len(docs)
     assert len(stack.items()) == len(docs)
 
@@ -194,7 +195,7 @@ def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:
 def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_next_drain(stack) -> None:
     from datetime import timedelta
 
-    from jobs.reconcile import ReconcileOptions, ReconcileRun
+    from jobs.reconcile import LivePlan, ReconcileRun
 
     docs = list(generate(1, 3, bad_ratio=0, seed=29))
     upload(stack.s3(), stack.settings.raw_bucket, docs[:2])
@@ -204,7 +205,7 @@ def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_
     assert drain(stack).processed == 0
 
     def reconcile(repair: bool):
-        options = ReconcileOptions(grace=timedelta(0), repair=repair, write_report=False)
+        options = LivePlan(grace=timedelta(0), repair=repair, write_report=False)
         return ReconcileRun(stack.settings, options).execute()
 
     found = reconcile(repair=True)
@@ -363,7 +364,7 @@ def test_everything_the_run_holds_is_renewed_from_the_queues_own_visibility(stac
             time.sleep(0.25)
 
     sampler = threading.Thread(target=sample)
-    run = IngestRun(settings, IngestOptions(idle_seconds=1), s3=s3)
+    run = IngestRun(settings, DrainPlan(idle_seconds=1), s3=s3)
     sampler.start()
     try:
         summary = run.execute()
@@ -379,7 +380,7 @@ def test_everything_the_run_holds_is_renewed_from_the_queues_own_visibility(stac
 
 
 def test_the_dead_letter_queue_has_a_way_back(stack) -> None:
-    """`ingest --redrive-dlq` moves the dead letters back (moto has no message move tasks: the
+    """`ingest redrive` moves the dead letters back (moto has no message move tasks: the
     job's own receive-send-delete, which JobSettings chooses beside a local SQS), and the next
     drain processes them.
     """
@@ -402,7 +403,7 @@ def test_the_dead_letter_queue_has_a_way_back(stack) -> None:
 
     env = {**os.environ, **job_env(stack.endpoints, stack.settings), "PYTHONPATH": REPO_ROOT}
     done = subprocess.run(
-        [sys.executable, "-m", "jobs", "ingest", "--redrive-dlq"],
+        [sys.executable, "-m", "jobs", "ingest", "redrive"],
         env=env,
         cwd=REPO_ROOT,
         capture_output=True,

@@ -12,7 +12,8 @@ from jobs.contract import DuplicateKind, DuplicateMarker, ResultDocument, Status
 from jobs.contract.duplicates import content_digest, duplicate_reason
 from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.review import ReviewDesk
 from jobs.store.clients import dynamodb_client
@@ -41,7 +42,7 @@ def upload(stack, user: str, doc: str, data: bytes, name: str = "invoice.json") 
 
 
 def drain(stack):
-    return IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()
+    return IngestRun(stack.settings, DrainPlan(idle_seconds=1)).execute()
 
 
 def items(stack, user: str = "u1") -> dict[str, object]:
@@ -180,7 +181,7 @@ def test_three_drains_at_once_over_copies_of_one_file_agree_on_one_holder(stack)
         upload(stack, "u1", f"copy-{n:02d}", data)
     settings = stack.settings.model_copy(update={"extract_workers": 1})
     with ThreadPoolExecutor(3) as pool:
-        runs = list(pool.map(lambda _: IngestRun(settings, IngestOptions(idle_seconds=2)).execute(), range(3)))
+        runs = list(pool.map(lambda _: IngestRun(settings, DrainPlan(idle_seconds=2)).execute(), range(3)))
     assert sum(r.processed for r in runs) == 30 and sum(r.duplicateCount for r in runs) == 29
     holders = {m.documentId for m in stack.markers()}
     assert len(holders) == 1 and len(stack.markers()) == 2
@@ -194,7 +195,7 @@ def _during_one_run(stack, *steps) -> object:
     be settled in the table before acting, so the run meets their holders it finished itself.
     """
     with ThreadPoolExecutor(1) as pool:
-        run = pool.submit(IngestRun(stack.settings, IngestOptions(idle_seconds=5)).execute)
+        run = pool.submit(IngestRun(stack.settings, DrainPlan(idle_seconds=5)).execute)
         for step in steps:
             step()
         return run.result(timeout=120)

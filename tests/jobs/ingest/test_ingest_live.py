@@ -18,7 +18,8 @@ from jobs.contract.objects import ObjectInfo
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
 from jobs.ingest.plan import decide
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan, Shard
+from jobs.ingest.run import IngestRun
 from jobs.ingest.summary import RunSummary
 from jobs.observability import CallMetrics
 from jobs.store.dynamo import DocumentTable
@@ -27,7 +28,7 @@ WRITES = ("s3.PutObject", "dynamodb.TransactWrite", "dynamodb.PutItem")
 
 
 def ingest(stack, **options: object) -> RunSummary:
-    return IngestRun(stack.settings, IngestOptions(backfill=True, **options)).execute()  # type: ignore[arg-type]
+    return IngestRun(stack.settings, BackfillPlan(**options)).execute()  # type: ignore[arg-type]
 
 
 def writes(summary: RunSummary) -> int:
@@ -163,7 +164,7 @@ def test_two_concurrent_runs_process_each_document_once(stack) -> None:
 
 def test_shards_together_cover_every_document_exactly_once(stack) -> None:
     upload(stack.s3(), stack.settings.raw_bucket, generate(5, 45, bad_ratio=0, seed=8))
-    per_shard = [ingest(stack, shard_index=i, shard_count=3).processed for i in range(3)]
+    per_shard = [ingest(stack, shard=Shard(index=i, count=3)).processed for i in range(3)]
     assert sum(per_shard) == 45 and all(n > 0 for n in per_shard)
     assert len(stack.items()) == 45
     assert ingest(stack).processed == 0
@@ -228,12 +229,12 @@ def test_cli_exits_non_zero_when_the_infrastructure_is_unreachable(stack) -> Non
     env = {**os.environ, "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9", "DOCUFLOW_RETRY_ATTEMPTS": "2"}
     upload(stack.s3(), stack.settings.raw_bucket, generate(1, 2, bad_ratio=0, seed=2))
     done = subprocess.run(
-        [sys.executable, "-m", "jobs", "ingest", "--backfill"], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "jobs", "ingest", "backfill"], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 3, done.stderr[-1000:]
     assert "ingest aborted" in done.stderr
     ok = subprocess.run(
-        [sys.executable, "-m", "jobs", "ingest", "--backfill"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "jobs", "ingest", "backfill"], capture_output=True, text=True, timeout=120
     )
     assert ok.returncode == 0, ok.stderr[-1000:]
     assert json.loads(ok.stdout)["processed"] == 2

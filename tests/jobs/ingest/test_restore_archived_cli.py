@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from jobs.contract import layout
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -37,7 +38,7 @@ def test_an_unknown_document_exits_2_with_one_line(stack) -> None:
 def test_an_archived_raw_upload_is_restored_and_reported(stack) -> None:
     s, s3 = stack.settings, stack.s3()
     key = put_raw(stack, "u1", "d1", invoice())
-    IngestRun(s, IngestOptions(backfill=True)).execute()
+    IngestRun(s, BackfillPlan()).execute()
     s3.copy_object(
         Bucket=s.raw_bucket, Key=key, CopySource={"Bucket": s.raw_bucket, "Key": key}, StorageClass="GLACIER"
     )

@@ -22,7 +22,8 @@ from jobs.contract import DocumentFormat, Status, layout
 from jobs.demo.corpus import pdf
 from jobs.ingest.costs import estimate
 from jobs.ingest.pages import PageBudget, page_count
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan, DrainPlan
+from jobs.ingest.run import IngestRun
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 
@@ -45,7 +46,7 @@ def night(stack, client, response: dict, cap: int, scheduled: datetime = TONIGHT
     )
     with Stubber(client) as stub:
         stub.add_response("analyze_expense", response, {"Document": ANY})
-        summary = IngestRun(settings, IngestOptions(idle_seconds=1), textract=client).execute()
+        summary = IngestRun(settings, DrainPlan(idle_seconds=1), textract=client).execute()
         stub.assert_no_pending_responses()
     return summary
 
@@ -156,7 +157,7 @@ def test_the_cap_is_one_budget_for_every_task_of_the_night(stack, corpus: Path, 
         update={"ocr_engine": "textract", "textract_max_pages": cap, "scheduled_time": tonight}
     )
     textract = _Textract(response)
-    runs = [IngestRun(settings, IngestOptions(idle_seconds=1), textract=textract) for _ in range(4)]
+    runs = [IngestRun(settings, DrainPlan(idle_seconds=1), textract=textract) for _ in range(4)]
     summaries: list = [None] * len(runs)
 
     def task(i: int) -> None:
@@ -176,8 +177,8 @@ def test_the_cap_is_one_budget_for_every_task_of_the_night(stack, corpus: Path, 
     # A manual backfill the same day (no scheduled time) and a scheduler retry of the night: the
     # night's cap is spent, so they defer what needs Textract and fail nothing.
     manual = stack.settings.model_copy(update={"ocr_engine": "textract", "textract_max_pages": cap})
-    backfill = IngestRun(manual, IngestOptions(backfill=True), textract=textract).execute()
-    retry = IngestRun(settings, IngestOptions(idle_seconds=1), textract=textract).execute()
+    backfill = IngestRun(manual, BackfillPlan(), textract=textract).execute()
+    retry = IngestRun(settings, DrainPlan(idle_seconds=1), textract=textract).execute()
     for late in (backfill, retry):
         assert late.textractPages == 0 and late.deferredForPageCap >= 1 and late.failures == []
         assert late.textractNight == today
@@ -188,7 +189,7 @@ def test_the_cap_is_one_budget_for_every_task_of_the_night(stack, corpus: Path, 
 
     # The next night has a budget of its own.
     tomorrow = settings.model_copy(update={"scheduled_time": tonight + timedelta(days=1)})
-    next_night = IngestRun(tomorrow, IngestOptions(idle_seconds=1), textract=textract).execute()
+    next_night = IngestRun(tomorrow, DrainPlan(idle_seconds=1), textract=textract).execute()
     assert next_night.textractPages == cap and next_night.textractNight == today + timedelta(days=1)
     assert queued(stack) == scans - 2 * cap
 
@@ -260,17 +261,18 @@ def test_the_nights_counter_is_no_document_to_the_reconcile(stack, corpus: Path)
     from datetime import timedelta as _td
 
     from jobs.observability import CallMetrics
-    from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+    from jobs.reconcile.plans import LivePlan
+    from jobs.reconcile.run import ReconcileRun
     from jobs.runtime.stores import document_table
 
     path = sorted((corpus / "einvoice" / "ubl").glob("*.xml"))[0]
     stack.s3().put_object(
         Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u1", "d1", path.name), Body=path.read_bytes()
     )
-    assert IngestRun(stack.settings, IngestOptions(backfill=True)).execute().processed == 1
+    assert IngestRun(stack.settings, BackfillPlan()).execute().processed == 1
     table = document_table(stack.settings, CallMetrics())
     assert table.reserve_textract_pages(date(2026, 3, 2), 3, 10, 0) == 3  # expired long ago: TTL-due too
     assert table.reserve_textract_pages(date(2026, 3, 3), 11, 10, 0) is None  # never fits: nothing written
-    outcome = ReconcileRun(stack.settings, ReconcileOptions(grace=_td(0))).execute()
+    outcome = ReconcileRun(stack.settings, LivePlan(grace=_td(0))).execute()
     assert outcome.findings.height == 0, outcome.findings
     assert outcome.exit_code == 0

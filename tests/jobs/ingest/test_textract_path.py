@@ -16,7 +16,8 @@ from botocore.stub import Stubber
 from jobs.contract import ResultDocument, Status, layout
 from jobs.demo.corpus import pdf
 from jobs.errors import SettingsError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 
@@ -25,7 +26,7 @@ def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
     settings = stack.settings.model_copy(update={"ocr_engine": "textract"})
-    return client, lambda: IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+    return client, lambda: IngestRun(settings, BackfillPlan(), textract=client).execute()
 
 
 def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path, monkeypatch) -> None:
@@ -91,7 +92,7 @@ def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> No
 
 def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stack) -> None:
     with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL_TEXTRACT"):
-        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), IngestOptions(backfill=True))
+        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), BackfillPlan())
 
 
 def _numberless_text_pdf(*, as_recorded: bool = False) -> bytes:
@@ -126,7 +127,7 @@ def test_a_text_layer_missing_header_fields_goes_to_textract_only_when_enabled(
             stub.add_response(
                 "get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": pages["ExpenseDocuments"]}
             )
-        summary = IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+        summary = IngestRun(settings, BackfillPlan(), textract=client).execute()
         stub.assert_no_pending_responses()
     assert summary.calls.get("textract.start_expense_analysis", {}).get("calls", 0) == (1 if enabled else 0)
     item = stack.items()[0]
@@ -160,7 +161,7 @@ def _second_opinion_run(stack, monkeypatch, responses: list[dict], cap: int | No
         for documents in responses:
             stub.add_response("start_expense_analysis", {"JobId": "job-7"})
             stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents})
-        summary = IngestRun(settings, IngestOptions(backfill=True), textract=client).execute()
+        summary = IngestRun(settings, BackfillPlan(), textract=client).execute()
         stub.assert_no_pending_responses()
     body = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u1", "plain1"))
     return summary, stack.items()[0], ResultDocument.from_json_bytes(body["Body"].read())

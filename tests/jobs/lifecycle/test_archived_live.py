@@ -29,8 +29,9 @@ from jobs.contract.erasure import ErasureReceipt
 from jobs.contract.events import requeue_body
 from jobs.documents.url import result_url
 from jobs.errors import S3ObjectArchivedError
-from jobs.ingest.restore_archived import ArchivedRestore, from_settings
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import DrainPlan
+from jobs.ingest.restore_archived import ArchivedRestore, of
+from jobs.ingest.run import IngestRun
 from jobs.ingest.summary import RunSummary
 from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import SMALL_OBJECT_BYTES
@@ -39,6 +40,7 @@ from jobs.reconcile.findings import Code, render
 from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.repair import reprocess
 from jobs.reconcile.run import ReconcileRun
+from jobs.runtime import RunContext
 from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
@@ -51,7 +53,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def drain(stack) -> RunSummary:
-    return IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()
+    return IngestRun(stack.settings, DrainPlan(idle_seconds=1)).execute()
 
 
 def storage_class(stack, bucket: str, key: str) -> str:
@@ -77,7 +79,7 @@ def archive(stack, bucket: str, key: str) -> None:
 
 
 def restorer(stack) -> ArchivedRestore:
-    return from_settings(stack.settings)
+    return of(RunContext.of(stack.settings))
 
 
 def browser_get(url: str) -> tuple[int, bytes]:

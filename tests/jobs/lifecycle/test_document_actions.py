@@ -17,7 +17,8 @@ from jobs.contract import Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRefusedError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan, DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code, render
 from jobs.reconcile.plans import LivePlan
@@ -43,7 +44,7 @@ def _setup(stack, docs: tuple[str, ...] = ("d1",)) -> tuple[DocumentActions, Clo
     stack.settings = stack.settings.model_copy(update={"retention": POLICY})
     for doc in docs:
         put_raw(stack, "u1", doc, invoice())
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     clock = Clock()
     metrics = CallMetrics()
     s = stack.settings
@@ -201,7 +202,7 @@ def test_duplicate_markers_follow_delete_restore_hold_and_release(stack) -> None
         )["Body"]
         .read(),
     )
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     twin = next(i for i in stack.items() if i.documentId == "twin")
     assert twin.status == Status.PROCESSED and twin.held_markers == item.held_markers
     # d1's restore finds its identities held by the twin: they stay the twin's.
@@ -239,7 +240,7 @@ def test_a_held_document_reprocessed_after_a_new_upload_writes_its_result_under_
     actions, _ = _setup(stack)
     actions.hold("u1", "d1", "operator:legal")
     put_raw(stack, "u1", "d1", invoice() + b" ")  # a new upload: the ingest claims the held document again
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     (item,) = stack.items()
     assert item.held and item.status == Status.PROCESSED
     s3, s, key = stack.s3(), stack.settings, layout.result_key("u1", "d1")
@@ -295,7 +296,7 @@ def test_a_hold_that_loses_its_item_write_holds_nothing_and_runs_again(stack) ->
 
 def test_a_restore_requeues_the_reupload_its_delete_hid_and_the_next_drain_takes_it(stack) -> None:
     stack.settings = stack.settings.model_copy(update={"retention": POLICY})
-    drain = IngestOptions(idle_seconds=1)
+    drain = DrainPlan(idle_seconds=1)
     put_raw(stack, "u1", "d1", invoice())
     IngestRun(stack.settings, drain).execute()
     put_raw(stack, "u1", "d1", invoice() + b" ")  # a re-upload: a new ETag, its event queued

@@ -20,7 +20,8 @@ from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
 from jobs.errors import ErasureUnknownUserError
 from jobs.ingest.plan import decide
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan, DrainPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
@@ -76,7 +77,7 @@ def _seed(stack) -> None:
     put_raw(stack, "alice", "cn", credit_note())
     put_raw(stack, "alice", "a", invoice() + b" ")  # a second version of a's upload
     put_raw(stack, "bob", "b1", invoice())
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 def test_erasure_deletes_everything_but_held_documents_and_writes_one_receipt(stack) -> None:
@@ -155,7 +156,7 @@ def test_unknown_users_and_bad_ids_are_refused(stack) -> None:
 def test_an_upload_during_the_erasure_ends_erased_or_intact_never_half(stack) -> None:
     stack.settings = stack.settings.model_copy(update={"retention": POLICY, "lease_seconds": 60})
     put_raw(stack, "alice", "old", invoice())
-    IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()  # the drain settles its message
+    IngestRun(stack.settings, DrainPlan(idle_seconds=1)).execute()  # the drain settles its message
     # A claim in flight: a run took "late" and is still working on it when the erasure starts.
     late_key = put_raw(stack, "alice", "late", invoice())
     head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=late_key)
@@ -194,7 +195,7 @@ def test_an_upload_during_the_erasure_ends_erased_or_intact_never_half(stack) ->
     assert items == [] and results == [] and {e.key for e in raw} == {layout.raw_key("alice", "after", "invoice.xml")}
     # The night's drain: "old", "late" and "during" were erased (their claims leave nothing,
     # not even a tombstone); "after" arrived after the erasure and becomes a whole document.
-    summary = IngestRun(stack.settings, IngestOptions(idle_seconds=1)).execute()
+    summary = IngestRun(stack.settings, DrainPlan(idle_seconds=1)).execute()
     items, raw, results = _user_data(stack, "alice")
     assert [(i.documentId, i.status) for i in items] == [("after", Status.PROCESSED)], summary.statuses
     assert {e.key for e in results} == {layout.result_key("alice", "after")}

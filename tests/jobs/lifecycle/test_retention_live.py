@@ -7,13 +7,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 from jobs.contract import RetentionClass, layout
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.store.dynamo import to_wire
 from tests.jobs.lifecycle.lifecycle_helpers import POLICY, credit_note, invoice, put_raw
 
 
 def _ingest(stack):
-    return IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    return IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 def test_each_type_gets_its_class_on_the_item_result_and_raw_object(stack) -> None:

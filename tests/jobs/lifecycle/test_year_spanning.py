@@ -23,7 +23,8 @@ from jobs.contract import DocumentItem, RetentionClass, Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
 from jobs.errors import ErasureUnknownUserError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import next_midnight
 from jobs.observability import CallMetrics
@@ -149,7 +150,7 @@ class Life:
                 put_raw(
                     self.stack, d.user, d.doc, credit_note() if d.retention == RetentionClass.COMPLIANCE else invoice()
                 )
-        IngestRun(self.stack.settings, IngestOptions(backfill=True)).execute()
+        IngestRun(self.stack.settings, BackfillPlan()).execute()
         for item in self.stack.items():
             for d in docs:
                 if (d.user, d.doc) == (item.userId, item.documentId):

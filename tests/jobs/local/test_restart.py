@@ -58,7 +58,7 @@ def test_down_then_up_then_reconcile_finds_nothing(tmp_path: Path) -> None:
     try:
         env = _up(base)
         assert _jobs(env, "demo", "seed", "--users", "2", "--docs", "12").returncode == 0
-        ingest = _jobs(env, "ingest", "--idle-seconds", "1")
+        ingest = _jobs(env, "ingest", "drain", "--idle-seconds", "1")
         assert ingest.returncode == 0, ingest.stderr[-1500:]
         assert json.loads(ingest.stdout)["processed"] == 12
         status = json.loads(_jobs(env, "local", "status").stdout)
@@ -72,7 +72,7 @@ def test_down_then_up_then_reconcile_finds_nothing(tmp_path: Path) -> None:
 
         assert _jobs(env, "local", "down").returncode == 0
         env = _up(base)
-        reconcile = _jobs(env, "reconcile", "--grace", "0s", "--fail-on", "warning")
+        reconcile = _jobs(env, "reconcile", "live", "--grace", "0s", "--fail-on", "warning")
         assert reconcile.returncode == 0, reconcile.stdout[-1500:] + reconcile.stderr[-1500:]
         assert "0 findings" in reconcile.stdout
         listed = json.loads(_jobs(env, "documents", "list", "--status", "PROCESSED").stdout)

@@ -71,7 +71,7 @@ class ExportedState:
     manifests: list[str]
 
     def argv(self) -> list[str]:
-        out = ["--source", "files", "--dynamodb-export", self.export]
+        out = ["files", "--dynamodb-export", self.export]
         for manifest in self.manifests:
             out += ["--s3-inventory", manifest]
         return out

@@ -16,7 +16,8 @@ from jobs.reconcile import cli
 from jobs.reconcile import ledger as ledgers
 from jobs.reconcile.coverage import Coverage
 from jobs.reconcile.ledger import ACKNOWLEDGEMENTS_PREFIX, Acknowledgement, CallerIdentity
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.run import ReconcileRun
 
 KEY = "BAD_KEYnotes/stray.txt"
 
@@ -89,7 +90,7 @@ def test_the_cli_records_the_callers_identity_refuses_a_second_and_a_past_expiry
     s3.put_object(Bucket=s.raw_bucket, Key="notes/stray.txt", Body=b"x")
 
     def night() -> None:
-        ReconcileRun(s, ReconcileOptions(grace=timedelta(0))).execute()
+        ReconcileRun(s, LivePlan(grace=timedelta(0))).execute()
 
     night()
     stray = ledgers.finding_id("BAD_KEY", None, None, s.raw_bucket, "notes/stray.txt", None, None)
@@ -108,7 +109,7 @@ def test_the_cli_records_the_callers_identity_refuses_a_second_and_a_past_expiry
     night()
     s3.put_object(Bucket=s.raw_bucket, Key="notes/stray.txt", Body=b"x")
     night()
-    newest = ReconcileRun(s, ReconcileOptions(grace=timedelta(0))).execute().summary
+    newest = ReconcileRun(s, LivePlan(grace=timedelta(0))).execute().summary
     assert newest.changes["open"] == 1 and newest.changes["acknowledged"] == 0
     assert cli.main(args) == 0  # the new life may be acknowledged on its own
 

@@ -20,12 +20,14 @@ import polars as pl
 import pytest
 from botocore.stub import Stubber
 from polars.testing import assert_frame_equal
+from pydantic import ValidationError
 
 from jobs.errors import ExportNotReadyError, ReconcileInputError, ReconcileQueryError, StoreAccessDeniedError
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli, sql
 from jobs.reconcile.engines.athena import dt_of
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AthenaPlan, FilesPlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.athena import AthenaQueries, QueryOutcome
 from jobs.store.clients import athena_client, dynamodb_client
@@ -267,7 +269,7 @@ class DuckAthena:
         return self.results[query_id]
 
 
-def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], ReconcileOptions]:
+def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], AthenaPlan]:
     """A small state with findings, written where AWS writes it (export and Parquet inventories),
     uploaded to the local S3 server as the stack's buckets would hold it.
     """
@@ -312,8 +314,7 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], Reconcile
             client.put_object(
                 Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes()
             )
-    return files, ReconcileOptions(
-        engine="athena",
+    return files, AthenaPlan(
         dynamodb_export=f"s3://{s.export_bucket}/{export.relative_to(tmp_path / s.export_bucket).as_posix()}/",
         grace=timedelta(minutes=15),
     )
@@ -327,8 +328,7 @@ def _polars(stack, files: dict[str, list[Path]], tmp_path: Path) -> Any:
         str(next((inventory / b / s.inventory_config_id).glob("*/manifest.json")))
         for b in (s.raw_bucket, s.processed_bucket)
     ]
-    options = ReconcileOptions(
-        source="files",
+    options = FilesPlan(
         dynamodb_export=str(export_dir),
         s3_inventories=tuple(manifests),
         grace=timedelta(minutes=15),
@@ -401,17 +401,18 @@ def test_bad_athena_inputs_exit_2_with_a_clear_message_and_no_report(
         queries = real
     monkeypatch.setattr(ReconcileRun, "athena_queries", property(lambda self: queries))
     capsys.readouterr()
-    assert cli.main(["--engine", "athena", "--dynamodb-export", export, "--grace", "0s"]) == 2
+    assert cli.main(["athena", "--dynamodb-export", export, "--grace", "0s"]) == 2
     err = capsys.readouterr().err
     assert message in err, err
     assert not [k for k in stack.keys(s.reports_bucket) if k.endswith("summary.json")]
 
 
-def test_the_stack_setting_chooses_the_engine(monkeypatch) -> None:
-    monkeypatch.setenv("DOCUFLOW_RECONCILE_ENGINE", "athena")
-    assert cli.parse_options([]).engine_name == "athena"
-    assert cli.parse_options(["--engine", "polars"]).engine_name == "polars"
-    monkeypatch.setenv("DOCUFLOW_RECONCILE_ENGINE", "duckdb")
-    assert cli.parse_options(["--dynamodb-export", "x", "--s3-inventory", "y"]).engine_name == "duckdb"
-    with pytest.raises(ValueError, match=r"does not read result\.json"):
-        ReconcileOptions(engine="athena", deep=True).plan()
+def test_the_mode_chooses_the_engine() -> None:
+    def engine(argv: list[str]) -> str:
+        return cli.plan_of(cli.parser().parse_args(argv)).engine_name
+
+    assert engine(["athena"]) == "athena"
+    assert engine(["live"]) == "polars"
+    assert engine(["files", "--engine", "duckdb", "--dynamodb-export", "x", "--s3-inventory", "y"]) == "duckdb"
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        AthenaPlan(deep=True)  # type: ignore[call-arg]

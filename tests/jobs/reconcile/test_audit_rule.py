@@ -11,15 +11,19 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from pydantic import ValidationError
 from reconcile_helpers import export_state
 
 from jobs.contract import DocumentItem, Status, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.audit import Anomaly
+from jobs.errors import ExitCode
 from jobs.local.standins.audit_pipe import StagePipe
 from jobs.observability import CallMetrics
+from jobs.reconcile import cli
 from jobs.reconcile.findings import Code
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import DocumentTable, to_wire
 
 RUN = actor(ActorKind.INGEST, "night-1")
@@ -56,9 +60,12 @@ def _versions(stack, doc: str, upto: int, start: DocumentItem | None = None) -> 
     return item
 
 
-def _audit(stack, **options) -> pl.DataFrame:
+def _audit(
+    stack, plan: type[LivePlan | FilesPlan] = LivePlan, window: timedelta | None = None, **options
+) -> pl.DataFrame:
+    check = AuditCheck(window=window)
     outcome = ReconcileRun(
-        stack.settings, ReconcileOptions(grace=timedelta(0), audit_log=True, write_report=False, **options)
+        stack.settings, plan(grace=timedelta(0), audit=check, write_report=False, **options)
     ).execute()
     return outcome.findings.filter(pl.col("code").str.starts_with("AUDIT_"))
 
@@ -146,7 +153,7 @@ def test_a_files_run_reads_the_same_gaps_from_the_export(stack, tmp_path: Path) 
     live = _evidence(_audit(stack), Code.AUDIT_GAP)
     state = export_state(stack, tmp_path)
     files = _evidence(
-        _audit(stack, source="files", dynamodb_export=state.export, s3_inventories=tuple(state.manifests)),
+        _audit(stack, FilesPlan, dynamodb_export=state.export, s3_inventories=tuple(state.manifests)),
         Code.AUDIT_GAP,
     )
     assert files == live and live[0][1]["missingVersions"] == "2,3"
@@ -160,16 +167,18 @@ def test_a_window_requires_only_the_versions_written_in_it(stack) -> None:
     # Every lost version is a gap for the whole log; a day's window holds only the recent ones
     # (earlier nights checked the older versions).
     assert sorted(doc for doc, _ in _evidence(_audit(stack), Code.AUDIT_GAP)) == ["new", "old"]
-    assert [doc for doc, _ in _evidence(_audit(stack, audit_window=timedelta(days=1)), Code.AUDIT_GAP)] == ["new"]
+    assert [doc for doc, _ in _evidence(_audit(stack, window=timedelta(days=1)), Code.AUDIT_GAP)] == ["new"]
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("argv", "message"),
     [
-        ({"engine": "athena"}, "not with --engine athena"),
-        ({"audit_log": False, "audit_window": timedelta(days=1)}, "given with --audit-log"),
+        (["athena", "--audit-log"], "unrecognized arguments: --audit-log"),
+        (["live", "--audit-window", "1d"], "given with --audit-log"),
     ],
 )
-def test_options_the_rule_cannot_honour_are_refused(options: dict, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        ReconcileOptions(**{"audit_log": True, **options}).plan()
+def test_options_the_rule_cannot_honour_are_refused(argv: list[str], message: str, capsys) -> None:
+    assert cli.main(argv) == ExitCode.BAD_INPUT
+    assert message in capsys.readouterr().err
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        AthenaPlan(audit=AuditCheck())  # type: ignore[call-arg]

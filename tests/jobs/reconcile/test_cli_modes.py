@@ -1,6 +1,7 @@
 """The reconcile's modes as subcommands and plans (issue 37): each mode takes only its own
-options, an invalid combination cannot be built, the old flags still run with a deprecation
-line, and a SIGTERM stops the run before it writes anything (143).
+options, an invalid combination cannot be built, the old flag spellings are refused (issue 45),
+a report records its plan and reports written before read alike, and a SIGTERM stops the run
+before it writes anything (143).
 """
 
 from __future__ import annotations
@@ -15,20 +16,25 @@ from pydantic import ValidationError
 from jobs.contract import layout
 from jobs.errors import ExitCode
 from jobs.reconcile import cli
-from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.coverage import Recorded, excluded
+from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
+from jobs.reconcile.run import ReconcileRun
+
+
+def _plan(argv: list[str]) -> Plan:
+    return cli.plan_of(cli.parser().parse_args(argv))
 
 
 def test_each_subcommand_builds_its_plan_with_its_own_options() -> None:
-    assert cli.parse_options(["live", "--deep", "--segments", "4", "--grace", "0s"]) == LivePlan(
+    assert _plan(["live", "--deep", "--segments", "4", "--grace", "0s"]) == LivePlan(
         deep=True, segments=4, grace=timedelta(0)
     )
-    files = cli.parse_options(["files", "--engine", "duckdb", "--dynamodb-export", "e", "--s3-inventory", "m"])
+    files = _plan(["files", "--engine", "duckdb", "--dynamodb-export", "e", "--s3-inventory", "m"])
     assert files == FilesPlan(engine="duckdb", dynamodb_export="e", s3_inventories=("m",))
-    assert cli.parse_options(["nightly", "--audit-log", "--audit-window", "3d", "--repair"]) == NightlyPlan(
+    assert _plan(["nightly", "--audit-log", "--audit-window", "3d", "--repair"]) == NightlyPlan(
         audit=AuditCheck(window=timedelta(days=3)), repair=True
     )
-    assert cli.parse_options(["athena", "--nightly", "--no-report"]) == AthenaPlan(nightly=True, write_report=False)
+    assert _plan(["athena", "--nightly", "--no-report"]) == AthenaPlan(nightly=True, write_report=False)
 
 
 @pytest.mark.parametrize(
@@ -70,38 +76,71 @@ def test_invalid_combinations_cannot_be_built() -> None:
 
 
 @pytest.mark.parametrize(
-    ("argv", "plan", "new"),
+    "argv",
     [
-        ([], LivePlan(), "reconcile live"),
-        (["--nightly", "--repair"], NightlyPlan(repair=True), "reconcile nightly"),
-        (["--nightly", "--engine", "athena"], AthenaPlan(nightly=True), "reconcile athena --nightly"),
-        (["--source", "files", "--dynamodb-export", "e", "--s3-inventory", "m"], None, "reconcile files"),
-        (["--engine", "duckdb", "--dynamodb-export", "e", "--s3-inventory", "m"], None, "reconcile files"),
+        [],
+        ["--nightly", "--repair"],
+        ["--nightly", "--engine", "athena"],
+        ["--source", "files", "--dynamodb-export", "e", "--s3-inventory", "m"],
+        ["--engine", "duckdb", "--dynamodb-export", "e", "--s3-inventory", "m"],
     ],
 )
-def test_the_old_flags_still_name_their_plan_with_a_deprecation_line(argv, plan, new, capsys, monkeypatch) -> None:
-    monkeypatch.delenv("DOCUFLOW_RECONCILE_ENGINE", raising=False)
-    got = cli.parse_options(argv)
-    if plan is not None:
-        assert got == plan
+def test_the_old_flag_spellings_are_refused(argv: list[str], capsys) -> None:
+    assert cli.main(argv) == ExitCode.BAD_INPUT
     err = capsys.readouterr().err
-    assert err.startswith("deprecated:") and f"`{new}" in err, err
-    assert got == ReconcileOptions(**_old(argv)).plan() if argv else True
+    assert "error:" in err and "deprecated" not in err
 
 
-def _old(argv: list[str]) -> dict[str, object]:
-    """The flags as ReconcileOptions fields (what programmatic callers of the old spelling pass)."""
-    fields: dict[str, object] = {}
-    it = iter(argv)
-    for flag in it:
-        name = flag.removeprefix("--").replace("-", "_")
-        if name in ("nightly", "repair"):
-            fields[name] = True
-        elif name == "s3_inventory":
-            fields["s3_inventories"] = (next(it),)
-        else:
-            fields[name] = next(it)
-    return fields
+# The flat record every report carried before its plan was recorded (summary.json's `options`).
+_FLAT = {
+    "dynamodb_export": None,
+    "s3_inventories": [],
+    "table_state": None,
+    "write_table_state": None,
+    "repair": False,
+    "grace": 900.0,
+    "stuck_after": 21600.0,
+    "retention": 7776000.0,
+    "fail_on": "error",
+    "segments": None,
+    "write_report": True,
+    "audit_window": None,
+}
+
+
+@pytest.mark.parametrize(
+    ("plan", "flat"),
+    [
+        (
+            LivePlan(deep=True),
+            {"source": "live", "engine": "polars", "deep": True, "nightly": False, "audit_log": False},
+        ),
+        (
+            FilesPlan(engine="duckdb", dynamodb_export="e", s3_inventories=("m",)),
+            {"source": "files", "engine": "duckdb", "deep": False, "nightly": False, "audit_log": False},
+        ),
+        (
+            NightlyPlan(audit=AuditCheck(window=timedelta(days=3))),
+            {"source": "files", "engine": "polars", "deep": False, "nightly": True, "audit_log": True},
+        ),
+        (
+            AthenaPlan(nightly=True),
+            {"source": "athena", "engine": "athena", "deep": False, "nightly": True, "audit_log": False},
+        ),
+    ],
+)
+def test_a_report_records_its_plan_and_older_records_read_alike(plan: Plan, flat: dict[str, object]) -> None:
+    """The record is the plan itself, read back whole; a report written before (the flat record)
+    reads as the same run, so its coverage (what the ledger carries, what the report says was not
+    looked for) is unchanged.
+    """
+    record = plan.record()
+    assert record["mode"] == plan.mode
+    assert type(plan).model_validate({k: v for k, v in record.items() if k != "mode"}) == plan
+    old = {**_FLAT, **flat}
+    assert Recorded.of(record) == Recorded.of(old)
+    engine = str(flat["engine"])
+    assert excluded(record, engine) == excluded(old, engine)
 
 
 def test_sigterm_stops_the_run_before_it_writes_anything(stack, monkeypatch, capsys) -> None:

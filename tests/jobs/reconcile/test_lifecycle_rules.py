@@ -13,13 +13,15 @@ from polars.testing import assert_frame_equal
 from jobs.contract import DocumentItem, RetentionClass, Status, layout
 from jobs.contract.duplicates import marker_key
 from jobs.contract.erasure import ErasureMarker, ErasureState
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.reconcile import lifecycle
 from jobs.reconcile.findings import Code
 from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.live import item_row
 from jobs.reconcile.params import RuleParams
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import to_wire
 from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw
 
@@ -131,7 +133,7 @@ def test_the_rules_report_what_disagrees_and_nothing_else() -> None:
 
 def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None:
     put_raw(stack, "u1", "d1", invoice())
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     (item,) = stack.items()
     long_ago = layout.utc_now() - timedelta(days=100)
     deleted = item.evolve(
@@ -149,7 +151,7 @@ def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None
     stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(unswept))
     for kind, digest in item.held_markers.items():  # the delete's transaction gave them up
         stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(marker_key("u1", kind, digest)))
-    outcome = ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False)).execute()
+    outcome = ReconcileRun(stack.settings, LivePlan(grace=timedelta(0), write_report=False)).execute()
     found = outcome.findings.select("code", "documentId", "bucket").rows()
     # Its objects were never hidden either: DELETED_RAW_EXISTS says the raw one is visible.
     assert sorted(found) == sorted(

@@ -1,6 +1,6 @@
 """A week of nights on the local stack, each run by the scheduled command alone.
 
-`python -m jobs reconcile --nightly` finds the newest kept state, asks the table's exports from
+`python -m jobs reconcile nightly` finds the newest kept state, asks the table's exports from
 the local stack's stand-in (DynamoDB Local has none: jobs/local/standins/exports.py), and keeps
 tonight's state. The nights bring changes, deletes and re-creations, items changed several times
 and items created and deleted within a night, one night is missed, and one re-anchors; and a
@@ -30,13 +30,15 @@ from jobs.contract import DocumentItem, DuplicateKind, Status, layout
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
 from jobs.errors import S3ObjectExistsError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.standins import exports as export_standin
 from jobs.local.standins import inventory as inventory_standin
 from jobs.local.standins.ttl import expire_items
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import AthenaPlan, FilesPlan, NightlyPlan
+from jobs.reconcile.run import ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
 from jobs.store.dynamo import DocumentTable, from_wire, to_wire
@@ -70,7 +72,7 @@ class Nights:
         if run_id is None:
             assert cli.main(["nightly"]) in (0, 1)
         else:
-            ReconcileRun(self.settings(), ReconcileOptions(nightly=True), run_id=run_id).execute()
+            ReconcileRun(self.settings(), NightlyPlan(), run_id=run_id).execute()
         (summary,) = [
             k
             for k in self.stack.keys(self.stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX)
@@ -103,8 +105,7 @@ class Nights:
         exports = TableExports(client, CallMetrics())
         at = datetime.fromisoformat(summary["engineStats"]["night"]["tableAsOf"])
         full = exports.wait(exports.start(s.table_arn, at, s.export_bucket, s.export_prefix)).directory
-        options = ReconcileOptions(
-            source="files",
+        options = FilesPlan(
             dynamodb_export=full,
             s3_inventories=(summary["inputs"]["raw"], summary["inputs"]["processed"]),
             write_report=False,
@@ -169,7 +170,7 @@ def _seed(stack: Any, corpus: Path) -> None:
         for user, doc, path in uploads:
             key = layout.raw_key(user, doc, path.name)
             stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
-        IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+        IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 class _Life:
@@ -196,7 +197,7 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
         s3.copy_object(
             Bucket=s.raw_bucket, Key=layout.raw_key("u1", "twin", "t.xml"), CopySource=f"{s.raw_bucket}/{d7}"
         )
-        IngestRun(s, IngestOptions(backfill=True)).execute()  # the twin: d7's duplicate, no marker of its own
+        IngestRun(s, BackfillPlan()).execute()  # the twin: d7's duplicate, no marker of its own
         assert _item(stack, "twin").reviewReasons == ["DUPLICATE_CONTENT:d7", "DUPLICATE_INVOICE:d7"]
         life.erase(ERASED)  # the user's items and versions go; the erasure's marker stays
         kept["d1"] = _item(stack, "d1")
@@ -326,8 +327,8 @@ def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_cha
     athena = DuckAthenaChain(stack, nights.settings())
 
     def both(number: int) -> dict[str, Any]:
-        by_polars = ReconcileRun(nights.settings(), ReconcileOptions(nightly=True, write_report=False)).execute()
-        run = ReconcileRun(nights.settings(), ReconcileOptions(engine="athena", nightly=True, write_report=False))
+        by_polars = ReconcileRun(nights.settings(), NightlyPlan(write_report=False)).execute()
+        run = ReconcileRun(nights.settings(), AthenaPlan(nightly=True, write_report=False))
         run.athena_queries = athena  # type: ignore[assignment]
         on_athena = run.execute()
         assert_frame_equal(on_athena.findings, by_polars.findings)

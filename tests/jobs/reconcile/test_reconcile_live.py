@@ -18,13 +18,15 @@ from reconcile_helpers import export_changes, export_state, s3_location, scan
 
 from jobs.contract import DocumentItem, ResultDocument, Status, layout
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
 from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.export import export_manifest
+from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
 from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, sha256
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import ReconcileRun
 from jobs.store.clients import s3_client
 from jobs.store.dynamo import from_wire, to_wire
 from jobs.store.s3 import Buckets
@@ -41,7 +43,7 @@ def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:
         key = layout.raw_key(f"u{i % 2}", f"d{i}", path.name)
         s3.put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
         keys[f"d{i}"] = key
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     return keys
 
 
@@ -136,9 +138,9 @@ def _keys(findings: pl.DataFrame) -> pl.DataFrame:
     return findings.select(KEY_COLUMNS).sort(KEY_COLUMNS, nulls_last=True)
 
 
-def _run(stack, **options) -> tuple:
+def _run(stack, plan: type[Plan] = LivePlan, **options) -> tuple:
     options.setdefault("grace", NOW)
-    outcome = ReconcileRun(stack.settings, ReconcileOptions(**options)).execute()
+    outcome = ReconcileRun(stack.settings, plan(**options)).execute()
     return outcome.summary, outcome.findings, outcome.exit_code
 
 
@@ -182,7 +184,7 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
             for engine in ("polars", "duckdb"):  # duckdb: the Athena engine's SQL, run locally
                 _, from_files, _ = _run(
                     stack,
-                    source="files",
+                    FilesPlan,
                     engine=engine,
                     dynamodb_export=exported.export,
                     s3_inventories=tuple(exported.manifests),
@@ -214,7 +216,7 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     for user, doc in (("u1", "d1"), ("u0", "d4")):
         item = _item(stack, user, doc)
         assert (item.status, item.failureCode, item.attempts) == (Status.FAILED, "INTERNAL", 0)
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
     assert _item(stack, "u1", "d1").status == Status.PROCESSED
     assert _item(stack, "u0", "d4").status == Status.PROCESSED
 
@@ -231,7 +233,7 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     night0 = local0.in_s3(stack, tmp_path / "n0")
     _, _, code = _run(
         stack,
-        source="files",
+        FilesPlan,
         dynamodb_export=night0.export,
         s3_inventories=tuple(night0.manifests),
         write_table_state=f"{root}/n0/",
@@ -255,7 +257,7 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     assert_frame_equal(_keys(live), _frame(expected))
     summary, forward, code = _run(
         stack,
-        source="files",
+        FilesPlan,
         table_state=f"{root}/n0/",
         dynamodb_export=s3_location(tmp_path / "n1", changes),
         s3_inventories=tuple(night1.manifests),
@@ -275,7 +277,7 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     with pytest.raises(ReconcileInputError, match="written once"):
         _run(
             stack,
-            source="files",
+            FilesPlan,
             table_state=f"{root}/n0/",
             dynamodb_export=s3_location(tmp_path / "n1", changes),
             s3_inventories=tuple(night1.manifests),
@@ -308,8 +310,7 @@ def test_write_once_puts_whose_responses_were_lost_are_the_runs_own_writes(stack
     _seed_and_ingest(stack, corpus)
     state = export_state(stack, tmp_path, "Parquet").in_s3(stack, tmp_path)
     location = f"s3://{stack.settings.reports_bucket}/table-state/lost/"
-    options = ReconcileOptions(
-        source="files",
+    options = FilesPlan(
         dynamodb_export=state.export,
         s3_inventories=tuple(state.manifests),
         write_table_state=location,
@@ -336,7 +337,7 @@ def test_write_once_puts_whose_responses_were_lost_are_the_runs_own_writes(stack
 def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> None:
     _seed_and_ingest(stack, corpus)
     stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="stray.bin", Body=b"x")
-    run = ReconcileRun(stack.settings, ReconcileOptions(grace=NOW), run_id="20260101T000000Z-fixed")
+    run = ReconcileRun(stack.settings, LivePlan(grace=NOW), run_id="20260101T000000Z-fixed")
     first = run.execute().summary
     s3 = stack.s3()
     bucket = stack.settings.reports_bucket
@@ -353,12 +354,12 @@ def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> 
 
     # Same run id again (e.g. a retried task): refused, the first report untouched.
     with pytest.raises(S3ObjectExistsError):
-        ReconcileRun(stack.settings, ReconcileOptions(grace=NOW), run_id="20260101T000000Z-fixed").execute()
+        ReconcileRun(stack.settings, LivePlan(grace=NOW), run_id="20260101T000000Z-fixed").execute()
     again = s3.get_object(Bucket=bucket, Key=first.reportPrefix + SUMMARY_FILE)["Body"].read()
     assert ReconcileSummary.model_validate_json(again) == stored
 
     # A later run charts the history of earlier ones; reproducible findings files.
-    second = ReconcileRun(stack.settings, ReconcileOptions(grace=NOW)).execute().summary
+    second = ReconcileRun(stack.settings, LivePlan(grace=NOW)).execute().summary
     html2 = s3.get_object(Bucket=bucket, Key=second.reportPrefix + "report.html")["Body"].read().decode()
     assert "<svg" in html2 and first.runId in html2
     assert second.files["findings.parquet"] == first.files["findings.parquet"]
@@ -369,12 +370,12 @@ def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> 
 
 def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:
     s3 = stack.s3()
-    assert cli.main(["--no-report"]) == 0
+    assert cli.main(["live", "--no-report"]) == 0
     # A fresh upload is within the default 15-minute grace period: not judged yet.
     s3.put_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u1", "fresh", "a.xml"), Body=b"x")
-    assert cli.main(["--no-report"]) == 0
-    assert cli.main(["--no-report", "--grace", "0s", "--fail-on", "error"]) == 0  # a warning only
-    assert cli.main(["--grace", "0s", "--fail-on", "warning"]) == 1
+    assert cli.main(["live", "--no-report"]) == 0
+    assert cli.main(["live", "--no-report", "--grace", "0s", "--fail-on", "error"]) == 0  # a warning only
+    assert cli.main(["live", "--grace", "0s", "--fail-on", "warning"]) == 1
     assert "UNPROCESSED_RAW" in capsys.readouterr().out
 
     exported = export_state(stack, tmp_path / "ok")
@@ -385,12 +386,20 @@ def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:
     (broken / "manifest-summary.json").write_text("{not json")
     cases = {
         "is not JSON": [
+            "files",
             "--dynamodb-export",
             str(broken),
             *functools.reduce(operator.iadd, (["--s3-inventory", m] for m in exported.manifests), []),
         ],
-        "no --s3-inventory manifest": ["--dynamodb-export", exported.export, "--s3-inventory", exported.manifests[1]],
+        "no --s3-inventory manifest": [
+            "files",
+            "--dynamodb-export",
+            exported.export,
+            "--s3-inventory",
+            exported.manifests[1],
+        ],
         "cannot read": [
+            "files",
             "--dynamodb-export",
             str(tmp_path / "missing"),
             *functools.reduce(operator.iadd, (["--s3-inventory", m] for m in exported.manifests), []),
@@ -408,7 +417,7 @@ def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:
         capsys.readouterr()
         assert cli.main([*argv, "--no-report"]) == 2, fragment
         assert fragment in capsys.readouterr().err, fragment
-    assert cli.main(["--source", "files"]) == 2  # files without files: an option error
+    assert cli.main(["files"]) == 2  # files without files: an option error
 
 
 def test_unreachable_stack_is_exit_3(stack, monkeypatch, capsys) -> None:
@@ -416,5 +425,5 @@ def test_unreachable_stack_is_exit_3(stack, monkeypatch, capsys) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9")
     monkeypatch.setenv("DOCUFLOW_RETRY_ATTEMPTS", "1")
-    assert cli.main(["--no-report"]) == 3
+    assert cli.main(["live", "--no-report"]) == 3
     assert "error:" in capsys.readouterr().err

@@ -18,9 +18,11 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 from jobs.contract import DuplicateKind, Status, layout
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.reconcile.findings import Code
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
+from jobs.reconcile.run import ReconcileRun
 from jobs.review import ReviewDesk
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.reconcile_helpers import export_state
@@ -43,21 +45,21 @@ def upload(stack, user: str, doc: str, **fields: Any) -> str:
 
 
 def ingest(stack) -> None:
-    IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings, BackfillPlan()).execute()
 
 
-def reconcile(stack, **options: Any) -> Any:
-    return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False, **options)).execute()
+def reconcile(stack, plan: type[Plan] = LivePlan, **options: Any) -> Any:
+    return ReconcileRun(stack.settings, plan(grace=timedelta(0), write_report=False, **options)).execute()
 
 
 def every_engine(stack, root: Path) -> list[pl.DataFrame]:
     """The findings live (--deep too) and from export files with polars and the Athena SQL."""
     exported = export_state(stack, root, "Parquet")
-    files = {"source": "files", "dynamodb_export": exported.export, "s3_inventories": tuple(exported.manifests)}
+    files = {"dynamodb_export": exported.export, "s3_inventories": tuple(exported.manifests)}
     return [
         reconcile(stack).findings,
         reconcile(stack, deep=True).findings,
-        *(reconcile(stack, engine=engine, **files).findings for engine in ("polars", "duckdb")),
+        *(reconcile(stack, FilesPlan, engine=engine, **files).findings for engine in ("polars", "duckdb")),
     ]
 
 

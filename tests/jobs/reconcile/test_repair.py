@@ -11,14 +11,15 @@ import pytest
 
 from jobs.contract import DocumentFormat, DocumentItem, ResultDocument, SourceObject, Status, ValidationResult, layout
 from jobs.reconcile.findings import FINDINGS_SCHEMA, SEVERITY, Code
+from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.repair import Repairer
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import ReconcileRun
 
 T0 = layout.utc_now() - timedelta(days=1)
 
 
 def _repairer(stack) -> tuple[Repairer, Any, Any]:
-    run = ReconcileRun(stack.settings, ReconcileOptions())
+    run = ReconcileRun(stack.settings, LivePlan())
     return (
         Repairer(
             run.table,
@@ -72,7 +73,7 @@ def _item(stack, user: str, doc: str, status: Status = Status.PROCESSED, **chang
         attempts=1,
         **changes,
     )
-    ReconcileRun(stack.settings, ReconcileOptions()).table.put_if_version(item, None)
+    ReconcileRun(stack.settings, LivePlan()).table.put_if_version(item, None)
     return item
 
 

@@ -17,14 +17,13 @@ from jobs.contract import Status, layout
 from jobs.reconcile import cli
 from jobs.reconcile.findings import DEFINITIONS, Code
 from jobs.reconcile.ledger import LEDGER_FILE, finding_id
+from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.report import ReconcileSummary
-from jobs.reconcile.run import ReconcileOptions, ReconcileRun
+from jobs.reconcile.run import ReconcileRun
 
 
 def _night(stack, n: int, **options) -> ReconcileSummary:
-    run = ReconcileRun(
-        stack.settings, ReconcileOptions(grace=timedelta(0), **options), run_id=f"20260101T00000{n}Z-n{n}"
-    )
+    run = ReconcileRun(stack.settings, LivePlan(grace=timedelta(0), **options), run_id=f"20260101T00000{n}Z-n{n}")
     return run.execute().summary
 
 

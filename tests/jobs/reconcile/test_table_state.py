@@ -187,12 +187,13 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(
     inventories = [arg for m in files.manifests for arg in ("--s3-inventory", m)]
     common = [*inventories, "--no-report", "--grace", "0s"]
     night1, night2 = tmp_path / "night1", tmp_path / "night2"
-    assert cli.main(["--dynamodb-export", files.t0, "--write-table-state", str(night1), *common]) == 1
+    assert cli.main(["files", "--dynamodb-export", files.t0, "--write-table-state", str(night1), *common]) == 1
     assert json.loads((night1 / TABLE_STATE).read_text())["builtFrom"] == [files.t0]
     capsys.readouterr()
     assert (
         cli.main(
             [
+                "files",
                 "--table-state",
                 str(night1),
                 "--dynamodb-export",
@@ -205,7 +206,7 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(
         == 1
     )
     by_state = capsys.readouterr().out
-    assert cli.main(["--dynamodb-export", files.t1, *common]) == 1
+    assert cli.main(["files", "--dynamodb-export", files.t1, *common]) == 1
     by_full = capsys.readouterr().out
     assert by_state.splitlines()[1:] == by_full.splitlines()[1:]  # the same counts, line for line
     kept = json.loads((night2 / TABLE_STATE).read_text())
@@ -218,6 +219,7 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(
     assert (
         cli.main(
             [
+                "files",
                 "--table-state",
                 str(night1),
                 "--dynamodb-export",
@@ -234,6 +236,7 @@ def test_the_state_a_run_keeps_chains_into_the_next_nights_run(
     assert (
         cli.main(
             [
+                "files",
                 "--table-state",
                 str(night1),
                 "--dynamodb-export",

@@ -12,7 +12,8 @@ from jobs.contract import DocumentItem, ResultDocument, RetentionClass, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import DemoDocument, generate
 from jobs.demo.seed import upload
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.local.stack import REGION
 from jobs.local.table_export import export_table
 from jobs.observability import CallMetrics
@@ -25,7 +26,7 @@ def ingest(stack: Any, docs: list[DemoDocument]) -> None:
     """Upload `docs` into raw/ and run the backfill sweep over them (one extraction worker)."""
     upload(stack.s3(), stack.settings.raw_bucket, docs)
     settings = stack.settings.model_copy(update={"extract_workers": 1})
-    IngestRun(settings, IngestOptions(backfill=True)).execute()
+    IngestRun(settings, BackfillPlan()).execute()
 
 
 def processed_stage(stack: Any, docs: int = 12, seed: int = 7) -> list[DemoDocument]:

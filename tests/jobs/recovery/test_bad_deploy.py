@@ -5,7 +5,7 @@ pipeline would (conditional puts, fenced result.json writes) but with wrong valu
 earlier documents changed alone or with their result.json, and the documents that arrived during
 the deploy processed wrongly; more uploads wait unprocessed. Recovery: restore the table as of
 before the deploy (the drill, into a new table), roll the live table back to it for every item
-changed since (`python -m jobs rollback`), replay the window (`ingest --backfill`). It ends with a
+changed since (`python -m jobs rollback`), replay the window (`ingest backfill`). It ends with a
 clean deep reconcile, every document present, and nothing the bad image wrote left.
 """
 
@@ -19,9 +19,10 @@ from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor_kind
 from jobs.demo.corpus import generate
 from jobs.demo.seed import upload
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
-from jobs.reconcile import ReconcileOptions, ReconcileRun
+from jobs.reconcile import LivePlan, ReconcileRun
 from jobs.recovery import rollback_cli
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
@@ -70,9 +71,9 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     assert json.loads(capsys.readouterr().out)["actions"] == {"KEEP": 4}
     assert {(i.userId, i.documentId): i.to_item() for i in stack.items()} == rolled_back
     # 3. Replay the window: a backfill of raw/.
-    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), BackfillPlan()).execute()
 
-    outcome = ReconcileRun(stack.settings, ReconcileOptions(deep=True, grace=timedelta(0))).execute()
+    outcome = ReconcileRun(stack.settings, LivePlan(deep=True, grace=timedelta(0))).execute()
     assert outcome.summary.totalFindings == 0, outcome.findings.to_dicts()
     final = {(i.userId, i.documentId): i for i in stack.items()}
     every = {(d.user_id, d.document_id) for d in (*earlier, *arrived, *waiting)}

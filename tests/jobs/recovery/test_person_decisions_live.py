@@ -20,7 +20,8 @@ from jobs.contract.actors import ActorKind, actor
 from jobs.demo.corpus import generate
 from jobs.documents.actions import DocumentActions
 from jobs.erasure.run import ErasureRun
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.recovery import rollback_cli, undelete
 from jobs.recovery.drill import DrillOptions, DrillRun
@@ -142,7 +143,7 @@ def test_a_hold_on_a_document_the_bad_image_made_keeps_it_and_the_replay_remakes
     assert made in _left(summary) and "legal hold" in _left(summary)[made]
     item = stage.item(made)
     assert item.held and item.status == Status.FAILED
-    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), BackfillPlan()).execute()
     item = stage.item(made)
     assert item.held and item.status == Status.PROCESSED and item.vendorName != BAD_VENDOR
 
@@ -214,7 +215,7 @@ def test_an_erasure_after_the_restore_point_is_not_undone(stack, capsys) -> None
     for purpose in ("raw", "processed"):
         assert undelete.main(["--bucket", purpose, "--since", layout.format_ts(since)]) == 0
         capsys.readouterr()
-    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), BackfillPlan()).execute()
 
     assert summary["actions"] == {"PUT_BACK": 1}
     assert not [i for i in stack.items() if i.userId == erased]

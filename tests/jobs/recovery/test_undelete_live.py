@@ -7,13 +7,13 @@ import time
 from datetime import timedelta
 
 from jobs.contract import Status, layout
-from jobs.reconcile import ReconcileOptions, ReconcileRun
+from jobs.reconcile import LivePlan, ReconcileRun
 from jobs.recovery import undelete
 from tests.jobs.recovery.recovery_helpers import processed_stage
 
 
 def _reconcile(stack, **options):
-    return ReconcileRun(stack.settings, ReconcileOptions(grace=timedelta(0), write_report=False, **options)).execute()
+    return ReconcileRun(stack.settings, LivePlan(grace=timedelta(0), write_report=False, **options)).execute()
 
 
 def test_removing_the_bad_roles_delete_markers_brings_every_object_back_and_keeps_earlier_deletions(

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from jobs.contract import DocumentItem, ResultDocument, layout
-from jobs.ingest.run import IngestOptions, IngestRun
+from jobs.ingest.plans import BackfillPlan
+from jobs.ingest.run import IngestRun
 from jobs.review import ReviewDesk
 
 # A normalized invoice that adds up but names no seller: the ingest sends it to review.
@@ -29,7 +30,7 @@ def upload(stack, user: str, doc: str, data: bytes, name: str = "invoice.json") 
 
 
 def ingest(stack) -> Any:
-    return IngestRun(stack.settings, IngestOptions(backfill=True)).execute()
+    return IngestRun(stack.settings, BackfillPlan()).execute()
 
 
 def in_review(stack, user: str = "u1", doc: str = "d1", **fields: Any) -> DocumentItem:

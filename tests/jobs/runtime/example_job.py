@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 
 from jobs.errors import LifecycleRefusedError
-from jobs.runtime import RunContext, run_job
+from jobs.runtime import Cli, RunContext, run_job
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jobs hello")
-    parser.add_argument("mode", choices=["greet", "refuse", "stop"])
-    args = parser.parse_args(argv)
-    return run_job("hello", lambda context: _run(context, args.mode))
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m jobs hello")
+    p.add_argument("mode", choices=["greet", "refuse", "stop"])
+    return p
 
 
 def _run(context: RunContext, mode: str) -> int:
@@ -38,6 +37,13 @@ def _run(context: RunContext, mode: str) -> int:
         context.stop.check("before its second step")
     print(f"hello from run {context.run_id}")
     return 0
+
+
+CLI = Cli("hello", parser, lambda args: str(args.mode), _run)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)
 '''
 
 ENTRY = JobSpec(

@@ -24,7 +24,7 @@ from jobs.recovery import cli as drill_cli
 from jobs.recovery import rollback_cli
 from jobs.recovery.restore import Restore
 from jobs.recovery.rollback_run import RollbackRun
-from jobs.runtime import RunContext, StopFlag, run_job
+from jobs.runtime import RunContext, StopFlag, run_in_context
 from jobs.store.clients import cloudwatch_client
 from jobs.store.s3 import Buckets
 from tests.jobs.recovery.recovery_helpers import export, processed_stage, reports, scan, tables
@@ -77,7 +77,7 @@ def test_a_stop_outside_run_job_is_sigterms_code_and_handlers_are_restored() -> 
         context.stop.check("in the body")
         return 0
 
-    assert run_job("example", body) == ExitCode.SIGINT
+    assert run_in_context("example", body) == ExitCode.SIGINT
     assert signal.getsignal(signal.SIGTERM) is before
     flag = StopFlag()
     heard: list[str] = []

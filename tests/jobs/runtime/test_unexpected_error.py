@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from jobs.contract import layout
 from jobs.erasure import cli as erasure_cli
 from jobs.errors import ExitCode, ReconcileInputError
-from jobs.ingest.run import IngestOptions
-from jobs.runtime import RunContext, run_job
+from jobs.ingest import cli as ingest_cli
+from jobs.runtime import Cli, RunContext, run_in_context, run_job
 from jobs.settings import JobSettings
 
 
@@ -23,7 +23,7 @@ def _bug(_context: RunContext) -> int:
 
 
 def test_an_unexpected_exception_exits_internal_with_its_traceback(capsys: pytest.CaptureFixture[str]) -> None:
-    code = run_job("ingest", _bug, settings=JobSettings(stage="t"))
+    code = run_in_context("ingest", _bug, settings=JobSettings(stage="t"))
     assert code == ExitCode.INTERNAL == 70
     err = capsys.readouterr().err
     assert "unexpected error (a bug)" in err
@@ -54,13 +54,8 @@ def _unicode(_context: RunContext) -> int:
 def test_a_pydantic_json_or_unicode_error_of_our_own_code_is_internal_not_bad_input(
     body: Callable[[RunContext], int], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run_job("reconcile", body, settings=JobSettings(stage="t")) == ExitCode.INTERNAL
+    assert run_in_context("reconcile", body, settings=JobSettings(stage="t")) == ExitCode.INTERNAL
     assert "Traceback" in capsys.readouterr().err
-
-
-def _refused_option(_context: RunContext) -> int:
-    IngestOptions(max_docs=0)  # an option the run refuses: the caller's to fix
-    return 0
 
 
 def _bad_id(_context: RunContext) -> int:
@@ -72,16 +67,28 @@ def _damaged(_context: RunContext) -> int:
     raise ReconcileInputError("the export's manifest is damaged")
 
 
-@pytest.mark.parametrize("body", [_refused_option, _bad_id, _damaged], ids=["option", "id", "domain-error"])
+@pytest.mark.parametrize("body", [_bad_id, _damaged], ids=["id", "domain-error"])
 def test_refused_input_still_exits_bad_input_in_one_line(
     body: Callable[[RunContext], int], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run_job("ingest", body, settings=JobSettings(stage="t")) == ExitCode.BAD_INPUT
+    assert run_in_context("ingest", body, settings=JobSettings(stage="t")) == ExitCode.BAD_INPUT
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "Traceback" not in err
 
 
 def test_argparse_refusals_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exited:
-        erasure_cli.main([])
-    assert exited.value.code == ExitCode.BAD_INPUT == 2
+    assert erasure_cli.main([]) == ExitCode.BAD_INPUT == 2
+    assert "error: the following arguments are required: --user" in capsys.readouterr().err
+
+
+def _never(_context: RunContext, _plan: object) -> int:
+    raise AssertionError("a refused plan never runs")
+
+
+def test_an_option_the_plan_refuses_exits_2_in_one_line_before_any_run(capsys: pytest.CaptureFixture[str]) -> None:
+    cli = Cli("ingest", ingest_cli.parser, ingest_cli.plan_of, _never)
+    assert run_job(cli, ["drain", "--max-docs", "0"], settings=JobSettings(stage="t")) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m jobs ingest")
+    (line,) = [x for x in err.splitlines() if "error:" in x]
+    assert line == "python -m jobs ingest: error: --max-docs 0: must be at least 1"

@@ -1,4 +1,4 @@
-"""The move-task path of `ingest --redrive-dlq` (jobs.store.redrive) against botocore's Stubber:
+"""The move-task path of `ingest redrive` (jobs.store.redrive) against botocore's Stubber:
 moto's server implements neither StartMessageMoveTask nor ListMessageMoveTasks (it answers 500),
 so the calls and their order are checked here; the receive-send-delete path runs on the local
 stack (tests/jobs/ingest/test_drain_live.py).
