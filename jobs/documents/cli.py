@@ -28,7 +28,7 @@ from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.documents.url import result_url
 from jobs.errors import ExitCode
-from jobs.runtime import RunContext, run_job
+from jobs.runtime.context import RunContext, run_job
 from jobs.store.clients import s3_client, sqs_client
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets

@@ -21,7 +21,7 @@ import json
 from jobs.contract.metrics import Datum, Job, Metric
 from jobs.erasure.run import ErasureResult, ErasureRun
 from jobs.errors import ExitCode
-from jobs.runtime import RunContext, run_job
+from jobs.runtime.context import RunContext, run_job
 from jobs.store.clients import s3_client
 from jobs.store.s3 import Buckets
 

@@ -33,7 +33,8 @@ from jobs.errors import ExitCode, SettingsError
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
 from jobs.progress import Ticker
-from jobs.runtime import RunContext, run_job, with_mode
+from jobs.runtime.cli import with_mode
+from jobs.runtime.context import RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import sqs_client
 from jobs.store.queue import ArrivalQueue

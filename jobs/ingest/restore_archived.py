@@ -30,7 +30,7 @@ from jobs.contract import DocumentItem, FailureCode, Status, layout
 from jobs.contract.events import requeue_body
 from jobs.errors import DocumentNotFoundError, ExitCode, InfrastructureError
 from jobs.observability import CallMetrics
-from jobs.runtime import RunContext, run_job
+from jobs.runtime.context import RunContext, run_job
 from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
 from jobs.store.archive import Archives, ArchiveState, Readable, RestoreTier

@@ -41,7 +41,8 @@ from jobs.reconcile.engines import NAMES
 from jobs.reconcile.findings import Severity
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
 from jobs.reconcile.run import ReconcileOptions, ReconcileOutcome, ReconcileRun
-from jobs.runtime import RunContext, deprecated, duration, run_job
+from jobs.runtime.cli import deprecated, duration
+from jobs.runtime.context import RunContext, run_job
 from jobs.settings import JobSettings
 
 PROG = "python -m jobs reconcile"

@@ -19,7 +19,7 @@ import argparse
 from datetime import date
 
 from jobs.errors import ExitCode
-from jobs.runtime import RunContext, run_job
+from jobs.runtime.context import RunContext, run_job
 from jobs.store.clients import s3_client
 from jobs.store.kms import Signatures, kms_client
 from jobs.store.s3 import Buckets

@@ -1,8 +1,8 @@
-"""The job runtime: one definition of each job, one context every job runs in (docs/runtime.md).
+"""The job runtime: what a job declares, and the one context every job runs in (docs/runtime.md).
 
-- `registry`: JOBS, one JobSpec per `python -m jobs <command>` (CLI module, subcommands, image,
-  metrics) with the ECS tasks it runs as (command, policy builder by name, size, schedule);
-  `jobs/__main__.py` and `components/batch_jobs.py` both read it.
+- `registry`: what a job declares (JobSpec, with the ECS tasks it runs as: command, policy
+  builder, size, schedule, container hooks); each package's `job.py` declares its own and
+  `jobs.registry` lists them, read by `jobs/__main__.py` and `components/batch_jobs.py`.
 - `context`: RunContext (settings, one run id, call metrics, the stop flag, the metrics it
   publishes once at the end) and `run_job(name, body)`, which maps the body's outcome to the one
   exit-code map (jobs.errors.ExitCode).
@@ -12,6 +12,9 @@
   (subcommands for modes, old flags as deprecated aliases, duration and time types);
   `stores`: the AWS adapters built one way (document_table; imported by the jobs that reach AWS,
   so the registry's readers load no boto3).
+
+This package's own module imports nothing: the Pulumi program reads `registry` without loading
+the run context, its observability or the store. Import each name from its module.
 
 A job's CLI adopts it in three lines (the reconcile's, for instance):
 
@@ -26,32 +29,3 @@ A job's CLI adopts it in three lines (the reconcile's, for instance):
         context.publish(metrics_of(outcome.summary))   # published once, when the run ends
         return outcome.exit_code                   # domain errors need no except: run_job maps them
 """
-
-from __future__ import annotations
-
-from jobs.runtime.cli import deprecated, duration, point_in_time, with_mode
-from jobs.runtime.context import Body, RunContext, report_error, run_job
-from jobs.runtime.ids import new_run_id
-from jobs.runtime.registry import JOBS, JobSpec, Schedule, TaskSize, TaskSpec, job, tasks
-from jobs.runtime.signals import STOP_SIGNALS, StopFlag
-
-__all__ = [
-    "JOBS",
-    "STOP_SIGNALS",
-    "Body",
-    "JobSpec",
-    "RunContext",
-    "Schedule",
-    "StopFlag",
-    "TaskSize",
-    "TaskSpec",
-    "deprecated",
-    "duration",
-    "job",
-    "new_run_id",
-    "point_in_time",
-    "report_error",
-    "run_job",
-    "tasks",
-    "with_mode",
-]

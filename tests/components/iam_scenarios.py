@@ -43,8 +43,8 @@ from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
-from jobs.review import ReviewDesk
-from jobs.runtime import RunContext
+from jobs.review.desk import ReviewDesk
+from jobs.runtime.context import RunContext
 from jobs.settings import JobSettings
 from jobs.store import call_recording
 from jobs.store.athena import AthenaQueries

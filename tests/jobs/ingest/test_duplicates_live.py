@@ -14,7 +14,7 @@ from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.observability import CallMetrics
-from jobs.review import ReviewDesk
+from jobs.review.desk import ReviewDesk
 from jobs.store.clients import dynamodb_client
 from jobs.store.dynamo import DocumentTable, to_wire
 from jobs.store.s3 import Buckets

@@ -21,7 +21,7 @@ from jobs.contract import DuplicateKind, Status, layout
 from jobs.ingest.run import IngestOptions, IngestRun
 from jobs.reconcile.findings import Code
 from jobs.reconcile.run import ReconcileOptions, ReconcileRun
-from jobs.review import ReviewDesk
+from jobs.review.desk import ReviewDesk
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.reconcile_helpers import export_state
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from jobs.contract import DocumentItem, ResultDocument, layout
 from jobs.ingest.run import IngestOptions, IngestRun
-from jobs.review import ReviewDesk
+from jobs.review.desk import ReviewDesk
 
 # A normalized invoice that adds up but names no seller: the ingest sends it to review.
 INVOICE: dict[str, Any] = {

@@ -14,7 +14,7 @@ from jobs.contract import layout
 from jobs.erasure import cli as erasure_cli
 from jobs.errors import ExitCode, ReconcileInputError
 from jobs.ingest.run import IngestOptions
-from jobs.runtime import RunContext, run_job
+from jobs.runtime.context import RunContext, run_job
 from jobs.settings import JobSettings
 
 
