@@ -10,7 +10,6 @@ importable so the unit tests run the very same program under Pulumi's mocks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -20,11 +19,13 @@ from components.arrivals import Arrivals, ArrivalsArgs
 from components.audit_catalog import AuditCatalog, AuditCatalogArgs
 from components.audit_trail import AuditTrail, AuditTrailArgs, audit_bucket_policies, trail_arn
 from components.backups import TableBackups, TableBackupsArgs
-from components.batch_jobs import RECONCILE_JOBS, BatchJobs, BatchJobsArgs, JobSize, task_sizes
+from components.batch_jobs import RECONCILE_JOBS, BatchJobs, BatchJobsArgs, JobResources
 from components.budget import CostBudget, CostBudgetArgs
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
 from components.encryption import DataKey, DataKeyArgs
+from components.job_image import JobImage
+from components.job_schedules import JobNetwork, JobSchedules
 from components.operations import Operations, OperationsArgs
 from components.replication import SecondRegion, SecondRegionArgs
 from components.report_signing import ReportSigningKey, ReportSigningKeyArgs
@@ -32,6 +33,9 @@ from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
 from jobs.contract import BucketSpec, layout
+from jobs.reconcile.job import RECONCILE_SIZE
+from jobs.registry import JOBS
+from jobs.runtime.registry import TaskSize
 from jobs.settings import JobSettings
 
 
@@ -375,76 +379,87 @@ def batch_jobs(
             stage=settings.stage,
             region=settings.region,
             account_id=account_id,
-            kms_key_arn=key.key_arn,
-            table_arn=store.table_arn,
-            index_arn=store.index_arn,
-            bucket_arns=buckets.bucket_arns,
-            arrivals_queue_arn=arrivals.queue_arn,
-            arrivals_dead_letter_queue_arn=arrivals.dead_letter_queue_arn,
+            resources=JobResources(
+                kms_key_arn=key.key_arn,
+                table_arn=store.table_arn,
+                index_arn=store.index_arn,
+                bucket_arns=buckets.bucket_arns,
+                arrivals_queue_arn=arrivals.queue_arn,
+                arrivals_dead_letter_queue_arn=arrivals.dead_letter_queue_arn,
+                alarm_topic_arn=alerts.topic_arn,
+                backup_role_arn=backups.role_arn,
+                catalog_grants=catalog.grants,
+                report_signing_key_arn=signing_key_arn,
+            ),
             job_environment=job_env,
-            subnet_ids=settings.subnet_ids,
-            security_group_ids=settings.security_group_ids,
-            assign_public_ip=settings.assign_public_ip,
-            alarm_topic_arn=alerts.topic_arn,
-            **_image_args(settings),
+            network=JobNetwork(
+                subnet_ids=settings.subnet_ids,
+                security_group_ids=settings.security_group_ids,
+                assign_public_ip=settings.assign_public_ip,
+                fargate_spot=settings.fargate_spot,
+            ),
+            image=job_image(settings),
+            schedules=job_schedules(settings),
+            sizes=job_sizes(settings),
+            # The drain stops taking work in time for the reconcile (components.schedules).
+            drain_minutes=settings.drain_minutes,
             ocr_engine=settings.ocr_engine,
             textract_max_pages=settings.textract_max_pages_per_night,
             textract_fallback=settings.second_opinion,
             reconcile_engine=settings.reconcile_engine,
-            catalog_grants=catalog.grants,
             reanchor_days=settings.reconcile_reanchor_days,
             catch_up_days=settings.reconcile_catch_up_days,
             table_state_days=settings.table_state_retention_days,
             holdings=settings.holdings(),
-            fargate_spot=settings.fargate_spot,
-            **_schedule_args(settings),
-            sizes=job_sizes(settings),
-            nightly_repair=settings.nightly_repair,
-            drill_schedule=settings.drill_schedule,
-            backup_role_arn=backups.role_arn,
             log_retention_days=settings.log_retention_days,
             tags=settings.resource_tags(),
-            report_signing_key_arn=signing_key_arn,
         ),
     )
 
 
-def _image_args(settings: StackSettings) -> dict[str, Any]:
-    """BatchJobsArgs' image: its digest, the repository and what its lifecycle keeps."""
-    return {
-        "image_digest": settings.image_digest,
-        "image_repository": settings.image_repository(),
-        "image_keep_count": settings.image_keep_count,
-        "image_release_tag_prefixes": settings.image_release_tag_prefixes,
-        "image_tag": settings.image_tag,
-    }
-
-
-def _schedule_args(settings: StackSettings) -> dict[str, Any]:
-    """BatchJobsArgs' schedules: the ingest's tasks, both crons in the stack's zone, retries."""
-    return {
-        "ingest_tasks": settings.ingest_tasks,
-        "ingest_schedule": settings.ingest_schedule,
-        "reconcile_schedule": settings.reconcile_schedule,
-        # The drain stops taking work in time for the reconcile (components.schedules).
-        "drain_minutes": settings.drain_minutes,
-        "schedule_timezone": settings.schedule_timezone,
-        "retry_attempts": settings.schedule_retry_attempts,
-        "max_event_age_seconds": settings.schedule_max_event_age_seconds,
-    }
-
-
-def job_sizes(settings: StackSettings) -> dict[str, JobSize]:
-    """Each task's size: the registry's (jobs.runtime.registry), or the stack's size settings for the
-    tasks whose size follows them (the ingest; the reconcile, its repair and the drill, which
-    reconciles the table it restored).
-    """
-    return task_sizes(
-        {
-            "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
-            "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-        }
+def job_image(settings: StackSettings) -> JobImage:
+    """The job image: its digest, the repository and what its lifecycle keeps."""
+    return JobImage(
+        digest=settings.image_digest,
+        repository=settings.image_repository(),
+        keep_count=settings.image_keep_count,
+        release_tag_prefixes=settings.image_release_tag_prefixes,
+        tag=settings.image_tag,
     )
+
+
+def job_schedules(settings: StackSettings) -> JobSchedules:
+    """The schedules by task: the ingest's tasks, the crons in the stack's zone, which of the
+    nightly reconcile's two tasks runs, retries.
+    """
+    return JobSchedules(
+        expressions={
+            "ingest": settings.ingest_schedule,
+            "reconcile": settings.reconcile_schedule,
+            "repair": settings.reconcile_schedule,
+            "drill": settings.drill_schedule,
+        },
+        # The nightly reconcile repairs what it safely can (the repair task) or only reports it.
+        enabled={"reconcile": not settings.nightly_repair, "repair": settings.nightly_repair},
+        task_counts={"ingest": settings.ingest_tasks},
+        timezone=settings.schedule_timezone,
+        retry_attempts=settings.schedule_retry_attempts,
+        max_event_age_seconds=settings.schedule_max_event_age_seconds,
+    )
+
+
+def job_sizes(settings: StackSettings) -> dict[str, TaskSize]:
+    """The stack's sizes of the tasks whose size follows its settings: the ingest's, and the
+    reconcile's for every task sized like it (its repair, and the drill, which reconciles the
+    table it restored).
+    """
+    sizes = {
+        task.name: TaskSize(settings.reconcile_cpu, settings.reconcile_memory)
+        for job in JOBS
+        for task in job.tasks
+        if task.size is RECONCILE_SIZE
+    }
+    return {**sizes, "ingest": TaskSize(settings.ingest_cpu, settings.ingest_memory)}
 
 
 def stack_outputs(
@@ -471,12 +486,7 @@ def stack_outputs(
         "dataKeyArn": key.key_arn,
         "alarmTopicArn": alerts.topic_arn,
         "clusterArn": jobs.cluster_arn,
-        "ingestTaskDefinitionArn": jobs.task_definition_arns["ingest"],
-        "reconcileTaskDefinitionArn": jobs.task_definition_arns["reconcile"],
-        "repairTaskDefinitionArn": jobs.task_definition_arns["repair"],
-        "erasureTaskDefinitionArn": jobs.task_definition_arns["erasure"],
-        "documentsTaskDefinitionArn": jobs.task_definition_arns["documents"],
-        "legalHoldTaskDefinitionArn": jobs.task_definition_arns["legal-hold"],
+        **jobs.task_definition_exports(),
         "jobRepositoryUrl": jobs.repository_url,
         "scheduleNames": jobs.schedule_names,
         "arrivalsQueueUrl": arrivals.queue_url,
@@ -563,7 +573,6 @@ def recovery_outputs(
     settings: StackSettings, jobs: BatchJobs, backups: TableBackups, second: SecondRegion | None
 ) -> dict[str, pulumi.Input[object]]:
     outputs: dict[str, pulumi.Input[object]] = {
-        "drillTaskDefinitionArn": jobs.task_definition_arns["drill"],
         "backupVaultName": backups.vault_name,
         "backupRoleArn": backups.role_arn,
         # What an erasure receipt quotes: how long erased data can survive in backups.

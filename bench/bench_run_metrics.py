@@ -28,7 +28,7 @@ from jobs.local.stack import Endpoints
 from jobs.observability import CallMetrics
 from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.run import ReconcileRun
-from jobs.runtime import RunContext
+from jobs.runtime.context import RunContext
 from jobs.settings import JobSettings
 from jobs.store.clients import s3_client
 

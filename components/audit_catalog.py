@@ -9,7 +9,7 @@ and one over the incremental exports (an injected `export_id`), the Iceberg tabl
 merges them into, and an Athena workgroup with an enforced configuration: results under the
 reports bucket's Athena prefix, encrypted with the stack's key, and a cutoff on the bytes one
 query may scan. The reconcile and repair roles then get exactly what the engine needs
-(policies.CatalogArns).
+(jobs.contract.iam.CatalogArns).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from typing import cast
 import pulumi
 import pulumi_aws as aws
 
-from components import catalog, policies
+from components import catalog
 from components._pulumi import child
 from jobs.contract import layout
+from jobs.contract.iam import CatalogArns
 
 ATHENA_ENGINE_VERSION = "Athena engine version 3"
 
@@ -129,7 +130,7 @@ def athena_workgroup(
 class AuditCatalog(pulumi.ComponentResource):
     database_name: pulumi.Output[str] | None
     workgroup_name: pulumi.Output[str] | None
-    grants: pulumi.Output[policies.CatalogArns] | None
+    grants: pulumi.Output[CatalogArns] | None
 
     def __init__(self, name: str, args: AuditCatalogArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("docuflow:audit_catalog:AuditCatalog", name, None, opts)
@@ -209,9 +210,9 @@ class AuditCatalog(pulumi.ComponentResource):
             tags=args.tags,
         )
 
-    def _grants(self, v: dict[str, object]) -> policies.CatalogArns:
+    def _grants(self, v: dict[str, object]) -> CatalogArns:
         glue = f"arn:aws:glue:{self._args.region}:{v['account']}"
-        return policies.CatalogArns(
+        return CatalogArns(
             audit_bucket_arn=str(v["audit"]),
             workgroup_arn=str(v["workgroup"]),
             glue_catalog_arn=f"{glue}:catalog",

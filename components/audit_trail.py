@@ -26,7 +26,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from components import catalog, policies
+from components import audit_policies, catalog, policies
 from components._pulumi import child, json_document
 from components.alerts import encrypted_queue, queue_depth_alarm
 from components.audit_catalog import athena_workgroup, glue_table
@@ -58,13 +58,13 @@ def audit_bucket_policies(
     writer = pulumi.Output.concat("arn:aws:iam::", account_id, ":role/", delivery_role_name(stage))
     return {
         layout.AUDIT_LOG: lambda arn: json_document(
-            policies.audit_log_bucket_policy,
+            audit_policies.audit_log_bucket_policy,
             bucket_arn=arn,
             writer_role_arn=writer,
             break_glass_role_arn=break_glass_role_arn,
         ),
         layout.ACCESS_TRAIL: lambda arn: json_document(
-            policies.access_trail_bucket_policy,
+            audit_policies.access_trail_bucket_policy,
             bucket_arn=arn,
             trail_arn=trail_arn(stage, region, account_id),
             account_id=account_id,
@@ -73,8 +73,8 @@ def audit_bucket_policies(
     }
 
 
-def _trail_arns(v: dict[str, Any]) -> policies.TrailArns:
-    return policies.TrailArns(
+def _trail_arns(v: dict[str, Any]) -> audit_policies.TrailArns:
+    return audit_policies.TrailArns(
         audit_bucket_arn=v["audit_bucket_arn"],
         access_bucket_arn=v["access_bucket_arn"],
         workgroup_arn=v["workgroup_arn"],
@@ -189,7 +189,7 @@ class AuditTrail(pulumi.ComponentResource):
             "delivery",
             "firehose.amazonaws.com",
             json_document(
-                policies.audit_delivery_role_policy,
+                audit_policies.audit_delivery_role_policy,
                 bucket_arn=bucket_arn,
                 key_arn=args.kms_key_arn,
                 glue_catalog_arn=pulumi.Output.concat(self._glue_prefix, ":catalog"),
@@ -284,7 +284,7 @@ class AuditTrail(pulumi.ComponentResource):
             "pipe",
             "pipes.amazonaws.com",
             json_document(
-                policies.audit_pipe_role_policy,
+                audit_policies.audit_pipe_role_policy,
                 stream_arn=args.stream_arn,
                 delivery_stream_arn=delivery.arn,
                 dead_letter_queue_arn=dlq.arn,
@@ -362,7 +362,7 @@ class AuditTrail(pulumi.ComponentResource):
             name=f"{layout.stage_prefix(args.stage)}-audit-reader",
             description="Read DocuFlow's audit trail and query it in the audit workgroup (attach to auditors)",
             policy=json_document(
-                policies.audit_reader_policy,
+                audit_policies.audit_reader_policy,
                 trail=trail,
                 reports_bucket_arn=f"arn:aws:s3:::{args.bucket_names['reports']}",
                 key_arn=args.kms_key_arn,

@@ -1,6 +1,6 @@
 """`python -m jobs <command>`: the one entry point of the job image and of developers' shells.
 
-The commands are the job registry's (jobs.runtime.registry); each lives in its own module with a
+The commands are the job registry's (jobs.registry); each lives in its own module with a
 `main(argv) -> int`, imported only when called, so `local` and `extract` start without loading
 boto3 clients or polars. A command whose module the image does not carry (`local`, `demo`: the
 dev stack's) says so instead of a traceback. A module that fails to import in the image (a
@@ -16,7 +16,8 @@ import traceback
 from types import ModuleType
 
 from jobs.errors import ExitCode
-from jobs.runtime.registry import JOBS, JobSpec
+from jobs.registry import JOBS
+from jobs.runtime.registry import JobSpec
 
 
 def _usage(jobs: tuple[JobSpec, ...]) -> str:

@@ -24,7 +24,7 @@ from jobs.contract import layout
 from jobs.contract.actors import check_actor
 from jobs.errors import ExitCode
 from jobs.observability import CallMetrics
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.runtime.stores import buckets
 from jobs.settings import JobSettings
 from jobs.store.athena import AthenaQueries

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from jobs.demo.corpus import DemoDocument, copies, generate
 from jobs.demo.seed import upload
 from jobs.errors import ExitCode
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.clients import s3_client
 
 

@@ -28,7 +28,7 @@ from jobs.documents.actions import DocumentActions
 from jobs.documents.queries import list_documents
 from jobs.documents.url import result_url
 from jobs.errors import ExitCode
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 
 SHOWN = (
     "userId",

@@ -21,7 +21,7 @@ import json
 from jobs.contract.metrics import Datum, Job, Metric
 from jobs.erasure.run import ErasureResult, ErasureRun
 from jobs.errors import ExitCode
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 
 
 def parser() -> argparse.ArgumentParser:

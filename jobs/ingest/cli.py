@@ -34,7 +34,7 @@ from jobs.ingest.plans import BackfillPlan, DrainPlan, Plan, RedrivePlan, Shard
 from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.progress import Ticker
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import sqs_client
 from jobs.store.queue import ArrivalQueue

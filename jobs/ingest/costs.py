@@ -6,7 +6,7 @@ from and when to check them). An estimate, not the bill: DynamoDB's units are de
 documents (a claim and a finish are each a transactional write of one item under 1 KB: 2 write
 units each; a decision reads its item, a GetItem one strongly consistent read), S3's notification
 deliveries to SQS and the storage itself are not counted, and the task's size is the job
-definition's default (components/batch_jobs.py JobSize), which a stack may raise.
+definition's default (the ingest task's TaskSize, jobs/ingest/job.py), which a stack may raise.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ DYNAMODB_READ_UNIT_PER_MILLION = Decimal("0.125")
 TEXTRACT_EXPENSE_PER_PAGE = Decimal("0.01")  # AnalyzeExpense, the first million pages a month
 FARGATE_VCPU_HOUR = Decimal("0.04048")
 FARGATE_GB_HOUR = Decimal("0.004445")
-TASK_VCPU = Decimal(1)  # JobSize's default: 1024 CPU units, 2048 MiB
+TASK_VCPU = Decimal(1)  # the ingest task's size: 1024 CPU units, 2048 MiB
 TASK_GB = Decimal(2)
 
 WRITE_UNITS_PER_CLAIM = 4  # the claim and the finish, 2 units each (transactional writes)

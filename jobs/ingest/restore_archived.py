@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from jobs.contract import DocumentItem, FailureCode, Status, layout
 from jobs.contract.events import requeue_body
 from jobs.errors import DocumentNotFoundError, ExitCode, InfrastructureError
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.archive import Archives, ArchiveState, Readable, RestoreTier
 from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable

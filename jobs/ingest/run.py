@@ -52,7 +52,7 @@ from jobs.ingest.sources import DrainLimits, QueueSource, SweepSource, Work, Wor
 from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
-from jobs.runtime import RunContext
+from jobs.runtime.context import RunContext
 from jobs.runtime.stores import buckets, document_table
 from jobs.settings import JobSettings
 from jobs.store.clients import sqs_client, textract_client

@@ -20,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from jobs.errors import ExitCode, LocalStackError
 from jobs.local import stack
 from jobs.local.standins.advance import advance
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 

@@ -7,17 +7,17 @@ interface; `findings` names and renders them, `repair` applies the safe fixes, `
 write-once audit report, and `run` orchestrates one run of a mode's plan (`plans`: live, files,
 nightly, Athena) for `cli` (`python -m jobs reconcile live|files|nightly|athena`).
 
-The run's names are loaded on first use, so `import jobs.reconcile.rules` stays pure (no boto3,
-botocore or pulumi through this package's import).
+Every name is loaded on first use, so importing a module of this package (`jobs.reconcile.rules`,
+or the job's declaration `jobs.reconcile.job`, which the Pulumi program reads) loads nothing else:
+no boto3, botocore or pulumi, no polars through this package's import.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from jobs.reconcile.findings import Code, Severity
-
 if TYPE_CHECKING:
+    from jobs.reconcile.findings import Code, Severity
     from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
     from jobs.reconcile.run import ReconcileOutcome, ReconcileRun
 
@@ -33,11 +33,16 @@ __all__ = [
     "ReconcileRun",
     "Severity",
 ]
+_FROM_FINDINGS = frozenset({"Code", "Severity"})
 _FROM_RUN = frozenset({"ReconcileOutcome", "ReconcileRun"})
 _FROM_PLANS = frozenset({"AthenaPlan", "AuditCheck", "FilesPlan", "LivePlan", "NightlyPlan", "Plan"})
 
 
 def __getattr__(name: str) -> Any:
+    if name in _FROM_FINDINGS:
+        from jobs.reconcile import findings
+
+        return getattr(findings, name)
     if name in _FROM_RUN:
         from jobs.reconcile import run
 

@@ -35,7 +35,8 @@ from datetime import timedelta
 from jobs.reconcile.findings import Severity
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
 from jobs.reconcile.run import ReconcileOutcome, ReconcileRun
-from jobs.runtime import Cli, RunContext, duration, run_job
+from jobs.runtime.cli import duration
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.settings import JobSettings
 
 PROG = "python -m jobs reconcile"

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from jobs.errors import ExitCode
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
-from jobs.runtime import Cli, RunContext, duration, point_in_time, run_job
+from jobs.runtime.cli import duration, point_in_time
+from jobs.runtime.context import Cli, RunContext, run_job
 
 
 def default_source(environ: Mapping[str, str]) -> Source:

@@ -23,7 +23,8 @@ from jobs.reconcile.findings import Severity
 from jobs.recovery.plan import RestorePlan, Source
 from jobs.recovery.report import FINDINGS_SHOWN, DrillReport, Findings, rpo_seconds
 from jobs.recovery.restore import Restore, RestoreRequest
-from jobs.runtime import RunContext, stores
+from jobs.runtime import stores
+from jobs.runtime.context import RunContext
 from jobs.settings import JobSettings
 from jobs.store.clients import backup_client, dynamodb_client
 from jobs.store.restore import TableRestores

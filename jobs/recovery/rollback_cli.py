@@ -20,7 +20,8 @@ from jobs.contract.metrics import Datum, Job, Metric
 from jobs.errors import ExitCode
 from jobs.recovery.rollback import Action
 from jobs.recovery.rollback_run import RollbackOptions, RollbackRun, RollbackSummary
-from jobs.runtime import Cli, RunContext, point_in_time, run_job
+from jobs.runtime.cli import point_in_time
+from jobs.runtime.context import Cli, RunContext, run_job
 
 
 def parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ from jobs.contract.actors import ActorKind, actor
 from jobs.contract.duplicates import is_marker_item
 from jobs.errors import RestoreRequestError
 from jobs.recovery.rollback import Action, Step, step
-from jobs.runtime import RunContext
+from jobs.runtime.context import RunContext
 from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client

@@ -29,7 +29,8 @@ from jobs.contract.metrics import Datum, Job, Metric
 from jobs.errors import ExitCode, InvalidKeyError
 from jobs.recovery.decisions import at, deleted_by_person, who
 from jobs.recovery.plan import in_window
-from jobs.runtime import Cli, RunContext, point_in_time, run_job
+from jobs.runtime.cli import point_in_time
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import s3_client
 from jobs.store.dynamo import DocumentTable

@@ -1,7 +1,4 @@
 """The reconcile reports as evidence: the chain of signed summaries checked (`verify`), a month's
 reports packed into one signed, write-once archive (`pack`). `python -m jobs reports` (`cli`).
+`job.py` declares the job for the registry; this package's own module imports nothing.
 """
-
-from jobs.reports.verify import Problem, Verification, verify_chain
-
-__all__ = ["Problem", "Verification", "verify_chain"]

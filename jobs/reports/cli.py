@@ -19,7 +19,7 @@ import argparse
 from datetime import date
 
 from jobs.errors import ExitCode
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.kms import Signatures, kms_client
 
 EXIT_OK = ExitCode.SUCCESS

@@ -2,9 +2,6 @@
 
 `ReviewDesk` (desk.py) is what a CLI (`python -m jobs review …`, cli.py) or an API calls; the rules
 it applies are pure (rules.py: claims and leases; corrections.py: a reviewer's values read and
-validated like an extraction's).
+validated like an extraction's). `job.py` declares the job for the registry; this package's
+own module imports nothing, so reading that declaration loads no store.
 """
-
-from jobs.review.desk import ReviewDesk, ReviewOutcome
-
-__all__ = ["ReviewDesk", "ReviewOutcome"]

@@ -16,7 +16,7 @@ import json
 from jobs.errors import ExitCode
 from jobs.review.corrections import FIELDS
 from jobs.review.desk import ReviewDesk, ReviewOutcome
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 
 SHOWN = (
     "userId",

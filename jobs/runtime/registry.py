@@ -1,47 +1,68 @@
-"""The registry of jobs: one entry per `python -m jobs <command>`, read by `jobs/__main__.py` (the
-commands and their help) and by `components/batch_jobs.py` (the ECS task definitions, their roles,
-sizes and schedules), so the CLI and the stack cannot drift apart (tests/jobs/runtime proves it).
+"""What a job declares: `JobSpec`, one `python -m jobs <command>`, and the ECS tasks it runs as.
 
-An entry names its CLI module (a `main(argv) -> int`, imported only when the command runs), its
-subcommands, whether the job image carries it (the dev stack's `local` and `demo` do not), the
-metrics it publishes (jobs.contract.metrics.PUBLISHED, by its `Job`), and the task definitions it
-runs as on ECS. A task names its IAM policy builder as `module.function` under `components/`:
-this package is below the Pulumi program and imports neither it nor pulumi; the component
-resolves the name. Pure: no boto3, no pulumi.
+Each job package declares its own in `jobs/<package>/job.py` (its CLI module, subcommands, metrics,
+tasks); `jobs.registry` lists them, and `jobs/__main__.py` and `components/batch_jobs.py` read
+that list, so the CLI and the stack cannot drift apart (tests/jobs/runtime proves it).
+
+A task carries its role's policy builder and the hooks that shape its container (its command,
+its environment) as function references: the Pulumi program calls them with what the stack
+resolved (`TaskResources`, `TaskStack`), and never names a builder, a setting or a job by a
+string. Pure: no boto3, no pulumi.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
+from jobs.contract.erasure import DataHoldings
+from jobs.contract.iam import Policy, TaskResources
 from jobs.contract.metrics import PUBLISHED, Job, Metric
 
 
 @dataclass(frozen=True)
 class TaskSize:
-    """Fargate CPU units and memory (MiB); `setting`: the stack settings `<setting>Cpu` and
-    `<setting>Memory` (components.settings: `<setting>_cpu`, `<setting>_memory`) that override it.
-    """
+    """Fargate CPU units and memory (MiB): the registry's, or a stack's override of a task's."""
 
-    cpu: int
-    memory: int
-    setting: str | None = None
+    cpu: int = 1024
+    memory: int = 2048
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """When EventBridge Scheduler starts the task: the expression is the stack setting `setting`
-    (components.settings.StackSettings, BatchJobsArgs), `default` unless configured. `when`: a
-    boolean stack setting and the value it must have for this task to be the one scheduled (the
-    nightly reconcile is the repair task, or the read-only audit). `task_count`: the setting
-    naming how many tasks a start runs (the ingest's tasks drain one queue together), else one.
+    """When EventBridge Scheduler starts the task: `default` unless the stack sets the task's
+    expression. Tasks may share a schedule (`name`) as alternatives, of which the stack starts
+    one: `enabled` says whether this one is started unless the stack says otherwise.
     """
 
     name: str
-    setting: str
     default: str
-    when: tuple[str, bool] | None = None
-    task_count: str | None = None
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class TaskStack:
+    """What the stack tells a task's container beyond JOB_ENV_VARS (jobs.settings), for the tasks'
+    own command and environment hooks: each picks what its job reads.
+    """
+
+    image: str  # by digest: `<repository>@sha256:…`
+    table_arn: str
+    reconcile_engine: str = "polars"
+    # The scheduled drain stops taking work after this many minutes; None: until the queue is empty.
+    drain_minutes: int | None = None
+    ocr_engine: str | None = None
+    textract_max_pages: int = 0  # per night, every ingest task's together; 0: no cap
+    textract_fallback: bool = False
+    holdings: DataHoldings = field(default_factory=DataHoldings)
+    # The nightly chain's re-anchor, catch-up and table-state days, by their environment names.
+    chain: Mapping[str, int] = field(default_factory=dict)
+    signing_key_arn: str | None = None
+    reports_topic_arn: str | None = None
+
+
+Command = Callable[[tuple[str, ...], TaskStack], tuple[str, ...]]
+Environment = Callable[[TaskStack], Mapping[str, str]]
 
 
 @dataclass(frozen=True)
@@ -49,16 +70,25 @@ class TaskSpec:
     """One ECS task definition (with its task role and log group) a job runs as."""
 
     name: str
-    command: tuple[str, ...]  # after the entrypoint `python -m jobs`
-    policy: str  # the task role's policy builder: `policies.x` or `recovery_policies.x` in components/
+    command: tuple[str, ...]  # after the entrypoint `python -m jobs`, as a person starts it
+    policy: Callable[[TaskResources], Policy]  # the task role's policy
     size: TaskSize
     schedule: Schedule | None = None
+    # The command the task definition runs, from `command` and the stack (an engine, a bound).
+    command_for: Command | None = None
+    environment: Environment | None = None  # the settings beside JOB_ENV_VARS only this job reads
+
+    def container_command(self, stack: TaskStack) -> tuple[str, ...]:
+        return self.command_for(self.command, stack) if self.command_for else self.command
+
+    def container_environment(self, stack: TaskStack) -> Mapping[str, str]:
+        return self.environment(stack) if self.environment else {}
 
 
 @dataclass(frozen=True)
 class JobSpec:
     name: str  # the command: `python -m jobs <name>`
-    module: str  # its CLI module, with `main(argv: list[str]) -> int`
+    module: str  # its CLI module, with `main(argv: list[str]) -> int`, imported only when it runs
     help: str  # one line, for `python -m jobs --help`
     subcommands: tuple[str, ...] = ()  # its modes and actions, argparse subcommands of the CLI
     in_image: bool = True  # False: the dev stack's, which the job image does not carry
@@ -68,152 +98,3 @@ class JobSpec:
     @property
     def metrics(self) -> tuple[Metric, ...]:
         return PUBLISHED[self.publishes] if self.publishes is not None else ()
-
-
-ONE_DOCUMENT = TaskSize(256, 512)  # an action on one document: a few reads and conditional writes
-RECONCILE_SIZE = TaskSize(1024, 4096, setting="reconcile")
-NIGHTLY_RECONCILE = ("reconcile", "reconcile_schedule", "cron(0 5 * * ? *)")
-
-JOBS: tuple[JobSpec, ...] = (
-    JobSpec(
-        "ingest",
-        "jobs.ingest.cli",
-        "drain the arrival queue (or sweep raw/: ingest backfill; the DLQ back: ingest redrive)",
-        subcommands=("drain", "backfill", "redrive"),
-        publishes=Job.INGEST,
-        tasks=(
-            TaskSpec(
-                "ingest",
-                ("ingest", "drain"),
-                "policies.ingest_task_policy",
-                TaskSize(1024, 2048, setting="ingest"),
-                Schedule("ingest", "ingest_schedule", "cron(0 1 * * ? *)", task_count="ingest_tasks"),
-            ),
-        ),
-    ),
-    JobSpec(
-        "reconcile",
-        "jobs.reconcile.cli",
-        "check DynamoDB against S3 and write an audit report",
-        # The run modes (jobs.reconcile.plans), and a person's acknowledgement of a finding.
-        subcommands=("live", "files", "nightly", "athena", "acknowledge"),
-        publishes=Job.RECONCILE,
-        tasks=(
-            # The nightly chain (jobs/reconcile/nightly.py); components.batch_jobs.job_command
-            # adds the change-log check (polars) or runs it as `athena --nightly` instead.
-            TaskSpec(
-                "reconcile",
-                ("reconcile", "nightly"),
-                "policies.reconcile_task_policy",
-                RECONCILE_SIZE,
-                Schedule(*NIGHTLY_RECONCILE, when=("nightly_repair", False)),
-            ),
-            TaskSpec(
-                "repair",
-                ("reconcile", "nightly", "--repair"),
-                "policies.repair_task_policy",
-                RECONCILE_SIZE,  # the reconcile plus a few conditional puts
-                Schedule(*NIGHTLY_RECONCILE, when=("nightly_repair", True)),
-            ),
-        ),
-    ),
-    JobSpec(
-        "reports",
-        "jobs.reports.cli",
-        "verify the chain of signed reconcile reports; pack a month's evidence",
-        subcommands=("verify", "pack", "verify-pack"),
-    ),
-    JobSpec(
-        "drill",
-        "jobs.recovery.cli",
-        "restore the table into a new table, reconcile it, report RPO and RTO",
-        publishes=Job.DRILL,
-        tasks=(
-            TaskSpec(
-                "drill",
-                ("drill", "--drop-after"),  # the scheduled drill drops its table once reported
-                "recovery_policies.drill_task_policy",
-                RECONCILE_SIZE,  # it reconciles the table it restored
-                Schedule("drill", "drill_schedule", "cron(0 6 1 1,4,7,10 ? *)"),
-            ),
-        ),
-    ),
-    JobSpec(
-        "rollback",
-        "jobs.recovery.rollback_cli",
-        "after a bad deploy: put changed items back from a restored table",
-        publishes=Job.ROLLBACK,
-    ),
-    JobSpec(
-        "undelete",
-        "jobs.recovery.undelete",
-        "remove the delete markers a bad role left in a data bucket",
-        publishes=Job.UNDELETE,
-    ),
-    JobSpec("extract", "jobs.extract.cli", "extract and validate local files (debugging)"),
-    JobSpec(
-        "documents",
-        "jobs.documents.cli",
-        "a user's documents, a status queue; delete, restore, legal hold; a presigned URL of result.json",
-        subcommands=("list", "delete", "restore", "hold", "url"),
-        publishes=Job.DOCUMENTS,
-        tasks=(
-            # Started by hand with a command override naming the action, user and document.
-            TaskSpec("documents", ("documents",), "policies.documents_task_policy", ONE_DOCUMENT),
-            TaskSpec("legal-hold", ("documents", "hold"), "policies.legal_hold_task_policy", ONE_DOCUMENT),
-        ),
-    ),
-    JobSpec(
-        "restore-archived",
-        "jobs.ingest.restore_archived",
-        "restore a document's archived objects (GLACIER), then re-queue it for the next drain",
-    ),
-    JobSpec(
-        "review",
-        "jobs.review.cli",
-        "work the review queue: claim, correct, settle or release a document",
-        subcommands=("claim", "release", "settle", "correct"),
-    ),
-    JobSpec(
-        "erase",
-        "jobs.erasure.cli",
-        "GDPR erasure of one user: every item, version and marker, with a receipt",
-        publishes=Job.ERASURE,
-        tasks=(
-            # Streams listings into batched deletes; started by hand (`erase --user U`).
-            TaskSpec("erasure", ("erase",), "policies.erasure_task_policy", TaskSize(512, 1024)),
-        ),
-    ),
-    JobSpec(
-        "audit",
-        "jobs.audit.cli",
-        "the audit trail: a document's history, what an actor changed",
-        subcommands=("history", "actor"),
-    ),
-    JobSpec(
-        "demo", "jobs.demo.cli", "seed a deterministic demo corpus into raw/", subcommands=("seed",), in_image=False
-    ),
-    JobSpec(
-        "local",
-        "jobs.local.cli",
-        "start, stop or inspect the embedded local AWS stack",
-        subcommands=("up", "down", "status", "flush-audit", "export-table", "advance"),
-        in_image=False,
-    ),
-)
-
-
-def job(name: str, jobs: tuple[JobSpec, ...] = JOBS) -> JobSpec:
-    """The entry of `python -m jobs <name>`; KeyError when there is none."""
-    for spec in jobs:
-        if spec.name == name:
-            return spec
-    raise KeyError(name)
-
-
-def tasks(jobs: tuple[JobSpec, ...] = JOBS) -> dict[str, tuple[JobSpec, TaskSpec]]:
-    """Every ECS task definition by name, with the job it runs."""
-    found = {task.name: (spec, task) for spec in jobs for task in spec.tasks}
-    if len(found) != sum(len(spec.tasks) for spec in jobs):
-        raise ValueError("two tasks of the registry share a name")
-    return found

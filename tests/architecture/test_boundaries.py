@@ -154,6 +154,7 @@ def test_every_package_is_placed_in_the_contracts() -> None:
         "jobs.contract",
         "jobs.settings",
         "jobs.runtime",
+        "jobs.registry",
     }
 
 

@@ -45,8 +45,8 @@ from jobs.observability import CallMetrics
 from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
 from jobs.reconcile.run import ReconcileRun
-from jobs.review import ReviewDesk
-from jobs.runtime import RunContext
+from jobs.review.desk import ReviewDesk
+from jobs.runtime.context import RunContext
 from jobs.settings import JobSettings
 from jobs.store import call_recording
 from jobs.store.athena import AthenaQueries

@@ -10,6 +10,7 @@ is run once per stack file under the mocks; tests assert on the recorded graph a
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import pkgutil
@@ -339,10 +340,10 @@ def as_list(value: Any) -> list[Any]:
 
 def catalog_grants(stage: str, region: str = REGION, account: str = ACCOUNT) -> Any:
     """The audit catalog's ARNs for `stage` as AuditCatalog hands them to the roles
-    (components.policies.CatalogArns), spelled from the contract's names.
+    (jobs.contract.iam.CatalogArns), spelled from the contract's names.
     """
-    from components.policies import CatalogArns
     from jobs.contract import layout
+    from jobs.contract.iam import CatalogArns
 
     glue = f"arn:aws:glue:{region}:{account}"
     database = layout.glue_database_name(stage)
@@ -362,6 +363,17 @@ def catalog_grants(stage: str, region: str = REGION, account: str = ACCOUNT) -> 
         ],
         state_table_arn=f"{glue}:table/{database}/{layout.GLUE_STATE_TABLE}",
     )
+
+
+def task_policy(builder: Callable[[Any], dict[str, Any]], **given: Any) -> dict[str, Any]:
+    """A task role's policy (a registry task's builder) for the resources `given`. The required
+    ones not given are placeholders (`unused:<field>`), which a builder that took one would show
+    in its statements; the optional ones not given are absent, as on a stack without them.
+    """
+    from jobs.contract.iam import TaskResources
+
+    required = [f.name for f in dataclasses.fields(TaskResources) if f.default is dataclasses.MISSING]
+    return builder(TaskResources(**{**{name: f"unused:{name}" for name in required}, **given}))
 
 
 Check = Callable[[list[Any]], None]

@@ -7,12 +7,13 @@ from datetime import datetime
 
 import pytest
 
-from components import catalog, policies
+from components import catalog
 from components.settings import StackSettings
 from jobs.contract import DocumentItem, layout
 from jobs.contract.audit import dynamodb_json, hive
 from jobs.reconcile import sql
-from tests.components.program import ACCOUNT, ProgramRun, as_list, catalog_grants, stack_config
+from jobs.reconcile.policy import reconcile_task_policy
+from tests.components.program import ACCOUNT, ProgramRun, as_list, catalog_grants, stack_config, task_policy
 
 AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)
 SOURCES = {p: layout.bucket_name("dev", p) for p in ("raw", "processed")}
@@ -149,7 +150,8 @@ def _role_policy(run: ProgramRun, job: str) -> dict:
 @pytest.mark.parametrize("job", ["reconcile", "repair"])
 def test_reconcile_roles_get_the_catalog_grants_only_with_athena(dev: ProgramRun, prod: ProgramRun, job: str) -> None:
     reports = f"arn:aws:s3:::{layout.bucket_name('dev', 'reports')}"
-    catalog_statements = policies.reconcile_task_policy(
+    catalog_statements = task_policy(
+        reconcile_task_policy,
         table_arn="t",
         raw_bucket_arn="r",
         processed_bucket_arn="p",
@@ -158,7 +160,8 @@ def test_reconcile_roles_get_the_catalog_grants_only_with_athena(dev: ProgramRun
         audit_bucket_arn=catalog_grants("dev")["audit_bucket_arn"],
         catalog=catalog_grants("dev"),
     )["Statement"]
-    without = policies.reconcile_task_policy(
+    without = task_policy(
+        reconcile_task_policy,
         table_arn="t",
         raw_bucket_arn="r",
         processed_bucket_arn="p",

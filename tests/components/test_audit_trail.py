@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from components import catalog, policies
+from components import audit_policies, catalog
 from components.audit_trail import BUFFER_MIB, PIPE_BATCH, delivery_role_name
 from jobs.contract import layout
 from jobs.contract.audit import glue_columns
@@ -158,7 +158,7 @@ def test_auditors_query_in_their_workgroup_with_a_read_only_policy(dev: ProgramR
 
 def test_policies_deny_everyone_but_the_break_glass_role_when_one_is_named() -> None:
     glass = "arn:aws:iam::111122223333:role/glass"
-    doc = policies.audit_log_bucket_policy("arn:aws:s3:::b", "arn:aws:iam::1:role/w", glass)
+    doc = audit_policies.audit_log_bucket_policy("arn:aws:s3:::b", "arn:aws:iam::1:role/w", glass)
     tamper = _statements(doc)["DenyLogTampering"]
     assert tamper["Condition"] == {"ArnNotEquals": {"aws:PrincipalArn": glass}}
 

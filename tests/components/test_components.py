@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections import Counter
 
 import pulumi
 import pytest
 
-from components import batch_jobs, policies
+from components import job_containers
 from components.document_buckets import lifecycle_rule_args
 from components.status_events import status_event_pattern
+from jobs import registry
 from jobs.contract import LifecycleSpec, bucket_specs, layout, queue_spec, table_spec
-from jobs.runtime import tasks
+from jobs.documents.policy import legal_hold_task_policy
+from jobs.ingest.policy import TEXTRACT_EXPENSE
+from jobs.reconcile.job import RECONCILE_SIZE
+from jobs.registry import tasks
+from jobs.runtime.registry import TaskStack
 from jobs.settings import (
     ENV_ARRIVALS_QUEUE_URL,
     ENV_CATCH_UP_DAYS,
@@ -27,7 +31,14 @@ from jobs.settings import (
     ENV_TEXTRACT_MAX_PAGES,
     JOB_ENV_VARS,
 )
-from tests.components.program import ACCOUNT, ProgramRun, as_list, policy_documents, run_as_main, stack_config
+from tests.components.program import (
+    ProgramRun,
+    as_list,
+    policy_documents,
+    run_as_main,
+    stack_config,
+    task_policy,
+)
 
 SCHEDULE = "aws:scheduler/schedule:Schedule"
 
@@ -311,7 +322,7 @@ def test_task_definitions(dev: ProgramRun, job: str, command: list[str]) -> None
     assert c["entryPoint"] + c["command"] == ["python", "-m", "jobs", *command]
     td = c["_td"]
     assert td["requiresCompatibilities"] == ["FARGATE"] and td["networkMode"] == "awsvpc"
-    assert td["volumes"] == [{"name": batch_jobs.SCRATCH_VOLUME}]
+    assert td["volumes"] == [{"name": job_containers.SCRATCH_VOLUME}]
     assert td["taskRoleArn"].endswith(f"{job}-task-role-1a2b3c")
     assert td["executionRoleArn"].endswith("execution-role-1a2b3c")
     # By digest: what runs is what the stack file names, whatever a tag points at later.
@@ -436,7 +447,7 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
     assert rule["detail-type"] == ["ECS Task State Change"]
     assert rule["detail"]["lastStatus"] == ["STOPPED"]
     assert {"containers": {"exitCode": [{"anything-but": [0, 1, 143]}]}} in rule["detail"]["$or"]
-    assert len(rule["detail"]["taskDefinitionArn"]) == len(batch_jobs.JOBS)  # every job, scheduled or by hand
+    assert len(rule["detail"]["taskDefinitionArn"]) == len(tasks())  # every job, scheduled or by hand
     target = dev.named("docuflow-dev-failed-tasks-alert").inputs
     assert target["arn"] == topic_arn and "Exit codes:" in target["inputTransformer"]["inputTemplate"]
     topic = dev.one("aws:sns/topic:Topic").inputs
@@ -447,11 +458,11 @@ def test_alarms_on_dead_letters_and_failed_tasks(dev: ProgramRun) -> None:
 
 def test_job_environment_rejects_anything_but_job_env_vars() -> None:
     values = dict.fromkeys(JOB_ENV_VARS, "x")
-    assert [e["name"] for e in batch_jobs.job_environment(values)] == list(JOB_ENV_VARS)
+    assert [e["name"] for e in job_containers.job_environment(values)] == list(JOB_ENV_VARS)
     with pytest.raises(ValueError, match="extra"):
-        batch_jobs.job_environment({**values, "DB_PASSWORD": "hunter2"})
+        job_containers.job_environment({**values, "DB_PASSWORD": "hunter2"})
     with pytest.raises(ValueError, match="missing"):
-        batch_jobs.job_environment({})
+        job_containers.job_environment({})
 
 
 # --- outputs ---------------------------------------------------------------------------------
@@ -498,22 +509,20 @@ def test_stack_outputs(dev: ProgramRun) -> pulumi.Output[None]:
 
 @pytest.mark.parametrize(("engine", "granted"), [("textract", True), ("local", False), ("off", False)])
 def test_ocr_engine_reaches_the_ingest_container_and_gates_textract(engine: str, granted: bool) -> None:
-    c = batch_jobs.container_definition(
+    c = job_containers.container_definition(
         job="ingest",
-        image="i",
         log_group="g",
         region="eu-west-1",
         environment=dict.fromkeys(JOB_ENV_VARS, "x"),
-        ocr_engine=engine,
+        stack=TaskStack(image="i", table_arn="", ocr_engine=engine),
     )
     assert c["environment"][-1] == {"name": ENV_OCR_ENGINE, "value": engine}
-    reconcile = batch_jobs.container_definition(
+    reconcile = job_containers.container_definition(
         job="reconcile",
-        image="i",
         log_group="g",
         region="eu-west-1",
         environment=dict.fromkeys(JOB_ENV_VARS, "x"),
-        table_arn="arn:aws:dynamodb:eu-west-1:1:table/t",
+        stack=TaskStack(image="i", table_arn="arn:aws:dynamodb:eu-west-1:1:table/t", ocr_engine=engine),
     )
     assert ENV_OCR_ENGINE not in {e["name"] for e in reconcile["environment"]}
 
@@ -524,20 +533,31 @@ def test_dev_ingest_task_role_may_call_textract_expense_analysis(dev: ProgramRun
     reconcile = [doc for name, doc in docs.items() if "reconcile-task-policy" in name]
     assert len(ingest) == 1 and len(reconcile) == 1
     textract = [s for s in ingest[0]["Statement"] if any(a.startswith("textract:") for a in as_list(s["Action"]))]
-    assert [(sorted(as_list(s["Action"])), s["Resource"]) for s in textract] == [
-        (sorted(policies.TEXTRACT_EXPENSE), "*")
-    ]
+    assert [(sorted(as_list(s["Action"])), s["Resource"]) for s in textract] == [(sorted(TEXTRACT_EXPENSE), "*")]
     assert not any(a.startswith("textract:") for s in reconcile[0]["Statement"] for a in as_list(s["Action"]))
 
 
 # --- the job registry: the stack runs what it declares ------------------------------------------------
-def _camel(setting: str) -> str:
-    head, *rest = setting.split("_")
-    return head + "".join(part.title() for part in rest)
+# The stack settings a scheduled task's expression and task count follow (__main__.job_schedules).
+SCHEDULE_SETTINGS = {
+    "ingest": "ingestSchedule",
+    "reconcile": "reconcileSchedule",
+    "repair": "reconcileSchedule",
+    "drill": "drillSchedule",
+}
 
 
 def _statement_ids(policy: dict) -> list[str]:
     return sorted(s["Sid"] for s in policy["Statement"])
+
+
+def _size_setting(name: str, size: object) -> str | None:
+    """The stack settings a task's size follows (__main__.job_sizes): the ingest's, the reconcile's."""
+    return "ingest" if name == "ingest" else "reconcile" if size is RECONCILE_SIZE else None
+
+
+def _nightly_repair(config: dict[str, str]) -> bool:
+    return config.get("docuflow:nightlyRepair", "true") == "true"
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
@@ -554,43 +574,36 @@ def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str
         (container,) = json.loads(families[name].inputs["containerDefinitions"])
         command = container["command"]
         drain = int(command[command.index("--max-minutes") + 1]) if "--max-minutes" in command else None
-        assert command == batch_jobs.job_command(name, engine, drain), name
-        size = task.size
-        cpu = int(config.get(f"docuflow:{size.setting}Cpu", size.cpu)) if size.setting else size.cpu
-        memory = int(config.get(f"docuflow:{size.setting}Memory", size.memory)) if size.setting else size.memory
+        assert command == job_containers.job_command(name, engine, drain), name
+        size, setting = task.size, _size_setting(name, task.size)
+        cpu = int(config.get(f"docuflow:{setting}Cpu", size.cpu)) if setting else size.cpu
+        memory = int(config.get(f"docuflow:{setting}Memory", size.memory)) if setting else size.memory
         assert (families[name].inputs["cpu"], families[name].inputs["memory"]) == (str(cpu), str(memory)), name
         attached = json.loads(run.named(f"docuflow-{stack}-{name}-task-policy").inputs["policy"])
-        # The builder the registry names, with only its required inputs: its core statements.
-        builder = batch_jobs.policy_builder(task.policy)
-        required = [p.name for p in inspect.signature(builder).parameters.values() if p.default is p.empty]
-        core = builder(**dict.fromkeys(required, f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/t"))
+        # The registry's builder with none of the optional resources: its core statements.
+        core = task_policy(task.policy)
         assert set(_statement_ids(core)) <= set(_statement_ids(attached)), name
     schedules = {s.inputs["name"].removeprefix(f"docuflow-{stack}-"): s for s in run.of_type(SCHEDULE)}
+    started = {"reconcile": not _nightly_repair(config), "repair": _nightly_repair(config)}
     expected = {
         task.schedule.name: (name, task.schedule)
         for name, (_, task) in tasks().items()
-        if task.schedule is not None
-        and (
-            task.schedule.when is None
-            or (config.get(f"docuflow:{_camel(task.schedule.when[0])}", "true") == "true") == task.schedule.when[1]
-        )
+        if task.schedule is not None and started.get(name, True)
     }
     assert set(schedules) == set(expected)
     for schedule_name, (name, declared) in expected.items():
         inputs = schedules[schedule_name].inputs
-        assert inputs["scheduleExpression"] == config.get(f"docuflow:{_camel(declared.setting)}", declared.default)
+        assert inputs["scheduleExpression"] == config.get(f"docuflow:{SCHEDULE_SETTINGS[name]}", declared.default)
         ecs = inputs["target"]["ecsParameters"]
         assert ecs["taskDefinitionArn"].endswith(f"docuflow-{stack}-{name}:1")
-        count = int(config.get(f"docuflow:{_camel(declared.task_count)}", 1)) if declared.task_count else 1
+        count = int(config.get("docuflow:ingestTasks", 1)) if name == "ingest" else 1
         assert ecs["taskCount"] == count
 
 
 def test_a_new_registry_entry_gets_its_task_definition_role_and_log_group(monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.jobs.runtime.example_job import ENTRY
 
-    (task,) = ENTRY.tasks
-    monkeypatch.setattr(batch_jobs, "TASKS", {**batch_jobs.TASKS, task.name: task})
-    monkeypatch.setattr(batch_jobs, "JOBS", (*batch_jobs.JOBS, task.name))
+    monkeypatch.setattr(registry, "JOBS", (*registry.JOBS, ENTRY))  # its one registry line
     recorded = run_as_main({**stack_config("dev"), "docuflow:stage": "hello"})
     (td,) = [r for r in recorded if r.typ == "aws:ecs/taskDefinition:TaskDefinition" and r.name.endswith("-hello")]
     (container,) = json.loads(td.inputs["containerDefinitions"])
@@ -598,10 +611,7 @@ def test_a_new_registry_entry_gets_its_task_definition_role_and_log_group(monkey
     assert (td.inputs["cpu"], td.inputs["memory"]) == ("256", "512")
     (policy,) = [r for r in recorded if r.name == "docuflow-hello-hello-task-policy"]
     assert {s["Sid"] for s in json.loads(policy.inputs["policy"])["Statement"]} == {
-        s["Sid"]
-        for s in policies.legal_hold_task_policy(table_arn="t", raw_bucket_arn="r", processed_bucket_arn="p")[
-            "Statement"
-        ]
+        s["Sid"] for s in task_policy(legal_hold_task_policy)["Statement"]
     } | {"PublishRunMetrics"}
     assert any(r.inputs.get("name") == "/docuflow/hello/hello" for r in recorded if r.typ.endswith("LogGroup"))
 
@@ -609,8 +619,12 @@ def test_a_new_registry_entry_gets_its_task_definition_role_and_log_group(monkey
 def test_the_scheduled_drain_is_bounded_by_drain_minutes() -> None:
     def command(minutes: int | None) -> list[str]:
         environment = dict.fromkeys(JOB_ENV_VARS, "x")
-        c = batch_jobs.container_definition(
-            job="ingest", image="i", log_group="g", region="eu-west-1", environment=environment, drain_minutes=minutes
+        c = job_containers.container_definition(
+            job="ingest",
+            log_group="g",
+            region="eu-west-1",
+            environment=environment,
+            stack=TaskStack(image="i", table_arn="", drain_minutes=minutes),
         )
         return list(c["command"])
 

@@ -24,7 +24,12 @@ import pytest
 
 from components import policies
 from jobs.contract import layout, queue_spec, table_spec
+from jobs.contract.iam import ATHENA_RESULT_OBJECTS, GLUE_READS, CatalogArns, document, statement
 from jobs.contract.metrics import namespace
+from jobs.documents.policy import documents_task_policy, legal_hold_task_policy
+from jobs.erasure.policy import erasure_task_policy
+from jobs.ingest.policy import ingest_task_policy
+from jobs.reconcile.policy import ICEBERG_OBJECTS, reconcile_task_policy, repair_task_policy
 from tests.components.iam_model import Arns, Permission, allowed, denied, grants, matches, permissions
 from tests.components.iam_scenarios import (
     athena_calls,
@@ -35,7 +40,7 @@ from tests.components.iam_scenarios import (
     reconcile_calls,
     review_calls,
 )
-from tests.components.program import ProgramRun, catalog_grants
+from tests.components.program import ProgramRun, catalog_grants, task_policy
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
 ARNS = Arns(REGION, ACCOUNT)
@@ -99,7 +104,8 @@ def assert_reports_bucket_admits(needed: set[Permission], settings: Any, role: s
 def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     needed = permissions(ingest_calls(stack, corpus, monkeypatch), ARNS)
     queue = ARNS.queue(stack.settings.arrivals_queue_url)
-    policy = policies.ingest_task_policy(
+    policy = task_policy(
+        ingest_task_policy,
         **_role_inputs(stack.settings),
         arrivals_queue_arn=queue,
         arrivals_dead_letter_queue_arn=ARNS.queue(queue_spec(stack.settings.stage).dead_letter_name),
@@ -110,7 +116,7 @@ def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, m
     assert_reports_bucket_admits(needed, stack.settings, "ingest-task-role")
 
 
-def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons]:
+def _catalog(settings: Any) -> tuple[CatalogArns, Reasons]:
     """The audit catalog's grants for this stage, and the ones AWS uses on the role's behalf
     (with the reason). What the athena engine calls itself is recorded by `athena_calls`.
     """
@@ -122,7 +128,7 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons]:
     aws_only = {
         **{
             (a, r): "Athena looks the tables up in Glue with the caller's permissions"
-            for a in policies.GLUE_READS
+            for a in GLUE_READS
             for r in (grants["glue_catalog_arn"], grants["glue_database_arn"], *tables)
         },
         **{
@@ -131,12 +137,12 @@ def _catalog(settings: Any) -> tuple[policies.CatalogArns, Reasons]:
         },
         **{
             (a, iceberg): "Athena writes and reads the Iceberg table's files, VACUUM deletes old ones"
-            for a in policies.ICEBERG_OBJECTS
+            for a in ICEBERG_OBJECTS
         },
         **{("s3:GetBucketLocation", r): "Athena locates its source and result buckets" for r in (audit, reports)},
         **{
             (a, results): "Athena writes (multipart) and reads back query results with the caller's permissions"
-            for a in policies.ATHENA_RESULT_OBJECTS
+            for a in ATHENA_RESULT_OBJECTS
         },
         ("s3:ListBucket", reports): "Athena lists its results prefix",
         ("s3:ListBucketMultipartUploads", reports): "Athena manages the multipart uploads of its results",
@@ -160,14 +166,14 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     engine = athena_calls(stack.settings, inputs["table_arn"])
     grants, catalog_aws_only = _catalog(stack.settings)
     assert_grants_exactly(
-        policies.reconcile_task_policy(**inputs, catalog=grants, **log),
+        task_policy(reconcile_task_policy, **inputs, catalog=grants, **log),
         permissions(audit + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
         pending={},
     )
     queue = ARNS.queue(stack.settings.arrivals_queue_url)
     assert_grants_exactly(
-        policies.repair_task_policy(**inputs, arrivals_queue_arn=queue, catalog=grants, **log),
+        task_policy(repair_task_policy, **inputs, arrivals_queue_arn=queue, catalog=grants, **log),
         permissions(repair + engine, ARNS),
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
         pending={},
@@ -179,7 +185,7 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
     lacking = {
         (p.action, p.resource.split("/")[0])
         for p in permissions(repair, ARNS)
-        if not allowed(policies.reconcile_task_policy(**inputs, **log), p)
+        if not allowed(task_policy(reconcile_task_policy, **inputs, **log), p)
     }
     raw = f"arn:aws:s3:::{stack.settings.raw_bucket}"
     assert {a for a, _ in lacking} == {
@@ -221,7 +227,8 @@ def _data_arns(settings: Any) -> dict[str, str]:
 def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) -> None:
     needed = permissions(documents_calls(stack), ARNS)
     table = ARNS.table(stack.settings.table_name)
-    policy = policies.documents_task_policy(
+    policy = task_policy(
+        documents_task_policy,
         **_data_arns(stack.settings),
         index_arn=f"{table}/index/{stack.settings.index_name}",
         arrivals_queue_arn=ARNS.queue(stack.settings.arrivals_queue_url),
@@ -239,8 +246,8 @@ def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) 
 
 def test_legal_hold_role_grants_exactly_what_hold_and_release_call(stack) -> None:
     needed = permissions(legal_hold_calls(stack), ARNS)
-    policy = policies.legal_hold_task_policy(
-        **_data_arns(stack.settings), metrics_namespace=namespace(stack.settings.stage)
+    policy = task_policy(
+        legal_hold_task_policy, **_data_arns(stack.settings), metrics_namespace=namespace(stack.settings.stage)
     )
     assert_grants_exactly(policy, needed, {}, {})
 
@@ -248,7 +255,7 @@ def test_legal_hold_role_grants_exactly_what_hold_and_release_call(stack) -> Non
 def test_erasure_role_grants_exactly_what_an_erasure_calls(stack) -> None:
     needed = permissions(erasure_calls(stack), ARNS)
     inputs = _role_inputs(stack.settings)
-    policy = policies.erasure_task_policy(**inputs, metrics_namespace=namespace(stack.settings.stage))
+    policy = task_policy(erasure_task_policy, **inputs, metrics_namespace=namespace(stack.settings.stage))
     assert_grants_exactly(policy, needed, _aws_only_for_sse_kms(reads=False), pending={})
     assert_reports_bucket_admits(needed, stack.settings, "erasure-task-role")
 
@@ -275,9 +282,9 @@ def test_execution_role_is_what_ecs_needs_to_start_a_task() -> None:
 def test_the_check_fails_on_a_missing_or_an_extra_grant() -> None:
     table = ARNS.table("t")
     needed = {Permission("dynamodb:PutItem", table)}
-    exact = policies.document(policies.statement("Put", ["dynamodb:PutItem"], [table]))
+    exact = document(statement("Put", ["dynamodb:PutItem"], [table]))
     assert_grants_exactly(exact, needed, {}, {})
-    extra = policies.document(policies.statement("Put", ["dynamodb:PutItem", "dynamodb:DeleteItem"], [table]))
+    extra = document(statement("Put", ["dynamodb:PutItem", "dynamodb:DeleteItem"], [table]))
     with pytest.raises(AssertionError, match="grants what no job calls"):
         assert_grants_exactly(extra, needed, {}, {})
     with pytest.raises(AssertionError, match="lacks what the job calls"):
@@ -307,7 +314,8 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
     [
         (
             "ingest",
-            lambda a: policies.ingest_task_policy(  # dev: ocrEngine textract
+            lambda a: task_policy(
+                ingest_task_policy,  # dev: ocrEngine textract
                 **a,
                 textract=True,
                 arrivals_queue_arn=_DEV_QUEUE,
@@ -318,7 +326,8 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
         # dev: docuflow:reconcileEngine athena, so both carry the audit catalog's grants.
         (
             "reconcile",
-            lambda a: policies.reconcile_task_policy(
+            lambda a: task_policy(
+                reconcile_task_policy,
                 **a,
                 audit_bucket_arn=_DEV_AUDIT,
                 catalog=catalog_grants("dev", "eu-west-1"),
@@ -328,7 +337,8 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
         ),
         (
             "repair",
-            lambda a: policies.repair_task_policy(
+            lambda a: task_policy(
+                repair_task_policy,
                 **a,
                 arrivals_queue_arn=_DEV_QUEUE,
                 audit_bucket_arn=_DEV_AUDIT,
@@ -337,10 +347,11 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
                 metrics_namespace=namespace("dev"),
             ),
         ),
-        ("erasure", lambda a: policies.erasure_task_policy(**a, metrics_namespace=namespace("dev"))),
+        ("erasure", lambda a: task_policy(erasure_task_policy, **a, metrics_namespace=namespace("dev"))),
         (
             "documents",
-            lambda a: policies.documents_task_policy(
+            lambda a: task_policy(
+                documents_task_policy,
                 **_data(a),
                 index_arn=f"{a['table_arn']}/index/{table_spec('dev').index_name}",
                 arrivals_queue_arn=_DEV_QUEUE,
@@ -348,7 +359,7 @@ _DEV_ALERTS = f"arn:aws:sns:eu-west-1:{ACCOUNT}:{layout.stage_prefix('dev')}-top
                 metrics_namespace=namespace("dev"),
             ),
         ),
-        ("legal-hold", lambda a: policies.legal_hold_task_policy(**_data(a), metrics_namespace=namespace("dev"))),
+        ("legal-hold", lambda a: task_policy(legal_hold_task_policy, **_data(a), metrics_namespace=namespace("dev"))),
     ],
 )
 def test_the_stack_attaches_these_policies_to_the_task_roles(dev: ProgramRun, job: str, builder: Any) -> None:

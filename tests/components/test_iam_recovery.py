@@ -15,14 +15,14 @@ from typing import Any
 
 from botocore.stub import ANY, Stubber
 
-from components import recovery_policies
 from jobs.contract import layout
 from jobs.contract.metrics import namespace
 from jobs.observability import CallMetrics
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source
+from jobs.recovery.policy import drill_tables_arn, drill_task_policy
 from jobs.recovery.restore import Restore, RestoreRequest
-from jobs.runtime import RunContext
+from jobs.runtime.context import RunContext
 from jobs.store import call_recording
 from jobs.store.call_recording import Call
 from jobs.store.clients import backup_client, dynamodb_client, s3_client
@@ -30,6 +30,7 @@ from jobs.store.polling import Polling
 from jobs.store.restore import TableRestores
 from jobs.store.s3 import Buckets
 from tests.components.iam_model import Arns, Permission, allowed, permissions
+from tests.components.program import task_policy
 from tests.components.test_iam_matches_calls import ACCOUNT, KEY, REGION, assert_grants_exactly
 from tests.jobs.recovery.recovery_helpers import export, processed_stage
 
@@ -125,8 +126,9 @@ def test_the_drill_role_grants_exactly_what_the_drill_calls(stack) -> None:
     settings = stack.settings
     needed = permissions(drill_calls(stack), ARNS)
     table = ARNS.table(settings.table_name)
-    drills = recovery_policies.drill_tables_arn(table)
-    policy = recovery_policies.drill_task_policy(
+    drills = drill_tables_arn(table)
+    policy = task_policy(
+        drill_task_policy,
         table_arn=table,
         raw_bucket_arn=f"arn:aws:s3:::{settings.raw_bucket}",
         processed_bucket_arn=f"arn:aws:s3:::{settings.processed_bucket}",

@@ -27,10 +27,11 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from components import batch_jobs
+from components import job_containers
 from components.settings import StackSettings
 from jobs.contract.engines import OcrEngine
 from jobs.extract.ocr.tesseract import LANGUAGES
+from jobs.runtime.registry import TaskStack
 from tests.architecture.contracts import DEV_STACK, jobs_packages
 from tests.components.program import REPO_ROOT
 
@@ -116,7 +117,7 @@ def test_base_image_is_pinned(dockerfile: list[tuple[str, str]]) -> None:
 
 def test_runs_as_the_task_definitions_numeric_non_root_user(dockerfile: list[tuple[str, str]]) -> None:
     user = _one(dockerfile, "USER")
-    assert user == batch_jobs.JOB_USER
+    assert user == job_containers.JOB_USER
     uid, gid = user.split(":")
     assert uid.isdigit() and gid.isdigit() and int(uid) != 0 and int(gid) != 0
     # Nothing runs after the switch: every RUN is part of building, as root, before it.
@@ -126,13 +127,13 @@ def test_runs_as_the_task_definitions_numeric_non_root_user(dockerfile: list[tup
 
 def test_temporary_files_go_to_the_mounted_scratch_volume(dockerfile: list[tuple[str, str]]) -> None:
     env = _env(dockerfile)
-    assert env["TMPDIR"] == batch_jobs.SCRATCH_PATH == env["HOME"]
-    container = batch_jobs.container_definition(
+    assert env["TMPDIR"] == job_containers.SCRATCH_PATH == env["HOME"]
+    container = job_containers.container_definition(
         job="ingest",
-        image="i",
         log_group="g",
         region="eu-west-1",
-        environment=dict.fromkeys(batch_jobs.JOB_ENV_VARS, "x"),
+        environment=dict.fromkeys(job_containers.JOB_ENV_VARS, "x"),
+        stack=TaskStack(image="i", table_arn=""),
     )
     assert container["readonlyRootFilesystem"] is True
     assert [m["containerPath"] for m in container["mountPoints"]] == [env["TMPDIR"]]
@@ -142,7 +143,7 @@ def test_only_the_jobs_and_their_requirements_go_in(dockerfile: list[tuple[str, 
     copies = [a for k, a in dockerfile if k in ("COPY", "ADD")]
     assert copies == ["requirements-jobs.txt ./", "jobs/ ./jobs/"]
     assert any(k == "RUN" and "pip install --no-cache-dir -r requirements-jobs.txt" in a for k, a in dockerfile)
-    assert json.loads(_one(dockerfile, "ENTRYPOINT")) == batch_jobs.ENTRYPOINT
+    assert json.loads(_one(dockerfile, "ENTRYPOINT")) == job_containers.ENTRYPOINT
 
 
 def dockerignore_rules(text: str) -> list[tuple[re.Pattern[str], bool]]:

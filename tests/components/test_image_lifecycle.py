@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from components.batch_jobs import check_tagged_digest
+from components.job_image import check_tagged_digest
 from components.policies import RELEASE_IMAGES_KEPT, ecr_lifecycle_policy
 from tests.components.program import MOCKS, program_run, run_program, stack_config
 

@@ -9,8 +9,10 @@ from policy_sentry.querying.actions import get_action_data, get_actions_for_serv
 
 from components import policies
 from jobs.contract import layout
+from jobs.ingest.policy import ingest_task_policy
+from jobs.reconcile.policy import reconcile_task_policy, repair_task_policy
 from tests.components.iam_model import Permission, denied
-from tests.components.program import as_list, policy_documents, program_run
+from tests.components.program import as_list, policy_documents, program_run, task_policy
 
 ACCOUNT = "123456789012"
 TABLE = f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/t"
@@ -45,7 +47,7 @@ def _actions(policy: dict[str, Any]) -> set[str]:
 
 
 def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
-    p = policies.ingest_task_policy(**INGEST)
+    p = task_policy(ingest_task_policy, **INGEST)
     # Raw objects are read; result.json only headed, when a fenced write was refused; a run
     # summary read back only when its write-once put was refused (a resent write).
     assert _allowed(p, "s3:GetObject") == {
@@ -92,8 +94,8 @@ def test_ingest_reads_raw_writes_results_and_claims_items() -> None:
 
 
 def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_selected() -> None:
-    assert not any(a.startswith("textract:") for a in _actions(policies.ingest_task_policy(**INGEST)))
-    p = policies.ingest_task_policy(**INGEST, textract=True)
+    assert not any(a.startswith("textract:") for a in _actions(task_policy(ingest_task_policy, **INGEST)))
+    p = task_policy(ingest_task_policy, **INGEST, textract=True)
     textract = {a for a in _actions(p) if a.startswith("textract:")}
     assert textract == {"textract:AnalyzeExpense", "textract:StartExpenseAnalysis", "textract:GetExpenseAnalysis"}
     for action in textract:
@@ -105,7 +107,7 @@ def test_ingest_gets_exactly_the_textract_expense_actions_only_when_textract_is_
 
 
 def test_reconcile_audits_read_only_and_writes_only_its_report_and_its_table_state() -> None:
-    p = policies.reconcile_task_policy(**RECONCILE)
+    p = task_policy(reconcile_task_policy, **RECONCILE)
     # Its report (the dated prefixes only: never an acknowledgement, a person's, nor a pack);
     # nightly, the table state it keeps and (by DynamoDB, with its permissions) the table's
     # exports, in the audit-data bucket.
@@ -138,8 +140,8 @@ def test_reconcile_audits_read_only_and_writes_only_its_report_and_its_table_sta
 
 
 def test_repair_is_the_audit_plus_conditional_puts_of_items() -> None:
-    audit = policies.reconcile_task_policy(**RECONCILE)
-    repair = policies.repair_task_policy(**REPAIR)
+    audit = task_policy(reconcile_task_policy, **RECONCILE)
+    repair = task_policy(repair_task_policy, **REPAIR)
     assert audit["Statement"] == repair["Statement"][: len(audit["Statement"])]
     assert _actions(repair) - _actions(audit) == {
         "dynamodb:GetItem",
@@ -177,7 +179,7 @@ def test_key_policy_lets_s3_encrypt_notifications_only_for_the_buckets_named() -
 
 
 def test_listing_reports_is_confined_to_the_reconcile_prefix() -> None:
-    p = policies.reconcile_task_policy(**RECONCILE)
+    p = task_policy(reconcile_task_policy, **RECONCILE)
     (stmt,) = [s for s in p["Statement"] if s["Sid"] == "ListReports"]
     # Its reports, and the drill's reports' keys for the days since the last drill (never read).
     prefixes = [f"{layout.RECONCILIATION_PREFIX}*", f"{layout.DRILL_RUNS_PREFIX}*"]
@@ -185,7 +187,7 @@ def test_listing_reports_is_confined_to_the_reconcile_prefix() -> None:
     assert not any(layout.DRILL_RUNS_PREFIX in str(s["Resource"]) for s in p["Statement"])
     # The ingest may list the raw bucket without a prefix condition: S3 tells it that a deleted
     # upload is gone (404) only then; a prefix-conditioned grant would turn that into a 403.
-    (raw,) = [s for s in policies.ingest_task_policy(**INGEST)["Statement"] if s["Sid"] == "ListDataBuckets"]
+    (raw,) = [s for s in task_policy(ingest_task_policy, **INGEST)["Statement"] if s["Sid"] == "ListDataBuckets"]
     assert raw["Resource"] == [RAW, PROCESSED] and "Condition" not in raw
 
 
@@ -301,10 +303,10 @@ def _known(action: str) -> bool:
 def _all_actions() -> set[str]:
     actions: set[str] = set()
     pure = [
-        policies.ingest_task_policy(**INGEST),
-        policies.ingest_task_policy(**INGEST, textract=True),
-        policies.reconcile_task_policy(**RECONCILE),
-        policies.repair_task_policy(**REPAIR),
+        task_policy(ingest_task_policy, **INGEST),
+        task_policy(ingest_task_policy, **INGEST, textract=True),
+        task_policy(reconcile_task_policy, **RECONCILE),
+        task_policy(repair_task_policy, **REPAIR),
         policies.data_key_policy(ACCOUNT, "eu-west-1", [RAW]),
         policies.arrivals_queue_policy(QUEUE, RAW, ACCOUNT),
         policies.alarm_topic_policy("t", ACCOUNT),

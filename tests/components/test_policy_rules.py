@@ -13,9 +13,9 @@ from typing import Any
 
 from policy_sentry.querying.actions import get_action_data
 
-from components.batch_jobs import JOBS
 from components.settings import StackSettings
 from jobs.contract import layout
+from jobs.registry import tasks
 from jobs.settings import (
     ENV_CATCH_UP_DAYS,
     ENV_HOLDINGS,
@@ -227,13 +227,13 @@ def test_s3_data_buckets_replicate_to_the_second_region_where_the_stack_names_on
 # --- ECS -----------------------------------------------------------------------------------
 def _containers(run: ProgramRun) -> list[dict[str, Any]]:
     defs = run.of_type(T["taskdef"])
-    assert len(defs) == len(JOBS)  # ingest, reconcile, repair, drill; erasure, documents, legal-hold
+    assert len(defs) == len(tasks())  # ingest, reconcile, repair, drill; erasure, documents, legal-hold
     return [c for d in defs for c in json.loads(d.inputs["containerDefinitions"])]
 
 
 def test_containers_hardened(every_stack: ProgramRun) -> None:
     containers = _containers(every_stack)
-    assert len(containers) == len(JOBS)
+    assert len(containers) == len(tasks())
     for c in containers:
         assert c["readonlyRootFilesystem"] is True
         assert c["privileged"] is False
@@ -306,7 +306,7 @@ def test_iam_no_wildcard_resources_where_one_can_be_named(every_stack: ProgramRu
     role_policies = every_stack.of_type(T["rolepolicy"])
     # A task role per job, the execution, scheduler, pipe, backup and review API roles, S3
     # replication's, and the audit trail's Pipe and delivery stream.
-    assert len(role_policies) == len(JOBS) + 5 + _second(every_stack) + 2
+    assert len(role_policies) == len(tasks()) + 5 + _second(every_stack) + 2
     for rec in role_policies:
         for stmt in json.loads(rec.inputs["policy"])["Statement"]:
             if "*" in as_list(stmt["Resource"]):
@@ -353,7 +353,7 @@ def test_kms_rotation(every_stack: ProgramRun) -> None:
 
 def test_log_retention_and_kms(every_stack: ProgramRun) -> None:
     groups = every_stack.of_type(T["loggroup"])
-    assert len(groups) == len(JOBS) + 1  # and the change log's delivery errors
+    assert len(groups) == len(tasks()) + 1  # and the change log's delivery errors
     for g in groups:
         assert g.inputs["retentionInDays"] >= 365
         assert g.inputs["kmsKeyId"].startswith("arn:aws:kms:")

@@ -11,12 +11,12 @@ import json
 
 import pytest
 
-from components import recovery_policies
-from components.batch_jobs import job_command
+from components.job_containers import job_command
 from components.settings import StackSettings, StackSettingsError, residency_of
 from jobs.contract import layout
 from jobs.contract.metrics import namespace
-from tests.components.program import ACCOUNT, ProgramRun, Recorded, as_list, program_run, stack_config
+from jobs.recovery.policy import drill_task_policy
+from tests.components.program import ACCOUNT, ProgramRun, Recorded, as_list, program_run, stack_config, task_policy
 
 PLAN = "aws:backup/plan:Plan"
 VAULT = "aws:backup/vault:Vault"
@@ -297,7 +297,8 @@ def test_the_drill_role_is_the_pure_builders_and_never_writes_the_live_table(eve
     names = {spec.purpose: f"arn:aws:s3:::{spec.name}" for spec in settings.buckets()}
     backup_role = f"arn:aws:iam::{ACCOUNT}:role/docuflow-{settings.stage}-backups-role-1a2b3c"
     audit = settings.audit_data().name
-    assert attached == recovery_policies.drill_task_policy(
+    assert attached == task_policy(
+        drill_task_policy,
         table_arn=table,
         raw_bucket_arn=names["raw"],
         processed_bucket_arn=names["processed"],

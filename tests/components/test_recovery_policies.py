@@ -1,4 +1,6 @@
-"""components.recovery_policies: the backup, replication and drill roles, without Pulumi."""
+"""components.recovery_policies (the backup and replication roles) and jobs.recovery.policy (the drill's),
+without Pulumi.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from policy_sentry.querying.actions import get_actions_for_service
 
 from components import recovery_policies as rp
 from jobs.contract import layout
+from jobs.recovery.policy import drill_tables_arn, drill_task_policy
 from tests.components.iam_model import Permission, allowed
-from tests.components.program import as_list
+from tests.components.program import as_list, task_policy
 
 ACCOUNT = "123456789012"
 TABLE = f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/{layout.table_name('prod')}"
@@ -26,7 +29,8 @@ WRITES = ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dyn
 
 
 def _drill(**extra: Any) -> dict[str, Any]:
-    return rp.drill_task_policy(
+    return task_policy(
+        drill_task_policy,
         table_arn=TABLE,
         raw_bucket_arn=RAW,
         processed_bucket_arn=PROCESSED,
@@ -40,10 +44,8 @@ def _drill(**extra: Any) -> dict[str, Any]:
 
 
 def test_drill_tables_are_the_layouts_drill_prefix() -> None:
-    assert (
-        rp.drill_tables_arn(TABLE) == f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/{layout.drill_table_prefix('prod')}*"
-    )
-    assert DRILL_TABLE.startswith(rp.drill_tables_arn(TABLE)[:-1])
+    assert drill_tables_arn(TABLE) == f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/{layout.drill_table_prefix('prod')}*"
+    assert DRILL_TABLE.startswith(drill_tables_arn(TABLE)[:-1])
 
 
 def test_the_drill_may_write_drill_tables_but_never_the_live_table() -> None:

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from components.batch_jobs import SCHEDULED_TIME_ATTRIBUTE
+from components.job_containers import SCHEDULED_TIME_ATTRIBUTE
 from components.schedules import DRAIN_MARGIN_MINUTES, Cron, ScheduleError, drain_minutes
 from jobs.settings import JobSettings
 from tests.components.program import ProgramRun

@@ -191,15 +191,17 @@ def test_the_second_opinion_is_on_with_textract_and_can_be_turned_off() -> None:
 
 
 def test_a_stack_with_the_second_opinion_off_gives_the_ingest_no_fallback() -> None:
-    from components.batch_jobs import container_definition
+    from components.job_containers import container_definition
+    from jobs.runtime.registry import TaskStack
     from jobs.settings import JobSettings
 
     off = StackSettings.from_mapping(_dev(**{"docuflow:textractFallback": "false"}))
-    common = {"image": "repo@sha256:" + "0" * 64, "log_group": "g", "region": "eu-west-1"}
+    image = "repo@sha256:" + "0" * 64
     environment = JobSettings(stage="dev").env()
     for second_opinion, expected in ((off.second_opinion, None), (True, "true")):
+        stack = TaskStack(image=image, table_arn="", textract_fallback=second_opinion)
         container = container_definition(
-            job="ingest", environment=environment, textract_fallback=second_opinion, **common
+            job="ingest", log_group="g", region="eu-west-1", environment=environment, stack=stack
         )
         names = {e["name"]: e["value"] for e in container["environment"]}
         assert names.get("DOCUFLOW_TEXTRACT_FALLBACK") == expected

@@ -40,7 +40,7 @@ from jobs.errors import (
     TransientError,
     exit_code_for,
 )
-from jobs.runtime import RunContext, run_job
+from jobs.runtime.context import RunContext, run_job
 from jobs.settings import JobSettings
 
 FAMILIES = (TransientError, TerminalError, RunStoppedError)

@@ -15,7 +15,7 @@ from jobs.documents.queries import list_documents
 from jobs.ingest.plans import DrainPlan
 from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
-from jobs.review import ReviewDesk
+from jobs.review.desk import ReviewDesk
 from jobs.store.clients import dynamodb_client
 from jobs.store.dynamo import DocumentTable, to_wire
 from jobs.store.s3 import Buckets

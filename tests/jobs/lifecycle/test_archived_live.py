@@ -40,7 +40,7 @@ from jobs.reconcile.findings import Code, render
 from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.repair import reprocess
 from jobs.reconcile.run import ReconcileRun
-from jobs.runtime import RunContext
+from jobs.runtime.context import RunContext
 from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets

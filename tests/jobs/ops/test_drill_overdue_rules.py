@@ -17,7 +17,7 @@ from jobs.local.standins.alarms import judge
 from jobs.reconcile.drill_age import days_since, drill_age, drill_age_datum, newest
 from jobs.reconcile.report import ReconcileSummary
 from jobs.reconcile.run import metrics_of
-from jobs.runtime.registry import job
+from jobs.registry import job
 
 QUARTERLY = job("drill").tasks[0].schedule.default  # type: ignore[union-attr]
 T0 = datetime(2026, 4, 1, 6, 40, tzinfo=UTC)

@@ -27,7 +27,7 @@ from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AuditCheck, LivePlan
 from jobs.reconcile.run import ReconcileRun
 from jobs.recovery import cli as drill_cli
-from jobs.runtime.registry import job as registered
+from jobs.registry import job as registered
 from jobs.store.clients import cloudwatch_client, sqs_client
 from jobs.store.metrics import MetricsStore
 from tests.jobs.recovery.recovery_helpers import export

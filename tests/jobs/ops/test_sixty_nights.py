@@ -41,8 +41,8 @@ from jobs.reconcile.drill_age import drill_age
 from jobs.reconcile.findings import FINDINGS_SCHEMA, Code
 from jobs.reconcile.run import metrics_of
 from jobs.reconcile.summary import ReconcileSummary
+from jobs.registry import job
 from jobs.runtime.context import RunContext
-from jobs.runtime.registry import job
 from jobs.settings import JobSettings
 from jobs.store.clients import cloudwatch_client
 from jobs.store.metrics import MetricsStore

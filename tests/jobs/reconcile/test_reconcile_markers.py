@@ -23,7 +23,7 @@ from jobs.ingest.run import IngestRun
 from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
 from jobs.reconcile.run import ReconcileRun
-from jobs.review import ReviewDesk
+from jobs.review.desk import ReviewDesk
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.reconcile_helpers import export_state
 

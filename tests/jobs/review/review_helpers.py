@@ -8,7 +8,7 @@ from typing import Any
 from jobs.contract import DocumentItem, ResultDocument, layout
 from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.run import IngestRun
-from jobs.review import ReviewDesk
+from jobs.review.desk import ReviewDesk
 
 # A normalized invoice that adds up but names no seller: the ingest sends it to review.
 INVOICE: dict[str, Any] = {

@@ -20,7 +20,7 @@ from jobs.documents.queries import list_documents
 from jobs.errors import ReviewConflictError, ReviewRefusedError
 from jobs.local.standins.advance import advance
 from jobs.observability import CallMetrics
-from jobs.review import ReviewDesk
+from jobs.review.desk import ReviewDesk
 from jobs.store.clients import dynamodb_client, s3_client
 from jobs.store.dynamo import DocumentTable, to_wire
 from jobs.store.s3 import Buckets

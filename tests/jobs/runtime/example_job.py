@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.runtime import JobSpec, TaskSize, TaskSpec
+from jobs.documents.policy import legal_hold_task_policy
+from jobs.runtime.registry import JobSpec, TaskSize, TaskSpec
 
 PACKAGE = "hellojob"
 CLI = '''"""`python -m jobs hello greet|refuse|stop`: an example job."""
@@ -20,7 +21,7 @@ from __future__ import annotations
 import argparse
 
 from jobs.errors import LifecycleRefusedError
-from jobs.runtime import Cli, RunContext, run_job
+from jobs.runtime.context import Cli, RunContext, run_job
 
 
 def parser() -> argparse.ArgumentParser:
@@ -51,7 +52,7 @@ ENTRY = JobSpec(
     f"{PACKAGE}.cli",
     "an example job",
     subcommands=("greet", "refuse", "stop"),
-    tasks=(TaskSpec("hello", ("hello", "greet"), "policies.legal_hold_task_policy", TaskSize(256, 512)),),
+    tasks=(TaskSpec("hello", ("hello", "greet"), legal_hold_task_policy, TaskSize(256, 512)),),
 )
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from jobs.__main__ import main
 from jobs.errors import ExitCode
-from jobs.runtime import JOBS
+from jobs.registry import JOBS
 
 BAD = "--no-such-option"
 

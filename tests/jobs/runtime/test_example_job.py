@@ -13,7 +13,7 @@ import pytest
 
 from jobs.__main__ import main
 from jobs.errors import ExitCode
-from jobs.runtime import JOBS
+from jobs.registry import JOBS
 from tests.jobs.runtime.example_job import ENTRY, write_package
 
 WITH_EXAMPLE = (*JOBS, ENTRY)

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from components import batch_jobs
-from jobs.runtime import JOBS, JobSpec, tasks
+from components import job_containers
+from jobs.registry import JOBS, tasks
+from jobs.runtime.registry import JobSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -85,9 +86,9 @@ def test_help_exits_0_for_each_job_and_each_subcommand(spec: JobSpec, capsys: py
 def _commands() -> list[Any]:
     """Every task's command as the stack can build it: each reconcile engine, the drain bounded."""
     return [
-        pytest.param(name, batch_jobs.job_command(name, engine, 90), id=f"{name}-{engine}")
+        pytest.param(name, job_containers.job_command(name, engine, 90), id=f"{name}-{engine}")
         for name in tasks()
-        for engine in batch_jobs.RECONCILE_ENGINES
+        for engine in job_containers.RECONCILE_ENGINES
     ]
 
 
@@ -120,5 +121,5 @@ def test_metrics_come_from_the_contract_and_tasks_have_unique_names() -> None:
     from jobs.contract.metrics import PUBLISHED
 
     assert {spec.publishes for spec in JOBS if spec.publishes is not None} == set(PUBLISHED)
-    assert len(tasks()) == sum(len(spec.tasks) for spec in JOBS) == len(batch_jobs.JOBS)
+    assert len(tasks()) == sum(len(spec.tasks) for spec in JOBS) == len(job_containers.registered_tasks())
     assert {spec.name for spec in JOBS if not spec.in_image} == {"local", "demo"}

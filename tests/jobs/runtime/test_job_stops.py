@@ -24,7 +24,8 @@ from jobs.recovery import cli as drill_cli
 from jobs.recovery import rollback_cli
 from jobs.recovery.restore import Restore
 from jobs.recovery.rollback_run import RollbackRun
-from jobs.runtime import RunContext, StopFlag, run_in_context
+from jobs.runtime.context import RunContext, run_in_context
+from jobs.runtime.signals import StopFlag
 from jobs.store.clients import cloudwatch_client
 from jobs.store.s3 import Buckets
 from tests.jobs.recovery.recovery_helpers import export, processed_stage, reports, scan, tables

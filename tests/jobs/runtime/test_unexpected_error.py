@@ -14,7 +14,7 @@ from jobs.contract import layout
 from jobs.erasure import cli as erasure_cli
 from jobs.errors import ExitCode, ReconcileInputError
 from jobs.ingest import cli as ingest_cli
-from jobs.runtime import Cli, RunContext, run_in_context, run_job
+from jobs.runtime.context import Cli, RunContext, run_in_context, run_job
 from jobs.settings import JobSettings
 
 

@@ -1,0 +1,62 @@
+"""The registry of jobs: one line per `python -m jobs <command>`, each the declaration its package
+makes in `jobs/<package>/job.py` (jobs.runtime.registry says what a declaration holds).
+
+Read by `jobs/__main__.py` (the commands and their help) and by the Pulumi program
+(components/batch_jobs.py: the task definitions, roles, sizes, schedules), and by the import
+contracts (.importlinter), which place each job package. Three entries are declared here: the dev
+stack's (`demo`, `local`), which production code may not import and the image does not carry,
+and `extract`, a debugging command of the pure extraction package, which sits below the runtime.
+"""
+
+from __future__ import annotations
+
+from jobs.audit import job as audit_job
+from jobs.documents import job as documents_job
+from jobs.erasure import job as erasure_job
+from jobs.ingest import job as ingest_job
+from jobs.reconcile import job as reconcile_job
+from jobs.recovery import job as recovery_job
+from jobs.reports import job as reports_job
+from jobs.review import job as review_job
+from jobs.runtime.registry import JobSpec, TaskSpec
+
+JOBS: tuple[JobSpec, ...] = (
+    ingest_job.JOB,
+    reconcile_job.JOB,
+    reports_job.JOB,
+    recovery_job.DRILL,
+    recovery_job.ROLLBACK,
+    recovery_job.UNDELETE,
+    JobSpec("extract", "jobs.extract.cli", "extract and validate local files (debugging)"),
+    documents_job.JOB,
+    ingest_job.RESTORE_ARCHIVED,
+    review_job.JOB,
+    erasure_job.JOB,
+    audit_job.JOB,
+    JobSpec(
+        "demo", "jobs.demo.cli", "seed a deterministic demo corpus into raw/", subcommands=("seed",), in_image=False
+    ),
+    JobSpec(
+        "local",
+        "jobs.local.cli",
+        "start, stop or inspect the embedded local AWS stack",
+        subcommands=("up", "down", "status", "flush-audit", "export-table", "advance"),
+        in_image=False,
+    ),
+)
+
+
+def job(name: str, jobs: tuple[JobSpec, ...] = JOBS) -> JobSpec:
+    """The entry of `python -m jobs <name>`; KeyError when there is none."""
+    for spec in jobs:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)
+
+
+def tasks(jobs: tuple[JobSpec, ...] = JOBS) -> dict[str, tuple[JobSpec, TaskSpec]]:
+    """Every ECS task definition by name, with the job it runs."""
+    found = {task.name: (spec, task) for spec in jobs for task in spec.tasks}
+    if len(found) != sum(len(spec.tasks) for spec in jobs):
+        raise ValueError("two tasks of the registry share a name")
+    return found
