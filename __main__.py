@@ -20,7 +20,7 @@ from components.arrivals import Arrivals, ArrivalsArgs
 from components.audit_catalog import AuditCatalog, AuditCatalogArgs
 from components.audit_trail import AuditTrail, AuditTrailArgs, audit_bucket_policies, trail_arn
 from components.backups import TableBackups, TableBackupsArgs
-from components.batch_jobs import RECONCILE_JOBS, BatchJobs, BatchJobsArgs, JobSize, task_sizes
+from components.batch_jobs import RECONCILE_JOBS, BatchJobs, BatchJobsArgs, JobSize
 from components.budget import CostBudget, CostBudgetArgs
 from components.document_buckets import DocumentBuckets, DocumentBucketsArgs, bucket_arn
 from components.document_store import DocumentStore, DocumentStoreArgs
@@ -44,7 +44,7 @@ def engine_config() -> dict[str, str]:
     from pulumi.runtime.get_config, whose precedence (PULUMI_CONFIG_<KEY> over the bag) wins.
     """
     handed = {**pulumi.runtime.get_config_env(), **pulumi.runtime.config.CONFIG.get()}
-    keys = sorted(set(handed) | set(StackSettings.keys().values()))
+    keys = sorted(set(handed) | set(StackSettings.keys()))
     return {key: value for key in keys if (value := pulumi.runtime.get_config(key)) is not None}
 
 
@@ -149,12 +149,14 @@ def document_buckets(settings: StackSettings, account_id: pulumi.Output[str], ke
             access_log_bucket_name=settings.access_log_bucket_name(),
             kms_key_arn=key.key_arn,
             account_id=account_id,
-            break_glass_role_arn=settings.break_glass_role_arn,
-            policies=audit_bucket_policies(settings.stage, settings.region, account_id, settings.break_glass_role_arn),
+            break_glass_role_arn=settings.storage.break_glass_role_arn,
+            policies=audit_bucket_policies(
+                settings.stage, settings.region, account_id, settings.storage.break_glass_role_arn
+            ),
             audit_data=settings.audit_data(),
-            access_log_retention_days=settings.access_log_retention_days,
-            noncurrent_expiration_days=settings.noncurrent_expiration_days,
-            abort_multipart_days=settings.abort_multipart_days,
+            access_log_retention_days=settings.storage.access_log_retention_days,
+            noncurrent_expiration_days=settings.storage.noncurrent_expiration_days,
+            abort_multipart_days=settings.storage.abort_multipart_days,
             protect=settings.protect,
             tags=settings.resource_tags(),
         ),
@@ -169,8 +171,8 @@ def document_store(settings: StackSettings, key: DataKey, second: SecondRegion |
             spec=settings.table(),
             kms_key_arn=key.key_arn,
             protect=settings.protect,
-            point_in_time_recovery_days=settings.pitr_recovery_days,
-            replica_region=settings.replica_region,
+            point_in_time_recovery_days=settings.recovery.pitr_recovery_days,
+            replica_region=settings.recovery.replica_region,
             replica_kms_key_arn=second.key_arn if second else None,
             tags=settings.resource_tags(),
         ),
@@ -184,8 +186,8 @@ def alert_topic(settings: StackSettings, account_id: pulumi.Output[str], key: Da
         AlertsArgs(
             account_id=account_id,
             kms_key_arn=key.key_arn,
-            existing_topic_arn=settings.alarm_topic_arn,
-            email=settings.alarm_email,
+            existing_topic_arn=settings.operations.alarm_topic_arn,
+            email=settings.operations.alarm_email,
             tags=settings.resource_tags(),
         ),
     )
@@ -202,10 +204,11 @@ def operations(settings: StackSettings, alerts: Alerts) -> Operations:
             region=settings.region,
             alarm_topic_arn=alerts.topic_arn,
             failed_ratio_threshold=JobSettings().failed_ratio_threshold,
-            oldest_message_seconds=settings.arrivals_max_age_seconds,
-            windows=settings.job_windows(),
-            drill_schedule=settings.drill_schedule,  # every stack schedules its drill (components.batch_jobs)
-            ingest_tasks=settings.ingest_tasks,
+            oldest_message_seconds=settings.operations.arrivals_max_age_seconds,
+            windows=settings.scheduling.job_windows(),
+            # Every stack schedules its drill (components.batch_jobs).
+            drill_schedule=settings.scheduling.expression("drill"),
+            ingest_tasks=settings.ingest.ingest_tasks,
             tags=settings.resource_tags(),
         ),
     )
@@ -217,8 +220,8 @@ def cost_budget(settings: StackSettings, alerts: Alerts) -> CostBudget:
         f"{layout.stage_prefix(settings.stage)}-cost",
         CostBudgetArgs(
             stage=settings.stage,
-            amount_usd=settings.monthly_budget_usd,
-            textract_amount_usd=settings.textract_budget,
+            amount_usd=settings.operations.monthly_budget_usd,
+            textract_amount_usd=settings.operations.textract_budget,
             alarm_topic_arn=alerts.topic_arn,
             tags=settings.resource_tags(),
         ),
@@ -277,8 +280,8 @@ def audit_catalog(
             audit_bucket_arn=buckets.bucket_arns[layout.AUDIT_DATA],
             reports_bucket_name=names["reports"],
             kms_key_arn=key.key_arn,
-            bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
-            athena=settings.reconcile_engine == "athena",
+            bytes_scanned_cutoff=settings.reconcile.athena_bytes_scanned_cutoff,
+            athena=settings.reconcile.reconcile_engine == "athena",
             tags=settings.resource_tags(),
         ),
     )
@@ -303,8 +306,8 @@ def audit_trail(
             kms_key_arn=key.key_arn,
             bucket_names=bucket_names(settings),
             alarm_topic_arn=alerts.topic_arn,
-            bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
-            log_retention_days=settings.log_retention_days,
+            bytes_scanned_cutoff=settings.reconcile.athena_bytes_scanned_cutoff,
+            log_retention_days=settings.tasks.log_retention_days,
             buckets=buckets,
             tags=settings.resource_tags(),
         ),
@@ -324,9 +327,9 @@ def job_environment(settings: StackSettings, arrivals: Arrivals) -> pulumi.Outpu
             processed_bucket=names["processed"],
             reports_bucket=names["reports"],
             arrivals_queue_url=url,
-            review_lease_seconds=settings.review_lease_seconds,
-            result_url_seconds=settings.result_url_seconds,
-            retention=settings.retention(),
+            review_lease_seconds=settings.review.review_lease_seconds,
+            result_url_seconds=settings.review.result_url_seconds,
+            retention=settings.storage.retention(),
         ).env()
     )
 
@@ -382,27 +385,26 @@ def batch_jobs(
             arrivals_queue_arn=arrivals.queue_arn,
             arrivals_dead_letter_queue_arn=arrivals.dead_letter_queue_arn,
             job_environment=job_env,
-            subnet_ids=settings.subnet_ids,
-            security_group_ids=settings.security_group_ids,
-            assign_public_ip=settings.assign_public_ip,
+            subnet_ids=settings.tasks.subnet_ids,
+            security_group_ids=settings.tasks.security_group_ids,
+            assign_public_ip=settings.tasks.assign_public_ip,
             alarm_topic_arn=alerts.topic_arn,
             **_image_args(settings),
-            ocr_engine=settings.ocr_engine,
-            textract_max_pages=settings.textract_max_pages_per_night,
-            textract_fallback=settings.second_opinion,
-            reconcile_engine=settings.reconcile_engine,
+            ocr_engine=settings.ingest.ocr_engine,
+            textract_max_pages=settings.ingest.textract_max_pages_per_night,
+            textract_fallback=settings.ingest.second_opinion,
+            reconcile_engine=settings.reconcile.reconcile_engine,
             catalog_grants=catalog.grants,
-            reanchor_days=settings.reconcile_reanchor_days,
-            catch_up_days=settings.reconcile_catch_up_days,
-            table_state_days=settings.table_state_retention_days,
+            reanchor_days=settings.reconcile.reconcile_reanchor_days,
+            catch_up_days=settings.reconcile.reconcile_catch_up_days,
+            table_state_days=settings.reconcile.table_state_retention_days,
             holdings=settings.holdings(),
-            fargate_spot=settings.fargate_spot,
+            fargate_spot=settings.tasks.fargate_spot,
             **_schedule_args(settings),
             sizes=job_sizes(settings),
-            nightly_repair=settings.nightly_repair,
-            drill_schedule=settings.drill_schedule,
+            nightly_repair=settings.reconcile.nightly_repair,
             backup_role_arn=backups.role_arn,
-            log_retention_days=settings.log_retention_days,
+            log_retention_days=settings.tasks.log_retention_days,
             tags=settings.resource_tags(),
             report_signing_key_arn=signing_key_arn,
         ),
@@ -411,40 +413,37 @@ def batch_jobs(
 
 def _image_args(settings: StackSettings) -> dict[str, Any]:
     """BatchJobsArgs' image: its digest, the repository and what its lifecycle keeps."""
+    image = settings.image
     return {
-        "image_digest": settings.image_digest,
-        "image_repository": settings.image_repository(),
-        "image_keep_count": settings.image_keep_count,
-        "image_release_tag_prefixes": settings.image_release_tag_prefixes,
-        "image_tag": settings.image_tag,
+        "image_digest": image.image_digest,
+        "image_repository": image.repository(),
+        "image_keep_count": image.image_keep_count,
+        "image_release_tag_prefixes": image.image_release_tag_prefixes,
+        "image_tag": image.image_tag,
     }
 
 
 def _schedule_args(settings: StackSettings) -> dict[str, Any]:
-    """BatchJobsArgs' schedules: the ingest's tasks, both crons in the stack's zone, retries."""
+    """BatchJobsArgs' schedules: the ingest's tasks, each schedule's cron in the stack's zone,
+    retries (BatchJobsArgs has a field per schedule; a map by name would take `crons` whole).
+    """
+    scheduling, crons = settings.scheduling, settings.scheduling.expressions()
     return {
-        "ingest_tasks": settings.ingest_tasks,
-        "ingest_schedule": settings.ingest_schedule,
-        "reconcile_schedule": settings.reconcile_schedule,
+        "ingest_tasks": settings.ingest.ingest_tasks,
+        "ingest_schedule": crons["ingest"],
+        "reconcile_schedule": crons["reconcile"],
+        "drill_schedule": crons["drill"],
         # The drain stops taking work in time for the reconcile (components.schedules).
-        "drain_minutes": settings.drain_minutes,
-        "schedule_timezone": settings.schedule_timezone,
-        "retry_attempts": settings.schedule_retry_attempts,
-        "max_event_age_seconds": settings.schedule_max_event_age_seconds,
+        "drain_minutes": scheduling.drain_minutes,
+        "schedule_timezone": scheduling.schedule_timezone,
+        "retry_attempts": scheduling.schedule_retry_attempts,
+        "max_event_age_seconds": scheduling.schedule_max_event_age_seconds,
     }
 
 
 def job_sizes(settings: StackSettings) -> dict[str, JobSize]:
-    """Each task's size: the registry's (jobs.runtime.registry), or the stack's size settings for the
-    tasks whose size follows them (the ingest; the reconcile, its repair and the drill, which
-    reconciles the table it restored).
-    """
-    return task_sizes(
-        {
-            "ingest": JobSize(settings.ingest_cpu, settings.ingest_memory),
-            "reconcile": JobSize(settings.reconcile_cpu, settings.reconcile_memory),
-        }
-    )
+    """Each task's size by its registry name: the stack's (docuflow:taskSizes), else the registry's."""
+    return {name: JobSize(size.cpu, size.memory) for name, size in settings.tasks.sizes().items()}
 
 
 def stack_outputs(
@@ -501,24 +500,25 @@ def second_region(
     """The replica key and buckets in the stack's second region, the replication into them, and
     the alarms on its latency.
     """
-    if settings.replica_region is None:
+    replica_region = settings.recovery.replica_region
+    if replica_region is None:
         return None
     return SecondRegion(
         f"{layout.stage_prefix(settings.stage)}-second",
         SecondRegionArgs(
             stage=settings.stage,
             region=settings.region,
-            replica_region=settings.replica_region,
+            replica_region=replica_region,
             account_id=account_id,
             source_key_arn=key.key_arn,
             source_specs=settings.buckets(),
             source_buckets=buckets,
-            break_glass_role_arn=settings.break_glass_role_arn,
-            access_log_retention_days=settings.access_log_retention_days,
-            noncurrent_expiration_days=settings.noncurrent_expiration_days,
-            abort_multipart_days=settings.abort_multipart_days,
+            break_glass_role_arn=settings.storage.break_glass_role_arn,
+            access_log_retention_days=settings.storage.access_log_retention_days,
+            noncurrent_expiration_days=settings.storage.noncurrent_expiration_days,
+            abort_multipart_days=settings.storage.abort_multipart_days,
             alarm_topic_arn=alerts.topic_arn,
-            latency_alarm_seconds=settings.replication_latency_alarm_seconds,
+            latency_alarm_seconds=settings.operations.replication_latency_alarm_seconds,
             protect=settings.protect,
             tags=settings.resource_tags(),
         ),
@@ -544,13 +544,13 @@ def table_backups(
             account_id=account_id,
             table_arn=store.table_arn,
             table_key_arn=key.key_arn,
-            daily_schedule=settings.backup_daily_schedule,
-            daily_retention_days=settings.backup_daily_retention_days,
-            monthly_schedule=settings.backup_monthly_schedule,
-            monthly_retention_days=settings.backup_monthly_retention_days,
-            vault_lock=settings.backup_vault_lock,
-            schedule_timezone=settings.schedule_timezone,
-            replica_region=settings.replica_region,
+            daily_schedule=settings.recovery.backup_daily_schedule,
+            daily_retention_days=settings.recovery.backup_daily_retention_days,
+            monthly_schedule=settings.recovery.backup_monthly_schedule,
+            monthly_retention_days=settings.recovery.backup_monthly_retention_days,
+            vault_lock=settings.recovery.backup_vault_lock,
+            schedule_timezone=settings.scheduling.schedule_timezone,
+            replica_region=settings.recovery.replica_region,
             replica_provider=second.provider if second else None,
             alarm_topic_arn=alerts.topic_arn,
             protect=settings.protect,
@@ -567,11 +567,11 @@ def recovery_outputs(
         "backupVaultName": backups.vault_name,
         "backupRoleArn": backups.role_arn,
         # What an erasure receipt quotes: how long erased data can survive in backups.
-        "erasedDataHorizonDays": settings.erased_data_horizon_days,
+        "erasedDataHorizonDays": settings.recovery.erased_data_horizon_days,
     }
     if second:
         outputs |= {
-            "replicaRegion": settings.replica_region,
+            "replicaRegion": settings.recovery.replica_region,
             "copyVaultArn": backups.copy_vault_arn,
             **{f"{p}ReplicaBucketName": n for p, n in second.bucket_names.items() if p != "access-logs"},
         }
