@@ -11,6 +11,7 @@ import pytest
 
 from components import batch_jobs, policies
 from components.document_buckets import lifecycle_rule_args
+from components.settings import StackSettings
 from components.status_events import status_event_pattern
 from jobs.contract import LifecycleSpec, bucket_specs, layout, queue_spec, table_spec
 from jobs.runtime import tasks
@@ -544,6 +545,7 @@ def _statement_ids(policy: dict) -> list[str]:
 def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str, request) -> None:
     run: ProgramRun = request.getfixturevalue(stack)
     config = stack_config(stack)
+    settings = StackSettings.from_mapping(config)
     families = {
         t.inputs["family"].removeprefix(f"docuflow-{stack}-"): t
         for t in run.of_type("aws:ecs/taskDefinition:TaskDefinition")
@@ -555,10 +557,9 @@ def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str
         command = container["command"]
         drain = int(command[command.index("--max-minutes") + 1]) if "--max-minutes" in command else None
         assert command == batch_jobs.job_command(name, engine, drain), name
-        size = task.size
-        cpu = int(config.get(f"docuflow:{size.setting}Cpu", size.cpu)) if size.setting else size.cpu
-        memory = int(config.get(f"docuflow:{size.setting}Memory", size.memory)) if size.setting else size.memory
-        assert (families[name].inputs["cpu"], families[name].inputs["memory"]) == (str(cpu), str(memory)), name
+        size = settings.tasks.task_sizes.get(name, task.size)  # the stack's docuflow:taskSizes, else the registry's
+        made = families[name].inputs
+        assert (made["cpu"], made["memory"]) == (str(size.cpu), str(size.memory)), name
         attached = json.loads(run.named(f"docuflow-{stack}-{name}-task-policy").inputs["policy"])
         # The builder the registry names, with only its required inputs: its core statements.
         builder = batch_jobs.policy_builder(task.policy)
@@ -578,7 +579,7 @@ def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str
     assert set(schedules) == set(expected)
     for schedule_name, (name, declared) in expected.items():
         inputs = schedules[schedule_name].inputs
-        assert inputs["scheduleExpression"] == config.get(f"docuflow:{_camel(declared.setting)}", declared.default)
+        assert inputs["scheduleExpression"] == settings.scheduling.schedules.get(declared.name, declared.default)
         ecs = inputs["target"]["ecsParameters"]
         assert ecs["taskDefinitionArn"].endswith(f"docuflow-{stack}-{name}:1")
         count = int(config.get(f"docuflow:{_camel(declared.task_count)}", 1)) if declared.task_count else 1
