@@ -33,8 +33,8 @@ from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
 from jobs.contract import BucketSpec, layout
-from jobs.reconcile.job import RECONCILE_SIZE
-from jobs.registry import JOBS
+from jobs.ingest import job as ingest_job
+from jobs.registry import tasks
 from jobs.runtime.registry import TaskSize
 from jobs.settings import JobSettings
 
@@ -48,7 +48,7 @@ def engine_config() -> dict[str, str]:
     from pulumi.runtime.get_config, whose precedence (PULUMI_CONFIG_<KEY> over the bag) wins.
     """
     handed = {**pulumi.runtime.get_config_env(), **pulumi.runtime.config.CONFIG.get()}
-    keys = sorted(set(handed) | set(StackSettings.keys().values()))
+    keys = sorted(set(handed) | set(StackSettings.keys()))
     return {key: value for key in keys if (value := pulumi.runtime.get_config(key)) is not None}
 
 
@@ -153,12 +153,14 @@ def document_buckets(settings: StackSettings, account_id: pulumi.Output[str], ke
             access_log_bucket_name=settings.access_log_bucket_name(),
             kms_key_arn=key.key_arn,
             account_id=account_id,
-            break_glass_role_arn=settings.break_glass_role_arn,
-            policies=audit_bucket_policies(settings.stage, settings.region, account_id, settings.break_glass_role_arn),
+            break_glass_role_arn=settings.storage.break_glass_role_arn,
+            policies=audit_bucket_policies(
+                settings.stage, settings.region, account_id, settings.storage.break_glass_role_arn
+            ),
             audit_data=settings.audit_data(),
-            access_log_retention_days=settings.access_log_retention_days,
-            noncurrent_expiration_days=settings.noncurrent_expiration_days,
-            abort_multipart_days=settings.abort_multipart_days,
+            access_log_retention_days=settings.storage.access_log_retention_days,
+            noncurrent_expiration_days=settings.storage.noncurrent_expiration_days,
+            abort_multipart_days=settings.storage.abort_multipart_days,
             protect=settings.protect,
             tags=settings.resource_tags(),
         ),
@@ -173,8 +175,8 @@ def document_store(settings: StackSettings, key: DataKey, second: SecondRegion |
             spec=settings.table(),
             kms_key_arn=key.key_arn,
             protect=settings.protect,
-            point_in_time_recovery_days=settings.pitr_recovery_days,
-            replica_region=settings.replica_region,
+            point_in_time_recovery_days=settings.recovery.pitr_recovery_days,
+            replica_region=settings.recovery.replica_region,
             replica_kms_key_arn=second.key_arn if second else None,
             tags=settings.resource_tags(),
         ),
@@ -188,8 +190,8 @@ def alert_topic(settings: StackSettings, account_id: pulumi.Output[str], key: Da
         AlertsArgs(
             account_id=account_id,
             kms_key_arn=key.key_arn,
-            existing_topic_arn=settings.alarm_topic_arn,
-            email=settings.alarm_email,
+            existing_topic_arn=settings.operations.alarm_topic_arn,
+            email=settings.operations.alarm_email,
             tags=settings.resource_tags(),
         ),
     )
@@ -206,10 +208,11 @@ def operations(settings: StackSettings, alerts: Alerts) -> Operations:
             region=settings.region,
             alarm_topic_arn=alerts.topic_arn,
             failed_ratio_threshold=JobSettings().failed_ratio_threshold,
-            oldest_message_seconds=settings.arrivals_max_age_seconds,
-            windows=settings.job_windows(),
-            drill_schedule=settings.drill_schedule,  # every stack schedules its drill (components.batch_jobs)
-            ingest_tasks=settings.ingest_tasks,
+            oldest_message_seconds=settings.operations.arrivals_max_age_seconds,
+            windows=settings.scheduling.job_windows(),
+            # Every stack schedules its drill (components.batch_jobs).
+            drill_schedule=settings.scheduling.expression("drill"),
+            ingest_tasks=settings.ingest.ingest_tasks,
             tags=settings.resource_tags(),
         ),
     )
@@ -221,8 +224,8 @@ def cost_budget(settings: StackSettings, alerts: Alerts) -> CostBudget:
         f"{layout.stage_prefix(settings.stage)}-cost",
         CostBudgetArgs(
             stage=settings.stage,
-            amount_usd=settings.monthly_budget_usd,
-            textract_amount_usd=settings.textract_budget,
+            amount_usd=settings.operations.monthly_budget_usd,
+            textract_amount_usd=settings.operations.textract_budget,
             alarm_topic_arn=alerts.topic_arn,
             tags=settings.resource_tags(),
         ),
@@ -281,8 +284,8 @@ def audit_catalog(
             audit_bucket_arn=buckets.bucket_arns[layout.AUDIT_DATA],
             reports_bucket_name=names["reports"],
             kms_key_arn=key.key_arn,
-            bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
-            athena=settings.reconcile_engine == "athena",
+            bytes_scanned_cutoff=settings.reconcile.athena_bytes_scanned_cutoff,
+            athena=settings.reconcile.reconcile_engine == "athena",
             tags=settings.resource_tags(),
         ),
     )
@@ -307,8 +310,8 @@ def audit_trail(
             kms_key_arn=key.key_arn,
             bucket_names=bucket_names(settings),
             alarm_topic_arn=alerts.topic_arn,
-            bytes_scanned_cutoff=settings.athena_bytes_scanned_cutoff,
-            log_retention_days=settings.log_retention_days,
+            bytes_scanned_cutoff=settings.reconcile.athena_bytes_scanned_cutoff,
+            log_retention_days=settings.tasks.log_retention_days,
             buckets=buckets,
             tags=settings.resource_tags(),
         ),
@@ -328,9 +331,9 @@ def job_environment(settings: StackSettings, arrivals: Arrivals) -> pulumi.Outpu
             processed_bucket=names["processed"],
             reports_bucket=names["reports"],
             arrivals_queue_url=url,
-            review_lease_seconds=settings.review_lease_seconds,
-            result_url_seconds=settings.result_url_seconds,
-            retention=settings.retention(),
+            review_lease_seconds=settings.review.review_lease_seconds,
+            result_url_seconds=settings.review.result_url_seconds,
+            retention=settings.storage.retention(),
         ).env()
     )
 
@@ -393,25 +396,25 @@ def batch_jobs(
             ),
             job_environment=job_env,
             network=JobNetwork(
-                subnet_ids=settings.subnet_ids,
-                security_group_ids=settings.security_group_ids,
-                assign_public_ip=settings.assign_public_ip,
-                fargate_spot=settings.fargate_spot,
+                subnet_ids=settings.tasks.subnet_ids,
+                security_group_ids=settings.tasks.security_group_ids,
+                assign_public_ip=settings.tasks.assign_public_ip,
+                fargate_spot=settings.tasks.fargate_spot,
             ),
             image=job_image(settings),
             schedules=job_schedules(settings),
             sizes=job_sizes(settings),
             # The drain stops taking work in time for the reconcile (components.schedules).
-            drain_minutes=settings.drain_minutes,
-            ocr_engine=settings.ocr_engine,
-            textract_max_pages=settings.textract_max_pages_per_night,
-            textract_fallback=settings.second_opinion,
-            reconcile_engine=settings.reconcile_engine,
-            reanchor_days=settings.reconcile_reanchor_days,
-            catch_up_days=settings.reconcile_catch_up_days,
-            table_state_days=settings.table_state_retention_days,
+            drain_minutes=settings.scheduling.drain_minutes,
+            ocr_engine=settings.ingest.ocr_engine,
+            textract_max_pages=settings.ingest.textract_max_pages_per_night,
+            textract_fallback=settings.ingest.second_opinion,
+            reconcile_engine=settings.reconcile.reconcile_engine,
+            reanchor_days=settings.reconcile.reconcile_reanchor_days,
+            catch_up_days=settings.reconcile.reconcile_catch_up_days,
+            table_state_days=settings.reconcile.table_state_retention_days,
             holdings=settings.holdings(),
-            log_retention_days=settings.log_retention_days,
+            log_retention_days=settings.tasks.log_retention_days,
             tags=settings.resource_tags(),
         ),
     )
@@ -419,47 +422,39 @@ def batch_jobs(
 
 def job_image(settings: StackSettings) -> JobImage:
     """The job image: its digest, the repository and what its lifecycle keeps."""
+    image = settings.image
     return JobImage(
-        digest=settings.image_digest,
-        repository=settings.image_repository(),
-        keep_count=settings.image_keep_count,
-        release_tag_prefixes=settings.image_release_tag_prefixes,
-        tag=settings.image_tag,
+        digest=image.image_digest,
+        repository=image.repository(),
+        keep_count=image.image_keep_count,
+        release_tag_prefixes=image.image_release_tag_prefixes,
+        tag=image.image_tag,
     )
 
 
 def job_schedules(settings: StackSettings) -> JobSchedules:
-    """The schedules by task: the ingest's tasks, the crons in the stack's zone, which of the
-    nightly reconcile's two tasks runs, retries.
+    """The schedules by task: each scheduled task's cron (the stack's docuflow:schedules by the
+    schedule's name, in the stack's zone), which of the tasks sharing the nightly reconcile's
+    schedule runs, how many ingest tasks a start runs, retries.
     """
+    scheduling, crons = settings.scheduling, settings.scheduling.expressions()
+    scheduled = {name: task.schedule for name, (_, task) in tasks().items() if task.schedule is not None}
+    nightly_repair = settings.reconcile.nightly_repair
     return JobSchedules(
-        expressions={
-            "ingest": settings.ingest_schedule,
-            "reconcile": settings.reconcile_schedule,
-            "repair": settings.reconcile_schedule,
-            "drill": settings.drill_schedule,
-        },
-        # The nightly reconcile repairs what it safely can (the repair task) or only reports it.
-        enabled={"reconcile": not settings.nightly_repair, "repair": settings.nightly_repair},
-        task_counts={"ingest": settings.ingest_tasks},
-        timezone=settings.schedule_timezone,
-        retry_attempts=settings.schedule_retry_attempts,
-        max_event_age_seconds=settings.schedule_max_event_age_seconds,
+        expressions={name: crons[schedule.name] for name, schedule in scheduled.items() if schedule.name in crons},
+        # The nightly reconcile repairs what it safely can (the repair task) or only reports it:
+        # the task declared as started (`enabled`) is the repair.
+        enabled={name: scheduled[name].enabled is nightly_repair for name in RECONCILE_JOBS if name in scheduled},
+        task_counts={task.name: settings.ingest.ingest_tasks for task in ingest_job.JOB.tasks},
+        timezone=scheduling.schedule_timezone,
+        retry_attempts=scheduling.schedule_retry_attempts,
+        max_event_age_seconds=scheduling.schedule_max_event_age_seconds,
     )
 
 
 def job_sizes(settings: StackSettings) -> dict[str, TaskSize]:
-    """The stack's sizes of the tasks whose size follows its settings: the ingest's, and the
-    reconcile's for every task sized like it (its repair, and the drill, which reconciles the
-    table it restored).
-    """
-    sizes = {
-        task.name: TaskSize(settings.reconcile_cpu, settings.reconcile_memory)
-        for job in JOBS
-        for task in job.tasks
-        if task.size is RECONCILE_SIZE
-    }
-    return {**sizes, "ingest": TaskSize(settings.ingest_cpu, settings.ingest_memory)}
+    """Each task's size by its registry name: the stack's (docuflow:taskSizes), else the registry's."""
+    return {name: TaskSize(size.cpu, size.memory) for name, size in settings.tasks.sizes().items()}
 
 
 def stack_outputs(
@@ -511,24 +506,25 @@ def second_region(
     """The replica key and buckets in the stack's second region, the replication into them, and
     the alarms on its latency.
     """
-    if settings.replica_region is None:
+    replica_region = settings.recovery.replica_region
+    if replica_region is None:
         return None
     return SecondRegion(
         f"{layout.stage_prefix(settings.stage)}-second",
         SecondRegionArgs(
             stage=settings.stage,
             region=settings.region,
-            replica_region=settings.replica_region,
+            replica_region=replica_region,
             account_id=account_id,
             source_key_arn=key.key_arn,
             source_specs=settings.buckets(),
             source_buckets=buckets,
-            break_glass_role_arn=settings.break_glass_role_arn,
-            access_log_retention_days=settings.access_log_retention_days,
-            noncurrent_expiration_days=settings.noncurrent_expiration_days,
-            abort_multipart_days=settings.abort_multipart_days,
+            break_glass_role_arn=settings.storage.break_glass_role_arn,
+            access_log_retention_days=settings.storage.access_log_retention_days,
+            noncurrent_expiration_days=settings.storage.noncurrent_expiration_days,
+            abort_multipart_days=settings.storage.abort_multipart_days,
             alarm_topic_arn=alerts.topic_arn,
-            latency_alarm_seconds=settings.replication_latency_alarm_seconds,
+            latency_alarm_seconds=settings.operations.replication_latency_alarm_seconds,
             protect=settings.protect,
             tags=settings.resource_tags(),
         ),
@@ -554,13 +550,13 @@ def table_backups(
             account_id=account_id,
             table_arn=store.table_arn,
             table_key_arn=key.key_arn,
-            daily_schedule=settings.backup_daily_schedule,
-            daily_retention_days=settings.backup_daily_retention_days,
-            monthly_schedule=settings.backup_monthly_schedule,
-            monthly_retention_days=settings.backup_monthly_retention_days,
-            vault_lock=settings.backup_vault_lock,
-            schedule_timezone=settings.schedule_timezone,
-            replica_region=settings.replica_region,
+            daily_schedule=settings.recovery.backup_daily_schedule,
+            daily_retention_days=settings.recovery.backup_daily_retention_days,
+            monthly_schedule=settings.recovery.backup_monthly_schedule,
+            monthly_retention_days=settings.recovery.backup_monthly_retention_days,
+            vault_lock=settings.recovery.backup_vault_lock,
+            schedule_timezone=settings.scheduling.schedule_timezone,
+            replica_region=settings.recovery.replica_region,
             replica_provider=second.provider if second else None,
             alarm_topic_arn=alerts.topic_arn,
             protect=settings.protect,
@@ -576,11 +572,11 @@ def recovery_outputs(
         "backupVaultName": backups.vault_name,
         "backupRoleArn": backups.role_arn,
         # What an erasure receipt quotes: how long erased data can survive in backups.
-        "erasedDataHorizonDays": settings.erased_data_horizon_days,
+        "erasedDataHorizonDays": settings.recovery.erased_data_horizon_days,
     }
     if second:
         outputs |= {
-            "replicaRegion": settings.replica_region,
+            "replicaRegion": settings.recovery.replica_region,
             "copyVaultArn": backups.copy_vault_arn,
             **{f"{p}ReplicaBucketName": n for p, n in second.bucket_names.items() if p != "access-logs"},
         }

@@ -297,9 +297,9 @@ def declared_alarms(
     ingest_tasks: int = 1,
 ) -> tuple[AlarmSpec, ...]:
     """The stack's alarms; the thresholds are stack settings (JobSettings.failed_ratio_threshold,
-    StackSettings.arrivals_max_age_seconds), `drill-overdue` is declared only with the schedule
-    the stack runs its restore drill on (StackSettings.drill_schedule), and the failed ratio waits
-    for the night's `ingest_tasks` (StackSettings.ingest_tasks).
+    the stack's docuflow:arrivalsMaxAgeSeconds), `drill-overdue` is declared only with the schedule
+    the stack runs its restore drill on (docuflow:schedules' drill), and the failed ratio waits
+    for the night's `ingest_tasks` (docuflow:ingestTasks).
     """
     drill = (_drill_overdue(drill_schedule),) if drill_schedule is not None else ()
     return (

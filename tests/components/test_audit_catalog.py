@@ -72,9 +72,9 @@ def test_only_s3_inventory_of_our_buckets_delivers_into_the_audit_bucket(dev: Pr
         r["filter"].get("prefix", ""): r["expiration"]["days"] for r in lifecycle.inputs["rules"] if "expiration" in r
     }
     assert expiries == {
-        layout.INVENTORY_PREFIX: settings.audit_data_retention_days,
-        layout.DYNAMODB_EXPORTS_PREFIX: settings.audit_data_retention_days,
-        layout.TABLE_STATE_PREFIX: settings.table_state_retention_days,
+        layout.INVENTORY_PREFIX: settings.reconcile.audit_data_retention_days,
+        layout.DYNAMODB_EXPORTS_PREFIX: settings.reconcile.audit_data_retention_days,
+        layout.TABLE_STATE_PREFIX: settings.reconcile.table_state_retention_days,
     }
     assert not any(layout.ICEBERG_PREFIX.startswith(prefix) for prefix in expiries)
 
@@ -132,7 +132,7 @@ def test_athena_workgroup_enforces_encrypted_results_and_a_scan_cutoff(dev: Prog
     assert workgroup["name"] == layout.athena_workgroup_name("dev")
     config = workgroup["configuration"]
     assert config["enforceWorkgroupConfiguration"] is True
-    assert config["bytesScannedCutoffPerQuery"] == _settings(dev).athena_bytes_scanned_cutoff
+    assert config["bytesScannedCutoffPerQuery"] == _settings(dev).reconcile.athena_bytes_scanned_cutoff
     results = config["resultConfiguration"]
     assert results["outputLocation"] == f"s3://{layout.bucket_name('dev', 'reports')}/{layout.ATHENA_RESULTS_PREFIX}"
     assert results["encryptionConfiguration"] == {"encryptionOption": "SSE_KMS", "kmsKeyArn": _key_arn(dev)}

@@ -10,12 +10,12 @@ import pytest
 
 from components import job_containers
 from components.document_buckets import lifecycle_rule_args
+from components.settings import StackSettings
 from components.status_events import status_event_pattern
 from jobs import registry
 from jobs.contract import LifecycleSpec, bucket_specs, layout, queue_spec, table_spec
 from jobs.documents.policy import legal_hold_task_policy
 from jobs.ingest.policy import TEXTRACT_EXPENSE
-from jobs.reconcile.job import RECONCILE_SIZE
 from jobs.registry import tasks
 from jobs.runtime.registry import TaskStack
 from jobs.settings import (
@@ -538,22 +538,8 @@ def test_dev_ingest_task_role_may_call_textract_expense_analysis(dev: ProgramRun
 
 
 # --- the job registry: the stack runs what it declares ------------------------------------------------
-# The stack settings a scheduled task's expression and task count follow (__main__.job_schedules).
-SCHEDULE_SETTINGS = {
-    "ingest": "ingestSchedule",
-    "reconcile": "reconcileSchedule",
-    "repair": "reconcileSchedule",
-    "drill": "drillSchedule",
-}
-
-
 def _statement_ids(policy: dict) -> list[str]:
     return sorted(s["Sid"] for s in policy["Statement"])
-
-
-def _size_setting(name: str, size: object) -> str | None:
-    """The stack settings a task's size follows (__main__.job_sizes): the ingest's, the reconcile's."""
-    return "ingest" if name == "ingest" else "reconcile" if size is RECONCILE_SIZE else None
 
 
 def _nightly_repair(config: dict[str, str]) -> bool:
@@ -564,6 +550,7 @@ def _nightly_repair(config: dict[str, str]) -> bool:
 def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str, request) -> None:
     run: ProgramRun = request.getfixturevalue(stack)
     config = stack_config(stack)
+    settings = StackSettings.from_mapping(config)
     families = {
         t.inputs["family"].removeprefix(f"docuflow-{stack}-"): t
         for t in run.of_type("aws:ecs/taskDefinition:TaskDefinition")
@@ -575,10 +562,9 @@ def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str
         command = container["command"]
         drain = int(command[command.index("--max-minutes") + 1]) if "--max-minutes" in command else None
         assert command == job_containers.job_command(name, engine, drain), name
-        size, setting = task.size, _size_setting(name, task.size)
-        cpu = int(config.get(f"docuflow:{setting}Cpu", size.cpu)) if setting else size.cpu
-        memory = int(config.get(f"docuflow:{setting}Memory", size.memory)) if setting else size.memory
-        assert (families[name].inputs["cpu"], families[name].inputs["memory"]) == (str(cpu), str(memory)), name
+        size = settings.tasks.task_sizes.get(name, task.size)  # the stack's docuflow:taskSizes, else the registry's
+        made = families[name].inputs
+        assert (made["cpu"], made["memory"]) == (str(size.cpu), str(size.memory)), name
         attached = json.loads(run.named(f"docuflow-{stack}-{name}-task-policy").inputs["policy"])
         # The registry's builder with none of the optional resources: its core statements.
         core = task_policy(task.policy)
@@ -593,7 +579,7 @@ def test_task_definitions_roles_sizes_and_schedules_are_the_registrys(stack: str
     assert set(schedules) == set(expected)
     for schedule_name, (name, declared) in expected.items():
         inputs = schedules[schedule_name].inputs
-        assert inputs["scheduleExpression"] == config.get(f"docuflow:{SCHEDULE_SETTINGS[name]}", declared.default)
+        assert inputs["scheduleExpression"] == settings.scheduling.schedules.get(declared.name, declared.default)
         ecs = inputs["target"]["ecsParameters"]
         assert ecs["taskDefinitionArn"].endswith(f"docuflow-{stack}-{name}:1")
         count = int(config.get("docuflow:ingestTasks", 1)) if name == "ingest" else 1

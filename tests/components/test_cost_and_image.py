@@ -124,7 +124,10 @@ def test_a_budget_and_tag_settings_are_checked() -> None:
     with pytest.raises(StackSettingsError, match="docuflow:textractBudgetUsd"):
         StackSettings.from_mapping({**stack_config("dev"), "docuflow:textractBudgetUsd": "0"})
     unset = {k: v for k, v in stack_config("dev").items() if k != "docuflow:textractBudgetUsd"}
-    assert StackSettings.from_mapping(unset).textract_budget == StackSettings.from_mapping(unset).monthly_budget_usd
+    assert (
+        StackSettings.from_mapping(unset).operations.textract_budget
+        == StackSettings.from_mapping(unset).operations.monthly_budget_usd
+    )
 
 
 def test_the_scheduler_may_tag_only_the_tasks_it_starts(every_stack: ProgramRun) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from components import job_containers
-from components.settings import StackSettings
+from components.settings import IngestSettings
 from jobs.contract.engines import OcrEngine
 from jobs.extract.ocr.tesseract import LANGUAGES
 from jobs.runtime.registry import TaskStack
@@ -68,7 +68,7 @@ def apt_packages(parsed: list[tuple[str, str]]) -> set[str]:
     return packages
 
 
-# What each engine the stack may select needs inside the image. A new engine in StackSettings
+# What each engine the stack may select needs inside the image. A new engine in IngestSettings
 # fails test_every_selectable_engine_is_provided until it is listed here.
 ENGINE_PACKAGES = {
     "textract": set(),  # an AWS API: the image needs boto3 only (requirements-jobs.txt)
@@ -93,7 +93,7 @@ def _env(parsed: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def test_every_selectable_engine_is_provided(dockerfile: list[tuple[str, str]]) -> None:
-    annotation = StackSettings.model_fields["ocr_engine"].annotation
+    annotation = IngestSettings.model_fields["ocr_engine"].annotation
     assert annotation is OcrEngine  # the stack accepts exactly the engines the job knows
     selectable = {engine.value for engine in OcrEngine}
     assert selectable == set(ENGINE_PACKAGES)

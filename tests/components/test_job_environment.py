@@ -39,9 +39,9 @@ def test_the_ingest_gets_the_second_opinion_and_every_job_the_schedules_zone(eve
     environments = _environments(every_stack)
     assert [w for w in environments if w.endswith("-ingest/job")]  # the drain's container is among them
     for where, environment in environments.items():
-        assert environment["DOCUFLOW_SCHEDULE_TIMEZONE"] == settings.schedule_timezone, where
+        assert environment["DOCUFLOW_SCHEDULE_TIMEZONE"] == settings.scheduling.schedule_timezone, where
         ingest = where.endswith("-ingest/job")
         fallback = environment.get("DOCUFLOW_TEXTRACT_FALLBACK")
-        assert fallback == ("true" if ingest and settings.second_opinion else None), where
+        assert fallback == ("true" if ingest and settings.ingest.second_opinion else None), where
     # Every stack reads scans with Textract, so every stack asks its second opinion.
-    assert settings.ocr_engine == "textract" and settings.second_opinion
+    assert settings.ingest.ocr_engine == "textract" and settings.ingest.second_opinion

@@ -39,7 +39,10 @@ def _settings(run: ProgramRun) -> StackSettings:
 def _topic(run: ProgramRun) -> str:
     """The stack's alert topic: the configured one, or the topic it creates."""
     settings = _settings(run)
-    return settings.alarm_topic_arn or f"arn:aws:sns:{settings.region}:{ACCOUNT}:docuflow-{run.stack}-topic-1a2b3c"
+    return (
+        settings.operations.alarm_topic_arn
+        or f"arn:aws:sns:{settings.region}:{ACCOUNT}:docuflow-{run.stack}-topic-1a2b3c"
+    )
 
 
 def _alarms(run: ProgramRun) -> dict[str, dict[str, Any]]:
@@ -48,7 +51,7 @@ def _alarms(run: ProgramRun) -> dict[str, dict[str, Any]]:
 
 def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(every_stack: ProgramRun) -> None:
     settings, stage = _settings(every_stack), every_stack.stack
-    declared = declared_alarms(0.5, drill_schedule=settings.drill_schedule)
+    declared = declared_alarms(0.5, drill_schedule=settings.scheduling.expression("drill"))
     specs = {f"docuflow-{stage}-{s.name}": s for s in declared if s.deployed}
     alarms = {name: a for name, a in _alarms(every_stack).items() if name in specs}
     assert set(alarms) == set(specs)
@@ -64,7 +67,7 @@ def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(every_stack: Program
         assert alarm["alarmActions"] == [_topic(every_stack)] and spec.runbook_url in alarm["alarmDescription"]
     stalled = alarms[f"docuflow-{stage}-arrivals-stalled"]
     assert (stalled["namespace"], stalled["metricName"]) == ("AWS/SQS", OLDEST_MESSAGE_AGE)
-    assert stalled["threshold"] == settings.arrivals_max_age_seconds
+    assert stalled["threshold"] == settings.operations.arrivals_max_age_seconds
     queues = {q.inputs.get("name") for q in every_stack.of_type("aws:sqs/queue:Queue")}
     assert stalled["dimensions"]["QueueName"] in queues  # the arrival queue the stack creates
 
@@ -134,20 +137,20 @@ def test_the_dashboard_draws_every_published_metric_and_the_issues_widgets(every
     assert "SEARCH(" in codes[0]["expression"] and "Code" in codes[0]["expression"]
     assert body["start"] == "-P30D"
     (states,) = [w for w in body["widgets"] if w["type"] == "alarm"]
-    declared = declared_alarms(0.5, drill_schedule=_settings(every_stack).drill_schedule)
+    declared = declared_alarms(0.5, drill_schedule=_settings(every_stack).scheduling.expression("drill"))
     assert len(states["properties"]["alarms"]) == sum(s.deployed for s in declared)
 
 
 def test_each_nightly_jobs_duration_is_drawn_against_its_schedule_window(every_stack: ProgramRun) -> None:
     widgets = _metric_widgets(_body(every_stack))
-    windows = _settings(every_stack).job_windows()
+    windows = _settings(every_stack).scheduling.job_windows()
     for job in ("ingest", "reconcile"):
         (line,) = widgets[f"{job}: duration (s) against its window"]["annotations"]["horizontal"]
         assert line["value"] == windows[job]
     # 02:00 → 05:00 in each stack's zone: 2 h on the spring-forward night, less the 15-minute margin.
     assert windows["ingest"] == 165 * 60 and windows["reconcile"] == 20 * 3600
     age = widgets["arrivals: oldest message (s)"]["annotations"]["horizontal"]
-    assert age == [{"label": "alarm", "value": _settings(every_stack).arrivals_max_age_seconds}]
+    assert age == [{"label": "alarm", "value": _settings(every_stack).operations.arrivals_max_age_seconds}]
 
 
 def _runbook_anchors() -> set[str]:
@@ -263,7 +266,7 @@ def test_the_failed_task_message_lists_what_every_exit_code_means() -> None:
 def test_replication_latency_alarms_where_a_second_region_is_declared(every_stack: ProgramRun) -> None:
     settings = _settings(every_stack)
     latency = {n: a for n, a in _alarms(every_stack).items() if a.get("metricName") == "ReplicationLatency"}
-    if settings.replica_region is None:
+    if settings.recovery.replica_region is None:
         assert latency == {}
         return
     assert {a["dimensions"]["SourceBucket"] for a in latency.values()} == {b.name for b in settings.buckets()}
@@ -272,7 +275,10 @@ def test_replication_latency_alarms_where_a_second_region_is_declared(every_stac
         for c in every_stack.of_type("aws:s3/bucketReplicationConfig:BucketReplicationConfig")
     }
     for alarm in latency.values():
-        assert alarm["namespace"] == "AWS/S3" and alarm["threshold"] == settings.replication_latency_alarm_seconds
+        assert (
+            alarm["namespace"] == "AWS/S3"
+            and alarm["threshold"] == settings.operations.replication_latency_alarm_seconds
+        )
         assert alarm["alarmActions"] == [_topic(every_stack)] and alarm["treatMissingData"] == "notBreaching"
         rule = configs[alarm["dimensions"]["SourceBucket"]]
         # The metric exists only with the rule's replication metrics on, under the rule's id.
@@ -331,7 +337,7 @@ def test_no_dashboard_widget_sums_a_ratio_a_depth_or_an_age(every_stack: Program
     assert {line[1] for line in hidden} == summed  # the heartbeats: how many tasks have finished
     assert {line[-1]["stat"] for line in hidden} == {"Sum"}
     # The night is judged once every scheduled ingest task has finished, never its first alone.
-    assert night["expression"].startswith(f"IF(t0 >= {_settings(every_stack).ingest_tasks} AND ")
+    assert night["expression"].startswith(f"IF(t0 >= {_settings(every_stack).ingest.ingest_tasks} AND ")
 
 
 def test_the_failed_task_rule_alerts_only_on_what_needs_a_person(dev: ProgramRun) -> None:

@@ -67,7 +67,7 @@ def _settings(run: ProgramRun) -> StackSettings:
 
 
 def _second(run: ProgramRun) -> bool:
-    return _settings(run).replica_region is not None
+    return _settings(run).recovery.replica_region is not None
 
 
 def _buckets(run: ProgramRun) -> list[str]:
@@ -137,7 +137,9 @@ def test_s3_reports_are_write_once_for_everyone_but_break_glass(every_stack: Pro
     assert overwrite["Condition"]["Null"] == {"s3:if-none-match": "true"}
     assert {"s3:DeleteObject", "s3:DeleteObjectVersion", "s3:BypassGovernanceRetention"} <= set(tamper["Action"])
     exempt = (
-        {"ArnNotEquals": {"aws:PrincipalArn": settings.break_glass_role_arn}} if settings.break_glass_role_arn else {}
+        {"ArnNotEquals": {"aws:PrincipalArn": settings.storage.break_glass_role_arn}}
+        if settings.storage.break_glass_role_arn
+        else {}
     )
     assert tamper.get("Condition", {}) == exempt
     assert every_stack.stack.startswith("prod") == bool(exempt)  # prod names a break-glass role, dev none
@@ -214,14 +216,14 @@ def test_s3_object_lock_on_reports_the_audit_trail_and_the_data_buckets(every_st
 def test_s3_data_buckets_replicate_to_the_second_region_where_the_stack_names_one(every_stack: ProgramRun) -> None:
     settings = _settings(every_stack)
     configs = every_stack.of_type("aws:s3/bucketReplicationConfig:BucketReplicationConfig")
-    if settings.replica_region is None:
+    if settings.recovery.replica_region is None:
         assert configs == []  # a one-region stack (dev): nothing to replicate to, by its own setting
         return
     assert {c.inputs["bucket"] for c in configs} == {spec.name for spec in settings.buckets()}
     for config in configs:
         (rule,) = config.inputs["rules"]
         assert rule["status"] == "Enabled" and rule["deleteMarkerReplication"] == {"status": "Enabled"}
-        assert rule["destination"]["bucket"].endswith(f"-{settings.replica_region}")
+        assert rule["destination"]["bucket"].endswith(f"-{settings.recovery.replica_region}")
 
 
 # --- ECS -----------------------------------------------------------------------------------

@@ -71,5 +71,5 @@ def test_the_scheduled_drain_stops_in_time_for_the_reconcile(every_stack: Progra
         if t.inputs["family"] == f"docuflow-{every_stack.stack}-ingest"
     ]
     (container,) = json.loads(ingest.inputs["containerDefinitions"])
-    assert container["command"][-2:] == ["--max-minutes", str(settings.drain_minutes)]
-    assert settings.drain_minutes == 165  # 01:00 → 05:00, 3 h on the spring-forward night, less 15 minutes
+    assert container["command"][-2:] == ["--max-minutes", str(settings.scheduling.drain_minutes)]
+    assert settings.scheduling.drain_minutes == 165  # 01:00 → 05:00, 3 h on the spring-forward night, less 15 minutes

@@ -21,7 +21,7 @@ from tests.components.program import REPO_ROOT, project_config, stack_config, st
 
 DECLARED: dict[str, dict[str, Any]] = yaml.safe_load((REPO_ROOT / "Pulumi.yaml").read_text())["config"]
 # Pulumi lets a project type only its own namespace (aws:region is the provider's).
-FIELDS = {key: StackSettings.model_fields[name] for name, key in StackSettings.keys().items()}
+FIELDS = {key: where.info for key, where in StackSettings.keys().items()}
 OURS = {key: field for key, field in FIELDS.items() if key.startswith(f"{NAMESPACE}:")}
 
 
@@ -93,5 +93,5 @@ def test_the_engine_merges_the_declared_defaults() -> None:
     assert merged["docuflow:glacierAfterDays"] == "365"  # not in Pulumi.prod.yaml
     assert merged["docuflow:alarmEmail"] == ""  # declared optional: "" is unset
     assert json.loads(merged["docuflow:imageReleaseTagPrefixes"]) == ["20"]
-    assert StackSettings.from_mapping(merged).alarm_email is None
+    assert StackSettings.from_mapping(merged).operations.alarm_email is None
     assert set(project_config()) == {k for k, d in DECLARED.items() if "default" in d}

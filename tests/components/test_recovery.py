@@ -55,27 +55,29 @@ def test_backup_plan_keeps_daily_and_monthly_backups_and_copies_them_to_the_seco
     rules = {r["ruleName"]: r for r in plan.inputs["rules"]}
     assert set(rules) == {"daily", "monthly"}
     expected = {
-        "daily": (settings.backup_daily_schedule, settings.backup_daily_retention_days),
-        "monthly": (settings.backup_monthly_schedule, settings.backup_monthly_retention_days),
+        "daily": (settings.recovery.backup_daily_schedule, settings.recovery.backup_daily_retention_days),
+        "monthly": (settings.recovery.backup_monthly_schedule, settings.recovery.backup_monthly_retention_days),
     }
     vaults = _vaults(every_stack)
     home = vaults[settings.region].inputs["name"]
     for name, (schedule, days) in expected.items():
         rule = rules[name]
-        assert rule["schedule"] == schedule and rule["scheduleExpressionTimezone"] == settings.schedule_timezone
+        assert (
+            rule["schedule"] == schedule and rule["scheduleExpressionTimezone"] == settings.scheduling.schedule_timezone
+        )
         assert rule["lifecycle"] == {"deleteAfter": days}
         assert rule["targetVaultName"] == home
-        if settings.replica_region is None:
+        if settings.recovery.replica_region is None:
             assert "copyActions" not in rule
             continue
         (copy,) = rule["copyActions"]
-        copy_vault = vaults[settings.replica_region].inputs["name"]
+        copy_vault = vaults[settings.recovery.replica_region].inputs["name"]
         assert (
             copy["destinationVaultArn"]
-            == f"arn:aws:backup:{settings.replica_region}:{ACCOUNT}:backup-vault:{copy_vault}"
+            == f"arn:aws:backup:{settings.recovery.replica_region}:{ACCOUNT}:backup-vault:{copy_vault}"
         )
         assert copy["lifecycle"] == {"deleteAfter": days}  # a copy lives exactly as long as its source
-    assert (settings.backup_daily_retention_days, settings.backup_monthly_retention_days) == (30, 365)
+    assert (settings.recovery.backup_daily_retention_days, settings.recovery.backup_monthly_retention_days) == (30, 365)
 
 
 def test_the_table_is_selected_with_the_backup_role(every_stack: ProgramRun) -> None:
@@ -94,7 +96,10 @@ def test_the_table_is_selected_with_the_backup_role(every_stack: ProgramRun) -> 
 def test_every_vault_is_encrypted_with_its_own_key_and_locked_to_the_rules_retention(every_stack: ProgramRun) -> None:
     settings = _settings(every_stack)
     vaults = _vaults(every_stack)
-    assert set(vaults) == {settings.region, *([settings.replica_region] if settings.replica_region else [])}
+    assert set(vaults) == {
+        settings.region,
+        *([settings.recovery.replica_region] if settings.recovery.replica_region else []),
+    }
     data_key = every_stack.named(f"docuflow-{every_stack.stack}-key")
     locks = {lock.inputs["backupVaultName"]: lock for lock in every_stack.of_type(LOCK)}
     for region, vault in vaults.items():
@@ -106,13 +111,15 @@ def test_every_vault_is_encrypted_with_its_own_key_and_locked_to_the_rules_reten
         assert every_stack.region_of(locks[vault.inputs["name"]]) == region
         # Nothing shorter than the daily rule, nothing longer than the monthly one, can be kept.
         assert (lock["minRetentionDays"], lock["maxRetentionDays"]) == (
-            settings.backup_daily_retention_days,
-            settings.backup_monthly_retention_days,
+            settings.recovery.backup_daily_retention_days,
+            settings.recovery.backup_monthly_retention_days,
         )
         # COMPLIANCE: immutable once the grace period ends; GOVERNANCE: no grace period at all.
-        assert lock.get("changeableForDays") == (3 if settings.backup_vault_lock == "COMPLIANCE" else None)
+        assert lock.get("changeableForDays") == (3 if settings.recovery.backup_vault_lock == "COMPLIANCE" else None)
         assert vault.protect is settings.protect
-    assert {s.backup_vault_lock for s in map(StackSettings.from_mapping, map(stack_config, ("dev", "prod")))} == {
+    assert {
+        s.recovery.backup_vault_lock for s in map(StackSettings.from_mapping, map(stack_config, ("dev", "prod")))
+    } == {
         "GOVERNANCE",
         "COMPLIANCE",
     }
@@ -122,7 +129,7 @@ def test_pitr_window_is_the_stack_setting(every_stack: ProgramRun) -> None:
     (table,) = every_stack.of_type("aws:dynamodb/table:Table")
     assert table.inputs["pointInTimeRecovery"] == {
         "enabled": True,
-        "recoveryPeriodInDays": _settings(every_stack).pitr_recovery_days,
+        "recoveryPeriodInDays": _settings(every_stack).recovery.pitr_recovery_days,
     }
 
 
@@ -131,7 +138,7 @@ def test_pitr_window_is_the_stack_setting(every_stack: ProgramRun) -> None:
 def test_raw_processed_and_reports_replicate_with_deletes_object_lock_and_the_replica_key(stack: str) -> None:
     run = program_run(stack)
     settings = _settings(run)
-    replica = settings.replica_region
+    replica = settings.recovery.replica_region
     assert replica is not None
     configs = {c.inputs["bucket"]: c for c in run.of_type(REPLICATION)}
     specs = {s.name: s for s in settings.buckets()}
@@ -171,7 +178,7 @@ def test_the_replication_role_reads_only_the_sources_and_writes_only_the_replica
     statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
     sources = [f"arn:aws:s3:::{s.name}" for s in settings.buckets()]
     replicas = [
-        f"arn:aws:s3:::{layout.replica_bucket_name(stack, s.purpose, settings.replica_region)}"
+        f"arn:aws:s3:::{layout.replica_bucket_name(stack, s.purpose, settings.recovery.replica_region)}"
         for s in settings.buckets()
     ]
     assert statements["ReadReplicationConfiguration"]["Resource"] == sources
@@ -181,9 +188,11 @@ def test_the_replication_role_reads_only_the_sources_and_writes_only_the_replica
     assert statements["WriteReplicas"]["Action"] == ["s3:ReplicateDelete", "s3:ReplicateObject", "s3:ReplicateTags"]
     decrypt, encrypt = statements["DecryptSources"], statements["EncryptReplicas"]
     assert decrypt["Action"] == ["kms:Decrypt"] and _key_region(run, decrypt["Resource"][0]) == settings.region
-    assert _key_region(run, encrypt["Resource"][0]) == settings.replica_region
+    assert _key_region(run, encrypt["Resource"][0]) == settings.recovery.replica_region
     assert decrypt["Condition"]["StringEquals"] == {"kms:ViaService": f"s3.{settings.region}.amazonaws.com"}
-    assert encrypt["Condition"]["StringEquals"] == {"kms:ViaService": f"s3.{settings.replica_region}.amazonaws.com"}
+    assert encrypt["Condition"]["StringEquals"] == {
+        "kms:ViaService": f"s3.{settings.recovery.replica_region}.amazonaws.com"
+    }
     # Nothing else: no delete, no put, no other bucket.
     actions = {a for s in statements.values() for a in as_list(s["Action"])}
     assert not any(a in actions for a in ("s3:DeleteObject", "s3:PutObject", "s3:DeleteObjectVersion"))
@@ -194,13 +203,13 @@ def test_the_table_has_a_protected_replica_in_the_second_region_only_where_one_i
 ) -> None:
     settings = _settings(every_stack)
     (table,) = every_stack.of_type("aws:dynamodb/table:Table")
-    if settings.replica_region is None:
+    if settings.recovery.replica_region is None:
         assert "replicas" not in table.inputs
         return
     (replica,) = table.inputs["replicas"]
-    assert replica["regionName"] == settings.replica_region
+    assert replica["regionName"] == settings.recovery.replica_region
     assert replica["pointInTimeRecovery"] is True and replica["deletionProtectionEnabled"] is True
-    assert _key_region(every_stack, replica["kmsKeyArn"]) == settings.replica_region
+    assert _key_region(every_stack, replica["kmsKeyArn"]) == settings.recovery.replica_region
     # Global tables need the NEW_AND_OLD_IMAGES stream the table already has.
     assert table.inputs["streamViewType"] == "NEW_AND_OLD_IMAGES"
 
@@ -209,9 +218,9 @@ def test_one_stack_per_residency_keeps_regions_names_and_keys_apart() -> None:
     eu, us = program_run("prod"), program_run("prod-us")
     for run, jurisdiction in ((eu, "EU"), (us, "US")):
         settings = _settings(run)
-        assert settings.residency == jurisdiction
+        assert settings.recovery.residency == jurisdiction
         regions = {run.region_of(r) for r in run.custom if not r.typ.startswith("pulumi:providers")}
-        assert regions == {settings.region, settings.replica_region}
+        assert regions == {settings.region, settings.recovery.replica_region}
         assert {residency_of(r) for r in regions} == {jurisdiction}
         # No ARN anywhere in the stack's inputs points outside its jurisdiction.
         text = json.dumps([r.inputs for r in run.resources])
@@ -239,7 +248,7 @@ def test_one_stack_per_residency_keeps_regions_names_and_keys_apart() -> None:
     for run in (eu, us):
         settings = _settings(run)
         for key in run.of_type("aws:kms/key:Key"):
-            assert run.region_of(key) in (settings.region, settings.replica_region)
+            assert run.region_of(key) in (settings.region, settings.recovery.replica_region)
 
 
 def test_a_second_region_outside_the_residency_or_equal_to_home_is_refused() -> None:
@@ -262,7 +271,7 @@ def test_a_second_region_outside_the_residency_or_equal_to_home_is_refused() -> 
 def test_the_erased_data_horizon_is_the_longest_backup_retention(every_stack: ProgramRun) -> None:
     settings = _settings(every_stack)
     horizon = every_stack.outputs["erasedDataHorizonDays"]
-    assert horizon == max(settings.pitr_recovery_days, settings.backup_monthly_retention_days) == 365
+    assert horizon == max(settings.recovery.pitr_recovery_days, settings.recovery.backup_monthly_retention_days) == 365
 
 
 # --- the restore drill ----------------------------------------------------------------------------
@@ -271,7 +280,9 @@ def test_the_drill_runs_quarterly_as_its_own_task_and_alarms_when_it_fails(every
     (schedule,) = [
         s for s in every_stack.of_type("aws:scheduler/schedule:Schedule") if s.inputs["name"].endswith("-drill")
     ]
-    assert schedule.inputs["scheduleExpression"] == settings.drill_schedule == "cron(0 6 1 1,4,7,10 ? *)"
+    assert (
+        schedule.inputs["scheduleExpression"] == settings.scheduling.expression("drill") == "cron(0 6 1 1,4,7,10 ? *)"
+    )
     (taskdef,) = [
         t for t in every_stack.of_type("aws:ecs/taskDefinition:TaskDefinition") if t.inputs["family"].endswith("-drill")
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pytest
 import yaml
@@ -32,7 +34,7 @@ def test_every_stack_file_loads(stack: str) -> None:
 def test_dev_stack_sets_every_key() -> None:
     """Pulumi.dev.yaml is the complete reference: every key the program reads is spelled there."""
     raw = yaml.safe_load((REPO_ROOT / "Pulumi.dev.yaml").read_text())["config"]
-    missing = set(StackSettings.keys().values()) - set(raw)
+    missing = set(StackSettings.keys()) - set(raw)
     # Mutually exclusive with alarmEmail / imageTag, which dev sets; dev has no break-glass role
     # (nobody may overwrite or delete its reports) and runs in one region; prod shows both.
     assert missing == {
@@ -57,11 +59,11 @@ def test_derived_values() -> None:
     dev = StackSettings.from_mapping(stack_config("dev"))
     prod = StackSettings.from_mapping(stack_config("prod"))
     assert not dev.protect and prod.protect
-    assert dev.schedule_timezone == "Europe/Berlin"
-    assert dev.ingest_schedule == "cron(0 1 * * ? *)"
-    assert dev.reconcile_schedule == "cron(0 5 * * ? *)"
-    assert dev.ingest_tasks == 4 and prod.ingest_tasks == 8
-    assert dev.lifecycle().rules()[0]["Transitions"] == [
+    assert dev.scheduling.schedule_timezone == "Europe/Berlin"
+    assert dev.scheduling.expression("ingest") == "cron(0 1 * * ? *)"
+    assert dev.scheduling.expression("reconcile") == "cron(0 5 * * ? *)"
+    assert dev.ingest.ingest_tasks == 4 and prod.ingest.ingest_tasks == 8
+    assert dev.storage.lifecycle().rules()[0]["Transitions"] == [
         {"Days": 30, "StorageClass": "STANDARD_IA"},
         {"Days": 365, "StorageClass": "GLACIER_IR"},
     ]
@@ -80,11 +82,19 @@ def test_defaults_when_optional_keys_are_absent() -> None:
         "docuflow:monthlyBudgetUsd": "250",
     }
     s = StackSettings.from_mapping(minimal)
-    assert (s.retention_days, s.noncurrent_expiration_days, s.abort_multipart_days) == (1827, 90, 7)
-    assert s.retention() == RetentionPolicy()  # the contract's: the local stack's rules and TTLs
-    assert (s.object_lock_mode, s.object_lock_days, s.log_retention_days) == ("GOVERNANCE", 365, 365)
-    assert s.schedule_timezone == "UTC" and s.fargate_spot is False
-    assert s.ocr_engine == "textract"  # AWS default: scans go to Amazon Textract
+    assert (s.storage.retention_days, s.storage.noncurrent_expiration_days, s.storage.abort_multipart_days) == (
+        1827,
+        90,
+        7,
+    )
+    assert s.storage.retention() == RetentionPolicy()  # the contract's: the local stack's rules and TTLs
+    assert (s.storage.object_lock_mode, s.storage.object_lock_days, s.tasks.log_retention_days) == (
+        "GOVERNANCE",
+        365,
+        365,
+    )
+    assert s.scheduling.schedule_timezone == "UTC" and s.tasks.fargate_spot is False
+    assert s.ingest.ocr_engine == "textract"  # AWS default: scans go to Amazon Textract
 
 
 @pytest.mark.parametrize(
@@ -95,7 +105,9 @@ def test_defaults_when_optional_keys_are_absent() -> None:
         ("docuflow:ingestTasks", "many", "valid integer"),
         ("docuflow:stage", "Prod_1", "pattern"),
         ("docuflow:scheduleTimezone", "Mars/Olympus_Mons", "IANA time zone"),
-        ("docuflow:ingestSchedule", "0 2 * * *", "cron"),
+        ("docuflow:schedules", '{"ingest": "0 2 * * *"}', "cron"),
+        ("docuflow:schedules", '{"ingest-hourly": "cron(0 * * * ? *)"}', "no schedule is named ['ingest-hourly']"),
+        ("docuflow:taskSizes", '{"ingest-large": {"cpu": 4096, "memory": 8192}}', "no task is named ['ingest-large']"),
         ("docuflow:subnetIds", '["subnet-nope"]', "subnet id"),
         ("docuflow:subnetIds", "[]", "at least 1"),
         ("docuflow:securityGroupIds", '["default"]', "security group id"),
@@ -125,7 +137,8 @@ def test_wrong_value_names_the_key(key: str, value: str, fragment: str) -> None:
         ({"docuflow:subnetIds": None}, "docuflow:subnetIds"),
         ({"docuflow:stage": None}, "docuflow:stage"),
         ({"docuflow:imageTag": None}, "docuflow:imageTag"),
-        ({"docuflow:ingestMemory": "512"}, "docuflow:ingestMemory"),
+        ({"docuflow:taskSizes": '{"ingest": {"cpu": 1024, "memory": 512}}'}, "docuflow:taskSizes.ingest"),
+        ({"docuflow:taskSizes": '{"ingest": {"cpu": 1024}}'}, "docuflow:taskSizes.ingest.memory"),
         ({"docuflow:glacierAfterDays": "40"}, "docuflow:glacierAfterDays"),
         ({"docuflow:alarmTopicArn": "arn:aws:sns:eu-west-1:111122223333:t"}, "docuflow:alarmTopicArn"),
         ({"docuflow:ingesttasks": "2"}, "docuflow:ingesttasks"),
@@ -152,9 +165,9 @@ def test_the_program_fails_on_a_wrong_config_value_naming_the_key() -> None:
 
 def test_the_drain_bound_is_derived_from_the_two_schedules() -> None:
     # 02:00 → 05:00 Europe/Berlin is 2 hours on the spring-forward night: 120 less the margin.
-    assert StackSettings.from_mapping(_dev()).drain_minutes == 165
-    later = _dev(**{"docuflow:reconcileSchedule": "cron(0 7 * * ? *)", "docuflow:scheduleTimezone": "UTC"})
-    assert StackSettings.from_mapping(later).drain_minutes == 6 * 60 - 15
+    assert StackSettings.from_mapping(_dev()).scheduling.drain_minutes == 165
+    later = _dev(**{"docuflow:schedules": '{"reconcile": "cron(0 7 * * ? *)"}', "docuflow:scheduleTimezone": "UTC"})
+    assert StackSettings.from_mapping(later).scheduling.drain_minutes == 6 * 60 - 15
 
 
 @pytest.mark.parametrize(
@@ -163,31 +176,34 @@ def test_the_drain_bound_is_derived_from_the_two_schedules() -> None:
 )
 def test_schedules_that_leave_the_drain_too_little_are_refused_naming_both(reconcile: str) -> None:
     with pytest.raises(StackSettingsError) as info:
-        StackSettings.from_mapping(_dev(**{"docuflow:reconcileSchedule": reconcile}))
+        StackSettings.from_mapping(_dev(**{"docuflow:schedules": json.dumps({"reconcile": reconcile})}))
     message = str(info.value)
-    assert "docuflow:ingestSchedule" in message and "docuflow:reconcileSchedule" in message, message
+    assert f"docuflow:schedules ingest cron(0 1 * * ? *) and reconcile {reconcile}" in message, message
     assert "at least 30" in message
 
 
 def test_a_schedule_the_bound_cannot_read_is_refused_naming_it() -> None:
-    with pytest.raises(StackSettingsError, match=r"docuflow:reconcileSchedule.*'L'"):
-        StackSettings.from_mapping(_dev(**{"docuflow:reconcileSchedule": "cron(0 5 L * ? *)"}))
+    with pytest.raises(StackSettingsError, match=r"docuflow:schedules.*reconcile cron\(0 5 L \* \? \*\).*'L'"):
+        StackSettings.from_mapping(_dev(**{"docuflow:schedules": '{"reconcile": "cron(0 5 L * ? *)"}'}))
 
 
 def test_alarm_thresholds_are_settings() -> None:
     dev = StackSettings.from_mapping(_dev())
-    assert (dev.arrivals_max_age_seconds, dev.replication_latency_alarm_seconds) == (26 * 3600, 900)
+    assert (dev.operations.arrivals_max_age_seconds, dev.operations.replication_latency_alarm_seconds) == (
+        26 * 3600,
+        900,
+    )
     with pytest.raises(StackSettingsError, match="docuflow:replicationLatencyAlarmSeconds"):
         StackSettings.from_mapping(_dev(**{"docuflow:replicationLatencyAlarmSeconds": "10"}))
 
 
 def test_the_second_opinion_is_on_with_textract_and_can_be_turned_off() -> None:
     unset = _dev(**{"docuflow:textractFallback": None})
-    assert StackSettings.from_mapping(unset).second_opinion  # ocrEngine textract: on by default
-    assert not StackSettings.from_mapping(_dev(**{"docuflow:textractFallback": "false"})).second_opinion
+    assert StackSettings.from_mapping(unset).ingest.second_opinion  # ocrEngine textract: on by default
+    assert not StackSettings.from_mapping(_dev(**{"docuflow:textractFallback": "false"})).ingest.second_opinion
     # It is Textract's opinion: a stack reading scans locally never asks it.
     local = _dev(**{"docuflow:textractFallback": "true", "docuflow:ocrEngine": "local"})
-    assert not StackSettings.from_mapping(local).second_opinion
+    assert not StackSettings.from_mapping(local).ingest.second_opinion
 
 
 def test_a_stack_with_the_second_opinion_off_gives_the_ingest_no_fallback() -> None:
@@ -198,7 +214,7 @@ def test_a_stack_with_the_second_opinion_off_gives_the_ingest_no_fallback() -> N
     off = StackSettings.from_mapping(_dev(**{"docuflow:textractFallback": "false"}))
     image = "repo@sha256:" + "0" * 64
     environment = JobSettings(stage="dev").env()
-    for second_opinion, expected in ((off.second_opinion, None), (True, "true")):
+    for second_opinion, expected in ((off.ingest.second_opinion, None), (True, "true")):
         stack = TaskStack(image=image, table_arn="", textract_fallback=second_opinion)
         container = container_definition(
             job="ingest", log_group="g", region="eu-west-1", environment=environment, stack=stack

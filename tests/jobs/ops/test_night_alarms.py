@@ -32,7 +32,7 @@ from jobs.store.clients import cloudwatch_client, sqs_client
 from jobs.store.metrics import MetricsStore
 from tests.jobs.recovery.recovery_helpers import export
 
-# The smallest age bound a stack accepts (StackSettings.arrivals_max_age_seconds): the stand-in's
+# The smallest age bound a stack accepts (docuflow:arrivalsMaxAgeSeconds): the stand-in's
 # clock then moves an hour and a quarter, not a day, so the night's heartbeats stay in window.
 STALLED_AFTER = 3600
 
