@@ -1,4 +1,5 @@
-"""The checker behind the code-shape rules: import circles, private names across modules, long functions.
+"""The checker behind the code-shape rules: import circles, private names across modules, long functions,
+long modules, wide settings classes, names resolved from strings.
 
 Reads the source only (the AST, nothing imported), so a rule holds for code paths no test runs.
 Every import counts wherever it is written (module level, inside a function, under
@@ -17,6 +18,13 @@ from pathlib import Path
 # What the rules cover: the jobs, the Pulumi components and the Pulumi program.
 SCOPES = ("jobs", "components", "__main__.py")
 MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 600
+MAX_SETTINGS_FIELDS = 25
+# A class whose name ends so holds settings or a component's arguments: its fields are a reader's
+# checklist, so past 25 it is split into sections.
+SETTINGS_SUFFIXES = ("Settings", "Section", "Args")
+# Builtins and modules that turn a string into an attribute, a module or a signature.
+NAME_RESOLVERS = frozenset({"getattr", "setattr", "hasattr", "import_module", "signature", "__import__"})
 
 
 @dataclass(frozen=True)
@@ -214,3 +222,60 @@ def function_lengths(modules: dict[str, Module]) -> dict[str, int]:
 
 def long_functions(modules: dict[str, Module], limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
     return {name: lines for name, lines in function_lengths(modules).items() if lines > limit}
+
+
+def long_modules(modules: dict[str, Module], limit: int = MAX_MODULE_LINES) -> dict[str, int]:
+    """Modules over `limit` lines, by dotted name."""
+    lengths = {name: len(module.path.read_text().splitlines()) for name, module in modules.items()}
+    return {name: lines for name, lines in lengths.items() if lines > limit}
+
+
+def _is_class_var(annotation: ast.expr) -> bool:
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return (isinstance(target, ast.Name) and target.id == "ClassVar") or (
+        isinstance(target, ast.Attribute) and target.attr == "ClassVar"
+    )
+
+
+def wide_settings(modules: dict[str, Module], limit: int = MAX_SETTINGS_FIELDS) -> dict[str, int]:
+    """Settings and arguments classes (named `*Settings`, `*Section`, `*Args`) with more than `limit`
+    fields of their own (annotated class attributes, ClassVars excluded), by `module:Class`.
+    """
+    wide: dict[str, int] = {}
+    for module in modules.values():
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.ClassDef) or not node.name.endswith(SETTINGS_SUFFIXES):
+                continue
+            fields = [
+                item
+                for item in node.body
+                if isinstance(item, ast.AnnAssign)
+                and isinstance(item.target, ast.Name)
+                and not _is_class_var(item.annotation)
+            ]
+            if len(fields) > limit:
+                wide[f"{module.name}:{node.name}"] = len(fields)
+    return wide
+
+
+def name_resolutions(modules: dict[str, Module]) -> list[str]:
+    """Every call that resolves a name from a string (getattr, setattr, hasattr, importlib's
+    import_module, inspect's signature, __import__), as `module:line call`.
+    """
+    found = []
+    for module in modules.values():
+        for node in ast.walk(module.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if called in NAME_RESOLVERS:
+                found.append(f"{module.name}:{node.lineno} {called}")
+    return sorted(found)
+
+
+def top_level_modules(package: Path) -> list[str]:
+    """The modules and subpackages directly in `package` (its own `__init__` excluded)."""
+    children = [p.stem for p in package.glob("*.py") if p.name != "__init__.py"]
+    children += [p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()]
+    return sorted(children)

@@ -11,6 +11,8 @@ import configparser
 import re
 from pathlib import Path
 
+from tests.architecture.registry_contracts import expand_layers, expand_modules
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIG = REPO_ROOT / ".importlinter"
 DEV_STACK = ("jobs.local", "jobs.demo")
@@ -29,9 +31,11 @@ def contract_names(root: Path = REPO_ROOT) -> set[str]:
 
 
 def entries(value: str) -> list[str]:
-    """A multi-line option's values, comments and blank lines dropped."""
-    lines = (line.split("#", 1)[0].strip() for line in value.splitlines())
-    return [line for line in lines if line]
+    """A multi-line option's values, comments and blank lines dropped, a module list's
+    `REGISTRY_JOBS` expanded as lint-imports expands it (registry_contracts): one entry per job package.
+    """
+    lines = [line.split("#", 1)[0].strip() for line in value.splitlines()]
+    return expand_modules([line for line in lines if line])
 
 
 def pure_targets() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -51,7 +55,8 @@ def jobs_packages(root: Path = REPO_ROOT) -> set[str]:
 
 def layer_names() -> set[str]:
     """The packages the `layers` contract places, optional ones included."""
-    layers = entries(contract("layers")["layers"])
+    lines = [line.split("#", 1)[0].strip() for line in contract("layers")["layers"].splitlines()]
+    layers = expand_layers([line for line in lines if line], "jobs")
     return {"jobs." + name.strip("() ") for layer in layers for name in re.split(r"[|:]", layer)}
 
 
