@@ -14,6 +14,7 @@ import dataclasses
 import importlib
 import json
 import pkgutil
+import re
 import runpy
 import threading
 import uuid
@@ -389,4 +390,8 @@ def run_as_main(config: dict[str, str]) -> list[Recorded]:
         runpy.run_path(str(PROGRAM), run_name="__main__")
 
     run()
-    return MOCKS.resources[start:]
+    # A resource an earlier run creates inside an apply callback can register after that run
+    # returned, and land among this run's: keep only this stage's (every name is docuflow-<stage>…).
+    stage = config.get("docuflow:stage", "")
+    other = re.compile(r"docuflow-(?!" + re.escape(stage) + r"(?:-|$))[a-z0-9]+(?:-|$)")
+    return [r for r in MOCKS.resources[start:] if not (stage and other.match(r.name))]
