@@ -53,11 +53,10 @@ from jobs.ingest.summary import RunSummary, SummaryRecorder
 from jobs.ingest.workers import RestartingPool
 from jobs.observability import CallMetrics
 from jobs.runtime.context import RunContext
-from jobs.runtime.stores import buckets, document_table
+from jobs.runtime.stores import arrivals, buckets, document_table
 from jobs.settings import JobSettings
-from jobs.store.clients import sqs_client, textract_client
+from jobs.store.clients import textract_client
 from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
-from jobs.store.queue import ArrivalQueue
 from jobs.store.textract import TextractOcr
 
 logger = logging.getLogger(__name__)
@@ -104,11 +103,7 @@ class IngestRun:
         self._on_document = on_document or (lambda _result: None)
         self._table = document_table(settings, self.metrics, client=dynamodb)
         self._buckets = buckets(settings, self.metrics, client=s3)
-        self._arrivals = (
-            None
-            if isinstance(plan, BackfillPlan)
-            else ArrivalQueue(sqs or sqs_client(settings), settings.arrivals_queue_url, self.metrics)
-        )
+        self._arrivals = None if isinstance(plan, BackfillPlan) else arrivals(settings, self.metrics, client=sqs)
         self._extraction = ExtractionSettings(
             confidence_threshold=settings.confidence_threshold, ocr_engine=settings.ocr_engine
         )

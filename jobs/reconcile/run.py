@@ -170,14 +170,9 @@ class ReconcileRun:
     def table(self) -> DocumentTable:
         return self.context.table()
 
-    @cached_property
+    @property
     def arrivals(self) -> ArrivalQueue | None:
-        if not self.settings.arrivals_queue_url:
-            return None
-        from jobs.store.clients import sqs_client
-        from jobs.store.queue import ArrivalQueue
-
-        return ArrivalQueue(sqs_client(self.settings), self.settings.arrivals_queue_url, self.metrics)
+        return self.context.arrivals
 
     @cached_property
     def athena_queries(self) -> AthenaQueries:
