@@ -40,12 +40,16 @@ def main(argv: list[str]) -> int:
             )
 
         documents = itertools.chain(corpus(), copies(corpus(), args.duplicates))
-        kinds = upload(s3_client(settings), settings.raw_bucket, documents, settings.io_threads)
+        kinds = upload(s3_client(settings), settings.store.raw_bucket, documents, settings.store.io_threads)
     except ValueError as exc:
         parser.error(str(exc))
     print(
         json.dumps(
-            {"bucket": settings.raw_bucket, "uploaded": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))},
+            {
+                "bucket": settings.store.raw_bucket,
+                "uploaded": sum(kinds.values()),
+                "kinds": dict(sorted(kinds.items())),
+            },
             indent=2,
         )
     )

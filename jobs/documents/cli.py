@@ -114,12 +114,12 @@ def _act(context: RunContext, args: argparse.Namespace) -> dict[str, object]:
     actions = DocumentActions(
         context.table(),
         Buckets(s3_client(settings), metrics),
-        settings.raw_bucket,
-        settings.processed_bucket,
-        settings.retention,
+        settings.store.raw_bucket,
+        settings.store.processed_bucket,
+        settings.store.retention,
         arrivals=(
-            ArrivalQueue(sqs_client(settings), settings.arrivals_queue_url, metrics)
-            if settings.arrivals_queue_url
+            ArrivalQueue(sqs_client(settings), settings.store.arrivals_queue_url, metrics)
+            if settings.store.arrivals_queue_url
             else None
         ),
     )

@@ -124,8 +124,8 @@ def from_settings(settings: JobSettings, calls: CallMetrics | None = None) -> Ar
     metrics = calls or CallMetrics()
     s3 = s3_client(settings)
     arrivals = (
-        ArrivalQueue(sqs_client(settings), settings.arrivals_queue_url, metrics)
-        if settings.arrivals_queue_url
+        ArrivalQueue(sqs_client(settings), settings.store.arrivals_queue_url, metrics)
+        if settings.store.arrivals_queue_url
         else None
     )
     table = document_table(settings, metrics)

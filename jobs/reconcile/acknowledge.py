@@ -104,9 +104,11 @@ def main(argv: list[str]) -> int:
         buckets = Buckets(s3_client(settings), metrics)
         who = caller_identity(sts_client(settings), metrics)
         caller = CallerIdentity(arn=who.arn, account=who.account, userId=who.user_id)
-        key = acknowledge(buckets, settings.reports_bucket, args.finding, args.by, args.reason, caller, args.expires)
+        key = acknowledge(
+            buckets, settings.store.reports_bucket, args.finding, args.by, args.reason, caller, args.expires
+        )
     except DocuFlowError as exc:  # S3ObjectExistsError: acknowledged already
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    print(f"acknowledged {args.finding} as {caller.arn}: s3://{settings.reports_bucket}/{key}")
+    print(f"acknowledged {args.finding} as {caller.arn}: s3://{settings.store.reports_bucket}/{key}")
     return EXIT_DONE

@@ -172,7 +172,7 @@ def _old_spelling(argv: list[str]) -> Plan:
     p = old_parser()
     args = p.parse_args(argv)
     try:
-        engine = args.engine or JobSettings.from_env().reconcile_engine
+        engine = args.engine or JobSettings.from_env().reconcile.reconcile_engine
     except SettingsError as exc:
         p.error(str(exc))
     if args.nightly and args.source == "live":
@@ -252,4 +252,4 @@ def _print(outcome: ReconcileOutcome, reported: bool, settings: JobSettings) -> 
         applied = sum(r.outcome == "applied" for r in summary.repairs)
         print(f"  repairs: {applied} applied of {len(summary.repairs)}")
     if reported:
-        print(f"  report: s3://{settings.reports_bucket}/{summary.reportPrefix}")
+        print(f"  report: s3://{settings.store.reports_bucket}/{summary.reportPrefix}")

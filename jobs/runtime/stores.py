@@ -18,7 +18,7 @@ def document_table(
     """The stack's table (or `table_name`: a drill's or a restored one, with the same index name)."""
     return DocumentTable(
         client or dynamodb_client(settings),
-        table_name or settings.table_name,
-        settings.index_name,
+        table_name or settings.store.table_name,
+        settings.store.index_name,
         calls or CallMetrics(),
     )

@@ -50,7 +50,7 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     for key in [*with_result, *((d.user_id, d.document_id) for d in arrived)]:
         corrupt(stack, items[key], result_too=True)
     waiting = list(generate(2, 2, bad_ratio=0.0, review_ratio=0.0, seed=41))
-    upload(stack.s3(), stack.settings.raw_bucket, waiting)  # not processed before the rollback
+    upload(stack.s3(), stack.settings.store.raw_bucket, waiting)  # not processed before the rollback
     assert sum(i.vendorName == BAD_VENDOR for i in stack.items()) == 7
 
     # 1. Restore as of before the deploy into a new table (the drill, from the backup).
@@ -70,7 +70,7 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     assert json.loads(capsys.readouterr().out)["actions"] == {"KEEP": 4}
     assert {(i.userId, i.documentId): i.to_item() for i in stack.items()} == rolled_back
     # 3. Replay the window: a backfill of raw/.
-    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), IngestOptions(backfill=True)).execute()
+    IngestRun(stack.settings.changed(extract_workers=1), IngestOptions(backfill=True)).execute()
 
     outcome = ReconcileRun(stack.settings, ReconcileOptions(deep=True, grace=timedelta(0))).execute()
     assert outcome.summary.totalFindings == 0, outcome.findings.to_dicts()
@@ -86,5 +86,5 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
         )
     buckets = Buckets(stack.s3(), CallMetrics())
     for user_id, document_id in every:
-        body = buckets.get_bytes(stack.settings.processed_bucket, layout.result_key(user_id, document_id))
+        body = buckets.get_bytes(stack.settings.store.processed_bucket, layout.result_key(user_id, document_id))
         assert BAD_VENDOR.encode() not in body
