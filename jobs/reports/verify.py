@@ -256,7 +256,8 @@ def stack_zone(settings: JobSettings) -> ZoneInfo:
         return ZoneInfo(settings.run.schedule_timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise SettingsError(
-            f"{env_name('schedule_timezone')}={settings.run.schedule_timezone!r}: no IANA time zone (e.g. Europe/Berlin)"
+            f"{env_name('schedule_timezone')}={settings.run.schedule_timezone!r}: "
+            "no IANA time zone (e.g. Europe/Berlin)"
         ) from exc
 
 

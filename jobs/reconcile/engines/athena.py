@@ -180,7 +180,10 @@ class AthenaEngine:
         s = self.settings
         now = layout.utc_now().replace(second=0, microsecond=0)
         export_id, export_time, item_count = self.export(self.inputs.export, now)
-        relation = f'(SELECT item FROM "{s.reconcile.glue_database}"."{s.reconcile.glue_export_table}" WHERE export_id = {sql.lit(export_id)})'
+        relation = (
+            f'(SELECT item FROM "{s.reconcile.glue_database}"."{s.reconcile.glue_export_table}" '
+            f"WHERE export_id = {sql.lit(export_id)})"
+        )
         return TableRead(relation, export_time, f"export {export_id}", item_count)
 
     def relations(self, table: str, raw: InventoryPartition, processed: InventoryPartition) -> sql.Relations:
@@ -191,7 +194,8 @@ class AthenaEngine:
             export=table,
             raw_inventory=f'(SELECT * FROM {db}."{s.reconcile.glue_raw_inventory_table}" WHERE dt = {sql.lit(raw.dt)})',
             processed_inventory=(
-                f'(SELECT * FROM {db}."{s.reconcile.glue_processed_inventory_table}" WHERE dt = {sql.lit(processed.dt)})'
+                f'(SELECT * FROM {db}."{s.reconcile.glue_processed_inventory_table}" '
+                f"WHERE dt = {sql.lit(processed.dt)})"
             ),
         )
 

@@ -317,7 +317,9 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], Reconcile
             )
     return files, ReconcileOptions(
         engine="athena",
-        dynamodb_export=f"s3://{s.reconcile.export_bucket}/{export.relative_to(tmp_path / s.reconcile.export_bucket).as_posix()}/",
+        dynamodb_export=(
+            f"s3://{s.reconcile.export_bucket}/{export.relative_to(tmp_path / s.reconcile.export_bucket).as_posix()}/"
+        ),
         grace=timedelta(minutes=15),
     )
 
@@ -355,8 +357,8 @@ def test_the_athena_engine_reports_what_polars_finds_and_only_summary_json_says_
     sizes = ("itemCount", "rawObjectCount", "processedObjectCount")
     assert [getattr(summary, n) for n in sizes] == [getattr(by_polars.summary, n) for n in sizes]
     assert (
-        f'FROM "{stack.settings.reconcile.glue_database}"."{stack.settings.reconcile.glue_export_table}" WHERE export_id = '
-        in fake.sent[-1]
+        f'FROM "{stack.settings.reconcile.glue_database}"."{stack.settings.reconcile.glue_export_table}" '
+        "WHERE export_id = " in fake.sent[-1]
     )
     assert "WHERE dt = '2026-11-30-01-00'" in fake.sent[-1]
     keys = stack.keys(stack.settings.store.reports_bucket, summary.reportPrefix)

@@ -361,7 +361,8 @@ def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_cha
     merges = [q for q in athena.sent if q.startswith("MERGE INTO")]
     assert len(merges) == 6
     state_rows = athena.con.execute(
-        f'SELECT count(*) FROM "{nights.settings().reconcile.glue_database}"."{nights.settings().reconcile.glue_state_table}" '
+        f'SELECT count(*) FROM "{nights.settings().reconcile.glue_database}".'
+        f'"{nights.settings().reconcile.glue_state_table}" '
         f"WHERE pk = '{layout.STATE_ROW_PK}'"
     ).fetchone()
     assert state_rows == (1,)
