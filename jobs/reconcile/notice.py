@@ -1,6 +1,6 @@
 """The short notice that a night's report landed: verdict, what changed, counts per code found,
 and where the report is. Published to the topic DOCUFLOW_REPORTS_TOPIC_ARN names (the stack's
-alert topic: JobSettings.reports_topic_arn), after summary.json is written; without it nothing is sent.
+alert topic: JobSettings.run.reports_topic_arn), after summary.json is written; without it nothing is sent.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class DrillOptions:
     source: Source = Source.PITR
     as_of: datetime | None = None  # None: restore the newest the source holds
     target: str | None = None  # None: layout.drill_table_name(stage, run id)
-    exports: str | None = None  # None: the stack's export location (JobSettings.export_bucket/prefix)
+    exports: str | None = None  # None: the stack's export location (JobSettings.reconcile.export_bucket/prefix)
     backup_role_arn: str | None = None
     grace: timedelta = timedelta(minutes=15)
     fail_on: Severity = Severity.ERROR

@@ -12,7 +12,7 @@ have no report says so instead of passing. Anything that does not hold is a `Pro
 command exits 1 on any.
 
 A report's night is the date its run started on in the stack's schedule time zone
-(JobSettings.schedule_timezone), not the UTC date of its key: an evening schedule in a zone with
+(JobSettings.run.schedule_timezone), not the UTC date of its key: an evening schedule in a zone with
 daylight saving lands on one UTC date in summer and the next in winter, which by UTC dates
 would leave a night "missing" at one change and two reports on one date at the other. The keys
 are listed a day beyond the window on each side and kept by their night.

@@ -80,8 +80,8 @@ def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_clea
     summary = IngestRun(late, IngestOptions(max_seconds=3600, idle_seconds=1)).execute()
     assert summary.outcome == "completed" and summary.stoppedFor == "deadline"
     assert summary.processed == 0 and stack.items() == []
-    assert summary.deadline == late.scheduled_time + timedelta(hours=1)
-    assert summary.scheduledAt == late.scheduled_time
+    assert summary.deadline == late.run.scheduled_time + timedelta(hours=1)
+    assert summary.scheduledAt == late.run.scheduled_time
     assert summary.queueWaiting >= len(docs) and summary.queueInFlight == 0  # nothing received, nothing hidden
     # It drained nothing, so it is no heartbeat: a night whose only task started this late alarms.
     assert summary.startedPastDeadline
