@@ -207,7 +207,7 @@ def operations(settings: StackSettings, alerts: Alerts) -> Operations:
             stage=settings.stage,
             region=settings.region,
             alarm_topic_arn=alerts.topic_arn,
-            failed_ratio_threshold=JobSettings().failed_ratio_threshold,
+            failed_ratio_threshold=JobSettings().ingest.failed_ratio_threshold,
             oldest_message_seconds=settings.operations.arrivals_max_age_seconds,
             windows=settings.scheduling.job_windows(),
             # Every stack schedules its drill (components.batch_jobs).
@@ -323,8 +323,8 @@ def job_environment(settings: StackSettings, arrivals: Arrivals) -> pulumi.Outpu
     table = settings.table()
     names = bucket_names(settings)
     return arrivals.queue_url.apply(
-        lambda url: JobSettings(
-            stage=settings.stage,
+        lambda url: JobSettings(stage=settings.stage)
+        .changed(
             table_name=table.name,
             index_name=table.index_name,
             raw_bucket=names["raw"],
@@ -334,7 +334,8 @@ def job_environment(settings: StackSettings, arrivals: Arrivals) -> pulumi.Outpu
             review_lease_seconds=settings.review.review_lease_seconds,
             result_url_seconds=settings.review.result_url_seconds,
             retention=settings.storage.retention(),
-        ).env()
+        )
+        .env()
     )
 
 

@@ -78,7 +78,7 @@ def write_changes(table: DocumentTable, changes: int) -> None:
 
 def bare_read(settings) -> tuple[int, float]:
     metrics = CallMetrics()
-    arn = stream_arn(dynamodb_client(settings), settings.table_name, metrics)
+    arn = stream_arn(dynamodb_client(settings), settings.store.table_name, metrics)
     stream = TableStream(streams_client(settings), arn, metrics)
     started, count = time.perf_counter(), 0
     for shard in stream.shards():
@@ -94,7 +94,7 @@ def bare_read(settings) -> tuple[int, float]:
 def json_bytes(settings, sample: int = 500) -> float:
     """Mean size of a record as the Pipe hands it to Firehose (a sample from the stream)."""
     metrics = CallMetrics()
-    arn = stream_arn(dynamodb_client(settings), settings.table_name, metrics)
+    arn = stream_arn(dynamodb_client(settings), settings.store.table_name, metrics)
     stream = TableStream(streams_client(settings), arn, metrics)
     shard = stream.shards()[0]
     records, _ = stream.read(stream.iterator(shard.shard_id, None), sample)
@@ -107,13 +107,13 @@ def parquet_log(settings) -> tuple[int, int, int]:
     keys = [
         o["Key"]
         for page in s3.get_paginator("list_objects_v2").paginate(
-            Bucket=settings.audit_bucket, Prefix=layout.AUDIT_CHANGES_PREFIX
+            Bucket=settings.audit.audit_bucket, Prefix=layout.AUDIT_CHANGES_PREFIX
         )
         for o in page.get("Contents", [])
     ]
     size, ids = 0, set()
     for key in keys:
-        body = s3.get_object(Bucket=settings.audit_bucket, Key=key)["Body"].read()
+        body = s3.get_object(Bucket=settings.audit.audit_bucket, Key=key)["Body"].read()
         size += len(body)
         ids.update(pq.read_table(io.BytesIO(body), columns=["eventid"]).column("eventid").to_pylist())
     return len(keys), size, len(ids)
@@ -123,7 +123,9 @@ def measure(changes: int) -> dict:
     """Write `changes` versions on a fresh stack, read them back bare and through the stand-in."""
     with fresh_stack() as endpoints:
         settings = stage(endpoints, "bench-audit")
-        table_ = DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, CallMetrics())
+        table_ = DocumentTable(
+            dynamodb_client(settings), settings.store.table_name, settings.store.index_name, CallMetrics()
+        )
         started = time.perf_counter()
         write_changes(table_, changes)
         written_s = time.perf_counter() - started

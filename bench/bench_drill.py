@@ -79,9 +79,9 @@ def documents(n: int, settings: JobSettings) -> tuple[list[str], pl.DataFrame]:
         "status": s(pl.lit(Status.PROCESSED.value)),
         "createdAt": s(pl.col("ts")),
         "updatedAt": s(pl.col("ts")),
-        "rawS3Uri": s(pl.lit(layout.s3_uri(settings.raw_bucket, "")) + pl.col("rawKey")),
+        "rawS3Uri": s(pl.lit(layout.s3_uri(settings.store.raw_bucket, "")) + pl.col("rawKey")),
         "rawEtag": s(pl.lit('\\"') + pl.col("etag") + pl.lit('\\"')),
-        "resultS3Uri": s(pl.lit(layout.s3_uri(settings.processed_bucket, "")) + pl.col("resultKey")),
+        "resultS3Uri": s(pl.lit(layout.s3_uri(settings.store.processed_bucket, "")) + pl.col("resultKey")),
         "version": pl.lit('{"N":"2"}'),
         "attempts": pl.lit('{"N":"1"}'),
         "entityType": s(pl.lit(layout.ENTITY_DOCUMENT)),
@@ -95,9 +95,11 @@ def documents(n: int, settings: JobSettings) -> tuple[list[str], pl.DataFrame]:
     lines = frame.select(pl.concat_str([*parts, pl.lit("}}")]).alias("l")).get_column("l").to_list()
     objects = pl.concat(
         [
-            frame.select(pl.lit(settings.raw_bucket).alias("bucket"), pl.col("rawKey").alias("key"), "etag", "created"),
             frame.select(
-                pl.lit(settings.processed_bucket).alias("bucket"),
+                pl.lit(settings.store.raw_bucket).alias("bucket"), pl.col("rawKey").alias("key"), "etag", "created"
+            ),
+            frame.select(
+                pl.lit(settings.store.processed_bucket).alias("bucket"),
                 pl.col("resultKey").alias("key"),
                 ("r" + pl.col("etag")).alias("etag"),
                 (pl.col("created") + pl.duration(seconds=1)).alias("created"),
@@ -127,7 +129,7 @@ def empty_and_undelete(settings: JobSettings) -> tuple[float, float, int]:
     bare listing of the versions it reads (its baseline). Returns (undelete s, listing s, objects back).
     """
     s3 = s3_client(settings)
-    buckets = (settings.raw_bucket, settings.processed_bucket)
+    buckets = (settings.store.raw_bucket, settings.store.processed_bucket)
     since = datetime.now(UTC)
     for bucket in buckets:
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
@@ -175,7 +177,7 @@ def measure(n: int) -> dict[str, Any]:
         objects.write_parquet(objects_file)
         with fresh_stack(partial(server_spec, objects_file)) as endpoints:
             settings = stage(endpoints, STAGE)
-            seeded = write_items(settings, settings.table_name, lines)
+            seeded = write_items(settings, settings.store.table_name, lines)
             clock = time.perf_counter()
             export_table(settings, dynamodb_client(settings), s3_client(settings), REGION)
             exported = time.perf_counter() - clock
@@ -185,12 +187,12 @@ def measure(n: int) -> dict[str, Any]:
                 raise RuntimeError(f"drill failed ({done.returncode}): {done.stderr[-2000:]}")
             report = json.loads(done.stdout)
             # Baselines: the same items into a new table straight from memory; the bare reads.
-            baseline_table = f"{settings.table_name}-baseline"
+            baseline_table = f"{settings.store.table_name}-baseline"
             ddb = dynamodb_client(settings)
             ddb.create_table(**create_table_request(table_spec(STAGE).model_copy(update={"name": baseline_table})))
             ddb.get_waiter("table_exists").wait(TableName=baseline_table)
             load_ceiling = write_items(settings, baseline_table, lines)
-            reads = read_ceiling(settings, baseline_table, max(2, min(16, settings.io_threads)))
+            reads = read_ceiling(settings, baseline_table, max(2, min(16, settings.store.io_threads)))
     return {
         "documents": n,
         "objects": objects.height,

@@ -57,7 +57,7 @@ _RUN_REPORT = "s3.PutObject.once"
 
 def _raw_objects(settings: JobSettings) -> list[ObjectInfo]:
     buckets = Buckets(s3_client(settings), CallMetrics())
-    return [obj for page in buckets.list_pages(settings.raw_bucket, layout.RAW_PREFIX) for obj in page]
+    return [obj for page in buckets.list_pages(settings.store.raw_bucket, layout.RAW_PREFIX) for obj in page]
 
 
 def _summary_item(obj: ObjectInfo, status: Status) -> dict:
@@ -83,9 +83,9 @@ class _Minimal:
         body = self.s3.get_object(Bucket=obj.bucket, Key=obj.key)["Body"].read()
         raw = layout.parse_raw_key(obj.key)
         self.s3.put_object(
-            Bucket=self.settings.processed_bucket, Key=layout.result_key(raw.user_id, raw.document_id), Body=body
+            Bucket=self.settings.store.processed_bucket, Key=layout.result_key(raw.user_id, raw.document_id), Body=body
         )
-        self.ddb.put_item(TableName=self.settings.table_name, Item=to_wire(_summary_item(obj, Status.PROCESSED)))
+        self.ddb.put_item(TableName=self.settings.store.table_name, Item=to_wire(_summary_item(obj, Status.PROCESSED)))
 
 
 def sweep_ceiling(settings: JobSettings, threads: int) -> float:
@@ -97,7 +97,7 @@ def sweep_ceiling(settings: JobSettings, threads: int) -> float:
 
 
 def drain_ceiling(settings: JobSettings, threads: int) -> float:
-    minimal, sqs, url = _Minimal(settings), sqs_client(settings), settings.arrivals_queue_url
+    minimal, sqs, url = _Minimal(settings), sqs_client(settings), settings.store.arrivals_queue_url
     done: list[int] = []
 
     def receiver() -> None:
@@ -129,11 +129,11 @@ def naive(settings: JobSettings, objects: list[ObjectInfo]) -> float:
         raw = layout.parse_raw_key(obj.key)
         outcome = extract_document(body, raw.filename)
         s3.put_object(
-            Bucket=settings.processed_bucket,
+            Bucket=settings.store.processed_bucket,
             Key=layout.result_key(raw.user_id, raw.document_id),
             Body=outcome.model_dump_json().encode(),
         )
-        ddb.put_item(TableName=settings.table_name, Item=to_wire(_summary_item(obj, outcome.validation.status)))
+        ddb.put_item(TableName=settings.store.table_name, Item=to_wire(_summary_item(obj, outcome.validation.status)))
     return len(objects) / (time.perf_counter() - started)
 
 
@@ -142,7 +142,7 @@ def seeded(docs: int, threads: int) -> Iterator[tuple[Endpoints, JobSettings, in
     """Fresh servers with the corpus uploaded to raw/ (its notifications fill the arrival queue)."""
     with fresh_stack() as endpoints:
         settings = stage(endpoints, "bench")
-        kinds = upload(s3_client(settings), settings.raw_bucket, generate(20, docs, seed=11), threads)
+        kinds = upload(s3_client(settings), settings.store.raw_bucket, generate(20, docs, seed=11), threads)
         yield endpoints, settings, sum(kinds.values())
 
 
@@ -256,7 +256,7 @@ def duplicates(count: int, threads: int) -> dict:
             if bodies is None:
                 upload(
                     s3_client(settings),
-                    settings.raw_bucket,
+                    settings.store.raw_bucket,
                     generate(1, count, bad_ratio=0, review_ratio=0, seed=18),
                     threads,
                 )
@@ -264,7 +264,7 @@ def duplicates(count: int, threads: int) -> dict:
                 client = s3_client(settings)
                 for n in range(count):
                     client.put_object(
-                        Bucket=settings.raw_bucket,
+                        Bucket=settings.store.raw_bucket,
                         Key=layout.raw_key("user-0000", f"copy-{n:04d}", one.filename),
                         Body=bodies,
                     )

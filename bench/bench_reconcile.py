@@ -61,7 +61,7 @@ from jobs.reconcile.params import RuleParams
 from jobs.reconcile.plans import FilesPlan, LivePlan
 from jobs.reconcile.rules import RESULT_PROMISED
 from jobs.reconcile.run import ReconcileRun
-from jobs.settings import JobSettings
+from jobs.settings import JobSettings, ReconcileSection
 from jobs.store.clients import dynamodb_client
 
 STAGE = "bench"
@@ -208,7 +208,7 @@ def _objects(frame: pl.DataFrame, settings: JobSettings) -> tuple[pl.DataFrame, 
     """The raw and processed buckets' objects (bucket, key, size, lastModified, etag) for `frame`."""
     modified = pl.col("createdAt").str.to_datetime(TS_FORMAT, time_unit="ms", time_zone="UTC")
     raw = frame.filter(pl.col("kind") != 7).select(
-        pl.lit(settings.raw_bucket).alias("bucket"),
+        pl.lit(settings.store.raw_bucket).alias("bucket"),
         pl.col("rawKey").alias("key"),
         pl.lit(2048, pl.Int64).alias("size"),
         modified.alias("lastModified"),
@@ -217,7 +217,7 @@ def _objects(frame: pl.DataFrame, settings: JobSettings) -> tuple[pl.DataFrame, 
     # Objects outside the layout, one per thousand.
     bad = raw.head(max(1, frame.height // EVERY)).with_columns(("stray/" + pl.col("key").str.slice(4)).alias("key"))
     processed = frame.filter(pl.col("kind") != 5).select(
-        pl.lit(settings.processed_bucket).alias("bucket"),
+        pl.lit(settings.store.processed_bucket).alias("bucket"),
         pl.col("resultKey").alias("key"),
         pl.lit(4096, pl.Int64).alias("size"),
         (modified + pl.duration(seconds=1)).alias("lastModified"),
@@ -237,12 +237,12 @@ def generate(
     n: int, root: Path, settings: JobSettings, inventory_format: str, file_rows: int = INVENTORY_ROWS_PER_FILE
 ) -> dict[str, Any]:
     frame = _frame(n)
-    table_arn = f"arn:aws:dynamodb:bench:0:table/{settings.table_name}"
+    table_arn = f"arn:aws:dynamodb:bench:0:table/{settings.store.table_name}"
     export = write_export(
         root / "exports",
         table_arn,
         AS_OF,
-        _chunks(_table_lines(frame, settings.raw_bucket, settings.processed_bucket)),
+        _chunks(_table_lines(frame, settings.store.raw_bucket, settings.store.processed_bucket)),
     )
     raw, processed = _objects(frame, settings)
     manifests = [
@@ -277,7 +277,7 @@ def _night(frame: pl.DataFrame, n: int, root: Path, settings: JobSettings, table
     earlier = frame.filter(~is_new).with_columns(
         pl.when(is_changed).then(pl.lit(Status.FAILED.value)).otherwise(pl.col("status")).alias("status")
     )
-    buckets = (settings.raw_bucket, settings.processed_bucket)
+    buckets = (settings.store.raw_bucket, settings.store.processed_bucket)
     # The doomed documents without the markers their numbers would plant: the night deletes the
     # documents only, and an orphan marker left behind would be a finding a full export at T1 has not.
     t0_lines = pl.concat([_table_lines(earlier, *buckets), _export_lines(doomed, *buckets)])
@@ -386,7 +386,9 @@ def worker_nightly_rewrite(inputs: dict[str, Any]) -> dict[str, Any]:
     past its age (no night is worse; a night rewrites on average the files that turned their
     age, jobs/reconcile/inputs/table_state.py).
     """
-    return worker_nightly(inputs, JobSettings(stage=STAGE, table_state_days=2, reconcile_catch_up_days=1))
+    return worker_nightly(
+        inputs, JobSettings(stage=STAGE, reconcile=ReconcileSection(table_state_days=2, reconcile_catch_up_days=1))
+    )
 
 
 def worker_nightly_deep(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -420,7 +422,7 @@ def _synthetic_results(keys: list[str]) -> pl.DataFrame:
             pl.lit(None, pl.String).alias("invoiceDate"),
             pl.lit("529.87").alias("totalAmount"),
             (
-                pl.lit(layout.s3_uri(settings.raw_bucket, ""))
+                pl.lit(layout.s3_uri(settings.store.raw_bucket, ""))
                 + pl.lit("raw/")
                 + pl.col("key").str.extract(rf"^{processed}([^/]+/[^/]+)/")
                 + pl.lit("/invoice.xml")
@@ -437,8 +439,8 @@ def _synthetic_results(keys: list[str]) -> pl.DataFrame:
 def worker_duckdb_night(inputs: dict[str, Any]) -> dict[str, Any]:
     """The Athena engine's night on DuckDB: MERGE INTO the table, then the rules over it."""
     params = RuleParams(
-        raw_bucket=JobSettings(stage=STAGE).raw_bucket,
-        processed_bucket=JobSettings(stage=STAGE).processed_bucket,
+        raw_bucket=JobSettings(stage=STAGE).store.raw_bucket,
+        processed_bucket=JobSettings(stage=STAGE).store.processed_bucket,
         as_of=AS_OF,
         grace=timedelta(0),
     )
@@ -518,7 +520,7 @@ def baseline_counts(items: list[dict[str, Any]], inputs: dict[str, Any]) -> dict
             results.add(layout.parse_result_key(key))
         except ValueError:
             counts[Code.BAD_KEY] += 1
-    raw_prefix = layout.s3_uri(settings.raw_bucket, "")
+    raw_prefix = layout.s3_uri(settings.store.raw_bucket, "")
     tracked_raw: set[str] = set()
     ids: set[tuple[str, str]] = set()
     for item in items:
@@ -555,7 +557,7 @@ def _baseline_item(
         codes.append(Code.STUCK_PROCESSING)
     if item.get("GSI1PK") != layout.status_pk(item["status"]) or item.get("GSI1SK") != item["createdAt"]:
         codes.append(Code.INDEX_DRIFT)
-    expected_result = layout.s3_uri(settings.processed_bucket, layout.result_key(user, doc))
+    expected_result = layout.s3_uri(settings.store.processed_bucket, layout.result_key(user, doc))
     if (
         item["PK"] != layout.user_pk(user)
         or item["SK"] != layout.document_sk(doc)
@@ -631,7 +633,7 @@ def live(n: int) -> dict[str, Any]:
     """
     settings = JobSettings(stage=LIVE_STAGE)
     frame = _frame(n)
-    lines = _table_lines(frame, settings.raw_bucket, settings.processed_bucket).to_list()
+    lines = _table_lines(frame, settings.store.raw_bucket, settings.store.processed_bucket).to_list()
     with tempfile.TemporaryDirectory(prefix="docuflow-reconcile-live-") as tmp:
         objects_file = Path(tmp) / "objects.parquet"
         from bench.seeded_s3 import OBJECT_COLUMNS  # see WORKERS
@@ -642,17 +644,21 @@ def live(n: int) -> dict[str, Any]:
         with fresh_stack(functools.partial(_seeded_s3, objects_file)) as endpoints:
             settings = stage(endpoints, LIVE_STAGE)
             ddb = dynamodb_client(settings)
-            ddb.update_table(TableName=settings.table_name, StreamSpecification={"StreamEnabled": False})
+            ddb.update_table(TableName=settings.store.table_name, StreamSpecification={"StreamEnabled": False})
 
             def write_items(batch: list[str]) -> None:
-                request = {settings.table_name: [{"PutRequest": {"Item": json.loads(line)["Item"]}} for line in batch]}
+                request = {
+                    settings.store.table_name: [{"PutRequest": {"Item": json.loads(line)["Item"]}} for line in batch]
+                }
                 while request:
                     request = ddb.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
 
             with ThreadPoolExecutor(8) as pool:
                 list(pool.map(write_items, [lines[i : i + 25] for i in range(0, len(lines), 25)]))
             seeded = time.perf_counter() - seeding
-            ceiling = read_ceiling(settings, settings.table_name, ReconcileRun(settings, LIVE_OPTIONS).scan_segments)
+            ceiling = read_ceiling(
+                settings, settings.store.table_name, ReconcileRun(settings, LIVE_OPTIONS).scan_segments
+            )
             inputs_file = Path(tmp) / "inputs.json"
             inputs_file.write_text(json.dumps({"stage": LIVE_STAGE}))
             job, rss = _measure("live", inputs_file)

@@ -49,7 +49,7 @@ def _stored(n: int, settings: JobSettings) -> tuple[pl.DataFrame, list[dict[str,
         key = layout.raw_key(f"user-{i % 5000:05d}", f"old-{i:08d}", "invoice.xml")
         etag = hashlib.md5(key.encode(), usedforsecurity=False).hexdigest()
         modified = UPLOADED + timedelta(seconds=i)
-        rows.append((settings.raw_bucket, key, etag, modified))
+        rows.append((settings.store.raw_bucket, key, etag, modified))
         raw = layout.parse_raw_key(key)
         items.append(
             DocumentItem(
@@ -58,10 +58,12 @@ def _stored(n: int, settings: JobSettings) -> tuple[pl.DataFrame, list[dict[str,
                 status=Status.PROCESSED,
                 createdAt=modified,
                 updatedAt=modified,
-                rawS3Uri=layout.s3_uri(settings.raw_bucket, key),
+                rawS3Uri=layout.s3_uri(settings.store.raw_bucket, key),
                 rawEtag=f'"{etag}"',
                 version=2,
-                resultS3Uri=layout.s3_uri(settings.processed_bucket, layout.result_key(raw.user_id, raw.document_id)),
+                resultS3Uri=layout.s3_uri(
+                    settings.store.processed_bucket, layout.result_key(raw.user_id, raw.document_id)
+                ),
             ).to_item()
         )
     frame = pl.DataFrame(
@@ -104,11 +106,11 @@ def night(stored: int, new: int) -> dict[str, Any]:
         frame.write_parquet(objects)
         with fresh_stack(functools.partial(_seeded_s3, objects)) as endpoints:
             settings = stage(endpoints, "req")
-            table_ = boto3.resource("dynamodb", endpoint_url=endpoints.dynamodb).Table(settings.table_name)
+            table_ = boto3.resource("dynamodb", endpoint_url=endpoints.dynamodb).Table(settings.store.table_name)
             with table_.batch_writer() as writer:
                 for item in items:
                     writer.put_item(Item=item)
-            upload(s3_client(settings), settings.raw_bucket, generate(50, new, bad_ratio=0.02, seed=17), 16)
+            upload(s3_client(settings), settings.store.raw_bucket, generate(50, new, bad_ratio=0.02, seed=17), 16)
             sweep = _run(endpoints, settings, "backfill", "--dry-run")
             drain = _run(endpoints, settings, "drain", "--idle-seconds", "1")
     per_document = {k: v for k, v in _counts(drain).items() if not k.startswith("sqs.")}

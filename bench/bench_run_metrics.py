@@ -56,7 +56,9 @@ def _measured(context: RunContext, work: Callable[[], object]) -> dict[str, floa
 
 def one_night(endpoints: Endpoints, name: str, users: int, docs: int) -> dict[str, dict[str, float]]:
     settings: JobSettings = stage(endpoints, name)
-    upload(s3_client(settings), settings.raw_bucket, generate(users, docs, bad_ratio=0.05, ocr_ratio=0, seed=34), 16)
+    upload(
+        s3_client(settings), settings.store.raw_bucket, generate(users, docs, bad_ratio=0.05, ocr_ratio=0, seed=34), 16
+    )
     ingest = RunContext("ingest", settings)
     run = IngestRun(settings, DrainPlan(idle_seconds=1), context=ingest)
     measured = {"ingest": _measured(ingest, run.execute)}

@@ -19,7 +19,7 @@ import psutil
 
 from jobs.local.servers import ServerSpec, s3_spec
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral
-from jobs.settings import JobSettings
+from jobs.settings import ExtractionSection, JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -34,7 +34,9 @@ def fresh_stack(s3_spec: Callable[[int, Path], ServerSpec] = s3_spec) -> Iterato
 
 
 def stage(endpoints: Endpoints, name: str) -> JobSettings:
-    return bootstrap_endpoints(endpoints, JobSettings(stage=name, ocr_engine=LOCAL_OCR_ENGINE))
+    return bootstrap_endpoints(
+        endpoints, JobSettings(stage=name, extraction=ExtractionSection(ocr_engine=LOCAL_OCR_ENGINE))
+    )
 
 
 def run_measured(
@@ -103,7 +105,7 @@ def read_ceiling(settings: JobSettings, table_name: str, segments: int) -> float
     started = time.perf_counter()
     with ThreadPoolExecutor(segments + 2) as pool:
         reads = [pool.submit(scan, i) for i in range(segments)]
-        reads += [pool.submit(listing, b) for b in (settings.raw_bucket, settings.processed_bucket)]
+        reads += [pool.submit(listing, b) for b in (settings.store.raw_bucket, settings.store.processed_bucket)]
         for read in reads:
             read.result()
     return time.perf_counter() - started

@@ -29,7 +29,7 @@ from jobs.contract import DocumentItem, DuplicateMarker, layout
 from jobs.contract.duplicates import is_marker_item
 from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, ephemeral, job_env
 from jobs.local.standins.audit_pipe import AuditPipes, StagePipe
-from jobs.settings import JobSettings
+from jobs.settings import ExtractionSection, JobSettings
 from jobs.store.clients import botocore_config
 from jobs.store.dynamo import from_wire
 
@@ -83,10 +83,10 @@ class Stack:
         return boto3.client("dynamodb", config=botocore_config(self.settings))
 
     def table(self):
-        return boto3.resource("dynamodb").Table(self.settings.table_name)
+        return boto3.resource("dynamodb").Table(self.settings.store.table_name)
 
     def raw_items(self) -> list[dict]:
-        pages = self.dynamodb().get_paginator("scan").paginate(TableName=self.settings.table_name)
+        pages = self.dynamodb().get_paginator("scan").paginate(TableName=self.settings.store.table_name)
         return [from_wire(raw) for page in pages for raw in page["Items"]]
 
     def items(self) -> list[DocumentItem]:
@@ -109,7 +109,7 @@ class Stack:
         only, unless asked: the duplicate markers' records ride the stream too, and the status
         events' pipe leaves them out by their entityType).
         """
-        arn = self.dynamodb().describe_table(TableName=self.settings.table_name)["Table"]["LatestStreamArn"]
+        arn = self.dynamodb().describe_table(TableName=self.settings.store.table_name)["Table"]["LatestStreamArn"]
         streams = boto3.client("dynamodbstreams", endpoint_url=self.endpoints.dynamodb)
         changes: list[StreamChange] = []
         for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
@@ -184,7 +184,9 @@ def stack(local_servers: LocalServers, audit_pipes: AuditPipes, monkeypatch: pyt
     """A fresh stage: its own table (with stream, GSI, TTL) and buckets, env vars pointing at it,
     and its change log (delivered when the test ends).
     """
-    settings = JobSettings(stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}", ocr_engine=LOCAL_OCR_ENGINE)
+    settings = JobSettings(
+        stage=f"t{os.getpid() % 1000}x{next(_stage_numbers)}", extraction=ExtractionSection(ocr_engine=LOCAL_OCR_ENGINE)
+    )
     settings = bootstrap_endpoints(local_servers.endpoints, settings)
     for key, value in job_env(local_servers.endpoints, settings).items():
         monkeypatch.setenv(key, value)

@@ -85,7 +85,8 @@ def engine_for(
     if name == "athena":
         client = athena_client(settings)
         yield AthenaAudit(
-            AthenaQueries(client, settings.audit_workgroup, settings.trail_database, metrics), settings.trail_database
+            AthenaQueries(client, settings.audit.audit_workgroup, settings.audit.trail_database, metrics),
+            settings.audit.trail_database,
         )
         return
     with local_engine(buckets(settings, metrics), settings, days) as engine:

@@ -105,7 +105,7 @@ class AthenaAudit:
 def local_engine(buckets: Buckets, settings: JobSettings, days: tuple[date, date] | None) -> Iterator[DuckAudit]:
     """DuckDB over copies of the stage's log (the delivery days first..last, or all of it)."""
     with tempfile.TemporaryDirectory(prefix="docuflow-audit-") as tmp:
-        engine = DuckAudit(ChangeLog(buckets, settings.audit_bucket).stage(Path(tmp), days))
+        engine = DuckAudit(ChangeLog(buckets, settings.audit.audit_bucket).stage(Path(tmp), days))
         try:
             yield engine
         finally:

@@ -296,7 +296,7 @@ def declared_alarms(
     drill_schedule: str | None = None,
     ingest_tasks: int = 1,
 ) -> tuple[AlarmSpec, ...]:
-    """The stack's alarms; the thresholds are stack settings (JobSettings.failed_ratio_threshold,
+    """The stack's alarms; the thresholds are stack settings (JobSettings.ingest.failed_ratio_threshold,
     the stack's docuflow:arrivalsMaxAgeSeconds), `drill-overdue` is declared only with the schedule
     the stack runs its restore drill on (docuflow:schedules' drill), and the failed ratio waits
     for the night's `ingest_tasks` (docuflow:ingestTasks).

@@ -1,4 +1,4 @@
-"""The engines a stack may select for a job: one enum, read by the Pulumi settings (what a
+"""The engines a stack may select for a job: one enum each, read by the Pulumi settings (what a
 platform team may write in Pulumi.<stack>.yaml), the job settings and the extraction.
 """
 
@@ -17,3 +17,11 @@ class OcrEngine(StrEnum):
     TEXTRACT = "textract"
     LOCAL = "local"
     OFF = "off"
+
+
+class ReconcileEngine(StrEnum):
+    """What the reconcile runs on: polars over files, or the same Trino SQL on DuckDB or in Athena."""
+
+    POLARS = "polars"
+    DUCKDB = "duckdb"
+    ATHENA = "athena"

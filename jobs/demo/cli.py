@@ -58,8 +58,12 @@ def plan_of(args: argparse.Namespace) -> SeedPlan:
 def _seed(context: RunContext, plan: SeedPlan) -> int:
     settings = context.settings
     documents = itertools.chain(plan.corpus(), copies(plan.corpus(), plan.duplicates))
-    kinds = upload(s3_client(settings), settings.raw_bucket, documents, settings.io_threads)
-    summary = {"bucket": settings.raw_bucket, "uploaded": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))}
+    kinds = upload(s3_client(settings), settings.store.raw_bucket, documents, settings.store.io_threads)
+    summary = {
+        "bucket": settings.store.raw_bucket,
+        "uploaded": sum(kinds.values()),
+        "kinds": dict(sorted(kinds.items())),
+    }
     print(json.dumps(summary, indent=2))
     return ExitCode.SUCCESS
 

@@ -136,7 +136,7 @@ def main() -> int:
     env = {**os.environ, **stack.job_env(endpoints, settings)}
     print(
         f"=== local stack up in {info['seconds']}s: DynamoDB Local {endpoints.dynamodb}, S3 and SQS {endpoints.s3} "
-        f"(data in memory; arrival queue {settings.arrivals_queue_url})"
+        f"(data in memory; arrival queue {settings.store.arrivals_queue_url})"
     )
     _seed(env)
     _ingest(env)

@@ -109,9 +109,9 @@ def _act(context: RunContext, args: argparse.Namespace) -> dict[str, object]:
     actions = DocumentActions(
         context.table(),
         context.buckets,
-        settings.raw_bucket,
-        settings.processed_bucket,
-        settings.retention,
+        settings.store.raw_bucket,
+        settings.store.processed_bucket,
+        settings.store.retention,
         arrivals=context.arrivals,
     )
     if args.action == "hold":

@@ -48,8 +48,8 @@ def result_url(
     item = table.get(user_id, document_id)
     if item is None:
         raise DocumentNotFoundError(f"user {user_id!r} has no document {document_id!r}")
-    if item.status == Status.DELETED or item.resultS3Uri != layout.s3_uri(settings.processed_bucket, key):
+    if item.status == Status.DELETED or item.resultS3Uri != layout.s3_uri(settings.store.processed_bucket, key):
         raise DocumentNotFoundError(f"document {document_id!r} of user {user_id!r} has no result.json to read")
     now = clock()
-    url = buckets.presigned_get(settings.processed_bucket, key, settings.result_url_seconds)
-    return ResultUrl(url, now + timedelta(seconds=settings.result_url_seconds))
+    url = buckets.presigned_get(settings.store.processed_bucket, key, settings.review.result_url_seconds)
+    return ResultUrl(url, now + timedelta(seconds=settings.review.result_url_seconds))

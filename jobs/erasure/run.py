@@ -209,7 +209,9 @@ class ErasureRun:
         outcome.leases_until = outcome.partition.leases_until(self._clock())
         kept_prefixes = outcome.partition.kept_prefixes()
         s = self._settings
-        for bucket, prefix in zip((s.raw_bucket, s.processed_bucket), layout.user_prefixes(user_id), strict=True):
+        for bucket, prefix in zip(
+            (s.store.raw_bucket, s.store.processed_bucket), layout.user_prefixes(user_id), strict=True
+        ):
             # The whole listing first, then the deletes: a listing resumed after its own page was
             # deleted is S3's to position, and moto's server loses its place there.
             doomed: list[ObjectVersion] = []
@@ -312,7 +314,7 @@ class ErasureRun:
         versions = [
             v
             for bucket, prefix in zip(
-                (s.raw_bucket, s.processed_bucket), layout.user_prefixes(marker.userId), strict=True
+                (s.store.raw_bucket, s.store.processed_bucket), layout.user_prefixes(marker.userId), strict=True
             )
             for page in self._buckets.version_pages(bucket, prefix)
             for v in page
@@ -363,7 +365,9 @@ class ErasureRun:
         kept_prefixes = partition.kept_prefixes()
         s = self._settings
         page_size = DELETE_BATCH if kept_prefixes else 1
-        for bucket, prefix in zip((s.raw_bucket, s.processed_bucket), layout.user_prefixes(user_id), strict=True):
+        for bucket, prefix in zip(
+            (s.store.raw_bucket, s.store.processed_bucket), layout.user_prefixes(user_id), strict=True
+        ):
             for page in self._buckets.version_pages(bucket, prefix, page_size=page_size):
                 if any(kept_by(v, kept_prefixes) is None for v in page):
                     return True
@@ -399,11 +403,13 @@ class ErasureRun:
             kept=kept_documents(last.partition, last.kept_versions, last.held_versions),
             passes=passes,
             requests={name: int(v["calls"]) for name, v in self._metrics.summary().items()},
-            stillHolding=holdings(self._settings.holdings, finished),
+            stillHolding=holdings(self._settings.store.holdings, finished),
         )
         key = layout.erasure_receipt_key(marker.userId, marker.runId)
         try:
-            self._buckets.put_once(self._settings.reports_bucket, key, receipt.to_json_bytes(), "application/json")
+            self._buckets.put_once(
+                self._settings.store.reports_bucket, key, receipt.to_json_bytes(), "application/json"
+            )
         except S3ObjectExistsError:
             logger.info("receipt already written by the run this one resumed", extra={"key": key})
         queue_days = queue_spec(self._settings.stage).retention_seconds / 86400
@@ -420,11 +426,11 @@ class ErasureRun:
             ),
             marker.version,
         )
-        uri = layout.s3_uri(self._settings.reports_bucket, key)
+        uri = layout.s3_uri(self._settings.store.reports_bucket, key)
         return ErasureResult("erased", f"erased user {marker.userId}: {counts}; receipt {uri}", receipt, uri)
 
     def _buckets_of(self) -> tuple[str, str]:
-        return self._settings.raw_bucket, self._settings.processed_bucket
+        return self._settings.store.raw_bucket, self._settings.store.processed_bucket
 
 
 def _nothing(user_id: str, marker: ErasureMarker | None) -> ErasureResult:

@@ -8,7 +8,7 @@ text layer read without doubt, as the scans' second look keeps its second readin
 local reading stands and goes to review (two readers that disagree are a person's call). `second_opinion` records
 which reading won and why in the kept outcome's raw output (`SecondOpinion`, beside the raw
 extraction in result.json). It costs money per page: the stack turns it on with
-`ocrEngine: textract` (docuflow:textractFallback, JobSettings.textract_fallback) and can turn it off.
+`ocrEngine: textract` (docuflow:textractFallback, JobSettings.extraction.textract_fallback) and can turn it off.
 """
 
 from __future__ import annotations

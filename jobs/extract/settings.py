@@ -1,24 +1,23 @@
 """ExtractionSettings: the limits and thresholds of one extraction, passed once to every step.
 
-The OCR engine choice (`OcrEngine`) is spelled once, in jobs.contract.engines, which the stack's
-settings, the job settings, the CLI and the extraction all use.
+What a stack chooses of it (the confidence threshold, the OCR engine) is declared once, in
+jobs.settings.ExtractionChoices, which the job settings' extraction section is too: a job's
+extraction is `ExtractionSettings.of(settings.extraction)`. The OCR engine names (`OcrEngine`) are
+spelled once, in jobs.contract.engines.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from jobs.contract.engines import OcrEngine
+from jobs.settings import ExtractionChoices
 
 MIB = 1024 * 1024
 
 
-class ExtractionSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    confidence_threshold: float = Field(default=80, ge=0, le=100)
+class ExtractionSettings(ExtractionChoices):
     max_input_bytes: int = Field(default=20 * MIB, gt=0)
     max_attachment_bytes: int = Field(default=5 * MIB, gt=0)
     max_pdf_pages: int = Field(default=200, gt=0)
@@ -28,5 +27,9 @@ class ExtractionSettings(BaseModel):
     totals_tolerance: Decimal = Field(default=Decimal("0.01"), ge=0)
     # A bare "$" names USD the way Textract itself reads it; None makes "$" settle nothing.
     dollar_sign_currency: str | None = Field(default="USD", pattern=r"^[A-Z]{3}$")
-    ocr_engine: OcrEngine = OcrEngine.OFF
     ocr_page_timeout_s: float = Field(default=30.0, gt=0)
+
+    @classmethod
+    def of(cls, chosen: ExtractionChoices) -> ExtractionSettings:
+        """The extraction a stack chose (every choice of `chosen`) within these limits."""
+        return cls(**{name: getattr(chosen, name) for name in ExtractionChoices.model_fields})

@@ -91,12 +91,12 @@ def plan_of(args: argparse.Namespace) -> Plan:
 
 def redrive_dead_letters(settings: JobSettings, sqs: Any = None, calls: CallMetrics | None = None) -> Redrive:
     """`ingest redrive`: the arrival queue's dead letters back into it (jobs.store.redrive)."""
-    if not settings.arrivals_queue_url:
+    if not settings.store.arrivals_queue_url:
         raise SettingsError("no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL)")
     metrics = calls or CallMetrics()
     client = sqs or sqs_client(settings)
-    arrivals = ArrivalQueue(client, settings.arrivals_queue_url, metrics)
-    moved = redrive(client, arrivals, metrics, move_task=settings.sqs_move_tasks)
+    arrivals = ArrivalQueue(client, settings.store.arrivals_queue_url, metrics)
+    moved = redrive(client, arrivals, metrics, move_task=settings.ingest.sqs_move_tasks)
     logger.info("dead letters moved back", extra=dataclasses.asdict(moved))
     return moved
 
@@ -112,10 +112,10 @@ def _ingest(context: RunContext, plan: Plan) -> int:
     with ticker.shown():
         summary = run.execute()
     print(summary.model_dump_json(indent=2))
-    if summary.failed_ratio_breached(settings.failed_ratio_threshold):
+    if summary.failed_ratio_breached(settings.ingest.failed_ratio_threshold):
         print(
             f"failed: {summary.statuses.get('FAILED', 0)} of {summary.processed} documents FAILED "
-            f"(more than {settings.failed_ratio_threshold:.0%})",
+            f"(more than {settings.ingest.failed_ratio_threshold:.0%})",
             file=sys.stderr,
         )
         return ExitCode.FINDINGS

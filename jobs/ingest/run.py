@@ -88,7 +88,7 @@ class IngestRun:
         built from settings otherwise.
         """
         settings.check_endpoints()
-        if isinstance(plan, DrainPlan) and not settings.arrivals_queue_url:
+        if isinstance(plan, DrainPlan) and not settings.store.arrivals_queue_url:
             raise SettingsError(
                 "no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL); use `ingest backfill` to sweep raw/"
             )
@@ -105,11 +105,14 @@ class IngestRun:
         self._buckets = buckets(settings, self.metrics, client=s3)
         self._arrivals = None if isinstance(plan, BackfillPlan) else arrivals(settings, self.metrics, client=sqs)
         self._extraction = ExtractionSettings(
-            confidence_threshold=settings.confidence_threshold, ocr_engine=settings.ocr_engine
+            confidence_threshold=settings.extraction.confidence_threshold, ocr_engine=settings.extraction.ocr_engine
         )
+        self._extraction = ExtractionSettings.of(settings.extraction)
         self._textract = (
-            TextractOcr(textract or textract_client(settings), max_tps=settings.textract_tps, metrics=self.metrics)
-            if settings.ocr_engine == OcrEngine.TEXTRACT
+            TextractOcr(
+                textract or textract_client(settings), max_tps=settings.extraction.textract_tps, metrics=self.metrics
+            )
+            if settings.extraction.ocr_engine == OcrEngine.TEXTRACT
             else None
         )
         self._pages = _page_budget(settings, self._table)
@@ -126,7 +129,7 @@ class IngestRun:
     # --- the run ------------------------------------------------------------------------------
     def execute(self) -> RunSummary:
         started = layout.utc_now()
-        self._deadline = drain_deadline(started, self.settings.scheduled_time, self.plan.max_seconds)
+        self._deadline = drain_deadline(started, self.settings.run.scheduled_time, self.plan.max_seconds)
         recorder = SummaryRecorder(
             RunSummary(
                 runId=self.run_id,
@@ -134,7 +137,7 @@ class IngestRun:
                 shard=str(self.shard),
                 dryRun=self.plan.dry_run,
                 startedAt=started,
-                scheduledAt=self.settings.scheduled_time,
+                scheduledAt=self.settings.run.scheduled_time,
                 deadline=self._deadline,
             )
         )
@@ -187,7 +190,9 @@ class IngestRun:
 
     def _open_source(self, recorder: SummaryRecorder) -> WorkSource:
         if self._arrivals is None:
-            pages = _prefetch(self._buckets.list_pages(self.settings.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE))
+            pages = _prefetch(
+                self._buckets.list_pages(self.settings.store.raw_bucket, layout.RAW_PREFIX, FIRST_PAGE_SIZE)
+            )
             return SweepSource(pages, recorder, self.shard.index, self.shard.count)
         visibility = self._arrivals.visibility_timeout()
         if visibility < 1:
@@ -198,10 +203,10 @@ class IngestRun:
         assert isinstance(self.plan, DrainPlan)  # a queue is opened for a drain only
         limits = DrainLimits(
             idle_seconds=self.plan.idle_seconds,
-            defer_seconds=self.settings.lease_seconds,
+            defer_seconds=self.settings.ingest.lease_seconds,
             visibility_seconds=visibility,
         )
-        return QueueSource(self._arrivals, self.settings.raw_bucket, recorder, limits, dry_run=self.plan.dry_run)
+        return QueueSource(self._arrivals, self.settings.store.raw_bucket, recorder, limits, dry_run=self.plan.dry_run)
 
     def _run(self, source: WorkSource, recorder: SummaryRecorder) -> None:
         """Decide → claim → process, each stage overlapping the next.
@@ -216,22 +221,22 @@ class IngestRun:
         finishes = WriteBatcher(self._table, "dynamodb.TransactWrite.finish")
         try:
             with (
-                RestartingPool(extract_document, s.workers, context) as pool,
-                ThreadPoolExecutor(s.io_threads, thread_name_prefix="io") as io,
+                RestartingPool(extract_document, s.ingest.workers, context) as pool,
+                ThreadPoolExecutor(s.store.io_threads, thread_name_prefix="io") as io,
                 ThreadPoolExecutor(CLAIM_THREADS, thread_name_prefix="claim") as claimers,
             ):
                 processor = DocumentProcessor(
                     self._buckets,
                     self._table,
-                    s.processed_bucket,
+                    s.store.processed_bucket,
                     lambda data, name: pool.submit(data, name, self._extraction),
                     finishes.submit,
                     self._extraction.max_input_bytes,
                     EXTRACT_TIMEOUT_SECONDS,
-                    s.retention,
+                    s.store.retention,
                     self._textract,
                     stopping=self._stop.is_set,
-                    textract_fallback=s.textract_fallback,
+                    textract_fallback=s.extraction.textract_fallback,
                     follow_up=io.submit,
                     pages=self._pages,
                 )
@@ -256,7 +261,7 @@ class IngestRun:
         """Take batches from the source, decide them, and hand the claims to the claim pool."""
         budget = self.plan.max_docs
         deadline = time.monotonic() + (self._deadline - layout.utc_now()).total_seconds() if self._deadline else None
-        in_flight = threading.BoundedSemaphore(self.settings.io_threads * 2)
+        in_flight = threading.BoundedSemaphore(self.settings.store.io_threads * 2)
 
         def claim_and_dispatch(chunk: list[tuple[Work, Decision]]) -> None:
             landed = self._claims.claim([(d.claim, d.expected_version) for _, d in chunk if d.claim])
@@ -349,8 +354,8 @@ class IngestRun:
                 now=now,
                 owner=self.owner,
                 actor=self.actor,
-                lease=timedelta(seconds=self.settings.lease_seconds),
-                max_attempts=self.settings.max_attempts,
+                lease=timedelta(seconds=self.settings.ingest.lease_seconds),
+                max_attempts=self.settings.ingest.max_attempts,
             )
             # The reason is only worth a string for the few dead letters, not every skipped document.
             recorder.decision(decision.action, work.obj.key, _reason(decision.action, previous))
@@ -455,7 +460,7 @@ class IngestRun:
         key = layout.ingest_run_key(f"{summary.startedAt:%Y-%m-%d}", summary.runId)
         try:
             self._buckets.put_once(
-                self.settings.reports_bucket, key, summary.model_dump_json(indent=2).encode(), "application/json"
+                self.settings.store.reports_bucket, key, summary.model_dump_json(indent=2).encode(), "application/json"
             )
         except StoreError as exc:
             logger.error("could not write the run summary", extra={"key": key, "error": str(exc)})
@@ -468,10 +473,11 @@ def _shard(plan: RunPlan, settings: JobSettings) -> Shard:
     if plan.shard is not None:
         return plan.shard
     try:
-        return Shard(index=settings.shard_index, count=settings.shard_count)
+        return Shard(index=settings.ingest.shard_index, count=settings.ingest.shard_count)
     except ValidationError as exc:
+        ingest = settings.ingest
         raise SettingsError(
-            f"SHARD_INDEX {settings.shard_index} / SHARD_COUNT {settings.shard_count}: need 0 <= index < count"
+            f"SHARD_INDEX {ingest.shard_index} / SHARD_COUNT {ingest.shard_count}: need 0 <= index < count"
         ) from exc
 
 
@@ -479,8 +485,8 @@ def _page_budget(settings: JobSettings, table: DocumentTable) -> PageBudget:
     """One budget per night across every task (a counter in the table), the night being the
     schedule's, so a retry or a manual backfill of that night spends from the same cap.
     """
-    night = night_of(settings.scheduled_time or layout.utc_now(), settings.schedule_timezone)
-    return PageBudget(settings.textract_max_pages, night=night, counter=table)
+    night = night_of(settings.run.scheduled_time or layout.utc_now(), settings.run.schedule_timezone)
+    return PageBudget(settings.extraction.textract_max_pages, night=night, counter=table)
 
 
 def _release(works: list[Work]) -> None:

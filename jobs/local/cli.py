@@ -80,4 +80,4 @@ def _export_table(settings: JobSettings) -> str:
     try:
         return export_table(settings, dynamodb_client(settings), s3_client(settings), stack.REGION)
     except (BotoCoreError, ClientError) as exc:
-        raise LocalStackError(f"export of {settings.table_name} failed: {exc}") from exc
+        raise LocalStackError(f"export of {settings.store.table_name} failed: {exc}") from exc

@@ -150,8 +150,8 @@ def bootstrap_endpoints(
         [
             *bucket_specs(
                 settings.stage,
-                settings.bucket_names(),
-                settings.lifecycle(),
+                settings.store.bucket_names(),
+                settings.store.lifecycle(),
                 cors_origins() if origins is None else origins,
             ),
             audit_bucket_spec(settings.stage, layout.AUDIT_LOG),
@@ -166,7 +166,7 @@ def bootstrap_endpoints(
         # The jobs get the key's ARN, as the stack's task definitions do: an alias is no identity.
         alias = ensure_signing_key(kms, signing_key_spec(settings.stage))
         update["report_signing_key"] = kms.describe_key(KeyId=alias)["KeyMetadata"]["Arn"]
-    return settings.model_copy(update=update)
+    return settings.changed(**update)
 
 
 def up(settings: JobSettings) -> tuple[Endpoints, JobSettings, dict[str, object]]:
@@ -221,7 +221,7 @@ def _register_audit_stage(settings: JobSettings) -> list[str]:
     """
     directory = _audit_stages_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    env = {**settings.env(), ENV_AUDIT_BUCKET: settings.audit_bucket}
+    env = {**settings.env(), ENV_AUDIT_BUCKET: settings.audit.audit_bucket}
     partial = directory / f"{settings.stage}.tmp"
     partial.write_text(json.dumps(env))
     partial.replace(directory / f"{settings.stage}.json")
@@ -304,9 +304,9 @@ def job_env(endpoints: Endpoints, settings: JobSettings) -> dict[str, str]:
         **settings.env(),
         ENV_OCR_ENGINE: LOCAL_OCR_ENGINE,
         exports_standin.PLUGIN_ENV: exports_standin.PLUGIN,
-        ENV_TABLE_ARN: local_table_arn(settings.table_name),
+        ENV_TABLE_ARN: local_table_arn(settings.store.table_name),
         # The report signing key `up` bootstrapped, by its ARN, as the stack's task definitions name it.
-        **({ENV_REPORT_SIGNING_KEY: settings.report_signing_key} if settings.report_signing_key else {}),
+        **({ENV_REPORT_SIGNING_KEY: settings.run.report_signing_key} if settings.run.report_signing_key else {}),
     }
 
 

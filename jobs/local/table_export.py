@@ -33,9 +33,9 @@ def export_table(
 ) -> str:
     """Export the stage's table; returns the export's location (its s3:// directory)."""
     started = now or layout.utc_now()
-    bucket, prefix = settings.export_bucket, settings.export_prefix
+    bucket, prefix = settings.reconcile.export_bucket, settings.reconcile.export_prefix
     ensure_bucket(s3, audit_data_spec(settings.stage).model_copy(update={"name": bucket}), region)
-    table_arn = dynamodb.describe_table(TableName=settings.table_name)["Table"]["TableArn"]
+    table_arn = dynamodb.describe_table(TableName=settings.store.table_name)["Table"]["TableArn"]
     request = {"TableArn": table_arn, "S3Bucket": bucket, "S3Prefix": prefix, "ExportTime": started}
     described = ExportStandIn(dynamodb, s3, bucket, prefix).export(request)["ExportDescription"]
     return layout.s3_uri(bucket, str(described["ExportManifest"]).rsplit("/", 1)[0] + "/")

@@ -91,7 +91,7 @@ def _acknowledge(context: RunContext, args: argparse.Namespace) -> int:
     settings = context.settings
     who = caller_identity(sts_client(settings), context.calls)
     caller = CallerIdentity(arn=who.arn, account=who.account, userId=who.user_id)
-    bucket = settings.reports_bucket
+    bucket = settings.store.reports_bucket
     key = acknowledge(context.buckets, bucket, args.finding, args.by, args.reason, caller, args.expires)
     print(f"acknowledged {args.finding} as {caller.arn}: s3://{bucket}/{key}")
     return ExitCode.SUCCESS

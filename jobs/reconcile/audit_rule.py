@@ -49,11 +49,11 @@ def audit_findings(
     window: timedelta | None,
 ) -> pl.DataFrame:
     """The rule's wide rows (findings.WIDE_SCHEMA) for the table `items` as of `as_of`."""
-    log = ChangeLog(buckets, settings.audit_bucket)
+    log = ChangeLog(buckets, settings.audit.audit_bucket)
     start = as_of - window if window is not None else None
     days = (start.date(), layout.utc_now().date()) if start is not None else None
     settled = layout.format_ts(as_of - grace)
-    since = layout.format_ts(settings.audit_log_since) if settings.audit_log_since else None
+    since = layout.format_ts(settings.audit.audit_log_since) if settings.audit.audit_log_since else None
     text = sql.completeness(DuckAudit.relation, "items", settled, since, layout.format_ts(start) if start else None)
     with tempfile.TemporaryDirectory(prefix="docuflow-audit-rule-") as tmp:
         engine = DuckAudit(log.stage(Path(tmp), days))

@@ -173,4 +173,4 @@ def _print(outcome: ReconcileOutcome, reported: bool, settings: JobSettings) -> 
         applied = sum(r.outcome == "applied" for r in summary.repairs)
         print(f"  repairs: {applied} applied of {len(summary.repairs)}")
     if reported:
-        print(f"  report: s3://{settings.reports_bucket}/{summary.reportPrefix}")
+        print(f"  report: s3://{settings.store.reports_bucket}/{summary.reportPrefix}")

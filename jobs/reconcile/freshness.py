@@ -103,16 +103,16 @@ class Tonight:
             return None
         if all(d.state in (State.FRESH, State.WAITING) for d in self.deliveries):
             waiting = [d for d in self.deliveries if d.state is State.WAITING]
-            until = min(d.since for d in waiting) + timedelta(hours=settings.first_inventory_hours)
+            until = min(d.since for d in waiting) + timedelta(hours=settings.reconcile.first_inventory_hours)
             names = ", ".join(d.source_bucket for d in waiting)
             return (
                 f"nothing to judge yet: no S3 Inventory report of {names} has been delivered; AWS delivers "
-                f"the first within {settings.first_inventory_hours} hours of its configuration "
+                f"the first within {settings.reconcile.first_inventory_hours} hours of its configuration "
                 f"(waiting until {until:%Y-%m-%d %H:%M} UTC, after which a missing one is an error)"
             )
         return (
             "not judged: an inventory is missing or older than "
-            f"{settings.inventory_max_age_hours} hours (see the INVENTORY_MISSING / INVENTORY_STALE findings)"
+            f"{settings.reconcile.inventory_max_age_hours} hours (see the INVENTORY_MISSING / INVENTORY_STALE findings)"
         )
 
 
@@ -145,14 +145,20 @@ def delivery(
 ) -> Delivery:
     """`source_bucket`'s newest inventory report and its state tonight."""
     s = settings
-    manifest = newest_manifest(buckets, s.inventory_bucket, s.inventory_prefix, s.inventory_config_id, source_bucket)
+    manifest = newest_manifest(
+        buckets,
+        s.reconcile.inventory_bucket,
+        s.reconcile.inventory_prefix,
+        s.reconcile.inventory_config_id,
+        source_bucket,
+    )
     if manifest is not None:
         at = delivered_at(manifest)
-        fresh = now - at <= timedelta(hours=s.inventory_max_age_hours)
+        fresh = now - at <= timedelta(hours=s.reconcile.inventory_max_age_hours)
         return Delivery(source_bucket, State.FRESH if fresh else State.STALE, manifest, at)
     delivered, waited = _seen(history(), source_bucket)
     since = waited or now
-    if not delivered and now - since < timedelta(hours=s.first_inventory_hours):
+    if not delivered and now - since < timedelta(hours=s.reconcile.first_inventory_hours):
         return Delivery(source_bucket, State.WAITING, None, since)
     return Delivery(source_bucket, State.MISSING, None, since)
 
@@ -164,6 +170,7 @@ def tonight(
     (`report.load_history`), read only when a bucket has none.
     """
     raw, processed = (
-        delivery(settings, buckets, b, now, history) for b in (settings.raw_bucket, settings.processed_bucket)
+        delivery(settings, buckets, b, now, history)
+        for b in (settings.store.raw_bucket, settings.store.processed_bucket)
     )
     return Tonight((raw, processed))

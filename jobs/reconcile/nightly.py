@@ -44,8 +44,8 @@ POLARS_STATES = "polars"
 
 def chain_policy(settings: JobSettings) -> ChainPolicy:
     return ChainPolicy(
-        reanchor_after=timedelta(days=settings.reconcile_reanchor_days),
-        catch_up_limit=timedelta(days=settings.reconcile_catch_up_days),
+        reanchor_after=timedelta(days=settings.reconcile.reconcile_reanchor_days),
+        catch_up_limit=timedelta(days=settings.reconcile.reconcile_catch_up_days),
     )
 
 
@@ -54,7 +54,10 @@ def files_kept_for(settings: JobSettings) -> timedelta:
     state can be brought forward (the catch-up limit), every file it lists must outlive it by a
     day within the states' expiry (table_state.py; none kept when the two leave no room).
     """
-    return max(timedelta(0), timedelta(days=settings.table_state_days - settings.reconcile_catch_up_days - 1))
+    return max(
+        timedelta(0),
+        timedelta(days=settings.reconcile.table_state_days - settings.reconcile.reconcile_catch_up_days - 1),
+    )
 
 
 def newest_state(buckets: Buckets, bucket: str, engine: str, expiry: timedelta | None = None) -> KeptState | None:
@@ -89,9 +92,11 @@ def newest_state(buckets: Buckets, bucket: str, engine: str, expiry: timedelta |
 
 def plan_tonight(exports: TableExports, settings: JobSettings, state: KeptState | None) -> NightPlan:
     """Tonight's plan, from the latest time DynamoDB can export (read, never assumed)."""
-    if not settings.table_arn:
+    if not settings.store.table_arn:
         raise ReconcileInputError("--nightly exports the table: DOCUFLOW_TABLE_ARN is not set")
-    plan = plan_night(state, exports.latest_restorable(settings.table_arn), settings.table_arn, chain_policy(settings))
+    plan = plan_night(
+        state, exports.latest_restorable(settings.store.table_arn), settings.store.table_arn, chain_policy(settings)
+    )
     logger.info(
         "nightly chain planned",
         extra={
@@ -114,9 +119,12 @@ def night_exports(exports: TableExports, settings: JobSettings, plan: NightPlan)
     """Start tonight's exports (all at once: DynamoDB runs them side by side), then await each."""
     s = settings
     if plan.anchor_at is not None:
-        arn = exports.start(s.table_arn, plan.anchor_at, s.export_bucket, s.export_prefix)
+        arn = exports.start(s.store.table_arn, plan.anchor_at, s.reconcile.export_bucket, s.reconcile.export_prefix)
         return NightExports(exports.wait(arn).directory, ())
-    arns = [exports.start_incremental(s.table_arn, a, b, s.export_bucket, s.export_prefix) for a, b in plan.windows]
+    arns = [
+        exports.start_incremental(s.store.table_arn, a, b, s.reconcile.export_bucket, s.reconcile.export_prefix)
+        for a, b in plan.windows
+    ]
     return NightExports(None, tuple(exports.wait(arn).directory for arn in arns))
 
 
@@ -150,7 +158,7 @@ def polars_night(
     state at its time (write-once; committed by the run after its report).
     """
     s = settings
-    state = newest_state(buckets, s.state_bucket, POLARS_STATES, timedelta(days=s.table_state_days))
+    state = newest_state(buckets, s.reconcile.state_bucket, POLARS_STATES, timedelta(days=s.reconcile.table_state_days))
     plan = plan_tonight(exports, s, state)
     got = night_exports(exports, s, plan)
     if got.anchor is not None:
@@ -161,6 +169,6 @@ def polars_night(
     raw, processed = (inventory_manifest(manifest, buckets) for manifest in manifests)
     keep = None
     if plan.moves:
-        location = layout.s3_uri(s.state_bucket, layout.table_state_prefix(POLARS_STATES, plan.end))
+        location = layout.s3_uri(s.reconcile.state_bucket, layout.table_state_prefix(POLARS_STATES, plan.end))
         keep = StateWriter(location, buckets, files_kept_for(s))
     return PolarsNight(plan, got, table, raw, processed, keep)

@@ -1,6 +1,6 @@
 """The short notice that a night's report landed: verdict, what changed, counts per code found,
 and where the report is. Published to the topic DOCUFLOW_REPORTS_TOPIC_ARN names (the stack's
-alert topic: JobSettings.reports_topic_arn), after summary.json is written; without it nothing is sent.
+alert topic: JobSettings.run.reports_topic_arn), after summary.json is written; without it nothing is sent.
 """
 
 from __future__ import annotations
@@ -37,14 +37,14 @@ def announce(settings: JobSettings, summary: ReconcileSummary, previous: Reconci
     """Publish the notice. A failure is logged, not raised: the report is written and complete,
     and a run that failed over its notice would tell the schedule the audit had not happened.
     """
-    topic = settings.reports_topic_arn
+    topic = settings.run.reports_topic_arn
     if not topic:
         return
     from jobs.observability import CallMetrics
     from jobs.store.clients import sns_client
     from jobs.store.notices import Notices
 
-    subject, body = message(summary, previous, settings.reports_bucket)
+    subject, body = message(summary, previous, settings.store.reports_bucket)
     try:
         Notices(sns_client(settings), CallMetrics()).publish(topic, subject, body)
     except DocuFlowError as exc:

@@ -67,14 +67,14 @@ def settings_digest(settings: JobSettings) -> str:
 
 
 def provenance(settings: JobSettings) -> dict[str, str]:
-    image = settings.image_digest
+    image = settings.run.image_digest
     found = {
         "software": SOFTWARE,
         "python": platform.python_version(),
         "polars": version("polars"),
         "stack": settings.stage,
         "settingsDigest": settings_digest(settings),
-        "signingKey": settings.report_signing_key or "none (unsigned)",
+        "signingKey": settings.run.report_signing_key or "none (unsigned)",
     }
     found["imageDigest" if image else "gitCommit"] = image or git_commit() or "unknown"
     return found

@@ -123,7 +123,7 @@ def summary_key(report_prefix: str) -> str:
 def _signed(buckets: Buckets, bucket: str, summary: ReconcileSummary, settings: JobSettings) -> bytes:
     """summary.json's bytes, its signature put first when the stack names a signing key."""
     body = summary.model_dump_json(indent=2).encode()
-    key_id = settings.report_signing_key
+    key_id = settings.run.report_signing_key
     if key_id:
         from jobs.observability import CallMetrics
         from jobs.store.kms import Signatures, kms_client
@@ -151,7 +151,7 @@ def write_report(
     newest earlier summary) and the acknowledgements recorded since; findings.csv carries each
     finding's id and life from it.
     """
-    prefix, bucket = summary.reportPrefix, settings.reports_bucket
+    prefix, bucket = summary.reportPrefix, settings.store.reports_bucket
     previous = history[-1] if history else None
     identified = ledgers.with_ids(findings)
     ledger = ledgers.carry(

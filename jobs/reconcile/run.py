@@ -180,7 +180,7 @@ class ReconcileRun:
         from jobs.store.clients import athena_client
 
         s = self.settings
-        return AthenaQueries(athena_client(s), s.athena_workgroup, s.glue_database, self.metrics)
+        return AthenaQueries(athena_client(s), s.reconcile.athena_workgroup, s.reconcile.glue_database, self.metrics)
 
     @cached_property
     def table_exports(self) -> TableExports:
@@ -195,34 +195,36 @@ class ReconcileRun:
     def scan_segments(self) -> int:
         """Parallel Scan segments of a live run: as its plan says, else one per I/O thread, 2 to 16."""
         segments = self.plan.segments if isinstance(self.plan, LivePlan) else None
-        return segments or max(2, min(16, self.settings.io_threads))
+        return segments or max(2, min(16, self.settings.store.io_threads))
 
     def snapshot(self, deep: bool) -> Snapshot:
         """The live table and listings, in memory (files runs stream instead: `engines.partitions`)."""
         s = self.settings
-        return live_snapshot(self.table, self.buckets, s.raw_bucket, s.processed_bucket, self.scan_segments, deep)
+        return live_snapshot(
+            self.table, self.buckets, s.store.raw_bucket, s.store.processed_bucket, self.scan_segments, deep
+        )
 
     def params(self, as_of: datetime) -> RuleParams:
         s, p = self.settings, self.plan
         return RuleParams(
-            raw_bucket=s.raw_bucket,
-            processed_bucket=s.processed_bucket,
+            raw_bucket=s.store.raw_bucket,
+            processed_bucket=s.store.processed_bucket,
             as_of=as_of,
             grace=p.grace,
             stuck_after=p.stuck_after,
             retention=p.retention,
             deep=p.reads_results,
-            retention_days=(s.retention.standard_days, s.retention.compliance_days),
+            retention_days=(s.store.retention.standard_days, s.store.retention.compliance_days),
         )
 
     def read_results(self, keys: list[str]) -> pl.DataFrame:
         """--deep: result.json contents are not in an inventory, so they are read from S3 either way."""
-        return read_results(self.buckets, self.settings.processed_bucket, keys, self.settings.io_threads)
+        return read_results(self.buckets, self.settings.store.processed_bucket, keys, self.settings.store.io_threads)
 
     def lifecycle_findings(self, snapshot: Snapshot, params: RuleParams) -> pl.DataFrame:
         """The version-level rules (jobs.reconcile.lifecycle) over a snapshot's candidates."""
         s = self.settings
-        facts = VersionFacts(self.buckets, s.raw_bucket, s.processed_bucket, s.io_threads)
+        facts = VersionFacts(self.buckets, s.store.raw_bucket, s.store.processed_bucket, s.store.io_threads)
         return lifecycle.find_wide(facts.gather(lifecycle.candidates(snapshot, params)))
 
     def nightly_lifecycle(self, held: list[pl.DataFrame], as_of: datetime) -> pl.DataFrame:
@@ -274,7 +276,7 @@ class ReconcileRun:
     ) -> tuple[InventoryManifest, InventoryManifest]:
         """The raw and the processed bucket's inventory manifests among `manifests`."""
         s = self.settings
-        return inventory_pair(list(manifests), buckets, s.raw_bucket, s.processed_bucket)
+        return inventory_pair(list(manifests), buckets, s.store.raw_bucket, s.store.processed_bucket)
 
     def inventories_tonight(self) -> Tonight:
         """Whether the newest inventories may be judged tonight (`freshness`); the earlier reports
@@ -282,7 +284,7 @@ class ReconcileRun:
         """
         from jobs.reconcile.freshness import tonight
 
-        history = functools.cache(lambda: load_history(self.buckets, self.settings.reports_bucket))
+        history = functools.cache(lambda: load_history(self.buckets, self.settings.store.reports_bucket))
         return tonight(self.settings, self.buckets, self.started, history)
 
     @cached_property
@@ -317,7 +319,7 @@ class ReconcileRun:
         oldest reconcile report (listing pages are in key order: its first object is the oldest
         night's). Listed, never read: the reconcile role lists both prefixes.
         """
-        bucket = self.settings.reports_bucket
+        bucket = self.settings.store.reports_bucket
         last = drill_age.newest(o for page in self.buckets.list_pages(bucket, layout.DRILL_RUNS_PREFIX) for o in page)
         first = None
         if last is None:
@@ -331,9 +333,9 @@ class ReconcileRun:
         return Repairer(
             self.table,
             self.buckets,
-            self.settings.processed_bucket,
+            self.settings.store.processed_bucket,
             actor=actor(ActorKind.REPAIR, self.run_id),
-            policy=self.settings.retention,
+            policy=self.settings.store.retention,
             arrivals=self.arrivals,
         ).run(findings)
 
@@ -382,19 +384,19 @@ class ReconcileRun:
             repairs=repairs,
             reportPrefix=self.report_prefix,
             scope={
-                "table": self.settings.table_name,
-                "rawBucket": self.settings.raw_bucket,
-                "processedBucket": self.settings.processed_bucket,
+                "table": self.settings.store.table_name,
+                "rawBucket": self.settings.store.raw_bucket,
+                "processedBucket": self.settings.store.processed_bucket,
             },
             notJudged=setup.not_judged,
         )
         if self.plan.write_report:
             clock = time.perf_counter()
-            history = load_history(self.buckets, self.settings.reports_bucket)
+            history = load_history(self.buckets, self.settings.store.reports_bucket)
             summary = write_report(self.buckets, self.settings, summary, findings, history)
             timings["report"] = time.perf_counter() - clock
             # Only a run that writes its report is a night: an ad-hoc --no-report run is no heartbeat.
-            ledger = read_ledger(self.buckets, self.settings.reports_bucket, summary.reportPrefix)
+            ledger = read_ledger(self.buckets, self.settings.store.reports_bucket, summary.reportPrefix)
             self.context.publish(metrics_of(summary, ledger, self.drill_days()))
             if self._own_context:
                 self.context.flush()

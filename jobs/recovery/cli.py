@@ -75,7 +75,7 @@ def _drill(context: RunContext, options: DrillOptions) -> int:
     report = outcome.report
     print(report.model_dump_json(indent=2))
     if options.write_report:
-        print(f"report: s3://{run.settings.reports_bucket}/{report.key}", file=sys.stderr)
+        print(f"report: s3://{run.settings.store.reports_bucket}/{report.key}", file=sys.stderr)
     if run.missed(outcome) and outcome.exit_code == 0:
         print(f"targets missed: RTO {report.rtoSeconds} s, RPO {report.rpoSeconds} s", file=sys.stderr)
         return ExitCode.FINDINGS

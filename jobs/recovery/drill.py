@@ -41,7 +41,7 @@ class DrillOptions:
     source: Source = Source.PITR
     as_of: datetime | None = None  # None: restore the newest the source holds
     target: str | None = None  # None: layout.drill_table_name(stage, run id)
-    exports: str | None = None  # None: the stack's export location (JobSettings.export_bucket/prefix)
+    exports: str | None = None  # None: the stack's export location (JobSettings.reconcile.export_bucket/prefix)
     backup_role_arn: str | None = None
     grace: timedelta = timedelta(minutes=15)
     fail_on: Severity = Severity.ERROR
@@ -102,7 +102,7 @@ class DrillRun:
     @property
     def exports(self) -> str:
         s = self.settings
-        return self.options.exports or layout.s3_uri(s.export_bucket, s.export_prefix)
+        return self.options.exports or layout.s3_uri(s.reconcile.export_bucket, s.reconcile.export_prefix)
 
     def execute(self) -> DrillOutcome:
         """The drill, its metrics handed to the context whatever the outcome (a failed drill is a
@@ -141,7 +141,7 @@ class DrillRun:
         timings["restore"] = time.perf_counter() - clock
         self._stop_point("after the restore")
         clock = time.perf_counter()
-        newest = self.restores.newest_change(self.target, max(2, min(16, s.io_threads)))
+        newest = self.restores.newest_change(self.target, max(2, min(16, s.store.io_threads)))
         timings["newestChange"] = time.perf_counter() - clock
         clock = time.perf_counter()
         checked = self._reconcile()
@@ -151,7 +151,7 @@ class DrillRun:
             self.restores.delete_table(self.target)
         report = self._report(started, chosen, newest, checked, timings)
         if o.write_report:
-            self.buckets.put_once(s.reports_bucket, report.key, report.dump(), "application/json")
+            self.buckets.put_once(s.store.reports_bucket, report.key, report.dump(), "application/json")
         logger.info("drill finished", extra={"runId": self.run_id, "timings": timings, "calls": self.metrics.summary()})
         return DrillOutcome(report, checked.exit_code, timings)
 
@@ -169,7 +169,7 @@ class DrillRun:
             runId=self.run_id,
             startedAt=started,
             finishedAt=layout.utc_now(),
-            liveTable=self.settings.table_name,
+            liveTable=self.settings.store.table_name,
             restoredTable=self.target,
             source=chosen.source.value,
             restoredFrom=chosen.reference,
@@ -200,7 +200,7 @@ class DrillRun:
 
         o = self.options
         plan = LivePlan(grace=o.grace, fail_on=o.fail_on, write_report=False)
-        return ReconcileRun(self.settings.model_copy(update={"table_name": self.target}), plan).execute()
+        return ReconcileRun(self.settings.changed(table_name=self.target), plan).execute()
 
     def _stop_point(self, where: str) -> None:
         """A stop here drops the drill table (a drill stopped half-way proves nothing) and ends the run."""

@@ -45,30 +45,30 @@ class Restore:
     def resolve(self, request: RestoreRequest, now: datetime) -> RestorePlan:
         """What to restore from, checked; reads only."""
         s = self._settings
-        plan.check_target(request.target, s.stage, s.table_name)
+        plan.check_target(request.target, s.stage, s.store.table_name)
         plan.check_as_of(request.as_of, now)
         if self._restores.describe(request.target) is not None:
             raise RestoreRequestError(f"--target-table {request.target} exists: a drill restores into a new table")
         if request.source == Source.PITR:
-            window = self._restores.recovery_window(s.table_name)
+            window = self._restores.recovery_window(s.store.table_name)
             if window is None:
                 raise RestoreRequestError(
-                    f"{s.table_name} has no point-in-time recovery: use --source backup or export"
+                    f"{s.store.table_name} has no point-in-time recovery: use --source backup or export"
                 )
             when = plan.pitr_time(request.as_of, window.earliest, window.latest)
-            return RestorePlan(Source.PITR, request.target, when, s.table_name)
+            return RestorePlan(Source.PITR, request.target, when, s.store.table_name)
         if request.source == Source.BACKUP:
             if not request.backup_role_arn:
                 raise RestoreRequestError("--source backup needs --backup-role (the stack output backupRoleArn)")
-            live = self._restores.describe(s.table_name)
+            live = self._restores.describe(s.store.table_name)
             if live is None:
                 raise RestoreRequestError(
-                    f"{s.table_name} does not exist: give its recovery point to AWS Backup by hand"
+                    f"{s.store.table_name} does not exist: give its recovery point to AWS Backup by hand"
                 )
-            self._point = plan.choose_point(self._restores.recovery_points(live.arn), request.as_of, s.table_name)
+            self._point = plan.choose_point(self._restores.recovery_points(live.arn), request.as_of, s.store.table_name)
             return RestorePlan(Source.BACKUP, request.target, self._point.created, self._point.arn)
         exports = find_exports(request.exports, self._buckets)
-        chosen = plan.choose_export(exports, request.as_of, s.table_name, request.exports)
+        chosen = plan.choose_export(exports, request.as_of, s.store.table_name, request.exports)
         return RestorePlan(Source.EXPORT, request.target, chosen.export_time, chosen.where)
 
     def execute(self, chosen: RestorePlan, backup_role_arn: str | None = None) -> None:
@@ -93,7 +93,7 @@ class Restore:
             written = restores.write_all(
                 chosen.target,
                 export_batches(chosen.reference, self._buckets),
-                self._settings.io_threads,
+                self._settings.store.io_threads,
                 lambda _count: ticker.advance(),
             )
         logger.info("export loaded", extra={"target": chosen.target, "items": written, "export": chosen.reference})

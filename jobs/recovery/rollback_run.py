@@ -73,7 +73,7 @@ class RollbackRun:
 
     def execute(self) -> RollbackSummary:
         o = self.options
-        if o.restored_table == self.settings.table_name:
+        if o.restored_table == self.settings.store.table_name:
             raise RestoreRequestError("--restored-table is the live table: give the table the drill restored")
         if self.restores.describe(o.restored_table) is None:
             raise RestoreRequestError(f"--restored-table {o.restored_table} does not exist")
@@ -92,7 +92,7 @@ class RollbackRun:
         return summary
 
     def _changed_since(self) -> list[DocumentItem]:
-        segments = max(2, min(16, self.settings.io_threads))
+        segments = max(2, min(16, self.settings.store.io_threads))
         since = layout.format_ts(self.options.since)
 
         def segment(number: int) -> list[DocumentItem]:
@@ -118,6 +118,6 @@ class RollbackRun:
         signed = [s.write for s, ok in zip(writes, landed, strict=True) if ok and s.action == Action.DELETE and s.write]
         for item in signed:
             lost += not self.restores.delete_if_version(
-                self.settings.table_name, item.userId, item.documentId, item.version
+                self.settings.store.table_name, item.userId, item.documentId, item.version
             )
         return lost

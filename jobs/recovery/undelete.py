@@ -72,7 +72,7 @@ def undelete(
     (what was removed stays removed: a rerun finds the rest).
     """
     context = context or RunContext.of(settings, "undelete")
-    bucket = settings.bucket_names()[purpose]
+    bucket = settings.store.bucket_names()[purpose]
     prefix = layout.RAW_PREFIX if purpose == "raw" else layout.PROCESSED_PREFIX
     versions = ObjectVersions(s3_client(settings), context.calls)
     table = context.table()

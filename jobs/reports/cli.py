@@ -48,7 +48,7 @@ def _run(context: RunContext, args: argparse.Namespace) -> int:
 
         key_arn = stack_key_arn(settings, signatures)
         nights = stack_nights(settings, args.since, args.until)
-        result = verify_chain(buckets, settings.reports_bucket, signatures, key_arn, nights)
+        result = verify_chain(buckets, settings.store.reports_bucket, signatures, key_arn, nights)
         return _report(result.checked, [str(p) for p in result.problems], "reports")
     from jobs.reports import pack
 
@@ -59,7 +59,7 @@ def _run(context: RunContext, args: argparse.Namespace) -> int:
             _report(outcome.checked, outcome.problems, "reports")
             print(f"pack NOT written: the month's evidence does not verify ({len(outcome.problems)} problems)")
             return EXIT_PROBLEMS
-        print(f"pack written: s3://{settings.reports_bucket}/{outcome.key}")
+        print(f"pack written: s3://{settings.store.reports_bucket}/{outcome.key}")
         return EXIT_OK
     checked, problems = pack.verify_pack(buckets, settings, signatures, args.month)
     return _report(checked, problems, "packed reports")

@@ -159,7 +159,7 @@ def write_pack(
             "a pack is written once, so it can only be made once the month's last night has run"
         )
     key_arn = stack_key_arn(settings, signatures)
-    bucket = settings.reports_bucket
+    bucket = settings.store.reports_bucket
     walked = ChainWalk(lambda k: buckets.get_bytes(bucket, k), signatures, key_arn, nights, today).walk(
         summary_keys(buckets, bucket, nights.since, nights.until)
     )
@@ -175,13 +175,13 @@ def write_pack(
         manifest = json.dumps(
             {
                 "month": month,
-                "scheduleTimezone": settings.schedule_timezone,
+                "scheduleTimezone": settings.run.schedule_timezone,
                 "createdAt": now.isoformat(),
                 "members": dict(sorted(writer.digests.items())),
             },
             indent=2,
         ).encode()
-        signature = sign(signatures, settings.report_signing_key, manifest, now)
+        signature = sign(signatures, settings.run.report_signing_key, manifest, now)
         writer.add(MANIFEST, manifest)
         writer.add(MANIFEST_SIG, signature.model_dump_json(indent=2).encode())
         writer.close()
@@ -268,7 +268,7 @@ def verify_pack(
 ) -> tuple[list[str], list[str]]:
     month_nights(month, ZoneInfo("UTC"))  # a malformed --month is refused before any read
     key_arn = stack_key_arn(settings, signatures)
-    return check_pack(read_pack(buckets.get_bytes(settings.reports_bucket, pack_key(month))), signatures, key_arn)
+    return check_pack(read_pack(buckets.get_bytes(settings.store.reports_bucket, pack_key(month))), signatures, key_arn)
 
 
 __all__ = ["PackOutcome", "check_pack", "month_nights", "pack_key", "read_pack", "verify_pack", "write_pack"]

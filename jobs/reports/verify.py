@@ -12,7 +12,7 @@ have no report says so instead of passing. Anything that does not hold is a `Pro
 command exits 1 on any.
 
 A report's night is the date its run started on in the stack's schedule time zone
-(JobSettings.schedule_timezone), not the UTC date of its key: an evening schedule in a zone with
+(JobSettings.run.schedule_timezone), not the UTC date of its key: an evening schedule in a zone with
 daylight saving lands on one UTC date in summer and the next in winter, which by UTC dates
 would leave a night "missing" at one change and two reports on one date at the other. The keys
 are listed a day beyond the window on each side and kept by their night.
@@ -236,7 +236,7 @@ def stack_key_arn(settings: JobSettings, signatures: Signatures) -> str:
     key's ARN. An alias is refused: whoever may move it (UpdateAlias) could point it at their
     own key, and every report they signed would then verify.
     """
-    key = settings.report_signing_key
+    key = settings.run.report_signing_key
     if not key:
         raise SettingsError(
             f"{ENV_REPORT_SIGNING_KEY} is not set: the reports are checked against the stack's signing key "
@@ -253,10 +253,11 @@ def stack_key_arn(settings: JobSettings, signatures: Signatures) -> str:
 def stack_zone(settings: JobSettings) -> ZoneInfo:
     """The schedule's time zone; SettingsError naming the variable when it is no IANA zone."""
     try:
-        return ZoneInfo(settings.schedule_timezone)
+        return ZoneInfo(settings.run.schedule_timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise SettingsError(
-            f"{env_name('schedule_timezone')}={settings.schedule_timezone!r}: no IANA time zone (e.g. Europe/Berlin)"
+            f"{env_name('schedule_timezone')}={settings.run.schedule_timezone!r}: "
+            "no IANA time zone (e.g. Europe/Berlin)"
         ) from exc
 
 

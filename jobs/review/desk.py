@@ -65,7 +65,7 @@ class ReviewDesk:
         self._table = table
         self._buckets = buckets
         self._clock = clock
-        self._extraction = ExtractionSettings(confidence_threshold=settings.confidence_threshold)
+        self._extraction = ExtractionSettings.of(settings.extraction)
 
     @classmethod
     def from_settings(
@@ -79,7 +79,7 @@ class ReviewDesk:
     def claim(self, user_id: str, document_id: str, reviewer: str) -> ReviewOutcome:
         """Take the document for review (or renew one's own claim)."""
         who, item = self._read(user_id, document_id, reviewer)
-        lease = timedelta(seconds=self._settings.review_lease_seconds)
+        lease = timedelta(seconds=self._settings.review.review_lease_seconds)
         return ReviewOutcome(self._write(item, rules.claimed(item, who, self._clock(), lease)))
 
     def release(self, user_id: str, document_id: str, reviewer: str) -> ReviewOutcome:
@@ -164,12 +164,12 @@ class ReviewDesk:
         if not item.resultEtag:
             raise ReviewRefusedError(f"document {item.documentId!r} has no result.json to review")
         key = layout.result_key(item.userId, item.documentId)
-        data = self._buckets.get_version(self._settings.processed_bucket, key, item.resultEtag)
+        data = self._buckets.get_version(self._settings.store.processed_bucket, key, item.resultEtag)
         return data, ResultDocument.from_json_bytes(data)
 
     def _put_result(self, item: DocumentItem, result: ResultDocument) -> str:
         etag = self._buckets.put_fenced(
-            self._settings.processed_bucket,
+            self._settings.store.processed_bucket,
             layout.result_key(item.userId, item.documentId),
             result.to_json_bytes(),
             replaces=item.resultEtag,
@@ -185,7 +185,7 @@ class ReviewDesk:
         """The tag result.json keeps: its document's class (one written before retention was
         recorded gets the class of a document of no known type, as a tombstone would).
         """
-        return item.retentionClass or self._settings.retention.class_of(None)
+        return item.retentionClass or self._settings.store.retention.class_of(None)
 
     def _unchanged(self, item: DocumentItem) -> bool:
         current = self._table.get(item.userId, item.documentId)
@@ -211,7 +211,7 @@ class ReviewDesk:
             # be down: the next writer's fence copes with what is left either way.
             with contextlib.suppress(StoreError):
                 self._buckets.put_json(
-                    self._settings.processed_bucket,
+                    self._settings.store.processed_bucket,
                     key,
                     data,
                     replaces=etag,

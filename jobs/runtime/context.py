@@ -13,7 +13,7 @@ not settled 4), anything else (a pydantic, JSON or Unicode error of our own code
 with its traceback; RunStoppedError is 128 + the signal (143, 130), after the job handed back what
 it held. The metrics the body hands the context (`publish`, `record`) are published once when the
 run ends, whatever its outcome, in one PutMetricData (jobs.runtime.run_metrics). Only a run the
-schedule started (`settings.scheduled_time` set: EventBridge Scheduler alone sets
+schedule started (`settings.run.scheduled_time` set: EventBridge Scheduler alone sets
 DOCUFLOW_SCHEDULED_TIME) is a scheduled job's Heartbeat; a run a person started (a `reconcile
 live`, an `ingest backfill`) publishes ManualRuns in its place, so it cannot hide a night the
 schedule missed. A context outside `run_job` (`RunContext.of(settings)`, a test building a run by
@@ -97,7 +97,7 @@ class RunContext:
     @property
     def scheduled(self) -> bool:
         """Whether the schedule started this run (else a person did)."""
-        return self.settings.scheduled_time is not None
+        return self.settings.run.scheduled_time is not None
 
     def publish(self, run: RunMetrics) -> None:
         """Hand the run's metrics over: published once, when the run ends (a manual run's

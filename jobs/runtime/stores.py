@@ -21,8 +21,8 @@ def document_table(
     """The stack's table (or `table_name`: a drill's or a restored one, with the same index name)."""
     return DocumentTable(
         client or dynamodb_client(settings),
-        table_name or settings.table_name,
-        settings.index_name,
+        table_name or settings.store.table_name,
+        settings.store.index_name,
         calls or CallMetrics(),
     )
 
@@ -34,6 +34,6 @@ def buckets(settings: JobSettings, calls: CallMetrics | None = None, *, client: 
 
 def arrivals(settings: JobSettings, calls: CallMetrics | None = None, *, client: Any = None) -> ArrivalQueue | None:
     """The stack's arrival queue, or None when it has none (a backfill-only stack)."""
-    if not settings.arrivals_queue_url:
+    if not settings.store.arrivals_queue_url:
         return None
-    return ArrivalQueue(client or sqs_client(settings), settings.arrivals_queue_url, calls or CallMetrics())
+    return ArrivalQueue(client or sqs_client(settings), settings.store.arrivals_queue_url, calls or CallMetrics())

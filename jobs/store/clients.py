@@ -38,8 +38,8 @@ Client = TypeVar("Client", bound="BaseClient")
 def botocore_config(settings: JobSettings, pool: int | None = None) -> Config:
     """One Config for every client: bounded retries with backoff, a pool sized to the threads."""
     return Config(
-        retries={"mode": settings.retry_mode, "total_max_attempts": settings.retry_attempts},
-        max_pool_connections=pool or max(10, settings.io_threads * 2),
+        retries={"mode": settings.store.retry_mode, "total_max_attempts": settings.store.retry_attempts},
+        max_pool_connections=pool or max(10, settings.store.io_threads * 2),
         connect_timeout=5,
         read_timeout=30,
         # No addressing style: botocore uses path style by itself for IP and localhost endpoints

@@ -4,7 +4,7 @@ On AWS, SQS's own message move task does it (StartMessageMoveTask, then ListMess
 until the task ends): SQS receives from the DLQ, sends to the arrival queue and deletes, with
 the caller's permissions, and gives each message a new id and a fresh retention period. moto's
 server (5.2) implements neither call (it answers 500), so where the server has no move tasks
-(`JobSettings.sqs_move_tasks`, off by default when AWS_ENDPOINT_URL_SQS points elsewhere) the
+(`JobSettings.ingest.sqs_move_tasks`, off by default when AWS_ENDPOINT_URL_SQS points elsewhere) the
 job moves the messages itself: receive 10 from the DLQ, send their bodies to the arrival queue,
 delete from the DLQ only what was sent. A crash between send and delete sends a message twice,
 which the ingest handles like any duplicate delivery.

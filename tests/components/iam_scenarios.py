@@ -66,13 +66,13 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     re-upload, a dry run, and scans through Textract (stubbed: there is no emulator); then the
     nightly drain of the arrival queue (see `_drain`).
     """
-    s3, raw = stack.s3(), stack.settings.raw_bucket
+    s3, raw = stack.s3(), stack.settings.store.raw_bucket
     docs = list(generate(2, 8, bad_ratio=0.25, seed=21))
     upload(s3, raw, docs)
     s3.put_object(Bucket=raw, Key="raw/u1/nested/dir/a.xml", Body=b"x")  # outside the layout
 
     # One extraction worker: the calls do not depend on the pool's size, the start-up time does.
-    quick = stack.settings.model_copy(update={"extract_workers": 1})
+    quick = stack.settings.changed(extract_workers=1)
 
     def sweep(**options: Any) -> Any:
         context = RunContext.of(quick, "ingest")  # publishes its metrics when flushed, as run_job does
@@ -86,7 +86,9 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     # item to learn that it still holds the claim, and writes over exactly that version.
     stray = docs[1]
     s3.put_object(
-        Bucket=stack.settings.processed_bucket, Key=layout.result_key(stray.user_id, stray.document_id), Body=b"{}"
+        Bucket=stack.settings.store.processed_bucket,
+        Key=layout.result_key(stray.user_id, stray.document_id),
+        Body=b"{}",
     )
     with call_recording.recording() as calls:
         first = sweep()
@@ -98,7 +100,7 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
         # Its result.json is gone when the re-upload is processed: the write fenced on the old
         # ETag meets a missing key, and the head that follows must see a 404, not a 403.
         s3.delete_object(
-            Bucket=stack.settings.processed_bucket, Key=layout.result_key(again.user_id, again.document_id)
+            Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(again.user_id, again.document_id)
         )
         s3.put_object(
             Bucket=raw, Key=layout.raw_key(again.user_id, again.document_id, again.filename), Body=again.body + b" "
@@ -130,7 +132,7 @@ def _held_reupload(stack: Any, settings: Any, docs: list[Any]) -> list[Call]:
     processed = {i.documentId for i in stack.items() if i.status == Status.PROCESSED and i.legalHoldAt is None}
     doc = next(d for d in docs if d.document_id in processed)
     _cli(documents_cli, "hold", "--user", doc.user_id, "--doc", doc.document_id, "--operator", "legal")
-    raw = stack.settings.raw_bucket
+    raw = stack.settings.store.raw_bucket
     with call_recording.recording() as calls:
         stack.s3().put_object(
             Bucket=raw, Key=layout.raw_key(doc.user_id, doc.document_id, doc.filename), Body=doc.body + b"  "
@@ -144,9 +146,9 @@ def _scans_through_textract(stack: Any, quick: Any, corpus: Path, monkeypatch: p
     """Scans go to Textract: an image (AnalyzeExpense), then an image-only PDF (the async API),
     one run each so the stubbed answers come in a known order.
     """
-    s3, raw = stack.s3(), stack.settings.raw_bucket
+    s3, raw = stack.s3(), stack.settings.store.raw_bucket
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
-    settings = quick.model_copy(update={"ocr_engine": "textract", "textract_max_pages": 100})  # the night's counter
+    settings = quick.changed(ocr_engine="textract", textract_max_pages=100)  # the night's counter
     client = textract_client(settings)
 
     def sweep() -> Any:
@@ -174,7 +176,7 @@ def _redrive(stack: Any, settings: Any) -> None:
     spec = queue_spec(settings.stage)
     dead_letters = test_client.get_queue_url(QueueName=spec.dead_letter_name)["QueueUrl"]
     test_client.send_message(QueueUrl=dead_letters, MessageBody="{not json")
-    moved = redrive_dead_letters(settings.model_copy(update={"sqs_move_tasks": False}))
+    moved = redrive_dead_letters(settings.changed(sqs_move_tasks=False))
     assert (moved.moved, moved.method) == (1, BY_HAND)
 
     client = sqs_client(settings)
@@ -193,7 +195,7 @@ def _redrive(stack: Any, settings: Any) -> None:
         stub.add_response("get_queue_attributes", {"Attributes": {"QueueArn": arn(spec.name)}})
         stub.add_response("start_message_move_task", {"TaskHandle": "h"})
         stub.add_response("list_message_move_tasks", {"Results": [task]})
-        moved = redrive_dead_letters(settings.model_copy(update={"sqs_move_tasks": True}), sqs=client)
+        moved = redrive_dead_letters(settings.changed(sqs_move_tasks=True), sqs=client)
         stub.assert_no_pending_responses()
     assert (moved.moved, moved.method) == (1, MOVE_TASK)
 
@@ -222,7 +224,7 @@ def _drain(stack: Any, settings: Any) -> None:
     with its user (its claim is removed), a malformed message, and a run stopped at --max-docs
     that hands its unread messages back.
     """
-    s3, raw = stack.s3(), stack.settings.raw_bucket
+    s3, raw = stack.s3(), stack.settings.store.raw_bucket
     upload(s3, raw, generate(2, 6, bad_ratio=0, seed=23))
     gone = layout.raw_key("u4", "gone", "invoice.xml")
     s3.put_object(Bucket=raw, Key=gone, Body=b"<Invoice/>")
@@ -232,9 +234,9 @@ def _drain(stack: Any, settings: Any) -> None:
     s3.delete_object(Bucket=raw, Key=erased)
     now = layout.utc_now()
     marker = ErasureMarker(userId="u5", runId="r1", state=ErasureState.DONE, startedAt=now, updatedBy="erasure:r1")
-    stack.dynamodb().put_item(TableName=settings.table_name, Item=to_wire(marker.to_item()))
+    stack.dynamodb().put_item(TableName=settings.store.table_name, Item=to_wire(marker.to_item()))
     boto3.client("sqs", endpoint_url=stack.endpoints.sqs).send_message(
-        QueueUrl=settings.arrivals_queue_url, MessageBody="{not json"
+        QueueUrl=settings.store.arrivals_queue_url, MessageBody="{not json"
     )
 
     def drain(**options: Any) -> Any:
@@ -254,27 +256,27 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     """Ingested documents, then one discrepancy for each repair handler and a few it leaves."""
     s3, s = stack.s3(), stack.settings
     docs = list(generate(2, 8, bad_ratio=0, review_ratio=0, seed=22))
-    upload(s3, s.raw_bucket, docs)
+    upload(s3, s.store.raw_bucket, docs)
     IngestRun(s, BackfillPlan()).execute()
     items = {i.documentId: i for i in stack.items()}
     first, second, third, fourth, fifth = (items[d.document_id] for d in docs[:5])
     table = stack.dynamodb()
 
     def put(item: dict[str, Any]) -> None:
-        table.put_item(TableName=s.table_name, Item=to_wire(item))
+        table.put_item(TableName=s.store.table_name, Item=to_wire(item))
 
     # ORPHAN_RESULT: a result.json (and its raw object) with no item.
-    body = s3.get_object(Bucket=s.processed_bucket, Key=layout.result_key(first.userId, first.documentId))[
+    body = s3.get_object(Bucket=s.store.processed_bucket, Key=layout.result_key(first.userId, first.documentId))[
         "Body"
     ].read()
     orphan = ResultDocument.from_json_bytes(body)
     orphan_raw = layout.raw_key("u9", "orphan", "invoice.xml")
     s3.put_object(
-        Bucket=s.raw_bucket,
+        Bucket=s.store.raw_bucket,
         Key=orphan_raw,
-        Body=s3.get_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(first.rawS3Uri)[1])["Body"].read(),
+        Body=s3.get_object(Bucket=s.store.raw_bucket, Key=layout.parse_s3_uri(first.rawS3Uri)[1])["Body"].read(),
     )
-    etag = s3.head_object(Bucket=s.raw_bucket, Key=orphan_raw)["ETag"]
+    etag = s3.head_object(Bucket=s.store.raw_bucket, Key=orphan_raw)["ETag"]
     orphan = orphan.model_copy(
         update={
             "userId": "u9",
@@ -282,9 +284,9 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
             "source": orphan.source.model_copy(update={"key": orphan_raw, "etag": etag}),
         }
     )
-    s3.put_object(Bucket=s.processed_bucket, Key=layout.result_key("u9", "orphan"), Body=orphan.to_json_bytes())
+    s3.put_object(Bucket=s.store.processed_bucket, Key=layout.result_key("u9", "orphan"), Body=orphan.to_json_bytes())
     # MISSING_RESULT, STUCK_PROCESSING, INDEX_DRIFT, and an upload no run has seen.
-    s3.delete_object(Bucket=s.processed_bucket, Key=layout.result_key(second.userId, second.documentId))
+    s3.delete_object(Bucket=s.store.processed_bucket, Key=layout.result_key(second.userId, second.documentId))
     put(
         third.evolve(
             status=Status.PROCESSING,
@@ -295,10 +297,10 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
         ).to_item()
     )
     put({**fourth.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})
-    s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "unseen", "invoice.xml"), Body=b"<Invoice/>")
+    s3.put_object(Bucket=s.store.raw_bucket, Key=layout.raw_key("u1", "unseen", "invoice.xml"), Body=b"<Invoice/>")
     # MISSING_RAW: a processed document's upload deleted; its tombstone gives its markers up.
     assert fifth.held_markers, "the document holds its duplicate markers"
-    s3.delete_object(Bucket=s.raw_bucket, Key=layout.parse_s3_uri(fifth.rawS3Uri)[1])
+    s3.delete_object(Bucket=s.store.raw_bucket, Key=layout.parse_s3_uri(fifth.rawS3Uri)[1])
     # A document's life: one held (its versions' holds are read), one deleted long ago whose
     # versions outlived their grace (NOT_HARD_DELETED).
     sixth, seventh = (items[d.document_id] for d in docs[5:7])
@@ -317,7 +319,7 @@ def _seed_for_reconcile(stack: Any) -> dict[str, Any]:
     # sweep cannot remove the item between the audit runs and the repair.
     put({k: v for k, v in gone.to_item().items() if k != layout.TTL_ATTR})
     for kind, digest in seventh.held_markers.items():  # the delete's transaction gave them up
-        table.delete_item(TableName=s.table_name, Key=to_wire(marker_key(seventh.userId, kind, digest)))
+        table.delete_item(TableName=s.store.table_name, Key=to_wire(marker_key(seventh.userId, kind, digest)))
     return {"items": items}
 
 
@@ -326,13 +328,13 @@ def _export_files(stack: Any, root: Path) -> tuple[str, tuple[str, ...]]:
     s, s3 = stack.settings, stack.s3()
     lines = [
         export_line(item)
-        for page in stack.dynamodb().get_paginator("scan").paginate(TableName=s.table_name)
+        for page in stack.dynamodb().get_paginator("scan").paginate(TableName=s.store.table_name)
         for item in page.get("Items", [])
     ]
-    table_arn = f"arn:aws:dynamodb:local:000000000000:table/{s.table_name}"
+    table_arn = f"arn:aws:dynamodb:local:000000000000:table/{s.store.table_name}"
     export = write_export(root / "exports", table_arn, layout.utc_now(), ["".join(lines).encode()])
     manifests = []
-    for bucket in (s.raw_bucket, s.processed_bucket):
+    for bucket in (s.store.raw_bucket, s.store.processed_bucket):
         listed = [
             o for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket) for o in page.get("Contents", [])
         ]
@@ -378,7 +380,7 @@ def reconcile_calls(stack: Any, tmp_path: Path) -> tuple[list[Call], list[Call]]
     _seed_for_reconcile(stack)
     # Each written report is announced on the stack's alert topic.
     topic = boto3.client("sns").create_topic(Name=f"{stack.settings.stage}-alerts")["TopicArn"]
-    stack.settings = stack.settings.model_copy(update={"reports_topic_arn": topic})
+    stack.settings = stack.settings.changed(reports_topic_arn=topic)
     export, manifests = _export_files(stack, tmp_path)
     nights = _Nights(stack)
 
@@ -432,7 +434,9 @@ def review_calls(stack: Any) -> list[Call]:
     docs = {f"r{n}": {**_REVIEW_INVOICE, "invoiceNumber": f"R-{n}"} for n in range(4)}
     docs["twin"] = {**_REVIEW_INVOICE, "invoiceNumber": "T-1", "vendorName": "Twin GmbH"}
     for doc, fields in docs.items():
-        s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", doc, "i.json"), Body=json.dumps(fields).encode())
+        s3.put_object(
+            Bucket=s.store.raw_bucket, Key=layout.raw_key("u1", doc, "i.json"), Body=json.dumps(fields).encode()
+        )
     IngestRun(s, BackfillPlan()).execute()
     _cli(documents_cli, "hold", "--user", "u1", "--doc", "r1", "--operator", "legal")
     with call_recording.recording() as calls:
@@ -450,7 +454,7 @@ def review_calls(stack: Any) -> list[Call]:
         desk.release("u1", "r1", "alice")
         _lost_race(stack, desk)
         desk.claim("u1", "r3", "alice")
-        s3.delete_object(Bucket=s.processed_bucket, Key=layout.result_key("u1", "r3"))
+        s3.delete_object(Bucket=s.store.processed_bucket, Key=layout.result_key("u1", "r3"))
         with pytest.raises(S3ObjectMissingError):
             desk.settle("u1", "r3", "alice")
         assert result_url(s, "u1", "r0").url.startswith(stack.endpoints.s3)
@@ -474,8 +478,8 @@ def _left_on_top(stack: Any, doc: str) -> None:
     """Bytes a writer that lost could not take back, on top of the version the item names."""
     key = layout.result_key("u1", doc)
     s3 = stack.s3()
-    data = s3.get_object(Bucket=stack.settings.processed_bucket, Key=key)["Body"].read()
-    s3.put_object(Bucket=stack.settings.processed_bucket, Key=key, Body=data + b" ")
+    data = s3.get_object(Bucket=stack.settings.store.processed_bucket, Key=key)["Body"].read()
+    s3.put_object(Bucket=stack.settings.store.processed_bucket, Key=key, Body=data + b" ")
 
 
 def _lost_race(stack: Any, desk: Any) -> None:
@@ -488,13 +492,13 @@ def _lost_race(stack: Any, desk: Any) -> None:
     class ThenNewer(Buckets):  # the newer version lands between the correction's two writes
         def put_fenced(self, *args: Any, **kwargs: Any) -> str | None:
             etag = super().put_fenced(*args, **kwargs)
-            stack.dynamodb().put_item(TableName=s.table_name, Item=to_wire(newer.to_item()))
+            stack.dynamodb().put_item(TableName=s.store.table_name, Item=to_wire(newer.to_item()))
             return etag
 
     metrics = CallMetrics()
     racing = ReviewDesk(
         s,
-        DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics),
+        DocumentTable(dynamodb_client(s), s.store.table_name, s.store.index_name, metrics),
         ThenNewer(s3_client(s), metrics),
     )
     with pytest.raises(ReviewConflictError):
@@ -504,7 +508,7 @@ def _lost_race(stack: Any, desk: Any) -> None:
 # --- a document's life: the owner's actions, an operator's hold, an erasure ------------------------
 def _seed_documents(stack: Any, users: int = 1, docs: int = 4) -> list[Any]:
     seeded = list(generate(users, docs, bad_ratio=0, review_ratio=0, seed=24))
-    upload(stack.s3(), stack.settings.raw_bucket, seeded)
+    upload(stack.s3(), stack.settings.store.raw_bucket, seeded)
     IngestRun(stack.settings, BackfillPlan()).execute()
     return seeded
 
@@ -536,7 +540,7 @@ def _restore_requeues(stack: Any, doc: Any) -> list[Call]:
     """
     s = stack.settings
     stack.s3().put_object(
-        Bucket=s.raw_bucket, Key=layout.raw_key(doc.user_id, doc.document_id, doc.filename), Body=doc.body + b" "
+        Bucket=s.store.raw_bucket, Key=layout.raw_key(doc.user_id, doc.document_id, doc.filename), Body=doc.body + b" "
     )
     _cli(documents_cli, "delete", "--user", doc.user_id, "--doc", doc.document_id)
     IngestRun(s, DrainPlan()).execute()  # the drain: the hidden re-upload is not processed
@@ -568,8 +572,8 @@ def erasure_calls(stack: Any) -> list[Call]:
     half = seeded[3]
     s3 = stack.s3()
     places = (
-        (stack.settings.raw_bucket, layout.raw_document_prefix),
-        (stack.settings.processed_bucket, layout.result_document_prefix),
+        (stack.settings.store.raw_bucket, layout.raw_document_prefix),
+        (stack.settings.store.processed_bucket, layout.result_document_prefix),
     )
     for bucket, prefix in places:
         for version in s3.list_object_versions(Bucket=bucket, Prefix=prefix(user, half.document_id))["Versions"]:
@@ -598,7 +602,11 @@ def athena_calls(settings: Any, table_arn: str) -> list[Call]:
     with call_recording.recording() as calls:
         client = athena_client(settings)
         queries = AthenaQueries(
-            client, settings.athena_workgroup, settings.glue_database, CallMetrics(), polling=no_wait
+            client,
+            settings.reconcile.athena_workgroup,
+            settings.reconcile.glue_database,
+            CallMetrics(),
+            polling=no_wait,
         )
         with Stubber(client) as stub:
             for query_id, states in (("q1", ["SUCCEEDED"]), ("q2", ["RUNNING", "RUNNING"])):
@@ -617,15 +625,15 @@ def athena_calls(settings: Any, table_arn: str) -> list[Call]:
         done = {
             "ExportArn": export_arn,
             "ExportStatus": "COMPLETED",
-            "S3Bucket": settings.export_bucket,
-            "S3Prefix": settings.export_prefix,
+            "S3Bucket": settings.reconcile.export_bucket,
+            "S3Prefix": settings.reconcile.export_prefix,
             "ExportTime": now,
-            "ExportManifest": f"{settings.export_prefix}AWSDynamoDB/01-stubbed/manifest-summary.json",
+            "ExportManifest": f"{settings.reconcile.export_prefix}AWSDynamoDB/01-stubbed/manifest-summary.json",
         }
         with Stubber(dynamodb) as stub:
             stub.add_response("export_table_to_point_in_time", {"ExportDescription": {"ExportArn": export_arn}})
             stub.add_response("describe_export", {"ExportDescription": done})
-            exports.start(table_arn, now, settings.export_bucket, settings.export_prefix)
+            exports.start(table_arn, now, settings.reconcile.export_bucket, settings.reconcile.export_prefix)
             exports.wait(export_arn)
             stub.assert_no_pending_responses()
     return calls

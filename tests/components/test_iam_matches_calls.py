@@ -52,10 +52,10 @@ Reasons = Mapping[tuple[str, str], str]
 def _role_inputs(settings: Any) -> dict[str, str]:
     """The builders' ARNs for the stage the scenario ran on (names from its JobSettings)."""
     return {
-        "table_arn": ARNS.table(settings.table_name),
-        "raw_bucket_arn": f"arn:aws:s3:::{settings.raw_bucket}",
-        "processed_bucket_arn": f"arn:aws:s3:::{settings.processed_bucket}",
-        "reports_bucket_arn": f"arn:aws:s3:::{settings.reports_bucket}",
+        "table_arn": ARNS.table(settings.store.table_name),
+        "raw_bucket_arn": f"arn:aws:s3:::{settings.store.raw_bucket}",
+        "processed_bucket_arn": f"arn:aws:s3:::{settings.store.processed_bucket}",
+        "reports_bucket_arn": f"arn:aws:s3:::{settings.store.reports_bucket}",
         "key_arn": KEY,
     }
 
@@ -91,7 +91,7 @@ def assert_grants_exactly(
 
 def assert_reports_bucket_admits(needed: set[Permission], settings: Any, role: str) -> None:
     """The reports bucket's write-once policy lets every report write the job makes through."""
-    reports = f"arn:aws:s3:::{settings.reports_bucket}"
+    reports = f"arn:aws:s3:::{settings.store.reports_bucket}"
     policy = policies.data_bucket_policy(reports, layout.WRITE_ONCE_REPORT_PREFIXES)
     writes = [p for p in needed if p.action == "s3:PutObject" and p.resource.startswith(f"{reports}/")]
     assert writes, "the scenario wrote no report"
@@ -103,7 +103,7 @@ def assert_reports_bucket_admits(needed: set[Permission], settings: Any, role: s
 # --- the roles -----------------------------------------------------------------------------------
 def test_ingest_role_grants_exactly_what_the_ingest_calls(stack, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     needed = permissions(ingest_calls(stack, corpus, monkeypatch), ARNS)
-    queue = ARNS.queue(stack.settings.arrivals_queue_url)
+    queue = ARNS.queue(stack.settings.store.arrivals_queue_url)
     policy = task_policy(
         ingest_task_policy,
         **_role_inputs(stack.settings),
@@ -122,7 +122,7 @@ def _catalog(settings: Any) -> tuple[CatalogArns, Reasons]:
     """
     grants = catalog_grants(settings.stage, REGION, ACCOUNT)
     audit = grants["audit_bucket_arn"]
-    reports = f"arn:aws:s3:::{settings.reports_bucket}"
+    reports = f"arn:aws:s3:::{settings.store.reports_bucket}"
     tables = grants["glue_table_arns"]
     iceberg, results = f"{audit}/{layout.ICEBERG_PREFIX}*", f"{reports}/{layout.ATHENA_RESULTS_PREFIX}*"
     aws_only = {
@@ -152,10 +152,13 @@ def _catalog(settings: Any) -> tuple[CatalogArns, Reasons]:
 
 def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path: Path) -> None:
     audit, repair = reconcile_calls(stack, tmp_path)
-    inputs = {**_role_inputs(stack.settings), "audit_bucket_arn": f"arn:aws:s3:::{stack.settings.state_bucket}"}
+    inputs = {
+        **_role_inputs(stack.settings),
+        "audit_bucket_arn": f"arn:aws:s3:::{stack.settings.reconcile.state_bucket}",
+    }
     log = {
-        "audit_log_bucket_arn": f"arn:aws:s3:::{stack.settings.audit_bucket}",
-        "reports_topic_arn": stack.settings.reports_topic_arn,
+        "audit_log_bucket_arn": f"arn:aws:s3:::{stack.settings.audit.audit_bucket}",
+        "reports_topic_arn": stack.settings.run.reports_topic_arn,
         "metrics_namespace": namespace(stack.settings.stage),
     }
     assert {p for p in permissions(audit, ARNS) if p.action == "sns:Publish"}, "no report was announced"
@@ -171,7 +174,7 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
         {**_aws_only_for_sse_kms(), **catalog_aws_only},
         pending={},
     )
-    queue = ARNS.queue(stack.settings.arrivals_queue_url)
+    queue = ARNS.queue(stack.settings.store.arrivals_queue_url)
     assert_grants_exactly(
         task_policy(repair_task_policy, **inputs, arrivals_queue_arn=queue, catalog=grants, **log),
         permissions(repair + engine, ARNS),
@@ -187,7 +190,7 @@ def test_reconcile_and_repair_roles_grant_exactly_what_they_call(stack, tmp_path
         for p in permissions(repair, ARNS)
         if not allowed(task_policy(reconcile_task_policy, **inputs, **log), p)
     }
-    raw = f"arn:aws:s3:::{stack.settings.raw_bucket}"
+    raw = f"arn:aws:s3:::{stack.settings.store.raw_bucket}"
     assert {a for a, _ in lacking} == {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
@@ -211,12 +214,13 @@ def test_review_api_role_grants_exactly_what_the_review_actions_and_the_url_call
     }
     assert_grants_exactly(policy, needed, aws_only, pending={})
     # A presigned GET is signed, not sent: the recorded call is the one the browser makes with it.
-    results = f"arn:aws:s3:::{stack.settings.processed_bucket}/{layout.PROCESSED_PREFIX}*"
+    results = f"arn:aws:s3:::{stack.settings.store.processed_bucket}/{layout.PROCESSED_PREFIX}*"
     assert {p.resource for p in needed if p.action == "s3:GetObject"} <= {
-        f"arn:aws:s3:::{stack.settings.processed_bucket}/{layout.result_key('u1', d)}" for d in ("r0", "r1", "r2", "r3")
+        f"arn:aws:s3:::{stack.settings.store.processed_bucket}/{layout.result_key('u1', d)}"
+        for d in ("r0", "r1", "r2", "r3")
     }
     assert allowed(policy, Permission("s3:GetObject", results.replace("*", "u9/x/result.json")))
-    assert not any(p.resource.startswith(f"arn:aws:s3:::{stack.settings.raw_bucket}") for p in needed)
+    assert not any(p.resource.startswith(f"arn:aws:s3:::{stack.settings.store.raw_bucket}") for p in needed)
 
 
 def _data_arns(settings: Any) -> dict[str, str]:
@@ -226,12 +230,12 @@ def _data_arns(settings: Any) -> dict[str, str]:
 
 def test_documents_role_grants_exactly_what_delete_restore_and_list_call(stack) -> None:
     needed = permissions(documents_calls(stack), ARNS)
-    table = ARNS.table(stack.settings.table_name)
+    table = ARNS.table(stack.settings.store.table_name)
     policy = task_policy(
         documents_task_policy,
         **_data_arns(stack.settings),
-        index_arn=f"{table}/index/{stack.settings.index_name}",
-        arrivals_queue_arn=ARNS.queue(stack.settings.arrivals_queue_url),
+        index_arn=f"{table}/index/{stack.settings.store.index_name}",
+        arrivals_queue_arn=ARNS.queue(stack.settings.store.arrivals_queue_url),
         key_arn=KEY,
         metrics_namespace=namespace(stack.settings.stage),
     )

@@ -76,7 +76,11 @@ def _backup_calls(stack: Any) -> None:
     target = layout.drill_table_name(settings.stage, "backup")
     now = datetime.now(UTC)
     restores, dynamo, backup = _stubbed_restores(settings)
-    live = {"TableName": settings.table_name, "TableArn": ARNS.table(settings.table_name), "TableStatus": "ACTIVE"}
+    live = {
+        "TableName": settings.store.table_name,
+        "TableArn": ARNS.table(settings.store.table_name),
+        "TableStatus": "ACTIVE",
+    }
     point = f"arn:aws:backup:{REGION}:{ACCOUNT}:recovery-point:0f1e2d3c"
     dynamo.add_client_error("describe_table", "ResourceNotFoundException")
     dynamo.add_response("describe_table", {"Table": live})
@@ -88,7 +92,7 @@ def _backup_calls(stack: Any) -> None:
                 {"RecoveryPointArn": point, "BackupVaultName": "v", "CreationDate": now, "Status": "COMPLETED"}
             ]
         },
-        {"ResourceArn": ARNS.table(settings.table_name)},
+        {"ResourceArn": ARNS.table(settings.store.table_name)},
     )
     backup.add_response(
         "start_restore_job",
@@ -125,19 +129,19 @@ def drill_calls(stack: Any) -> list[Call]:
 def test_the_drill_role_grants_exactly_what_the_drill_calls(stack) -> None:
     settings = stack.settings
     needed = permissions(drill_calls(stack), ARNS)
-    table = ARNS.table(settings.table_name)
+    table = ARNS.table(settings.store.table_name)
     drills = drill_tables_arn(table)
     policy = task_policy(
         drill_task_policy,
         table_arn=table,
-        raw_bucket_arn=f"arn:aws:s3:::{settings.raw_bucket}",
-        processed_bucket_arn=f"arn:aws:s3:::{settings.processed_bucket}",
-        reports_bucket_arn=f"arn:aws:s3:::{settings.reports_bucket}",
+        raw_bucket_arn=f"arn:aws:s3:::{settings.store.raw_bucket}",
+        processed_bucket_arn=f"arn:aws:s3:::{settings.store.processed_bucket}",
+        reports_bucket_arn=f"arn:aws:s3:::{settings.store.reports_bucket}",
         key_arn=KEY,
         region=REGION,
         account_id=ACCOUNT,
         backup_role_arn=BACKUP_ROLE,
-        exports_bucket_arn=f"arn:aws:s3:::{settings.export_bucket}",
+        exports_bucket_arn=f"arn:aws:s3:::{settings.reconcile.export_bucket}",
         metrics_namespace=namespace(settings.stage),
     )
     restore_writes = "a PITR restore writes its target with the caller's read and write permissions"

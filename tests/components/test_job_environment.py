@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from components.settings import StackSettings
-from jobs.settings import JobSettings, env_name
+from jobs.settings import SETTINGS, JobSettings, env_name
 from tests.components.program import ProgramRun, stack_config
 
-FIELD_OF = {env_name(name): name for name in JobSettings.model_fields}
+FIELD_OF = {env_name(name): name for name in SETTINGS}
 
 
 def _environments(run: ProgramRun) -> dict[str, dict[str, str]]:

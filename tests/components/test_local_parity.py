@@ -14,7 +14,9 @@ from tests.components.program import ProgramRun
 
 
 def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: ProgramRun) -> None:
-    local = stack.s3().get_object_lock_configuration(Bucket=stack.settings.reports_bucket)["ObjectLockConfiguration"]
+    local = stack.s3().get_object_lock_configuration(Bucket=stack.settings.store.reports_bucket)[
+        "ObjectLockConfiguration"
+    ]
     retention = local["Rule"]["DefaultRetention"]
     contract = ObjectLockSpec()
     assert (local["ObjectLockEnabled"], retention["Mode"], retention["Days"]) == (
@@ -29,7 +31,7 @@ def test_local_reports_bucket_has_the_stacks_default_retention(stack, dev: Progr
 
 def test_local_audit_log_has_the_dev_stacks_audit_retention(stack, dev: ProgramRun) -> None:
     s3 = stack.s3()
-    local = s3.get_object_lock_configuration(Bucket=stack.settings.audit_bucket)["ObjectLockConfiguration"]
+    local = s3.get_object_lock_configuration(Bucket=stack.settings.audit.audit_bucket)["ObjectLockConfiguration"]
     retention = local["Rule"]["DefaultRetention"]
     assert (retention["Mode"], retention["Days"]) == (AUDIT_RETENTION.mode, AUDIT_RETENTION.days) == ("GOVERNANCE", 730)
     declared = dev.named(f"docuflow-dev-{layout.AUDIT_LOG}-object-lock").inputs
@@ -38,7 +40,7 @@ def test_local_audit_log_has_the_dev_stacks_audit_retention(stack, dev: ProgramR
 
 def test_local_data_buckets_have_object_lock_without_default_retention(stack) -> None:
     s3 = stack.s3()
-    for bucket in (stack.settings.raw_bucket, stack.settings.processed_bucket):
+    for bucket in (stack.settings.store.raw_bucket, stack.settings.store.processed_bucket):
         local = s3.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]
         assert local["ObjectLockEnabled"] == "Enabled" and "Rule" not in local, bucket
 
@@ -46,7 +48,7 @@ def test_local_data_buckets_have_object_lock_without_default_retention(stack) ->
 def test_local_lifecycle_rules_are_the_stacks(stack, dev: ProgramRun) -> None:
     s3 = stack.s3()
     local_specs = [
-        *bucket_specs(stack.settings.stage, stack.settings.bucket_names()),
+        *bucket_specs(stack.settings.stage, stack.settings.store.bucket_names()),
         audit_bucket_spec(stack.settings.stage, layout.AUDIT_LOG),
         audit_data_spec(stack.settings.stage),
     ]

@@ -91,7 +91,7 @@ def test_every_schedule_hands_its_task_the_scheduled_time(every_stack: ProgramRu
         filled = {
             name: value.replace(SCHEDULED_TIME_ATTRIBUTE, "2022-03-22T18:59:43Z") for name, value in environment.items()
         }
-        assert JobSettings.from_env(filled).scheduled_time == datetime(2022, 3, 22, 18, 59, 43, tzinfo=UTC)
+        assert JobSettings.from_env(filled).run.scheduled_time == datetime(2022, 3, 22, 18, 59, 43, tzinfo=UTC)
 
 
 def test_no_task_definition_sets_the_scheduled_time(every_stack: ProgramRun) -> None:

@@ -52,7 +52,7 @@ def run(*args: str, env: dict[str, str] | None = None, drop: tuple[str, ...] = (
     ],
 )
 def test_bad_input_exits_2_with_one_clear_line(stack, args, env, drop, says) -> None:
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="raw/u/d/a.json", Body=b"{}")  # work to do
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key="raw/u/d/a.json", Body=b"{}")  # work to do
     done = run(*args, env=env, drop=drop)
     assert done.returncode == 2, done.stderr[-1500:]
     assert says in done.stderr

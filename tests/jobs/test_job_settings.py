@@ -1,7 +1,8 @@
-"""JobSettings declared once: each field yields its variable, type, default and description; the
-environment `env_of` writes is the one `from_env` reads back (a property over every field); only
-`from_env` reads an environment; a bad value names its variable; docs/deploy.md's "Job settings"
-table is the declaration's.
+"""JobSettings declared once, in sections: each field yields its variable, type, default and
+description; no section (nor the whole) holds more than 25 settings; the variables are the ones the
+task definitions always set; the environment `env_of` writes is the one `from_env` reads back (a
+property over every field); only `from_env` reads an environment; a bad value names its variable;
+docs/deploy.md's "Job settings" table is the declaration's.
 
 The table is regenerated (review its diff in the commit) with
 `DOCUFLOW_RECORD_SETTINGS=1 .venv/bin/python -m pytest -q tests/jobs/test_job_settings.py`.
@@ -25,20 +26,26 @@ from pydantic.fields import FieldInfo
 
 from jobs import settings as job_settings
 from jobs.contract import layout
-from jobs.contract.engines import OcrEngine
+from jobs.contract.engines import OcrEngine, ReconcileEngine
 from jobs.errors import SettingsError
+from jobs.extract.settings import ExtractionSettings
 from jobs.settings import (
     ENV_PREFIX,
     JOB_ENV_VARS,
     JOB_SETTINGS,
+    SETTINGS,
+    ExtractionChoices,
+    ExtractionSection,
     FromEnvironment,
     FromStage,
+    IngestSection,
     JobSettings,
+    ReconcileSection,
     env_name,
     env_text,
 )
 
-FIELDS = JobSettings.model_fields
+FIELDS = {name: field for name, (_, field) in SETTINGS.items()}
 DOC = Path(__file__).resolve().parents[2] / "docs" / "deploy.md"
 BEGIN, END = "<!-- job-settings:begin -->", "<!-- job-settings:end -->"
 RECORD = "DOCUFLOW_RECORD_SETTINGS=1 .venv/bin/python -m pytest -q tests/jobs/test_job_settings.py"
@@ -48,6 +55,107 @@ RECORD = "DOCUFLOW_RECORD_SETTINGS=1 .venv/bin/python -m pytest -q tests/jobs/te
 def test_every_setting_says_what_it_is() -> None:
     undescribed = [name for name, field in FIELDS.items() if len((field.description or "").strip()) < 10]
     assert not undescribed, f"give these settings a Field(description=…): {undescribed}"
+
+
+# The variables before the settings were split into sections: the task definitions set these.
+VARIABLES = [
+    "DOCUFLOW_STAGE",
+    "DOCUFLOW_TABLE_NAME",
+    "DOCUFLOW_STATUS_INDEX_NAME",
+    "DOCUFLOW_RAW_BUCKET",
+    "DOCUFLOW_PROCESSED_BUCKET",
+    "DOCUFLOW_REPORTS_BUCKET",
+    "DOCUFLOW_ARRIVALS_QUEUE_URL",
+    "DOCUFLOW_RETENTION",
+    "DOCUFLOW_HOLDINGS",
+    "DOCUFLOW_MAX_ATTEMPTS",
+    "DOCUFLOW_LEASE_SECONDS",
+    "DOCUFLOW_IO_THREADS",
+    "DOCUFLOW_EXTRACT_WORKERS",
+    "DOCUFLOW_RETRY_MODE",
+    "DOCUFLOW_RETRY_ATTEMPTS",
+    "DOCUFLOW_CONFIDENCE_THRESHOLD",
+    "DOCUFLOW_OCR_ENGINE",
+    "DOCUFLOW_TEXTRACT_TPS",
+    "SHARD_INDEX",
+    "SHARD_COUNT",
+    "DOCUFLOW_TEXTRACT_FALLBACK",
+    "DOCUFLOW_TEXTRACT_MAX_PAGES",
+    "DOCUFLOW_SCHEDULED_TIME",
+    "DOCUFLOW_FAILED_RATIO_THRESHOLD",
+    "DOCUFLOW_SQS_MOVE_TASKS",
+    "DOCUFLOW_RECONCILE_ENGINE",
+    "DOCUFLOW_TABLE_ARN",
+    "DOCUFLOW_REPORT_SIGNING_KEY",
+    "DOCUFLOW_SCHEDULE_TIMEZONE",
+    "DOCUFLOW_IMAGE_DIGEST",
+    "DOCUFLOW_REPORTS_TOPIC_ARN",
+    "DOCUFLOW_ATHENA_WORKGROUP",
+    "DOCUFLOW_GLUE_DATABASE",
+    "DOCUFLOW_GLUE_EXPORT_TABLE",
+    "DOCUFLOW_GLUE_INCREMENTAL_TABLE",
+    "DOCUFLOW_GLUE_STATE_TABLE",
+    "DOCUFLOW_GLUE_RAW_INVENTORY_TABLE",
+    "DOCUFLOW_GLUE_PROCESSED_INVENTORY_TABLE",
+    "DOCUFLOW_INVENTORY_BUCKET",
+    "DOCUFLOW_INVENTORY_PREFIX",
+    "DOCUFLOW_INVENTORY_CONFIG_ID",
+    "DOCUFLOW_INVENTORY_MAX_AGE_HOURS",
+    "DOCUFLOW_FIRST_INVENTORY_HOURS",
+    "DOCUFLOW_EXPORT_BUCKET",
+    "DOCUFLOW_EXPORT_PREFIX",
+    "DOCUFLOW_STATE_BUCKET",
+    "DOCUFLOW_RECONCILE_REANCHOR_DAYS",
+    "DOCUFLOW_RECONCILE_CATCH_UP_DAYS",
+    "DOCUFLOW_TABLE_STATE_DAYS",
+    "DOCUFLOW_REVIEW_LEASE_SECONDS",
+    "DOCUFLOW_RESULT_URL_SECONDS",
+    "DOCUFLOW_AUDIT_BUCKET",
+    "DOCUFLOW_AUDIT_LOG_SINCE",
+    "DOCUFLOW_AUDIT_WORKGROUP",
+    "DOCUFLOW_TRAIL_DATABASE",
+]
+
+
+def test_the_variables_are_the_ones_the_stacks_set() -> None:
+    assert sorted(env_name(name) for name in FIELDS) == sorted(VARIABLES)
+
+
+def test_settings_come_in_small_sections() -> None:
+    assert len(JobSettings.model_fields) <= 25
+    sizes = {name: len(section.model_fields) for name, section in JobSettings.sections().items()}
+    assert all(size <= 25 for size in sizes.values()), sizes
+    assert set(sizes) == {"store", "ingest", "extraction", "reconcile", "review", "audit", "run"}
+
+
+def test_a_section_is_read_from_the_environment_alone() -> None:
+    read = ReconcileSection.from_env({"DOCUFLOW_RECONCILE_ENGINE": "athena", "DOCUFLOW_TABLE_STATE_DAYS": "3"})
+    assert read == ReconcileSection(reconcile_engine=ReconcileEngine.ATHENA, table_state_days=3)
+    ingest = IngestSection.from_env({"SHARD_INDEX": "2", "DOCUFLOW_STAGE": "qa"})  # another section's: not read
+    assert ingest == IngestSection(shard_index=2, sqs_move_tasks=True)  # derived: no SQS endpoint given
+    with pytest.raises(SettingsError, match=r"^invalid job settings: DOCUFLOW_RECONCILE_ENGINE='spark': Input"):
+        ReconcileSection.from_env({"DOCUFLOW_RECONCILE_ENGINE": "spark"})
+    assert JobSettings.from_env({"DOCUFLOW_TABLE_STATE_DAYS": "3"}).reconcile.table_state_days == 3
+
+
+def test_an_extraction_is_its_sections_choices() -> None:
+    # Every choice a stack makes of an extraction reaches it: none copied by hand, none left out.
+    section = ExtractionSection(confidence_threshold=61, ocr_engine=OcrEngine.TEXTRACT)
+    extraction = ExtractionSettings.of(section)
+    assert set(ExtractionChoices.model_fields) == {"confidence_threshold", "ocr_engine"}
+    assert (extraction.confidence_threshold, extraction.ocr_engine) == (61, OcrEngine.TEXTRACT)
+    assert extraction.max_input_bytes == ExtractionSettings().max_input_bytes
+
+
+def test_changed_names_settings_and_checks_them() -> None:
+    base = JobSettings(stage="qa")
+    changed = base.changed(extract_workers=2, ocr_engine="off", stage="qb")
+    assert (changed.ingest.extract_workers, changed.extraction.ocr_engine, changed.stage) == (2, OcrEngine.OFF, "qb")
+    assert changed.store == base.store and base.ingest.extract_workers == 0
+    with pytest.raises(ValueError, match="extract_workers"):
+        base.changed(extract_workers=-1)
+    with pytest.raises(KeyError, match="no job setting 'workers'"):
+        base.changed(workers=1)
 
 
 def test_variables_are_derived_from_the_fields() -> None:
@@ -124,11 +232,19 @@ def _values(annotation: Any, field: FieldInfo | None = None) -> st.SearchStrateg
     return _TEXT if field is None or field.default in ("", None) else _TEXT.filter(bool)
 
 
-SETTINGS = st.builds(JobSettings, **{name: _values(field.annotation, field) for name, field in FIELDS.items()})
+def _section(section: type[BaseModel]) -> st.SearchStrategy[Any]:
+    return st.builds(section, **{name: _values(f.annotation, f) for name, f in section.model_fields.items()})
+
+
+CHOSEN = st.builds(
+    JobSettings,
+    stage=_values(str, JobSettings.model_fields["stage"]),
+    **{name: _section(section) for name, section in JobSettings.sections().items()},
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(SETTINGS)
+@given(CHOSEN)
 def test_from_env_reads_back_what_env_of_writes(chosen: JobSettings) -> None:
     environment = chosen.env_of(*FIELDS)
     assert set(environment) == {env_name(name) for name in FIELDS}
@@ -136,14 +252,12 @@ def test_from_env_reads_back_what_env_of_writes(chosen: JobSettings) -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(SETTINGS)
+@given(CHOSEN)
 def test_env_is_the_job_settings_and_reads_back(chosen: JobSettings) -> None:
     environment = chosen.env()
     assert tuple(environment) == JOB_ENV_VARS
     read = JobSettings.from_env(environment)
-    assert {name: getattr(read, name) for name in JOB_SETTINGS} == {
-        name: getattr(chosen, name) for name in JOB_SETTINGS
-    }
+    assert {name: read.value(name) for name in JOB_SETTINGS} == {name: chosen.value(name) for name in JOB_SETTINGS}
 
 
 def test_env_text() -> None:
@@ -158,7 +272,7 @@ def test_env_text() -> None:
         "2026-01-01T00:00:00+00:00",
     ]
     assert JobSettings().env_of("retention", "textract_max_pages") == {
-        "DOCUFLOW_RETENTION": JobSettings().retention.to_env(),
+        "DOCUFLOW_RETENTION": JobSettings().store.retention.to_env(),
         "DOCUFLOW_TEXTRACT_MAX_PAGES": "",
     }
 
@@ -168,22 +282,27 @@ def test_only_from_env_reads_an_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("DOCUFLOW_STAGE", "prod")
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:1")
     monkeypatch.setenv("SHARD_COUNT", "4")
-    built = JobSettings(textract_tps=2.0)
-    assert (built.stage, built.ocr_engine, built.shard_count, built.textract_tps) == ("dev", OcrEngine.LOCAL, 1, 2.0)
+    built = JobSettings(extraction=ExtractionSection(textract_tps=2.0))
+    assert (built.stage, built.extraction.ocr_engine, built.ingest.shard_count, built.extraction.textract_tps) == (
+        "dev",
+        OcrEngine.LOCAL,
+        1,
+        2.0,
+    )
     assert JobSettings.from_env({"DOCUFLOW_STAGE": "qa"}).stage == "qa"  # the mapping given, only
-    assert JobSettings.from_env({}).shard_count == 1
-    assert (JobSettings.from_env().stage, JobSettings.from_env().shard_count) == ("prod", 4)
+    assert JobSettings.from_env({}).ingest.shard_count == 1
+    assert (JobSettings.from_env().stage, JobSettings.from_env().ingest.shard_count) == ("prod", 4)
     assert os.environ["DOCUFLOW_STAGE"] == "prod"
 
 
 def test_names_follow_the_stage_unless_given() -> None:
     qa = JobSettings.from_env({"DOCUFLOW_STAGE": "qa", "DOCUFLOW_RAW_BUCKET": "", "DOCUFLOW_GLUE_DATABASE": "mine"})
-    assert qa.table_name == layout.table_name("qa") and qa.index_name == layout.status_index_name("qa")
-    assert qa.raw_bucket == layout.bucket_name("qa", "raw")  # empty is unset
-    assert qa.glue_database == "mine"
-    assert qa.audit_bucket == layout.bucket_name("qa", layout.AUDIT_LOG)
+    assert qa.store.table_name == layout.table_name("qa") and qa.store.index_name == layout.status_index_name("qa")
+    assert qa.store.raw_bucket == layout.bucket_name("qa", "raw")  # empty is unset
+    assert qa.reconcile.glue_database == "mine"
+    assert qa.audit.audit_bucket == layout.bucket_name("qa", layout.AUDIT_LOG)
     staged = [name for name, field in FIELDS.items() if any(isinstance(r, FromStage) for r in field.metadata)]
-    assert all(getattr(JobSettings(stage="qa"), name) for name in staged) and len(staged) == 13
+    assert all(JobSettings(stage="qa").value(name) for name in staged) and len(staged) == 13
 
 
 @pytest.mark.parametrize(
@@ -201,15 +320,15 @@ def test_names_follow_the_stage_unless_given() -> None:
 )
 def test_defaults_derived_from_the_environment(environment: dict[str, str], engine: str, move_tasks: bool) -> None:
     read = JobSettings.from_env(environment)
-    assert (read.ocr_engine, read.sqs_move_tasks) == (engine, move_tasks)
+    assert (read.extraction.ocr_engine, read.ingest.sqs_move_tasks) == (engine, move_tasks)
     derived = {name for name, field in FIELDS.items() if any(isinstance(r, FromEnvironment) for r in field.metadata)}
     assert derived == {"ocr_engine", "sqs_move_tasks"}
 
 
 def test_inventory_freshness_settings() -> None:
-    assert (JobSettings().inventory_max_age_hours, JobSettings().first_inventory_hours) == (48, 48)
+    assert (JobSettings().reconcile.inventory_max_age_hours, JobSettings().reconcile.first_inventory_hours) == (48, 48)
     read = JobSettings.from_env({"DOCUFLOW_INVENTORY_MAX_AGE_HOURS": "30", "DOCUFLOW_FIRST_INVENTORY_HOURS": "0"})
-    assert (read.inventory_max_age_hours, read.first_inventory_hours) == (30, 0)
+    assert (read.reconcile.inventory_max_age_hours, read.reconcile.first_inventory_hours) == (30, 0)
 
 
 # --- Bad values ---------------------------------------------------------------------------------
@@ -259,7 +378,7 @@ def test_a_long_value_is_not_repeated() -> None:
 
 def test_settings_built_in_code_are_checked_too() -> None:
     with pytest.raises(ValueError, match="textract_tps"):
-        JobSettings(textract_tps=0)
+        ExtractionSection(textract_tps=0)
     with pytest.raises(ValueError, match="Extra inputs"):
         JobSettings(stage_name="qa")  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="frozen"):
@@ -299,9 +418,16 @@ def _default(field: FieldInfo) -> str:
 
 
 def settings_table() -> str:
-    rows = ["| Variable | Type | Default | Description |", "|---|---|---|---|"]
-    for name, field in FIELDS.items():
-        cells = (f"`{env_name(name)}`", _kind(field.annotation, field), _default(field), field.description or "")
+    rows = ["| Variable | Read as | Type | Default | Description |", "|---|---|---|---|---|"]
+    for name, (section, field) in SETTINGS.items():
+        read_as = f"`settings.{section + '.' if section else ''}{name}`"
+        cells = (
+            f"`{env_name(name)}`",
+            read_as,
+            _kind(field.annotation, field),
+            _default(field),
+            field.description or "",
+        )
         rows.append("| " + " | ".join(cell.replace("|", r"\|") for cell in cells) + " |")
     return "\n".join(rows)
 
@@ -316,7 +442,7 @@ def test_the_docs_list_every_setting() -> None:
         DOC.write_text(f"{head}{BEGIN}{expected}{END}{tail}")
         pytest.skip("docs/deploy.md's settings table rewritten: review its diff")
     assert documented == expected, f"docs/deploy.md's job settings table is out of step: {RECORD}"
-    assert re.search(r"^\| `DOCUFLOW_STAGE` \| text `\^\[a-z\]", expected, re.M)
+    assert re.search(r"^\| `DOCUFLOW_STAGE` \| `settings.stage` \| text `\^\[a-z\]", expected, re.M)
 
 
 def test_only_the_declared_variables_are_read_exactly_as_spelt() -> None:
@@ -324,5 +450,5 @@ def test_only_the_declared_variables_are_read_exactly_as_spelt() -> None:
     # prefixed name is not its alias: neither is read, nor does it override the declared one.
     assert JobSettings.from_env({"docuflow_stage": "prod"}).stage == "dev"
     assert JobSettings.from_env({"DOCUFLOW_STAGE": "prod", "docuflow_stage": "dev"}).stage == "prod"
-    assert JobSettings.from_env({"DOCUFLOW_SHARD_INDEX": "7", "SHARD_COUNT": "9"}).shard_index == 0
-    assert JobSettings.from_env({"SHARD_INDEX": "7", "SHARD_COUNT": "9"}).shard_index == 7
+    assert JobSettings.from_env({"DOCUFLOW_SHARD_INDEX": "7", "SHARD_COUNT": "9"}).ingest.shard_index == 0
+    assert JobSettings.from_env({"SHARD_INDEX": "7", "SHARD_COUNT": "9"}).ingest.shard_index == 7

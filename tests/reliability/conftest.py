@@ -25,7 +25,7 @@ def new_stage(request: pytest.FixtureRequest, local_servers, audit_pipes) -> Ite
     made: list[str] = []
 
     def make(**settings_values: object) -> object:
-        settings = JobSettings(stage=f"r{os.getpid() % 1000}y{next(_numbers)}", **settings_values)
+        settings = JobSettings(stage=f"r{os.getpid() % 1000}y{next(_numbers)}").changed(**settings_values)
         settings = bootstrap_endpoints(local_servers.endpoints, settings)
         made.append(settings.stage)
         return stack_type(settings=settings, endpoints=local_servers.endpoints, audit_pipe=audit_pipes.watch(settings))
@@ -41,4 +41,4 @@ def new_stage(request: pytest.FixtureRequest, local_servers, audit_pipes) -> Ite
 @pytest.fixture
 def extra_stack(stack, new_stage: Callable[..., object]) -> object:
     """A second isolated stage beside `stack` (same OCR engine): the clean baseline of a comparison."""
-    return new_stage(ocr_engine=stack.settings.ocr_engine)
+    return new_stage(ocr_engine=stack.settings.extraction.ocr_engine)

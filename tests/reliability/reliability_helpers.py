@@ -38,7 +38,7 @@ def job_env(stack, **extra: str) -> dict[str, str]:
             "DOCUFLOW_IO_THREADS": "8",
             "DOCUFLOW_EXTRACT_WORKERS": "2",
             "DOCUFLOW_LOG_FORMAT": "json",
-            "DOCUFLOW_OCR_ENGINE": stack.settings.ocr_engine,  # as the in-process runs of the stage
+            "DOCUFLOW_OCR_ENGINE": stack.settings.extraction.ocr_engine,  # as the in-process runs of the stage
             "PYTHONPATH": str(REPO_ROOT),
         }
     )
@@ -101,7 +101,7 @@ def raw_documents(stack) -> dict[tuple[str, str], dict]:
     s3 = stack.s3()
     docs: dict[tuple[str, str], dict] = {}
     for page in s3.get_paginator("list_objects_v2").paginate(
-        Bucket=stack.settings.raw_bucket, Prefix=layout.RAW_PREFIX
+        Bucket=stack.settings.store.raw_bucket, Prefix=layout.RAW_PREFIX
     ):
         for obj in page.get("Contents", []):
             try:
@@ -116,7 +116,7 @@ def raw_documents(stack) -> dict[tuple[str, str], dict]:
 def read_result(stack, user_id: str, document_id: str) -> ResultDocument:
     body = (
         stack.s3()
-        .get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user_id, document_id))["Body"]
+        .get_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(user_id, document_id))["Body"]
         .read()
     )
     return ResultDocument.from_json_bytes(body)
@@ -134,13 +134,15 @@ def assert_consistent(stack, expected: int | None = None) -> dict[tuple[str, str
         "items without raw": set(by_id) - set(raws),
         "raw without item": set(raws) - set(by_id),
     }
-    result_keys = set(stack.keys(stack.settings.processed_bucket, "processed/"))
+    result_keys = set(stack.keys(stack.settings.store.processed_bucket, "processed/"))
     assert result_keys == {layout.result_key(*ident) for ident in raws}, "results do not match raw documents one to one"
     for ident, item in by_id.items():
         assert item.status in TERMINAL, (ident, item.status)
         assert item.leaseOwner is None and item.leaseExpiresAt is None, ident
         assert item.rawEtag == raws[ident]["etag"], ident
-        assert item.resultS3Uri == layout.s3_uri(stack.settings.processed_bucket, layout.result_key(*ident)), ident
+        assert item.resultS3Uri == layout.s3_uri(stack.settings.store.processed_bucket, layout.result_key(*ident)), (
+            ident
+        )
         result = read_result(stack, *ident)
         assert result.source.etag == item.rawEtag, ident
         assert result.validation.status == item.status, ident

@@ -17,7 +17,7 @@ from jobs.demo.seed import upload
 
 
 def run_concurrently(stack, docs: int, runs: int, seed: int) -> list[dict]:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(5, docs, bad_ratio=0.1, seed=seed))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(5, docs, bad_ratio=0.1, seed=seed))
     # A long lease: no run may take over another's claim, however slow the machine.
     env = job_env(stack, DOCUFLOW_LEASE_SECONDS="900", DOCUFLOW_EXTRACT_WORKERS="1", DOCUFLOW_IO_THREADS="4")
     processes = [spawn_ingest(env) for _ in range(runs)]

@@ -41,7 +41,7 @@ SLOW_SEEDS = [seed for seed in range(100, 121) if seed not in FAST_SEEDS]  # 21 
 def wait_for_finished(stack, process, at_least: int, timeout: float = 60) -> None:
     """Until the table holds `at_least` terminal items (0: any item, i.e. the first claims)."""
     client = stack.dynamodb()
-    table = stack.settings.table_name
+    table = stack.settings.store.table_name
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:
         if at_least == 0:
@@ -62,7 +62,7 @@ def wait_for_finished(stack, process, at_least: int, timeout: float = 60) -> Non
 
 def crash_then_recover(stack, seed: int) -> dict[str, object]:
     rng = random.Random(seed)
-    upload(stack.s3(), stack.settings.raw_bucket, generate(3, DOCS, bad_ratio=0.15, seed=seed))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(3, DOCS, bad_ratio=0.15, seed=seed))
     env = job_env(stack)
     crashes = rng.choice([1, 1, 2])  # at most max_attempts - 1, so no claim is dead-lettered
     killed = 0
@@ -108,11 +108,11 @@ def crash_mid_drain(stack, seed: int) -> None:
     next drain converges (the claims it left expire first: the queue's timeout outlasts the lease).
     """
     rng = random.Random(seed)
-    upload(stack.s3(), stack.settings.raw_bucket, generate(3, DOCS, bad_ratio=0.15, seed=seed))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(3, DOCS, bad_ratio=0.15, seed=seed))
     visibility = LEASE_SECONDS + 2
     sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
     sqs.set_queue_attributes(
-        QueueUrl=stack.settings.arrivals_queue_url, Attributes={"VisibilityTimeout": str(visibility)}
+        QueueUrl=stack.settings.store.arrivals_queue_url, Attributes={"VisibilityTimeout": str(visibility)}
     )
     env = job_env(stack)
     process = spawn_ingest(env, backfill=False)
@@ -129,7 +129,7 @@ def crash_mid_drain(stack, seed: int) -> None:
         time.sleep(visibility + 0.5)
     assert_clean(stack, DOCS)
     waiting = sqs.get_queue_attributes(
-        QueueUrl=stack.settings.arrivals_queue_url,
+        QueueUrl=stack.settings.store.arrivals_queue_url,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )
     assert set(waiting["Attributes"].values()) == {"0"}

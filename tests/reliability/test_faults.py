@@ -181,8 +181,8 @@ def corpus(seed: int, docs: int):
 def assert_survives(
     stack, baseline, seed: int, docs: int, rate: float | dict[str, float], kinds: tuple[str, ...], settings=None
 ) -> FaultInjector:
-    upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
-    upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
+    upload(stack.s3(), stack.settings.store.raw_bucket, corpus(seed, docs))
+    upload(baseline.s3(), baseline.settings.store.raw_bucket, corpus(seed, docs))
     clean = IngestRun(baseline.settings, BackfillPlan()).execute()
     injector = FaultInjector(seed, rate, kinds)
     summary, metrics = faulty_run(stack, injector, settings)
@@ -224,7 +224,7 @@ def test_each_fault_kind_alone(stack, extra_stack, kind: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["standard", "adaptive"])
 def test_mixed_faults_in_both_retry_modes(stack, extra_stack, mode: str) -> None:
-    settings = stack.settings.model_copy(update={"retry_mode": mode})
+    settings = stack.settings.changed(retry_mode=mode)
     # adaptive mode also slows its own sending rate after throttling: a smaller run keeps it short
     docs, rate = (40, 0.3) if mode == "standard" else (16, 0.2)
     assert_survives(stack, extra_stack, seed=len(mode), docs=docs, rate=rate, kinds=ALL_KINDS, settings=settings)
@@ -232,13 +232,13 @@ def test_mixed_faults_in_both_retry_modes(stack, extra_stack, mode: str) -> None
 
 def test_faults_past_the_retry_budget_abort_the_run_cleanly(stack) -> None:
     """Every DynamoDB write throttled: the run gives up after bounded retries and says so."""
-    upload(stack.s3(), stack.settings.raw_bucket, corpus(5, 6))
-    settings = stack.settings.model_copy(update={"retry_attempts": 2})
+    upload(stack.s3(), stack.settings.store.raw_bucket, corpus(5, 6))
+    settings = stack.settings.changed(retry_attempts=2)
     injector = FaultInjector(5, 1.0, (THROTTLE,), operations=("TransactWriteItems", "PutItem"))
     with pytest.raises(InfrastructureError, match="ThrottlingException"):
         faulty_run(stack, injector, settings)
     assert stack.items() == []  # no claim landed, nothing half-written
-    assert stack.keys(stack.settings.processed_bucket) == []
+    assert stack.keys(stack.settings.store.processed_bucket) == []
 
 
 def _is_finish(operation: str, body: bytes) -> bool:
@@ -252,7 +252,7 @@ def test_persistent_transaction_throttling_is_not_reported_as_lost_claims(stack)
     ThrottlingError after its resends as a lost condition, so the run completed with the
     documents left PROCESSING and counted as lost claims.
     """
-    upload(stack.s3(), stack.settings.raw_bucket, corpus(6, 12))
+    upload(stack.s3(), stack.settings.store.raw_bucket, corpus(6, 12))
     injector = FaultInjector(6, 1.0, (TRANSACTION_THROTTLED,), match=_is_finish)
     try:
         summary, _ = faulty_run(stack, injector)
@@ -287,9 +287,9 @@ def test_an_aborted_run_hands_back_the_claims_it_could_not_finish(stack) -> None
     claim gives up, so some claims are always unfinished at the abort.
     """
     docs = 40
-    upload(stack.s3(), stack.settings.raw_bucket, corpus(7, docs))
+    upload(stack.s3(), stack.settings.store.raw_bucket, corpus(7, docs))
     injector = FaultInjector(7, 1.0, (TRANSACTION_THROTTLED,), match=_claims_after_the_first(1))
-    settings = stack.settings.model_copy(update={"io_threads": 1})
+    settings = stack.settings.changed(io_threads=1)
     s3 = injector.attach(boto3.client("s3", config=botocore_config(settings)))
     s3.meta.events.register("before-send.s3.GetObject", lambda **_: time.sleep(1.0))
     dynamodb = injector.attach(boto3.client("dynamodb", config=botocore_config(settings)))
@@ -317,8 +317,8 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
     the next run completes; a refund for it too would abort every run forever.
     """
     docs = 12
-    upload(stack.s3(), stack.settings.raw_bucket, corpus(9, docs))
-    poison = sorted(stack.keys(stack.settings.raw_bucket, "raw/"))[0]
+    upload(stack.s3(), stack.settings.store.raw_bucket, corpus(9, docs))
+    poison = sorted(stack.keys(stack.settings.store.raw_bucket, "raw/"))[0]
     s3 = boto3.client("s3", config=botocore_config(stack.settings))
     s3.meta.events.register(
         "before-send.s3.GetObject",
@@ -326,7 +326,7 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
     )
     user_id, document_id = layout.parse_raw_key(poison).user_id, layout.parse_raw_key(poison).document_id
     attempts = []
-    for _ in range(stack.settings.max_attempts):
+    for _ in range(stack.settings.ingest.max_attempts):
         with pytest.raises(InfrastructureError, match="AccessDenied"):
             IngestRun(stack.settings, BackfillPlan(), s3=s3).execute()
         item = next(i for i in stack.items() if (i.userId, i.documentId) == (user_id, document_id))
@@ -336,7 +336,7 @@ def test_a_document_that_aborts_every_run_is_dead_lettered_after_max_attempts(st
             and item.leaseExpiresAt <= layout.utc_now()
         )
         attempts.append(item.attempts)
-    assert attempts == list(range(1, stack.settings.max_attempts + 1))
+    assert attempts == list(range(1, stack.settings.ingest.max_attempts + 1))
 
     summary = IngestRun(stack.settings, BackfillPlan(), s3=s3).execute()
     assert summary.outcome == "completed" and summary.deadLetterCount == 1
@@ -370,8 +370,8 @@ class LostResponses(FaultInjector):
 
 def _lost_response_run(stack, baseline, operation: str, docs: int, rate: float) -> tuple[Any, LostResponses]:
     seed = 40
-    upload(stack.s3(), stack.settings.raw_bucket, corpus(seed, docs))
-    upload(baseline.s3(), baseline.settings.raw_bucket, corpus(seed, docs))
+    upload(stack.s3(), stack.settings.store.raw_bucket, corpus(seed, docs))
+    upload(baseline.s3(), baseline.settings.store.raw_bucket, corpus(seed, docs))
     IngestRun(baseline.settings, BackfillPlan()).execute()
     injector = LostResponses(seed, rate, (operation,))
     summary, _ = faulty_run(stack, injector)

@@ -269,16 +269,16 @@ class Outcome:
 
 
 def _objects(stack) -> dict[str, tuple[str, int]]:
-    pages = stack.s3().get_paginator("list_objects_v2").paginate(Bucket=stack.settings.raw_bucket)
+    pages = stack.s3().get_paginator("list_objects_v2").paginate(Bucket=stack.settings.store.raw_bucket)
     return {o["Key"]: (o["ETag"], o["Size"]) for page in pages for o in page.get("Contents", [])}
 
 
 def _ingest(stack, cases: list[Case]) -> Outcome:
     s3 = stack.s3()
     for case in cases:
-        s3.put_object(Bucket=stack.settings.raw_bucket, Key=case.key, Body=case.body())
+        s3.put_object(Bucket=stack.settings.store.raw_bucket, Key=case.key, Body=case.body())
     for kind, good in _GOOD.items():
-        s3.put_object(Bucket=stack.settings.raw_bucket, Key=f"raw/good/{kind}/{good.filename}", Body=good.body)
+        s3.put_object(Bucket=stack.settings.store.raw_bucket, Key=f"raw/good/{kind}/{good.filename}", Body=good.body)
     before = _objects(stack)
     summary, error = None, None
     try:
@@ -344,7 +344,7 @@ def test_the_batch_goes_on_and_nothing_else_changes(outcome: Outcome) -> None:
         (r.user_id, r.document_id) for r in (layout.parse_raw_key(k) for k in [c.key for c in documents] + GOOD_KEYS)
     }
     assert set(items) == expected_ids  # no item for an invalid key
-    assert set(stack.keys(stack.settings.processed_bucket)) == {layout.result_key(*i) for i in expected_ids}
+    assert set(stack.keys(stack.settings.store.processed_bucket)) == {layout.result_key(*i) for i in expected_ids}
     assert outcome.after == outcome.before  # raw objects untouched, none added or removed
     assert summary.invalidKeyCount == len(invalid)
     assert summary.processed == len(expected_ids)

@@ -47,9 +47,9 @@ def invoice(number: str, total: str = "119.00") -> bytes:
 
 def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> ObjectInfo:
     key = layout.raw_key(user, doc, name)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)
-    head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=key)
-    return ObjectInfo(stack.settings.raw_bucket, key, head["ETag"], head["ContentLength"], head["LastModified"])
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=body)
+    head = stack.s3().head_object(Bucket=stack.settings.store.raw_bucket, Key=key)
+    return ObjectInfo(stack.settings.store.raw_bucket, key, head["ETag"], head["ContentLength"], head["LastModified"])
 
 
 def backfill(stack) -> object:
@@ -61,7 +61,7 @@ def item_of(stack, user: str, doc: str) -> DocumentItem:
 
 
 def result_of(stack, user: str, doc: str) -> tuple[ResultDocument, str]:
-    response = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc))
+    response = stack.s3().get_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(user, doc))
     return ResultDocument.from_json_bytes(response["Body"].read()), response["ETag"]
 
 
@@ -72,7 +72,9 @@ class Worker:
 
     def __init__(self, stack, owner: str, lease: timedelta) -> None:
         metrics = CallMetrics()
-        self.table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, metrics)
+        self.table = DocumentTable(
+            stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, metrics
+        )
         self.buckets = Buckets(stack.s3(), metrics)
         self.owner, self.lease, self.stack = owner, lease, stack
         self.gate = threading.Event()
@@ -80,12 +82,12 @@ class Worker:
         self.processor = DocumentProcessor(
             self.buckets,
             self.table,
-            stack.settings.processed_bucket,
+            stack.settings.store.processed_bucket,
             self._extract,
             self._finish,
             10_000_000,
             30,
-            stack.settings.retention,
+            stack.settings.store.retention,
         )
 
     def _extract(self, data: bytes, name: str) -> Future[ExtractionOutcome]:
@@ -149,7 +151,7 @@ def test_a_stale_writer_never_replaces_the_newer_result(stack, takeover: str) ->
     assert item.resultEtag == etag  # the item points at exactly the result.json that is current
     assert result.source.etag == item.rawEtag == current.etag
     versions = stack.s3().list_object_versions(
-        Bucket=stack.settings.processed_bucket, Prefix=layout.result_key("alice", "doc-1")
+        Bucket=stack.settings.store.processed_bucket, Prefix=layout.result_key("alice", "doc-1")
     )["Versions"]
     assert len(versions) == 1  # the loser's bytes never became a version at all
 
@@ -175,7 +177,7 @@ def test_the_same_bytes_under_a_new_filename_are_a_new_upload(stack) -> None:
     body = invoice("SAME-1")
     old = put_raw(stack, "carol", "doc-3", "invoice.json", body)
     backfill(stack)
-    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=old.key)
+    stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=old.key)
     time.sleep(1.1)
     renamed = put_raw(stack, "carol", "doc-3", "invoice (1).json", body)
     assert renamed.etag == old.etag
@@ -193,7 +195,7 @@ def test_a_raw_object_deleted_under_its_claim_ends_deleted_and_stays_settled(sta
     obj = put_raw(stack, "dave", "doc-4", "x.json", invoice("GONE"))
     worker = Worker(stack, "w", timedelta(minutes=5))
     raw, decision = worker.claim(obj)
-    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=obj.key)
+    stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=obj.key)
 
     result = worker.processor.run(raw, obj, decision).result(30)
 
@@ -227,7 +229,7 @@ def test_an_attribute_outside_the_contract_is_kept_and_never_fatal(stack) -> Non
     backfill(stack)
     key = item_of(stack, "frank", "doc-5").key()
     stack.dynamodb().update_item(
-        TableName=stack.settings.table_name,
+        TableName=stack.settings.store.table_name,
         Key={k: {"S": v} for k, v in key.items()},
         UpdateExpression="SET reviewedBy = :who",
         ExpressionAttributeValues={":who": {"S": "alice@example.com"}},
@@ -236,8 +238,10 @@ def test_an_attribute_outside_the_contract_is_kept_and_never_fatal(stack) -> Non
     page = list_documents(stack.settings, user_id="frank", status=None)
     assert [i.documentId for i in page.items] == ["doc-5"]
 
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=obj.key, Body=invoice("KEEP-2"))  # re-upload
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=obj.key, Body=invoice("KEEP-2"))  # re-upload
     assert backfill(stack).processed == 1
-    raw = stack.dynamodb().get_item(TableName=stack.settings.table_name, Key={k: {"S": v} for k, v in key.items()})
+    raw = stack.dynamodb().get_item(
+        TableName=stack.settings.store.table_name, Key={k: {"S": v} for k, v in key.items()}
+    )
     assert raw["Item"]["reviewedBy"] == {"S": "alice@example.com"}
     assert raw["Item"]["invoiceNumber"] == {"S": "KEEP-2"}

@@ -51,7 +51,7 @@ def _receive_counts(stack) -> list[int]:
     """How often each waiting message was received so far (this look, which hides each message
     once and then shows them all again, not counted).
     """
-    sqs, url = boto3.client("sqs", endpoint_url=stack.endpoints.sqs), stack.settings.arrivals_queue_url
+    sqs, url = boto3.client("sqs", endpoint_url=stack.endpoints.sqs), stack.settings.store.arrivals_queue_url
     seen: dict[str, tuple[int, str]] = {}
     while batch := sqs.receive_message(
         QueueUrl=url, MaxNumberOfMessages=10, MessageSystemAttributeNames=["ApproximateReceiveCount"]
@@ -68,7 +68,7 @@ def _receive_counts(stack) -> list[int]:
 
 
 def test_a_dry_run_and_five_interrupted_runs_then_a_drain_process_each_document_once(stack) -> None:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(5, DOCS, bad_ratio=0.05, seed=71))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(5, DOCS, bad_ratio=0.05, seed=71))
 
     dry = _run(stack, dry_run=True)
     assert dry is not None and sum(dry.decisions.values()) == DOCS and stack.items() == []
@@ -93,7 +93,7 @@ def test_a_dry_run_and_five_interrupted_runs_then_a_drain_process_each_document_
     assert all(i.status in TERMINAL and i.status != Status.DELETED for i in stack.items())
     sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
     depth = sqs.get_queue_attributes(
-        QueueUrl=stack.settings.arrivals_queue_url,
+        QueueUrl=stack.settings.store.arrivals_queue_url,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
     assert set(depth.values()) == {"0"}

@@ -109,7 +109,7 @@ def assert_nothing_half_written(stack) -> Counter[str]:
     """Each item absent, PROCESSING under a lease, or terminal with the result.json it points at."""
     seen: Counter[str] = Counter()
     raws = {}
-    for key in stack.keys(stack.settings.raw_bucket, layout.RAW_PREFIX):
+    for key in stack.keys(stack.settings.store.raw_bucket, layout.RAW_PREFIX):
         raw = layout.parse_raw_key(key)
         raws[(raw.user_id, raw.document_id)] = key
     for item in stack.items():
@@ -130,13 +130,13 @@ def kill_mid_run(stack, server: DedicatedServer, seed: int) -> tuple[dict[str, s
     Returns the job's environment and the seconds from the kill to the exit.
     """
     rng = random.Random(seed)
-    upload(stack.s3(), stack.settings.raw_bucket, generate(4, DOCS, bad_ratio=0.1, seed=seed))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(4, DOCS, bad_ratio=0.1, seed=seed))
     env = job_env(stack, DOCUFLOW_RETRY_ATTEMPTS="3")
     process = spawn_ingest(env)
     client = stack.dynamodb()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:  # until the first claims landed
-        if client.scan(TableName=stack.settings.table_name, Select="COUNT", Limit=1)["Count"]:
+        if client.scan(TableName=stack.settings.store.table_name, Select="COUNT", Limit=1)["Count"]:
             break
         time.sleep(0.05)
     time.sleep(rng.uniform(0.2, 1.0))
@@ -180,7 +180,7 @@ def test_s3_outage_mid_run_exits_3_and_hands_back_the_claims_it_held(s3_outage_s
     # Claims never started are refunded; those whose reads or writes hit the outage keep the attempt.
     charged = [i for i in handed_back if i.attempts == 1]
     assert {i.attempts for i in handed_back} <= {0, 1} and len(charged) < len(handed_back)
-    assert len(charged) <= 2 * stack.settings.io_threads  # at most what was in flight
+    assert len(charged) <= 2 * stack.settings.store.io_threads  # at most what was in flight
     assert all(i.leaseOwner is None for i in items if i.status in TERMINAL)
     print(
         f"s3 outage: exit 3 after {exited:.1f}s, {len(handed_back)} claims handed back "

@@ -34,7 +34,7 @@ T0 = layout.utc_now() - timedelta(days=1)
 
 def _raw(stack, user: str, doc: str, body: bytes = b"<Invoice/>", name: str = "a.xml") -> tuple[str, str]:
     key = layout.raw_key(user, doc, name)
-    return key, stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)["ETag"]
+    return key, stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=body)["ETag"]
 
 
 def _result(
@@ -44,7 +44,7 @@ def _result(
         userId=user,
         documentId=doc,
         source=SourceObject(
-            bucket=stack.settings.raw_bucket,
+            bucket=stack.settings.store.raw_bucket,
             key=raw_key or layout.raw_key(user, doc, "a.xml"),
             etag=etag,
             size=10,
@@ -60,7 +60,7 @@ def _result(
         pipelineVersion="test",
     )
     stack.s3().put_object(
-        Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc), Body=result.to_json_bytes()
+        Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(user, doc), Body=result.to_json_bytes()
     )
     return result
 
@@ -75,14 +75,14 @@ def _document(stack, user: str, doc: str, status: Status = Status.PROCESSED, **e
         status=status,
         createdAt=T0,
         updatedAt=T0,
-        rawS3Uri=layout.s3_uri(stack.settings.raw_bucket, key),
+        rawS3Uri=layout.s3_uri(stack.settings.store.raw_bucket, key),
         rawEtag=etag,
         version=2,
         attempts=1,
-        resultS3Uri=layout.s3_uri(stack.settings.processed_bucket, layout.result_key(user, doc)),
+        resultS3Uri=layout.s3_uri(stack.settings.store.processed_bucket, layout.result_key(user, doc)),
         reviewReasons=["low confidence"] if status == Status.REVIEW_REQUIRED else [],
     )
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire({**item.to_item(), **extra}))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire({**item.to_item(), **extra}))
     return item
 
 
@@ -145,7 +145,7 @@ def test_a_deleted_raw_object_ends_in_the_deleted_tombstone_and_reconcile_agrees
     done = _document(stack, "u3", "done")
     claimed = _document(stack, "u3", "inflight")
     stack.dynamodb().put_item(
-        TableName=stack.settings.table_name,
+        TableName=stack.settings.store.table_name,
         Item=to_wire(
             claimed.evolve(
                 status=Status.PROCESSING,
@@ -157,7 +157,7 @@ def test_a_deleted_raw_object_ends_in_the_deleted_tombstone_and_reconcile_agrees
         ),
     )
     for doc in ("done", "inflight"):
-        stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u3", doc, "a.xml"))
+        stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key("u3", doc, "a.xml"))
     assert _codes(_run(stack, deep=True)) == [(Code.MISSING_RAW, "done"), (Code.MISSING_RAW, "inflight")]
     repaired = _run(stack, deep=True, repair=True)
     outcomes = {r.documentId: r.outcome for r in repaired.summary.repairs}
@@ -172,19 +172,23 @@ def test_a_deleted_raw_object_ends_in_the_deleted_tombstone_and_reconcile_agrees
 
 def test_the_deleted_repair_is_guarded_by_the_version_it_saw(stack) -> None:
     item = _document(stack, "u3", "racing")
-    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u3", "racing", "a.xml"))
+    stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key("u3", "racing", "a.xml"))
     findings = _run(stack).findings
     # The document is re-uploaded and re-processed after the snapshot.
     _raw(stack, "u3", "racing", b"<Invoice>again</Invoice>")
     stack.dynamodb().put_item(
-        TableName=stack.settings.table_name,
+        TableName=stack.settings.store.table_name,
         Item=to_wire(item.evolve(version=item.version + 2, updatedBy="operator:test").to_item()),
     )
     run = ReconcileRun(stack.settings, LivePlan())
     from jobs.reconcile.repair import Repairer
 
     actions = Repairer(
-        run.table, run.buckets, stack.settings.processed_bucket, actor="repair:test", policy=stack.settings.retention
+        run.table,
+        run.buckets,
+        stack.settings.store.processed_bucket,
+        actor="repair:test",
+        policy=stack.settings.store.retention,
     ).run(findings)
     assert [a.outcome for a in actions] == ["skipped: the item changed since the snapshot (version 2 -> 4)"]
     assert _item(stack, "u3", "racing").status == Status.PROCESSED
@@ -195,7 +199,7 @@ def test_items_with_foreign_attributes_are_reconciled_and_repaired_with_them_kep
     _document(stack, "u4", "reviewed", reviewedBy="alice", notes={"why": "checked"})
     drifted = _document(stack, "u4", "drifted", reviewedBy="bob")
     stack.dynamodb().put_item(
-        TableName=stack.settings.table_name,
+        TableName=stack.settings.store.table_name,
         Item=to_wire({**drifted.to_item(), "reviewedBy": "bob", layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)}),
     )
     expected = [(Code.INDEX_DRIFT, "drifted")]
@@ -274,14 +278,14 @@ def test_damaged_files_exit_2_with_a_clear_message_and_no_report(
     assert cli.main([*exported.argv(), "--grace", "0s"]) == 2
     err = capsys.readouterr().err
     assert message in err, err
-    assert stack.keys(stack.settings.reports_bucket) == []  # no report
+    assert stack.keys(stack.settings.store.reports_bucket) == []  # no report
 
 
 def test_deep_reports_a_result_json_deleted_after_the_inventory(stack, tmp_path: Path) -> None:
     _document(stack, "u6", "a")
     _document(stack, "u6", "b")
     exported = export_state(stack, tmp_path)
-    stack.s3().delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u6", "b"))
+    stack.s3().delete_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key("u6", "b"))
     outcome = _run(
         stack, FilesPlan, dynamodb_export=exported.export, s3_inventories=tuple(exported.manifests), deep=True
     )
@@ -293,12 +297,12 @@ def test_deep_reports_a_result_json_deleted_after_the_inventory(stack, tmp_path:
 def test_a_reviewer_settled_document_is_no_summary_mismatch(stack) -> None:
     review = _document(stack, "u7", "settled", Status.REVIEW_REQUIRED)
     settled = review.evolve(status=Status.PROCESSED, version=review.version + 1, updatedBy="reviewer:test")
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(settled.to_item()))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire(settled.to_item()))
     assert _codes(_run(stack, deep=True)) == []
     # The other way round is still a mismatch: no one un-settles a document.
     wrong = _document(stack, "u7", "wrong")
     stack.dynamodb().put_item(
-        TableName=stack.settings.table_name, Item=to_wire(wrong.evolve(status=Status.REVIEW_REQUIRED).to_item())
+        TableName=stack.settings.store.table_name, Item=to_wire(wrong.evolve(status=Status.REVIEW_REQUIRED).to_item())
     )
     assert _codes(_run(stack, deep=True)) == [(Code.SUMMARY_MISMATCH, "wrong")]
 

@@ -37,7 +37,7 @@ def repair(stack):
 
 def _missing_result(stack, item) -> None:
     stack.s3().delete_object(
-        Bucket=stack.settings.processed_bucket, Key=layout.result_key(item.userId, item.documentId)
+        Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(item.userId, item.documentId)
     )
 
 
@@ -49,15 +49,17 @@ def _stuck(stack, item) -> None:
         version=item.version + 1,
         updatedBy=actor(ActorKind.INGEST, "crashed-run"),
     )
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(stuck.to_item()))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire(stuck.to_item()))
 
 
 def _foreign_result(stack, item) -> None:
     """result.json left by a writer of another upload (a stale writer's bytes)."""
     s3, key = stack.s3(), layout.result_key(item.userId, item.documentId)
-    doc = ResultDocument.from_json_bytes(s3.get_object(Bucket=stack.settings.processed_bucket, Key=key)["Body"].read())
+    doc = ResultDocument.from_json_bytes(
+        s3.get_object(Bucket=stack.settings.store.processed_bucket, Key=key)["Body"].read()
+    )
     foreign = doc.model_copy(update={"source": doc.source.model_copy(update={"etag": '"an-older-upload"'})})
-    s3.put_object(Bucket=stack.settings.processed_bucket, Key=key, Body=foreign.to_json_bytes())
+    s3.put_object(Bucket=stack.settings.store.processed_bucket, Key=key, Body=foreign.to_json_bytes())
 
 
 BREAKS = {"MISSING_RESULT": _missing_result, "STUCK_PROCESSING": _stuck, "RESULT_SOURCE_MISMATCH": _foreign_result}
@@ -65,7 +67,7 @@ BREAKS = {"MISSING_RESULT": _missing_result, "STUCK_PROCESSING": _stuck, "RESULT
 
 @pytest.mark.parametrize("code", BREAKS)
 def test_a_document_marked_for_reprocessing_is_processed_by_the_next_drain(stack, code: str) -> None:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(1, DOCS, bad_ratio=0, review_ratio=0, seed=61))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(1, DOCS, bad_ratio=0, review_ratio=0, seed=61))
     assert drain(stack).processed == DOCS
     broken = stack.items()[0]
     BREAKS[code](stack, broken)
@@ -82,7 +84,7 @@ def test_a_document_marked_for_reprocessing_is_processed_by_the_next_drain(stack
 def test_a_tombstone_whose_file_is_uploaded_again_is_reported_repaired_and_processed(stack) -> None:
     (doc,) = generate(1, 1, bad_ratio=0, review_ratio=0, seed=67)
     key = layout.raw_key(doc.user_id, doc.document_id, doc.filename)
-    s3, raw = stack.s3(), stack.settings.raw_bucket
+    s3, raw = stack.s3(), stack.settings.store.raw_bucket
     s3.put_object(Bucket=raw, Key=key, Body=doc.body)
     assert drain(stack).processed == 1
     s3.delete_object(Bucket=raw, Key=key)

@@ -24,7 +24,7 @@ from jobs.demo.seed import upload
 def _visible(stack) -> int:
     client = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
     attributes = client.get_queue_attributes(
-        QueueUrl=stack.settings.arrivals_queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+        QueueUrl=stack.settings.store.arrivals_queue_url, AttributeNames=["ApproximateNumberOfMessages"]
     )["Attributes"]
     return int(attributes["ApproximateNumberOfMessages"])
 
@@ -32,7 +32,7 @@ def _visible(stack) -> int:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_a_signalled_drain_hands_everything_back_and_leaves_no_process(stack, signum: signal.Signals) -> None:
     docs = list(generate(3, 40, bad_ratio=0, ocr_ratio=0.5, seed=21))  # scans keep tesseract busy
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     env = job_env(stack, DOCUFLOW_LEASE_SECONDS="600")
     process = spawn_ingest(env, backfill=False)
     deadline = time.monotonic() + 60

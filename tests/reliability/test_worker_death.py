@@ -28,7 +28,7 @@ def extraction_workers() -> list[psutil.Process]:
 
 
 def test_a_killed_extraction_worker_fails_no_document(stack) -> None:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(4, DOCS, bad_ratio=0.0, seed=3))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(4, DOCS, bad_ratio=0.0, seed=3))
     some_done = threading.Event()
     done = []
 

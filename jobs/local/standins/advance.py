@@ -51,7 +51,7 @@ def advance(settings: JobSettings, to: datetime, dynamodb: DynamoDBClient, s3: S
     ledger.move_to(to)
     standin = LifecycleStandIn(s3, ledger)
     objects = LifecycleReport()
-    for bucket in (settings.raw_bucket, settings.processed_bucket, settings.reports_bucket):
+    for bucket in (settings.store.raw_bucket, settings.store.processed_bucket, settings.store.reports_bucket):
         objects.add(standin.apply(bucket, to))
     ledger.save()
-    return Advanced(to, expire_items(dynamodb, settings.table_name, to), objects)
+    return Advanced(to, expire_items(dynamodb, settings.store.table_name, to), objects)

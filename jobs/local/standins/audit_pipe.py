@@ -109,15 +109,15 @@ class StagePipe:
 
         def open_stream() -> TableStream | None:
             try:
-                arn = stream_arn(dynamodb, settings.table_name, metrics)
+                arn = stream_arn(dynamodb, settings.store.table_name, metrics)
             except StoreResourceMissingError:
                 return None  # no table (yet, or any more)
             return TableStream(streams, arn, metrics) if arn else None
 
         buckets = stack_buckets(settings, metrics)
         name = layout.audit_delivery_name(settings.stage)
-        firehose = FirehoseStandIn(buckets, settings.audit_bucket, name, buffer_seconds=buffer_seconds)
-        return cls(settings, open_stream, firehose, lambda: journalled(dynamodb, settings.table_name))
+        firehose = FirehoseStandIn(buckets, settings.audit.audit_bucket, name, buffer_seconds=buffer_seconds)
+        return cls(settings, open_stream, firehose, lambda: journalled(dynamodb, settings.store.table_name))
 
     def pump(self) -> int:
         """Put what is new on every shard to the delivery stream; returns the records moved."""

@@ -68,7 +68,7 @@ def initialize_client_plugin(client: BaseClient) -> None:
     """
     if client.meta.service_model.service_name == "dynamodb":
         settings = JobSettings.from_env()
-        attach(client, settings.export_bucket, settings.export_prefix)
+        attach(client, settings.reconcile.export_bucket, settings.reconcile.export_prefix)
 
 
 def attach(client: BaseClient, bucket: str, prefix: str) -> None:

@@ -27,7 +27,7 @@ def deliver(settings: JobSettings, created: datetime, fmt: str = "Parquet") -> l
     s3 = boto3.client("s3")
     check_local(s3.meta.endpoint_url)
     manifests = []
-    for source in (settings.raw_bucket, settings.processed_bucket):
+    for source in (settings.store.raw_bucket, settings.store.processed_bucket):
         rows = [
             {"bucket": source, "key": o["Key"], "size": o["Size"], "lastModified": o["LastModified"], "etag": o["ETag"]}
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=source)
@@ -35,15 +35,15 @@ def deliver(settings: JobSettings, created: datetime, fmt: str = "Parquet") -> l
         ]
         frame = pl.DataFrame(rows, schema=OBJECTS_SCHEMA, orient="row")
         objects = inventory_objects(
-            settings.inventory_bucket,
-            settings.inventory_prefix,
+            settings.reconcile.inventory_bucket,
+            settings.reconcile.inventory_prefix,
             source,
             created,
             [frame],
             fmt,
-            settings.inventory_config_id,
+            settings.reconcile.inventory_config_id,
         )
         for key, body in objects.items():
-            s3.put_object(Bucket=settings.inventory_bucket, Key=key, Body=body)
+            s3.put_object(Bucket=settings.reconcile.inventory_bucket, Key=key, Body=body)
         manifests += [key for key in objects if key.endswith("/manifest.json")]
     return manifests

@@ -29,7 +29,7 @@ _PEEK = 10  # ReceiveMessage's most; moto returns a standard queue's messages ol
 def oldest_sent(settings: JobSettings) -> datetime | None:
     """When the oldest visible message of the arrival queue was sent (None: the queue is empty)."""
     response = sqs_client(settings).receive_message(
-        QueueUrl=settings.arrivals_queue_url,
+        QueueUrl=settings.store.arrivals_queue_url,
         MaxNumberOfMessages=_PEEK,
         VisibilityTimeout=0,
         AttributeNames=["SentTimestamp"],

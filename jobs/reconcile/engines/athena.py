@@ -98,9 +98,11 @@ class AthenaEngine:
         """(export id, export time, item count) of a completed export, started here if none given."""
         s = self.settings
         if location is None:
-            if not s.table_arn:
+            if not s.store.table_arn:
                 raise ReconcileInputError("no --dynamodb-export and no DOCUFLOW_TABLE_ARN to start one with")
-            arn = self.exports.start(s.table_arn, point_in_time, s.export_bucket, s.export_prefix)
+            arn = self.exports.start(
+                s.store.table_arn, point_in_time, s.reconcile.export_bucket, s.reconcile.export_prefix
+            )
             location = self.exports.wait(arn).directory
         summary_uri = location.rstrip("/") + "/" + EXPORT_SUMMARY if not location.endswith(EXPORT_SUMMARY) else location
         try:
@@ -127,7 +129,11 @@ class AthenaEngine:
         """The newest inventory manifest of `source_bucket` under the configured destination."""
         s = self.settings
         return latest_manifest(
-            self.buckets, s.inventory_bucket, s.inventory_prefix, s.inventory_config_id, source_bucket
+            self.buckets,
+            s.reconcile.inventory_bucket,
+            s.reconcile.inventory_prefix,
+            s.reconcile.inventory_config_id,
+            source_bucket,
         )
 
     def partition(self, manifest_uri: str) -> InventoryPartition:
@@ -160,12 +166,14 @@ class AthenaEngine:
     def inventories(self) -> tuple[InventoryPartition, InventoryPartition]:
         """The raw and the processed bucket's inventory partitions: the given ones, else the newest."""
         s = self.settings
-        manifests = list(self.inputs.manifests) or [self.latest_manifest(b) for b in (s.raw_bucket, s.processed_bucket)]
+        manifests = list(self.inputs.manifests) or [
+            self.latest_manifest(b) for b in (s.store.raw_bucket, s.store.processed_bucket)
+        ]
         partitions = {p.source_bucket: p for p in map(self.partition, manifests)}
-        for needed in (s.raw_bucket, s.processed_bucket):
+        for needed in (s.store.raw_bucket, s.store.processed_bucket):
             if needed not in partitions:
                 raise ReconcileInputError(f"no S3 Inventory manifest for bucket {needed!r}")
-        return partitions[s.raw_bucket], partitions[s.processed_bucket]
+        return partitions[s.store.raw_bucket], partitions[s.store.processed_bucket]
 
     def exported(self) -> TableRead:
         """The table as a full export: the one given, or one started for the run's point in time."""
@@ -173,19 +181,21 @@ class AthenaEngine:
         now = layout.utc_now().replace(second=0, microsecond=0)
         export_id, export_time, item_count = self.export(self.inputs.export, now)
         relation = (
-            f'(SELECT item FROM "{s.glue_database}"."{s.glue_export_table}" WHERE export_id = {sql.lit(export_id)})'
+            f'(SELECT item FROM "{s.reconcile.glue_database}"."{s.reconcile.glue_export_table}" '
+            f"WHERE export_id = {sql.lit(export_id)})"
         )
         return TableRead(relation, export_time, f"export {export_id}", item_count)
 
     def relations(self, table: str, raw: InventoryPartition, processed: InventoryPartition) -> sql.Relations:
         """The Glue tables the query reads, each narrowed to this run's table and partitions."""
         s = self.settings
-        db = f'"{s.glue_database}"'
+        db = f'"{s.reconcile.glue_database}"'
         return sql.Relations(
             export=table,
-            raw_inventory=f'(SELECT * FROM {db}."{s.glue_raw_inventory_table}" WHERE dt = {sql.lit(raw.dt)})',
+            raw_inventory=f'(SELECT * FROM {db}."{s.reconcile.glue_raw_inventory_table}" WHERE dt = {sql.lit(raw.dt)})',
             processed_inventory=(
-                f'(SELECT * FROM {db}."{s.glue_processed_inventory_table}" WHERE dt = {sql.lit(processed.dt)})'
+                f'(SELECT * FROM {db}."{s.reconcile.glue_processed_inventory_table}" '
+                f"WHERE dt = {sql.lit(processed.dt)})"
             ),
         )
 
@@ -212,7 +222,7 @@ class AthenaEngine:
         raw_count, processed_count = (int(v or 0) for v in self.queries.rows(counted.query_id)[0])
         stop("before the reconcile query")
         unloaded = self.inputs.report_prefix + UNLOAD_DIR
-        target = layout.s3_uri(s.reports_bucket, unloaded)
+        target = layout.s3_uri(s.store.reports_bucket, unloaded)
         unload = (
             f"UNLOAD ({sql.query(relations, params)}) TO {sql.lit(target)} "
             "WITH (format = 'PARQUET', compression = 'ZSTD')"
@@ -220,7 +230,7 @@ class AthenaEngine:
         found = self.queries.run(unload, token(run_id, "findings"), "reconcile query")
         ran = [*table.queries, counted, found]
         stats: dict[str, object] = {
-            "workgroup": s.athena_workgroup,
+            "workgroup": s.reconcile.athena_workgroup,
             "queryIds": [q.query_id for q in ran],
             "bytesScanned": sum(q.bytes_scanned for q in ran),
             "unloadedTo": target,
@@ -240,7 +250,7 @@ class AthenaEngine:
         )
 
     def read_unloaded(self, prefix: str) -> pl.DataFrame:
-        bucket = self.settings.reports_bucket
+        bucket = self.settings.store.reports_bucket
         frames = [
             pl.read_parquet(io.BytesIO(self.buckets.get_bytes(bucket, obj.key)))
             for page in self.buckets.list_pages(bucket, prefix)

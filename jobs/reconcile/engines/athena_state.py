@@ -75,7 +75,12 @@ class IcebergNight:
             run_id,
         )
         s = settings
-        self.table = StateTable(s.glue_database, s.glue_state_table, s.glue_export_table, s.glue_incremental_table)
+        self.table = StateTable(
+            s.reconcile.glue_database,
+            s.reconcile.glue_state_table,
+            s.reconcile.glue_export_table,
+            s.reconcile.glue_incremental_table,
+        )
         self.ran: list[QueryOutcome] = []
 
     def _run(self, statement: str, what: str) -> QueryOutcome:
@@ -101,14 +106,17 @@ class IcebergNight:
         got = night_exports(self.exports, s, plan)
         if got.anchor is not None:
             assert plan.anchor_at is not None
-            for number, statement in enumerate(self.table.reanchor(export_id(got.anchor), plan.anchor_at, s.table_arn)):
+            for number, statement in enumerate(
+                self.table.reanchor(export_id(got.anchor), plan.anchor_at, s.store.table_arn)
+            ):
                 self._run(statement, f"re-anchor {export_id(got.anchor)} {number}")
         table_at = plan.state.as_of if plan.state else plan.end
         for location in got.changes:
             changes = export_manifest(location, self.buckets)
-            check_follows(changes, table_at, s.table_arn, self.table.name)
+            check_follows(changes, table_at, s.store.table_arn, self.table.name)
             self._run(
-                self.table.merge(export_id(location), changes.export_time, s.table_arn), f"merge {export_id(location)}"
+                self.table.merge(export_id(location), changes.export_time, s.store.table_arn),
+                f"merge {export_id(location)}",
             )
             table_at = changes.export_time
         counted = self.queries.rows(self._run(self.table.count(), "table count").query_id)

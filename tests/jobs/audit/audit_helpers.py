@@ -25,7 +25,9 @@ REVIEWER = actor(ActorKind.REVIEWER, "alice")
 
 
 def table(stack) -> DocumentTable:
-    return DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    return DocumentTable(
+        stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
+    )
 
 
 def item(user: str, doc: str, **changes: Any) -> DocumentItem:
@@ -65,7 +67,7 @@ def write_varied_day(stack) -> None:
     )
     assert t.put_if_version(again, 3)
     key = {layout.PK_ATTR: {"S": layout.user_pk("u1")}, layout.SK_ATTR: {"S": layout.document_sk("gone")}}
-    stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=key)
+    stack.dynamodb().delete_item(TableName=stack.settings.store.table_name, Key=key)
     raw = stack.dynamodb()
     odd = [
         {layout.PK_ATTR: "LOCK#x", layout.SK_ATTR: "LOCK#x", "owner": "someone"},
@@ -75,7 +77,7 @@ def write_varied_day(stack) -> None:
     ]
     for attributes in odd:
         present = {k: v for k, v in attributes.items() if v is not None}
-        raw.put_item(TableName=stack.settings.table_name, Item=to_wire(present))
+        raw.put_item(TableName=stack.settings.store.table_name, Item=to_wire(present))
 
 
 def ttl_removal(stack) -> None:
@@ -100,7 +102,7 @@ def ttl_removal(stack) -> None:
 
 
 def log_rows(stack) -> list[dict[str, Any]]:
-    s3, bucket = stack.s3(), stack.settings.audit_bucket
+    s3, bucket = stack.s3(), stack.settings.audit.audit_bucket
     rows = []
     for key in stack.keys(bucket, layout.AUDIT_CHANGES_PREFIX):
         rows += pq.read_table(io.BytesIO(s3.get_object(Bucket=bucket, Key=key)["Body"].read())).to_pylist()

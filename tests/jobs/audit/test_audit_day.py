@@ -81,13 +81,13 @@ class Day:
 def _night_and_repairs(stack, day: Day) -> Ids:
     """Ingest, a re-upload, and a repair redone by the next ingest; returns the repaired document."""
     s3, s = stack.s3(), stack.settings
-    upload(s3, s.raw_bucket, day.docs)
+    upload(s3, s.store.raw_bucket, day.docs)
     night = actor(ActorKind.INGEST, _ingest(stack))  # every document: claim (version 1), finish (version 2)
     day.actors = {_ids(d): [night] * 2 for d in day.docs}
     # A re-upload: new bytes under the same key, claimed and finished again by the next run.
     again = day.docs[0]
     s3.put_object(
-        Bucket=s.raw_bucket,
+        Bucket=s.store.raw_bucket,
         Key=layout.raw_key(again.user_id, again.document_id, again.filename),
         Body=again.body + b"\n",
     )
@@ -95,7 +95,7 @@ def _night_and_repairs(stack, day: Day) -> Ids:
     # A repair: result.json gone, so reconcile marks the document for reprocessing; the next
     # ingest redoes it.
     lost = day.docs[1]
-    s3.delete_object(Bucket=s.processed_bucket, Key=layout.result_key(*_ids(lost)))
+    s3.delete_object(Bucket=s.store.processed_bucket, Key=layout.result_key(*_ids(lost)))
     repair = _reconcile(stack, repair=True)
     assert [a.outcome for a in repair.summary.repairs if a.code == Code.MISSING_RESULT] == ["applied"]
     day.wrote(_ids(lost), actor(ActorKind.REPAIR, repair.summary.runId))
@@ -198,12 +198,12 @@ def test_a_day_of_changes_is_in_the_log_once_each_with_its_actor(
 def test_the_log_is_kept_and_a_planted_gap_is_reported(stack) -> None:
     s3, s = stack.s3(), stack.settings
     docs = list(generate(1, 2, bad_ratio=0, review_ratio=0, seed=23))
-    upload(s3, s.raw_bucket, docs)
+    upload(s3, s.store.raw_bucket, docs)
     _ingest(stack)
     stack.audit_flush()
 
     # Its objects are written once and kept: an overwrite and a deletion are refused.
-    bucket = s.audit_bucket
+    bucket = s.audit.audit_bucket
     (first, *_) = stack.keys(bucket, layout.AUDIT_CHANGES_PREFIX)
     version = s3.head_object(Bucket=bucket, Key=first)["VersionId"]
     with pytest.raises(ClientError, match="PreconditionFailed"):
@@ -217,7 +217,7 @@ def test_the_log_is_kept_and_a_planted_gap_is_reported(stack) -> None:
         version=item.version + 1, updatedAt=layout.utc_now(), updatedBy=actor(ActorKind.OPERATOR, "x")
     )
     with stack.audit_records_lost():
-        assert DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics()).put_if_version(
+        assert DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, CallMetrics()).put_if_version(
             planted, item.version
         )
     gaps = _reconcile(stack, audit=AuditCheck()).findings.filter(pl.col("code") == Code.AUDIT_GAP.value)
@@ -227,7 +227,9 @@ def test_the_log_is_kept_and_a_planted_gap_is_reported(stack) -> None:
 
 @pytest.mark.slow
 def test_ten_thousand_changes_give_ten_thousand_distinct_records(stack) -> None:
-    table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    table = DocumentTable(
+        stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
+    )
     write_changes(table, 10_000)
     assert stack.audit_flush() == 10_000
     buckets = Buckets(stack.s3(), CallMetrics())

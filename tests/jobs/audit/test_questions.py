@@ -70,8 +70,8 @@ def _buckets(stack) -> Buckets:
 
 def test_every_engine_reads_the_log_as_the_reference_does(day, tmp_path: Path) -> None:
     expected = reference(log_rows(day))
-    files = ChangeLog(_buckets(day), day.settings.audit_bucket).stage(tmp_path)
-    athena = AthenaAudit(DuckAthena(day.settings.trail_database, files), day.settings.trail_database)  # type: ignore[arg-type]
+    files = ChangeLog(_buckets(day), day.settings.audit.audit_bucket).stage(tmp_path)
+    athena = AthenaAudit(DuckAthena(day.settings.audit.trail_database, files), day.settings.audit.trail_database)  # type: ignore[arg-type]
     with local_engine(_buckets(day), day.settings, None) as local:
         for user, doc in {(r.userId, r.documentId) for r in expected if r.userId}:
             want = [r for r in expected if (r.userId, r.documentId) == (user, doc)]
@@ -79,7 +79,7 @@ def test_every_engine_reads_the_log_as_the_reference_does(day, tmp_path: Path) -
             assert questions.history(athena, user, doc).records == want, (user, doc)
     assert (
         athena._queries.sent[0].startswith("WITH copies AS")
-        and f'"{day.settings.trail_database}"' in athena._queries.sent[0]
+        and f'"{day.settings.audit.trail_database}"' in athena._queries.sent[0]
     )
 
 

@@ -45,7 +45,7 @@ INVOICE = {
 
 def processed(stack, user: str = "u1", doc: str = "d1") -> None:
     key = layout.raw_key(user, doc, "invoice.json")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=json.dumps(INVOICE).encode())
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=json.dumps(INVOICE).encode())
     IngestRun(stack.settings, BackfillPlan()).execute()
 
 
@@ -64,9 +64,9 @@ def test_the_url_reads_the_users_own_result_json_for_as_long_as_the_stack_says(s
     processed(stack)
     signed = result_url(stack.settings, "u1", "d1")
     url = urllib.parse.urlsplit(signed.url)
-    assert url.path == f"/{stack.settings.processed_bucket}/{layout.result_key('u1', 'd1')}"
+    assert url.path == f"/{stack.settings.store.processed_bucket}/{layout.result_key('u1', 'd1')}"
     query = urllib.parse.parse_qs(url.query)
-    assert query["X-Amz-Expires"] == [str(stack.settings.result_url_seconds)] and "X-Amz-Signature" in query
+    assert query["X-Amz-Expires"] == [str(stack.settings.review.result_url_seconds)] and "X-Amz-Signature" in query
     with urllib.request.urlopen(signed.url) as response:  # the browser's GET, without a browser
         assert json.loads(response.read())["documentId"] == "d1"
     done = documents("url", "--user", "u1", "--doc", "d1")
@@ -90,7 +90,7 @@ def test_no_url_for_what_is_not_the_users_readable_result(stack, user: str, doc:
     processed(stack, "u1", "gone")
     gone = next(i for i in stack.items() if i.documentId == "gone")  # its raw object deleted: a tombstone
     tomb = gone.evolve(status=Status.DELETED, version=gone.version + 1, updatedBy="repair:test")
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(tomb.to_item()))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire(tomb.to_item()))
     with pytest.raises((DocumentNotFoundError, ValueError), match=says):
         result_url(stack.settings, user, doc)
     done = documents("url", "--user", user, "--doc", doc)
@@ -99,7 +99,7 @@ def test_no_url_for_what_is_not_the_users_readable_result(stack, user: str, doc:
 
 def test_the_local_processed_bucket_has_the_contracts_cors_rules(stack) -> None:
     (spec,) = [s for s in bucket_specs(stack.settings.stage, {}, cors_origins=("http://localhost:5173",)) if s.cors]
-    local = stack.s3().get_bucket_cors(Bucket=stack.settings.processed_bucket)["CORSRules"]
+    local = stack.s3().get_bucket_cors(Bucket=stack.settings.store.processed_bucket)["CORSRules"]
     assert local == spec.cors.configuration()["CORSRules"]
     for other in ("raw", "reports"):
         bucket = getattr(stack.settings, f"{other}_bucket")
@@ -215,7 +215,9 @@ def test_a_browser_reads_the_presigned_result_from_an_allowed_origin_and_not_fro
 ) -> None:
     allowed, other = f"http://localhost:{page.port}", f"http://127.0.0.1:{page.port}"
     (spec,) = [
-        s for s in bucket_specs(stack.settings.stage, stack.settings.bucket_names(), cors_origins=(allowed,)) if s.cors
+        s
+        for s in bucket_specs(stack.settings.stage, stack.settings.store.bucket_names(), cors_origins=(allowed,))
+        if s.cors
     ]
     ensure_bucket(stack.s3(), spec, REGION)  # the stack's origins: the local bootstrap, from the contract
     assert spec.cors == CorsSpec(allowed_origins=(allowed,))

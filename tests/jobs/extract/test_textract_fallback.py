@@ -147,6 +147,6 @@ def test_textract_not_asked_leaves_the_local_reading_and_says_why() -> None:
 
 
 def test_the_setting_is_off_by_default_and_read_from_the_environment() -> None:
-    assert JobSettings().textract_fallback is False
-    assert JobSettings.from_env({"DOCUFLOW_TEXTRACT_FALLBACK": "true"}).textract_fallback is True
+    assert JobSettings().extraction.textract_fallback is False
+    assert JobSettings.from_env({"DOCUFLOW_TEXTRACT_FALLBACK": "true"}).extraction.textract_fallback is True
     json.dumps(JobSettings().model_dump(mode="json"))

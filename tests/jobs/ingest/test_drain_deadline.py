@@ -33,7 +33,7 @@ def _await_arrivals(stack, count: int) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         attributes = sqs.get_queue_attributes(
-            QueueUrl=stack.settings.arrivals_queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+            QueueUrl=stack.settings.store.arrivals_queue_url, AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]
         if int(attributes["ApproximateNumberOfMessages"]) >= count:
             return
@@ -45,7 +45,7 @@ def test_a_drain_past_its_deadline_ends_completed_and_leaves_the_rest_queued(
     stack, capsys: pytest.CaptureFixture[str]
 ) -> None:
     docs = list(generate(2, 30, bad_ratio=0, seed=41))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     _await_arrivals(stack, len(docs))
     # A deadline passed before the first messages are decided: nothing is taken, all stays queued.
     # Idle for up to 5 s: a first receive that comes back empty on a loaded machine must not end
@@ -73,7 +73,7 @@ def test_the_bound_counts_from_the_scheduled_time_when_the_schedule_gives_one() 
 
 def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_cleanly(stack) -> None:
     docs = list(generate(1, 5, bad_ratio=0, seed=43))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     _await_arrivals(stack, len(docs))
     # The scheduler started this task two hours after its time (a retry near the maximum event
     # age): an hour's bound from the process start would drain the lot into the reconcile.
@@ -81,8 +81,8 @@ def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_clea
     summary = IngestRun(late, DrainPlan(max_seconds=3600, idle_seconds=1)).execute()
     assert summary.outcome == "completed" and summary.stoppedFor == "deadline"
     assert summary.processed == 0 and stack.items() == []
-    assert summary.deadline == late.scheduled_time + timedelta(hours=1)
-    assert summary.scheduledAt == late.scheduled_time
+    assert summary.deadline == late.run.scheduled_time + timedelta(hours=1)
+    assert summary.scheduledAt == late.run.scheduled_time
     assert summary.queueWaiting >= len(docs) and summary.queueInFlight == 0  # nothing received, nothing hidden
     # It drained nothing, so it is no heartbeat: a night whose only task started this late alarms.
     assert summary.startedPastDeadline
@@ -91,7 +91,7 @@ def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_clea
 
 def test_a_scheduled_drain_on_time_drains_until_its_queue_is_empty(stack) -> None:
     docs = list(generate(1, 3, bad_ratio=0, seed=44))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     _await_arrivals(stack, len(docs))
     on_time = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(minutes=1)})
     summary = IngestRun(on_time, DrainPlan(max_seconds=3600, idle_seconds=1)).execute()
@@ -103,4 +103,4 @@ def test_a_naive_scheduled_time_is_refused() -> None:
     with pytest.raises(SettingsError, match="DOCUFLOW_SCHEDULED_TIME"):
         JobSettings.from_env({"DOCUFLOW_SCHEDULED_TIME": "2026-03-02T01:00:00"})
     aware = JobSettings.from_env({"DOCUFLOW_SCHEDULED_TIME": "2026-03-02T01:00:00Z"})
-    assert aware.scheduled_time == datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
+    assert aware.run.scheduled_time == datetime(2026, 3, 2, 1, 0, tzinfo=UTC)

@@ -41,7 +41,7 @@ def sqs(stack):
 
 def queue_counts(stack) -> tuple[int, int]:
     attributes = sqs(stack).get_queue_attributes(
-        QueueUrl=stack.settings.arrivals_queue_url,
+        QueueUrl=stack.settings.store.arrivals_queue_url,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
     return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
@@ -49,7 +49,7 @@ def queue_counts(stack) -> tuple[int, int]:
 
 def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> str:
     key = layout.raw_key(user, doc, name)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=body)
     return key
 
 
@@ -63,9 +63,9 @@ def writes(summary: RunSummary) -> int:
 
 def test_uploads_become_messages_and_a_drain_processes_exactly_them(stack) -> None:
     docs = list(generate(3, 12, bad_ratio=0.1, seed=7))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     stack.s3().put_object(
-        Bucket=stack.settings.raw_bucket, Key="elsewhere/not-raw.txt", Body=b"x"
+        Bucket=stack.settings.store.raw_bucket, Key="elsewhere/not-raw.txt", Body=b"x"
     )  # outside the filter
     assert queue_counts(stack)[0] == len(docs) + 1  # one per upload, plus the bootstrap's s3:TestEvent
 
@@ -86,18 +86,18 @@ def test_uploads_become_messages_and_a_drain_processes_exactly_them(stack) -> No
 
 def test_a_duplicate_message_writes_nothing_and_a_reupload_is_processed_again(stack) -> None:
     docs = list(generate(1, 3, bad_ratio=0, seed=3))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     assert drain(stack).processed == 3
     key = layout.raw_key(docs[0].user_id, docs[0].document_id, docs[0].filename)
-    head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=key)
-    again = ObjectInfo(stack.settings.raw_bucket, key, head["ETag"], head["ContentLength"], head["LastModified"])
-    sqs(stack).send_message(QueueUrl=stack.settings.arrivals_queue_url, MessageBody=requeue_body(again))
+    head = stack.s3().head_object(Bucket=stack.settings.store.raw_bucket, Key=key)
+    again = ObjectInfo(stack.settings.store.raw_bucket, key, head["ETag"], head["ContentLength"], head["LastModified"])
+    sqs(stack).send_message(QueueUrl=stack.settings.store.arrivals_queue_url, MessageBody=requeue_body(again))
 
     duplicate = drain(stack)
     assert duplicate.processed == 0 and writes(duplicate) == 0
     assert duplicate.decisions == {"SKIP_DONE": 1} and queue_counts(stack) == (0, 0)
 
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=docs[1].body)  # new bytes, new ETag
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=docs[1].body)  # new bytes, new ETag
     reupload = drain(stack)
     assert reupload.processed == 1 and reupload.decisions == {"CLAIM": 1}
     user, doc = layout.parse_raw_key(key).user_id, layout.parse_raw_key(key).document_id
@@ -107,7 +107,7 @@ def test_a_duplicate_message_writes_nothing_and_a_reupload_is_processed_again(st
 
 def test_max_docs_leaves_the_rest_queued_for_the_next_run(stack) -> None:
     docs = list(generate(2, 20, bad_ratio=0, seed=5))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     first = drain(stack, max_docs=7)
     assert first.processed == 7
     time.sleep(0.3)  # released messages are visible again at once; give moto a beat
@@ -119,11 +119,11 @@ def test_max_docs_leaves_the_rest_queued_for_the_next_run(stack) -> None:
 
 
 def test_events_that_are_not_work_are_recorded_and_never_crash_the_run(stack) -> None:
-    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    client, url = sqs(stack), stack.settings.store.arrivals_queue_url
     put_raw(stack, "alice", "doc-1", "a.xml", b"<Invoice/>")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="raw/alice/missing-filename", Body=b"x")
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key="raw/alice/missing-filename", Body=b"x")
     gone = put_raw(stack, "alice", "doc-2", "b.xml", b"<Invoice/>")
-    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=gone)  # an event for a deleted object
+    stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=gone)  # an event for a deleted object
     client.send_message(QueueUrl=url, MessageBody="not json at all")
     client.send_message(
         QueueUrl=url,
@@ -144,7 +144,7 @@ def test_events_that_are_not_work_are_recorded_and_never_crash_the_run(stack) ->
 
 
 def test_messages_that_keep_failing_reach_the_dead_letter_queue_and_are_counted(stack) -> None:
-    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    client, url = sqs(stack), stack.settings.store.arrivals_queue_url
     client.purge_queue(QueueUrl=url)  # the bootstrap's s3:TestEvent
     client.send_message(QueueUrl=url, MessageBody="{broken")
     receives = json.loads(
@@ -158,7 +158,7 @@ def test_messages_that_keep_failing_reach_the_dead_letter_queue_and_are_counted(
 
 def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> None:
     docs = list(generate(4, 30, bad_ratio=0.05, seed=11))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     env = {**os.environ, "PYTHONPATH": REPO_ROOT, "DOCUFLOW_LOG_FORMAT": "json"}
     tasks = [
         subprocess.Popen(
@@ -183,9 +183,11 @@ def test_three_tasks_draining_one_queue_process_each_document_once(stack) -> Non
 
 
 def test_backfill_covers_a_bucket_that_predates_the_queue(stack) -> None:
-    stack.s3().put_bucket_notification_configuration(Bucket=stack.settings.raw_bucket, NotificationConfiguration={})
+    stack.s3().put_bucket_notification_configuration(
+        Bucket=stack.settings.store.raw_bucket, NotificationConfiguration={}
+    )
     docs = list(generate(2, 8, bad_ratio=0, seed=9))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     assert drain(stack).processed == 0  # nothing arrived through the queue
     backfill = IngestRun(stack.settings, BackfillPlan()).execute()
     assert backfill.mode == "backfill" and backfill.processed == len(docs)
@@ -198,10 +200,12 @@ def test_a_lost_notification_is_found_by_reconcile_and_healed_by_repair_and_the_
     from jobs.reconcile import LivePlan, ReconcileRun
 
     docs = list(generate(1, 3, bad_ratio=0, seed=29))
-    upload(stack.s3(), stack.settings.raw_bucket, docs[:2])
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs[:2])
     assert drain(stack).processed == 2
-    stack.s3().put_bucket_notification_configuration(Bucket=stack.settings.raw_bucket, NotificationConfiguration={})
-    upload(stack.s3(), stack.settings.raw_bucket, docs[2:])  # its notification is lost
+    stack.s3().put_bucket_notification_configuration(
+        Bucket=stack.settings.store.raw_bucket, NotificationConfiguration={}
+    )
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs[2:])  # its notification is lost
     assert drain(stack).processed == 0
 
     def reconcile(repair: bool):
@@ -224,8 +228,8 @@ def test_bodies_the_contract_cannot_read_are_recorded_and_the_run_goes_on(stack)
     from tests.jobs.contract.test_events import HOSTILE
 
     docs = list(generate(1, 4, bad_ratio=0, seed=31))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
-    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
+    client, url = sqs(stack), stack.settings.store.arrivals_queue_url
     hostile = [text for text in HOSTILE.values() if len(text.encode()) <= 256 * 1024]
     for text in hostile:
         client.send_message(QueueUrl=url, MessageBody=text)
@@ -251,17 +255,17 @@ def test_two_uploads_of_one_key_in_the_same_millisecond_are_ordered_by_the_seque
     """
     docs = list(generate(1, 2, bad_ratio=0, seed=37))
     key = put_raw(stack, "alice", "tie", "invoice.xml", docs[0].body)
-    first = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=key)["ETag"]
+    first = stack.s3().head_object(Bucket=stack.settings.store.raw_bucket, Key=key)["ETag"]
     put_raw(stack, "alice", "tie", "invoice.xml", docs[1].body)
-    second = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=key)["ETag"]
-    sqs(stack).purge_queue(QueueUrl=stack.settings.arrivals_queue_url)
+    second = stack.s3().head_object(Bucket=stack.settings.store.raw_bucket, Key=key)["ETag"]
+    sqs(stack).purge_queue(QueueUrl=stack.settings.store.arrivals_queue_url)
     when = layout.utc_now()
     events = [
-        _event(ObjectInfo(stack.settings.raw_bucket, key, first, 1, when), "0062E99A88DC4074FF"),
-        _event(ObjectInfo(stack.settings.raw_bucket, key, second, 1, when), "0062E99A88DC407500"),
+        _event(ObjectInfo(stack.settings.store.raw_bucket, key, first, 1, when), "0062E99A88DC4074FF"),
+        _event(ObjectInfo(stack.settings.store.raw_bucket, key, second, 1, when), "0062E99A88DC407500"),
     ]
     body = json.dumps({"Records": events if older_first else events[::-1]})
-    sqs(stack).send_message(QueueUrl=stack.settings.arrivals_queue_url, MessageBody=body)
+    sqs(stack).send_message(QueueUrl=stack.settings.store.arrivals_queue_url, MessageBody=body)
 
     summary = drain(stack)
 
@@ -273,7 +277,7 @@ def test_two_uploads_of_one_key_in_the_same_millisecond_are_ordered_by_the_seque
 def test_a_tombstoned_document_uploaded_again_with_the_same_bytes_is_processed_again(stack) -> None:
     (doc,) = generate(1, 1, bad_ratio=0, seed=41)
     key = put_raw(stack, doc.user_id, doc.document_id, doc.filename, doc.body)
-    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=key)
+    stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=key)
     assert drain(stack).statuses == {"DELETED": 1}  # gone by the time it was read: the tombstone
     put_raw(stack, doc.user_id, doc.document_id, doc.filename, doc.body)  # the same bytes, same key
 
@@ -288,7 +292,7 @@ def receive_counts(stack) -> list[int]:
     """ApproximateReceiveCount of every message waiting, before this look (which reads each
     message once, then makes them all visible again).
     """
-    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    client, url = sqs(stack), stack.settings.store.arrivals_queue_url
     seen: dict[str, tuple[int, str]] = {}
     while batch := client.receive_message(
         QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0, MessageSystemAttributeNames=["All"]
@@ -306,8 +310,8 @@ def receive_counts(stack) -> list[int]:
 
 def test_a_dry_run_leaves_the_queue_as_it_found_it_and_reports_each_document_once(stack) -> None:
     docs = list(generate(2, 6, bad_ratio=0, seed=43))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
-    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
+    client, url = sqs(stack), stack.settings.store.arrivals_queue_url
     peeked = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
     client.change_message_visibility_batch(
         QueueUrl=url,
@@ -331,7 +335,7 @@ def test_a_dry_run_leaves_the_queue_as_it_found_it_and_reports_each_document_onc
 
 def test_a_budgeted_run_receives_each_message_once_and_hands_back_the_rest(stack) -> None:
     docs = list(generate(2, 30, bad_ratio=0, seed=47))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
 
     budgeted = drain(stack, max_docs=3)
 
@@ -348,11 +352,13 @@ def test_everything_the_run_holds_is_renewed_from_the_queues_own_visibility(stac
     None may come back to a receiver while the run holds it.
     """
     docs = list(generate(2, 12, bad_ratio=0, seed=53))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
-    sqs(stack).set_queue_attributes(QueueUrl=stack.settings.arrivals_queue_url, Attributes={"VisibilityTimeout": "2"})
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
+    sqs(stack).set_queue_attributes(
+        QueueUrl=stack.settings.store.arrivals_queue_url, Attributes={"VisibilityTimeout": "2"}
+    )
     s3 = boto3.client("s3", endpoint_url=stack.endpoints.s3)
     s3.meta.events.register("before-send.s3.GetObject", lambda **_: time.sleep(0.4))
-    settings = stack.settings.model_copy(update={"io_threads": 1, "extract_workers": 1})
+    settings = stack.settings.changed(io_threads=1, extract_workers=1)
 
     visible: list[int] = []
     running = threading.Event()
@@ -385,8 +391,8 @@ def test_the_dead_letter_queue_has_a_way_back(stack) -> None:
     drain processes them.
     """
     docs = list(generate(2, 7, bad_ratio=0, seed=59))
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
-    client, url = sqs(stack), stack.settings.arrivals_queue_url
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
+    client, url = sqs(stack), stack.settings.store.arrivals_queue_url
     redrive_policy = client.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"]
     dead_letters = client.get_queue_url(
         QueueName=json.loads(redrive_policy["RedrivePolicy"])["deadLetterTargetArn"].split(":")[-1]

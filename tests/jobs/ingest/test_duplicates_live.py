@@ -37,7 +37,7 @@ def body(**fields: object) -> bytes:
 
 def upload(stack, user: str, doc: str, data: bytes, name: str = "invoice.json") -> str:
     key = layout.raw_key(user, doc, name)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=data)
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=data)
     return key
 
 
@@ -50,7 +50,7 @@ def items(stack, user: str = "u1") -> dict[str, object]:
 
 
 def result_of(stack, user: str, doc: str) -> ResultDocument:
-    got = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc))
+    got = stack.s3().get_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(user, doc))
     return ResultDocument.from_json_bytes(got["Body"].read())
 
 
@@ -113,7 +113,7 @@ def test_a_reupload_moves_the_markers_and_a_deleted_upload_gives_them_up(stack) 
     assert items(stack)["d2"].status == Status.PROCESSED
 
     key = upload(stack, "u1", "d2", body(invoiceNumber="INV-9"))  # re-uploaded, then deleted unread
-    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=key)
+    stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=key)
     drain(stack)
     assert items(stack)["d2"].status == Status.DELETED
     assert {m.documentId for m in stack.markers()} == {"d1"}
@@ -132,7 +132,7 @@ def test_a_marker_left_behind_is_taken_over_not_believed(stack) -> None:
         createdAt=datetime(2026, 1, 1, tzinfo=UTC),
         updatedBy="ingest:old",
     )
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(left.to_item()))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire(left.to_item()))
     upload(stack, "u1", "d1", data)
     drain(stack)
     assert items(stack)["d1"].status == Status.PROCESSED
@@ -179,7 +179,7 @@ def test_three_drains_at_once_over_copies_of_one_file_agree_on_one_holder(stack)
     data = body()
     for n in range(30):
         upload(stack, "u1", f"copy-{n:02d}", data)
-    settings = stack.settings.model_copy(update={"extract_workers": 1})
+    settings = stack.settings.changed(extract_workers=1)
     with ThreadPoolExecutor(3) as pool:
         runs = list(pool.map(lambda _: IngestRun(settings, DrainPlan(idle_seconds=2)).execute(), range(3)))
     assert sum(r.processed for r in runs) == 30 and sum(r.duplicateCount for r in runs) == 29
@@ -231,11 +231,13 @@ def test_a_holder_the_run_finished_and_its_owner_deleted_since_is_no_ones_origin
     data = body()
     metrics = CallMetrics()
     actions = DocumentActions(
-        DocumentTable(dynamodb_client(stack.settings), stack.settings.table_name, stack.settings.index_name, metrics),
+        DocumentTable(
+            dynamodb_client(stack.settings), stack.settings.store.table_name, stack.settings.store.index_name, metrics
+        ),
         Buckets(stack.s3(), metrics),
-        stack.settings.raw_bucket,
-        stack.settings.processed_bucket,
-        stack.settings.retention,
+        stack.settings.store.raw_bucket,
+        stack.settings.store.processed_bucket,
+        stack.settings.store.retention,
     )
     summary = _during_one_run(
         stack,

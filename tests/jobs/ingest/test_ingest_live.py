@@ -38,13 +38,15 @@ def writes(summary: RunSummary) -> int:
 
 def put_raw(stack, user: str, doc: str, name: str, body: bytes) -> str:
     key = layout.raw_key(user, doc, name)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=body)
     return key
 
 
 def result_of(stack, user: str, doc: str) -> ResultDocument:
     body = (
-        stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc))["Body"].read()
+        stack.s3()
+        .get_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(user, doc))["Body"]
+        .read()
     )
     return ResultDocument.from_json_bytes(body)
 
@@ -95,14 +97,14 @@ def test_every_corpus_file_lands_as_item_and_result_with_expected_values(stack, 
         item = items[ident]
         _assert_item(item, want)
         result = result_of(stack, *ident)
-        assert item.resultS3Uri == layout.s3_uri(stack.settings.processed_bucket, layout.result_key(*ident))
+        assert item.resultS3Uri == layout.s3_uri(stack.settings.store.processed_bucket, layout.result_key(*ident))
         assert result.source.etag == item.rawEtag and result.validation.status == item.status
         if "lineItems" in want:
             assert result.invoice is not None and len(result.invoice.lineItems) == want["lineItems"], ident
 
 
 def test_second_run_writes_nothing_and_a_changed_raw_object_is_reprocessed(stack) -> None:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(3, 20, bad_ratio=0.2, seed=3))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(3, 20, bad_ratio=0.2, seed=3))
     first = ingest(stack)
     assert first.processed == 20 and writes(first) > 0
     assert {i.updatedBy for i in stack.items()} == {f"ingest:{first.runId}"}  # every write names its run
@@ -133,7 +135,7 @@ def test_malformed_documents_fail_with_reasons_while_the_batch_succeeds(stack) -
     put_raw(stack, "u1", "empty", "a.pdf", b"")
     put_raw(stack, "u1", "zip", "a.xml", b"PK\x03\x04" + bytes(100))
     bad_key = "raw/u1/nested/dir/a.xml"
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=bad_key, Body=b"x")
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=bad_key, Body=b"x")
 
     summary = ingest(stack)
     assert summary.outcome == "completed"
@@ -145,11 +147,11 @@ def test_malformed_documents_fail_with_reasons_while_the_batch_succeeds(stack) -
     assert {f.key.split("/")[2] for f in summary.failures} == set(codes)
     assert summary.invalidKeyCount == 1 and summary.invalidKeys[0].key == bad_key
     assert "INVALID_KEY" in summary.invalidKeys[0].reason
-    assert stack.keys(stack.settings.raw_bucket, bad_key) == [bad_key]  # left untouched
+    assert stack.keys(stack.settings.store.raw_bucket, bad_key) == [bad_key]  # left untouched
 
 
 def test_two_concurrent_runs_process_each_document_once(stack) -> None:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(4, 60, bad_ratio=0, seed=21))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(4, 60, bad_ratio=0, seed=21))
     results: list[RunSummary] = []
     threads = [threading.Thread(target=lambda: results.append(ingest(stack))) for _ in range(2)]
     for t in threads:
@@ -163,7 +165,7 @@ def test_two_concurrent_runs_process_each_document_once(stack) -> None:
 
 
 def test_shards_together_cover_every_document_exactly_once(stack) -> None:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(5, 45, bad_ratio=0, seed=8))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(5, 45, bad_ratio=0, seed=8))
     per_shard = [ingest(stack, shard=Shard(index=i, count=3)).processed for i in range(3)]
     assert sum(per_shard) == 45 and all(n > 0 for n in per_shard)
     assert len(stack.items()) == 45
@@ -191,8 +193,10 @@ def test_an_expired_lease_is_taken_over(stack) -> None:
     doc = next(d for d in generate(1, 10, bad_ratio=0, review_ratio=0, seed=4) if d.kind == "ubl")
     put_raw(stack, "u1", "d1", doc.filename, doc.body)
     raw = layout.RawKey("u1", "d1", doc.filename)
-    head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=raw.key)
-    obj = ObjectInfo(stack.settings.raw_bucket, raw.key, head["ETag"], head["ContentLength"], head["LastModified"])
+    head = stack.s3().head_object(Bucket=stack.settings.store.raw_bucket, Key=raw.key)
+    obj = ObjectInfo(
+        stack.settings.store.raw_bucket, raw.key, head["ETag"], head["ContentLength"], head["LastModified"]
+    )
     # a worker that claimed the document an hour ago and died
     claim = decide(
         raw,
@@ -204,7 +208,9 @@ def test_an_expired_lease_is_taken_over(stack) -> None:
         lease=timedelta(minutes=15),
         max_attempts=3,
     ).claim
-    table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    table = DocumentTable(
+        stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
+    )
     assert claim is not None and table.put_if_version(claim, None)
     summary = ingest(stack)
     assert summary.processed == 1
@@ -213,21 +219,23 @@ def test_an_expired_lease_is_taken_over(stack) -> None:
 
 
 def test_dry_run_and_run_summary_report(stack) -> None:
-    upload(stack.s3(), stack.settings.raw_bucket, generate(2, 6, bad_ratio=0, seed=2))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(2, 6, bad_ratio=0, seed=2))
     dry = ingest(stack, dry_run=True)
     assert dry.decisions == {"CLAIM": 6} and writes(dry) == 0 and stack.items() == []
-    assert stack.keys(stack.settings.reports_bucket) == []
+    assert stack.keys(stack.settings.store.reports_bucket) == []
     real = ingest(stack, max_docs=4)
     assert real.processed == 4
-    reports = stack.keys(stack.settings.reports_bucket, layout.INGEST_RUNS_PREFIX)
+    reports = stack.keys(stack.settings.store.reports_bucket, layout.INGEST_RUNS_PREFIX)
     assert reports == [layout.ingest_run_key(f"{real.startedAt:%Y-%m-%d}", real.runId)]
-    stored = json.loads(stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=reports[0])["Body"].read())
+    stored = json.loads(
+        stack.s3().get_object(Bucket=stack.settings.store.reports_bucket, Key=reports[0])["Body"].read()
+    )
     assert stored["processed"] == 4 and stored["outcome"] == "completed"
 
 
 def test_cli_exits_non_zero_when_the_infrastructure_is_unreachable(stack) -> None:
     env = {**os.environ, "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9", "DOCUFLOW_RETRY_ATTEMPTS": "2"}
-    upload(stack.s3(), stack.settings.raw_bucket, generate(1, 2, bad_ratio=0, seed=2))
+    upload(stack.s3(), stack.settings.store.raw_bucket, generate(1, 2, bad_ratio=0, seed=2))
     done = subprocess.run(
         [sys.executable, "-m", "jobs", "ingest", "backfill"], env=env, capture_output=True, text=True, timeout=120
     )

@@ -40,14 +40,17 @@ def test_an_archived_raw_upload_is_restored_and_reported(stack) -> None:
     key = put_raw(stack, "u1", "d1", invoice())
     IngestRun(s, BackfillPlan()).execute()
     s3.copy_object(
-        Bucket=s.raw_bucket, Key=key, CopySource={"Bucket": s.raw_bucket, "Key": key}, StorageClass="GLACIER"
+        Bucket=s.store.raw_bucket,
+        Key=key,
+        CopySource={"Bucket": s.store.raw_bucket, "Key": key},
+        StorageClass="GLACIER",
     )
 
     done = run("--user", "u1", "--doc", "d1", "--days", "3", "--tier", "Bulk")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     raw, result = report["objects"]
-    assert raw["uri"] == layout.s3_uri(s.raw_bucket, key) and raw["storageClass"] == "GLACIER"
+    assert raw["uri"] == layout.s3_uri(s.store.raw_bucket, key) and raw["storageClass"] == "GLACIER"
     assert raw["restoreRequested"] and raw["state"] == "restored" and raw["restoredUntil"]
     assert result["state"] == "readable" and not result["restoreRequested"]
     assert not report["requeued"] and report["status"] == "PROCESSED"  # nothing waits for it

@@ -31,7 +31,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 def queued(stack) -> int:
     sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
     attrs = sqs.get_queue_attributes(
-        QueueUrl=stack.settings.arrivals_queue_url,
+        QueueUrl=stack.settings.store.arrivals_queue_url,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
     return int(attrs["ApproximateNumberOfMessages"]) + int(attrs["ApproximateNumberOfMessagesNotVisible"])
@@ -41,9 +41,7 @@ TONIGHT = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
 
 
 def night(stack, client, response: dict, cap: int, scheduled: datetime = TONIGHT):
-    settings = stack.settings.model_copy(
-        update={"ocr_engine": "textract", "textract_max_pages": cap, "scheduled_time": scheduled}
-    )
+    settings = stack.settings.changed(ocr_engine="textract", textract_max_pages=cap, scheduled_time=scheduled)
     with Stubber(client) as stub:
         stub.add_response("analyze_expense", response, {"Document": ANY})
         summary = IngestRun(settings, DrainPlan(idle_seconds=1), textract=client).execute()
@@ -58,7 +56,9 @@ def test_a_night_over_the_page_cap_leaves_the_rest_queued_for_the_next_night(
     client = boto3.client("textract", region_name="us-east-1")
     response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
     for doc in ("scan1", "scan2"):
-        stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u1", doc, "scan.png"), Body=PNG)
+        stack.s3().put_object(
+            Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key("u1", doc, "scan.png"), Body=PNG
+        )
 
     first = night(stack, client, response, cap=1)  # one page: one of the two scans
     assert first.outcome == "completed" and first.processed == 1
@@ -150,12 +150,12 @@ def test_the_cap_is_one_budget_for_every_task_of_the_night(stack, corpus: Path, 
     response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
     scans, cap = 12, 5
     for n in range(scans):
-        stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u1", f"s{n}", "s.png"), Body=PNG)
+        stack.s3().put_object(
+            Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key("u1", f"s{n}", "s.png"), Body=PNG
+        )
     today = layout.utc_now().date()  # a manual run's night is the day it runs (the stack's zone: UTC here)
     tonight = datetime.combine(today, time(1, 0), UTC)
-    settings = stack.settings.model_copy(
-        update={"ocr_engine": "textract", "textract_max_pages": cap, "scheduled_time": tonight}
-    )
+    settings = stack.settings.changed(ocr_engine="textract", textract_max_pages=cap, scheduled_time=tonight)
     textract = _Textract(response)
     runs = [IngestRun(settings, DrainPlan(idle_seconds=1), textract=textract) for _ in range(4)]
     summaries: list = [None] * len(runs)
@@ -267,7 +267,7 @@ def test_the_nights_counter_is_no_document_to_the_reconcile(stack, corpus: Path)
 
     path = sorted((corpus / "einvoice" / "ubl").glob("*.xml"))[0]
     stack.s3().put_object(
-        Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u1", "d1", path.name), Body=path.read_bytes()
+        Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key("u1", "d1", path.name), Body=path.read_bytes()
     )
     assert IngestRun(stack.settings, BackfillPlan()).execute().processed == 1
     table = document_table(stack.settings, CallMetrics())

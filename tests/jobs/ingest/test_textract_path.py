@@ -32,11 +32,13 @@ def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):
 def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path, monkeypatch) -> None:
     response = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
     key = layout.raw_key("u1", "scan1", "scan.png")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=PNG)
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=PNG)
     client, run = _textract_run(stack, monkeypatch)
     with Stubber(client) as stub:
         stub.add_response(
-            "analyze_expense", response, {"Document": {"S3Object": {"Bucket": stack.settings.raw_bucket, "Name": key}}}
+            "analyze_expense",
+            response,
+            {"Document": {"S3Object": {"Bucket": stack.settings.store.raw_bucket, "Name": key}}},
         )
         summary = run()
         stub.assert_no_pending_responses()
@@ -44,7 +46,9 @@ def test_a_scan_goes_to_textract_and_lands_with_its_response(stack, corpus: Path
     item = stack.items()[0]
     assert item.status == Status.REVIEW_REQUIRED and "MISSING_FIELD:vendorName" in item.reviewReasons
     assert item.invoiceNumber == "123PQR456" and str(item.totalAmount) == "6231.09"
-    body = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u1", "scan1"))["Body"]
+    body = stack.s3().get_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key("u1", "scan1"))[
+        "Body"
+    ]
     result = ResultDocument.from_json_bytes(body.read())
     assert result.engine == "textract" and result.extraction["ExpenseDocuments"]
 
@@ -53,9 +57,9 @@ def test_an_image_only_pdf_uses_the_async_api_with_pagination(stack, corpus: Pat
     pages = json.loads((corpus / "textract" / "analyzeExpenseResponse-multipage.json").read_text())
     documents = pages["ExpenseDocuments"]
     key = layout.raw_key("u1", "scan2", "scan.pdf")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=pdf(None))
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=pdf(None))
     client, run = _textract_run(stack, monkeypatch)
-    location = {"S3Object": {"Bucket": stack.settings.raw_bucket, "Name": key}}
+    location = {"S3Object": {"Bucket": stack.settings.store.raw_bucket, "Name": key}}
     with Stubber(client) as stub:
         stub.add_response("start_expense_analysis", {"JobId": "job-1"}, {"DocumentLocation": location})
         stub.add_response(
@@ -78,7 +82,7 @@ def test_an_image_only_pdf_uses_the_async_api_with_pagination(stack, corpus: Pat
 
 def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> None:
     key = layout.raw_key("u1", "scan3", "scan.pdf")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=pdf(None))
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=pdf(None))
     client, run = _textract_run(stack, monkeypatch)
     with Stubber(client) as stub:
         stub.add_response("start_expense_analysis", {"JobId": "job-2"})
@@ -116,10 +120,10 @@ def test_a_text_layer_missing_header_fields_goes_to_textract_only_when_enabled(
     stack, corpus: Path, monkeypatch, enabled: bool
 ) -> None:
     key = layout.raw_key("u1", "plain1", "invoice.pdf")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=_numberless_text_pdf())
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=_numberless_text_pdf())
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
-    settings = stack.settings.model_copy(update={"ocr_engine": "textract", "textract_fallback": enabled})
+    settings = stack.settings.changed(ocr_engine="textract", textract_fallback=enabled)
     pages = json.loads((corpus / "textract" / "invoice-expense-response.json").read_text())
     with Stubber(client) as stub:
         if enabled:
@@ -151,19 +155,17 @@ def _clean_response(corpus: Path) -> dict:
 
 def _second_opinion_run(stack, monkeypatch, responses: list[dict], cap: int | None = None, *, agree: bool = True):
     key = layout.raw_key("u1", "plain1", "invoice.pdf")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=_numberless_text_pdf(as_recorded=agree))
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=_numberless_text_pdf(as_recorded=agree))
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
-    settings = stack.settings.model_copy(
-        update={"ocr_engine": "textract", "textract_fallback": True, "textract_max_pages": cap}
-    )
+    settings = stack.settings.changed(ocr_engine="textract", textract_fallback=True, textract_max_pages=cap)
     with Stubber(client) as stub:
         for documents in responses:
             stub.add_response("start_expense_analysis", {"JobId": "job-7"})
             stub.add_response("get_expense_analysis", {"JobStatus": "SUCCEEDED", "ExpenseDocuments": documents})
         summary = IngestRun(settings, BackfillPlan(), textract=client).execute()
         stub.assert_no_pending_responses()
-    body = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u1", "plain1"))
+    body = stack.s3().get_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key("u1", "plain1"))
     return summary, stack.items()[0], ResultDocument.from_json_bytes(body["Body"].read())
 
 

@@ -34,7 +34,7 @@ def put_raw(stack: Any, user: str, doc: str, body: bytes, name: str = "invoice.x
     """
     key = layout.raw_key(user, doc, name)
     numbered = body.replace(_NUMBER, f"<cbc:ID>{doc}</cbc:ID>".encode(), 1)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=numbered)
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=numbered)
     return key
 
 
@@ -69,8 +69,8 @@ def _document_versions(stack: Any, user: str, doc: str) -> list[ObjectVersion]:
     """The versions (not the delete markers) of one document's objects, in both buckets."""
     s, buckets = stack.settings, Buckets(stack.s3(), CallMetrics())
     places = (
-        (s.raw_bucket, layout.raw_document_prefix(user, doc)),
-        (s.processed_bucket, layout.result_document_prefix(user, doc)),
+        (s.store.raw_bucket, layout.raw_document_prefix(user, doc)),
+        (s.store.processed_bucket, layout.result_document_prefix(user, doc)),
     )
     return [v for bucket, prefix in places for v in buckets.versions(bucket, prefix) if not v.delete_marker]
 

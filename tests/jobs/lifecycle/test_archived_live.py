@@ -98,18 +98,18 @@ def test_the_stand_in_moves_objects_to_their_declared_class_keeping_bytes_etag_a
     key = put_raw(stack, "u1", "d1", padded(invoice()))
     small = put_raw(stack, "u1", "d2", invoice())
     assert drain(stack).statuses == {"PROCESSED": 2}
-    before = s3.head_object(Bucket=s.raw_bucket, Key=key)
+    before = s3.head_object(Bucket=s.store.raw_bucket, Key=key)
     assert before["ContentLength"] >= SMALL_OBJECT_BYTES
-    tags = s3.get_object_tagging(Bucket=s.raw_bucket, Key=key)["TagSet"]
-    versions = len(s3.list_object_versions(Bucket=s.raw_bucket, Prefix=key)["Versions"])
+    tags = s3.get_object_tagging(Bucket=s.store.raw_bucket, Key=key)["TagSet"]
+    versions = len(s3.list_object_versions(Bucket=s.store.raw_bucket, Prefix=key)["Versions"])
 
     assert advance_past_transitions(stack, tmp_path) >= 1
-    assert storage_class(stack, s.raw_bucket, small) == "STANDARD"  # under 128 KB: S3 leaves it
-    after = s3.head_object(Bucket=s.raw_bucket, Key=key)
+    assert storage_class(stack, s.store.raw_bucket, small) == "STANDARD"  # under 128 KB: S3 leaves it
+    after = s3.head_object(Bucket=s.store.raw_bucket, Key=key)
     assert after.get("StorageClass") == LifecycleSpec().archive_storage_class  # the raw tier's last transition
     assert after["ETag"] == before["ETag"] and after["ContentLength"] == before["ContentLength"]
-    assert s3.get_object_tagging(Bucket=s.raw_bucket, Key=key)["TagSet"] == tags  # S3 reads tags of archives
-    assert len(s3.list_object_versions(Bucket=s.raw_bucket, Prefix=key)["Versions"]) == versions  # in place
+    assert s3.get_object_tagging(Bucket=s.store.raw_bucket, Key=key)["TagSet"] == tags  # S3 reads tags of archives
+    assert len(s3.list_object_versions(Bucket=s.store.raw_bucket, Prefix=key)["Versions"]) == versions  # in place
     # No ObjectCreated event for a transition: the queue holds nothing but the test event of the
     # notification put back, which a drain counts as a notice.
     summary = drain(stack)
@@ -122,16 +122,18 @@ def test_a_reprocessing_meets_an_archived_raw_object_fails_archived_and_succeeds
     put_raw(stack, "u1", "d2", invoice())
     assert drain(stack).statuses == {"PROCESSED": 2}
     advance_past_transitions(stack, tmp_path)
-    archive(stack, s.raw_bucket, raw_key)
+    archive(stack, s.store.raw_bucket, raw_key)
 
     # Reconcile's repair marks d1 for reprocessing and re-queues it (a HEAD: archives answer it).
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, CallMetrics())
     item = table.get("u1", "d1")
     assert item is not None
     assert table.put_if_version(reprocess(item, "test", layout.utc_now(), "repair:test"), item.version)
-    head = Buckets(stack.s3(), CallMetrics()).head(s.raw_bucket, raw_key)
+    head = Buckets(stack.s3(), CallMetrics()).head(s.store.raw_bucket, raw_key)
     assert head is not None
-    queue = ArrivalQueue(boto3.client("sqs", endpoint_url=stack.endpoints.sqs), s.arrivals_queue_url, CallMetrics())
+    queue = ArrivalQueue(
+        boto3.client("sqs", endpoint_url=stack.endpoints.sqs), s.store.arrivals_queue_url, CallMetrics()
+    )
     assert queue.send([requeue_body(head)]) == 1  # the message the repair sends
     restore = restorer(stack)
 
@@ -145,7 +147,7 @@ def test_a_reprocessing_meets_an_archived_raw_object_fails_archived_and_succeeds
     assert failed.failureCode == FailureCode.ARCHIVED.value and "restore-archived" in (failed.failureMessage or "")
 
     report = restore.run("u1", "d1", days=2, tier="Bulk")
-    raw = next(o for o in report.objects if o.uri == layout.s3_uri(s.raw_bucket, raw_key))
+    raw = next(o for o in report.objects if o.uri == layout.s3_uri(s.store.raw_bucket, raw_key))
     assert raw.restoreRequested and raw.state == "restored" and raw.storageClass == "GLACIER"
     assert report.requeued and "next drain" in report.next
 
@@ -164,7 +166,7 @@ def test_reconcile_deep_reports_an_archived_result_json_and_reads_it_after_resto
     drain(stack)
     advance_past_transitions(stack, tmp_path)
     result_key = layout.result_key("u1", "d1")
-    archive(stack, s.processed_bucket, result_key)
+    archive(stack, s.store.processed_bucket, result_key)
 
     def findings() -> list[dict[str, object]]:
         run = ReconcileRun(s, LivePlan(grace=timedelta(0), deep=True, write_report=False))
@@ -188,7 +190,7 @@ def test_review_correct_on_an_archived_result_json_says_archived_and_works_after
     desk = review_helpers.desk(stack)
     desk.claim("u1", "r1", "alice")
     advance_past_transitions(stack, tmp_path)
-    archive(stack, s.processed_bucket, layout.result_key("u1", "r1"))
+    archive(stack, s.store.processed_bucket, layout.result_key("u1", "r1"))
 
     with pytest.raises(S3ObjectArchivedError, match=r"^ARCHIVED: .*result\.json is in GLACIER"):
         desk.correct("u1", "r1", "alice", ["vendorName=ACME GmbH"])
@@ -204,21 +206,21 @@ def test_the_presigned_result_json_reads_glacier_ir_at_once_and_an_archived_one_
     put_raw(stack, "u1", "d1", padded(invoice()))  # result.json keeps the XML: 128 KB+ too
     drain(stack)
     result_key = layout.result_key("u1", "d1")
-    written = stack.s3().get_object(Bucket=s.processed_bucket, Key=result_key)["Body"].read()
+    written = stack.s3().get_object(Bucket=s.store.processed_bucket, Key=result_key)["Body"].read()
     assert len(written) >= SMALL_OBJECT_BYTES
 
     assert advance_past_transitions(stack, tmp_path) >= 1
-    assert storage_class(stack, s.processed_bucket, result_key) == LifecycleSpec().archive_storage_class
+    assert storage_class(stack, s.store.processed_bucket, result_key) == LifecycleSpec().archive_storage_class
     url = result_url(s, "u1", "d1").url
     assert browser_get(url) == (200, written)
 
     # A presigned URL is signed locally and cannot know the object's class: an archived result.json
     # is S3's own 403 InvalidObjectState to the browser (docs/lifecycle.md, "Archived objects").
-    archive(stack, s.processed_bucket, result_key)
+    archive(stack, s.store.processed_bucket, result_key)
     status, body = browser_get(result_url(s, "u1", "d1").url)
     assert status == 403 and b"<Code>InvalidObjectState</Code>" in body
     report = restorer(stack).run("u1", "d1", days=2, tier="Standard")
-    restored = next(o for o in report.objects if o.uri == layout.s3_uri(s.processed_bucket, result_key))
+    restored = next(o for o in report.objects if o.uri == layout.s3_uri(s.store.processed_bucket, result_key))
     assert restored.restoreRequested and restored.state == "restored"
     assert browser_get(url) == (200, written)  # a URL names the key, not a class: one issued before reads
 
@@ -229,18 +231,20 @@ def test_the_erasure_deletes_every_version_of_transitioned_and_archived_objects(
     put_raw(stack, "u1", "d1", padded(invoice()) + b" ")  # a second version of d1's upload
     assert drain(stack).statuses == {"PROCESSED": 2}
     advance_past_transitions(stack, tmp_path)
-    archive(stack, s.raw_bucket, raw_keys[1])
+    archive(stack, s.store.raw_bucket, raw_keys[1])
     classes = {
         storage_class(stack, bucket, key)
         for bucket, key in [
-            (s.raw_bucket, raw_keys[0]),
-            *((s.processed_bucket, layout.result_key("u1", d)) for d in ("d1", "d2")),
+            (s.store.raw_bucket, raw_keys[0]),
+            *((s.store.processed_bucket, layout.result_key("u1", d)) for d in ("d1", "d2")),
         ]
     }
     assert classes == {LifecycleSpec().archive_storage_class}
-    assert storage_class(stack, s.raw_bucket, raw_keys[1]) == "GLACIER"
+    assert storage_class(stack, s.store.raw_bucket, raw_keys[1]) == "GLACIER"
     raw_prefix, result_prefix = layout.user_prefixes("u1")
-    versions = len(listed(stack, s.raw_bucket, raw_prefix) + listed(stack, s.processed_bucket, result_prefix))
+    versions = len(
+        listed(stack, s.store.raw_bucket, raw_prefix) + listed(stack, s.store.processed_bucket, result_prefix)
+    )
 
     done = subprocess.run(
         [sys.executable, "-m", "jobs", "erase", "--user", "u1"],
@@ -253,9 +257,14 @@ def test_the_erasure_deletes_every_version_of_transitioned_and_archived_objects(
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
     assert shown["outcome"] == "erased" and shown["deleted"]["versions"] == versions and shown["kept"] == []
-    assert listed(stack, s.raw_bucket, raw_prefix) == [] and listed(stack, s.processed_bucket, result_prefix) == []
+    assert (
+        listed(stack, s.store.raw_bucket, raw_prefix) == []
+        and listed(stack, s.store.processed_bucket, result_prefix) == []
+    )
     assert [i for i in stack.items() if i.userId == "u1"] == []
     key = layout.erasure_receipt_key("u1", shown["runId"])
-    assert shown["receipt"] == layout.s3_uri(s.reports_bucket, key)
-    stored = ErasureReceipt.model_validate_json(stack.s3().get_object(Bucket=s.reports_bucket, Key=key)["Body"].read())
+    assert shown["receipt"] == layout.s3_uri(s.store.reports_bucket, key)
+    stored = ErasureReceipt.model_validate_json(
+        stack.s3().get_object(Bucket=s.store.reports_bucket, Key=key)["Body"].read()
+    )
     assert stored.model_dump(mode="json").items() <= shown.items()  # the receipt written is the one printed

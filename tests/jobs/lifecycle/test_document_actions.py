@@ -41,22 +41,24 @@ class Clock:
 
 
 def _setup(stack, docs: tuple[str, ...] = ("d1",)) -> tuple[DocumentActions, Clock]:
-    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    stack.settings = stack.settings.changed(retention=POLICY)
     for doc in docs:
         put_raw(stack, "u1", doc, invoice())
     IngestRun(stack.settings, BackfillPlan()).execute()
     clock = Clock()
     metrics = CallMetrics()
     s = stack.settings
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
-    actions = DocumentActions(table, Buckets(stack.s3(), metrics), s.raw_bucket, s.processed_bucket, POLICY, clock)
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
+    actions = DocumentActions(
+        table, Buckets(stack.s3(), metrics), s.store.raw_bucket, s.store.processed_bucket, POLICY, clock
+    )
     return actions, clock
 
 
 def _state(stack) -> tuple[list, list[Entry], list[Entry]]:
     s = stack.settings
     items = sorted(stack.items(), key=lambda i: i.documentId)
-    return items, listed(stack, s.raw_bucket), listed(stack, s.processed_bucket)
+    return items, listed(stack, s.store.raw_bucket), listed(stack, s.store.processed_bucket)
 
 
 def test_delete_hides_everything_and_restore_brings_it_back_as_it_was(stack) -> None:
@@ -119,23 +121,24 @@ def test_a_held_document_keeps_every_version_until_released(stack) -> None:
     assert held.objects == 3 and held.item.held  # two raw versions and result.json
     (item,), raw, results = _state(stack)
     assert item.legalHoldBy == "operator:legal" and item.expires_at is None
-    stored = stack.dynamodb().get_item(TableName=s.table_name, Key={"PK": {"S": item.pk}, "SK": {"S": item.sk}})
+    stored = stack.dynamodb().get_item(TableName=s.store.table_name, Key={"PK": {"S": item.pk}, "SK": {"S": item.sk}})
     assert layout.TTL_ATTR not in stored["Item"]
-    versions = s3.list_object_versions(Bucket=s.raw_bucket, Prefix="raw/u1/d1/")["Versions"]
+    versions = s3.list_object_versions(Bucket=s.store.raw_bucket, Prefix="raw/u1/d1/")["Versions"]
     for v in versions:
-        hold = s3.get_object_legal_hold(Bucket=s.raw_bucket, Key=v["Key"], VersionId=v["VersionId"])
+        hold = s3.get_object_legal_hold(Bucket=s.store.raw_bucket, Key=v["Key"], VersionId=v["VersionId"])
         assert hold["LegalHold"]["Status"] == "ON"
     with pytest.raises(LifecycleRefusedError, match="legal hold"):
         actions.delete("u1", "d1", "user:u1")
     # S3 itself refuses to delete a held version.
     refused = s3.delete_objects(
-        Bucket=s.raw_bucket, Delete={"Objects": [{"Key": v["Key"], "VersionId": v["VersionId"]} for v in versions]}
+        Bucket=s.store.raw_bucket,
+        Delete={"Objects": [{"Key": v["Key"], "VersionId": v["VersionId"]} for v in versions]},
     )
     assert len(refused.get("Errors", [])) == 2 and _state(stack) == ([item], raw, results)
     free = actions.release("u1", "d1", "operator:legal")
     assert not free.item.held and free.item.expires_at == free.item.retainUntil
     for v in versions:
-        hold = s3.get_object_legal_hold(Bucket=s.raw_bucket, Key=v["Key"], VersionId=v["VersionId"])
+        hold = s3.get_object_legal_hold(Bucket=s.store.raw_bucket, Key=v["Key"], VersionId=v["VersionId"])
         assert hold["LegalHold"]["Status"] == "OFF"
 
 
@@ -192,11 +195,11 @@ def test_duplicate_markers_follow_delete_restore_hold_and_release(stack) -> None
     assert actions.delete("u1", "d1", "user:u1").item == deleted  # a rerun: nothing to release
     # An upload of the same file under another id meanwhile is no duplicate of a deleted document.
     stack.s3().put_object(
-        Bucket=stack.settings.raw_bucket,
+        Bucket=stack.settings.store.raw_bucket,
         Key=layout.raw_key("u1", "twin", "invoice.xml"),
         Body=stack.s3()
         .get_object(
-            Bucket=stack.settings.raw_bucket,
+            Bucket=stack.settings.store.raw_bucket,
             Key=layout.raw_key("u1", "d1", "invoice.xml"),
             VersionId=_first_version(stack),
         )["Body"]
@@ -225,7 +228,7 @@ def test_duplicate_markers_follow_delete_restore_hold_and_release(stack) -> None
 
 def _first_version(stack) -> str:
     versions = stack.s3().list_object_versions(
-        Bucket=stack.settings.raw_bucket, Prefix=layout.raw_key("u1", "d1", "invoice.xml")
+        Bucket=stack.settings.store.raw_bucket, Prefix=layout.raw_key("u1", "d1", "invoice.xml")
     )["Versions"]
     return versions[-1]["VersionId"]
 
@@ -244,17 +247,17 @@ def test_a_held_document_reprocessed_after_a_new_upload_writes_its_result_under_
     (item,) = stack.items()
     assert item.held and item.status == Status.PROCESSED
     s3, s, key = stack.s3(), stack.settings, layout.result_key("u1", "d1")
-    versions = s3.list_object_versions(Bucket=s.processed_bucket, Prefix=key)["Versions"]
+    versions = s3.list_object_versions(Bucket=s.store.processed_bucket, Prefix=key)["Versions"]
     assert len(versions) == 2 and item.resultEtag in {v["ETag"] for v in versions}
     for v in versions:
-        hold = s3.get_object_legal_hold(Bucket=s.processed_bucket, Key=key, VersionId=v["VersionId"])
+        hold = s3.get_object_legal_hold(Bucket=s.store.processed_bucket, Key=key, VersionId=v["VersionId"])
         assert hold["LegalHold"].get("Status") == "ON", v
 
 
 def _holds(stack) -> list[str | None]:
     """The legal hold status of every version of u1/d1's objects."""
     s3, s = stack.s3(), stack.settings
-    places = ((s.raw_bucket, "raw/u1/d1/"), (s.processed_bucket, "processed/u1/d1/"))
+    places = ((s.store.raw_bucket, "raw/u1/d1/"), (s.store.processed_bucket, "processed/u1/d1/"))
     return [
         s3.get_object_legal_hold(Bucket=b, Key=v["Key"], VersionId=v["VersionId"])["LegalHold"].get("Status")
         for b, prefix in places
@@ -265,7 +268,7 @@ def _holds(stack) -> list[str | None]:
 def test_a_hold_that_loses_its_item_write_holds_nothing_and_runs_again(stack) -> None:
     _setup(stack)
     s = stack.settings
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, CallMetrics())
 
     class Racing(Clock):
         """The hold's clock, read between its read of the item and its write: another writer
@@ -284,7 +287,7 @@ def test_a_hold_that_loses_its_item_write_holds_nothing_and_runs_again(stack) ->
 
     racing = Racing()
     actions = DocumentActions(
-        table, Buckets(stack.s3(), CallMetrics()), s.raw_bucket, s.processed_bucket, POLICY, racing
+        table, Buckets(stack.s3(), CallMetrics()), s.store.raw_bucket, s.store.processed_bucket, POLICY, racing
     )
     with pytest.raises(DocumentChangedError, match="run the command again"):
         actions.hold("u1", "d1", "operator:legal")
@@ -301,12 +304,12 @@ def test_a_restore_requeues_the_reupload_its_delete_hid_and_the_next_drain_takes
     IngestRun(stack.settings, drain).execute()
     put_raw(stack, "u1", "d1", invoice() + b" ")  # a re-upload: a new ETag, its event queued
     s = stack.settings
-    head = stack.s3().head_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "d1", "invoice.xml"))
+    head = stack.s3().head_object(Bucket=s.store.raw_bucket, Key=layout.raw_key("u1", "d1", "invoice.xml"))
     metrics = CallMetrics()
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
-    arrivals = ArrivalQueue(sqs_client(s), s.arrivals_queue_url, metrics)
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
+    arrivals = ArrivalQueue(sqs_client(s), s.store.arrivals_queue_url, metrics)
     actions = DocumentActions(
-        table, Buckets(stack.s3(), metrics), s.raw_bucket, s.processed_bucket, POLICY, arrivals=arrivals
+        table, Buckets(stack.s3(), metrics), s.store.raw_bucket, s.store.processed_bucket, POLICY, arrivals=arrivals
     )
     actions.delete("u1", "d1", "user:u1")  # before the drain
     IngestRun(stack.settings, drain).execute()  # the hidden re-upload is skipped, its message deleted

@@ -48,9 +48,9 @@ class FakeTime:
 def _tools(stack, **run_options):
     metrics = CallMetrics()
     s = stack.settings
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
     buckets = Buckets(stack.s3(), metrics)
-    actions = DocumentActions(table, buckets, s.raw_bucket, s.processed_bucket, POLICY)
+    actions = DocumentActions(table, buckets, s.store.raw_bucket, s.store.processed_bucket, POLICY)
     return ErasureRun(s, table, buckets, metrics, **run_options), actions, table
 
 
@@ -58,12 +58,12 @@ def _user_data(stack, user: str) -> tuple[list, list, list]:
     s = stack.settings
     raw_prefix, result_prefix = layout.user_prefixes(user)
     items = [i for i in stack.items() if i.userId == user]
-    return items, listed(stack, s.raw_bucket, raw_prefix), listed(stack, s.processed_bucket, result_prefix)
+    return items, listed(stack, s.store.raw_bucket, raw_prefix), listed(stack, s.store.processed_bucket, result_prefix)
 
 
 def _partition(stack, user: str) -> list[dict]:
     response = stack.dynamodb().query(
-        TableName=stack.settings.table_name,
+        TableName=stack.settings.store.table_name,
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues={":pk": {"S": layout.user_pk(user)}},
     )
@@ -71,7 +71,7 @@ def _partition(stack, user: str) -> list[dict]:
 
 
 def _seed(stack) -> None:
-    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    stack.settings = stack.settings.changed(retention=POLICY)
     for doc in ("a", "b", "c"):
         put_raw(stack, "alice", doc, invoice())
     put_raw(stack, "alice", "cn", credit_note())
@@ -116,7 +116,7 @@ def test_erasure_deletes_everything_but_held_documents_and_writes_one_receipt(st
     s3 = stack.s3()
     key = layout.erasure_receipt_key("alice", receipt.runId)
     stored = ErasureReceipt.model_validate_json(
-        s3.get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read()
+        s3.get_object(Bucket=stack.settings.store.reports_bucket, Key=key)["Body"].read()
     )
     assert stored == receipt
     (marker,) = [i for i in _partition(stack, "alice") if i["SK"]["S"] == layout.erasure_sk()]
@@ -125,7 +125,9 @@ def test_erasure_deletes_everything_but_held_documents_and_writes_one_receipt(st
 
     again = run.execute("alice")
     assert again.outcome == "nothing" and receipt.runId in again.message
-    receipts = s3.list_objects_v2(Bucket=stack.settings.reports_bucket, Prefix=layout.erasure_receipts_prefix("alice"))
+    receipts = s3.list_objects_v2(
+        Bucket=stack.settings.store.reports_bucket, Prefix=layout.erasure_receipts_prefix("alice")
+    )
     assert receipts["KeyCount"] == 1  # written once
 
 
@@ -154,13 +156,15 @@ def test_unknown_users_and_bad_ids_are_refused(stack) -> None:
 
 
 def test_an_upload_during_the_erasure_ends_erased_or_intact_never_half(stack) -> None:
-    stack.settings = stack.settings.model_copy(update={"retention": POLICY, "lease_seconds": 60})
+    stack.settings = stack.settings.changed(retention=POLICY, lease_seconds=60)
     put_raw(stack, "alice", "old", invoice())
     IngestRun(stack.settings, DrainPlan(idle_seconds=1)).execute()  # the drain settles its message
     # A claim in flight: a run took "late" and is still working on it when the erasure starts.
     late_key = put_raw(stack, "alice", "late", invoice())
-    head = stack.s3().head_object(Bucket=stack.settings.raw_bucket, Key=late_key)
-    obj = ObjectInfo(stack.settings.raw_bucket, late_key, head["ETag"], head["ContentLength"], head["LastModified"])
+    head = stack.s3().head_object(Bucket=stack.settings.store.raw_bucket, Key=late_key)
+    obj = ObjectInfo(
+        stack.settings.store.raw_bucket, late_key, head["ETag"], head["ContentLength"], head["LastModified"]
+    )
     time = FakeTime()
     claim = decide(
         layout.parse_raw_key(late_key),
@@ -181,7 +185,7 @@ def test_an_upload_during_the_erasure_ends_erased_or_intact_never_half(stack) ->
             # (If-None-Match, the key is gone), its finish is refused. And a new upload
             # arrives, after pass 1 listed raw/alice/.
             s3.put_object(
-                Bucket=s.processed_bucket, Key=layout.result_key("alice", "late"), Body=b"{}", IfNoneMatch="*"
+                Bucket=s.store.processed_bucket, Key=layout.result_key("alice", "late"), Body=b"{}", IfNoneMatch="*"
             )
             put_raw(stack, "alice", "during", invoice())
         if number == 3:
@@ -217,11 +221,11 @@ def test_versions_held_without_their_item_saying_so_are_kept_with_it_and_the_era
     _seed(stack)
     s = stack.settings
     run, actions, _ = _tools(stack)
-    _hold_in_s3(stack, s.raw_bucket, layout.raw_document_prefix("alice", "c"))
-    _hold_in_s3(stack, s.processed_bucket, layout.result_document_prefix("alice", "c"))
+    _hold_in_s3(stack, s.store.raw_bucket, layout.raw_document_prefix("alice", "c"))
+    _hold_in_s3(stack, s.store.processed_bucket, layout.result_document_prefix("alice", "c"))
     # Held versions with no item at all: what the erasure left of such a document before.
     put_raw(stack, "alice", "lone", invoice())
-    _hold_in_s3(stack, s.raw_bucket, layout.raw_document_prefix("alice", "lone"))
+    _hold_in_s3(stack, s.store.raw_bucket, layout.raw_document_prefix("alice", "lone"))
 
     done = run.execute("alice")
     assert done.outcome == "erased" and done.receipt is not None
@@ -268,12 +272,12 @@ def test_a_resumed_erasure_counts_every_version_the_killed_run_deleted(stack, mo
     _seed(stack)
     s3, s = stack.s3(), stack.settings
     for n in range(45):  # enough versions for several batches of ten
-        s3.put_object(Bucket=s.raw_bucket, Key=f"raw/alice/bulk/{n % 5}.bin", Body=str(n).encode())
+        s3.put_object(Bucket=s.store.raw_bucket, Key=f"raw/alice/bulk/{n % 5}.bin", Body=str(n).encode())
     monkeypatch.setattr("jobs.erasure.run.DELETE_BATCH", 10)
     items, raw, results = _user_data(stack, "alice")
     versions = sum(not e.marker for e in raw + results)
     metrics = CallMetrics()
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
     killed = ErasureRun(s, table, KilledOnBatch(s3, metrics, n=4), metrics)
     with pytest.raises(Killed):
         killed.execute("alice")

@@ -79,9 +79,9 @@ class KillingTable(DocumentTable):
 def _run(stack, kills: Kills | None = None, **options) -> ErasureRun:
     s, metrics = stack.settings, CallMetrics()
     if kills is None:
-        table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+        table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
         return ErasureRun(s, table, Buckets(stack.s3(), metrics), metrics, **options)
-    table = KillingTable(stack.dynamodb(), s.table_name, s.index_name, metrics, kills)
+    table = KillingTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics, kills)
     return ErasureRun(s, table, KillingBuckets(stack.s3(), metrics, kills), metrics, **options)
 
 
@@ -90,7 +90,9 @@ def _put_versions(stack, user: str, docs: range, per_doc: int) -> None:
 
     def one(n: int) -> None:
         for v in range(per_doc):
-            s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key(user, f"d{n:02d}", "invoice.xml"), Body=b"%d" % v)
+            s3.put_object(
+                Bucket=s.store.raw_bucket, Key=layout.raw_key(user, f"d{n:02d}", "invoice.xml"), Body=b"%d" % v
+            )
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(one, docs))
@@ -104,13 +106,13 @@ def _seed(stack, user: str = USER) -> dict[str, int]:
     _put_versions(stack, user, range(DOCUMENTS), RAW_VERSIONS)
     for n in range(DOCUMENTS):
         for body in (b"{}", b"{ }"):
-            s3.put_object(Bucket=s.processed_bucket, Key=layout.result_key(user, f"d{n:02d}"), Body=body)
+            s3.put_object(Bucket=s.store.processed_bucket, Key=layout.result_key(user, f"d{n:02d}"), Body=body)
     for n in range(5):
-        s3.delete_object(Bucket=s.raw_bucket, Key=layout.raw_key(user, f"d{n:02d}", "invoice.xml"))
+        s3.delete_object(Bucket=s.store.raw_bucket, Key=layout.raw_key(user, f"d{n:02d}", "invoice.xml"))
     _put_items(stack, user, range(DOCUMENTS))
     for n in range(OTHERS):
         stack.dynamodb().put_item(
-            TableName=s.table_name, Item={"PK": {"S": layout.user_pk(user)}, "SK": {"S": f"NOTE#{n}"}}
+            TableName=s.store.table_name, Item={"PK": {"S": layout.user_pk(user)}, "SK": {"S": f"NOTE#{n}"}}
         )
     return _stored(stack, user)
 
@@ -125,14 +127,14 @@ def _put_items(stack, user: str, docs: range) -> None:
             createdAt=now,
             updatedAt=now,
             updatedBy="ingest:seed",
-            rawS3Uri=layout.s3_uri(s.raw_bucket, layout.raw_key(user, f"d{n:02d}", "invoice.xml")),
+            rawS3Uri=layout.s3_uri(s.store.raw_bucket, layout.raw_key(user, f"d{n:02d}", "invoice.xml")),
             rawEtag='"e"',
             retentionClass=RetentionClass.STANDARD,
             retainUntil=now + timedelta(days=1827),
         )
         for n in docs
     ]
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, CallMetrics())
     assert all(table.put_all([claim_put(i, None) for i in items], "seed"))
 
 
@@ -140,9 +142,9 @@ def _stored(stack, user: str) -> dict[str, int]:
     """What of the user is stored, counted as a receipt counts it."""
     s = stack.settings
     raw_prefix, result_prefix = layout.user_prefixes(user)
-    entries = listed(stack, s.raw_bucket, raw_prefix) + listed(stack, s.processed_bucket, result_prefix)
+    entries = listed(stack, s.store.raw_bucket, raw_prefix) + listed(stack, s.store.processed_bucket, result_prefix)
     response = stack.dynamodb().query(
-        TableName=s.table_name,
+        TableName=s.store.table_name,
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues={":pk": {"S": layout.user_pk(user)}},
         ConsistentRead=True,
@@ -164,7 +166,7 @@ def _resume_and_check(stack, expected: dict[str, int]) -> None:
     assert done.outcome == "erased" and done.receipt is not None
     assert _stored(stack, USER) == NOTHING
     assert done.receipt.deleted.model_dump() == expected
-    marker = stack.dynamodb().get_item(TableName=stack.settings.table_name, Key=_marker_key())["Item"]
+    marker = stack.dynamodb().get_item(TableName=stack.settings.store.table_name, Key=_marker_key())["Item"]
     assert marker["state"]["S"] == ErasureState.DONE and "pending" not in marker
 
 
@@ -200,7 +202,7 @@ def test_a_resumed_erasure_counts_everything_whatever_the_kill_hit(stack, kills:
     before = _seed(stack)
     with pytest.raises(Killed):
         _run(stack, kills).execute(USER)
-    marker = stack.dynamodb().get_item(TableName=stack.settings.table_name, Key=_marker_key())["Item"]
+    marker = stack.dynamodb().get_item(TableName=stack.settings.store.table_name, Key=_marker_key())["Item"]
     assert marker["state"]["S"] == ErasureState.RUNNING  # the kill left the run to resume
     _resume_and_check(stack, before)
 

@@ -31,8 +31,8 @@ def _seed(stack, user: str) -> int:
     def one(n: int) -> None:
         doc = f"d{n:04d}"
         for body in (b"first", b"second"):
-            s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key(user, doc, "invoice.xml"), Body=body)
-        s3.put_object(Bucket=s.processed_bucket, Key=layout.result_key(user, doc), Body=b"{}")
+            s3.put_object(Bucket=s.store.raw_bucket, Key=layout.raw_key(user, doc, "invoice.xml"), Body=body)
+        s3.put_object(Bucket=s.store.processed_bucket, Key=layout.result_key(user, doc), Body=b"{}")
 
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(one, range(DOCUMENTS)))
@@ -44,14 +44,14 @@ def _seed(stack, user: str) -> int:
             createdAt=now,
             updatedAt=now,
             updatedBy="ingest:seed",
-            rawS3Uri=layout.s3_uri(s.raw_bucket, layout.raw_key(user, f"d{n:04d}", "invoice.xml")),
+            rawS3Uri=layout.s3_uri(s.store.raw_bucket, layout.raw_key(user, f"d{n:04d}", "invoice.xml")),
             rawEtag='"e"',
             retentionClass=RetentionClass.STANDARD,
             retainUntil=now + timedelta(days=1827),
         )
         for n in range(DOCUMENTS)
     ]
-    table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, CallMetrics())
+    table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, CallMetrics())
     assert all(table.put_all([claim_put(i, None) for i in items], "seed"))
     return 3 * DOCUMENTS
 
@@ -62,14 +62,17 @@ def test_erasing_a_thousand_documents_of_three_versions(stack) -> None:
     metrics = CallMetrics()
     s = stack.settings
     run = ErasureRun(
-        s, DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics), Buckets(stack.s3(), metrics), metrics
+        s,
+        DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics),
+        Buckets(stack.s3(), metrics),
+        metrics,
     )
     started = time.perf_counter()
     done = run.execute("big")
     seconds = time.perf_counter() - started
     raw_prefix, result_prefix = layout.user_prefixes("big")
     assert stack.items() == []
-    assert listed(stack, s.raw_bucket, raw_prefix) == listed(stack, s.processed_bucket, result_prefix) == []
+    assert listed(stack, s.store.raw_bucket, raw_prefix) == listed(stack, s.store.processed_bucket, result_prefix) == []
     assert done.receipt is not None
     assert done.receipt.deleted.model_dump() == {
         "items": DOCUMENTS,

@@ -18,7 +18,7 @@ def _ingest(stack):
 
 
 def test_each_type_gets_its_class_on_the_item_result_and_raw_object(stack) -> None:
-    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    stack.settings = stack.settings.changed(retention=POLICY)
     put_raw(stack, "u1", "inv", invoice())
     put_raw(stack, "u1", "cn", credit_note())
     first = _ingest(stack)
@@ -31,19 +31,22 @@ def test_each_type_gets_its_class_on_the_item_result_and_raw_object(stack) -> No
         assert item.retentionClass is retention
         assert item.retainUntil == item.createdAt + timedelta(days=POLICY.days(retention))  # from the upload
         raw_key = layout.parse_s3_uri(item.rawS3Uri)[1]
-        head = s3.head_object(Bucket=stack.settings.raw_bucket, Key=raw_key)
+        head = s3.head_object(Bucket=stack.settings.store.raw_bucket, Key=raw_key)
         assert abs(head["LastModified"] - item.createdAt) < timedelta(seconds=1)  # the lifecycle's clock
         result_key = layout.result_key("u1", doc)
-        for bucket, key in ((stack.settings.raw_bucket, raw_key), (stack.settings.processed_bucket, result_key)):
+        for bucket, key in (
+            (stack.settings.store.raw_bucket, raw_key),
+            (stack.settings.store.processed_bucket, result_key),
+        ):
             tags = s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]
             assert tags == [{"Key": layout.RETENTION_TAG, "Value": retention.value}], key
         key = to_wire({layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk(doc)})
-        stored = stack.dynamodb().get_item(TableName=stack.settings.table_name, Key=key)
+        stored = stack.dynamodb().get_item(TableName=stack.settings.store.table_name, Key=key)
         assert stored["Item"][layout.TTL_ATTR] == {"N": str(int(item.retainUntil.timestamp()))}
 
 
 def test_the_class_is_decided_once_and_a_new_upload_restarts_only_the_clock(stack) -> None:
-    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    stack.settings = stack.settings.changed(retention=POLICY)
     put_raw(stack, "u1", "d", credit_note())
     _ingest(stack)
     (before,) = stack.items()

@@ -132,13 +132,13 @@ class Life:
     """The stack, the jobs and the clock of the scenario."""
 
     def __init__(self, stack, ledger) -> None:
-        stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+        stack.settings = stack.settings.changed(retention=POLICY)
         self.stack, self.ledger = stack, ledger
         s, metrics = stack.settings, CallMetrics()
-        table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+        table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
         buckets = Buckets(stack.s3(), metrics)
         self.table = table
-        self.actions = DocumentActions(table, buckets, s.raw_bucket, s.processed_bucket, POLICY)
+        self.actions = DocumentActions(table, buckets, s.store.raw_bucket, s.store.processed_bucket, POLICY)
         self.erasure = ErasureRun(s, table, buckets, metrics)
         self.now = layout.utc_now()
 
@@ -195,7 +195,11 @@ class Life:
         """
         s = self.stack.settings
         items = {i.documentId: i.status.value + (" held" if i.held else "") for i in self.stack.items()}
-        actual = (items, kinds(listed(self.stack, s.raw_bucket)), kinds(listed(self.stack, s.processed_bucket)))
+        actual = (
+            items,
+            kinds(listed(self.stack, s.store.raw_bucket)),
+            kinds(listed(self.stack, s.store.processed_bucket)),
+        )
         # Until the stand-ins move it, the scenario's clock is the real one.
         assert actual == expected(docs, max(self.now, layout.utc_now()))
         # Duplicate markers: exactly those of the live documents, gone with deletes, TTL, erasure.
@@ -238,9 +242,9 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
     s3, s = stack.s3(), stack.settings
     wrong = {"TagSet": [{"Key": layout.RETENTION_TAG, "Value": "compliance"}]}
     right = {"TagSet": [{"Key": layout.RETENTION_TAG, "Value": "standard"}]}
-    s3.put_object_tagging(Bucket=s.processed_bucket, Key=layout.result_key("alice", "a1"), Tagging=wrong)
+    s3.put_object_tagging(Bucket=s.store.processed_bucket, Key=layout.result_key("alice", "a1"), Tagging=wrong)
     assert life.findings() == {(Code.RETENTION_TAG_MISMATCH, "a1")}
-    s3.put_object_tagging(Bucket=s.processed_bucket, Key=layout.result_key("alice", "a1"), Tagging=right)
+    s3.put_object_tagging(Bucket=s.store.processed_bucket, Key=layout.result_key("alice", "a1"), Tagging=right)
 
     # The owners delete a2 and b1; alice restores a2 within its grace. An operator holds a3.
     life.actions.delete("alice", "a2", "user:alice")
@@ -253,10 +257,10 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
     a3.held = True
     life.check(docs)
     # A planted fault: one of a3's versions loses its hold. Reconcile reports it, only it.
-    (version,) = s3.list_object_versions(Bucket=s.raw_bucket, Prefix=layout.raw_document_prefix("alice", "a3"))[
+    (version,) = s3.list_object_versions(Bucket=s.store.raw_bucket, Prefix=layout.raw_document_prefix("alice", "a3"))[
         "Versions"
     ]
-    where = {"Bucket": s.raw_bucket, "Key": version["Key"], "VersionId": version["VersionId"]}
+    where = {"Bucket": s.store.raw_bucket, "Key": version["Key"], "VersionId": version["VersionId"]}
     s3.put_object_legal_hold(**where, LegalHold={"Status": "OFF"})
     assert life.findings() == {(Code.LEGAL_HOLD_MISSING, "a3")}
     s3.put_object_legal_hold(**where, LegalHold={"Status": "ON"})
@@ -271,7 +275,8 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
     life.advance(b1.deleted + GRACE + timedelta(days=2))
     life.check(docs)
     assert not any(
-        e.key.startswith(layout.raw_document_prefix("bob", "b1")) for e in listed(stack, stack.settings.raw_bucket)
+        e.key.startswith(layout.raw_document_prefix("bob", "b1"))
+        for e in listed(stack, stack.settings.store.raw_bucket)
     )
 
     # Past the standard retention and its grace: the invoices go; a3 stays, held, until released.
@@ -282,9 +287,9 @@ def test_eleven_years_of_documents(stack, tmp_path) -> None:
     life.advance(a1.uploaded + timedelta(days=POLICY.compliance_days) + GRACE + timedelta(days=3))
     life.check(docs)
     assert stack.items() == []
-    assert listed(stack, stack.settings.raw_bucket) == listed(stack, stack.settings.processed_bucket) == []
+    assert listed(stack, stack.settings.store.raw_bucket) == listed(stack, stack.settings.store.processed_bucket) == []
     receipts = stack.s3().list_objects_v2(
-        Bucket=stack.settings.reports_bucket, Prefix=layout.erasure_receipts_prefix("carol")
+        Bucket=stack.settings.store.reports_bucket, Prefix=layout.erasure_receipts_prefix("carol")
     )
     assert receipts["KeyCount"] == 1
 
@@ -322,7 +327,7 @@ def test_a_held_document_a_reviewer_corrects_keeps_every_version_through_the_yea
     life.check(docs)
     assert legal_holds(stack, "rita", "r1") == held_versions  # the same versions, each still held
     life.past_retention_then_release(docs, r1)
-    assert stack.items() == [] and listed(stack, stack.settings.processed_bucket) == []
+    assert stack.items() == [] and listed(stack, stack.settings.store.processed_bucket) == []
 
 
 def test_a_half_done_hold_then_the_users_erasure_keeps_the_held_versions_with_their_item(stack, tmp_path) -> None:
@@ -355,7 +360,7 @@ def test_a_half_done_hold_then_the_users_erasure_keeps_the_held_versions_with_th
     # stored (the erasure's marker expired too), and the one receipt stays.
     with pytest.raises(ErasureUnknownUserError):
         life.erasure.execute("dave")
-    assert stack.keys(stack.settings.reports_bucket, layout.erasure_receipts_prefix("dave")) != []
+    assert stack.keys(stack.settings.store.reports_bucket, layout.erasure_receipts_prefix("dave")) != []
 
 
 def test_a_rollback_across_a_hold_and_an_owners_delete_leaves_both_and_the_year_goes_on(stack, tmp_path) -> None:

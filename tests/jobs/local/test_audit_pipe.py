@@ -42,18 +42,20 @@ def _item(doc: str, version: int, status: Status) -> DocumentItem:
 
 
 def _table(stack) -> DocumentTable:
-    return DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    return DocumentTable(
+        stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
+    )
 
 
 def _objects(stack, prefix: str) -> list[str]:
-    return stack.keys(stack.settings.audit_bucket, prefix)
+    return stack.keys(stack.settings.audit.audit_bucket, prefix)
 
 
 def _rows(stack) -> list[dict]:
     s3 = stack.s3()
     rows = []
     for key in _objects(stack, layout.AUDIT_CHANGES_PREFIX):
-        body = s3.get_object(Bucket=stack.settings.audit_bucket, Key=key)["Body"].read()
+        body = s3.get_object(Bucket=stack.settings.audit.audit_bucket, Key=key)["Body"].read()
         table = pq.read_table(io.BytesIO(body))
         assert table.schema == changes_schema()
         rows += table.to_pylist()
@@ -65,7 +67,7 @@ def test_every_insert_modify_and_remove_lands_in_the_log_with_its_images(stack) 
     assert table.put_if_version(_item("d1", 1, Status.PROCESSING), None)
     assert table.put_if_version(_item("d1", 2, Status.PROCESSED), 1)
     stack.dynamodb().delete_item(
-        TableName=stack.settings.table_name, Key={"PK": {"S": "USER#alice"}, "SK": {"S": "DOC#d1"}}
+        TableName=stack.settings.store.table_name, Key={"PK": {"S": "USER#alice"}, "SK": {"S": "DOC#d1"}}
     )
     assert stack.audit_flush() == 3
     (key,) = _objects(stack, layout.AUDIT_CHANGES_PREFIX)
@@ -104,7 +106,7 @@ def test_records_that_do_not_fit_the_table_are_kept_as_conversion_failures(stack
     assert stack.audit_flush() == 1  # the good record is delivered beside them
     (errors,) = _objects(stack, layout.AUDIT_ERRORS_PREFIX)
     assert errors.startswith(f"{layout.AUDIT_ERRORS_PREFIX}{layout.AUDIT_CONVERSION_FAILED}/dt=")
-    body = stack.s3().get_object(Bucket=stack.settings.audit_bucket, Key=errors)["Body"].read()
+    body = stack.s3().get_object(Bucket=stack.settings.audit.audit_bucket, Key=errors)["Body"].read()
     failures = [json.loads(line) for line in body.splitlines()]
     assert [f["lastErrorCode"] for f in failures] == ["DataFormatConversion.MalformedData"] * 2
     assert "$.dynamodb: expected an object" in failures[1]["lastErrorMessage"]
@@ -115,7 +117,7 @@ def test_a_delivered_object_is_neither_overwritten_nor_deleted(stack) -> None:
     assert _table(stack).put_if_version(_item("d1", 1, Status.PROCESSING), None)
     stack.audit_flush()
     (key,) = _objects(stack, layout.AUDIT_CHANGES_PREFIX)
-    s3, bucket = stack.s3(), stack.settings.audit_bucket
+    s3, bucket = stack.s3(), stack.settings.audit.audit_bucket
     lock = s3.get_object_lock_configuration(Bucket=bucket)["ObjectLockConfiguration"]["Rule"]["DefaultRetention"]
     assert (lock["Mode"], lock["Days"]) == ("GOVERNANCE", 730)
     head = s3.head_object(Bucket=bucket, Key=key)

@@ -76,7 +76,7 @@ def test_a_second_stage_brought_up_on_running_servers_gets_its_change_log(tmp_pa
             aws_secret_access_key=second["AWS_SECRET_ACCESS_KEY"],
         )
         for env in (first, second):
-            bucket = JobSettings.from_env(env).audit_bucket
+            bucket = JobSettings.from_env(env).audit.audit_bucket
             assert s3.list_objects_v2(Bucket=bucket).get("KeyCount", 0) >= 1, bucket
     finally:
         _jobs(base, "local", "down")

@@ -29,21 +29,23 @@ from jobs.store.table_export import TableExports
 
 def _exports(settings: JobSettings) -> TableExports:
     client = dynamodb_client(settings)
-    export_standin.attach(client, settings.export_bucket, settings.export_prefix)
+    export_standin.attach(client, settings.reconcile.export_bucket, settings.reconcile.export_prefix)
     return TableExports(client, CallMetrics())
 
 
 def test_the_export_stand_in_refuses_what_a_scan_cannot_answer(stack: Any) -> None:
     settings = JobSettings.from_env()
     exports = _exports(settings)
-    now = exports.latest_restorable(settings.table_arn)
+    now = exports.latest_restorable(settings.store.table_arn)
     with pytest.raises(StoreRequestError, match="no Scan of the table"):
-        exports.start_incremental(settings.table_arn, now - timedelta(hours=1), now, settings.export_bucket, "exports/")
+        exports.start_incremental(
+            settings.store.table_arn, now - timedelta(hours=1), now, settings.reconcile.export_bucket, "exports/"
+        )
     with pytest.raises(StoreRequestError, match="after the latest restorable time"):
-        exports.start(settings.table_arn, now + timedelta(hours=1), settings.export_bucket, "exports/")
+        exports.start(settings.store.table_arn, now + timedelta(hours=1), settings.reconcile.export_bucket, "exports/")
     remote = boto3.client("dynamodb", endpoint_url="https://dynamodb.eu-west-1.amazonaws.com", region_name="eu-west-1")
     with pytest.raises(SettingsError, match="not loopback"):
-        export_standin.attach(remote, settings.export_bucket, "exports/")
+        export_standin.attach(remote, settings.reconcile.export_bucket, "exports/")
 
 
 def test_the_stand_ins_write_what_aws_writes(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,14 +55,18 @@ def test_the_stand_ins_write_what_aws_writes(stack: Any, monkeypatch: pytest.Mon
     monkeypatch.setattr(export_standin, "clock", lambda: clock[0])
     s3 = stack.s3()
     item = {layout.PK_ATTR: {"S": layout.user_pk("u1")}, layout.SK_ATTR: {"S": layout.document_sk("d1")}}
-    stack.dynamodb().put_item(TableName=settings.table_name, Item=item)
+    stack.dynamodb().put_item(TableName=settings.store.table_name, Item=item)
     exports = _exports(settings)
-    t0 = exports.latest_restorable(settings.table_arn)
-    full = exports.wait(exports.start(settings.table_arn, t0, settings.export_bucket, settings.export_prefix))
-    stack.dynamodb().delete_item(TableName=settings.table_name, Key=item)
+    t0 = exports.latest_restorable(settings.store.table_arn)
+    full = exports.wait(
+        exports.start(settings.store.table_arn, t0, settings.reconcile.export_bucket, settings.reconcile.export_prefix)
+    )
+    stack.dynamodb().delete_item(TableName=settings.store.table_name, Key=item)
     t1 = t0 + timedelta(minutes=20)
     clock[0] = t1
-    arn = exports.start_incremental(settings.table_arn, t0, t1, settings.export_bucket, settings.export_prefix)
+    arn = exports.start_incremental(
+        settings.store.table_arn, t0, t1, settings.reconcile.export_bucket, settings.reconcile.export_prefix
+    )
     changes = exports.wait(arn)
     buckets = Buckets(s3_client(settings), CallMetrics())
     assert export_manifest(full.directory, buckets).item_count == 1
@@ -68,8 +74,8 @@ def test_the_stand_ins_write_what_aws_writes(stack: Any, monkeypatch: pytest.Mon
     assert (window.incremental, window.from_time, window.export_time, window.item_count) == (True, t0, t1, 1)
     delivered = inventory_standin.deliver(settings, t1)
     assert len(delivered) == 2
-    manifest = json.loads(s3.get_object(Bucket=settings.inventory_bucket, Key=delivered[0])["Body"].read())
-    assert manifest["fileFormat"] == "Parquet" and manifest["sourceBucket"] == settings.raw_bucket
+    manifest = json.loads(s3.get_object(Bucket=settings.reconcile.inventory_bucket, Key=delivered[0])["Body"].read())
+    assert manifest["fileFormat"] == "Parquet" and manifest["sourceBucket"] == settings.store.raw_bucket
 
 
 def test_botocore_attaches_the_export_stand_in_as_a_client_plugin(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,10 +85,10 @@ def test_botocore_attaches_the_export_stand_in_as_a_client_plugin(stack: Any, mo
     settings = JobSettings.from_env()
     assert os.environ[export_standin.PLUGIN_ENV] == export_standin.PLUGIN
     export = {
-        "TableArn": settings.table_arn,
+        "TableArn": settings.store.table_arn,
         "ExportTime": layout.utc_now() - timedelta(seconds=1),
-        "S3Bucket": settings.export_bucket,
-        "S3Prefix": settings.export_prefix,
+        "S3Bucket": settings.reconcile.export_bucket,
+        "S3Prefix": settings.reconcile.export_prefix,
     }
     plugged = boto3.client("dynamodb", config=botocore_config(settings))
     described = plugged.export_table_to_point_in_time(**export)["ExportDescription"]

@@ -27,21 +27,23 @@ def _item(user: str, doc: str, status: Status, minutes: int) -> DocumentItem:
 
 
 def _table(stack) -> DocumentTable:
-    return DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    return DocumentTable(
+        stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
+    )
 
 
 def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:
-    table = stack.dynamodb().describe_table(TableName=stack.settings.table_name)["Table"]
+    table = stack.dynamodb().describe_table(TableName=stack.settings.store.table_name)["Table"]
     assert [k["AttributeName"] for k in table["KeySchema"]] == ["PK", "SK"]
     index = table["GlobalSecondaryIndexes"][0]
-    assert index["IndexName"] == stack.settings.index_name
+    assert index["IndexName"] == stack.settings.store.index_name
     assert [k["AttributeName"] for k in index["KeySchema"]] == ["GSI1PK", "GSI1SK"]
     assert index["Projection"]["ProjectionType"] == "ALL"
     assert table["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
-    ttl = stack.dynamodb().describe_time_to_live(TableName=stack.settings.table_name)
+    ttl = stack.dynamodb().describe_time_to_live(TableName=stack.settings.store.table_name)
     assert ttl["TimeToLiveDescription"]["AttributeName"] == layout.TTL_ATTR
     s3 = stack.s3()
-    for bucket in stack.settings.bucket_names().values():
+    for bucket in stack.settings.store.bucket_names().values():
         assert s3.get_bucket_versioning(Bucket=bucket)["Status"] == "Enabled"
         rules = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
         assert {r["ID"] for r in rules} == {
@@ -51,7 +53,7 @@ def test_bootstrap_declares_keys_index_stream_ttl_and_buckets(stack) -> None:
             "expire-compliance",
             ABORT_MULTIPART_RULE,
         }
-    lock = s3.get_object_lock_configuration(Bucket=stack.settings.reports_bucket)
+    lock = s3.get_object_lock_configuration(Bucket=stack.settings.store.reports_bucket)
     assert lock["ObjectLockConfiguration"]["ObjectLockEnabled"] == "Enabled"
 
 
@@ -60,15 +62,15 @@ def test_bootstrap_is_idempotent(stack, local_servers) -> None:
 
     # A run leaves reports behind; the locked bucket's unchanged rule must not be put again
     # (moto refuses PutObjectLockConfiguration on a bucket that holds objects).
-    stack.s3().put_object(Bucket=stack.settings.reports_bucket, Key="reconciliation/x.json", Body=b"{}")
+    stack.s3().put_object(Bucket=stack.settings.store.reports_bucket, Key="reconciliation/x.json", Body=b"{}")
     again = bootstrap_endpoints(local_servers.endpoints, stack.settings)
     assert again == stack.settings  # the same queue URL, nothing else changed
-    lock = stack.s3().get_object_lock_configuration(Bucket=stack.settings.reports_bucket)
+    lock = stack.s3().get_object_lock_configuration(Bucket=stack.settings.store.reports_bucket)
     assert lock["ObjectLockConfiguration"]["Rule"]["DefaultRetention"]["Mode"] == "GOVERNANCE"
     # Paginated: ListTables answers 100 names a page, and the session's servers hold every test's tables.
     pages = stack.dynamodb().get_paginator("list_tables").paginate()
     tables = [name for page in pages for name in page["TableNames"]]
-    assert tables.count(stack.settings.table_name) == 1
+    assert tables.count(stack.settings.store.table_name) == 1
 
 
 def test_user_query_status_index_pagination_and_stream(stack) -> None:
@@ -101,7 +103,7 @@ def test_user_query_status_index_pagination_and_stream(stack) -> None:
     assert table.put_if_version(claimed, 1)
     assert table.query_status(Status.PROCESSING, 10, None).items[0].documentId == "doc0"
 
-    stream_arn = stack.dynamodb().describe_table(TableName=stack.settings.table_name)["Table"]["LatestStreamArn"]
+    stream_arn = stack.dynamodb().describe_table(TableName=stack.settings.store.table_name)["Table"]["LatestStreamArn"]
     streams = boto3.client("dynamodbstreams", endpoint_url=stack.endpoints.dynamodb)
     shards = streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]["Shards"]
     records = []
@@ -125,7 +127,7 @@ def test_exports_configure_plain_boto3(stack) -> None:
     text = exports(stack.endpoints, stack.settings)
     env = dict(line.removeprefix("export ").split("=", 1) for line in text.splitlines())
     assert env["AWS_ENDPOINT_URL_DYNAMODB"] == stack.endpoints.dynamodb
-    assert env["DOCUFLOW_TABLE_NAME"] == stack.settings.table_name
+    assert env["DOCUFLOW_TABLE_NAME"] == stack.settings.store.table_name
     client = boto3.client(
         "dynamodb",
         endpoint_url=env["AWS_ENDPOINT_URL_DYNAMODB"],
@@ -135,4 +137,4 @@ def test_exports_configure_plain_boto3(stack) -> None:
     )
     # The worker's servers hold every earlier test's tables: ListTables pages them 100 at a time.
     names = [n for page in client.get_paginator("list_tables").paginate() for n in page["TableNames"]]
-    assert stack.settings.table_name in names
+    assert stack.settings.store.table_name in names

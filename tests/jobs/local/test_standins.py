@@ -49,7 +49,7 @@ def test_the_stand_ins_refuse_anything_but_loopback() -> None:
 
 def test_advance_applies_ttl_and_the_buckets_rules_at_a_date(stack, tmp_path) -> None:
     s, s3, ddb = stack.settings, stack.s3(), stack.dynamodb()
-    raw = s.raw_bucket
+    raw = s.store.raw_bucket
     days = RetentionPolicy().standard_days
 
     def put(key: str, retention: RetentionClass | None = None) -> str:
@@ -66,7 +66,7 @@ def test_advance_applies_ttl_and_the_buckets_rules_at_a_date(stack, tmp_path) ->
     now = layout.utc_now()
     for doc, ttl in (("soon", now + timedelta(days=20)), ("late", now + timedelta(days=days + 10))):
         key = {layout.PK_ATTR: {"S": layout.user_pk("u")}, layout.SK_ATTR: {"S": layout.document_sk(doc)}}
-        ddb.put_item(TableName=s.table_name, Item={**key, layout.TTL_ATTR: {"N": str(layout.epoch_seconds(ttl))}})
+        ddb.put_item(TableName=s.store.table_name, Item={**key, layout.TTL_ATTR: {"N": str(layout.epoch_seconds(ttl))}})
     ledger = tmp_path / "ledger.json"
 
     first = advance(s, now + timedelta(days=31), ddb, s3, ledger)  # past the grace of the user's delete
@@ -86,7 +86,7 @@ def test_advance_applies_ttl_and_the_buckets_rules_at_a_date(stack, tmp_path) ->
     assert state[("raw/u/held/a.xml", "v")] == 1 and third.objects.held_skipped == 1  # a hold keeps it
     assert third.items_expired == 1  # "late" is now past its TTL too
     # Each removal is journalled, for the Pipe's stand-in to name it as DynamoDB would.
-    assert sorted(journalled(ddb, s.table_name)) == sorted(
+    assert sorted(journalled(ddb, s.store.table_name)) == sorted(
         removal_key({layout.PK_ATTR: {"S": layout.user_pk("u")}, layout.SK_ATTR: {"S": layout.document_sk(d)}})
         for d in ("soon", "late")
     )

@@ -93,7 +93,7 @@ def test_a_manual_run_publishes_manual_runs_in_place_of_the_heartbeat() -> None:
     context = RunContext("ingest", settings)
     context.publish(_run())
     assert Metric.HEARTBEAT not in {d.metric for d in context.published[0].data}
-    scheduled = RunContext("ingest", settings.model_copy(update={"scheduled_time": datetime.now(UTC)}))
+    scheduled = RunContext("ingest", settings.changed(scheduled_time=datetime.now(UTC)))
     scheduled.publish(_run())
     assert Metric.HEARTBEAT in {d.metric for d in scheduled.published[0].data}
 

@@ -46,20 +46,22 @@ def _scheduled(stack, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _scheduled_settings(stack):
-    return stack.settings.model_copy(update={"scheduled_time": layout.utc_now()})
+    return stack.settings.changed(scheduled_time=layout.utc_now())
 
 
 def _upload_invoices(stack, corpus: Path) -> None:
     for i, path in enumerate(sorted((corpus / "einvoice" / "ubl").glob("*.xml"))[:DOCUMENTS]):
         stack.s3().put_object(
-            Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u0", f"d{i}", path.name), Body=path.read_bytes()
+            Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key("u0", f"d{i}", path.name), Body=path.read_bytes()
         )
 
 
 def _upload_broken(stack) -> None:
     for i in range(DOCUMENTS):
         stack.s3().put_object(
-            Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u0", f"b{i}", "scan.pdf"), Body=b"%PDF-1.4 broken"
+            Bucket=stack.settings.store.raw_bucket,
+            Key=layout.raw_key("u0", f"b{i}", "scan.pdf"),
+            Body=b"%PDF-1.4 broken",
         )
 
 
@@ -78,7 +80,7 @@ def _store(stack) -> MetricsStore:
 
 
 def _alarms_at(stack, at: datetime, oldest_message_seconds: int = STALLED_AFTER) -> list[str]:
-    specs = declared_alarms(stack.settings.failed_ratio_threshold, oldest_message_seconds, DRILL_SCHEDULE)
+    specs = declared_alarms(stack.settings.ingest.failed_ratio_threshold, oldest_message_seconds, DRILL_SCHEDULE)
     return in_alarm(_store(stack), stack.settings.stage, specs, at)
 
 
@@ -136,7 +138,7 @@ def test_manual_runs_are_no_heartbeat(stack, corpus, monkeypatch: pytest.MonkeyP
 def test_reconcile_error_findings_alarm_on_what_is_new(stack, corpus) -> None:
     _upload_invoices(stack, corpus)
     _ingest(ExitCode.SUCCESS)
-    stack.s3().delete_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key("u0", "d0"))
+    stack.s3().delete_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key("u0", "d0"))
     assert _reconcile(stack) == ExitCode.FINDINGS
     assert _alarms_now(stack) == ["reconcile-error-findings"]
     # The next night finds the same error, open: still exit 1 and drawn as Findings, but not new.
@@ -263,7 +265,7 @@ def test_a_drill_is_ok_right_after_and_overdue_past_its_schedules_bound(stack, c
     _ingest(ExitCode.SUCCESS)
     export(stack)
     assert drill_cli.main([]) == ExitCode.SUCCESS
-    (report,) = stack.s3().list_objects_v2(Bucket=stack.settings.reports_bucket, Prefix=layout.DRILL_RUNS_PREFIX)[
+    (report,) = stack.s3().list_objects_v2(Bucket=stack.settings.store.reports_bucket, Prefix=layout.DRILL_RUNS_PREFIX)[
         "Contents"
     ]
     drilled = report["LastModified"]

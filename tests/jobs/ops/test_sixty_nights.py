@@ -132,7 +132,7 @@ STAMPS: list[datetime] = []  # when each run published: where an alarm's state c
 
 def _publish(settings: JobSettings, run_job: Job, metrics, at: datetime, scheduled: bool) -> None:
     STAMPS.append(at)
-    run_settings = settings.model_copy(update={"scheduled_time": at if scheduled else None})
+    run_settings = settings.changed(scheduled_time=at if scheduled else None)
     context = RunContext(run_job.value, run_settings)
     context.publish(metrics)
     context.flush(at)
@@ -232,7 +232,7 @@ def _times(start: datetime, end: datetime, windows: set[int]) -> list[datetime]:
 def test_sixty_nights_each_show_exactly_their_alarms(stack) -> None:
     settings = stack.settings
     nights = _plan()
-    specs = declared_alarms(settings.failed_ratio_threshold, drill_schedule=DRILL_SCHEDULE, ingest_tasks=TASKS)
+    specs = declared_alarms(settings.ingest.failed_ratio_threshold, drill_schedule=DRILL_SCHEDULE, ingest_tasks=TASKS)
     store = MetricsStore(cloudwatch_client(settings), CallMetrics())
     sent: list[Notification] = []
     evaluations = 0

@@ -44,9 +44,9 @@ class DuckAthenaChain:
         self.tmp = Path(tempfile.mkdtemp(prefix="duck-athena-"))
         self.con = duckdb.connect()
         self.con.execute("SET TimeZone = 'UTC'")
-        self.con.execute(f'CREATE SCHEMA "{settings.glue_database}"')
+        self.con.execute(f'CREATE SCHEMA "{settings.reconcile.glue_database}"')
         self.con.execute(
-            f'CREATE TABLE "{settings.glue_database}"."{settings.glue_state_table}" '
+            f'CREATE TABLE "{settings.reconcile.glue_database}"."{settings.reconcile.glue_state_table}" '
             f"(pk VARCHAR, sk VARCHAR, item {ITEM}, as_of TIMESTAMP, anchored_at TIMESTAMP)"
         )
         self.full: dict[str, list[Path]] = {}
@@ -64,22 +64,24 @@ class DuckAthenaChain:
 
     def _export(self, export_id: str) -> None:
         s = self.s
-        base = f"{s.export_prefix}AWSDynamoDB/{export_id}/"
-        summary = json.loads(self._download(s.export_bucket, base + "manifest-summary.json").read_text())
-        entries = self._download(s.export_bucket, summary["manifestFilesS3Key"]).read_text().splitlines()
-        files = [self._download(s.export_bucket, json.loads(e)["dataFileS3Key"]) for e in entries if e.strip()]
+        base = f"{s.reconcile.export_prefix}AWSDynamoDB/{export_id}/"
+        summary = json.loads(self._download(s.reconcile.export_bucket, base + "manifest-summary.json").read_text())
+        entries = self._download(s.reconcile.export_bucket, summary["manifestFilesS3Key"]).read_text().splitlines()
+        files = [
+            self._download(s.reconcile.export_bucket, json.loads(e)["dataFileS3Key"]) for e in entries if e.strip()
+        ]
         files = [f for f in files if gzip.decompress(f.read_bytes()).strip()]  # read_json refuses empty files
         (self.changes if summary.get("exportType") == "INCREMENTAL_EXPORT" else self.full)[export_id] = files
 
     def _inventory(self, dt: str) -> None:
         s = self.s
-        for kind, bucket in (("raw", s.raw_bucket), ("processed", s.processed_bucket)):
-            link = f"{s.inventory_prefix}{bucket}/{s.inventory_config_id}/hive/dt={dt}/symlink.txt"
-            uris = self._download(s.inventory_bucket, link).read_text().split()
+        for kind, bucket in (("raw", s.store.raw_bucket), ("processed", s.store.processed_bucket)):
+            link = f"{s.reconcile.inventory_prefix}{bucket}/{s.reconcile.inventory_config_id}/hive/dt={dt}/symlink.txt"
+            uris = self._download(s.reconcile.inventory_bucket, link).read_text().split()
             self.dts[kind][dt] = [self._download(*uri[5:].split("/", 1)) for uri in uris]
 
     def _views(self) -> None:
-        db = f'"{self.s.glue_database}"'
+        db = f'"{self.s.reconcile.glue_database}"'
 
         def union(parts: list[str], empty: str) -> str:
             return " UNION ALL ".join(parts) if parts else empty
@@ -98,13 +100,15 @@ class DuckAthenaChain:
         ]
         none_full = f"SELECT NULL::{ITEM} AS item, '' AS export_id WHERE false"
         none_changes = f"SELECT NULL::{KEYS} AS keys, NULL::{ITEM} AS newimage, '' AS export_id WHERE false"
-        self.con.execute(f'CREATE OR REPLACE VIEW {db}."{self.s.glue_export_table}" AS {union(full, none_full)}')
         self.con.execute(
-            f'CREATE OR REPLACE VIEW {db}."{self.s.glue_incremental_table}" AS {union(changes, none_changes)}'
+            f'CREATE OR REPLACE VIEW {db}."{self.s.reconcile.glue_export_table}" AS {union(full, none_full)}'
+        )
+        self.con.execute(
+            f'CREATE OR REPLACE VIEW {db}."{self.s.reconcile.glue_incremental_table}" AS {union(changes, none_changes)}'
         )
         for kind, table in (
-            ("raw", self.s.glue_raw_inventory_table),
-            ("processed", self.s.glue_processed_inventory_table),
+            ("raw", self.s.reconcile.glue_raw_inventory_table),
+            ("processed", self.s.reconcile.glue_processed_inventory_table),
         ):
             parts = [
                 f"SELECT *, '{dt}' AS dt FROM read_parquet({[str(f) for f in files]})"

@@ -99,7 +99,7 @@ def s3_location(root: Path, local: str) -> str:
 
 def scan(stack) -> list[dict]:
     """Every item of the table, in DynamoDB JSON."""
-    pages = stack.dynamodb().get_paginator("scan").paginate(TableName=stack.settings.table_name)
+    pages = stack.dynamodb().get_paginator("scan").paginate(TableName=stack.settings.store.table_name)
     return [item for page in pages for item in page.get("Items", [])]
 
 
@@ -116,7 +116,7 @@ def export_changes(stack, root: Path, before: list[dict], since: datetime) -> st
     now = layout.utc_now()
     lines = [change_line({a: item[a] for a in key}, item, now) for k, item in new.items() if old.get(k) != item]
     lines += [change_line({a: item[a] for a in key}, None, now) for k, item in old.items() if k not in new]
-    table_arn = f"arn:aws:dynamodb:local:000000000000:table/{stack.settings.table_name}"
+    table_arn = f"arn:aws:dynamodb:local:000000000000:table/{stack.settings.store.table_name}"
     return str(
         write_incremental_export(
             root / f"{stack.settings.stage}-exports", table_arn, since, now, ["".join(lines).encode()]
@@ -127,19 +127,19 @@ def export_changes(stack, root: Path, before: list[dict], since: datetime) -> st
 def export_state(stack, root: Path, fmt: str = "CSV", rows_per_file: int = 3) -> ExportedState:
     settings = stack.settings
     lines: list[str] = []
-    for page in stack.dynamodb().get_paginator("scan").paginate(TableName=settings.table_name):
+    for page in stack.dynamodb().get_paginator("scan").paginate(TableName=settings.store.table_name):
         lines += [export_line(item) for item in page.get("Items", [])]
     # Several data files, as AWS writes them, so the readers' per-file path is exercised.
     chunks = [("".join(lines[i : i + rows_per_file])).encode() for i in range(0, len(lines), rows_per_file)]
     # Directory names double as bucket names when the tree is uploaded (upload_tree).
     exports_root = root / f"{settings.stage}-exports"
     export = write_export(
-        exports_root, f"arn:aws:dynamodb:local:000000000000:table/{settings.table_name}", layout.utc_now(), chunks
+        exports_root, f"arn:aws:dynamodb:local:000000000000:table/{settings.store.table_name}", layout.utc_now(), chunks
     )
     inventory_root = root / f"{settings.stage}-inventory"
     manifests = []
     s3 = stack.s3()
-    for bucket in (settings.raw_bucket, settings.processed_bucket):
+    for bucket in (settings.store.raw_bucket, settings.store.processed_bucket):
         rows = [
             {"bucket": bucket, "key": o["Key"], "size": o["Size"], "lastModified": o["LastModified"], "etag": o["ETag"]}
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)

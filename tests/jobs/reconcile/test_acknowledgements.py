@@ -87,27 +87,27 @@ def test_an_acknowledgement_lapses_at_its_expiry() -> None:
 def test_the_cli_records_the_callers_identity_refuses_a_second_and_a_past_expiry(stack, corpus, capsys) -> None:
     _seed_and_ingest(stack, corpus)
     s, s3 = stack.settings, stack.s3()
-    s3.put_object(Bucket=s.raw_bucket, Key="notes/stray.txt", Body=b"x")
+    s3.put_object(Bucket=s.store.raw_bucket, Key="notes/stray.txt", Body=b"x")
 
     def night() -> None:
         ReconcileRun(s, LivePlan(grace=timedelta(0))).execute()
 
     night()
-    stray = ledgers.finding_id("BAD_KEY", None, None, s.raw_bucket, "notes/stray.txt", None, None)
+    stray = ledgers.finding_id("BAD_KEY", None, None, s.store.raw_bucket, "notes/stray.txt", None, None)
     args = ["acknowledge", "--finding", stray, "--by", "Ada Auditor", "--reason", "known"]
     assert cli.main([*args, "--expires", f"{date.today() - timedelta(days=1)}"]) == 2
     assert "must be a day after today" in capsys.readouterr().err
     assert cli.main([*args, "--expires", f"{datetime.now(UTC).date() + timedelta(days=30)}"]) == 0
     assert cli.main(args) == 2 and "acknowledged already" in capsys.readouterr().err
-    (key,) = stack.keys(s.reports_bucket, ACKNOWLEDGEMENTS_PREFIX)
-    record = json.loads(s3.get_object(Bucket=s.reports_bucket, Key=key)["Body"].read())
+    (key,) = stack.keys(s.store.reports_bucket, ACKNOWLEDGEMENTS_PREFIX)
+    record = json.loads(s3.get_object(Bucket=s.store.reports_bucket, Key=key)["Body"].read())
     assert record["caller"]["arn"].startswith("arn:aws:") and record["caller"]["account"]
     assert record["by"] == "Ada Auditor" and record["firstSeen"] and record["expiresAt"]
 
     # The stray removed, a night resolves it; uploaded again, it is new and unacknowledged.
-    s3.delete_object(Bucket=s.raw_bucket, Key="notes/stray.txt")
+    s3.delete_object(Bucket=s.store.raw_bucket, Key="notes/stray.txt")
     night()
-    s3.put_object(Bucket=s.raw_bucket, Key="notes/stray.txt", Body=b"x")
+    s3.put_object(Bucket=s.store.raw_bucket, Key="notes/stray.txt", Body=b"x")
     night()
     newest = ReconcileRun(s, LivePlan(grace=timedelta(0))).execute().summary
     assert newest.changes["open"] == 1 and newest.changes["acknowledged"] == 0

@@ -235,18 +235,21 @@ class DuckAthena:
         s = stack.settings
         self.con = duckdb.connect()
         self.con.execute("SET TimeZone = 'UTC'").fetchall()
-        self.con.execute(f'CREATE SCHEMA "{s.glue_database}"').fetchall()
+        self.con.execute(f'CREATE SCHEMA "{s.reconcile.glue_database}"').fetchall()
         struct = ", ".join(f'"{a}" STRUCT("{t}" VARCHAR)' for a, t in sql.export_columns(False).items())
         exports = ", ".join(f"'{p}'" for p in files["export"])
         self.con.execute(
-            f'CREATE VIEW "{s.glue_database}"."{s.glue_export_table}" AS SELECT Item AS item, '
+            f'CREATE VIEW "{s.reconcile.glue_database}"."{s.reconcile.glue_export_table}" AS SELECT Item AS item, '
             f"'{files['export'][0].parent.parent.name}' AS export_id "
             f"FROM read_json([{exports}], format = 'newline_delimited', columns = {{'Item': 'STRUCT({struct})'}})"
         ).fetchall()
-        for table, key in ((s.glue_raw_inventory_table, "raw"), (s.glue_processed_inventory_table, "processed")):
+        for table, key in (
+            (s.reconcile.glue_raw_inventory_table, "raw"),
+            (s.reconcile.glue_processed_inventory_table, "processed"),
+        ):
             listed = ", ".join(f"'{p}'" for p in files[key])
             self.con.execute(
-                f'CREATE VIEW "{s.glue_database}"."{table}" AS SELECT *, '
+                f'CREATE VIEW "{s.reconcile.glue_database}"."{table}" AS SELECT *, '
                 f"'2026-11-30-01-00' AS dt FROM read_parquet([{listed}])"
             ).fetchall()
         self.results: dict[str, list[list[str | None]]] = {}
@@ -284,38 +287,39 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], AthenaPla
 
     s = stack.settings
     items, raw, processed, _ = state()
-    renamed = {"eq-raw": s.raw_bucket, "eq-processed": s.processed_bucket}
+    renamed = {"eq-raw": s.store.raw_bucket, "eq-processed": s.store.processed_bucket}
     text = "".join(export_line(to_wire(i)) for i in items)
     for old, new in renamed.items():
         text = text.replace(f"s3://{old}/", f"s3://{new}/")
-    export = write_export(tmp_path / s.export_bucket, "arn:aws:dynamodb:x:1:table/t", AS_OF, [text.encode()])
+    export = write_export(tmp_path / s.reconcile.export_bucket, "arn:aws:dynamodb:x:1:table/t", AS_OF, [text.encode()])
     files: dict[str, list[Path]] = {"export": sorted(export.glob("data/*.json.gz"))}
     manifests = []
     for key, rows in (("raw", raw), ("processed", processed)):
-        bucket = s.raw_bucket if key == "raw" else s.processed_bucket
+        bucket = s.store.raw_bucket if key == "raw" else s.store.processed_bucket
         frame = pl.DataFrame([{**r, "bucket": bucket} for r in rows], schema=OBJECTS_SCHEMA, orient="row")
-        root = tmp_path / s.inventory_bucket / s.inventory_prefix.rstrip("/")
-        manifest = write_inventory(root, bucket, T, [frame], "Parquet", s.inventory_config_id)
+        root = tmp_path / s.reconcile.inventory_bucket / s.reconcile.inventory_prefix.rstrip("/")
+        manifest = write_inventory(root, bucket, T, [frame], "Parquet", s.reconcile.inventory_config_id)
         files[key] = [root / f["key"] for f in json.loads(manifest.read_text())["files"]]
         hive = manifest.parent.parent / "hive" / f"dt={dt_of(str(manifest))}" / "symlink.txt"
         hive.parent.mkdir(parents=True, exist_ok=True)
         hive.write_text(
             "\n".join(
-                f"s3://{s.inventory_bucket}/{s.inventory_prefix}{f['key']}"
+                f"s3://{s.reconcile.inventory_bucket}/{s.reconcile.inventory_prefix}{f['key']}"
                 for f in json.loads(manifest.read_text())["files"]
             )
         )
         manifests.append(manifest)
     client = stack.s3()
-    for bucket_dir in (tmp_path / s.export_bucket, tmp_path / s.inventory_bucket):
+    for bucket_dir in (tmp_path / s.reconcile.export_bucket, tmp_path / s.reconcile.inventory_bucket):
         if bucket_dir.name not in [b["Name"] for b in client.list_buckets()["Buckets"]]:
             client.create_bucket(Bucket=bucket_dir.name)
         for path in (p for p in bucket_dir.rglob("*") if p.is_file()):
             client.put_object(
                 Bucket=bucket_dir.name, Key=path.relative_to(bucket_dir).as_posix(), Body=path.read_bytes()
             )
+    bucket = s.reconcile.export_bucket
     return files, AthenaPlan(
-        dynamodb_export=f"s3://{s.export_bucket}/{export.relative_to(tmp_path / s.export_bucket).as_posix()}/",
+        dynamodb_export=f"s3://{bucket}/{export.relative_to(tmp_path / bucket).as_posix()}/",
         grace=timedelta(minutes=15),
     )
 
@@ -323,10 +327,10 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], AthenaPla
 def _polars(stack, files: dict[str, list[Path]], tmp_path: Path) -> Any:
     s = stack.settings
     export_dir = files["export"][0].parent.parent
-    inventory = tmp_path / s.inventory_bucket / s.inventory_prefix.rstrip("/")
+    inventory = tmp_path / s.reconcile.inventory_bucket / s.reconcile.inventory_prefix.rstrip("/")
     manifests = [
-        str(next((inventory / b / s.inventory_config_id).glob("*/manifest.json")))
-        for b in (s.raw_bucket, s.processed_bucket)
+        str(next((inventory / b / s.reconcile.inventory_config_id).glob("*/manifest.json")))
+        for b in (s.store.raw_bucket, s.store.processed_bucket)
     ]
     options = FilesPlan(
         dynamodb_export=str(export_dir),
@@ -352,21 +356,21 @@ def test_the_athena_engine_reports_what_polars_finds_and_only_summary_json_says_
     sizes = ("itemCount", "rawObjectCount", "processedObjectCount")
     assert [getattr(summary, n) for n in sizes] == [getattr(by_polars.summary, n) for n in sizes]
     assert (
-        f'FROM "{stack.settings.glue_database}"."{stack.settings.glue_export_table}" WHERE export_id = '
-        in fake.sent[-1]
+        f'FROM "{stack.settings.reconcile.glue_database}"."{stack.settings.reconcile.glue_export_table}" '
+        "WHERE export_id = " in fake.sent[-1]
     )
     assert "WHERE dt = '2026-11-30-01-00'" in fake.sent[-1]
-    keys = stack.keys(stack.settings.reports_bucket, summary.reportPrefix)
+    keys = stack.keys(stack.settings.store.reports_bucket, summary.reportPrefix)
     assert {k.rsplit("/", 1)[-1] for k in keys} >= {"findings.parquet", "findings.csv", "report.html", "summary.json"}
     stored = json.loads(
         stack.s3()
-        .get_object(Bucket=stack.settings.reports_bucket, Key=summary.reportPrefix + "summary.json")["Body"]
+        .get_object(Bucket=stack.settings.store.reports_bucket, Key=summary.reportPrefix + "summary.json")["Body"]
         .read()
     )
     assert stored["engine"] == "athena"
     parquet = (
         stack.s3()
-        .get_object(Bucket=stack.settings.reports_bucket, Key=summary.reportPrefix + "findings.parquet")["Body"]
+        .get_object(Bucket=stack.settings.store.reports_bucket, Key=summary.reportPrefix + "findings.parquet")["Body"]
         .read()
     )
     assert hashlib.sha256(parquet).hexdigest() == stored["files"]["findings.parquet"]
@@ -387,9 +391,9 @@ def test_bad_athena_inputs_exit_2_with_a_clear_message_and_no_report(
         "bytes_cutoff": "bytes-scanned cutoff",
     }[case]
     if case == "missing_partition":
-        for key in stack.keys(s.inventory_bucket, f"{s.inventory_prefix}{s.raw_bucket}/"):
+        for key in stack.keys(s.reconcile.inventory_bucket, f"{s.reconcile.inventory_prefix}{s.store.raw_bucket}/"):
             if key.endswith("symlink.txt"):
-                stack.s3().delete_object(Bucket=s.inventory_bucket, Key=key)
+                stack.s3().delete_object(Bucket=s.reconcile.inventory_bucket, Key=key)
     elif case == "export_in_progress":
         export = export.replace("AWSDynamoDB/", "AWSDynamoDB/not-done-")
     else:
@@ -404,7 +408,7 @@ def test_bad_athena_inputs_exit_2_with_a_clear_message_and_no_report(
     assert cli.main(["athena", "--dynamodb-export", export, "--grace", "0s"]) == 2
     err = capsys.readouterr().err
     assert message in err, err
-    assert not [k for k in stack.keys(s.reports_bucket) if k.endswith("summary.json")]
+    assert not [k for k in stack.keys(s.store.reports_bucket) if k.endswith("summary.json")]
 
 
 def test_the_mode_chooses_the_engine() -> None:

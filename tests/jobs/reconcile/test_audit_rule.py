@@ -30,7 +30,9 @@ RUN = actor(ActorKind.INGEST, "night-1")
 
 
 def _table(stack) -> DocumentTable:
-    return DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    return DocumentTable(
+        stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
+    )
 
 
 def _claim(doc: str) -> DocumentItem:
@@ -104,7 +106,7 @@ def test_a_lost_last_version_is_found_from_the_item_and_a_lost_removal_from_noth
     # A deleted item: its REMOVE record names the version it removed, which must be in the log.
     with stack.audit_records_lost():
         gone = _versions(stack, "gone", 2)
-    stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(gone.key()))
+    stack.dynamodb().delete_item(TableName=stack.settings.store.table_name, Key=to_wire(gone.key()))
     stack.audit_flush()
     gaps = dict(_evidence(_audit(stack), Code.AUDIT_GAP))
     # The REMOVE names version 2; version 1 was named only by version 2's lost record, so the
@@ -125,7 +127,7 @@ def test_repairs_rebuilt_items_and_versions_older_than_the_log_need_no_record(st
     stack.audit_flush()
     assert [doc for doc, _ in _evidence(_audit(stack), Code.AUDIT_GAP)] == ["old"]
     started = layout.utc_now()
-    stack.settings = stack.settings.model_copy(update={"audit_log_since": started})
+    stack.settings = stack.settings.changed(audit_log_since=started)
     _versions(stack, "old", 2, start=old)
     stack.audit_flush()
     assert _audit(stack).height == 0
@@ -133,7 +135,7 @@ def test_repairs_rebuilt_items_and_versions_older_than_the_log_need_no_record(st
 
 def test_odd_items_and_unconvertible_records_are_reported_not_dropped(stack) -> None:
     stack.dynamodb().put_item(
-        TableName=stack.settings.table_name, Item=to_wire({"PK": "LOCK#x", "SK": "LOCK#x", "owner": "job"})
+        TableName=stack.settings.store.table_name, Item=to_wire({"PK": "LOCK#x", "SK": "LOCK#x", "owner": "job"})
     )
     stack.audit_pipe.firehose.put_record_batch([b"{not json", b"[]"])
     stack.audit_flush()

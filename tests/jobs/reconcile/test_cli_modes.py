@@ -157,6 +157,6 @@ def test_sigterm_stops_the_run_before_it_writes_anything(stack, monkeypatch, cap
     capsys.readouterr()
     assert cli.main(["live", "--grace", "0s"]) == ExitCode.SIGTERM
     assert "stopped: stopped by SIGTERM" in capsys.readouterr().err
-    assert not stack.keys(stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX)
+    assert not stack.keys(stack.settings.store.reports_bucket, layout.RECONCILIATION_PREFIX)
     # The handler was the run's only: the default one is back once the run ended.
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -48,23 +48,27 @@ def test_before_the_first_delivery_the_night_has_nothing_to_judge_and_stays_quie
     out = capsys.readouterr().out
     assert "0 findings" in out and "nothing to judge yet" in out, out
     (key,) = [
-        k for k in stack.keys(stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX) if k.endswith("summary.json")
+        k
+        for k in stack.keys(stack.settings.store.reports_bucket, layout.RECONCILIATION_PREFIX)
+        if k.endswith("summary.json")
     ]
-    summary = json.loads(stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read())
+    summary = json.loads(stack.s3().get_object(Bucket=stack.settings.store.reports_bucket, Key=key)["Body"].read())
     assert summary["notJudged"].startswith("nothing to judge yet") and summary["totalFindings"] == 0
-    html = stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key.replace("summary.json", "report.html"))
+    html = stack.s3().get_object(
+        Bucket=stack.settings.store.reports_bucket, Key=key.replace("summary.json", "report.html")
+    )
     assert "Nothing judged yet." in html["Body"].read().decode()
     assert summary["engineStats"]["inventories"] == {
-        stack.settings.raw_bucket: "waiting",
-        stack.settings.processed_bucket: "waiting",
+        stack.settings.store.raw_bucket: "waiting",
+        stack.settings.store.processed_bucket: "waiting",
     }
-    assert not stack.keys(stack.settings.state_bucket, layout.table_state_root("polars"))  # no state kept
+    assert not stack.keys(stack.settings.reconcile.state_bucket, layout.table_state_root("polars"))  # no state kept
     # The heartbeat was published: the reconcile's alarms are quiet (the ingest, which did not run, is not).
     store = MetricsStore(cloudwatch_client(stack.settings), CallMetrics())
     alarms = in_alarm(
         store,
         stack.settings.stage,
-        declared_alarms(stack.settings.failed_ratio_threshold, 3600),
+        declared_alarms(stack.settings.ingest.failed_ratio_threshold, 3600),
         layout.utc_now() + timedelta(seconds=1),
     )
     assert [a for a in alarms if a.startswith("reconcile")] == [], alarms
@@ -81,36 +85,36 @@ def test_the_wait_is_counted_from_the_first_night_that_found_none(stack) -> None
     late = _night(s, timedelta(hours=49))
     assert late.exit_code == ExitCode.FINDINGS
     missing = _findings(late, Code.INVENTORY_MISSING)
-    assert sorted(r["bucket"] for r in missing) == sorted([s.raw_bucket, s.processed_bucket])
+    assert sorted(r["bucket"] for r in missing) == sorted([s.store.raw_bucket, s.store.processed_bucket])
     assert all(r["evidence"]["hours"] == 49 and r["severity"] == "error" for r in missing), missing
     assert late.summary.notJudged and "INVENTORY_MISSING" in late.summary.notJudged
 
 
 def test_a_stale_inventory_is_an_error_and_never_judged_against(stack) -> None:
     s = stack.settings
-    stack.s3().put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "d1", "a.xml"), Body=b"<x/>")
-    inventory_standin.deliver(s, layout.utc_now() - timedelta(hours=s.inventory_max_age_hours + 2))
+    stack.s3().put_object(Bucket=s.store.raw_bucket, Key=layout.raw_key("u1", "d1", "a.xml"), Body=b"<x/>")
+    inventory_standin.deliver(s, layout.utc_now() - timedelta(hours=s.reconcile.inventory_max_age_hours + 2))
     outcome = _night(s)
     assert outcome.exit_code == ExitCode.FINDINGS
     stale = _findings(outcome, Code.INVENTORY_STALE)
-    assert sorted(r["bucket"] for r in stale) == sorted([s.raw_bucket, s.processed_bucket])
-    assert all(r["evidence"]["hours"] >= s.inventory_max_age_hours + 1 for r in stale), stale
+    assert sorted(r["bucket"] for r in stale) == sorted([s.store.raw_bucket, s.store.processed_bucket])
+    assert all(r["evidence"]["hours"] >= s.reconcile.inventory_max_age_hours + 1 for r in stale), stale
     # Nothing judged: the upload the old inventory lacks is no UNPROCESSED_RAW, no table was read.
     assert {code for code, n in outcome.summary.counts.items() if n} == {Code.INVENTORY_STALE}
     assert outcome.summary.itemCount == 0
-    assert not stack.keys(s.state_bucket, layout.table_state_root("polars"))
+    assert not stack.keys(s.reconcile.state_bucket, layout.table_state_root("polars"))
 
 
 def test_a_missing_inventory_after_a_night_that_had_one_is_an_error_at_once(stack) -> None:
     s = JobSettings.from_env()  # the environment's: the table's ARN, which the night exports
     inventory_standin.deliver(s, layout.utc_now())
     judged = _night(s)
-    assert judged.summary.notJudged is None and judged.summary.engineStats["inventories"][s.raw_bucket] == "fresh"
-    for key in stack.keys(s.inventory_bucket, f"{s.inventory_prefix}{s.processed_bucket}/"):
-        stack.s3().delete_object(Bucket=s.inventory_bucket, Key=key)
+    assert judged.summary.notJudged is None and judged.summary.engineStats["inventories"][s.store.raw_bucket] == "fresh"
+    for key in stack.keys(s.reconcile.inventory_bucket, f"{s.reconcile.inventory_prefix}{s.store.processed_bucket}/"):
+        stack.s3().delete_object(Bucket=s.reconcile.inventory_bucket, Key=key)
     after = _night(s, timedelta(hours=1))
     assert after.exit_code == ExitCode.FINDINGS
-    assert [r["bucket"] for r in _findings(after, Code.INVENTORY_MISSING)] == [s.processed_bucket]
+    assert [r["bucket"] for r in _findings(after, Code.INVENTORY_MISSING)] == [s.store.processed_bucket]
 
 
 def test_the_athena_night_waits_too_without_a_query(stack, monkeypatch: pytest.MonkeyPatch) -> None:

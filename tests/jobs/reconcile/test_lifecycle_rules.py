@@ -148,16 +148,18 @@ def test_a_live_run_finds_versions_left_past_the_hard_delete_date(stack) -> None
     # Put without its TTL attribute: DynamoDB Local's own TTL sweep must not remove the item
     # before the run reads it (AWS's TTL may take days; the run must judge such an item).
     unswept = {k: v for k, v in deleted.to_item().items() if k != layout.TTL_ATTR}
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(unswept))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire(unswept))
     for kind, digest in item.held_markers.items():  # the delete's transaction gave them up
-        stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(marker_key("u1", kind, digest)))
+        stack.dynamodb().delete_item(
+            TableName=stack.settings.store.table_name, Key=to_wire(marker_key("u1", kind, digest))
+        )
     outcome = ReconcileRun(stack.settings, LivePlan(grace=timedelta(0), write_report=False)).execute()
     found = outcome.findings.select("code", "documentId", "bucket").rows()
     # Its objects were never hidden either: DELETED_RAW_EXISTS says the raw one is visible.
     assert sorted(found) == sorted(
         [
-            (Code.DELETED_RAW_EXISTS.value, "d1", stack.settings.raw_bucket),
-            (Code.NOT_HARD_DELETED.value, "d1", stack.settings.raw_bucket),
-            (Code.NOT_HARD_DELETED.value, "d1", stack.settings.processed_bucket),
+            (Code.DELETED_RAW_EXISTS.value, "d1", stack.settings.store.raw_bucket),
+            (Code.NOT_HARD_DELETED.value, "d1", stack.settings.store.raw_bucket),
+            (Code.NOT_HARD_DELETED.value, "d1", stack.settings.store.processed_bucket),
         ]
     )

@@ -68,17 +68,17 @@ class Nights:
 
     def scheduled(self, run_id: str | None = None) -> dict[str, Any]:
         """The scheduled command, and the summary of the report it wrote."""
-        before = set(self.stack.keys(self.stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX))
+        before = set(self.stack.keys(self.stack.settings.store.reports_bucket, layout.RECONCILIATION_PREFIX))
         if run_id is None:
             assert cli.main(["nightly"]) in (0, 1)
         else:
             ReconcileRun(self.settings(), NightlyPlan(), run_id=run_id).execute()
         (summary,) = [
             k
-            for k in self.stack.keys(self.stack.settings.reports_bucket, layout.RECONCILIATION_PREFIX)
+            for k in self.stack.keys(self.stack.settings.store.reports_bucket, layout.RECONCILIATION_PREFIX)
             if k not in before and k.endswith("summary.json")
         ]
-        return json.loads(self._get(self.stack.settings.reports_bucket, summary))
+        return json.loads(self._get(self.stack.settings.store.reports_bucket, summary))
 
     def first_state_edited(self, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """The first night, then its kept state's table-state.json rewritten by `edit`."""
@@ -92,7 +92,7 @@ class Nights:
         return self.stack.s3().get_object(Bucket=bucket, Key=key)["Body"].read()
 
     def findings(self, summary: dict[str, Any]) -> pl.DataFrame:
-        body = self._get(self.stack.settings.reports_bucket, summary["reportPrefix"] + "findings.parquet")
+        body = self._get(self.stack.settings.store.reports_bucket, summary["reportPrefix"] + "findings.parquet")
         return pl.read_parquet(body)
 
     def by_full_export(self, summary: dict[str, Any]) -> pl.DataFrame:
@@ -101,10 +101,12 @@ class Nights:
         """
         s = self.settings()
         client = dynamodb_client(s)
-        export_standin.attach(client, s.export_bucket, s.export_prefix)
+        export_standin.attach(client, s.reconcile.export_bucket, s.reconcile.export_prefix)
         exports = TableExports(client, CallMetrics())
         at = datetime.fromisoformat(summary["engineStats"]["night"]["tableAsOf"])
-        full = exports.wait(exports.start(s.table_arn, at, s.export_bucket, s.export_prefix)).directory
+        full = exports.wait(
+            exports.start(s.store.table_arn, at, s.reconcile.export_bucket, s.reconcile.export_prefix)
+        ).directory
         options = FilesPlan(
             dynamodb_export=full,
             s3_inventories=(summary["inputs"]["raw"], summary["inputs"]["processed"]),
@@ -115,18 +117,18 @@ class Nights:
 
 def _item(stack: Any, doc: str) -> DocumentItem:
     key = {layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk(doc)}
-    raw = stack.dynamodb().get_item(TableName=stack.settings.table_name, Key=to_wire(key))["Item"]
+    raw = stack.dynamodb().get_item(TableName=stack.settings.store.table_name, Key=to_wire(key))["Item"]
     return DocumentItem.from_item(from_wire(raw))
 
 
 def _put(stack: Any, item: DocumentItem | dict[str, Any]) -> None:
     wire = item.to_item() if isinstance(item, DocumentItem) else item
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(wire))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire(wire))
 
 
 def _delete(stack: Any, doc: str) -> None:
     key = {layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk(doc)}
-    stack.dynamodb().delete_item(TableName=stack.settings.table_name, Key=to_wire(key))
+    stack.dynamodb().delete_item(TableName=stack.settings.store.table_name, Key=to_wire(key))
 
 
 def _changed(item: DocumentItem, **changes: Any) -> DocumentItem:
@@ -169,7 +171,7 @@ def _seed(stack: Any, corpus: Path) -> None:
     for uploads in (documents, [("u1", doc, paths[0]) for doc in LIFE] + [(ERASED, "e0", paths[0])]):
         for user, doc, path in uploads:
             key = layout.raw_key(user, doc, path.name)
-            stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
+            stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=path.read_bytes())
         IngestRun(stack.settings, BackfillPlan()).execute()
 
 
@@ -178,9 +180,11 @@ class _Life:
 
     def __init__(self, stack: Any) -> None:
         s, metrics = stack.settings, CallMetrics()
-        self.settings, self.table = s, DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+        self.settings, self.table = s, DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
         self.buckets = Buckets(stack.s3(), metrics)
-        self.actions = DocumentActions(self.table, self.buckets, s.raw_bucket, s.processed_bucket, s.retention)
+        self.actions = DocumentActions(
+            self.table, self.buckets, s.store.raw_bucket, s.store.processed_bucket, s.store.retention
+        )
 
     def erase(self, user: str) -> None:
         ErasureRun(self.settings, self.table, self.buckets, CallMetrics()).execute(user)
@@ -195,7 +199,9 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
     def night1() -> None:
         d7 = _item(stack, "d7").rawS3Uri.split("/", 3)[3]
         s3.copy_object(
-            Bucket=s.raw_bucket, Key=layout.raw_key("u1", "twin", "t.xml"), CopySource=f"{s.raw_bucket}/{d7}"
+            Bucket=s.store.raw_bucket,
+            Key=layout.raw_key("u1", "twin", "t.xml"),
+            CopySource=f"{s.store.raw_bucket}/{d7}",
         )
         IngestRun(s, BackfillPlan()).execute()  # the twin: d7's duplicate, no marker of its own
         assert _item(stack, "twin").reviewReasons == ["DUPLICATE_CONTENT:d7", "DUPLICATE_INVOICE:d7"]
@@ -206,7 +212,7 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
         for status in (Status.PROCESSING, Status.FAILED, Status.PROCESSED):  # changed several times
             d2 = _changed(d2, status=status)
             _put(stack, d2)
-        s3.put_object(Bucket=s.raw_bucket, Key=layout.raw_key("u1", "new1", "a.xml"), Body=b"<Invoice/>")
+        s3.put_object(Bucket=s.store.raw_bucket, Key=layout.raw_key("u1", "new1", "a.xml"), Body=b"<Invoice/>")
 
     def night2() -> None:
         life.actions.delete("u1", "ldel", "user:u1")  # within its grace: hidden, no finding
@@ -214,9 +220,9 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
         assert {m.documentId for m in stack.markers()} == {f"d{i}" for i in range(7)}
         _put(stack, _changed(kept["d1"], vendorName="Back Again GmbH"))  # re-created
         brief = _changed(_item(stack, "d3"), documentId="brief")
-        _put(stack, brief.model_copy(update={"rawS3Uri": layout.s3_uri(s.raw_bucket, "raw/u1/brief/x.xml")}))
+        _put(stack, brief.model_copy(update={"rawS3Uri": layout.s3_uri(s.store.raw_bucket, "raw/u1/brief/x.xml")}))
         _delete(stack, "brief")  # created and deleted within the night
-        s3.delete_object(Bucket=s.raw_bucket, Key=_item(stack, "d3").rawS3Uri.split("/", 3)[3])  # MISSING_RAW
+        s3.delete_object(Bucket=s.store.raw_bucket, Key=_item(stack, "d3").rawS3Uri.split("/", 3)[3])  # MISSING_RAW
 
     def night3() -> None:  # the night whose run is missed
         _put(stack, _changed(_item(stack, "d4"), status=Status.PROCESSING, leaseOwner="gone", leaseExpiresAt=None))
@@ -231,14 +237,14 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
         # of the real clock: DynamoDB Local itself deletes items whose TTL passed in real time.)
         over = _changed(_item(stack, "lkept"), retainUntil=layout.utc_now() + 2 * DAY)
         _put(stack, over)
-        s3.delete_object(Bucket=s.raw_bucket, Key=over.rawS3Uri.split("/", 3)[3])
+        s3.delete_object(Bucket=s.store.raw_bucket, Key=over.rawS3Uri.split("/", 3)[3])
         d6 = _item(stack, "d6")
         _put(stack, {**d6.to_item(), layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})  # INDEX_DRIFT
         _put(stack, _changed(_item(stack, "d4"), status=Status.PROCESSED, leaseOwner=None))  # no longer stuck
         digest = _item(stack, "d6").invoiceMarker
         assert digest is not None
         marker = {layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.marker_sk(DuplicateKind.INVOICE, digest)}
-        stack.dynamodb().delete_item(TableName=s.table_name, Key=to_wire(marker))  # MISSING_MARKER
+        stack.dynamodb().delete_item(TableName=s.store.table_name, Key=to_wire(marker))  # MISSING_MARKER
 
     def night6() -> None:
         _delete(stack, "d1")
@@ -247,7 +253,7 @@ def _week(stack: Any, clock: Callable[[], datetime]) -> list[Callable[[], None]]
         _put(stack, _changed(kept["d1"], vendorName="Third Time GmbH"))
         # DynamoDB's TTL at the night's date: lkept goes (a delete in tonight's export); ldel's
         # grace and everyone's retention run on.
-        assert expire_items(stack.dynamodb(), s.table_name, clock()) == 1
+        assert expire_items(stack.dynamodb(), s.store.table_name, clock()) == 1
 
     return [night1, night2, night3, night4, night5, night6, night7]
 
@@ -287,10 +293,14 @@ def test_a_week_of_nights_gives_the_findings_of_a_full_export_every_night(
     assert "re-anchored every 6 days" in plans[5]["reason"]
     assert codes >= {"ORPHAN_RESULT", "UNPROCESSED_RAW", "MISSING_RAW", "STUCK_PROCESSING", "INDEX_DRIFT"}
     assert codes >= {"ORPHAN_MARKER", "MISSING_MARKER"}
-    kept = [k for k in stack.keys(nights.settings().state_bucket, "table-state/") if k.endswith("table-state.json")]
+    kept = [
+        k
+        for k in stack.keys(nights.settings().reconcile.state_bucket, "table-state/")
+        if k.endswith("table-state.json")
+    ]
     assert len(kept) == 7
     # The nights between anchors kept earlier states' data files rather than write them again.
-    listed = [json.loads(nights._get(nights.settings().state_bucket, k))["files"] for k in sorted(kept)]
+    listed = [json.loads(nights._get(nights.settings().reconcile.state_bucket, k))["files"] for k in sorted(kept)]
     assert not any(f["state"] for f in listed[0]) and not any(f["state"] for f in listed[5])  # the anchors
     assert any(f["state"] for files in listed[1:5] for f in files) and any(f["state"] for f in listed[6])
 
@@ -307,7 +317,11 @@ def test_a_failed_night_leaves_the_previous_state_newest(
     # The report's key is taken (a rerun of the same run id): the run fails after its exports.
     with pytest.raises(S3ObjectExistsError):
         nights.scheduled(run_id="20260101T000000Z-first")
-    states = [k for k in stack.keys(nights.settings().state_bucket, "table-state/") if k.endswith("table-state.json")]
+    states = [
+        k
+        for k in stack.keys(nights.settings().reconcile.state_bucket, "table-state/")
+        if k.endswith("table-state.json")
+    ]
     assert states == [first["tableState"].split("/", 3)[3] + "/table-state.json"]
     again = nights.scheduled()["engineStats"]["night"]
     assert again["state"] == first["tableState"] and len(again["changes"]) == 1
@@ -348,7 +362,8 @@ def test_the_athena_engine_merges_an_iceberg_table_and_finds_what_the_polars_cha
     merges = [q for q in athena.sent if q.startswith("MERGE INTO")]
     assert len(merges) == 6
     state_rows = athena.con.execute(
-        f'SELECT count(*) FROM "{nights.settings().glue_database}"."{nights.settings().glue_state_table}" '
+        f'SELECT count(*) FROM "{nights.settings().reconcile.glue_database}".'
+        f'"{nights.settings().reconcile.glue_state_table}" '
         f"WHERE pk = '{layout.STATE_ROW_PK}'"
     ).fetchone()
     assert state_rows == (1,)
@@ -364,7 +379,7 @@ def test_the_nightly_polars_run_checks_held_documents_versions_as_a_live_run_doe
     _seed(stack, corpus)
     _Life(stack).actions.hold("u1", "lheld", "operator:legal")
     raw_key = _item(stack, "lheld").rawS3Uri.split("/", 3)[3]
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=raw_key, Body=b"<Invoice/>")  # no hold
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=raw_key, Body=b"<Invoice/>")  # no hold
     nights = Nights(stack, monkeypatch)
     inventory_standin.deliver(nights.settings(), nights.now())
     summary = nights.scheduled()
@@ -405,7 +420,7 @@ def test_a_state_listing_a_file_about_to_expire_makes_the_night_re_anchor(
     _seed(stack, corpus)
     nights = Nights(stack, monkeypatch)
     inventory_standin.deliver(nights.settings(), nights.now())
-    expiry = timedelta(days=nights.settings().table_state_days)
+    expiry = timedelta(days=nights.settings().reconcile.table_state_days)
     written = (layout.utc_now() - expiry + timedelta(hours=12)).isoformat()
 
     def aged(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:
     keys = {}
     for i, path in enumerate(sorted((corpus / "einvoice" / "ubl").glob("*.xml"))):
         key = layout.raw_key(f"u{i % 2}", f"d{i}", path.name)
-        s3.put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=path.read_bytes())
+        s3.put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=path.read_bytes())
         keys[f"d{i}"] = key
     IngestRun(stack.settings, BackfillPlan()).execute()
     return keys
@@ -49,20 +49,20 @@ def _seed_and_ingest(stack, corpus: Path) -> dict[str, str]:
 
 def _item(stack, user: str, doc: str) -> DocumentItem:
     raw = stack.dynamodb().get_item(
-        TableName=stack.settings.table_name,
+        TableName=stack.settings.store.table_name,
         Key=to_wire({layout.PK_ATTR: layout.user_pk(user), layout.SK_ATTR: layout.document_sk(doc)}),
     )["Item"]
     return DocumentItem.from_item(from_wire(raw))
 
 
 def _put(stack, item: dict) -> None:
-    stack.dynamodb().put_item(TableName=stack.settings.table_name, Item=to_wire(item))
+    stack.dynamodb().put_item(TableName=stack.settings.store.table_name, Item=to_wire(item))
 
 
 def _inject(stack, keys: dict[str, str]) -> list[tuple[str, str | None, str | None, str, str | None]]:
     """One discrepancy of every kind; returns the findings (code, user, doc, bucket, key) expected."""
     s, s3 = stack.settings, stack.s3()
-    raw_b, proc_b = s.raw_bucket, s.processed_bucket
+    raw_b, proc_b = s.store.raw_bucket, s.store.processed_bucket
     for doc in ("d1", "d2", "d3", "d4", "d5", "d6", "d7"):
         user = f"u{int(doc[1:]) % 2}"
         assert _item(stack, user, doc).status in (Status.PROCESSED, Status.REVIEW_REQUIRED), doc
@@ -169,7 +169,13 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
         _frame(
             [
                 *expected,
-                (Code.SUMMARY_MISMATCH, "u1", "d7", stack.settings.processed_bucket, layout.result_key("u1", "d7")),
+                (
+                    Code.SUMMARY_MISMATCH,
+                    "u1",
+                    "d7",
+                    stack.settings.store.processed_bucket,
+                    layout.result_key("u1", "d7"),
+                ),
             ]
         ),
     )
@@ -209,7 +215,13 @@ def test_every_discrepancy_is_found_live_and_from_files_and_repair_leaves_only_u
     unfixable = [e for e in expected if e[0] in (Code.STALE_RESULT, Code.KEY_MISMATCH, Code.BAD_KEY)]
     # Re-queued, not yet drained: still reported until the next ingest has processed it.
     unfixable.append(
-        (Code.UNPROCESSED_RAW, "u1", "new1", stack.settings.raw_bucket, layout.raw_key("u1", "new1", "invoice.xml"))
+        (
+            Code.UNPROCESSED_RAW,
+            "u1",
+            "new1",
+            stack.settings.store.raw_bucket,
+            layout.raw_key("u1", "new1", "invoice.xml"),
+        )
     )
     assert_frame_equal(_keys(after), _frame(unfixable))
     # The items marked for reprocessing are what the next ingest re-claims.
@@ -227,7 +239,7 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     """
     keys = _seed_and_ingest(stack, corpus)
     before = scan(stack)
-    root = f"s3://{stack.settings.reports_bucket}/table-state"
+    root = f"s3://{stack.settings.store.reports_bucket}/table-state"
     local0 = export_state(stack, tmp_path / "n0", "Parquet")
     since = export_manifest(local0.export, None).export_time  # the changes start exactly at the state's time
     night0 = local0.in_s3(stack, tmp_path / "n0")
@@ -242,11 +254,13 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     assert code == 0
     expected = _inject(stack, keys)
     stack.dynamodb().delete_item(
-        TableName=stack.settings.table_name,
+        TableName=stack.settings.store.table_name,
         Key=to_wire({layout.PK_ATTR: layout.user_pk("u1"), layout.SK_ATTR: layout.document_sk("d7")}),
     )
-    expected.append((Code.ORPHAN_RESULT, "u1", "d7", stack.settings.processed_bucket, layout.result_key("u1", "d7")))
-    expected.append((Code.UNPROCESSED_RAW, "u1", "d7", stack.settings.raw_bucket, keys["d7"]))
+    expected.append(
+        (Code.ORPHAN_RESULT, "u1", "d7", stack.settings.store.processed_bucket, layout.result_key("u1", "d7"))
+    )
+    expected.append((Code.UNPROCESSED_RAW, "u1", "d7", stack.settings.store.raw_bucket, keys["d7"]))
     # The item went behind the jobs' back: the duplicate markers it held are left without it.
     left = [m for m in stack.markers() if (m.userId, m.documentId) == ("u1", "d7")]
     assert left, "d7 held its duplicate markers"
@@ -269,7 +283,7 @@ def test_a_table_state_kept_in_s3_and_brought_forward_finds_what_the_live_run_fi
     assert summary.inputs["table"] == f"{root}/n0 + {s3_location(tmp_path / 'n1', changes)}"
     kept = json.loads(
         stack.s3()
-        .get_object(Bucket=stack.settings.reports_bucket, Key="table-state/n1/table-state.json")["Body"]
+        .get_object(Bucket=stack.settings.store.reports_bucket, Key="table-state/n1/table-state.json")["Body"]
         .read()
     )
     assert kept["itemCount"] == len(scan(stack))
@@ -309,7 +323,7 @@ def test_write_once_puts_whose_responses_were_lost_are_the_runs_own_writes(stack
     """
     _seed_and_ingest(stack, corpus)
     state = export_state(stack, tmp_path, "Parquet").in_s3(stack, tmp_path)
-    location = f"s3://{stack.settings.reports_bucket}/table-state/lost/"
+    location = f"s3://{stack.settings.store.reports_bucket}/table-state/lost/"
     options = FilesPlan(
         dynamodb_export=state.export,
         s3_inventories=tuple(state.manifests),
@@ -321,14 +335,14 @@ def test_write_once_puts_whose_responses_were_lost_are_the_runs_own_writes(stack
     lost = _lose_each_first_response(client, "PutObject")
     run.buckets = Buckets(client, CallMetrics())  # type: ignore[misc]
     summary = run.execute().summary
-    written = stack.keys(stack.settings.reports_bucket, "table-state/lost/") + stack.keys(
-        stack.settings.reports_bucket, summary.reportPrefix
+    written = stack.keys(stack.settings.store.reports_bucket, "table-state/lost/") + stack.keys(
+        stack.settings.store.reports_bucket, summary.reportPrefix
     )
     assert {k.rsplit("/", 1)[-1] for k in written} >= {"table-state.json", "summary.json", "findings.parquet"}
     assert len(lost) == len(written)  # every write lost its first response
     kept = json.loads(
         stack.s3()
-        .get_object(Bucket=stack.settings.reports_bucket, Key="table-state/lost/table-state.json")["Body"]
+        .get_object(Bucket=stack.settings.store.reports_bucket, Key="table-state/lost/table-state.json")["Body"]
         .read()
     )
     assert kept["itemCount"] == summary.itemCount == len(scan(stack))
@@ -336,11 +350,11 @@ def test_write_once_puts_whose_responses_were_lost_are_the_runs_own_writes(stack
 
 def test_report_is_complete_checksummed_and_never_overwritten(stack, corpus) -> None:
     _seed_and_ingest(stack, corpus)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="stray.bin", Body=b"x")
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key="stray.bin", Body=b"x")
     run = ReconcileRun(stack.settings, LivePlan(grace=NOW), run_id="20260101T000000Z-fixed")
     first = run.execute().summary
     s3 = stack.s3()
-    bucket = stack.settings.reports_bucket
+    bucket = stack.settings.store.reports_bucket
     for name, digest in first.files.items():
         assert sha256(s3.get_object(Bucket=bucket, Key=first.reportPrefix + name)["Body"].read()) == digest
     stored = ReconcileSummary.model_validate_json(
@@ -372,7 +386,7 @@ def test_cli_exit_codes_grace_and_bad_files(stack, tmp_path, capsys) -> None:
     s3 = stack.s3()
     assert cli.main(["live", "--no-report"]) == 0
     # A fresh upload is within the default 15-minute grace period: not judged yet.
-    s3.put_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key("u1", "fresh", "a.xml"), Body=b"x")
+    s3.put_object(Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key("u1", "fresh", "a.xml"), Body=b"x")
     assert cli.main(["live", "--no-report"]) == 0
     assert cli.main(["live", "--no-report", "--grace", "0s", "--fail-on", "error"]) == 0  # a warning only
     assert cli.main(["live", "--grace", "0s", "--fail-on", "warning"]) == 1

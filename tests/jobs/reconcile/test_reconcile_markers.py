@@ -40,7 +40,9 @@ INVOICE = {
 
 def upload(stack, user: str, doc: str, **fields: Any) -> str:
     key = layout.raw_key(user, doc, "invoice.json")
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=json.dumps({**INVOICE, **fields}).encode())
+    stack.s3().put_object(
+        Bucket=stack.settings.store.raw_bucket, Key=key, Body=json.dumps({**INVOICE, **fields}).encode()
+    )
     return key
 
 
@@ -90,9 +92,9 @@ def test_a_marker_without_its_document_and_the_reverse_are_found_alike(stack, tm
     table = stack.dynamodb()
     a = next(i for i in stack.items() if i.documentId == "a")
     # a's item goes behind the jobs' back; b's content marker too.
-    table.delete_item(TableName=stack.settings.table_name, Key=to_wire(a.key()))
+    table.delete_item(TableName=stack.settings.store.table_name, Key=to_wire(a.key()))
     (b_content,) = [m for m in stack.markers() if m.documentId == "b" and m.kind is DuplicateKind.CONTENT]
-    table.delete_item(TableName=stack.settings.table_name, Key=to_wire(b_content.key()))
+    table.delete_item(TableName=stack.settings.store.table_name, Key=to_wire(b_content.key()))
     expected = {(Code.ORPHAN_MARKER.value, "a"), (Code.MISSING_MARKER.value, "b")}
     found = [f.filter(pl.col("code").str.ends_with("_MARKER")) for f in every_engine(stack, tmp_path)]
     for markers in found:
@@ -107,7 +109,7 @@ def test_repair_writes_a_tombstone_that_gives_its_markers_up(stack) -> None:
     key = upload(stack, "u1", "gone")
     upload(stack, "u1", "kept", invoiceNumber="M-8")
     ingest(stack)
-    stack.s3().delete_object(Bucket=stack.settings.raw_bucket, Key=key)
+    stack.s3().delete_object(Bucket=stack.settings.store.raw_bucket, Key=key)
     repaired = reconcile(stack, repair=True)
     assert [(r.code, r.documentId, r.outcome) for r in repaired.summary.repairs] == [
         (Code.MISSING_RAW, "gone", "applied")

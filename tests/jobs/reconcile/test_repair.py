@@ -24,9 +24,9 @@ def _repairer(stack) -> tuple[Repairer, Any, Any]:
         Repairer(
             run.table,
             run.buckets,
-            stack.settings.processed_bucket,
+            stack.settings.store.processed_bucket,
             actor="repair:test",
-            policy=stack.settings.retention,
+            policy=stack.settings.store.retention,
         ),
         run.table,
         run.buckets,
@@ -55,7 +55,7 @@ def _outcomes(repairer: Repairer, *findings: dict[str, Any]) -> list[str]:
 
 def _put_raw(stack, user: str, doc: str, body: bytes = b"<Invoice/>") -> tuple[str, str]:
     key = layout.raw_key(user, doc, "a.xml")
-    etag = stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=key, Body=body)["ETag"]
+    etag = stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=key, Body=body)["ETag"]
     return key, etag
 
 
@@ -67,7 +67,7 @@ def _item(stack, user: str, doc: str, status: Status = Status.PROCESSED, **chang
         status=status,
         createdAt=T0,
         updatedAt=T0,
-        rawS3Uri=layout.s3_uri(stack.settings.raw_bucket, key),
+        rawS3Uri=layout.s3_uri(stack.settings.store.raw_bucket, key),
         rawEtag=etag,
         version=3,
         attempts=1,
@@ -85,7 +85,7 @@ def _result_doc(
         userId=user,
         documentId=doc,
         source=SourceObject(
-            bucket=stack.settings.raw_bucket,
+            bucket=stack.settings.store.raw_bucket,
             key=raw_key,
             etag=etag,
             size=10,
@@ -99,13 +99,13 @@ def _result_doc(
         pipelineVersion="test",
     )
     key = layout.result_key(key_user or user, doc)
-    stack.s3().put_object(Bucket=stack.settings.processed_bucket, Key=key, Body=result.to_json_bytes())
+    stack.s3().put_object(Bucket=stack.settings.store.processed_bucket, Key=key, Body=result.to_json_bytes())
     return key, result
 
 
 def test_each_repair_applies_to_the_state_it_saw(stack) -> None:
     repairer, table, _ = _repairer(stack)
-    proc = stack.settings.processed_bucket
+    proc = stack.settings.store.processed_bucket
     # ORPHAN_RESULT: rebuilt through jobs.contract.finished_item from a synthetic claim.
     _, etag = _put_raw(stack, "u1", "orphan")
     key, _doc = _result_doc(stack, "u1", "orphan", etag=etag)
@@ -132,7 +132,7 @@ def test_each_repair_applies_to_the_state_it_saw(stack) -> None:
 
 def test_every_skip_path_leaves_the_item_as_it_is(stack) -> None:
     repairer, _table, _ = _repairer(stack)
-    proc = stack.settings.processed_bucket
+    proc = stack.settings.store.processed_bucket
     changed = _item(stack, "u2", "changed")
     not_promised = _item(stack, "u2", "failed", Status.FAILED)
     has_result = _item(stack, "u2", "hasresult")
@@ -198,7 +198,7 @@ def test_a_race_after_the_check_is_skipped_by_the_version_guard(stack, monkeypat
 
 def test_an_unreadable_result_json_fails_that_repair_only(stack) -> None:
     repairer, table, _ = _repairer(stack)
-    proc = stack.settings.processed_bucket
+    proc = stack.settings.store.processed_bucket
     key = layout.result_key("u5", "broken")
     stack.s3().put_object(Bucket=proc, Key=key, Body=b"{not json")
     drift = _item(stack, "u5", "drift")

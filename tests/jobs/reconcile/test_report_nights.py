@@ -28,7 +28,7 @@ def _night(stack, n: int, **options) -> ReconcileSummary:
 
 
 def _get(stack, key: str) -> bytes:
-    return stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read()
+    return stack.s3().get_object(Bucket=stack.settings.store.reports_bucket, Key=key)["Body"].read()
 
 
 def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> None:
@@ -36,11 +36,11 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
     s, s3 = stack.settings, stack.s3()
     d5 = _item(stack, "u1", "d5").to_item()
     _put(stack, {**d5, layout.GSI1_PK_ATTR: layout.status_pk(Status.FAILED)})  # INDEX_DRIFT: repaired on night 2
-    s3.put_object(Bucket=s.raw_bucket, Key="notes/left-open.txt", Body=b"x")  # BAD_KEY: left open
-    s3.put_object(Bucket=s.raw_bucket, Key="notes/accepted.txt", Body=b"x")  # BAD_KEY: acknowledged
+    s3.put_object(Bucket=s.store.raw_bucket, Key="notes/left-open.txt", Body=b"x")  # BAD_KEY: left open
+    s3.put_object(Bucket=s.store.raw_bucket, Key="notes/accepted.txt", Body=b"x")  # BAD_KEY: acknowledged
     drift = finding_id(Code.INDEX_DRIFT, "u1", "d5", None, None, layout.user_pk("u1"), layout.document_sk("d5"))
-    left_open = finding_id(Code.BAD_KEY, None, None, s.raw_bucket, "notes/left-open.txt", None, None)
-    accepted = finding_id(Code.BAD_KEY, None, None, s.raw_bucket, "notes/accepted.txt", None, None)
+    left_open = finding_id(Code.BAD_KEY, None, None, s.store.raw_bucket, "notes/left-open.txt", None, None)
+    accepted = finding_id(Code.BAD_KEY, None, None, s.store.raw_bucket, "notes/accepted.txt", None, None)
 
     first = _night(stack, 1)
     assert first.changes == {"new": 3, "open": 0, "acknowledged": 0, "resolved": 0, "unchecked": 0}
@@ -50,7 +50,7 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
         assert DEFINITIONS[code].remedy.replace("`", "&#96;") in html or DEFINITIONS[code].remedy in html
     assert DEFINITIONS[Code.ORPHAN_RESULT].meaning not in html  # codes not found are not explained
     assert "<dt>reason</dt>" in html and '{"reason"' not in html  # evidence as fields, not JSON
-    assert s.table_name in html and s.raw_bucket in html and "grace window" in html
+    assert s.store.table_name in html and s.store.raw_bucket in html and "grace window" in html
     assert _get(stack, first.reportPrefix + "report.pdf").startswith(b"%PDF-")
 
     second = _night(stack, 2, repair=True)
@@ -87,11 +87,11 @@ def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, co
 
     signatures = Signatures(kms_client(stack.settings), CallMetrics())
     stack.settings = bootstrap_endpoints(stack.endpoints, stack.settings, signing=True)  # as `local up` does
-    key = stack.settings.report_signing_key
+    key = stack.settings.run.report_signing_key
     monkeypatch.setenv(ENV_SIGNING_KEY, key)  # the CLIs below read it, as the task definition sets it
     _seed_and_ingest(stack, corpus)
-    s, s3, bucket = stack.settings, stack.s3(), stack.settings.reports_bucket
-    s3.put_object(Bucket=s.raw_bucket, Key="notes/left-open.txt", Body=b"x")
+    s, s3, bucket = stack.settings, stack.s3(), stack.settings.store.reports_bucket
+    s3.put_object(Bucket=s.store.raw_bucket, Key="notes/left-open.txt", Body=b"x")
     nights = [_night(stack, n) for n in (1, 2, 3)]
     stored = ReconcileSummary.model_validate_json(_get(stack, nights[2].reportPrefix + "summary.json"))
     assert stored.previousSummary == nights[1].reportPrefix + "summary.json"
@@ -138,9 +138,9 @@ def test_a_written_report_is_announced_in_a_few_readable_lines(stack, corpus) ->
     queue = sqs.create_queue(QueueName="reports-notice")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
-    stack.settings = stack.settings.model_copy(update={"reports_topic_arn": topic})
+    stack.settings = stack.settings.changed(reports_topic_arn=topic)
     _seed_and_ingest(stack, corpus)
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key="notes/stray.txt", Body=b"x")
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key="notes/stray.txt", Body=b"x")
     summary = _night(stack, 1)
     (received,) = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=2)["Messages"]
     notice = json.loads(received["Body"])
@@ -148,5 +148,5 @@ def test_a_written_report_is_announced_in_a_few_readable_lines(stack, corpus) ->
     lines = notice["Message"].splitlines()
     assert lines[0] == "1 finding: 0 errors, 1 warning."
     assert "  BAD_KEY: 1" in lines
-    assert f"Report: s3://{stack.settings.reports_bucket}/{summary.reportPrefix}report.html" in notice["Message"]
+    assert f"Report: s3://{stack.settings.store.reports_bucket}/{summary.reportPrefix}report.html" in notice["Message"]
     assert len(notice["Message"]) < 1000

@@ -46,29 +46,31 @@ def signed(stack, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-d
 
 
 def _get(stack, key: str) -> bytes:  # type: ignore[no-untyped-def]
-    return stack.s3().get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read()
+    return stack.s3().get_object(Bucket=stack.settings.store.reports_bucket, Key=key)["Body"].read()
 
 
 def _summaries(stack) -> list[str]:  # type: ignore[no-untyped-def]
-    return sorted(k for k in stack.keys(stack.settings.reports_bucket, "reconciliation/") if k.endswith("summary.json"))
+    return sorted(
+        k for k in stack.keys(stack.settings.store.reports_bucket, "reconciliation/") if k.endswith("summary.json")
+    )
 
 
 def test_on_a_fresh_local_stack_two_nights_are_signed_by_the_stacks_key_and_verify(signed, corpus, capsys) -> None:
     s = signed.settings
     key = boto3.client("kms").describe_key(KeyId=signing_key_alias(s.stage))["KeyMetadata"]
-    assert s.report_signing_key == key["Arn"]  # the jobs get the key's ARN, never the alias
+    assert s.run.report_signing_key == key["Arn"]  # the jobs get the key's ARN, never the alias
     assert job_env(signed.endpoints, s)["DOCUFLOW_REPORT_SIGNING_KEY"] == key["Arn"]
     assert (key["KeySpec"], key["KeyUsage"]) == (KEY_SPEC, KEY_USAGE)  # the spec the stack declares
     again = bootstrap_endpoints(signed.endpoints, JobSettings(stage=s.stage), signing=True)  # a second `up`
-    assert again.report_signing_key == s.report_signing_key
-    assert boto3.client("kms").describe_key(KeyId=s.report_signing_key)["KeyMetadata"]["Arn"] == key["Arn"]
+    assert again.run.report_signing_key == s.run.report_signing_key
+    assert boto3.client("kms").describe_key(KeyId=s.run.report_signing_key)["KeyMetadata"]["Arn"] == key["Arn"]
     _seed_and_ingest(signed, corpus)
     assert reconcile.main(["live", "--grace", "0s"]) == 0
     assert reconcile.main(["live", "--grace", "0s"]) == 0
     first, second = _summaries(signed)
     for summary in (first, second):
         signature = Signature.model_validate_json(_get(signed, summary.replace("summary.json", SIGNATURE_FILE)))
-        assert signature.keyArn == key["Arn"] and signature.keyId == s.report_signing_key
+        assert signature.keyArn == key["Arn"] and signature.keyId == s.run.report_signing_key
     capsys.readouterr()
     assert reports.main(["verify"]) == 0
     assert "OK: 2 reports checked" in capsys.readouterr().out
@@ -94,7 +96,7 @@ def _forge(stack, other: str, claim: str | None, name: str) -> str:  # type: ign
         signature=base64.b64encode(raw["Signature"]).decode(),
         signedAt=layout.utc_now(),
     )
-    bucket, s3 = stack.settings.reports_bucket, stack.s3()
+    bucket, s3 = stack.settings.store.reports_bucket, stack.s3()
     s3.put_object(Bucket=bucket, Key=prefix + SIGNATURE_FILE, Body=signature.model_dump_json().encode())
     s3.put_object(Bucket=bucket, Key=prefix + "summary.json", Body=body)
     return prefix + "summary.json"
@@ -105,7 +107,7 @@ def test_a_report_signed_by_another_kms_key_does_not_verify(signed, corpus, caps
     assert reconcile.main(["live", "--grace", "0s"]) == 0
     kms = boto3.client("kms")
     other = kms.create_key(KeySpec=KEY_SPEC, KeyUsage=KEY_USAGE)["KeyMetadata"]["Arn"]
-    stack_arn = kms.describe_key(KeyId=signed.settings.report_signing_key)["KeyMetadata"]["Arn"]
+    stack_arn = kms.describe_key(KeyId=signed.settings.run.report_signing_key)["KeyMetadata"]["Arn"]
     honest = _forge(signed, other, other, "a")  # names the key that signed it
     lying = _forge(signed, other, stack_arn, "b")  # claims the stack's key
     old_style = _forge(signed, other, None, "c")  # names no key ARN, only the other key
@@ -121,7 +123,7 @@ def test_a_report_signed_by_another_kms_key_does_not_verify(signed, corpus, caps
         *_packing(signed), f"{now:%Y-%m}", today=date(now.year + now.month // 12, now.month % 12 + 1, 1)
     )
     assert outcome.key is None and any("signed by key" in p for p in outcome.problems)
-    assert not signed.keys(signed.settings.reports_bucket, "reconciliation/packs/")
+    assert not signed.keys(signed.settings.store.reports_bucket, "reconciliation/packs/")
 
 
 def test_verify_needs_the_stacks_key(signed, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -150,7 +152,7 @@ def test_verify_refuses_an_alias_and_a_moved_alias_proves_nothing(signed, corpus
     kms.update_alias(AliasName=alias, TargetKeyId=other)
     monkeypatch.setenv("DOCUFLOW_REPORT_SIGNING_KEY", alias)
     assert reconcile.main(["live", "--grace", "0s"]) == 0
-    monkeypatch.setenv("DOCUFLOW_REPORT_SIGNING_KEY", s.report_signing_key)  # the stack's key ARN
+    monkeypatch.setenv("DOCUFLOW_REPORT_SIGNING_KEY", s.run.report_signing_key)  # the stack's key ARN
     capsys.readouterr()
     assert reports.main(["verify"]) == 1
     (summary,) = _summaries(signed)
@@ -253,14 +255,14 @@ def _signed_february(stack) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
     _, settings, signatures = _packing(stack)
 
     def kms_signed(body: bytes, at: datetime) -> bytes:
-        return sign(signatures, settings.report_signing_key, body, at).model_dump_json().encode()
+        return sign(signatures, settings.run.report_signing_key, body, at).model_dump_json().encode()
 
     return _chain([datetime(2026, 2, d, 2, tzinfo=UTC) for d in range(1, 29)], kms_signed)
 
 
 def _store(stack, files: dict[str, bytes]) -> None:  # type: ignore[no-untyped-def]
     for key, body in files.items():
-        stack.s3().put_object(Bucket=stack.settings.reports_bucket, Key=key, Body=body)
+        stack.s3().put_object(Bucket=stack.settings.store.reports_bucket, Key=key, Body=body)
 
 
 def test_a_stop_before_the_put_leaves_no_pack_and_a_good_month_is_packed_once(signed) -> None:
@@ -272,7 +274,7 @@ def test_a_stop_before_the_put_leaves_no_pack_and_a_good_month_is_packed_once(si
 
     with pytest.raises(RunStoppedError):
         pack.write_pack(*_packing(signed), FEBRUARY, stopped)
-    assert not signed.keys(s.reports_bucket, "reconciliation/packs/")
+    assert not signed.keys(s.store.reports_bucket, "reconciliation/packs/")
     outcome = pack.write_pack(*_packing(signed), FEBRUARY)
     assert outcome.key == pack_key(FEBRUARY) and not outcome.problems and len(outcome.checked) == 28
     manifest = json.loads(pack.read_pack(_get(signed, outcome.key))[pack.MANIFEST])
@@ -335,7 +337,7 @@ def test_a_month_is_packed_only_once_it_has_ended_and_whole(signed, capsys) -> N
     members = pack.read_pack(_get(signed, pack_key(FEBRUARY)))
     assert {"verification.json", "findings-opened.csv", "manifest.json", "manifest.sig"} <= set(members)
     _, _, signatures = _packing(signed)
-    key_arn = signatures.key_arn(signed.settings.report_signing_key)
+    key_arn = signatures.key_arn(signed.settings.run.report_signing_key)
     forged = dict(members)
     forged[next(k for k in members if k.endswith("20260210T020000Z-9/summary.json"))] += b" "
     assert any("does not match the manifest" in p for p in pack.check_pack(forged, signatures, key_arn)[1])

@@ -24,7 +24,7 @@ from jobs.store.s3 import Buckets
 
 def ingest(stack: Any, docs: list[DemoDocument]) -> None:
     """Upload `docs` into raw/ and run the backfill sweep over them (one extraction worker)."""
-    upload(stack.s3(), stack.settings.raw_bucket, docs)
+    upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     settings = stack.settings.model_copy(update={"extract_workers": 1})
     IngestRun(settings, BackfillPlan()).execute()
 
@@ -49,14 +49,14 @@ def scan(stack: Any, table: str) -> dict[tuple[str, str], dict[str, Any]]:
 
 def tables(stack: Any) -> set[str]:
     names = stack.dynamodb().list_tables()["TableNames"]
-    return {n for n in names if n.startswith(stack.settings.table_name)}
+    return {n for n in names if n.startswith(stack.settings.store.table_name)}
 
 
 def reports(stack: Any, prefix: str = "runs/drill/") -> dict[str, dict[str, Any]]:
     s3 = stack.s3()
     return {
-        key: json.loads(s3.get_object(Bucket=stack.settings.reports_bucket, Key=key)["Body"].read())
-        for key in stack.keys(stack.settings.reports_bucket, prefix)
+        key: json.loads(s3.get_object(Bucket=stack.settings.store.reports_bucket, Key=key)["Body"].read())
+        for key in stack.keys(stack.settings.store.reports_bucket, prefix)
     }
 
 
@@ -66,7 +66,9 @@ BAD_VENDOR = "Bad Image GmbH"
 def _bad_image(stack: Any) -> tuple[DocumentTable, Buckets]:
     s = stack.settings
     metrics = CallMetrics()
-    return DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics), Buckets(s3_client(s), metrics)
+    return DocumentTable(dynamodb_client(s), s.store.table_name, s.store.index_name, metrics), Buckets(
+        s3_client(s), metrics
+    )
 
 
 def corrupt(stack: Any, item: DocumentItem, *, result_too: bool) -> None:
@@ -77,7 +79,7 @@ def corrupt(stack: Any, item: DocumentItem, *, result_too: bool) -> None:
     result_etag = item.resultEtag
     if result_too:
         key = layout.result_key(item.userId, item.documentId)
-        doc = ResultDocument.from_json_bytes(buckets.get_bytes(stack.settings.processed_bucket, key))
+        doc = ResultDocument.from_json_bytes(buckets.get_bytes(stack.settings.store.processed_bucket, key))
         assert doc.invoice is not None
         wrong = doc.model_copy(
             update={
@@ -85,7 +87,7 @@ def corrupt(stack: Any, item: DocumentItem, *, result_too: bool) -> None:
             }
         )
         result_etag = buckets.put_json(
-            stack.settings.processed_bucket,
+            stack.settings.store.processed_bucket,
             key,
             wrong.to_json_bytes(),
             replaces=item.resultEtag,

@@ -51,7 +51,7 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     for key in [*with_result, *((d.user_id, d.document_id) for d in arrived)]:
         corrupt(stack, items[key], result_too=True)
     waiting = list(generate(2, 2, bad_ratio=0.0, review_ratio=0.0, seed=41))
-    upload(stack.s3(), stack.settings.raw_bucket, waiting)  # not processed before the rollback
+    upload(stack.s3(), stack.settings.store.raw_bucket, waiting)  # not processed before the rollback
     assert sum(i.vendorName == BAD_VENDOR for i in stack.items()) == 7
 
     # 1. Restore as of before the deploy into a new table (the drill, from the backup).
@@ -87,5 +87,5 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
         )
     buckets = Buckets(stack.s3(), CallMetrics())
     for user_id, document_id in every:
-        body = buckets.get_bytes(stack.settings.processed_bucket, layout.result_key(user_id, document_id))
+        body = buckets.get_bytes(stack.settings.store.processed_bucket, layout.result_key(user_id, document_id))
         assert BAD_VENDOR.encode() not in body

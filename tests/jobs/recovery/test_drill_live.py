@@ -31,7 +31,7 @@ def _drill(stack: Any, **options: Any) -> Any:
 def test_drill_restores_into_a_new_table_reconciles_clean_and_reports_rpo_and_rto(stack, capsys) -> None:
     processed_stage(stack)
     location = export(stack)
-    live_before = scan(stack, stack.settings.table_name)
+    live_before = scan(stack, stack.settings.store.table_name)
     with call_recording.recording() as calls:
         code = cli.main([])  # beside DynamoDB Local the source is the stage's exports
     assert code == 0, capsys.readouterr().err
@@ -40,7 +40,7 @@ def test_drill_restores_into_a_new_table_reconciles_clean_and_reports_rpo_and_rt
     restored = report["restoredTable"]
     assert restored.startswith(layout.drill_table_prefix(stack.settings.stage))
     # Every item, every attribute, as the export holds it; the live table is as it was.
-    assert scan(stack, restored) == live_before == scan(stack, stack.settings.table_name)
+    assert scan(stack, restored) == live_before == scan(stack, stack.settings.store.table_name)
     assert report["source"] == "export" and report["restoredFrom"].startswith(location)
     assert report["itemCount"] == len(live_before) > 0 and report["findings"]["total"] == 0
     assert report["outcome"] == "clean"
@@ -53,7 +53,7 @@ def test_drill_restores_into_a_new_table_reconciles_clean_and_reports_rpo_and_rt
     assert report["restoreSeconds"] > 0 and report["reconcileSeconds"] > 0
     assert key == layout.drill_report_key(report["startedAt"][:10], report["runId"])
     # No call of the drill's wrote the live table (it never even read it: an export was the source).
-    live_calls = [c for c in calls if c.params.get("TableName") == stack.settings.table_name]
+    live_calls = [c for c in calls if c.params.get("TableName") == stack.settings.store.table_name]
     assert not [c.operation for c in live_calls if c.operation in WRITES]
     assert {c.operation for c in calls if c.operation in WRITES} == {"CreateTable", "BatchWriteItem"}
     assert all(
@@ -123,15 +123,15 @@ def test_a_refused_request_is_one_line_exit_2_and_creates_nothing(
         AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
     )
-    names = {"live": stack.settings.table_name, "existing": existing, "empty": str(tmp_path)}
-    live_before, tables_before = scan(stack, stack.settings.table_name), tables(stack)
+    names = {"live": stack.settings.store.table_name, "existing": existing, "empty": str(tmp_path)}
+    live_before, tables_before = scan(stack, stack.settings.store.table_name), tables(stack)
     capsys.readouterr()
     assert cli.main([a.format(**names) for a in argv]) == 2
     # One error line (argparse prints its usage above its own), no traceback, no JSON log.
     err = capsys.readouterr().err
     (line,) = [line for line in err.splitlines() if "error:" in line]
     assert message in line and "Traceback" not in err, err
-    assert tables(stack) == tables_before and scan(stack, stack.settings.table_name) == live_before
+    assert tables(stack) == tables_before and scan(stack, stack.settings.store.table_name) == live_before
     assert reports(stack) == {}
 
 

@@ -41,9 +41,11 @@ class Stage:
     def __init__(self, stack: Any, users: int = 2, docs: int = 6, seed: int = 53) -> None:
         self.stack = stack
         s, metrics = stack.settings, CallMetrics()
-        self.table = DocumentTable(stack.dynamodb(), s.table_name, s.index_name, metrics)
+        self.table = DocumentTable(stack.dynamodb(), s.store.table_name, s.store.index_name, metrics)
         self.buckets = Buckets(stack.s3(), metrics)
-        self.actions = DocumentActions(self.table, self.buckets, s.raw_bucket, s.processed_bucket, s.retention)
+        self.actions = DocumentActions(
+            self.table, self.buckets, s.store.raw_bucket, s.store.processed_bucket, s.store.retention
+        )
         ingest(stack, list(generate(users, docs, bad_ratio=0.0, review_ratio=0.0, seed=seed)))
         self.keys = sorted((i.userId, i.documentId) for i in stack.items() if i.vendorName)
         self.deployed: datetime | None = None
@@ -92,8 +94,8 @@ class Stage:
         s = self.stack.settings
         user, doc = key
         return [
-            *self.stack.keys(s.raw_bucket, layout.raw_document_prefix(user, doc)),
-            *self.stack.keys(s.processed_bucket, layout.result_document_prefix(user, doc)),
+            *self.stack.keys(s.store.raw_bucket, layout.raw_document_prefix(user, doc)),
+            *self.stack.keys(s.store.processed_bucket, layout.result_document_prefix(user, doc)),
         ]
 
 
@@ -177,7 +179,7 @@ def test_an_owners_delete_and_restore_after_the_restore_point_survive_the_rollba
 
 def test_undelete_leaves_the_objects_of_a_document_its_owner_deleted_hidden(stack, capsys) -> None:
     stage = Stage(stack, users=1, docs=4)
-    s3, raw = stack.s3(), stack.settings.raw_bucket
+    s3, raw = stack.s3(), stack.settings.store.raw_bucket
     owned = stage.keys[0]
     stage.backup_and_deploy()
     since = stage.deployed
@@ -220,5 +222,7 @@ def test_an_erasure_after_the_restore_point_is_not_undone(stack, capsys) -> None
     assert summary["actions"] == {"PUT_BACK": 1}
     assert not [i for i in stack.items() if i.userId == erased]
     s = stack.settings
-    for bucket, prefix in zip((s.raw_bucket, s.processed_bucket), layout.user_prefixes(erased), strict=True):
+    for bucket, prefix in zip(
+        (s.store.raw_bucket, s.store.processed_bucket), layout.user_prefixes(erased), strict=True
+    ):
         assert not stack.s3().list_object_versions(Bucket=bucket, Prefix=prefix).get("Versions")

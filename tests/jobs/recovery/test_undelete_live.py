@@ -20,7 +20,7 @@ def test_removing_the_bad_roles_delete_markers_brings_every_object_back_and_keep
     stack, capsys
 ) -> None:
     docs = processed_stage(stack, docs=8, seed=43)
-    s3, raw, processed = stack.s3(), stack.settings.raw_bucket, stack.settings.processed_bucket
+    s3, raw, processed = stack.s3(), stack.settings.store.raw_bucket, stack.settings.store.processed_bucket
     # A user deleted one upload earlier; the nightly repair wrote its tombstone.
     gone = docs[0]
     s3.delete_object(Bucket=raw, Key=layout.raw_key(gone.user_id, gone.document_id, gone.filename))
@@ -41,7 +41,7 @@ def test_removing_the_bad_roles_delete_markers_brings_every_object_back_and_keep
     assert not stack.keys(raw)  # a dry run removes nothing
     for purpose in ("raw", "processed"):
         assert undelete.main(["--bucket", purpose, "--since", layout.format_ts(since)]) == 0
-        bucket = stack.settings.bucket_names()[purpose]
+        bucket = stack.settings.store.bucket_names()[purpose]
         assert json.loads(capsys.readouterr().out)["removed"] == len(objects[bucket])
     assert {b: stack.keys(b) for b in (raw, processed)} == objects  # the earlier deletion stays
     assert _reconcile(stack, deep=True).summary.totalFindings == 0

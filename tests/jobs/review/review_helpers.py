@@ -26,7 +26,7 @@ def body(**fields: Any) -> bytes:
 
 
 def upload(stack, user: str, doc: str, data: bytes, name: str = "invoice.json") -> None:
-    stack.s3().put_object(Bucket=stack.settings.raw_bucket, Key=layout.raw_key(user, doc, name), Body=data)
+    stack.s3().put_object(Bucket=stack.settings.store.raw_bucket, Key=layout.raw_key(user, doc, name), Body=data)
 
 
 def ingest(stack) -> Any:
@@ -44,7 +44,7 @@ def item_of(stack, user: str, doc: str) -> DocumentItem:
 
 
 def result_of(stack, user: str, doc: str) -> tuple[ResultDocument, str]:
-    got = stack.s3().get_object(Bucket=stack.settings.processed_bucket, Key=layout.result_key(user, doc))
+    got = stack.s3().get_object(Bucket=stack.settings.store.processed_bucket, Key=layout.result_key(user, doc))
     return ResultDocument.from_json_bytes(got["Body"].read()), got["ETag"]
 
 

@@ -147,14 +147,14 @@ def test_an_expired_claim_is_taken_over(stack) -> None:
 
     def at(settings: Any) -> ReviewDesk:
         metrics = CallMetrics()
-        table = DocumentTable(dynamodb_client(settings), settings.table_name, settings.index_name, metrics)
+        table = DocumentTable(dynamodb_client(settings), settings.store.table_name, settings.store.index_name, metrics)
         return ReviewDesk(settings, table, Buckets(s3_client(settings), metrics), clock=lambda: clock[0])
 
     desk_ = at(stack.settings)
     desk_.claim("u1", "d1", "alice")
     with pytest.raises(ReviewRefusedError, match="claimed by reviewer:alice"):
         desk_.claim("u1", "d1", "bob")
-    clock[0] = now + timedelta(seconds=stack.settings.review_lease_seconds)
+    clock[0] = now + timedelta(seconds=stack.settings.review.review_lease_seconds)
     assert desk_.claim("u1", "d1", "bob").item.leaseOwner == "reviewer:bob"
     with pytest.raises(ReviewRefusedError, match="claimed by reviewer:bob"):
         desk_.correct("u1", "d1", "alice", ["vendor=Late"])
@@ -187,7 +187,7 @@ class Interleaved(Buckets):
 
 def _interleaved_desk(stack, between: Any) -> ReviewDesk:
     table = DocumentTable(
-        dynamodb_client(stack.settings), stack.settings.table_name, stack.settings.index_name, CallMetrics()
+        dynamodb_client(stack.settings), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
     )
     return ReviewDesk(stack.settings, table, Interleaved(stack, between))
 
@@ -216,7 +216,7 @@ def test_a_correction_that_loses_to_a_claim_takes_its_result_back(stack) -> None
     def bob_takes_it_over() -> None:  # alice's claim ran out and bob claimed the document
         item = item_of(stack, "u1", "d1")
         stack.dynamodb().put_item(
-            TableName=stack.settings.table_name,
+            TableName=stack.settings.store.table_name,
             Item=to_wire(
                 item.evolve(version=item.version + 1, updatedBy="reviewer:bob", leaseOwner="reviewer:bob").to_item()
             ),
@@ -255,7 +255,7 @@ def test_result_json_is_read_as_the_item_knows_it_not_as_a_loser_left_it(stack) 
     result, _ = result_of(stack, "u1", "d1")
     foreign = result.model_copy(update={"invoice": result.invoice.model_copy(update={"invoiceNumber": "BOGUS"})})
     stack.s3().put_object(
-        Bucket=stack.settings.processed_bucket, Key=layout.result_key("u1", "d1"), Body=foreign.to_json_bytes()
+        Bucket=stack.settings.store.processed_bucket, Key=layout.result_key("u1", "d1"), Body=foreign.to_json_bytes()
     )
     desk_.correct("u1", "d1", "alice", ["vendor=Acme"])
     now, etag = result_of(stack, "u1", "d1")
@@ -269,8 +269,10 @@ def test_every_result_version_a_review_writes_for_a_held_document_is_held_and_ou
     in_review(stack)
     s = stack.settings
     metrics = CallMetrics()
-    table = DocumentTable(dynamodb_client(s), s.table_name, s.index_name, metrics)
-    actions = DocumentActions(table, Buckets(s3_client(s), metrics), s.raw_bucket, s.processed_bucket, s.retention)
+    table = DocumentTable(dynamodb_client(s), s.store.table_name, s.store.index_name, metrics)
+    actions = DocumentActions(
+        table, Buckets(s3_client(s), metrics), s.store.raw_bucket, s.store.processed_bucket, s.store.retention
+    )
     actions.hold("u1", "d1", "operator:legal")
     desk_ = desk(stack)
     desk_.claim("u1", "d1", "alice")
@@ -280,15 +282,15 @@ def test_every_result_version_a_review_writes_for_a_held_document_is_held_and_ou
     s3, key = stack.s3(), layout.result_key("u1", "d1")
 
     def versions() -> list[dict[str, Any]]:
-        return s3.list_object_versions(Bucket=s.processed_bucket, Prefix=key)["Versions"]
+        return s3.list_object_versions(Bucket=s.store.processed_bucket, Prefix=key)["Versions"]
 
     written = versions()
     assert len(written) == 4  # the ingest's, two corrections, the settlement
     for v in written:
-        hold = s3.get_object_legal_hold(Bucket=s.processed_bucket, Key=key, VersionId=v["VersionId"])
+        hold = s3.get_object_legal_hold(Bucket=s.store.processed_bucket, Key=key, VersionId=v["VersionId"])
         assert hold["LegalHold"].get("Status") == "ON", v
     # Past the grace period the noncurrent versions would be deleted, were they not held.
-    past_grace = layout.utc_now() + timedelta(days=s.retention.grace_days + 2)
+    past_grace = layout.utc_now() + timedelta(days=s.store.retention.grace_days + 2)
     moved = advance(s, past_grace, stack.dynamodb(), s3, tmp_path / "ledger.json")
     assert moved.objects.versions_deleted == 0 and moved.objects.held_skipped >= 3
     assert [v["VersionId"] for v in versions()] == [v["VersionId"] for v in written]

@@ -133,7 +133,7 @@ def test_a_drill_stopped_after_its_restore_drops_its_table_and_says_it_missed(
 
 def test_a_rollback_stopped_before_it_writes_writes_nothing(stack, monkeypatch: pytest.MonkeyPatch) -> None:
     processed_stage(stack, docs=4, seed=34)
-    live = scan(stack, stack.settings.table_name)
+    live = scan(stack, stack.settings.store.table_name)
     restored = layout.drill_table_name(stack.settings.stage, "stop")
     stack.dynamodb().create_table(
         TableName=restored,
@@ -144,7 +144,7 @@ def test_a_rollback_stopped_before_it_writes_writes_nothing(stack, monkeypatch: 
     sigterm_during(monkeypatch, RollbackRun, "_changed_since", after=True)
     since = layout.format_ts(layout.utc_now().replace(year=2020))
     assert rollback_cli.main(["--restored-table", restored, "--since", since]) == ExitCode.SIGTERM
-    assert scan(stack, stack.settings.table_name) == live
+    assert scan(stack, stack.settings.store.table_name) == live
 
 
 def test_the_erasure_run_takes_the_stop_between_passes(stack) -> None:

@@ -25,7 +25,7 @@ HANDLER_GRACE = 0.5  # the handler hands the stop to a thread of its own
 
 
 def _reports(stack: Any) -> list[str]:
-    return stack.keys(stack.settings.reports_bucket, "reconciliation/")
+    return stack.keys(stack.settings.store.reports_bucket, "reconciliation/")
 
 
 def _spills() -> set[str]:

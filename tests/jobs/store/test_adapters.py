@@ -226,7 +226,9 @@ def test_a_tampered_token_is_refused(token: str) -> None:
 
 
 def test_a_token_from_another_query_is_refused_by_the_table(stack) -> None:
-    table = DocumentTable(stack.dynamodb(), stack.settings.table_name, stack.settings.index_name, CallMetrics())
+    table = DocumentTable(
+        stack.dynamodb(), stack.settings.store.table_name, stack.settings.store.index_name, CallMetrics()
+    )
     for n in range(3):
         assert table.put_if_version(item("alice", f"d{n}"), None)
     page = table.query_user("alice", None, 1, None)
@@ -240,7 +242,7 @@ def test_a_token_from_another_query_is_refused_by_the_table(stack) -> None:
 
 # --- S3 ---------------------------------------------------------------------------------------
 def test_result_writes_are_fenced_on_the_etag_they_replace(stack) -> None:
-    buckets, bucket = Buckets(stack.s3(), CallMetrics()), stack.settings.processed_bucket
+    buckets, bucket = Buckets(stack.s3(), CallMetrics()), stack.settings.store.processed_bucket
     std = RetentionClass.STANDARD
     first = buckets.put_json(bucket, "processed/u/d/result.json", b"{}", replaces=None, retention=std)
     with pytest.raises(S3ObjectChangedError):  # exists already
@@ -285,7 +287,7 @@ def _lose_first_response(client, operation: str) -> list[str]:
 def test_a_write_once_put_whose_response_was_lost_is_our_own_write_not_someone_elses(stack) -> None:
     client = boto3.client("s3", endpoint_url=stack.endpoints.s3)
     buckets = Buckets(client, CallMetrics())
-    bucket = stack.settings.reports_bucket
+    bucket = stack.settings.store.reports_bucket
     lost = _lose_first_response(client, "PutObject")
     buckets.put_once(bucket, "runs/ingest/2026-11-30/run-1.json", b'{"run": 1}', "application/json")
     assert lost  # the resend met our own write (412): the bytes stored are the ones sent
@@ -297,7 +299,7 @@ def test_a_write_once_put_whose_response_was_lost_is_our_own_write_not_someone_e
 # --- SQS --------------------------------------------------------------------------------------
 def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:
     sqs = boto3.client("sqs", endpoint_url=stack.endpoints.sqs)
-    queue = ArrivalQueue(sqs, stack.settings.arrivals_queue_url, CallMetrics())
+    queue = ArrivalQueue(sqs, stack.settings.store.arrivals_queue_url, CallMetrics())
     queue.delete(queue.receive(wait_seconds=1))  # the bootstrap's s3:TestEvent
     objects = [ObjectInfo("raw", f"raw/u/d{n}/a b.xml", f'"e{n}"', n, NOW) for n in range(12)]
     assert queue.send([requeue_body(o) for o in objects]) == 12
@@ -310,7 +312,7 @@ def test_the_queue_adapter_receives_settles_and_counts(stack) -> None:
     assert queue.dead_letter_depth() == 0
     assert queue.visibility_timeout() == queue_spec(stack.settings.stage).visibility_timeout_seconds
     with pytest.raises(StoreResourceMissingError, match=r"queue .*-nope"):  # the error names the queue
-        ArrivalQueue(sqs, stack.settings.arrivals_queue_url + "-nope", CallMetrics()).receive(wait_seconds=0)
+        ArrivalQueue(sqs, stack.settings.store.arrivals_queue_url + "-nope", CallMetrics()).receive(wait_seconds=0)
 
 
 def test_versions_hide_restore_hold_and_delete_for_good(stack) -> None:
@@ -318,7 +320,7 @@ def test_versions_hide_restore_hold_and_delete_for_good(stack) -> None:
     over current versions, a listing of versions and markers, a legal hold that S3 enforces
     (a held version is refused to DeleteObjects, AccessDenied), and batched deletes.
     """
-    s3, bucket = stack.s3(), stack.settings.raw_bucket
+    s3, bucket = stack.s3(), stack.settings.store.raw_bucket
     buckets = Buckets(s3, CallMetrics())
     for body in (b"v1", b"v2"):
         s3.put_object(Bucket=bucket, Key="raw/u/d/a.xml", Body=body)

@@ -36,7 +36,7 @@ def test_invalid_object_state_is_archived_not_access_denied() -> None:
 
 
 def test_a_glacier_object_reads_as_archived_until_restored(stack) -> None:
-    s3, bucket = stack.s3(), stack.settings.raw_bucket
+    s3, bucket = stack.s3(), stack.settings.store.raw_bucket
     s3.put_object(Bucket=bucket, Key=KEY, Body=b"<Invoice/>", StorageClass="GLACIER")
     buckets, archives = Buckets(s3, CallMetrics()), Archives(s3, CallMetrics())
     with pytest.raises(S3ObjectArchivedError, match=f"s3://{bucket}/{KEY} is in GLACIER"):
@@ -52,7 +52,7 @@ def test_a_glacier_object_reads_as_archived_until_restored(stack) -> None:
 
 
 def test_instant_retrieval_and_standard_need_no_restore(stack) -> None:
-    s3, bucket = stack.s3(), stack.settings.processed_bucket
+    s3, bucket = stack.s3(), stack.settings.store.processed_bucket
     s3.put_object(Bucket=bucket, Key="processed/u1/d1/result.json", Body=b"{}", StorageClass="GLACIER_IR")
     s3.put_object(Bucket=bucket, Key="processed/u1/d2/result.json", Body=b"{}")
     archives = Archives(s3, CallMetrics())

@@ -27,7 +27,7 @@ from jobs.store.restore import TableRestores
 from jobs.store.s3 import Buckets
 
 SETTINGS = JobSettings(stage="prod")
-LIVE = SETTINGS.table_name
+LIVE = SETTINGS.store.table_name
 LIVE_ARN = f"arn:aws:dynamodb:eu-west-1:123456789012:table/{LIVE}"
 TARGET = layout.drill_table_name("prod", "20261001t060000z-ab12")
 ROLE = "arn:aws:iam::123456789012:role/docuflow-prod-backups-role"
