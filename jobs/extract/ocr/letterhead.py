@@ -52,6 +52,13 @@ _LABEL_PREFIX_RE = re.compile(r"^[^:]{1,40}:\s*")
 # Account-holder labels of a bank block, and how alike an OCR reading must be to count.
 _HOLDER_LABELS = ("kontoinhaber", "inhaber", "titulaire", "account holder", "beneficiary", "begunstigter")
 _HOLDER_SIMILARITY = 0.8
+# Whom a payment is made out to names the seller: "Make all checks payable to NAME.".
+_PAYEE_RE = re.compile(
+    r"^(?:make\s+(?:all\s+)?(?:checks|cheques)\s+payable\s+to|payable\s+to|zahlbar\s+an"
+    r"|ch[eè]ques?\s+[aà]\s+l'ordre\s+de|te\s+betalen\s+aan|(?:pagamento\s+)?a\s+favore\s+di|pagadero\s+a)"
+    r"\s+(?P<name>.+?)\.?$",
+    re.IGNORECASE,
+)
 _LETTERHEAD_AREA = 0.25  # share of page 1, from the top
 _PROMINENCE = 1.35  # word height over the page's median word height
 _SUFFIX_AREA = 0.4
@@ -262,14 +269,18 @@ def _is_name(text: str) -> bool:
 
 def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
     """The whole name printed again as a piece of its own: a footer line, "Account holder: NAME",
-    "NAME · street · city" (a part of a longer name, as one line of a wrapped one, does not count).
+    "Make all checks payable to NAME.", "NAME · street · city" (a part of a longer name, as one
+    line of a wrapped one, does not count).
     """
     wanted = _folded(name)
     return any(
-        wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
-        # Small print may lose accents the letterhead kept, never the other way round: a footer
-        # with accents the letterhead lacks says the letterhead was misread.
-        and _accents(piece) <= _accents(name)
+        (
+            wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
+            # Small print may lose accents the letterhead kept, never the other way round: a
+            # footer with accents the letterhead lacks says the letterhead was misread.
+            and _accents(piece) <= _accents(name)
+        )
+        or wanted == _after_payee_label(piece, name)
         for page in pages
         for line in page.lines
         for segment in line.segments
@@ -294,6 +305,14 @@ def _after_holder_label(piece: str) -> str | None:
         ):
             return " ".join(words[size:])
     return None
+
+
+def _after_payee_label(piece: str, name: str) -> str | None:
+    """The name a payment is made out to, with no accent the name read elsewhere lacks."""
+    match = _PAYEE_RE.match(piece.strip())
+    if match is None or _accents(match.group("name")) > _accents(name):
+        return None
+    return _folded(match.group("name"))
 
 
 def _folded(text: str) -> str:
