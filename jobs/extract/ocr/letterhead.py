@@ -85,7 +85,27 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
         first = confident[0]
         return Candidate(first.type, first.rank, first.label, first.value, first.value_text, GUESS_CONFIDENCE_CAP)
     chosen = confident or found
-    return chosen[0] if chosen else None
+    return _in_its_own_case(chosen[0], pages) if chosen else None
+
+
+def _in_its_own_case(candidate: Candidate, pages: list[Page]) -> Candidate:
+    """A name set in capitals (a letterhead's style) is spelled as the page prints it elsewhere in
+    mixed case ("CLOUDHARBOR HOSTING" over "Kind regards, Cloudharbor Hosting"): capitals are type.
+    """
+    if not candidate.value_text.isupper():
+        return candidate
+    wanted = _folded(candidate.value_text)
+    spelled = (
+        name
+        for page in pages
+        for line in page.lines
+        for segment in line.segments
+        for piece in _PIECES_RE.split(segment.text)
+        if not (name := piece.strip(" :")).isupper() and _folded(name) == wanted
+    )
+    if (mixed := next(spelled, None)) is None:
+        return candidate
+    return Candidate(candidate.type, candidate.rank, candidate.label, candidate.value, mixed, candidate.confidence)
 
 
 # Separators between a name and its address on one line: "ACME Ltd · 1 Road · City", "ACME - Road 1 - City".
