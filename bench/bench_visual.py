@@ -21,7 +21,8 @@ against pdfplumber's plain `extract_text` on the same pages in the same run.
 
 Beside the corpus, the generated vendor layouts of tests/data/layouts_more (telecom, cloud and
 hotel bills in six languages, rendered with their known answers) are scored the same way, per
-language.
+language, and so are the label grids of tests/data/layouts_grid, per template and per split (its
+`column` and `letter` templates held out).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ SPLITS: dict[str, tuple[str, ...]] = {
 }
 LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 XML_ONLY = ExtractionSettings()
+GRID_SPLITS = ("development", "held-out")
 
 
 @dataclass
@@ -226,11 +228,23 @@ def score_generated() -> dict[str, Tally]:
     """The generated vendor layouts (tests/data/layouts_more): per language and in all, scored
     like the corpus against each case's known answers.
     """
-    from jobs.extract.ocr.degrade import header_mismatches
     from tests.data.layouts_more.render import cases, render
 
+    return _score_cases([(case, (case.lang, "generated")) for case in cases()], render)
+
+
+def score_grids() -> dict[str, Tally]:
+    """The generated label grids (tests/data/layouts_grid): per template and per split."""
+    from tests.data.layouts_grid.render import cases, render
+
+    return _score_cases([(case, (case.data["template"], f"grid {case.split}")) for case in cases()], render)
+
+
+def _score_cases(groups: list[tuple[Any, tuple[str, ...]]], render: Any) -> dict[str, Tally]:
+    from jobs.extract.ocr.degrade import header_mismatches
+
     tallies: dict[str, Tally] = {}
-    for case in cases():
+    for case, names in groups:
         outcome = extract_document(render(case), f"{case.id}.pdf", LOCAL)
         mismatches = header_mismatches(outcome.invoice, case.expected)
         processed = outcome.validation.status is Status.PROCESSED
@@ -243,7 +257,7 @@ def score_generated() -> dict[str, Tally]:
                 tally.wrong[name] += 1
             else:
                 tally.missed[name] += 1
-        for group in (case.lang, "generated"):
+        for group in names:
             tallies.setdefault(group, Tally()).add(tally)
     return tallies
 
@@ -330,6 +344,14 @@ def main(argv: list[str] | None = None) -> int:
             "splits": {"generated": generated["generated"]},
         }
     )
+    grids = score_grids()
+    print()
+    print_table(
+        {
+            "producers": {f"layouts_grid/{k}": v for k, v in grids.items() if not k.startswith("grid ")},
+            "splits": {k: v for k, v in grids.items() if k.startswith("grid ")},
+        }
+    )
     timing = None if args.no_timing else time_per_page(args.corpus)
     if timing:
         print(
@@ -353,10 +375,14 @@ def main(argv: list[str] | None = None) -> int:
             for d in result["documents"]
         ],
         "generated": {name: tally.as_dict() for name, tally in generated.items()},
+        "grids": {name: tally.as_dict() for name, tally in grids.items()},
         "timing": timing,
     }
     write_json(args.out, report)
-    wrong = sum(tally.fields_wrong for tally in [*result["splits"].values(), generated["generated"]])
+    wrong = sum(
+        tally.fields_wrong
+        for tally in [*result["splits"].values(), generated["generated"], *(grids[f"grid {s}"] for s in GRID_SPLITS)]
+    )
     return 1 if wrong else 0
 
 

@@ -202,14 +202,14 @@ VOCABULARY: list[_Entry] = [
         r"|total\s+amount|total\s+incl\.?(?:\s+vat)?|montant\s+total(?!\s*(?:ht|hors))"
         r"|totaal\s+(?:bedrag\s+)?(?:incl\.?|inclusief)(?:\s+btw)?|factuurbedrag|totaalbedrag"
         r"|totale\s+(?:fattura|documento|complessivo)|importo\s+totale"
-        r"|importe\s+total|total\s+factura)\s*:?",
+        r"|importe\s+total|total\s+factura|(?:gross(?:\s+(?:amount|total))?|brutto|ttc)(?!\w))\s*:?",
         r"^(?:total|totaal|totale)(?!\s*(?:ht\b|net|excl|hors|tva|vat|tax|mwst|ust|btw|iva|imponibile))\s*:?",
     ),
     *_entries(
         "SUBTOTAL",
         _money,
         r"^(?:rechnungssumme\s+ohne\s+ust\.?|nettosumme|summe\s+netto|gesamt\s+netto|zwischensumme"
-        r"|subtotal|sub[-\s]total|net\s+total|total\s+net|total\s+ht|montant\s+ht|sous[-\s]total"
+        r"|subtotal|sub[-\s]total|net\s+(?:total|amount)|total\s+net|total\s+ht|montant\s+ht|sous[-\s]total"
         r"|total\s+excl\.?(?:\s+vat)?|amount\s+excl\.?(?:\s+vat)?|nettobetrag|rechnungssumme\s+netto"
         r"|totaal\s+(?:excl\.?|exclusief)(?:\s+btw)?|subtotaal|imponibile|totale\s+imponibile|base\s+imponible)\s*:?",
     ),
@@ -435,16 +435,22 @@ def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
     near = [s for s in below.segments if s.left < label.right + height and s.right > label.left - height]
     reach = max(label.right - label.left, 3 * height)
     # Flush left under the label first (labels and values share their left edge); only when no
-    # cell is, flush right (amounts right-aligned under a right-aligned label, larger than it).
-    for flush_left in (True, False):
-        aligned = [(_edge_gap(label, s, flush_left), s) for s in near]
-        if within := [(gap, s) for gap, s in aligned if gap < reach]:
+    # cell is, flush right (amounts right-aligned under a right-aligned label, larger than it);
+    # last, centred under it (a bordered table's cells), within one line height.
+    for alignment in ("left", "right", "centre"):
+        aligned = [(_edge_gap(label, s, alignment), s) for s in near]
+        limit = height if alignment == "centre" else reach
+        if within := [(gap, s) for gap, s in aligned if gap < limit]:
             return min(within, key=lambda pair: pair[0])[1]
     return None
 
 
-def _edge_gap(label: Segment, cell: Segment, flush_left: bool) -> float:
-    return abs(cell.left - label.left) if flush_left else abs(cell.right - label.right)
+def _edge_gap(label: Segment, cell: Segment, alignment: str) -> float:
+    if alignment == "left":
+        return abs(cell.left - label.left)
+    if alignment == "right":
+        return abs(cell.right - label.right)
+    return abs(cell.left + cell.right - label.left - label.right) / 2
 
 
 def split_words(words: list[Word], offset: int) -> tuple[list[Word], list[Word]]:
@@ -468,16 +474,19 @@ def currency_of(candidates: list[Candidate]) -> str | None:
     return next((c.value_text for c in candidates if c.type == "CURRENCY"), None)
 
 
-# Words that mark a page as German or French: their numeric dates are day first.
+# Words that mark a page as German, French, Dutch, Italian or Spanish: their numeric dates are day first.
 _DAY_FIRST_RE = re.compile(
-    rf"\b(?:rechnung\w*|datum|betrag|mwst|ust|summe|netto|brutto|facture|montant|tva|ttc|ht|d{_E}signation|qt{_E})\b",
+    rf"\b(?:rechnung\w*|datum|betrag|mwst|ust|summe|netto|brutto|facture|montant|tva|ttc|ht|d{_E}signation|qt{_E}"
+    r"|factuur\w*|bedrag|btw|totaal|fattura|importo|iva|imponibile|totale|factura|importe|fecha)\b",
     re.IGNORECASE,
 )
 _ENGLISH_RE = re.compile(r"\b(?:invoice|date|amount|subtotal|total|vat|tax|due|description|qty)\b", re.IGNORECASE)
 
 
 def date_order(pages: list[Page]) -> str | None:
-    """DMY when the page is German or French (their numeric dates are day first), else unsettled."""
+    """DMY when the page is German, French, Dutch, Italian or Spanish (their numeric dates are day
+    first), else unsettled.
+    """
     text = " ".join(line.text for page in pages for line in page.lines)
     return DateOrder.DMY if len(_DAY_FIRST_RE.findall(text)) > len(_ENGLISH_RE.findall(text)) else None
 

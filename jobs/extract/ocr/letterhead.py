@@ -52,6 +52,13 @@ _LABEL_PREFIX_RE = re.compile(r"^[^:]{1,40}:\s*")
 # Account-holder labels of a bank block, and how alike an OCR reading must be to count.
 _HOLDER_LABELS = ("kontoinhaber", "inhaber", "titulaire", "account holder", "beneficiary", "begunstigter")
 _HOLDER_SIMILARITY = 0.8
+# Whom a payment is made out to names the seller: "Make all checks payable to NAME.".
+_PAYEE_RE = re.compile(
+    r"^(?:make\s+(?:all\s+)?(?:checks|cheques)\s+payable\s+to|payable\s+to|zahlbar\s+an"
+    r"|ch[eè]ques?\s+[aà]\s+l'ordre\s+de|te\s+betalen\s+aan|(?:pagamento\s+)?a\s+favore\s+di|pagadero\s+a)"
+    r"\s+(?P<name>.+?)\.?$",
+    re.IGNORECASE,
+)
 _LETTERHEAD_AREA = 0.25  # share of page 1, from the top
 _PROMINENCE = 1.35  # word height over the page's median word height
 _SUFFIX_AREA = 0.4
@@ -78,7 +85,27 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
         first = confident[0]
         return Candidate(first.type, first.rank, first.label, first.value, first.value_text, GUESS_CONFIDENCE_CAP)
     chosen = confident or found
-    return chosen[0] if chosen else None
+    return _in_its_own_case(chosen[0], pages) if chosen else None
+
+
+def _in_its_own_case(candidate: Candidate, pages: list[Page]) -> Candidate:
+    """A name set in capitals (a letterhead's style) is spelled as the page prints it elsewhere in
+    mixed case ("CLOUDHARBOR HOSTING" over "Kind regards, Cloudharbor Hosting"): capitals are type.
+    """
+    if not candidate.value_text.isupper():
+        return candidate
+    wanted = _folded(candidate.value_text)
+    spelled = (
+        name
+        for page in pages
+        for line in page.lines
+        for segment in line.segments
+        for piece in _PIECES_RE.split(segment.text)
+        if not (name := piece.strip(" :")).isupper() and _folded(name) == wanted
+    )
+    if (mixed := next(spelled, None)) is None:
+        return candidate
+    return Candidate(candidate.type, candidate.rank, candidate.label, candidate.value, mixed, candidate.confidence)
 
 
 # Separators between a name and its address on one line: "ACME Ltd · 1 Road · City", "ACME - Road 1 - City".
@@ -262,14 +289,18 @@ def _is_name(text: str) -> bool:
 
 def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
     """The whole name printed again as a piece of its own: a footer line, "Account holder: NAME",
-    "NAME · street · city" (a part of a longer name, as one line of a wrapped one, does not count).
+    "Make all checks payable to NAME.", "NAME · street · city" (a part of a longer name, as one
+    line of a wrapped one, does not count).
     """
     wanted = _folded(name)
     return any(
-        wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
-        # Small print may lose accents the letterhead kept, never the other way round: a footer
-        # with accents the letterhead lacks says the letterhead was misread.
-        and _accents(piece) <= _accents(name)
+        (
+            wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
+            # Small print may lose accents the letterhead kept, never the other way round: a
+            # footer with accents the letterhead lacks says the letterhead was misread.
+            and _accents(piece) <= _accents(name)
+        )
+        or wanted == _after_payee_label(piece, name)
         for page in pages
         for line in page.lines
         for segment in line.segments
@@ -294,6 +325,14 @@ def _after_holder_label(piece: str) -> str | None:
         ):
             return " ".join(words[size:])
     return None
+
+
+def _after_payee_label(piece: str, name: str) -> str | None:
+    """The name a payment is made out to, with no accent the name read elsewhere lacks."""
+    match = _PAYEE_RE.match(piece.strip())
+    if match is None or _accents(match.group("name")) > _accents(name):
+        return None
+    return _folded(match.group("name"))
 
 
 def _folded(text: str) -> str:
