@@ -38,7 +38,7 @@ from bench.seeded_s3 import OBJECT_COLUMNS, server_spec
 from jobs.contract import Status, layout, table_spec
 from jobs.local.stack import REGION
 from jobs.local.table_export import export_table
-from jobs.reconcile.keys import templates
+from jobs.reconcile.rules.keys import templates
 from jobs.recovery.undelete import undelete
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client

@@ -54,12 +54,12 @@ from jobs.contract.item import MARKER_FIELDS
 from jobs.local.servers import ServerSpec
 from jobs.local.writers import write_export, write_incremental_export, write_inventory
 from jobs.reconcile.cli import ALLOCATOR_ENV
-from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.inventory import read_inventory
-from jobs.reconcile.keys import templates
-from jobs.reconcile.params import RuleParams
 from jobs.reconcile.plans import FilesPlan, LivePlan
-from jobs.reconcile.rules import RESULT_PROMISED
+from jobs.reconcile.rules.findings import Code
+from jobs.reconcile.rules.keys import templates
+from jobs.reconcile.rules.params import RuleParams
+from jobs.reconcile.rules.polars_rules import RESULT_PROMISED
 from jobs.reconcile.run import ReconcileRun
 from jobs.settings import JobSettings, ReconcileSection
 from jobs.store.clients import dynamodb_client

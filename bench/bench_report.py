@@ -20,10 +20,10 @@ import polars as pl
 
 from bench.common import table, write_result
 from jobs.contract import layout
-from jobs.reconcile import ledger as ledgers
-from jobs.reconcile.findings import FINDINGS_SCHEMA, SEVERITY, Code, counts
-from jobs.reconcile.report import ReconcileSummary, findings_csv, findings_parquet
-from jobs.reconcile.report_view import render_html, render_pdf
+from jobs.reconcile.chain import ledger as ledgers
+from jobs.reconcile.report.view import render_html, render_pdf
+from jobs.reconcile.report.written import ReconcileSummary, findings_csv, findings_parquet
+from jobs.reconcile.rules.findings import FINDINGS_SCHEMA, SEVERITY, Code, counts
 
 T = TypeVar("T")
 NOW = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)

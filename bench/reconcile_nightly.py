@@ -32,11 +32,11 @@ import pyarrow.parquet as pq
 
 from bench.common import write_result
 from jobs.contract import Status, layout
-from jobs.reconcile import sql
-from jobs.reconcile.findings import counts, render
-from jobs.reconcile.iceberg import StateTable
+from jobs.reconcile.engines.iceberg import StateTable
 from jobs.reconcile.inputs.export import export_manifest
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules import sql_rules as sql
+from jobs.reconcile.rules.findings import counts, render
+from jobs.reconcile.rules.params import RuleParams
 
 DATABASE = "audit"
 TABLE = StateTable(DATABASE, "documents_state", "documents_export", "documents_changes")

@@ -124,7 +124,7 @@ def incremental_export_table(name: str, audit_bucket: str) -> GlueTable:
 
 
 def state_table(name: str, audit_bucket: str) -> GlueTable:
-    """The Iceberg table the nightly Athena run keeps (jobs/reconcile/iceberg.py): one row per
+    """The Iceberg table the nightly Athena run keeps (jobs/reconcile/engines/iceberg.py): one row per
     item, the export's `item` struct unchanged, and the state row's times. Its files live under
     the audit-data bucket's Iceberg prefix, which no lifecycle rule expires (Iceberg's VACUUM
     removes what no snapshot holds).

@@ -1,5 +1,5 @@
 """ReportSigningKey: the asymmetric KMS key that signs every reconcile report's summary.json and
-every monthly evidence pack (jobs/reconcile/provenance.py, jobs/reports/).
+every monthly evidence pack (jobs/reconcile/report/provenance.py, jobs/reports/).
 
 ECC_NIST_P256 for SIGN_VERIFY (ECDSA_SHA_256: small signatures, and the public key can be given
 to an auditor to verify offline). The key policy is the whole grant (no IAM statement needed):

@@ -148,7 +148,7 @@ def by_actor(relation: str, actor: str, since: datetime, until: datetime) -> str
     return f"WITH {records(relation, 'WHERE ' + days)}\n{body}"
 
 
-# --- completeness (the reconcile's rule: jobs/reconcile/audit_rule.py) ---------------------------
+# --- completeness (the reconcile's rule: jobs/reconcile/rules/audit_rule.py) ---------------------------
 def completeness(changes: str, items: str, settled_before: str, since: str | None, window_start: str | None) -> str:
     """Versions known to exist whose change is not in the log (AUDIT_GAP, one row per document
     generation, the missing versions listed), and records that are anomalies (AUDIT_ANOMALY), as

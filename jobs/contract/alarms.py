@@ -58,7 +58,7 @@ OLDEST_MESSAGE_AGE = "ApproximateAgeOfOldestMessage"
 QUEUE_NAME = "QueueName"
 # Arrivals wait for the nightly drain up to a day by design; past a day and two hours one was missed.
 OLDEST_MESSAGE_SECONDS = 26 * 3600
-# The reconcile's finding code for a version missing from the change log (jobs.reconcile.findings
+# The reconcile's finding code for a version missing from the change log (jobs.reconcile.rules.findings
 # Code.AUDIT_GAP; a test holds them equal), here for the alarm, which does not import the reconcile.
 AUDIT_GAP = "AUDIT_GAP"
 # A drill past its schedule's longest gap by this much is overdue: the days a failed drill takes to

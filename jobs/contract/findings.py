@@ -2,7 +2,7 @@
 its alarms carry, and the change-log rule of the audit (`jobs.audit.sql`) writes two of.
 
 Only the names live here; what each means, its severity and its remedy are the reconcile's
-(`jobs.reconcile.findings.DEFINITIONS`). Pure.
+(`jobs.reconcile.rules.findings.DEFINITIONS`). Pure.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ class Code(StrEnum):
     AUDIT_GAP = "AUDIT_GAP"
     AUDIT_ANOMALY = "AUDIT_ANOMALY"
     AUDIT_UNDELIVERED = "AUDIT_UNDELIVERED"
-    # A document's life, judged on object versions (jobs.reconcile.lifecycle; polars runs that read S3).
+    # A document's life, judged on object versions (jobs.reconcile.rules.lifecycle; polars runs that read S3).
     RETENTION_TAG_MISMATCH = "RETENTION_TAG_MISMATCH"
     LEGAL_HOLD_MISSING = "LEGAL_HOLD_MISSING"
     NOT_HARD_DELETED = "NOT_HARD_DELETED"
-    # The nightly run's inputs (jobs.reconcile.freshness): S3 Inventory not delivered, or no longer.
+    # The nightly run's inputs (jobs.reconcile.chain.freshness): S3 Inventory not delivered, or no longer.
     INVENTORY_MISSING = "INVENTORY_MISSING"
     INVENTORY_STALE = "INVENTORY_STALE"

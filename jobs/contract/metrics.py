@@ -17,7 +17,7 @@ JOB, STAGE, SEVERITY, CODE, ACTION = "Job", "Stage", "Severity", "Code", "Action
 # Below this many finished documents a night's failed ratio says little (three uploads, two of
 # them broken): neither the exit code nor the alarm judge it.
 MIN_DOCUMENTS_FOR_RATIO = 5
-# The reconcile's finding severities (jobs.reconcile.findings.Severity; a test holds them equal),
+# The reconcile's finding severities (jobs.reconcile.rules.findings.Severity; a test holds them equal),
 # here for the alarm and the dashboard, which do not import the reconcile.
 SEVERITIES = ("error", "warning")
 

@@ -17,8 +17,8 @@ from datetime import UTC, date, datetime, time
 
 from jobs.contract import layout
 from jobs.errors import ExitCode, ReconcileInputError
-from jobs.reconcile.ledger import Acknowledgement, Acknowledgements, CallerIdentity, State, conformed, read_ledger
-from jobs.reconcile.report import load_history
+from jobs.reconcile.chain.ledger import Acknowledgement, Acknowledgements, CallerIdentity, State, conformed, read_ledger
+from jobs.reconcile.report.written import load_history
 from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.identity import caller_identity, sts_client
 from jobs.store.s3 import Buckets

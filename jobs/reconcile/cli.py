@@ -32,8 +32,8 @@ for _name, _value in ALLOCATOR_ENV.items():
 
 from datetime import timedelta
 
-from jobs.reconcile.findings import Severity
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
+from jobs.reconcile.rules.findings import Severity
 from jobs.reconcile.run import ReconcileOutcome, ReconcileRun
 from jobs.runtime.cli import duration
 from jobs.runtime.context import Cli, RunContext, run_job

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from jobs.contract import layout
 from jobs.errors import ReconcileInputError
-from jobs.reconcile.chain import ChainPolicy, KeptState, NightPlan, plan_night
+from jobs.reconcile.chain.exports import ChainPolicy, KeptState, NightPlan, plan_night
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_manifest
 from jobs.reconcile.inputs.table_state import (
     TABLE_STATE,

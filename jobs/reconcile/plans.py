@@ -33,15 +33,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from jobs.contract.retention import RetentionPolicy
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
-from jobs.reconcile.findings import EngineFindings, Severity
+from jobs.reconcile.rules.findings import EngineFindings, Severity
 
 if TYPE_CHECKING:
+    from jobs.reconcile.chain.freshness import Tonight
     from jobs.reconcile.engines import Engine, ParamsFor, StopCheck
-    from jobs.reconcile.frames import Snapshot
-    from jobs.reconcile.freshness import Tonight
     from jobs.reconcile.inputs.inventory import InventoryManifest
     from jobs.reconcile.inputs.table_state import StateWriter, TableSource
-    from jobs.reconcile.params import RuleParams
+    from jobs.reconcile.rules.frames import Snapshot
+    from jobs.reconcile.rules.params import RuleParams
     from jobs.settings import JobSettings
     from jobs.store.athena import AthenaQueries
     from jobs.store.s3 import Buckets
@@ -308,7 +308,7 @@ Plan = LivePlan | FilesPlan | NightlyPlan | AthenaPlan
 
 
 def tonight_stats(tonight: Tonight) -> dict[str, object]:
-    from jobs.reconcile.freshness import STATS_KEY
+    from jobs.reconcile.chain.freshness import STATS_KEY
 
     return {STATS_KEY: tonight.stats()}
 

@@ -43,7 +43,7 @@ def _reconcile_statements(r: TaskResources) -> list[Statement]:
         # listing reveals keys only. It reads result.json (--deep) but never a raw document.
         statement("ListDataBuckets", ["s3:ListBucket"], [r.raw_bucket_arn, r.processed_bucket_arn]),
         statement("ReadResults", ["s3:GetObject"], [objects(r.processed_bucket_arn, layout.PROCESSED_PREFIX)]),
-        # A live run's lifecycle rules (jobs.reconcile.lifecycle): the versions of held and of
+        # A live run's lifecycle rules (jobs.reconcile.rules.lifecycle): the versions of held and of
         # hard-deleted documents, their legal holds, and (--deep) the objects' retention tags.
         *versions,
         statement("ReadLegalHoldsAndTags", ["s3:GetObjectLegalHold", "s3:GetObjectTagging"], documents),

@@ -44,9 +44,9 @@ from jobs.contract import (
 )
 from jobs.contract.events import requeue_body
 from jobs.errors import DocuFlowError
-from jobs.reconcile.findings import Code
-from jobs.reconcile.report import RepairAction
-from jobs.reconcile.rules import RESULT_PROMISED
+from jobs.reconcile.report.written import RepairAction
+from jobs.reconcile.rules.findings import Code
+from jobs.reconcile.rules.polars_rules import RESULT_PROMISED
 
 if TYPE_CHECKING:
     from jobs.store.dynamo import DocumentTable

@@ -25,18 +25,19 @@ from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.metrics import CODE, SEVERITY, Datum, Job, Metric, RunMetrics, Unit
 from jobs.errors import ExitCode
-from jobs.reconcile import drill_age, lifecycle
-from jobs.reconcile.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
-from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
+from jobs.reconcile.chain import drill_age
+from jobs.reconcile.chain.ledger import State, read_ledger
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
 from jobs.reconcile.inputs.live import live_snapshot
 from jobs.reconcile.inputs.results import read_results
 from jobs.reconcile.inputs.versions import VersionFacts
-from jobs.reconcile.ledger import State, read_ledger
-from jobs.reconcile.params import RuleParams
 from jobs.reconcile.plans import AuditCheck, LivePlan, Plan, Setup
 from jobs.reconcile.repair import Repairer
-from jobs.reconcile.report import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
+from jobs.reconcile.report.written import ReconcileSummary, RepairAction, load_history, report_prefix, write_report
+from jobs.reconcile.rules import lifecycle
+from jobs.reconcile.rules.findings import SORT_COLUMNS, EngineFindings, Severity, counts, render, worst_severity
+from jobs.reconcile.rules.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
+from jobs.reconcile.rules.params import RuleParams
 from jobs.runtime.context import RunContext
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
@@ -44,7 +45,7 @@ from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
 
 if TYPE_CHECKING:
-    from jobs.reconcile.freshness import Tonight
+    from jobs.reconcile.chain.freshness import Tonight
     from jobs.reconcile.inputs.table_state import StateWriter, TableSource
     from jobs.store.athena import AthenaQueries
     from jobs.store.queue import ArrivalQueue
@@ -97,7 +98,7 @@ def metrics_of(
     judged, the duration. The findings alarms judge the new ones: an open error a person already
     knows about stays drawn (Findings) but cannot keep the alarm in ALARM, where CloudWatch would
     send nothing for the next error. Without a ledger (a report from before ledgers) every finding
-    counts as new. `drill_days`: the restore drill's age (jobs.reconcile.drill_age), when known.
+    counts as new. `drill_days`: the restore drill's age (jobs.reconcile.chain.drill_age), when known.
     """
     new = _new_findings(summary, ledger)
     data = [
@@ -222,7 +223,7 @@ class ReconcileRun:
         return read_results(self.buckets, self.settings.store.processed_bucket, keys, self.settings.store.io_threads)
 
     def lifecycle_findings(self, snapshot: Snapshot, params: RuleParams) -> pl.DataFrame:
-        """The version-level rules (jobs.reconcile.lifecycle) over a snapshot's candidates."""
+        """The version-level rules (jobs.reconcile.rules.lifecycle) over a snapshot's candidates."""
         s = self.settings
         facts = VersionFacts(self.buckets, s.store.raw_bucket, s.store.processed_bucket, s.store.io_threads)
         return lifecycle.find_wide(facts.gather(lifecycle.candidates(snapshot, params)))
@@ -239,14 +240,14 @@ class ReconcileRun:
 
     def audit_log(self, items: pl.DataFrame, as_of: datetime, check: AuditCheck) -> pl.DataFrame:
         """The change log's completeness findings (rendered) for the table's `items`."""
-        from jobs.reconcile.audit_rule import audit_findings
+        from jobs.reconcile.rules.audit_rule import audit_findings
 
         return render(audit_findings(self.buckets, self.settings, items, as_of, self.plan.grace, check.window))
 
     @staticmethod
     def items_of(table: TableSource) -> pl.DataFrame:
         """The item columns the change-log rule reads, of a table a files run streamed."""
-        from jobs.reconcile.audit_rule import ITEM_COLUMNS
+        from jobs.reconcile.rules.audit_rule import ITEM_COLUMNS
 
         frames = [f.select(list(ITEM_COLUMNS)) for f in table.frames()]
         return pl.concat(frames) if frames else empty({c: ITEMS_SCHEMA[c] for c in ITEM_COLUMNS})
@@ -282,7 +283,7 @@ class ReconcileRun:
         """Whether the newest inventories may be judged tonight (`freshness`); the earlier reports
         are read only when a bucket has none.
         """
-        from jobs.reconcile.freshness import tonight
+        from jobs.reconcile.chain.freshness import tonight
 
         history = functools.cache(lambda: load_history(self.buckets, self.settings.store.reports_bucket))
         return tonight(self.settings, self.buckets, self.started, history)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from jobs.contract import layout
 from jobs.contract.metrics import Datum, Job, Metric, Unit
-from jobs.reconcile.findings import Severity
+from jobs.reconcile.rules import Severity
 from jobs.recovery.plan import RestorePlan, Source
 from jobs.recovery.report import FINDINGS_SHOWN, DrillReport, Findings, rpo_seconds
 from jobs.recovery.restore import Restore, RestoreRequest

@@ -37,11 +37,9 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.errors import ReconcileInputError
-from jobs.reconcile import ledger as ledgers
-from jobs.reconcile.frames import empty
-from jobs.reconcile.provenance import Signature, sign, signature_holds
-from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary
-from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
+from jobs.reconcile.chain import ledger as ledgers
+from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, Signature, sign, signature_holds, spreadsheet_csv
+from jobs.reconcile.rules import empty
 from jobs.reports.verify import ChainWalk, Nights, stack_key_arn, stack_zone, summary_keys
 
 if TYPE_CHECKING:

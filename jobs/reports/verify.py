@@ -32,8 +32,7 @@ from pydantic import ValidationError
 
 from jobs.contract import layout
 from jobs.errors import S3ObjectMissingError, SettingsError
-from jobs.reconcile.provenance import SIGNATURE_FILE, Signature, signature_holds
-from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary
+from jobs.reconcile.report import SIGNATURE_FILE, SUMMARY_FILE, ReconcileSummary, Signature, signature_holds
 from jobs.settings import ENV_REPORT_SIGNING_KEY, env_name
 
 if TYPE_CHECKING:

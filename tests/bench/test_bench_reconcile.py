@@ -15,7 +15,7 @@ import pytest
 
 from bench import bench_reconcile
 from jobs.local.stack import Endpoints
-from jobs.reconcile.findings import AUDIT_CODES, INVENTORY_CODES, LIVE_ONLY, Code
+from jobs.reconcile.rules.findings import AUDIT_CODES, INVENTORY_CODES, LIVE_ONLY, Code
 from jobs.settings import JobSettings
 
 DOCS = 3000

@@ -42,8 +42,8 @@ from jobs.local.standins import exports as export_standin
 from jobs.local.standins import inventory as inventory_standin
 from jobs.local.writers import export_line, write_export, write_inventory
 from jobs.observability import CallMetrics
-from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.review.desk import ReviewDesk
 from jobs.runtime.context import RunContext

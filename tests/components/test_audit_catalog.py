@@ -11,8 +11,8 @@ from components import catalog
 from components.settings import StackSettings
 from jobs.contract import DocumentItem, layout
 from jobs.contract.audit import dynamodb_json, hive
-from jobs.reconcile import sql
 from jobs.reconcile.policy import reconcile_task_policy
+from jobs.reconcile.rules import sql_rules as sql
 from tests.components.program import ACCOUNT, ProgramRun, as_list, catalog_grants, stack_config, task_policy
 
 AUDIT = layout.bucket_name("dev", layout.AUDIT_DATA)

@@ -426,7 +426,7 @@ def test_no_task_role_may_write_an_acknowledgement_or_a_pack(every_stack: Progra
     writes its own night's report and reads every acknowledgement. (The reconcile and repair
     roles had s3:PutObject on all of reconciliation/*).
     """
-    from jobs.reconcile.ledger import ACKNOWLEDGEMENTS_PREFIX
+    from jobs.reconcile.chain.ledger import ACKNOWLEDGEMENTS_PREFIX
     from jobs.reports.pack import pack_key
     from tests.components.iam_model import Permission, allowed
 

@@ -21,8 +21,8 @@ import pytest
 
 from jobs.contract import DocumentFormat, DocumentItem, ResultDocument, SourceObject, Status, ValidationResult, layout
 from jobs.reconcile import cli
-from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import to_wire
 

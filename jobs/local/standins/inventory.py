@@ -18,7 +18,7 @@ import polars as pl
 
 from jobs.local.standins.advance import check_local
 from jobs.local.writers import inventory_objects
-from jobs.reconcile.frames import OBJECTS_SCHEMA
+from jobs.reconcile.rules.frames import OBJECTS_SCHEMA
 from jobs.settings import JobSettings
 
 

@@ -26,8 +26,8 @@ from typing import Protocol
 
 import polars as pl
 
-from jobs.reconcile.findings import EngineFindings
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.findings import EngineFindings
+from jobs.reconcile.rules.params import RuleParams
 
 __all__ = [
     "NAMES",

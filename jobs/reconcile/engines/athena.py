@@ -25,13 +25,13 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.errors import ExportNotReadyError, ReconcileInputError, S3ObjectMissingError
-from jobs.reconcile import sql
 from jobs.reconcile.engines import ParamsFor, StopCheck, no_stop
 from jobs.reconcile.engines.athena_state import IcebergNight, TableRead, token
-from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
-from jobs.reconcile.frames import empty
 from jobs.reconcile.inputs.export import EXPORT_SUMMARY, FULL_EXPORT
 from jobs.reconcile.inputs.inventory import delivered_at, latest_manifest
+from jobs.reconcile.rules import sql_rules as sql
+from jobs.reconcile.rules.findings import WIDE_SCHEMA, EngineFindings
+from jobs.reconcile.rules.frames import empty
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings

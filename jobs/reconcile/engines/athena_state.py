@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from jobs.reconcile.chain import KeptState
-from jobs.reconcile.iceberg import StateTable
+from jobs.reconcile.chain.exports import KeptState
+from jobs.reconcile.engines.iceberg import StateTable
 from jobs.reconcile.inputs.export import export_manifest
 from jobs.reconcile.inputs.table_state import check_follows
 from jobs.reconcile.nightly import night_exports, plan_tonight

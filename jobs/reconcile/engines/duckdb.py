@@ -27,15 +27,15 @@ import duckdb
 import polars as pl
 
 from jobs.errors import ReconcileInputError, ReconcileQueryError
-from jobs.reconcile import sql
 from jobs.reconcile.engines import ParamsFor, ReadResults, StopCheck, no_stop
-from jobs.reconcile.findings import EngineFindings
-from jobs.reconcile.frames import RESULTS_SCHEMA
 from jobs.reconcile.inputs.datafiles import DataFile
 from jobs.reconcile.inputs.export import full_export_manifest
 from jobs.reconcile.inputs.inventory import InventoryManifest, field_name
-from jobs.reconcile.keys import classify_keys
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules import sql_rules as sql
+from jobs.reconcile.rules.findings import EngineFindings
+from jobs.reconcile.rules.frames import RESULTS_SCHEMA
+from jobs.reconcile.rules.keys import classify_keys
+from jobs.reconcile.rules.params import RuleParams
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets

@@ -39,15 +39,15 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from jobs.contract import layout
-from jobs.reconcile import rules
 from jobs.reconcile.engines import ParamsFor, ReadResults, StopCheck, no_stop
-from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
-from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, TTL_COLUMN, detached, empty
 from jobs.reconcile.inputs.datafiles import trim_heap
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames
-from jobs.reconcile.join import URI_AS_IMPLIED, Prepared, classified, documents_and_markers
-from jobs.reconcile.keys import result_key, with_keys
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules import polars_rules as rules
+from jobs.reconcile.rules.findings import WIDE_SCHEMA, EngineFindings
+from jobs.reconcile.rules.frames import DEEP_ONLY_COLUMNS, ITEMS_SCHEMA, OBJECTS_SCHEMA, TTL_COLUMN, detached, empty
+from jobs.reconcile.rules.join import URI_AS_IMPLIED, Prepared, classified, documents_and_markers
+from jobs.reconcile.rules.keys import result_key, with_keys
+from jobs.reconcile.rules.params import RuleParams
 
 if TYPE_CHECKING:
     from jobs.reconcile.inputs.table_state import TableSource

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from jobs.reconcile import rules
 from jobs.reconcile.engines import ParamsFor, ReadResults, StopCheck, no_stop
 from jobs.reconcile.engines.partitions import judge_files
-from jobs.reconcile.findings import WIDE_SCHEMA, EngineFindings
-from jobs.reconcile.frames import Inputs, Snapshot, empty
-from jobs.reconcile.join import prepare
-from jobs.reconcile.keys import classify_keys
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules import polars_rules as rules
+from jobs.reconcile.rules.findings import WIDE_SCHEMA, EngineFindings
+from jobs.reconcile.rules.frames import Inputs, Snapshot, empty
+from jobs.reconcile.rules.join import prepare
+from jobs.reconcile.rules.keys import classify_keys
+from jobs.reconcile.rules.params import RuleParams
 
 if TYPE_CHECKING:
     from jobs.reconcile.inputs.inventory import InventoryManifest
@@ -42,7 +42,7 @@ class FileInputs:
     keep: StateWriter | None = None
 
 
-# The lifecycle rules' findings for a live snapshot (jobs.reconcile.lifecycle).
+# The lifecycle rules' findings for a live snapshot (jobs.reconcile.rules.lifecycle).
 LifecycleRules = Callable[[Snapshot, RuleParams], pl.DataFrame]
 
 

@@ -22,7 +22,6 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from jobs.errors import ReconcileInputError
-from jobs.reconcile.frames import DEEP_ONLY_COLUMNS, ITEM_ATTRIBUTE_OF, ITEMS_SCHEMA, NUMERIC_ITEM_COLUMNS, empty
 from jobs.reconcile.inputs.datafiles import (
     PARSE_BLOCK_BYTES,
     DataFile,
@@ -34,6 +33,7 @@ from jobs.reconcile.inputs.datafiles import (
     require,
 )
 from jobs.reconcile.inputs.location import Location
+from jobs.reconcile.rules.frames import DEEP_ONLY_COLUMNS, ITEM_ATTRIBUTE_OF, ITEMS_SCHEMA, NUMERIC_ITEM_COLUMNS, empty
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets

@@ -20,7 +20,6 @@ import pyarrow.csv as pa_csv
 
 from jobs.contract import layout
 from jobs.errors import ReconcileInputError
-from jobs.reconcile.frames import OBJECTS_SCHEMA, concat, empty
 from jobs.reconcile.inputs.datafiles import (
     PARSE_BLOCK_BYTES,
     DataFile,
@@ -32,6 +31,7 @@ from jobs.reconcile.inputs.datafiles import (
     trim_heap,
 )
 from jobs.reconcile.inputs.location import Location
+from jobs.reconcile.rules.frames import OBJECTS_SCHEMA, concat, empty
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from jobs.contract import ObjectInfo, bare_etag, layout
-from jobs.reconcile.frames import (
+from jobs.reconcile.rules.frames import (
     DEEP_ONLY_COLUMNS,
     INTEGER_ITEM_COLUMNS,
     ITEM_ATTRIBUTE_OF,

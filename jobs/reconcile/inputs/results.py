@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from jobs.contract import ResultDocument, bare_etag
 from jobs.errors import S3ObjectArchivedError, S3ObjectMissingError
-from jobs.reconcile.frames import RESULTS_SCHEMA, chunked, concat
+from jobs.reconcile.rules.frames import RESULTS_SCHEMA, chunked, concat
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets

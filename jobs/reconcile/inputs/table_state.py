@@ -54,7 +54,6 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from jobs.contract.layout import format_ts
 from jobs.errors import ReconcileInputError, S3ObjectExistsError
-from jobs.reconcile.frames import ITEMS_SCHEMA, detached, empty
 from jobs.reconcile.inputs.datafiles import bounded_map, data_file
 from jobs.reconcile.inputs.export import (
     ExportManifest,
@@ -64,6 +63,7 @@ from jobs.reconcile.inputs.export import (
     full_export_manifest,
 )
 from jobs.reconcile.inputs.location import Location
+from jobs.reconcile.rules.frames import ITEMS_SCHEMA, detached, empty
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets

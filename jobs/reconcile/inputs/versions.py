@@ -1,4 +1,4 @@
-"""The live facts of the lifecycle rules (jobs.reconcile.lifecycle): tags, legal holds, versions.
+"""The live facts of the lifecycle rules (jobs.reconcile.rules.lifecycle): tags, legal holds, versions.
 
 Asked only for the candidates the rules name, a few requests each: for a held document the
 version listings of its two prefixes and each version's legal hold; for one past its
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from jobs.contract import layout
-from jobs.reconcile.lifecycle import HOLDS_SCHEMA, LEFTOVERS_SCHEMA, TAGS_SCHEMA, Candidates, LifecycleFacts
+from jobs.reconcile.rules.lifecycle import HOLDS_SCHEMA, LEFTOVERS_SCHEMA, TAGS_SCHEMA, Candidates, LifecycleFacts
 
 if TYPE_CHECKING:
     from jobs.store.s3 import Buckets

@@ -36,8 +36,8 @@ from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.run import IngestRun
 from jobs.local.cli import main as local
 from jobs.observability import CallMetrics
-from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AuditCheck, LivePlan
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.review.cli import main as review
 from jobs.store.dynamo import DocumentTable

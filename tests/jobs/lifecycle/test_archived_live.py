@@ -36,9 +36,9 @@ from jobs.ingest.summary import RunSummary
 from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import SMALL_OBJECT_BYTES
 from jobs.observability import CallMetrics
-from jobs.reconcile.findings import Code, render
 from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.repair import reprocess
+from jobs.reconcile.rules.findings import Code, render
 from jobs.reconcile.run import ReconcileRun
 from jobs.runtime.context import RunContext
 from jobs.store.dynamo import DocumentTable

@@ -20,8 +20,8 @@ from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRe
 from jobs.ingest.plans import BackfillPlan, DrainPlan
 from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
-from jobs.reconcile.findings import Code, render
 from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.rules.findings import Code, render
 from jobs.reconcile.run import ReconcileRun
 from jobs.store.clients import sqs_client
 from jobs.store.dynamo import DocumentTable

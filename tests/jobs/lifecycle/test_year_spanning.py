@@ -28,8 +28,8 @@ from jobs.ingest.run import IngestRun
 from jobs.local.standins.advance import advance
 from jobs.local.standins.rules import next_midnight
 from jobs.observability import CallMetrics
-from jobs.reconcile.findings import Code, render
 from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.rules.findings import Code, render
 from jobs.reconcile.run import ReconcileRun
 from jobs.recovery.drill import DrillOptions, DrillRun
 from jobs.recovery.plan import Source

@@ -14,8 +14,8 @@ import pytest
 from jobs.contract.alarms import HEARTBEAT_HOURS, LATE_HOURS, declared_alarms
 from jobs.contract.metrics import CODE, SEVERITY, Datum, Job, Metric, RunMetrics
 from jobs.local.standins.alarms import judge
-from jobs.reconcile import ledger as ledgers
-from jobs.reconcile.findings import FINDINGS_SCHEMA
+from jobs.reconcile.chain import ledger as ledgers
+from jobs.reconcile.rules.findings import FINDINGS_SCHEMA
 from jobs.reconcile.run import metrics_of
 from jobs.reconcile.summary import ReconcileSummary
 from jobs.runtime.context import RunContext, as_run_of

@@ -14,8 +14,8 @@ from jobs.contract.cron import longest_gap_days
 from jobs.contract.metrics import LEVELS, PUBLISHED, Job, Metric
 from jobs.contract.objects import ObjectInfo
 from jobs.local.standins.alarms import judge
-from jobs.reconcile.drill_age import days_since, drill_age, drill_age_datum, newest
-from jobs.reconcile.report import ReconcileSummary
+from jobs.reconcile.chain.drill_age import days_since, drill_age, drill_age_datum, newest
+from jobs.reconcile.report.written import ReconcileSummary
 from jobs.reconcile.run import metrics_of
 from jobs.registry import job
 

@@ -27,7 +27,7 @@ from jobs.errors import (
     exit_code_for,
 )
 from jobs.ingest.summary import RunSummary
-from jobs.reconcile.findings import Severity
+from jobs.reconcile.rules.findings import Severity
 
 
 def _validation_error() -> ValidationError:

@@ -23,8 +23,8 @@ from jobs.ingest import cli as ingest_cli
 from jobs.local.standins.alarms import in_alarm
 from jobs.local.standins.queue_metrics import minutes, oldest_sent, publish_oldest_age
 from jobs.observability import CallMetrics
-from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AuditCheck, LivePlan
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.recovery import cli as drill_cli
 from jobs.registry import job as registered

@@ -1,7 +1,7 @@
 """Sixty nights on the local stack, judged as CloudWatch judges them (issue 44's acceptance).
 
 Each night publishes what the real jobs publish, built by their own code (the ingest's
-`RunSummary.run_metrics`, the reconcile's `metrics_of` over the ledger `jobs.reconcile.ledger.carry`
+`RunSummary.run_metrics`, the reconcile's `metrics_of` over the ledger `jobs.reconcile.chain.ledger.carry`
 carries night to night) and put through the run context (a manual run's heartbeat is ManualRuns)
 and the run-metrics emitter into moto's CloudWatch, stamped with the simulated run ends. The
 stack's zone is Europe/Berlin: the ingest starts at 01:00 and the reconcile at 05:00 local time,
@@ -10,7 +10,7 @@ over the spring-forward night and one over the fall-back night (each stretch wit
 before it), hold: four ingest tasks publishing at once every night, one manual backfill in place
 of a scheduled ingest, one night with nothing run, one new error behind an old open one, a
 night one task judged bad while the night was good, and a bad night across the tasks. The
-reconcile publishes the days since the last restore drill (`jobs.reconcile.drill_age`) from the
+reconcile publishes the days since the last restore drill (`jobs.reconcile.chain.drill_age`) from the
 drills' report times: the quarterly drill of 1 January reported, that of 1 April failed before
 its report, that of 1 October reported; `drill-overdue` (the default quarterly schedule: 99 days)
 notifies once, on the night its bound passes, and stays in ALARM to the stretch's end.
@@ -36,9 +36,9 @@ from jobs.contract.status import Status
 from jobs.ingest.summary import RunSummary
 from jobs.local.standins.alarms import Notification, in_alarm, walk
 from jobs.observability import CallMetrics
-from jobs.reconcile import ledger as ledgers
-from jobs.reconcile.drill_age import drill_age
-from jobs.reconcile.findings import FINDINGS_SCHEMA, Code
+from jobs.reconcile.chain import ledger as ledgers
+from jobs.reconcile.chain.drill_age import drill_age
+from jobs.reconcile.rules.findings import FINDINGS_SCHEMA, Code
 from jobs.reconcile.run import metrics_of
 from jobs.reconcile.summary import ReconcileSummary
 from jobs.registry import job

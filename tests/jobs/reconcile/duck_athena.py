@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from jobs.reconcile import sql
+from jobs.reconcile.rules import sql_rules as sql
 from jobs.settings import JobSettings
 from jobs.store.athena import QueryOutcome
 

@@ -26,11 +26,11 @@ from jobs.local.writers import (
 )
 from jobs.reconcile.engines import ReadResults
 from jobs.reconcile.engines.polars import PolarsEngine
-from jobs.reconcile.findings import render
-from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, concat
 from jobs.reconcile.inputs.export import export_frames, full_export_manifest
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_frames, inventory_pair
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.findings import render
+from jobs.reconcile.rules.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, concat
+from jobs.reconcile.rules.params import RuleParams
 from jobs.store.s3 import Buckets
 
 

@@ -13,9 +13,9 @@ from test_ledger_coverage import NIGHT1, STRAY, frame, rows, summary
 from test_reconcile_live import _seed_and_ingest
 
 from jobs.reconcile import cli
-from jobs.reconcile import ledger as ledgers
-from jobs.reconcile.coverage import Coverage
-from jobs.reconcile.ledger import ACKNOWLEDGEMENTS_PREFIX, Acknowledgement, CallerIdentity
+from jobs.reconcile.chain import ledger as ledgers
+from jobs.reconcile.chain.coverage import Coverage
+from jobs.reconcile.chain.ledger import ACKNOWLEDGEMENTS_PREFIX, Acknowledgement, CallerIdentity
 from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.run import ReconcileRun
 

@@ -24,9 +24,10 @@ from pydantic import ValidationError
 
 from jobs.errors import ExportNotReadyError, ReconcileInputError, ReconcileQueryError, StoreAccessDeniedError
 from jobs.observability import CallMetrics
-from jobs.reconcile import cli, sql
+from jobs.reconcile import cli
 from jobs.reconcile.engines.athena import dt_of
 from jobs.reconcile.plans import AthenaPlan, FilesPlan
+from jobs.reconcile.rules import sql_rules as sql
 from jobs.reconcile.run import ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.athena import AthenaQueries, QueryOutcome
@@ -282,7 +283,7 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], AthenaPla
     from test_engines import AS_OF, state
 
     from jobs.local.writers import export_line, write_export, write_inventory
-    from jobs.reconcile.frames import OBJECTS_SCHEMA
+    from jobs.reconcile.rules.frames import OBJECTS_SCHEMA
     from jobs.store.dynamo import to_wire
 
     s = stack.settings

@@ -21,8 +21,8 @@ from jobs.errors import ExitCode
 from jobs.local.standins.audit_pipe import StagePipe
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
-from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import DocumentTable, to_wire
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.reconcile.chain import ChainPolicy, KeptState, plan_night, windows
+from jobs.reconcile.chain.exports import ChainPolicy, KeptState, plan_night, windows
 
 TABLE = "arn:aws:dynamodb:eu-central-1:1:table/t"
 NIGHT = datetime(2026, 11, 30, 4, 55, 7, 123456, tzinfo=UTC)

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from jobs.contract import layout
 from jobs.errors import ExitCode
 from jobs.reconcile import cli
-from jobs.reconcile.coverage import Recorded, excluded
+from jobs.reconcile.chain.coverage import Recorded, excluded
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
 from jobs.reconcile.run import ReconcileRun
 

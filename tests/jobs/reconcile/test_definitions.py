@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.reconcile.findings import DEFINITIONS, SEVERITY, Code
+from jobs.reconcile.rules.findings import DEFINITIONS, SEVERITY, Code
 
 
 def test_every_code_has_a_severity_and_plain_words_for_the_report() -> None:

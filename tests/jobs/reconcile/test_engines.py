@@ -23,16 +23,17 @@ from polars.testing import assert_frame_equal
 from jobs.contract import DocumentItem, DuplicateKind, DuplicateMarker, RetentionClass, RetentionPolicy, Status, layout
 from jobs.contract.erasure import ErasureMarker, ErasureState
 from jobs.local.writers import export_line, write_export, write_inventory
-from jobs.reconcile import frames, sql
 from jobs.reconcile.engines import partitions
 from jobs.reconcile.engines.duckdb import DuckdbEngine
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
-from jobs.reconcile.findings import AUDIT_CODES, INVENTORY_CODES, LIVE_ONLY, Code, render
-from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
 from jobs.reconcile.inputs import inventory
 from jobs.reconcile.inputs.inventory import inventory_pair
 from jobs.reconcile.inputs.table_state import export_source
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules import frames
+from jobs.reconcile.rules import sql_rules as sql
+from jobs.reconcile.rules.findings import AUDIT_CODES, INVENTORY_CODES, LIVE_ONLY, Code, render
+from jobs.reconcile.rules.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
+from jobs.reconcile.rules.params import RuleParams
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.reconcile_helpers import files_snapshot, judged_in_memory
 

@@ -18,9 +18,10 @@ from jobs.errors import ExitCode
 from jobs.local.standins import inventory as inventory_standin
 from jobs.local.standins.alarms import in_alarm
 from jobs.observability import CallMetrics
-from jobs.reconcile import cli, freshness
-from jobs.reconcile.findings import Code
+from jobs.reconcile import cli
+from jobs.reconcile.chain import freshness
 from jobs.reconcile.plans import AthenaPlan, NightlyPlan
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.reconcile.summary import ReconcileSummary
 from jobs.settings import JobSettings

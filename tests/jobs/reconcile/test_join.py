@@ -16,14 +16,14 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.local.writers import export_line, write_export, write_inventory
-from jobs.reconcile import join
 from jobs.reconcile.engines import partitions
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
-from jobs.reconcile.findings import render
-from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA, Snapshot
 from jobs.reconcile.inputs.inventory import inventory_pair
 from jobs.reconcile.inputs.table_state import export_source
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules import join
+from jobs.reconcile.rules.findings import render
+from jobs.reconcile.rules.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA, Snapshot
+from jobs.reconcile.rules.params import RuleParams
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.reconcile_helpers import files_snapshot, judged_in_memory
 from tests.jobs.reconcile.test_engines import AS_OF, PROC, RAW, state

@@ -10,9 +10,9 @@ from typing import Any
 
 import polars as pl
 
-from jobs.reconcile import ledger as ledgers
-from jobs.reconcile.coverage import Coverage
-from jobs.reconcile.findings import FINDINGS_SCHEMA, Code
+from jobs.reconcile.chain import ledger as ledgers
+from jobs.reconcile.chain.coverage import Coverage
+from jobs.reconcile.rules.findings import FINDINGS_SCHEMA, Code
 from jobs.reconcile.summary import ReconcileSummary
 
 NIGHT1 = datetime(2026, 6, 1, 5, 0, tzinfo=UTC)
@@ -114,7 +114,7 @@ def test_a_run_over_other_buckets_or_another_table_does_not_resolve_this_ones() 
 
 
 def test_the_report_and_the_ledger_agree_on_what_was_not_looked_for() -> None:
-    from jobs.reconcile.report_view import excluded
+    from jobs.reconcile.report.view import excluded
 
     s = summary(source="live", nightly=False)
     listed = {code for part in excluded(s) for code in part["codes"].split(", ")}

@@ -1,4 +1,4 @@
-"""The lifecycle rules that read object versions, legal holds and tags (jobs.reconcile.lifecycle):
+"""The lifecycle rules that read object versions, legal holds and tags (jobs.reconcile.rules.lifecycle):
 which items they look at, what they report (pure), and a live run that finds a deleted document
 whose versions outlived their grace.
 """
@@ -15,12 +15,12 @@ from jobs.contract.duplicates import marker_key
 from jobs.contract.erasure import ErasureMarker, ErasureState
 from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.run import IngestRun
-from jobs.reconcile import lifecycle
-from jobs.reconcile.findings import Code
-from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
 from jobs.reconcile.inputs.live import item_row
-from jobs.reconcile.params import RuleParams
 from jobs.reconcile.plans import LivePlan
+from jobs.reconcile.rules import lifecycle
+from jobs.reconcile.rules.findings import Code
+from jobs.reconcile.rules.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
+from jobs.reconcile.rules.params import RuleParams
 from jobs.reconcile.run import ReconcileRun
 from jobs.store.dynamo import to_wire
 from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs.contract import DocumentItem, bare_etag, layout
-from jobs.reconcile import frames, keys
+from jobs.reconcile.rules import frames, keys
 
 
 def test_item_schema_is_a_projection_of_the_contract() -> None:

@@ -22,10 +22,10 @@ from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli
-from jobs.reconcile.findings import Code
 from jobs.reconcile.inputs.export import export_manifest
 from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
-from jobs.reconcile.report import SUMMARY_FILE, ReconcileSummary, sha256
+from jobs.reconcile.report.written import SUMMARY_FILE, ReconcileSummary, sha256
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.store.clients import s3_client
 from jobs.store.dynamo import from_wire, to_wire

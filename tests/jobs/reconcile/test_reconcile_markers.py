@@ -20,8 +20,8 @@ from polars.testing import assert_frame_equal
 from jobs.contract import DuplicateKind, Status, layout
 from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.run import IngestRun
-from jobs.reconcile.findings import Code
 from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
+from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.review.desk import ReviewDesk
 from jobs.store.dynamo import to_wire

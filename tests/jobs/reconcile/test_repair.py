@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from jobs.contract import DocumentFormat, DocumentItem, ResultDocument, SourceObject, Status, ValidationResult, layout
-from jobs.reconcile.findings import FINDINGS_SCHEMA, SEVERITY, Code
 from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.repair import Repairer
+from jobs.reconcile.rules.findings import FINDINGS_SCHEMA, SEVERITY, Code
 from jobs.reconcile.run import ReconcileRun
 
 T0 = layout.utc_now() - timedelta(days=1)

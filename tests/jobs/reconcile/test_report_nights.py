@@ -15,10 +15,10 @@ from test_reconcile_live import _item, _put, _seed_and_ingest
 
 from jobs.contract import Status, layout
 from jobs.reconcile import cli
-from jobs.reconcile.findings import DEFINITIONS, Code
-from jobs.reconcile.ledger import LEDGER_FILE, finding_id
+from jobs.reconcile.chain.ledger import LEDGER_FILE, finding_id
 from jobs.reconcile.plans import LivePlan
-from jobs.reconcile.report import ReconcileSummary
+from jobs.reconcile.report.written import ReconcileSummary
+from jobs.reconcile.rules.findings import DEFINITIONS, Code
 from jobs.reconcile.run import ReconcileRun
 
 
@@ -79,7 +79,7 @@ def test_three_nights_resolved_open_and_acknowledged(stack, corpus, capsys) -> N
 def test_the_chain_of_signed_reports_verifies_and_names_what_breaks_it(stack, corpus, monkeypatch, capsys) -> None:
     from jobs.local.stack import bootstrap_endpoints
     from jobs.observability import CallMetrics
-    from jobs.reconcile.provenance import ENV_SIGNING_KEY, SIGNATURE_FILE
+    from jobs.reconcile.report.provenance import ENV_SIGNING_KEY, SIGNATURE_FILE
     from jobs.reports import cli as reports
     from jobs.reports.pack import month_nights, write_pack
     from jobs.store.kms import Signatures, kms_client

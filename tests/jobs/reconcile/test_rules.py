@@ -11,10 +11,10 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.contract import DocumentItem, Status, layout
-from jobs.reconcile.findings import FINDINGS_SCHEMA, Code, Severity, counts, worst_severity
-from jobs.reconcile.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, RESULTS_SCHEMA, Snapshot
 from jobs.reconcile.inputs.live import item_row
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.findings import FINDINGS_SCHEMA, Code, Severity, counts, worst_severity
+from jobs.reconcile.rules.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, RESULTS_SCHEMA, Snapshot
+from jobs.reconcile.rules.params import RuleParams
 from tests.jobs.reconcile.reconcile_helpers import judged_in_memory
 
 RAW, PROC = "raw-bucket", "processed-bucket"

@@ -24,8 +24,8 @@ from jobs.errors import ReconcileInputError, RunStoppedError
 from jobs.local.stack import bootstrap_endpoints, job_env
 from jobs.observability import CallMetrics
 from jobs.reconcile import cli as reconcile
-from jobs.reconcile.provenance import SIGNATURE_FILE, Signature, sign
-from jobs.reconcile.report import ReconcileSummary
+from jobs.reconcile.report.provenance import SIGNATURE_FILE, Signature, sign
+from jobs.reconcile.report.written import ReconcileSummary
 from jobs.reports import cli as reports
 from jobs.reports import pack
 from jobs.reports.pack import pack_key

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from jobs.reconcile.report import findings_csv
-from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
+from jobs.reconcile.report.spreadsheet_csv import spreadsheet_csv
+from jobs.reconcile.report.written import findings_csv
 
 NOW = datetime(2026, 6, 15, 5, 0, tzinfo=UTC)
 HOSTILE = [
@@ -59,14 +59,14 @@ def test_categorical_text_is_escaped_too() -> None:
 
 
 def _findings(**columns: list[object]) -> pl.DataFrame:
-    from jobs.reconcile.findings import FINDINGS_SCHEMA
+    from jobs.reconcile.rules.findings import FINDINGS_SCHEMA
 
     row = dict.fromkeys(FINDINGS_SCHEMA) | {"code": "BAD_KEY", "severity": "warning"}
     return pl.DataFrame([{**row, **{k: v[0] for k, v in columns.items()}}], schema=FINDINGS_SCHEMA)
 
 
 def test_findings_csv_escapes_a_hostile_key_and_evidence() -> None:
-    from jobs.reconcile import ledger as ledgers
+    from jobs.reconcile.chain import ledger as ledgers
 
     findings = _findings(
         userId=["-u1"],
@@ -92,7 +92,7 @@ def test_findings_csv_escapes_a_hostile_key_and_evidence() -> None:
 
 def test_findings_csv_leads_with_each_findings_id_and_life_from_the_ledger() -> None:
     """The file an auditor opens: id, state, first-seen date, nights open and acknowledgement."""
-    from jobs.reconcile import ledger as ledgers
+    from jobs.reconcile.chain import ledger as ledgers
 
     a = _findings(bucket=["raw"], key=["notes/a.txt"])
     b = _findings(bucket=["raw"], key=["notes/b.txt"])
@@ -132,9 +132,9 @@ def test_findings_csv_lists_the_findings_carried_unchecked_and_those_resolved_to
     is listed `resolved` with its resolution. (Before, the CSV held tonight's findings only: zero
     rows while the ledger held every open one).
     """
-    from jobs.reconcile import ledger as ledgers
-    from jobs.reconcile.coverage import Coverage
-    from jobs.reconcile.findings import Code
+    from jobs.reconcile.chain import ledger as ledgers
+    from jobs.reconcile.chain.coverage import Coverage
+    from jobs.reconcile.rules.findings import Code
 
     a = _findings(bucket=["raw"], key=["notes/a.txt"])
     b = _findings(code=["ORPHAN_RESULT"], severity=["error"], bucket=["processed"], key=["processed/u1/d1/result.json"])

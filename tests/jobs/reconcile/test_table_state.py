@@ -37,8 +37,6 @@ from jobs.local.writers import (
 from jobs.reconcile import cli
 from jobs.reconcile.engines import partitions
 from jobs.reconcile.engines.polars import FileInputs, PolarsEngine
-from jobs.reconcile.findings import render
-from jobs.reconcile.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
 from jobs.reconcile.inputs.inventory import inventory_pair
 from jobs.reconcile.inputs.table_state import (
     TABLE_STATE,
@@ -48,7 +46,9 @@ from jobs.reconcile.inputs.table_state import (
     state_source,
     without_keys,
 )
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.findings import render
+from jobs.reconcile.rules.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
+from jobs.reconcile.rules.params import RuleParams
 from jobs.store.dynamo import to_wire
 from tests.jobs.reconcile.test_engines import AS_OF, PROC, RAW, _item, state
 

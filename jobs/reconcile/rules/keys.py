@@ -17,7 +17,7 @@ import polars as pl
 
 from jobs.contract import layout
 from jobs.errors import InvalidKeyError
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.params import RuleParams
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from jobs.errors import DocuFlowError
-from jobs.reconcile.report_view import verdict
+from jobs.reconcile.report.view import verdict
 from jobs.settings import JobSettings
 
 if TYPE_CHECKING:

@@ -20,9 +20,9 @@ from functools import cached_property
 import polars as pl
 
 from jobs.contract import layout
-from jobs.reconcile.frames import Inputs
-from jobs.reconcile.keys import classify_keys, is_marker, unquoted, with_keys
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.frames import Inputs
+from jobs.reconcile.rules.keys import classify_keys, is_marker, unquoted, with_keys
+from jobs.reconcile.rules.params import RuleParams
 
 KEY_HASHES = ["_h1", "_h2"]
 _KEY_SEEDS = (0x5EED1, 0x5EED2)

@@ -23,8 +23,8 @@ from jobs.audit import sql
 from jobs.audit.engines import DuckAudit
 from jobs.audit.log import ChangeLog
 from jobs.contract import layout
-from jobs.reconcile.findings import Code, widen
-from jobs.reconcile.frames import empty
+from jobs.reconcile.rules.findings import Code, widen
+from jobs.reconcile.rules.frames import empty
 
 if TYPE_CHECKING:
     from jobs.settings import JobSettings

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import polars as pl
 
 from jobs.contract import TERMINAL, layout
-from jobs.reconcile.findings import Code
-from jobs.reconcile.frames import Snapshot, empty
-from jobs.reconcile.keys import unquoted, with_keys
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.findings import Code
+from jobs.reconcile.rules.frames import Snapshot, empty
+from jobs.reconcile.rules.keys import unquoted, with_keys
+from jobs.reconcile.rules.params import RuleParams
 
 _IDS = {"userId": pl.String(), "documentId": pl.String(), "pk": pl.String(), "sk": pl.String()}
 TAGS_SCHEMA: dict[str, pl.DataType] = {

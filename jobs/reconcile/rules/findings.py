@@ -21,7 +21,7 @@ from jobs.contract import layout
 # The codes are the reports' and the metrics' contract (the audit's rule names two of them).
 from jobs.contract.findings import Code as Code
 from jobs.errors import InvalidKeyError
-from jobs.reconcile.frames import empty
+from jobs.reconcile.rules.frames import empty
 
 
 @dataclass
@@ -35,16 +35,16 @@ class EngineFindings:
     stats: dict[str, object] = field(default_factory=dict)  # engine figures (bytes scanned, query ids)
 
 
-# The change log's codes (--audit-log, jobs/reconcile/audit_rule.py), found apart from the engines.
+# The change log's codes (--audit-log, jobs/reconcile/rules/audit_rule.py), found apart from the engines.
 AUDIT_CODES = frozenset({Code.AUDIT_GAP, Code.AUDIT_ANOMALY, Code.AUDIT_UNDELIVERED})
 
 # Found by no engine: their facts (object versions, legal holds, tags) are in no export or
 # inventory the engines read, so the live polars run (all three) and the nightly polars run (the
-# first two) gather them apart (jobs.reconcile.lifecycle says why).
+# first two) gather them apart (jobs.reconcile.rules.lifecycle says why).
 LIVE_ONLY = frozenset({Code.RETENTION_TAG_MISMATCH, Code.LEGAL_HOLD_MISSING, Code.NOT_HARD_DELETED})
 
 
-# The nightly run's inventory checks (jobs.reconcile.freshness), made before any engine runs.
+# The nightly run's inventory checks (jobs.reconcile.chain.freshness), made before any engine runs.
 INVENTORY_CODES = frozenset({Code.INVENTORY_MISSING, Code.INVENTORY_STALE})
 
 

@@ -16,11 +16,11 @@ import polars as pl
 
 from jobs.contract import Status, layout
 from jobs.contract.item import MARKER_FIELDS
-from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, Code
-from jobs.reconcile.frames import TTL_COLUMN
-from jobs.reconcile.join import Prepared, result_uris, rows_at
-from jobs.reconcile.keys import marker_parts, templates, unquoted
-from jobs.reconcile.params import RuleParams
+from jobs.reconcile.rules.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, Code
+from jobs.reconcile.rules.frames import TTL_COLUMN
+from jobs.reconcile.rules.join import Prepared, result_uris, rows_at
+from jobs.reconcile.rules.keys import marker_parts, templates, unquoted
+from jobs.reconcile.rules.params import RuleParams
 
 # Statuses whose item promises a result.json (FAILED items also get one, but the spec only
 # holds the two readable outcomes to it: a FAILED document is retried or dead-lettered anyway).

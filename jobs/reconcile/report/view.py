@@ -27,9 +27,9 @@ from lxml import etree
 from markupsafe import Markup
 from pygal.style import Style  # type: ignore[import-untyped]
 
-from jobs.reconcile import coverage
-from jobs.reconcile.findings import DEFINITIONS, SEVERITY_RANK, Code, Severity
-from jobs.reconcile.ledger import State
+from jobs.reconcile.chain import coverage
+from jobs.reconcile.chain.ledger import State
+from jobs.reconcile.rules.findings import DEFINITIONS, SEVERITY_RANK, Code, Severity
 
 if TYPE_CHECKING:
     from jobs.reconcile.summary import ReconcileSummary
@@ -41,7 +41,7 @@ USERS_SHOWN = 20
 LISTED = 100  # acknowledged / resolved rows listed
 TREND_REPORTS = 30
 _ENV = Environment(
-    loader=PackageLoader("jobs.reconcile", "templates"),
+    loader=PackageLoader("jobs.reconcile.report", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,

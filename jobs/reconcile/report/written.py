@@ -25,12 +25,12 @@ import polars as pl
 from pydantic import ValidationError
 
 from jobs.contract import layout
-from jobs.reconcile import ledger as ledgers
-from jobs.reconcile import provenance
-from jobs.reconcile.coverage import Coverage
-from jobs.reconcile.notice import announce
-from jobs.reconcile.report_view import render_html, render_pdf
-from jobs.reconcile.spreadsheet_csv import spreadsheet_csv
+from jobs.reconcile.chain import ledger as ledgers
+from jobs.reconcile.chain.coverage import Coverage
+from jobs.reconcile.report import provenance
+from jobs.reconcile.report.notice import announce
+from jobs.reconcile.report.spreadsheet_csv import spreadsheet_csv
+from jobs.reconcile.report.view import render_html, render_pdf
 from jobs.reconcile.summary import ReconcileSummary, RepairAction
 
 if TYPE_CHECKING:

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from jobs.reconcile.coverage import Recorded
-from jobs.reconcile.findings import Code, widen
+from jobs.reconcile.chain.coverage import Recorded
 from jobs.reconcile.inputs.inventory import delivered_at, newest_manifest
+from jobs.reconcile.rules.findings import Code, widen
 
 if TYPE_CHECKING:
     from jobs.reconcile.summary import ReconcileSummary

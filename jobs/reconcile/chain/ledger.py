@@ -38,11 +38,11 @@ from pydantic import BaseModel, ConfigDict
 
 from jobs.contract import layout
 from jobs.errors import S3ObjectMissingError
-from jobs.reconcile.findings import FINDINGS_SCHEMA
-from jobs.reconcile.frames import empty
+from jobs.reconcile.rules.findings import FINDINGS_SCHEMA
+from jobs.reconcile.rules.frames import empty
 
 if TYPE_CHECKING:
-    from jobs.reconcile.coverage import Coverage
+    from jobs.reconcile.chain.coverage import Coverage
     from jobs.reconcile.summary import RepairAction
     from jobs.store.s3 import Buckets
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from jobs.reconcile.findings import AUDIT_CODES, INVENTORY_CODES, Code
+from jobs.reconcile.rules.findings import AUDIT_CODES, INVENTORY_CODES, Code
 
 if TYPE_CHECKING:
     from jobs.reconcile.summary import ReconcileSummary

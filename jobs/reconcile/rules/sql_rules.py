@@ -23,17 +23,23 @@ from sqlglot import exp
 
 from jobs.contract import Status, layout
 from jobs.contract.item import MARKER_FIELDS
-from jobs.reconcile.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, WIDE_SCHEMA, Code
-from jobs.reconcile.frames import (
+from jobs.reconcile.rules.findings import SUMMARY_COLUMNS, SUMMARY_FIELDS, WIDE_SCHEMA, Code
+from jobs.reconcile.rules.frames import (
     DEEP_ONLY_COLUMNS,
     INTEGER_ITEM_COLUMNS,
     ITEM_ATTRIBUTE_OF,
     NUMERIC_ITEM_COLUMNS,
     RESULTS_SCHEMA,
 )
-from jobs.reconcile.keys import Template, templates
-from jobs.reconcile.params import RuleParams
-from jobs.reconcile.rules import KEY_PROBLEMS, RESULT_IDS_PROBLEM, RESULT_PROMISED, SETTLED_BY_REVIEW, TOMBSTONE
+from jobs.reconcile.rules.keys import Template, templates
+from jobs.reconcile.rules.params import RuleParams
+from jobs.reconcile.rules.polars_rules import (
+    KEY_PROBLEMS,
+    RESULT_IDS_PROBLEM,
+    RESULT_PROMISED,
+    SETTLED_BY_REVIEW,
+    TOMBSTONE,
+)
 
 # The literal and the DuckDB translation live in jobs.sql (the audit shares them); kept here by name
 # for the engines and the benchmarks that say `sql.lit`, `sql.to_duckdb`.
