@@ -34,8 +34,9 @@ from jobs.contract.actors import ActorKind, actor
 from jobs.local.standins.audit_pipe import StagePipe, pipe_event
 from jobs.observability import CallMetrics
 from jobs.store.clients import dynamodb_client, s3_client, streams_client
-from jobs.store.dynamo import DocumentTable, claim_put
+from jobs.store.dynamo import DocumentTable
 from jobs.store.streams import TableStream, stream_arn
+from jobs.store.table_writes import claim_put
 
 VERSIONS = 4
 STATUSES = (Status.PROCESSING, Status.REVIEW_REQUIRED, Status.PROCESSED, Status.PROCESSING)

@@ -46,7 +46,7 @@ from jobs.local.stack import Endpoints, job_env
 from jobs.observability import CallMetrics
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client, sqs_client
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from jobs.store.s3 import Buckets
 
 IDLE_SECONDS = 1  # both the job and the drain ceiling end on one empty receive of this length

@@ -31,7 +31,7 @@ from jobs.local.stack import LOCAL_OCR_ENGINE, Endpoints, bootstrap_endpoints, e
 from jobs.local.standins.audit_pipe import AuditPipes, StagePipe
 from jobs.settings import ExtractionSection, JobSettings
 from jobs.store.clients import botocore_config
-from jobs.store.dynamo import from_wire
+from jobs.store.dynamo_wire import from_wire
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPUS = REPO_ROOT / "tests" / "data" / "corpus"

@@ -35,9 +35,10 @@ from jobs.contract.events import requeue_body
 from jobs.contract.lifecycle import held, released, restored, user_deleted
 from jobs.contract.objects import ObjectVersion
 from jobs.errors import DocumentChangedError, DocumentNotFoundError, LifecycleRefusedError, StoreRequestError
-from jobs.store.dynamo import DocumentTable, Write, marker_put, marker_release
+from jobs.store.dynamo import DocumentTable
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
+from jobs.store.table_writes import Write, marker_put, marker_release
 
 logger = logging.getLogger(__name__)
 

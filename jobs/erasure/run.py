@@ -55,15 +55,9 @@ from jobs.observability import CallMetrics
 from jobs.runtime.ids import new_run_id
 from jobs.runtime.signals import StopFlag
 from jobs.settings import JobSettings
-from jobs.store.dynamo import (
-    TRANSACT_LIMIT,
-    ConditionalDelete,
-    DocumentTable,
-    delete_if_version,
-    erasure_put,
-    version_put,
-)
+from jobs.store.dynamo import TRANSACT_LIMIT, DocumentTable
 from jobs.store.s3 import DELETE_BATCH, Buckets, Refused
+from jobs.store.table_writes import ConditionalDelete, delete_if_version, erasure_put, version_put
 
 logger = logging.getLogger(__name__)
 

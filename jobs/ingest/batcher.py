@@ -16,7 +16,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from jobs.errors import DynamoItemRejectedError
-from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, GroupOutcome, WriteGroup
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
+from jobs.store.table_writes import GroupOutcome, WriteGroup
 
 
 @dataclass

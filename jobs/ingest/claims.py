@@ -15,7 +15,8 @@ import threading
 from jobs.contract import DocumentItem, layout
 from jobs.errors import StoreError
 from jobs.ingest.plan import released
-from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable, claim_put, finish_put
+from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
+from jobs.store.table_writes import claim_put, finish_put
 
 logger = logging.getLogger(__name__)
 

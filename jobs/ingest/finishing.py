@@ -45,8 +45,9 @@ from jobs.errors import RunStoppedError
 from jobs.ingest.futures import flattened, resolved, then
 from jobs.ingest.results import DocumentResult
 from jobs.ingest.sightings import Sightings
-from jobs.store.dynamo import DocumentTable, GroupOutcome, Write, WriteGroup, finish_put, marker_put, marker_release
+from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
+from jobs.store.table_writes import GroupOutcome, Write, WriteGroup, finish_put, marker_put, marker_release
 
 logger = logging.getLogger(__name__)
 

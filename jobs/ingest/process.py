@@ -62,8 +62,9 @@ from jobs.ingest.futures import flattened, resolved, then
 from jobs.ingest.pages import PageBudget, page_count
 from jobs.ingest.plan import Decision, released, restored, same_upload
 from jobs.ingest.results import DocumentResult
-from jobs.store.dynamo import DocumentTable, GroupOutcome, Write, WriteGroup, finish_put, marker_release, release_delete
+from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
+from jobs.store.table_writes import GroupOutcome, Write, WriteGroup, finish_put, marker_release, release_delete
 from jobs.store.textract import TextractOcr
 
 __all__ = ["DocumentProcessor", "DocumentResult"]

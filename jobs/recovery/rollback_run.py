@@ -33,8 +33,8 @@ from jobs.runtime.context import RunContext
 from jobs.runtime.stores import document_table
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
-from jobs.store.dynamo import claim_put
 from jobs.store.restore import TableRestores
+from jobs.store.table_writes import claim_put
 
 logger = logging.getLogger(__name__)
 

@@ -43,8 +43,9 @@ from jobs.observability import CallMetrics
 from jobs.review import corrections, rules
 from jobs.runtime.stores import buckets, document_table
 from jobs.settings import JobSettings
-from jobs.store.dynamo import DocumentTable, Write, WriteGroup, marker_put, marker_release, version_put
+from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
+from jobs.store.table_writes import Write, WriteGroup, marker_put, marker_release, version_put
 
 
 @dataclass(frozen=True)

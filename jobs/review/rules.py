@@ -5,7 +5,7 @@ A reviewer claims a REVIEW_REQUIRED document with a lease (`leaseOwner` is the r
 settling and releasing need the caller's own claim with at least ACTION_MARGIN left, so the claim
 cannot run out, and be taken over, while the action is under way. Every action writes a new
 version of the item, named after the reviewer (`updatedBy`), conditional on the version it read
-(jobs.store.dynamo.version_put), so a re-upload or a second reviewer in between makes it fail
+(jobs.store.table_writes.version_put), so a re-upload or a second reviewer in between makes it fail
 instead of being overwritten. Pure: no I/O.
 """
 

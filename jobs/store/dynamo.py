@@ -16,12 +16,10 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from jobs.contract import DocumentItem, Status, layout
@@ -36,27 +34,26 @@ from jobs.errors import (
 )
 from jobs.observability import CallMetrics
 from jobs.store._aws import error_code, translate, translated
+from jobs.store.dynamo_wire import from_wire, to_wire
+from jobs.store.table_writes import (
+    GroupOutcome,
+    Write,
+    WriteGroup,
+    claim_put,
+    finish_put,
+    marker_release,
+    version_put,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodb.type_defs import DeleteTypeDef, PutTypeDef, TransactWriteItemTypeDef
 
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 BATCH_GET_LIMIT = 100
 TRANSACT_CHUNK = 25
 TRANSACT_LIMIT = 100  # the most actions one TransactWriteItems request takes
 TRANSACT_RETRIES = 8
 TRANSACT_BACKOFF = 0.05  # seconds; doubles per try, full jitter
 BATCH_GET_RETRIES = 8
-
-
-def to_wire(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(v) for k, v in item.items()}
-
-
-def from_wire(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _deserializer.deserialize(v) for k, v in item.items()}
 
 
 def encode_token(key: dict[str, Any] | None) -> str | None:
@@ -479,161 +476,3 @@ def _write_error(exc: ClientError, operation: str, resource: str) -> Exception:
         message = exc.response.get("Error", {}).get("Message", "")
         return DynamoItemRejectedError(f"{operation}: DynamoDB refused the item: {message}", "ValidationException")
     return translate(exc, operation, resource)
-
-
-class Storable(Protocol):
-    """What a put writes: a document item, a duplicate marker or a user's erasure marker
-    (jobs.contract).
-    """
-
-    def to_item(self) -> dict[str, Any]: ...
-
-
-@dataclass(frozen=True)
-class ConditionalPut:
-    item: Storable
-    condition: str
-    names: dict[str, str]
-    values: dict[str, Any]
-    # A lost condition hands back the item it met (a marker's holder), instead of only "lost".
-    return_old: bool = False
-
-    @cached_property
-    def stored(self) -> dict[str, Any]:
-        """The item as written (built once: packing a request reads its key, sending it all)."""
-        return self.item.to_item()
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.stored[layout.PK_ATTR], self.stored[layout.SK_ATTR]
-
-    def request(self, table_name: str) -> TransactWriteItemTypeDef:
-        put: PutTypeDef = {
-            "TableName": table_name,
-            "Item": to_wire(self.stored),
-            "ConditionExpression": self.condition,
-            "ExpressionAttributeNames": self.names,
-        }
-        if self.values:
-            put["ExpressionAttributeValues"] = self.values
-        if self.return_old:
-            put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        return {"Put": put}
-
-
-@dataclass(frozen=True)
-class ConditionalDelete:
-    """Delete one item (a document's, a duplicate marker, a user's erasure marker) only while
-    `condition` holds.
-    """
-
-    item_key: dict[str, str]
-    condition: str
-    names: dict[str, str]
-    values: dict[str, Any]
-    return_old: bool = False
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.item_key[layout.PK_ATTR], self.item_key[layout.SK_ATTR]
-
-    def request(self, table_name: str) -> TransactWriteItemTypeDef:
-        delete: DeleteTypeDef = {
-            "TableName": table_name,
-            "Key": to_wire(self.item_key),
-            "ConditionExpression": self.condition,
-            "ExpressionAttributeNames": self.names,
-        }
-        if self.values:
-            delete["ExpressionAttributeValues"] = self.values
-        if self.return_old:
-            delete["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        return {"Delete": delete}
-
-
-Write = ConditionalPut | ConditionalDelete
-
-
-@dataclass(frozen=True)
-class WriteGroup:
-    """Conditional writes that land together or not at all (one transaction)."""
-
-    writes: tuple[Write, ...]
-
-
-@dataclass(frozen=True)
-class GroupOutcome:
-    """How a group ended: landed, or lost, with the writes that lost their condition (by index in
-    the group) and the item each met when it asked for it (None otherwise, or when none was there).
-    """
-
-    lost: dict[int, dict[str, Any] | None] = field(default_factory=dict)
-
-    @property
-    def landed(self) -> bool:
-        return not self.lost
-
-
-def delete_if_version(key: dict[str, str], expected_version: int) -> ConditionalDelete:
-    """Delete the item only if it is still the version that was read (nobody wrote it since)."""
-    return ConditionalDelete(key, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
-
-
-def release_delete(claim: DocumentItem) -> ConditionalDelete:
-    """Remove a claim item outright, while the claim still holds (as `finish_put` conditions)."""
-    held = finish_put(claim, claim.leaseOwner or "", claim.version)
-    return ConditionalDelete(claim.key(), held.condition, held.names, held.values)
-
-
-def erasure_put(marker: ErasureMarker, expected_version: int | None) -> ConditionalPut:
-    """Write an erasure marker over the version read (None: only where there is none)."""
-    return claim_put(marker, expected_version)
-
-
-def claim_put(item: Storable, expected_version: int | None) -> ConditionalPut:
-    if expected_version is None:
-        return ConditionalPut(item, "attribute_not_exists(#pk)", {"#pk": layout.PK_ATTR}, {})
-    return version_put(item, expected_version)
-
-
-def version_put(item: Storable, expected_version: int) -> ConditionalPut:
-    """Put `item` over the version its writer read (a reviewer's action, a claim)."""
-    return ConditionalPut(item, "#v = :v", {"#v": "version"}, {":v": {"N": str(expected_version)}})
-
-
-def finish_put(item: DocumentItem, owner: str, expected_version: int) -> ConditionalPut:
-    return ConditionalPut(
-        item,
-        "#v = :v AND #owner = :owner AND #st = :processing",
-        {"#v": "version", "#owner": "leaseOwner", "#st": "status"},
-        {
-            ":v": {"N": str(expected_version)},
-            ":owner": {"S": owner},
-            ":processing": {"S": Status.PROCESSING.value},
-        },
-    )
-
-
-def marker_put(marker: DuplicateMarker, takes_over_from: str | None = None) -> ConditionalPut:
-    """Hold an identity: the marker is put if absent or already this document's (or, taking over
-    a marker whose holder no longer holds it, only if it still names that holder). A lost
-    condition hands back the marker it met: its holder is the document this one duplicates.
-    """
-    if takes_over_from is not None:
-        return ConditionalPut(
-            marker, "#doc = :holder", {"#doc": "documentId"}, {":holder": {"S": takes_over_from}}, return_old=True
-        )
-    return ConditionalPut(
-        marker,
-        "attribute_not_exists(#pk) OR #doc = :me",
-        {"#pk": layout.PK_ATTR, "#doc": "documentId"},
-        {":me": {"S": marker.documentId}},
-        return_old=True,
-    )
-
-
-def marker_release(user_id: str, kind: DuplicateKind, digest: str, document_id: str) -> ConditionalDelete:
-    """Give an identity up: delete its marker only while it names this document."""
-    return ConditionalDelete(
-        marker_key(user_id, kind, digest), "#doc = :me", {"#doc": "documentId"}, {":me": {"S": document_id}}
-    )

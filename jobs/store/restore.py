@@ -39,7 +39,7 @@ from jobs.errors import (
 )
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from jobs.store.polling import Polling
 
 if TYPE_CHECKING:

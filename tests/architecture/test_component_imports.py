@@ -21,7 +21,9 @@ from pathlib import Path
 
 from tests.architecture.contracts import REPO_ROOT
 
-ALLOWED = re.compile(r"jobs(\.(errors|settings(\.\w+)?|registry|runtime|runtime\.registry|contract(\..+)?|\w+\.(job|policy)))?")
+ALLOWED = re.compile(
+    r"jobs(\.(errors|settings(\.\w+)?|registry|runtime|runtime\.registry|contract(\..+)?|\w+\.(job|policy)))?"
+)
 # Third-party packages a job's logic would bring: none of them is the stack's to load.
 HEAVY = ("boto3", "botocore", "polars", "duckdb", "pyarrow")
 

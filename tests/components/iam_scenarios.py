@@ -52,7 +52,8 @@ from jobs.store import call_recording
 from jobs.store.athena import AthenaQueries
 from jobs.store.call_recording import Call
 from jobs.store.clients import athena_client, botocore_config, dynamodb_client, s3_client, sqs_client, textract_client
-from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo_wire import to_wire
 from jobs.store.polling import Polling
 from jobs.store.redrive import BY_HAND, MOVE_TASK
 from jobs.store.s3 import Buckets

@@ -27,8 +27,9 @@ from jobs.ingest.process import DocumentProcessor, DocumentResult
 from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.store import s3 as s3_adapter
-from jobs.store.dynamo import DocumentTable, GroupOutcome, WriteGroup
+from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
+from jobs.store.table_writes import GroupOutcome, WriteGroup
 
 INVOICE = {
     "invoiceNumber": "N-1",

@@ -24,7 +24,7 @@ from jobs.reconcile import cli
 from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
 from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "jobs" / "reconcile"))
 from reconcile_helpers import export_state

@@ -21,7 +21,7 @@ from jobs.ingest.plans import DrainPlan
 from jobs.ingest.run import IngestRun
 from jobs.reconcile.plans import LivePlan
 from jobs.reconcile.run import ReconcileRun
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 
 DOCS = 4
 

@@ -16,7 +16,8 @@ from jobs.contract import DocumentItem, Status, layout
 from jobs.contract.actors import TTL_PRINCIPAL, ActorKind, actor
 from jobs.contract.audit import CHANGE_ATTRIBUTES, REMOVE, TTL_ACTOR, Anomaly, AuditRecord
 from jobs.observability import CallMetrics
-from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo_wire import to_wire
 
 # Today: the log is partitioned by delivery day, and a period's question reads the days around it.
 T0 = datetime.now(UTC).replace(hour=8, minute=0, second=0, microsecond=0)

@@ -27,7 +27,7 @@ from jobs.contract import (
     layout,
 )
 from jobs.errors import InvalidTransitionError
-from jobs.store.dynamo import from_wire, to_wire
+from jobs.store.dynamo_wire import from_wire, to_wire
 
 NOW = datetime(2026, 11, 29, 10, 0, 0, 123456, tzinfo=UTC)
 

@@ -31,7 +31,7 @@ from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.run import IngestRun
 from jobs.local.bootstrap import ensure_bucket
 from jobs.local.stack import REGION
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 INVOICE = {

@@ -13,7 +13,8 @@ import pytest
 from jobs.contract import DocumentItem, Status
 from jobs.errors import DynamoTransactionNotSettledError
 from jobs.ingest.batcher import WriteBatcher
-from jobs.store.dynamo import TRANSACT_CHUNK, GroupOutcome, WriteGroup, claim_put
+from jobs.store.dynamo import TRANSACT_CHUNK
+from jobs.store.table_writes import GroupOutcome, WriteGroup, claim_put
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 

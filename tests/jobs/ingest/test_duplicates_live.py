@@ -17,7 +17,8 @@ from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
 from jobs.review.desk import ReviewDesk
 from jobs.store.clients import dynamodb_client
-from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo_wire import to_wire
 from jobs.store.s3 import Buckets
 
 INVOICE = {

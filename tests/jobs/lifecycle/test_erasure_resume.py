@@ -18,8 +18,9 @@ from jobs.contract.erasure import ErasureState
 from jobs.contract.item import DocumentItem
 from jobs.erasure.run import ErasureRun
 from jobs.observability import CallMetrics
-from jobs.store.dynamo import DocumentTable, claim_put
+from jobs.store.dynamo import DocumentTable
 from jobs.store.s3 import Buckets
+from jobs.store.table_writes import claim_put
 from tests.jobs.lifecycle.lifecycle_helpers import listed
 
 USER = "alice"

@@ -9,7 +9,7 @@ from datetime import timedelta
 from jobs.contract import RetentionClass, layout
 from jobs.ingest.plans import BackfillPlan
 from jobs.ingest.run import IngestRun
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from tests.jobs.lifecycle.lifecycle_helpers import POLICY, credit_note, invoice, put_raw
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from jobs.contract.duplicates import is_marker_item
 from jobs.local.servers import free_port
-from jobs.store.dynamo import from_wire
+from jobs.store.dynamo_wire import from_wire
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 

@@ -284,7 +284,7 @@ def _aws_layout(stack, tmp_path: Path) -> tuple[dict[str, list[Path]], AthenaPla
 
     from jobs.local.writers import export_line, write_export, write_inventory
     from jobs.reconcile.rules.frames import OBJECTS_SCHEMA
-    from jobs.store.dynamo import to_wire
+    from jobs.store.dynamo_wire import to_wire
 
     s = stack.settings
     items, raw, processed, _ = state()

@@ -24,7 +24,8 @@ from jobs.reconcile import cli
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan
 from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
-from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo_wire import to_wire
 
 RUN = actor(ActorKind.INGEST, "night-1")
 

@@ -34,7 +34,7 @@ from jobs.reconcile.rules import sql_rules as sql
 from jobs.reconcile.rules.findings import AUDIT_CODES, INVENTORY_CODES, LIVE_ONLY, Code, render
 from jobs.reconcile.rules.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
 from jobs.reconcile.rules.params import RuleParams
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from tests.jobs.reconcile.reconcile_helpers import files_snapshot, judged_in_memory
 
 RAW, PROC = "eq-raw", "eq-processed"

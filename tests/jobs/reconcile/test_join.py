@@ -24,7 +24,7 @@ from jobs.reconcile.rules import join
 from jobs.reconcile.rules.findings import render
 from jobs.reconcile.rules.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA, Snapshot
 from jobs.reconcile.rules.params import RuleParams
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from tests.jobs.reconcile.reconcile_helpers import files_snapshot, judged_in_memory
 from tests.jobs.reconcile.test_engines import AS_OF, PROC, RAW, state
 

@@ -22,7 +22,7 @@ from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.rules.frames import ITEMS_SCHEMA, OBJECTS_SCHEMA, Snapshot, empty
 from jobs.reconcile.rules.params import RuleParams
 from jobs.reconcile.run import ReconcileRun
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from tests.jobs.lifecycle.lifecycle_helpers import invoice, put_raw
 
 AS_OF = datetime(2031, 6, 1, tzinfo=UTC)

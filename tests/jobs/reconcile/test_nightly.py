@@ -41,7 +41,8 @@ from jobs.reconcile.plans import AthenaPlan, FilesPlan, NightlyPlan
 from jobs.reconcile.run import ReconcileRun
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client
-from jobs.store.dynamo import DocumentTable, from_wire, to_wire
+from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo_wire import from_wire, to_wire
 from jobs.store.s3 import Buckets
 from jobs.store.table_export import TableExports
 from tests.jobs.reconcile.duck_athena import DuckAthenaChain

@@ -28,7 +28,7 @@ from jobs.reconcile.report.written import SUMMARY_FILE, ReconcileSummary, sha256
 from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.store.clients import s3_client
-from jobs.store.dynamo import from_wire, to_wire
+from jobs.store.dynamo_wire import from_wire, to_wire
 from jobs.store.s3 import Buckets
 
 NOW = timedelta(0)

@@ -24,7 +24,7 @@ from jobs.reconcile.plans import FilesPlan, LivePlan, Plan
 from jobs.reconcile.rules.findings import Code
 from jobs.reconcile.run import ReconcileRun
 from jobs.review.desk import ReviewDesk
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from tests.jobs.reconcile.reconcile_helpers import export_state
 
 INVOICE = {

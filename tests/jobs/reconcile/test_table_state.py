@@ -49,7 +49,7 @@ from jobs.reconcile.inputs.table_state import (
 from jobs.reconcile.rules.findings import render
 from jobs.reconcile.rules.frames import OBJECTS_SCHEMA, RESULTS_SCHEMA
 from jobs.reconcile.rules.params import RuleParams
-from jobs.store.dynamo import to_wire
+from jobs.store.dynamo_wire import to_wire
 from tests.jobs.reconcile.test_engines import AS_OF, PROC, RAW, _item, state
 
 TABLE = "arn:aws:dynamodb:eq:0:table/t"

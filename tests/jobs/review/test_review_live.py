@@ -22,7 +22,8 @@ from jobs.local.standins.advance import advance
 from jobs.observability import CallMetrics
 from jobs.review.desk import ReviewDesk
 from jobs.store.clients import dynamodb_client, s3_client
-from jobs.store.dynamo import DocumentTable, to_wire
+from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo_wire import to_wire
 from jobs.store.s3 import Buckets
 from tests.jobs.review.review_helpers import body, desk, in_review, ingest, item_of, result_of, upload
 

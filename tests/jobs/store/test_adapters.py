@@ -43,9 +43,11 @@ from jobs.errors import (
 from jobs.observability import CallMetrics
 from jobs.store import dynamo
 from jobs.store._aws import translate
-from jobs.store.dynamo import DocumentTable, WriteGroup, claim_put
+from jobs.store.dynamo import DocumentTable
+from jobs.store.dynamo_wire import to_wire
 from jobs.store.queue import ArrivalQueue
 from jobs.store.s3 import Buckets
+from jobs.store.table_writes import WriteGroup, claim_put, marker_put
 
 NOW = datetime(2026, 11, 30, 2, 0, tzinfo=UTC)
 
@@ -144,8 +146,8 @@ def test_a_group_lands_whole_or_is_lost_whole_naming_the_write_and_the_item_it_m
 ) -> None:
     monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
     table, stub = _stubbed_table()
-    first = WriteGroup((claim_put(item("u", "a"), None), dynamo.marker_put(_marker("a"))))
-    second = WriteGroup((claim_put(item("u", "b"), None), dynamo.marker_put(_marker("b", "b" * 64))))
+    first = WriteGroup((claim_put(item("u", "a"), None), marker_put(_marker("a"))))
+    second = WriteGroup((claim_put(item("u", "b"), None), marker_put(_marker("b", "b" * 64))))
     held = {"documentId": {"S": "other"}}
     reasons = [{"Code": "None"}, {"Code": "ConditionalCheckFailed", "Item": held}, {"Code": "None"}, {"Code": "None"}]
     stub.add_client_error(
@@ -163,7 +165,7 @@ def test_a_group_lands_whole_or_is_lost_whole_naming_the_write_and_the_item_it_m
 
 
 def test_groups_naming_one_key_never_share_a_transaction() -> None:
-    groups = [WriteGroup((claim_put(item("u", f"d{n}"), None), dynamo.marker_put(_marker(f"d{n}")))) for n in range(3)]
+    groups = [WriteGroup((claim_put(item("u", f"d{n}"), None), marker_put(_marker(f"d{n}")))) for n in range(3)]
     assert list(dynamo.packed(groups)) == [[0], [1], [2]]  # one marker key: one group per request
     many = [WriteGroup(tuple(claim_put(item("u", f"d{n}-{m}"), None) for m in range(3))) for n in range(40)]
     chunks = list(dynamo.packed(many))
@@ -202,7 +204,7 @@ def test_unprocessed_keys_are_resent_with_backoff_and_a_bound(monkeypatch: pytes
 def test_unprocessed_keys_that_settle_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dynamo.time, "sleep", lambda _s: None)
     table, stub = _stubbed_table()
-    wire = dynamo.to_wire(item("u", "a").to_item())
+    wire = to_wire(item("u", "a").to_item())
     stub.add_response(
         "batch_get_item",
         {"Responses": {"t": []}, "UnprocessedKeys": {"t": {"Keys": [{"PK": wire["PK"], "SK": wire["SK"]}]}}},
