@@ -27,7 +27,7 @@ import dataclasses
 import json
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jobs.errors import ExitCode, SettingsError
 from jobs.ingest.plans import BackfillPlan, DrainPlan, Plan, RedrivePlan, Shard
@@ -39,6 +39,9 @@ from jobs.settings import JobSettings
 from jobs.store.clients import sqs_client
 from jobs.store.queue import ArrivalQueue
 from jobs.store.redrive import Redrive, redrive
+
+if TYPE_CHECKING:
+    from jobs.store.clients import SQSClient
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +92,9 @@ def plan_of(args: argparse.Namespace) -> Plan:
     return DrainPlan(**bounds, **({} if args.idle_seconds is None else {"idle_seconds": args.idle_seconds}))
 
 
-def redrive_dead_letters(settings: JobSettings, sqs: Any = None, calls: CallMetrics | None = None) -> Redrive:
+def redrive_dead_letters(
+    settings: JobSettings, sqs: SQSClient | None = None, calls: CallMetrics | None = None
+) -> Redrive:
     """`ingest redrive`: the arrival queue's dead letters back into it (jobs.store.redrive)."""
     if not settings.store.arrivals_queue_url:
         raise SettingsError("no arrival queue configured (DOCUFLOW_ARRIVALS_QUEUE_URL)")

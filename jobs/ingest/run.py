@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from multiprocessing import get_context
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -59,6 +59,9 @@ from jobs.store.clients import textract_client
 from jobs.store.dynamo import TRANSACT_CHUNK, DocumentTable
 from jobs.store.textract import TextractOcr
 
+if TYPE_CHECKING:
+    from jobs.store.clients import DynamoDBClient, S3Client, SQSClient, TextractClient
+
 logger = logging.getLogger(__name__)
 
 EXTRACT_TIMEOUT_SECONDS = 120.0
@@ -78,10 +81,10 @@ class IngestRun:
         context: RunContext | None = None,
         metrics: CallMetrics | None = None,
         on_document: Callable[[DocumentResult | None], None] | None = None,
-        s3: Any = None,
-        dynamodb: Any = None,
-        sqs: Any = None,
-        textract: Any = None,
+        s3: S3Client | None = None,
+        dynamodb: DynamoDBClient | None = None,
+        sqs: SQSClient | None = None,
+        textract: TextractClient | None = None,
     ) -> None:
         """`context`: the run's (jobs.runtime: its id, its stop on signals, the metrics it publishes);
         a plain one otherwise. `s3`/`dynamodb`/`sqs`/`textract`: injected boto3 clients (tests);

@@ -21,16 +21,18 @@ from jobs.store._aws import translate
 from jobs.store.call_recording import attach
 
 if TYPE_CHECKING:
+    # Re-exported (`X as X`) for the jobs above the store, which type an injected client by them
+    # without importing the stubs themselves (.importlinter's sdk contract).
     from botocore.client import BaseClient
-    from mypy_boto3_athena import AthenaClient
-    from mypy_boto3_backup import BackupClient
-    from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
-    from mypy_boto3_kms import KMSClient
-    from mypy_boto3_s3 import S3Client
-    from mypy_boto3_sns import SNSClient
-    from mypy_boto3_sqs import SQSClient
-    from mypy_boto3_textract import TextractClient
+    from mypy_boto3_athena import AthenaClient as AthenaClient
+    from mypy_boto3_backup import BackupClient as BackupClient
+    from mypy_boto3_dynamodb import DynamoDBClient as DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient as DynamoDBStreamsClient
+    from mypy_boto3_kms import KMSClient as KMSClient
+    from mypy_boto3_s3 import S3Client as S3Client
+    from mypy_boto3_sns import SNSClient as SNSClient
+    from mypy_boto3_sqs import SQSClient as SQSClient
+    from mypy_boto3_textract import TextractClient as TextractClient
 
 Client = TypeVar("Client", bound="BaseClient")
 
