@@ -292,7 +292,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--drain-only", action="store_true", help="the drain pairs (and duplicates) only")
     args = parser.parse_args(argv)
     with checked_out(args.baseline_ref) as baseline:
-        drain = pairs("drain", ["--idle-seconds", str(IDLE_SECONDS)], drain_ceiling, args, args.repeat, baseline)
+        drain = pairs(
+            "drain", ["drain", "--idle-seconds", str(IDLE_SECONDS)], drain_ceiling, args, args.repeat, baseline
+        )
     result: dict = {"documents": drain["documents"], "drain": drain}
     rows = [
         [
@@ -311,7 +313,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.duplicates:
         result["duplicates"] = duplicates(args.duplicates, args.threads)
     if not args.drain_only:
-        backfill = pairs("backfill", ["--backfill"], sweep_ceiling, args, 1)
+        backfill = pairs("backfill", ["backfill"], sweep_ceiling, args, 1)
         with seeded(args.naive_docs, args.threads) as (_, settings, _):
             naive_rate = naive(settings, _raw_objects(settings))
         rows += [

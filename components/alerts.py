@@ -45,7 +45,7 @@ _PREDEFINED = ("aws.events.rule-arn", "aws.events.rule-name", "aws.events.event.
 EXIT_MEANINGS: dict[ExitCode, str] = {
     ExitCode.FINDINGS: "the night judged bad (findings, failed ratio, drill targets: alarmed, not sent here)",
     ExitCode.BAD_INPUT: "bad input or settings",
-    ExitCode.UNAVAILABLE: "AWS unreachable or denying",
+    ExitCode.UNAVAILABLE: "transient: AWS unreachable, throttled or denying, a query failed, an export not ready",
     ExitCode.NOT_SETTLED: "not settled, run it again",
     ExitCode.INTERNAL: "a bug: read the traceback in the log",
     ExitCode.SIGINT: "interrupted",

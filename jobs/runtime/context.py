@@ -171,13 +171,19 @@ def run_job(cli: Cli[P], argv: list[str], *, settings: JobSettings | None = None
 
 
 def one_line(exc: ValueError) -> str:
-    """A refusal as one line: pydantic's errors joined, each with the field it is about."""
+    """A refusal as one line: pydantic's errors joined, each with the option it is about (a plan's
+    field is its option: `segments` is `--segments`, `audit.window` is `--audit-window`).
+    """
     if isinstance(exc, ValidationError):
         return "; ".join(
-            ".".join(map(str, e["loc"])) + ": " + e["msg"] if e["loc"] else e["msg"].removeprefix("Value error, ")
+            _option(e["loc"]) + ": " + e["msg"] if e["loc"] else e["msg"].removeprefix("Value error, ")
             for e in exc.errors()
         )
     return str(exc)
+
+
+def _option(loc: tuple[int | str, ...]) -> str:
+    return "--" + "-".join(str(part).replace("_", "-") for part in loc)
 
 
 def run_in_context(job: str, body: Body, *, settings: JobSettings | None = None) -> int:

@@ -94,6 +94,16 @@ class JobSettings(Section):
         section = _SECTION_OF[setting]
         return getattr(self if section is None else getattr(self, section), setting)
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """Pydantic's copy, refusing an update that names no field of JobSettings itself: a
+        setting lives in its section, so `model_copy(update={"ocr_engine": ...})` would set an
+        attribute nothing reads. A setting is changed by its name with `changed()`.
+        """
+        unknown = sorted(set(update or ()) - set(type(self).model_fields))
+        if unknown:
+            raise KeyError(f"{unknown} name no field of JobSettings: change a setting with changed(...)")
+        return super().model_copy(update=update, deep=deep)
+
     def changed(self, **values: Any) -> Self:
         """These settings with some changed, by setting name, each checked as when built."""
         whole: dict[str, Any] = dict(self)

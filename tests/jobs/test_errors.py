@@ -40,7 +40,7 @@ from jobs.errors import (
     TransientError,
     exit_code_for,
 )
-from jobs.runtime.context import RunContext, run_job
+from jobs.runtime.context import RunContext, run_in_context
 from jobs.settings import JobSettings
 
 FAMILIES = (TransientError, TerminalError, RunStoppedError)
@@ -181,13 +181,13 @@ def _raising(error: BaseException):  # type: ignore[no-untyped-def]
 def test_run_job_prints_one_line_and_the_familys_code(
     error: DocuFlowError, code: ExitCode, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run_job("ingest", _raising(error), settings=JobSettings(stage="t")) == code
+    assert run_in_context("ingest", _raising(error), settings=JobSettings(stage="t")) == code
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and str(error) in err
 
 
 @pytest.mark.parametrize("error", [_Unfiled("no family"), ValueError("plain")], ids=["unfiled", "value-error"])
 def test_run_job_reads_an_error_of_no_family_as_a_bug(error: Exception, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_job("ingest", _raising(error), settings=JobSettings(stage="t")) == ExitCode.INTERNAL
+    assert run_in_context("ingest", _raising(error), settings=JobSettings(stage="t")) == ExitCode.INTERNAL
     err = capsys.readouterr().err
     assert "unexpected error (a bug)" in err and "Traceback" in err

@@ -158,6 +158,14 @@ def test_changed_names_settings_and_checks_them() -> None:
         base.changed(workers=1)
 
 
+def test_a_copy_naming_a_setting_instead_of_a_field_is_refused_not_ignored() -> None:
+    base = JobSettings(stage="qa")
+    # A setting lives in its section: this update would set an attribute nothing reads.
+    with pytest.raises(KeyError, match="ocr_engine"):
+        base.model_copy(update={"ocr_engine": "textract"})
+    assert base.model_copy(update={"stage": "qb"}).stage == "qb"
+
+
 def test_variables_are_derived_from_the_fields() -> None:
     names = [env_name(name) for name in FIELDS]
     assert len(set(names)) == len(names)

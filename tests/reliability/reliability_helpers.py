@@ -50,7 +50,7 @@ def spawn_ingest(env: dict[str, str], *args: str, backfill: bool = True) -> subp
     """A new process group, so a kill -9 takes the forkserver and extraction workers with it.
     A backfill sweep unless `backfill=False` (then a drain of the arrival queue).
     """
-    mode = ["--backfill"] if backfill else ["--idle-seconds", "1"]
+    mode = ["backfill"] if backfill else ["drain", "--idle-seconds", "1"]
     return subprocess.Popen(
         [sys.executable, "-m", "jobs", "ingest", *mode, *args],
         env=env,

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from jobs.contract import layout
+from jobs.errors import BadInputError
 from jobs.local.standins.rules import (
     colder,
     expiration_due,
@@ -90,7 +91,7 @@ class Ledger:
 
     def move_to(self, when: datetime) -> None:
         if self.clock is not None and when < self.clock:
-            raise ValueError(f"the stand-in's clock is at {layout.format_ts(self.clock)}: it only moves forward")
+            raise BadInputError(f"the stand-in's clock is at {layout.format_ts(self.clock)}: it only moves forward")
         self.clock = when
 
     def dated(self, bucket: str, entry: dict[str, Any]) -> datetime:

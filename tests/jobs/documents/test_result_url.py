@@ -102,7 +102,7 @@ def test_the_local_processed_bucket_has_the_contracts_cors_rules(stack) -> None:
     local = stack.s3().get_bucket_cors(Bucket=stack.settings.store.processed_bucket)["CORSRules"]
     assert local == spec.cors.configuration()["CORSRules"]
     for other in ("raw", "reports"):
-        bucket = getattr(stack.settings, f"{other}_bucket")
+        bucket = getattr(stack.settings.store, f"{other}_bucket")
         with pytest.raises(stack.s3().exceptions.ClientError, match="NoSuchCORSConfiguration"):
             stack.s3().get_bucket_cors(Bucket=bucket)
 

@@ -77,7 +77,7 @@ def test_a_scheduled_drain_started_past_its_deadline_takes_nothing_and_ends_clea
     _await_arrivals(stack, len(docs))
     # The scheduler started this task two hours after its time (a retry near the maximum event
     # age): an hour's bound from the process start would drain the lot into the reconcile.
-    late = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(hours=2)})
+    late = stack.settings.changed(scheduled_time=layout.utc_now() - timedelta(hours=2))
     summary = IngestRun(late, DrainPlan(max_seconds=3600, idle_seconds=1)).execute()
     assert summary.outcome == "completed" and summary.stoppedFor == "deadline"
     assert summary.processed == 0 and stack.items() == []
@@ -93,7 +93,7 @@ def test_a_scheduled_drain_on_time_drains_until_its_queue_is_empty(stack) -> Non
     docs = list(generate(1, 3, bad_ratio=0, seed=44))
     upload(stack.s3(), stack.settings.store.raw_bucket, docs)
     _await_arrivals(stack, len(docs))
-    on_time = stack.settings.model_copy(update={"scheduled_time": layout.utc_now() - timedelta(minutes=1)})
+    on_time = stack.settings.changed(scheduled_time=layout.utc_now() - timedelta(minutes=1))
     summary = IngestRun(on_time, DrainPlan(max_seconds=3600, idle_seconds=1)).execute()
     assert summary.stoppedFor is None and summary.processed == len(docs)
     assert not summary.startedPastDeadline and Metric.HEARTBEAT in {d.metric for d in summary.run_metrics().data}

@@ -176,7 +176,7 @@ def test_the_cap_is_one_budget_for_every_task_of_the_night(stack, corpus: Path, 
 
     # A manual backfill the same day (no scheduled time) and a scheduler retry of the night: the
     # night's cap is spent, so they defer what needs Textract and fail nothing.
-    manual = stack.settings.model_copy(update={"ocr_engine": "textract", "textract_max_pages": cap})
+    manual = stack.settings.changed(ocr_engine="textract", textract_max_pages=cap)
     backfill = IngestRun(manual, BackfillPlan(), textract=textract).execute()
     retry = IngestRun(settings, DrainPlan(idle_seconds=1), textract=textract).execute()
     for late in (backfill, retry):
@@ -188,7 +188,7 @@ def test_the_cap_is_one_budget_for_every_task_of_the_night(stack, corpus: Path, 
     assert counter["pages"] == cap and counter["pageCap"] == cap and counter[layout.TTL_ATTR] > 0
 
     # The next night has a budget of its own.
-    tomorrow = settings.model_copy(update={"scheduled_time": tonight + timedelta(days=1)})
+    tomorrow = settings.changed(scheduled_time=tonight + timedelta(days=1))
     next_night = IngestRun(tomorrow, DrainPlan(idle_seconds=1), textract=textract).execute()
     assert next_night.textractPages == cap and next_night.textractNight == today + timedelta(days=1)
     assert queued(stack) == scans - 2 * cap

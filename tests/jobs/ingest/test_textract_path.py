@@ -25,7 +25,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(64)
 def _textract_run(stack, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL_TEXTRACT", "http://127.0.0.1:9")  # never reached: stubbed
     client = boto3.client("textract", region_name="us-east-1")
-    settings = stack.settings.model_copy(update={"ocr_engine": "textract"})
+    settings = stack.settings.changed(ocr_engine="textract")
     return client, lambda: IngestRun(settings, BackfillPlan(), textract=client).execute()
 
 
@@ -96,7 +96,7 @@ def test_a_failed_textract_job_fails_the_document_only(stack, monkeypatch) -> No
 
 def test_textract_is_refused_against_a_local_s3_without_a_textract_endpoint(stack) -> None:
     with pytest.raises(SettingsError, match="AWS_ENDPOINT_URL_TEXTRACT"):
-        IngestRun(stack.settings.model_copy(update={"ocr_engine": "textract"}), BackfillPlan())
+        IngestRun(stack.settings.changed(ocr_engine="textract"), BackfillPlan())
 
 
 def _numberless_text_pdf(*, as_recorded: bool = False) -> bytes:

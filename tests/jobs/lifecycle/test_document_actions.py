@@ -298,7 +298,7 @@ def test_a_hold_that_loses_its_item_write_holds_nothing_and_runs_again(stack) ->
 
 
 def test_a_restore_requeues_the_reupload_its_delete_hid_and_the_next_drain_takes_it(stack) -> None:
-    stack.settings = stack.settings.model_copy(update={"retention": POLICY})
+    stack.settings = stack.settings.changed(retention=POLICY)
     drain = DrainPlan(idle_seconds=1)
     put_raw(stack, "u1", "d1", invoice())
     IngestRun(stack.settings, drain).execute()

@@ -18,7 +18,7 @@ from jobs.contract import RetentionClass, layout
 from jobs.contract.actors import TTL_PRINCIPAL
 from jobs.contract.retention import RetentionPolicy
 from jobs.contract.schema import LifecycleSpec
-from jobs.errors import SettingsError
+from jobs.errors import BadInputError, SettingsError
 from jobs.local.standins.advance import advance, check_local
 from jobs.local.standins.rules import expiration_due, next_midnight, noncurrent_due, removes_expired_markers
 from jobs.local.standins.ttl import journalled, removal_key, with_ttl_identity
@@ -90,7 +90,7 @@ def test_advance_applies_ttl_and_the_buckets_rules_at_a_date(stack, tmp_path) ->
         removal_key({layout.PK_ATTR: {"S": layout.user_pk("u")}, layout.SK_ATTR: {"S": layout.document_sk(d)}})
         for d in ("soon", "late")
     )
-    with pytest.raises(ValueError, match="only moves forward"):
+    with pytest.raises(BadInputError, match="only moves forward"):
         advance(s, now, ddb, s3, ledger)
 
 

@@ -25,7 +25,7 @@ from jobs.store.s3 import Buckets
 def ingest(stack: Any, docs: list[DemoDocument]) -> None:
     """Upload `docs` into raw/ and run the backfill sweep over them (one extraction worker)."""
     upload(stack.s3(), stack.settings.store.raw_bucket, docs)
-    settings = stack.settings.model_copy(update={"extract_workers": 1})
+    settings = stack.settings.changed(extract_workers=1)
     IngestRun(settings, BackfillPlan()).execute()
 
 

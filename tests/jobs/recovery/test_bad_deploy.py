@@ -71,7 +71,7 @@ def test_restore_to_before_a_bad_deploy_roll_back_replay_and_every_document_is_b
     assert json.loads(capsys.readouterr().out)["actions"] == {"KEEP": 4}
     assert {(i.userId, i.documentId): i.to_item() for i in stack.items()} == rolled_back
     # 3. Replay the window: a backfill of raw/.
-    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), BackfillPlan()).execute()
+    IngestRun(stack.settings.changed(extract_workers=1), BackfillPlan()).execute()
 
     outcome = ReconcileRun(stack.settings, LivePlan(deep=True, grace=timedelta(0))).execute()
     assert outcome.summary.totalFindings == 0, outcome.findings.to_dicts()

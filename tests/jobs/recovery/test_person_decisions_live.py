@@ -145,7 +145,7 @@ def test_a_hold_on_a_document_the_bad_image_made_keeps_it_and_the_replay_remakes
     assert made in _left(summary) and "legal hold" in _left(summary)[made]
     item = stage.item(made)
     assert item.held and item.status == Status.FAILED
-    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), BackfillPlan()).execute()
+    IngestRun(stack.settings.changed(extract_workers=1), BackfillPlan()).execute()
     item = stage.item(made)
     assert item.held and item.status == Status.PROCESSED and item.vendorName != BAD_VENDOR
 
@@ -217,7 +217,7 @@ def test_an_erasure_after_the_restore_point_is_not_undone(stack, capsys) -> None
     for purpose in ("raw", "processed"):
         assert undelete.main(["--bucket", purpose, "--since", layout.format_ts(since)]) == 0
         capsys.readouterr()
-    IngestRun(stack.settings.model_copy(update={"extract_workers": 1}), BackfillPlan()).execute()
+    IngestRun(stack.settings.changed(extract_workers=1), BackfillPlan()).execute()
 
     assert summary["actions"] == {"PUT_BACK": 1}
     assert not [i for i in stack.items() if i.userId == erased]
