@@ -32,9 +32,10 @@ from components.report_signing import ReportSigningKey, ReportSigningKeyArgs
 from components.review_api import ReviewApi, ReviewApiArgs
 from components.settings import StackSettings
 from components.status_events import StatusEvents, StatusEventsArgs
+from jobs import registry
 from jobs.contract import BucketSpec, layout
+from jobs.contract.alarms import AlarmInputs
 from jobs.ingest import job as ingest_job
-from jobs.registry import tasks
 from jobs.runtime.registry import TaskSize
 from jobs.settings import JobSettings
 
@@ -207,12 +208,16 @@ def operations(settings: StackSettings, alerts: Alerts) -> Operations:
             stage=settings.stage,
             region=settings.region,
             alarm_topic_arn=alerts.topic_arn,
-            failed_ratio_threshold=JobSettings().ingest.failed_ratio_threshold,
-            oldest_message_seconds=settings.operations.arrivals_max_age_seconds,
+            alarms=registry.declared_alarms(
+                AlarmInputs(
+                    failed_ratio_threshold=JobSettings().ingest.failed_ratio_threshold,
+                    oldest_message_seconds=settings.operations.arrivals_max_age_seconds,
+                    schedules=settings.scheduling.expressions(),
+                    ingest_tasks=settings.ingest.ingest_tasks,
+                )
+            ),
+            published=registry.published(),
             windows=settings.scheduling.job_windows(),
-            # Every stack schedules its drill (components.batch_jobs).
-            drill_schedule=settings.scheduling.expression("drill"),
-            ingest_tasks=settings.ingest.ingest_tasks,
             tags=settings.resource_tags(),
         ),
     )
@@ -439,7 +444,7 @@ def job_schedules(settings: StackSettings) -> JobSchedules:
     schedule runs, how many ingest tasks a start runs, retries.
     """
     scheduling, crons = settings.scheduling, settings.scheduling.expressions()
-    scheduled = {name: task.schedule for name, (_, task) in tasks().items() if task.schedule is not None}
+    scheduled = {name: task.schedule for name, (_, task) in registry.tasks().items() if task.schedule is not None}
     nightly_repair = settings.reconcile.nightly_repair
     return JobSchedules(
         expressions={name: crons[schedule.name] for name, schedule in scheduled.items() if schedule.name in crons},

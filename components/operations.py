@@ -1,6 +1,7 @@
-"""Operations: the declared alarms (jobs.contract.alarms) as CloudWatch alarms on the alert
-topic, and one dashboard of the jobs' metrics (jobs.contract.metrics), both from the same spec
-the local stand-in evaluates.
+"""Operations: the jobs' declared alarms (jobs.registry.declared_alarms, specs of
+jobs.contract.alarms) as CloudWatch alarms on the alert topic, and one dashboard of the metrics
+each job declares it publishes (jobs.registry.published), both from the same specs the local
+stand-in evaluates.
 
 Each alarm's description names its runbook entry in docs/operations.md; a ratio alarm is metric
 math over the Sums of its counts (jobs.contract.alarms.Ratio). The dashboard, over the last 30
@@ -27,18 +28,16 @@ import pulumi_aws as aws
 from components._pulumi import child
 from jobs.contract import layout
 from jobs.contract.alarms import (
+    ARRIVALS_STALLED,
+    DRILL_OVERDUE,
     OLDEST_MESSAGE_AGE,
-    OLDEST_MESSAGE_SECONDS,
     QUEUE_NAME,
     SQS_NAMESPACE,
     AlarmSpec,
-    declared_alarms,
-    drill_overdue_days,
 )
 from jobs.contract.metrics import (
     CODE,
     JOB,
-    PUBLISHED,
     SEVERITIES,
     SEVERITY,
     STAGE,
@@ -70,16 +69,13 @@ class OperationsArgs:
     stage: str
     region: str
     alarm_topic_arn: pulumi.Input[str]
-    failed_ratio_threshold: float
-    oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS
+    # The jobs' alarms on this stack (jobs.registry.declared_alarms); the dashboard draws a line at
+    # the threshold of those it has a widget for (the failed ratio, the drill's age, the arrivals').
+    alarms: tuple[AlarmSpec, ...]
+    # What each Job dimension publishes (jobs.registry.published): a widget per metric.
+    published: Mapping[str, tuple[Metric, ...]]
     # Each scheduled job's window in seconds (StackSettings.job_windows): its duration's line.
     windows: Mapping[str, int] = field(default_factory=dict)
-    # The restore drill's schedule (StackSettings.drill_schedule): its `drill-overdue` alarm's bound.
-    # None: the stack schedules no drill, and declares no such alarm.
-    drill_schedule: str | None = None
-    # The scheduled ingest's task count (StackSettings.ingest_tasks): the failed ratio judges a
-    # night once that many have finished.
-    ingest_tasks: int = 1
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -92,13 +88,13 @@ def _widget(
     return {"type": "metric", "width": 12, "height": 6, "properties": properties}
 
 
-def _line(stage: str, job: Job, metric: Metric, *breakdown: str, **options: Any) -> list[Any]:
+def _line(stage: str, job: str, metric: Metric, *breakdown: str, **options: Any) -> list[Any]:
     """A metric's line, with its statistic across tasks (Sum for a count, Maximum for a level)."""
     return [
         namespace(stage),
         metric.value,
         JOB,
-        job.value,
+        str(job),
         STAGE,
         stage,
         *breakdown,
@@ -106,22 +102,22 @@ def _line(stage: str, job: Job, metric: Metric, *breakdown: str, **options: Any)
     ]
 
 
-def _night(stage: str, region: str) -> list[dict[str, Any]]:
+def _night(stage: str, region: str, published: Mapping[str, tuple[Metric, ...]]) -> list[dict[str, Any]]:
     """One widget per metric each job publishes, but those drawn by their own."""
     return [
-        _widget(f"{job.value}: {metric.value}", [_line(stage, job, metric)], region, stat=statistic_of(metric))
-        for job, published in PUBLISHED.items()
-        for metric in published
+        _widget(f"{job}: {metric.value}", [_line(stage, job, metric)], region, stat=statistic_of(metric))
+        for job, metrics in published.items()
+        for metric in metrics
         if metric not in _OWN_WIDGETS
     ]
 
 
-def _failed_ratio(stage: str, region: str, threshold: float, tasks: int) -> dict[str, Any]:
+def _failed_ratio(stage: str, region: str, spec: AlarmSpec) -> dict[str, Any]:
     """The night's failed ratio as its alarm judges it (metric math over the counts summed across
     the tasks), beside the worst task's own ratio (Maximum), with a line at the threshold.
     """
-    (spec,) = [s for s in declared_alarms(threshold, ingest_tasks=tasks) if s.ratio is not None]
     assert spec.ratio is not None
+    threshold = spec.threshold
     counts = [
         _line(stage, Job.INGEST, metric, stat="Sum", id=query_id, visible=False)
         for query_id, metric in spec.ratio.ids().items()
@@ -132,18 +128,20 @@ def _failed_ratio(stage: str, region: str, threshold: float, tasks: int) -> dict
     return _widget("ingest: failed ratio", metrics, region, stat="Maximum", lines={"alarm": threshold})
 
 
-def _durations(stage: str, region: str, windows: Mapping[str, int]) -> list[dict[str, Any]]:
+def _durations(
+    stage: str, region: str, windows: Mapping[str, int], published: Mapping[str, tuple[Metric, ...]]
+) -> list[dict[str, Any]]:
     """Each job's duration, Maximum a night, with a line at its schedule window where it has one."""
     return [
         _widget(
-            f"{job.value}: duration (s) against its window",
+            f"{job}: duration (s) against its window",
             [_line(stage, job, Metric.DURATION)],
             region,
             stat="Maximum",
-            lines={"schedule window": windows[job.value]} if job.value in windows else None,
+            lines={"schedule window": windows[job]} if job in windows else None,
         )
-        for job, published in PUBLISHED.items()
-        if Metric.DURATION in published
+        for job, metrics in published.items()
+        if Metric.DURATION in metrics
     ]
 
 
@@ -171,11 +169,11 @@ def _findings(stage: str, region: str) -> list[dict[str, Any]]:
     ]
 
 
-def _drill_age(stage: str, region: str, drill_schedule: str | None) -> dict[str, Any]:
+def _drill_age(stage: str, region: str, overdue: AlarmSpec | None) -> dict[str, Any]:
     """The days since the last drill, as the nightly reconcile measures them, with a line at the
     bound its alarm judges them by (none without a scheduled drill).
     """
-    bound = {"drill-overdue": drill_overdue_days(drill_schedule)} if drill_schedule else None
+    bound = {DRILL_OVERDUE: overdue.threshold} if overdue is not None else None
     line = [_line(stage, Job.RECONCILE, Metric.DAYS_SINCE_DRILL)]
     return _widget("drill: days since the last drill", line, region, stat="Maximum", lines=bound)
 
@@ -184,26 +182,27 @@ def dashboard_body(
     stage: str,
     region: str,
     alarm_arns: list[str],
+    alarms: tuple[AlarmSpec, ...],
+    published: Mapping[str, tuple[Metric, ...]],
     windows: Mapping[str, int] | None = None,
-    oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS,
-    failed_ratio_threshold: float = 0.5,
-    drill_schedule: str | None = None,
-    ingest_tasks: int = 1,
 ) -> dict[str, Any]:
     """The stack's dashboard (see the module's docstring for its widgets)."""
+    by_name = {spec.name: spec for spec in alarms}
+    ratios = [spec for spec in alarms if spec.ratio is not None]
+    stalled = {"alarm": by_name[ARRIVALS_STALLED].threshold} if ARRIVALS_STALLED in by_name else None
     drill = [_line(stage, Job.DRILL, m) for m in (Metric.RPO, Metric.RTO)]
     queue = [[SQS_NAMESPACE, OLDEST_MESSAGE_AGE, QUEUE_NAME, layout.arrivals_queue_name(stage), {"stat": "Maximum"}]]
     widgets = [
-        *_night(stage, region),
-        _failed_ratio(stage, region, failed_ratio_threshold, ingest_tasks),
-        *_durations(stage, region, windows or {}),
+        *_night(stage, region, published),
+        *[_failed_ratio(stage, region, spec) for spec in ratios],
+        *_durations(stage, region, windows or {}, published),
         _widget(
             "ingest: the night's estimated cost (USD)", [_line(stage, Job.INGEST, Metric.ESTIMATED_COST)], region, "Sum"
         ),
         *_findings(stage, region),
         _widget("drill: RPO and RTO (s)", drill, region, stat="Maximum"),
-        _drill_age(stage, region, drill_schedule),
-        _widget("arrivals: oldest message (s)", queue, region, "Maximum", {"alarm": oldest_message_seconds}),
+        _drill_age(stage, region, by_name.get(DRILL_OVERDUE)),
+        _widget("arrivals: oldest message (s)", queue, region, "Maximum", stalled),
         {"type": "alarm", "width": 24, "height": 4, "properties": {"title": "alarms", "alarms": alarm_arns}},
     ]
     return {"start": f"-P{NIGHTS}D", "widgets": widgets}
@@ -263,9 +262,7 @@ class Operations(pulumi.ComponentResource):
                 opts=child(self),
                 **alarm_metric(spec, args.stage),
             )
-            for spec in declared_alarms(
-                args.failed_ratio_threshold, args.oldest_message_seconds, args.drill_schedule, args.ingest_tasks
-            )
+            for spec in args.alarms
             if spec.deployed
         ]
         self.alarm_arns = pulumi.Output.all(*[a.arn for a in alarms])
@@ -274,16 +271,7 @@ class Operations(pulumi.ComponentResource):
             dashboard_name=f"{layout.stage_prefix(args.stage)}-operations",
             dashboard_body=self.alarm_arns.apply(
                 lambda arns: json.dumps(
-                    dashboard_body(
-                        args.stage,
-                        args.region,
-                        list(arns),
-                        args.windows,
-                        args.oldest_message_seconds,
-                        args.failed_ratio_threshold,
-                        args.drill_schedule,
-                        args.ingest_tasks,
-                    )
+                    dashboard_body(args.stage, args.region, list(arns), args.alarms, args.published, args.windows)
                 )
             ),
             opts=child(self),

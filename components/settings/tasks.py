@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components.schedules import MIN_DRAIN_MINUTES, ScheduleError, drain_minutes, window_minutes
 from components.settings.base import Section, cron, each, key
-from jobs.registry import tasks
+from jobs.registry import schedule_defaults, tasks
 
 # The only retention periods CloudWatch Logs accepts from one year up.
 LOG_RETENTION_DAYS = (365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
@@ -38,13 +38,6 @@ _IMAGE_URI = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+|@sha256:[0-
 def task_names() -> tuple[str, ...]:
     """Every ECS task the registry declares."""
     return tuple(tasks())
-
-
-def schedule_defaults() -> dict[str, str]:
-    """Every schedule the registry declares, by name, with its default expression (the nightly
-    reconcile is one schedule, which starts the reconcile or the repair task).
-    """
-    return {t.schedule.name: t.schedule.default for _, t in tasks().values() if t.schedule is not None}
 
 
 class ImageSettings(Section):

@@ -19,6 +19,7 @@ from datetime import UTC, date, datetime
 
 from jobs.audit import questions
 from jobs.audit.engines import ENGINES, AthenaAudit, AuditEngine, local_engine
+from jobs.audit.job import JOB
 from jobs.audit.sql import DELIVERY_SLACK
 from jobs.contract import layout
 from jobs.contract.actors import check_actor
@@ -113,7 +114,7 @@ def _ask(context: RunContext, args: argparse.Namespace) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("audit", parser, _checked, _ask)
+CLI = Cli(JOB, parser, _checked, _ask)
 
 
 def main(argv: list[str]) -> int:

@@ -20,10 +20,15 @@ A job that runs less often than a window can span (the quarterly restore drill) 
 through a figure the nightly reconcile publishes, its age in days (DAYS_SINCE_DRILL), judged
 against the job's own schedule: its longest gap between firings (jobs.contract.cron) plus
 DRILL_MARGIN_DAYS. A stack that schedules no drill declares no such alarm.
+
+The specs are built here; which a stack has is each job's to declare (JobSpec.alarms, read by
+jobs.registry.declared_alarms with the stack's `AlarmInputs`), and every job a nightly schedule
+starts has its heartbeat's (`heartbeat`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,11 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from jobs.contract import layout
 from jobs.contract.cron import longest_gap_days
 from jobs.contract.metrics import (
-    CODE,
     JOB,
     MIN_DOCUMENTS_FOR_RATIO,
-    SEVERITIES,
-    SEVERITY,
     Job,
     Metric,
     dimensions,
@@ -53,6 +55,8 @@ HEARTBEAT_HOURS = 24 + 2 * LATE_HOURS + 1 + 1
 # the next night's runs start at least a day minus the lateness later.
 NIGHT_SPAN = 6 * HOUR
 RUNBOOK = "docs/operations.md"
+# The alarms the dashboard draws a line for at their threshold.
+DRILL_OVERDUE, ARRIVALS_STALLED = "drill-overdue", "arrivals-stalled"
 SQS_NAMESPACE = "AWS/SQS"  # the arrival queue's own metrics, which only AWS produces
 OLDEST_MESSAGE_AGE = "ApproximateAgeOfOldestMessage"
 QUEUE_NAME = "QueueName"
@@ -174,18 +178,35 @@ class AlarmSpec(BaseModel):
         if self.namespace == SQS_NAMESPACE:
             return {QUEUE_NAME: layout.arrivals_queue_name(stage)}
         breakdown = {k: v for k, v in self.dimensions.items() if k != JOB}
-        return dimensions(Job(self.dimensions[JOB]), stage, breakdown)
+        return dimensions(self.dimensions[JOB], stage, breakdown)
 
 
-def _heartbeat(job: Job) -> AlarmSpec:
+class AlarmInputs(BaseModel):
+    """What the stack decides about its alarms, which each job's declaration reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    failed_ratio_threshold: float  # JobSettings.ingest.failed_ratio_threshold
+    oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS  # docuflow:arrivalsMaxAgeSeconds
+    # The schedules the stack starts, by name (docuflow:schedules, else the registry's defaults).
+    schedules: Mapping[str, str] = Field(default_factory=dict)
+    ingest_tasks: int = Field(default=1, ge=1)  # docuflow:ingestTasks
+
+
+def nightly(expression: str) -> bool:
+    """Whether a schedule fires at least once a day, so a heartbeat window can span its gaps."""
+    return longest_gap_days(expression) <= 1
+
+
+def heartbeat(job: str) -> AlarmSpec:
     """No scheduled run ended in the last HEARTBEAT_HOURS hours: every hourly period breaches (one
     heartbeat in the window is one period not breaching, so M is N: a heartbeat a night leaves
     every other period empty, and M below N would alarm on every good night).
     """
     return AlarmSpec(
-        name=f"{job.value}-heartbeat",
+        name=f"{job}-heartbeat",
         metric=Metric.HEARTBEAT,
-        dimensions={JOB: job.value},
+        dimensions={JOB: str(job)},
         statistic=Statistic.SUM,
         period=HOUR,
         evaluation_periods=HEARTBEAT_HOURS,
@@ -193,20 +214,20 @@ def _heartbeat(job: Job) -> AlarmSpec:
         threshold=1,
         comparison=Comparison.LESS,
         missing=Missing.BREACHING,
-        runbook=f"{job.value}-heartbeat",
-        description=f"No scheduled {job.value} run completed in the last {HEARTBEAT_HOURS} hours: a night that "
+        runbook=f"{job}-heartbeat",
+        description=f"No scheduled {job} run completed in the last {HEARTBEAT_HOURS} hours: a night that "
         "did not run (a manual run is no heartbeat).",
     )
 
 
-def _any_over_zero(name: str, job: Job, metric: Metric, description: str, **breakdown: str) -> AlarmSpec:
+def any_over_zero(name: str, job: str, metric: Metric, description: str, **breakdown: str) -> AlarmSpec:
     """A count a good night keeps at 0 (published as 0, so a missing night is the heartbeat's),
     the Maximum of any task's in the night's span.
     """
     return AlarmSpec(
         name=name,
         metric=metric,
-        dimensions={JOB: job.value, **breakdown},
+        dimensions={JOB: str(job), **breakdown},
         statistic=Statistic.MAXIMUM,
         period=NIGHT_SPAN,
         threshold=0,
@@ -217,10 +238,10 @@ def _any_over_zero(name: str, job: Job, metric: Metric, description: str, **brea
     )
 
 
-def _arrivals_stalled(seconds: int) -> AlarmSpec:
+def arrivals_stalled(seconds: int) -> AlarmSpec:
     """The arrival queue's oldest message past the bound, three 5-minute periods running."""
     return AlarmSpec(
-        name="arrivals-stalled",
+        name=ARRIVALS_STALLED,
         metric=OLDEST_MESSAGE_AGE,
         namespace=SQS_NAMESPACE,
         statistic=Statistic.MAXIMUM,
@@ -229,12 +250,12 @@ def _arrivals_stalled(seconds: int) -> AlarmSpec:
         threshold=seconds,
         comparison=Comparison.GREATER,
         missing=Missing.NOT_BREACHING,
-        runbook="arrivals-stalled",
+        runbook=ARRIVALS_STALLED,
         description=f"An arrival has waited over {seconds} s: the drain stalled or did not run.",
     )
 
 
-def _failed_ratio(threshold: float, tasks: int) -> AlarmSpec:
+def failed_ratio(threshold: float, tasks: int) -> AlarmSpec:
     """More than `threshold` of a night's documents FAILED, across every ingest task, judged once
     all `tasks` scheduled tasks of the night have finished (their heartbeats).
     """
@@ -266,7 +287,7 @@ def drill_overdue_days(drill_schedule: str) -> int:
     return longest_gap_days(drill_schedule) + DRILL_MARGIN_DAYS
 
 
-def _drill_overdue(drill_schedule: str) -> AlarmSpec:
+def drill_overdue(drill_schedule: str) -> AlarmSpec:
     """The nightly reconcile's DaysSinceLastDrill over the bound. Hourly periods over
     HEARTBEAT_HOURS, one breaching enough: one figure a night keeps it in ALARM from night to
     night while the drill stays overdue (one notification, not one a day), through a night that
@@ -274,7 +295,7 @@ def _drill_overdue(drill_schedule: str) -> AlarmSpec:
     """
     bound = drill_overdue_days(drill_schedule)
     return AlarmSpec(
-        name="drill-overdue",
+        name=DRILL_OVERDUE,
         metric=Metric.DAYS_SINCE_DRILL,
         dimensions={JOB: Job.RECONCILE.value},
         statistic=Statistic.MAXIMUM,
@@ -284,59 +305,7 @@ def _drill_overdue(drill_schedule: str) -> AlarmSpec:
         threshold=bound,
         comparison=Comparison.GREATER,
         missing=Missing.NOT_BREACHING,
-        runbook="drill-overdue",
+        runbook=DRILL_OVERDUE,
         description=f"No restore drill has reported in over {bound} days (its schedule {drill_schedule} "
         f"plus {DRILL_MARGIN_DAYS} days): the drill did not run, or failed before its report.",
-    )
-
-
-def declared_alarms(
-    failed_ratio_threshold: float,
-    oldest_message_seconds: int = OLDEST_MESSAGE_SECONDS,
-    drill_schedule: str | None = None,
-    ingest_tasks: int = 1,
-) -> tuple[AlarmSpec, ...]:
-    """The stack's alarms; the thresholds are stack settings (JobSettings.ingest.failed_ratio_threshold,
-    the stack's docuflow:arrivalsMaxAgeSeconds), `drill-overdue` is declared only with the schedule
-    the stack runs its restore drill on (docuflow:schedules' drill), and the failed ratio waits
-    for the night's `ingest_tasks` (docuflow:ingestTasks).
-    """
-    drill = (_drill_overdue(drill_schedule),) if drill_schedule is not None else ()
-    return (
-        _heartbeat(Job.INGEST),
-        _heartbeat(Job.RECONCILE),
-        _failed_ratio(failed_ratio_threshold, ingest_tasks),
-        # Judged locally only: on AWS the alarm on the DLQ's own depth covers it.
-        _any_over_zero(
-            "ingest-dead-letters",
-            Job.INGEST,
-            Metric.DEAD_LETTER_DEPTH,
-            "Messages wait in the arrival queue's dead-letter queue for a person.",
-        ).model_copy(update={"deployed": False}),
-        # What is new tonight: an error open for weeks (drawn on the dashboard, listed in the
-        # report) would keep an alarm on every open error in ALARM, and the next one sends nothing.
-        _any_over_zero(
-            "reconcile-error-findings",
-            Job.RECONCILE,
-            Metric.NEW_FINDINGS,
-            "The night's reconcile found new error findings: the table and the buckets disagree.",
-            **{SEVERITY: SEVERITIES[0]},
-        ),
-        # An error finding too, alarmed on its own: its cause and runbook are the change log's
-        # delivery, not the table and the buckets.
-        _any_over_zero(
-            "reconcile-audit-gap",
-            Job.RECONCILE,
-            Metric.NEW_FINDINGS,
-            "Versions of documents have no record in the change log: the audit trail has a gap.",
-            **{CODE: AUDIT_GAP},
-        ),
-        _any_over_zero(
-            "drill-targets-missed",
-            Job.DRILL,
-            Metric.TARGETS_MISSED,
-            "The restore drill failed or missed its RPO or RTO target.",
-        ),
-        _arrivals_stalled(oldest_message_seconds),
-        *drill,
     )

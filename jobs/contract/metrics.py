@@ -27,7 +27,10 @@ def namespace(stage: str) -> str:
 
 
 class Job(StrEnum):
-    """The Job dimension's values (jobs.runtime.registry names which command publishes which)."""
+    """The Job dimension of the jobs this tree declares (each declaration says which it publishes,
+    and what: JobSpec.publishes, JobSpec.metrics); the alarms and the dashboard's own widgets name
+    theirs through these. The dimension is a string: a new job may publish under its own.
+    """
 
     INGEST = "ingest"
     RECONCILE = "reconcile"
@@ -106,7 +109,7 @@ class RunMetrics(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    job: Job
+    job: str  # the Job dimension: JobSpec.publishes
     data: tuple[Datum, ...]
 
 
@@ -134,51 +137,5 @@ def statistic_of(metric: str) -> str:
     return "Maximum" if metric in LEVELS else "Sum"
 
 
-def dimensions(job: Job, stage: str, breakdown: dict[str, str] | None = None) -> dict[str, str]:
-    return {JOB: job.value, STAGE: stage, **(breakdown or {})}
-
-
-# The jobs a schedule starts, whose Heartbeat is the schedule's: a run of theirs a person started
-# publishes ManualRuns instead (jobs.runtime.context). The others only ever run by hand, and their
-# Heartbeat stays a count of runs that reached their end.
-SCHEDULED_JOBS: frozenset[Job] = frozenset({Job.INGEST, Job.RECONCILE, Job.DRILL})
-
-# What each job publishes (the dashboard's widgets are drawn from these).
-PUBLISHED: dict[Job, tuple[Metric, ...]] = {
-    Job.INGEST: (
-        Metric.HEARTBEAT,
-        Metric.DURATION,
-        Metric.RECEIVED,
-        Metric.PROCESSED,
-        Metric.SENT_TO_REVIEW,
-        Metric.FAILED,
-        Metric.FAILED_RATIO,
-        Metric.DEAD_LETTERED,
-        Metric.SKIPPED,
-        Metric.QUEUE_DEPTH,
-        Metric.DEAD_LETTER_DEPTH,
-        Metric.TEXTRACT_PAGES,
-        Metric.ESTIMATED_COST,
-        Metric.MANUAL_RUNS,
-    ),
-    Job.RECONCILE: (
-        Metric.HEARTBEAT,
-        Metric.DURATION,
-        Metric.FINDINGS,
-        Metric.NEW_FINDINGS,
-        Metric.ITEMS_JUDGED,
-        Metric.DAYS_SINCE_DRILL,
-        Metric.MANUAL_RUNS,
-    ),
-    Job.DRILL: (Metric.HEARTBEAT, Metric.DURATION, Metric.RPO, Metric.RTO, Metric.TARGETS_MISSED, Metric.MANUAL_RUNS),
-    Job.ERASURE: (
-        Metric.HEARTBEAT,
-        Metric.DURATION,
-        Metric.ITEMS_DELETED,
-        Metric.VERSIONS_DELETED,
-        Metric.DOCUMENTS_KEPT,
-    ),
-    Job.DOCUMENTS: (Metric.HEARTBEAT, Metric.DURATION, Metric.DOCUMENT_ACTIONS, Metric.ITEMS_CHANGED),
-    Job.ROLLBACK: (Metric.HEARTBEAT, Metric.DURATION, Metric.ITEMS_ROLLED_BACK, Metric.LEFT_ALONE),
-    Job.UNDELETE: (Metric.HEARTBEAT, Metric.DURATION, Metric.MARKERS_REMOVED, Metric.LEFT_ALONE),
-}
+def dimensions(job: str, stage: str, breakdown: dict[str, str] | None = None) -> dict[str, str]:
+    return {JOB: str(job), STAGE: stage, **(breakdown or {})}

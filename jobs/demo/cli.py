@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from jobs.demo.corpus import DemoDocument, copies, generate
 from jobs.demo.seed import upload
 from jobs.errors import ExitCode
+from jobs.registry import DEMO
 from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.clients import s3_client
 
@@ -68,7 +69,7 @@ def _seed(context: RunContext, plan: SeedPlan) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("demo", parser, plan_of, _seed)
+CLI = Cli(DEMO, parser, plan_of, _seed)
 
 
 def main(argv: list[str]) -> int:

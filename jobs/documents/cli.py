@@ -25,6 +25,7 @@ from jobs.contract import Status, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.metrics import ACTION, Datum, Job, Metric
 from jobs.documents.actions import DocumentActions
+from jobs.documents.job import JOB
 from jobs.documents.queries import list_documents
 from jobs.documents.url import result_url
 from jobs.errors import ExitCode
@@ -127,7 +128,7 @@ def _act(context: RunContext, args: argparse.Namespace) -> dict[str, object]:
     return summary
 
 
-CLI = Cli("documents", _parser, _checked, _run)
+CLI = Cli(JOB, _parser, _checked, _run)
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ import argparse
 import json
 
 from jobs.contract.metrics import Datum, Job, Metric
+from jobs.erasure.job import JOB
 from jobs.erasure.run import ErasureResult, ErasureRun
 from jobs.errors import ExitCode
 from jobs.runtime.context import Cli, RunContext, run_job
@@ -57,7 +58,7 @@ def erasure_metrics(result: ErasureResult) -> list[Datum]:
     ]
 
 
-CLI = Cli("erase", parser, lambda args: args, _erase)
+CLI = Cli(JOB, parser, lambda args: args, _erase)
 
 
 def main(argv: list[str]) -> int:

@@ -30,6 +30,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from jobs.errors import ExitCode, SettingsError
+from jobs.ingest.job import JOB
 from jobs.ingest.plans import BackfillPlan, DrainPlan, Plan, RedrivePlan, Shard
 from jobs.ingest.run import IngestRun
 from jobs.observability import CallMetrics
@@ -127,7 +128,7 @@ def _ingest(context: RunContext, plan: Plan) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("ingest", parser, plan_of, _ingest)
+CLI = Cli(JOB, parser, plan_of, _ingest)
 
 
 def main(argv: list[str]) -> int:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from jobs.contract.metrics import Job
+from jobs.contract.alarms import AlarmInputs, AlarmSpec, any_over_zero, arrivals_stalled, failed_ratio
+from jobs.contract.metrics import Job, Metric
 from jobs.ingest.policy import ingest_task_policy
 from jobs.runtime.registry import JobSpec, Schedule, TaskSize, TaskSpec, TaskStack
 from jobs.settings import ENV_OCR_ENGINE, ENV_TEXTRACT_MAX_PAGES, env_name
@@ -31,12 +32,41 @@ def reading_environment(stack: TaskStack) -> Mapping[str, str]:
     return extra
 
 
+def ingest_alarms(inputs: AlarmInputs) -> tuple[AlarmSpec, ...]:
+    """A night with too many FAILED documents, arrivals left waiting, messages dead-lettered."""
+    return (
+        failed_ratio(inputs.failed_ratio_threshold, inputs.ingest_tasks),
+        # Judged locally only: on AWS the alarm on the DLQ's own depth covers it.
+        any_over_zero(
+            "ingest-dead-letters",
+            Job.INGEST,
+            Metric.DEAD_LETTER_DEPTH,
+            "Messages wait in the arrival queue's dead-letter queue for a person.",
+        ).model_copy(update={"deployed": False}),
+        arrivals_stalled(inputs.oldest_message_seconds),
+    )
+
+
 JOB = JobSpec(
     "ingest",
     "jobs.ingest.cli",
     "drain the arrival queue (or sweep raw/: ingest backfill; the DLQ back: ingest redrive)",
     subcommands=("drain", "backfill", "redrive"),
     publishes=Job.INGEST,
+    metrics=(
+        Metric.RECEIVED,
+        Metric.PROCESSED,
+        Metric.SENT_TO_REVIEW,
+        Metric.FAILED,
+        Metric.FAILED_RATIO,
+        Metric.DEAD_LETTERED,
+        Metric.SKIPPED,
+        Metric.QUEUE_DEPTH,
+        Metric.DEAD_LETTER_DEPTH,
+        Metric.TEXTRACT_PAGES,
+        Metric.ESTIMATED_COST,
+    ),
+    alarms=ingest_alarms,
     tasks=(
         # Scheduled nightly; the stack may start several, which drain the one queue together.
         TaskSpec(

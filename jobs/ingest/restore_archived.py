@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from jobs.contract import DocumentItem, FailureCode, Status, layout
 from jobs.contract.events import requeue_body
 from jobs.errors import DocumentNotFoundError, ExitCode, InfrastructureError
+from jobs.ingest.job import RESTORE_ARCHIVED
 from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.archive import Archives, ArchiveState, Readable, RestoreTier
 from jobs.store.clients import s3_client
@@ -145,7 +146,7 @@ def _restore(context: RunContext, args: argparse.Namespace) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("restore-archived", _parser, _checked, _restore)
+CLI = Cli(RESTORE_ARCHIVED, _parser, _checked, _restore)
 
 
 def main(argv: list[str]) -> int:

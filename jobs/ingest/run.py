@@ -40,6 +40,7 @@ from jobs.errors import (
     TextractPagesCapError,
 )
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
+from jobs.ingest import job as ingest_job
 from jobs.ingest.batcher import WriteBatcher
 from jobs.ingest.claims import Claims
 from jobs.ingest.ledger import Settle
@@ -98,7 +99,7 @@ class IngestRun:
         self.settings = settings
         self.plan = plan
         self.shard = _shard(plan, settings)
-        self.context = context or RunContext.of(settings, "ingest")
+        self.context = context or RunContext.of(settings, ingest_job.JOB)
         self.metrics = metrics or self.context.calls
         self.run_id = self.context.run_id
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{self.run_id}"

@@ -20,6 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from jobs.errors import ExitCode, LocalStackError
 from jobs.local import stack
 from jobs.local.standins.advance import advance
+from jobs.registry import LOCAL
 from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.settings import JobSettings
 from jobs.store.clients import dynamodb_client, s3_client
@@ -67,7 +68,7 @@ def _run(context: RunContext, args: argparse.Namespace) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("local", parser, _checked, _run)
+CLI = Cli(LOCAL, parser, _checked, _run)
 
 
 def main(argv: list[str]) -> int:

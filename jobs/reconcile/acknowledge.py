@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime, time
 from jobs.contract import layout
 from jobs.errors import ExitCode, ReconcileInputError
 from jobs.reconcile.chain.ledger import Acknowledgement, Acknowledgements, CallerIdentity, State, conformed, read_ledger
+from jobs.reconcile.job import JOB
 from jobs.reconcile.report.written import load_history
 from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.identity import caller_identity, sts_client
@@ -97,7 +98,7 @@ def _acknowledge(context: RunContext, args: argparse.Namespace) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("reconcile", parser, lambda args: args, _acknowledge)
+CLI = Cli(JOB, parser, lambda args: args, _acknowledge)
 
 
 def main(argv: list[str]) -> int:

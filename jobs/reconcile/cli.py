@@ -32,6 +32,7 @@ for _name, _value in ALLOCATOR_ENV.items():
 
 from datetime import timedelta
 
+from jobs.reconcile.job import JOB
 from jobs.reconcile.plans import AthenaPlan, AuditCheck, FilesPlan, LivePlan, NightlyPlan, Plan
 from jobs.reconcile.rules.findings import Severity
 from jobs.reconcile.run import ReconcileOutcome, ReconcileRun
@@ -147,7 +148,7 @@ def _run(context: RunContext, plan: Plan) -> int:
     return outcome.exit_code
 
 
-CLI = Cli("reconcile", parser, plan_of, _run)
+CLI = Cli(JOB, parser, plan_of, _run)
 
 
 def main(argv: list[str]) -> int:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from jobs.contract.metrics import Job
+from jobs.contract.alarms import AUDIT_GAP, AlarmInputs, AlarmSpec, any_over_zero
+from jobs.contract.metrics import CODE, SEVERITIES, SEVERITY, Job, Metric
 from jobs.reconcile.policy import reconcile_task_policy, repair_task_policy
 from jobs.runtime.registry import JobSpec, Schedule, TaskSize, TaskSpec, TaskStack
 from jobs.settings import ENV_IMAGE_DIGEST, ENV_REPORT_SIGNING_KEY, ENV_REPORTS_TOPIC_ARN, ENV_TABLE_ARN
@@ -44,6 +45,30 @@ def nightly_environment(stack: TaskStack) -> Mapping[str, str]:
     return extra
 
 
+def reconcile_alarms(inputs: AlarmInputs) -> tuple[AlarmSpec, ...]:
+    """What is new tonight: an error open for weeks (drawn on the dashboard, listed in the report)
+    would keep an alarm on every open error in ALARM, and the next one would send nothing.
+    """
+    return (
+        any_over_zero(
+            "reconcile-error-findings",
+            Job.RECONCILE,
+            Metric.NEW_FINDINGS,
+            "The night's reconcile found new error findings: the table and the buckets disagree.",
+            **{SEVERITY: SEVERITIES[0]},
+        ),
+        # An error finding too, alarmed on its own: its cause and runbook are the change log's
+        # delivery, not the table and the buckets.
+        any_over_zero(
+            "reconcile-audit-gap",
+            Job.RECONCILE,
+            Metric.NEW_FINDINGS,
+            "Versions of documents have no record in the change log: the audit trail has a gap.",
+            **{CODE: AUDIT_GAP},
+        ),
+    )
+
+
 JOB = JobSpec(
     "reconcile",
     "jobs.reconcile.cli",
@@ -51,6 +76,8 @@ JOB = JobSpec(
     # The run modes (jobs.reconcile.plans), and a person's acknowledgement of a finding.
     subcommands=("live", "files", "nightly", "athena", "acknowledge"),
     publishes=Job.RECONCILE,
+    metrics=(Metric.FINDINGS, Metric.NEW_FINDINGS, Metric.ITEMS_JUDGED, Metric.DAYS_SINCE_DRILL),
+    alarms=reconcile_alarms,
     tasks=(
         # One nightly schedule starts one of the two: the repair, unless the stack only audits.
         TaskSpec(

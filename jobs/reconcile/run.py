@@ -25,6 +25,7 @@ from jobs.contract import layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.metrics import CODE, SEVERITY, Datum, Job, Metric, RunMetrics, Unit
 from jobs.errors import ExitCode
+from jobs.reconcile import job as reconcile_job
 from jobs.reconcile.chain import drill_age
 from jobs.reconcile.chain.ledger import State, read_ledger
 from jobs.reconcile.inputs.inventory import InventoryManifest, inventory_pair
@@ -158,7 +159,7 @@ class ReconcileRun:
         self.settings = settings
         self.plan = plan
         self._own_context = context is None
-        self.context = context or RunContext(Job.RECONCILE.value, settings, run_id=run_id or "")
+        self.context = context or RunContext.of(settings, reconcile_job.JOB, run_id or "")
         self.metrics = self.context.calls
         self.run_id = self.context.run_id
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from jobs.errors import ExitCode
 from jobs.recovery.drill import DrillOptions, DrillRun
+from jobs.recovery.job import DRILL
 from jobs.recovery.plan import Source
 from jobs.runtime.cli import duration, point_in_time
 from jobs.runtime.context import Cli, RunContext, run_job
@@ -82,7 +83,7 @@ def _drill(context: RunContext, options: DrillOptions) -> int:
     return outcome.exit_code
 
 
-CLI = Cli("drill", parser, options_of, _drill)
+CLI = Cli(DRILL, parser, options_of, _drill)
 
 
 def main(argv: list[str]) -> int:

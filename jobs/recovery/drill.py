@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from jobs.contract import layout
 from jobs.contract.metrics import Datum, Job, Metric, Unit
 from jobs.reconcile.rules import Severity
+from jobs.recovery.job import DRILL
 from jobs.recovery.plan import RestorePlan, Source
 from jobs.recovery.report import FINDINGS_SHOWN, DrillReport, Findings, rpo_seconds
 from jobs.recovery.restore import Restore, RestoreRequest
@@ -85,7 +86,7 @@ class DrillRun:
         """
         self.settings = settings
         self.options = options
-        self.context = context or RunContext("drill", settings, run_id=run_id or "")
+        self.context = context or RunContext.of(settings, DRILL, run_id or "")
         self.metrics = self.context.calls
         self.run_id = self.context.run_id
         self.target = options.target or layout.drill_table_name(settings.stage, self.run_id)

@@ -18,6 +18,7 @@ import json
 
 from jobs.contract.metrics import Datum, Job, Metric
 from jobs.errors import ExitCode
+from jobs.recovery.job import ROLLBACK
 from jobs.recovery.rollback import Action
 from jobs.recovery.rollback_run import RollbackOptions, RollbackRun, RollbackSummary
 from jobs.runtime.cli import point_in_time
@@ -56,7 +57,7 @@ def _options(args: argparse.Namespace) -> RollbackOptions:
     return RollbackOptions(args.restored_table, args.since, args.dry_run)
 
 
-CLI = Cli("rollback", parser, _options, _rollback)
+CLI = Cli(ROLLBACK, parser, _options, _rollback)
 
 
 def main(argv: list[str]) -> int:

@@ -28,6 +28,7 @@ from jobs.contract import DocumentItem, layout
 from jobs.contract.actors import ActorKind, actor
 from jobs.contract.duplicates import is_marker_item
 from jobs.errors import RestoreRequestError
+from jobs.recovery.job import ROLLBACK
 from jobs.recovery.rollback import Action, Step, step
 from jobs.runtime.context import RunContext
 from jobs.runtime.stores import document_table
@@ -64,7 +65,7 @@ class RollbackRun:
         """`context`: the job's (jobs.runtime: run id, calls, the stop); a plain one otherwise."""
         self.settings = settings
         self.options = options
-        self.context = context or RunContext.of(settings, "rollback")
+        self.context = context or RunContext.of(settings, ROLLBACK)
         self.metrics = self.context.calls
         client = dynamodb_client(settings)  # one client for the three
         self.live = document_table(settings, self.metrics, client=client)

@@ -28,6 +28,7 @@ from jobs.contract import layout
 from jobs.contract.metrics import Datum, Job, Metric
 from jobs.errors import ExitCode, InvalidKeyError
 from jobs.recovery.decisions import at, deleted_by_person, who
+from jobs.recovery.job import UNDELETE
 from jobs.recovery.plan import in_window
 from jobs.runtime.cli import point_in_time
 from jobs.runtime.context import Cli, RunContext, run_job
@@ -71,7 +72,7 @@ def undelete(
     """Remove the window's markers page by page; the run's stop (`context`) is taken between pages
     (what was removed stays removed: a rerun finds the rest).
     """
-    context = context or RunContext.of(settings, "undelete")
+    context = context or RunContext.of(settings, UNDELETE)
     bucket = settings.store.bucket_names()[purpose]
     prefix = layout.RAW_PREFIX if purpose == "raw" else layout.PROCESSED_PREFIX
     versions = ObjectVersions(s3_client(settings), context.calls)
@@ -148,7 +149,7 @@ def _undelete(context: RunContext, args: argparse.Namespace) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("undelete", parser, lambda args: args, _undelete)
+CLI = Cli(UNDELETE, parser, lambda args: args, _undelete)
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ import argparse
 from datetime import date
 
 from jobs.errors import ExitCode
+from jobs.reports.job import JOB
 from jobs.runtime.context import Cli, RunContext, run_job
 from jobs.store.kms import Signatures, kms_client
 
@@ -65,7 +66,7 @@ def _run(context: RunContext, args: argparse.Namespace) -> int:
     return _report(checked, problems, "packed reports")
 
 
-CLI = Cli("reports", parser, lambda args: args, _run)
+CLI = Cli(JOB, parser, lambda args: args, _run)
 
 
 def main(argv: list[str]) -> int:

@@ -16,6 +16,7 @@ import json
 from jobs.errors import ExitCode
 from jobs.review.corrections import FIELDS
 from jobs.review.desk import ReviewDesk, ReviewOutcome
+from jobs.review.job import JOB
 from jobs.runtime.context import Cli, RunContext, run_job
 
 SHOWN = (
@@ -75,7 +76,7 @@ def _review(context: RunContext, args: argparse.Namespace) -> int:
     return ExitCode.SUCCESS
 
 
-CLI = Cli("review", _parser, _checked, _review)
+CLI = Cli(JOB, _parser, _checked, _review)
 
 
 def main(argv: list[str]) -> int:

@@ -16,8 +16,10 @@ run ends, whatever its outcome, in one PutMetricData (jobs.runtime.run_metrics).
 schedule started (`settings.run.scheduled_time` set: EventBridge Scheduler alone sets
 DOCUFLOW_SCHEDULED_TIME) is a scheduled job's Heartbeat; a run a person started (a `reconcile
 live`, an `ingest backfill`) publishes ManualRuns in its place, so it cannot hide a night the
-schedule missed. A context outside `run_job` (`RunContext.of(settings)`, a test building a run by
-hand) is a plain value: a run id, calls and a stop flag, no signal handlers, nothing published.
+schedule missed. Whether a schedule starts the job is its declaration's (`Cli.job`, a
+JobSpec: JobSpec.scheduled). A context outside `run_job` (`RunContext.of(settings)`, a test
+building a run by hand) is a plain value: a run id, calls and a stop flag, no signal handlers,
+nothing published.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from pydantic import ValidationError
 
 from jobs.contract import layout
-from jobs.contract.metrics import SCHEDULED_JOBS, Datum, Job, Metric, RunMetrics, Unit
+from jobs.contract.metrics import Datum, Metric, RunMetrics, Unit
 from jobs.errors import ExitCode, RunStoppedError, exit_code_for
 from jobs.observability import CallMetrics, setup_logging
 from jobs.runtime.ids import new_run_id
+from jobs.runtime.registry import JobSpec
 from jobs.runtime.signals import StopFlag
 from jobs.settings import JobSettings
 
@@ -60,13 +63,18 @@ class RunContext:
     calls: CallMetrics = field(default_factory=CallMetrics)
     stop: StopFlag = field(default_factory=StopFlag)
     published: list[RunMetrics] = field(default_factory=list)
+    # Whether a schedule starts this job (JobSpec.scheduled): its Heartbeat is then the schedule's.
+    scheduled_job: bool = False
 
     def __post_init__(self) -> None:
         self.run_id = self.run_id or new_run_id(self.started_at)
 
     @classmethod
-    def of(cls, settings: JobSettings, job: str = "") -> RunContext:
-        return cls(job, settings)
+    def of(cls, settings: JobSettings, job: JobSpec | None = None, run_id: str = "") -> RunContext:
+        """A context of `job` (its name, whether a schedule starts it) outside `run_job`."""
+        if job is None:
+            return cls("", settings, run_id=run_id)
+        return cls(job.name, settings, run_id=run_id, scheduled_job=job.scheduled)
 
     @property
     def seconds(self) -> float:
@@ -101,11 +109,11 @@ class RunContext:
 
     def publish(self, run: RunMetrics) -> None:
         """Hand the run's metrics over: published once, when the run ends (a manual run's
-        heartbeat as ManualRuns: `as_run_of`).
+        heartbeat as ManualRuns: `as_manual_run`).
         """
-        self.published.append(as_run_of(run, scheduled=self.scheduled))
+        self.published.append(run if self.scheduled or not self.scheduled_job else as_manual_run(run))
 
-    def record(self, job: Job, data: Iterable[Datum], *, completed: bool = True) -> None:
+    def record(self, job: str, data: Iterable[Datum], *, completed: bool = True) -> None:
         """`data` plus the run's duration, and a heartbeat when it completed (an aborted run is none)."""
         extra = [Datum(metric=Metric.DURATION, value=round(self.seconds, 3), unit=Unit.SECONDS)]
         if completed:
@@ -126,12 +134,10 @@ class RunContext:
         self.published.clear()
 
 
-def as_run_of(run: RunMetrics, *, scheduled: bool) -> RunMetrics:
-    """`run` as a scheduled or a manual run publishes it: a scheduled job's Heartbeat is the
-    schedule's alone, so a manual run's becomes ManualRuns (the jobs only run by hand keep theirs).
+def as_manual_run(run: RunMetrics) -> RunMetrics:
+    """`run` as a person's run of a scheduled job publishes it: that job's Heartbeat is the
+    schedule's alone, so the run's becomes ManualRuns (the jobs only run by hand keep theirs).
     """
-    if scheduled or run.job not in SCHEDULED_JOBS:
-        return run
     data = tuple(
         d.model_copy(update={"metric": Metric.MANUAL_RUNS}) if d.metric is Metric.HEARTBEAT else d for d in run.data
     )
@@ -148,7 +154,7 @@ class Cli(Generic[P]):
     they name none), and the run of that plan in its context (the exit code).
     """
 
-    job: str  # the context's job: its logs and metrics
+    job: JobSpec  # its registry entry: the context's job, its logs, whether a schedule starts it
     parser: Callable[[], argparse.ArgumentParser]
     plan: Callable[[argparse.Namespace], P]
     run: Callable[[RunContext, P], int]
@@ -167,7 +173,9 @@ def run_job(cli: Cli[P], argv: list[str], *, settings: JobSettings | None = None
             parser.error(one_line(exc))
     except SystemExit as exc:  # argparse: --help is 0, a refusal 2
         return int(exc.code or 0)
-    return run_in_context(cli.job, lambda context: cli.run(context, plan), settings=settings)
+    return run_in_context(
+        cli.job.name, lambda context: cli.run(context, plan), settings=settings, scheduled_job=cli.job.scheduled
+    )
 
 
 def one_line(exc: ValueError) -> str:
@@ -186,14 +194,16 @@ def _option(loc: tuple[int | str, ...]) -> str:
     return "--" + "-".join(str(part).replace("_", "-") for part in loc)
 
 
-def run_in_context(job: str, body: Body, *, settings: JobSettings | None = None) -> int:
-    """Run `body` in a fresh context of `job`; its exit code (jobs.errors.ExitCode)."""
+def run_in_context(job: str, body: Body, *, settings: JobSettings | None = None, scheduled_job: bool = False) -> int:
+    """Run `body` in a fresh context of `job` (a schedule starts it: `scheduled_job`); its exit
+    code (jobs.errors.ExitCode).
+    """
     setup_logging()
     stop = StopFlag()
     context: RunContext | None = None
     with stop.installed():
         try:
-            context = RunContext(job, settings or JobSettings.from_env(), stop=stop)
+            context = RunContext(job, settings or JobSettings.from_env(), stop=stop, scheduled_job=scheduled_job)
             return int(body(context))
         except RunStoppedError as exc:
             print(f"stopped: {exc}; what the run held was handed back", file=sys.stderr)

@@ -1,8 +1,9 @@
 """What a job declares: `JobSpec`, one `python -m jobs <command>`, and the ECS tasks it runs as.
 
-Each job package declares its own in `jobs/<package>/job.py` (its CLI module, subcommands, metrics,
-tasks); `jobs.registry` lists them, and `jobs/__main__.py` and `components/batch_jobs.py` read
-that list, so the CLI and the stack cannot drift apart (tests/jobs/runtime proves it).
+Each job package declares its own in `jobs/<package>/job.py` (its CLI module, subcommands, the
+metrics it publishes and the alarms on them, its tasks); `jobs.registry` lists them, and
+`jobs/__main__.py` and the Pulumi program read that list, so the CLI and the stack cannot drift
+apart (tests/jobs/runtime proves it).
 
 A task carries its role's policy builder and the hooks that shape its container (its command,
 its environment) as function references: the Pulumi program calls them with what the stack
@@ -15,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from jobs.contract.alarms import AlarmInputs, AlarmSpec, heartbeat, nightly
 from jobs.contract.erasure import DataHoldings
 from jobs.contract.iam import Policy, TaskResources
-from jobs.contract.metrics import PUBLISHED, Job, Metric
+from jobs.contract.metrics import Metric
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class TaskStack:
 
 Command = Callable[[tuple[str, ...], TaskStack], tuple[str, ...]]
 Environment = Callable[[TaskStack], Mapping[str, str]]
+Alarms = Callable[[AlarmInputs], tuple[AlarmSpec, ...]]
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,35 @@ class JobSpec:
     help: str  # one line, for `python -m jobs --help`
     subcommands: tuple[str, ...] = ()  # its modes and actions, argparse subcommands of the CLI
     in_image: bool = True  # False: the dev stack's, which the job image does not carry
-    publishes: Job | None = None  # the metrics it publishes through its run context
+    publishes: str | None = None  # the Job dimension of the metrics its run context publishes
+    # What its runs publish beyond every run's Heartbeat (or ManualRuns) and DurationSeconds.
+    metrics: tuple[Metric, ...] = ()
+    alarms: Alarms | None = None  # its alarms, from what the stack decided (beside its heartbeat's)
     tasks: tuple[TaskSpec, ...] = ()
 
     @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return PUBLISHED[self.publishes] if self.publishes is not None else ()
+    def scheduled(self) -> bool:
+        """Whether a schedule starts it: its Heartbeat is then the schedule's alone, and a run a
+        person starts publishes ManualRuns instead (jobs.runtime.context).
+        """
+        return any(task.schedule is not None for task in self.tasks)
+
+    @property
+    def published(self) -> tuple[Metric, ...]:
+        """Every metric its runs publish (the dashboard draws them)."""
+        if self.publishes is None:
+            return ()
+        manual = (Metric.MANUAL_RUNS,) if self.scheduled else ()
+        return (Metric.HEARTBEAT, Metric.DURATION, *self.metrics, *manual)
+
+    def declared_alarms(self, inputs: AlarmInputs) -> tuple[AlarmSpec, ...]:
+        """Its alarms on a stack that starts `inputs.schedules`: its heartbeat's where one of them
+        starts it nightly (a rarer job is watched by a figure of its own), then its declared ones.
+        """
+        started = [
+            t.schedule.name for t in self.tasks if t.schedule is not None and t.schedule.name in inputs.schedules
+        ]
+        own = self.alarms(inputs) if self.alarms is not None else ()
+        if self.publishes is None or not any(nightly(inputs.schedules[name]) for name in started):
+            return own
+        return (heartbeat(self.publishes), *own)

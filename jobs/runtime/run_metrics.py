@@ -46,7 +46,7 @@ def publish(settings: JobSettings, run: RunMetrics, at: datetime, calls: CallMet
         store = MetricsStore(cloudwatch_client(settings), calls or CallMetrics())
         store.put(namespace(settings.stage), data, at)
     except DocuFlowError as exc:  # an outage, or a malformed endpoint setting
-        logger.error("could not publish the run's metrics", extra={"job": run.job.value, "error": str(exc)})
+        logger.error("could not publish the run's metrics", extra={"job": str(run.job), "error": str(exc)})
         return False
-    logger.info("run metrics published", extra={"job": run.job.value, "metrics": len(data)})
+    logger.info("run metrics published", extra={"job": str(run.job), "metrics": len(data)})
     return True

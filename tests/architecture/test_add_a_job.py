@@ -3,9 +3,12 @@
 On a copy of the tree, the test writes `jobs/hello/` (its declaration `job.py`, its task role's
 builder `policy.py`, its CLI) and adds the package's entry to `jobs/registry.py` (its import and
 its line in JOBS). Without touching any other file it then sees, in that copy:
-- `python -m jobs --help` list the command, and the command run in a run context;
+- `python -m jobs --help` list the command, and the command run in a run context, which publishes
+  the metrics it declares to CloudWatch (moto's), ManualRuns for a run a person started and
+  Heartbeat for one the schedule started;
 - the Pulumi program (under the mocks, with the real stack file) build its task definition, its
-  role with the builder's statements, its log group and its schedule;
+  role with the builder's statements, its log group, its schedule, its heartbeat alarm on the
+  alert topic (a nightly schedule) and a dashboard widget for each metric it publishes;
 - the import contracts place and fence the package (they read the registry), and catch it
   importing boto3;
 - the architecture tests that every package is placed in the contracts still pass.
@@ -20,9 +23,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+from jobs.contract.metrics import Metric, namespace
+from jobs.settings import env_name
+from jobs.store.clients import cloudwatch_client
+from tests.conftest import Stack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What the copy needs: the jobs, the Pulumi program and its stack files, the contracts and the
@@ -37,6 +46,7 @@ PACKAGE = {
 
         from __future__ import annotations
 
+        from jobs.contract.metrics import Metric
         from jobs.hello.policy import hello_task_policy
         from jobs.runtime.registry import JobSpec, Schedule, TaskSize, TaskSpec
 
@@ -45,6 +55,8 @@ PACKAGE = {
             "jobs.hello.cli",
             "greet, every night",
             subcommands=("greet",),
+            publishes="hello",
+            metrics=(Metric.ITEMS_CHANGED,),
             tasks=(
                 TaskSpec(
                     "hello",
@@ -74,6 +86,8 @@ PACKAGE = {
 
         import argparse
 
+        from jobs.contract.metrics import Datum, Metric
+        from jobs.hello.job import JOB
         from jobs.runtime.context import Cli, RunContext, run_job
 
 
@@ -85,10 +99,11 @@ PACKAGE = {
 
         def _run(context: RunContext, mode: str) -> int:
             print(f"hello from run {context.run_id}")
+            context.record("hello", [Datum(metric=Metric.ITEMS_CHANGED, value=2)])
             return 0
 
 
-        CLI = Cli("hello", parser, lambda args: str(args.mode), _run)
+        CLI = Cli(JOB, parser, lambda args: str(args.mode), _run)
 
 
         def main(argv: list[str]) -> int:
@@ -126,8 +141,8 @@ def _add_the_job(root: Path) -> None:
     registry.write_text(text)
 
 
-def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "1000", "NO_COLOR": "1"}
+def _run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "1000", "NO_COLOR": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=240, check=False
     )
@@ -141,12 +156,32 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_its_cli_is_listed_and_runs(tree: Path) -> None:
+def _published(stack: Stack, metric: Metric) -> float:
+    cloudwatch = cloudwatch_client(stack.settings)
+    stats = cloudwatch.get_metric_statistics(
+        Namespace=namespace(stack.settings.stage),
+        MetricName=metric.value,
+        Dimensions=[{"Name": "Job", "Value": "hello"}, {"Name": "Stage", "Value": stack.settings.stage}],
+        StartTime=datetime(2000, 1, 1, tzinfo=UTC),
+        EndTime=datetime(2100, 1, 1, tzinfo=UTC),
+        Period=86400,
+        Statistics=["Sum"],
+    )
+    return sum(point["Sum"] for point in stats["Datapoints"])
+
+
+def test_its_cli_is_listed_and_runs_publishing_its_metrics(tree: Path, stack: Stack) -> None:
     listed = _run(tree, "-m", "jobs", "--help")
     assert listed.returncode == 0 and "hello" in listed.stdout and "greet, every night" in listed.stdout
     ran = _run(tree, "-m", "jobs", "hello", "greet")
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.startswith("hello from run ")
+    # A person's run of a scheduled job: ManualRuns, never its heartbeat.
+    assert (_published(stack, Metric.MANUAL_RUNS), _published(stack, Metric.HEARTBEAT)) == (1, 0)
+    assert _published(stack, Metric.ITEMS_CHANGED) == 2
+    scheduled = _run(tree, "-m", "jobs", "hello", "greet", env={env_name("scheduled_time"): "2026-12-03T03:00:00Z"})
+    assert scheduled.returncode == 0, scheduled.stderr[-2000:]
+    assert (_published(stack, Metric.MANUAL_RUNS), _published(stack, Metric.HEARTBEAT)) == (1, 1)
 
 
 def test_the_stack_builds_its_task_definition_role_log_group_and_schedule(tree: Path) -> None:
@@ -166,6 +201,19 @@ def test_the_stack_builds_its_task_definition_role_log_group_and_schedule(tree: 
     schedules = [r for r in recorded if r["typ"] == "aws:scheduler/schedule:Schedule"]
     (schedule,) = [s for s in schedules if s["inputs"]["name"] == "docuflow-hello-hello"]
     assert schedule["inputs"]["scheduleExpression"] == "cron(0 3 * * ? *)"
+    alarm = "aws:cloudwatch/metricAlarm:MetricAlarm"
+    alarms = {r["inputs"]["name"]: r["inputs"] for r in recorded if r["typ"] == alarm and "name" in r["inputs"]}
+    beat = alarms["docuflow-hello-hello-heartbeat"]
+    assert (beat["metricName"], beat["dimensions"]) == ("Heartbeat", {"Job": "hello", "Stage": "hello"})
+    assert beat["alarmActions"] == alarms["docuflow-hello-ingest-heartbeat"]["alarmActions"]
+    (board,) = [r for r in recorded if r["typ"] == "aws:cloudwatch/dashboard:Dashboard"]
+    titles = {w["properties"].get("title") for w in json.loads(board["inputs"]["dashboardBody"])["widgets"]}
+    assert {
+        "hello: ItemsChanged",
+        "hello: Heartbeat",
+        "hello: ManualRuns",
+        "hello: duration (s) against its window",
+    } <= titles
 
 
 def test_the_import_contracts_place_and_fence_it(tree: Path) -> None:

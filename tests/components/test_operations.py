@@ -20,11 +20,12 @@ from jobs.contract.alarms import (
     OLDEST_MESSAGE_AGE,
     RUNBOOK,
     Missing,
-    declared_alarms,
     drill_overdue_days,
 )
-from jobs.contract.metrics import LEVELS, PUBLISHED, Metric, namespace
+from jobs.contract.metrics import LEVELS, Metric, namespace
 from jobs.errors import ExitCode
+from jobs.registry import published as registry_published
+from tests.alarm_specs import stack_alarms
 from tests.components.program import ACCOUNT, REPO_ROOT, ProgramRun, stack_config
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -51,7 +52,7 @@ def _alarms(run: ProgramRun) -> dict[str, dict[str, Any]]:
 
 def test_every_deployed_spec_is_an_alarm_on_the_alert_topic(every_stack: ProgramRun) -> None:
     settings, stage = _settings(every_stack), every_stack.stack
-    declared = declared_alarms(0.5, drill_schedule=settings.scheduling.expression("drill"))
+    declared = stack_alarms(0.5, drill_schedule=settings.scheduling.expression("drill"))
     specs = {f"docuflow-{stage}-{s.name}": s for s in declared if s.deployed}
     alarms = {name: a for name, a in _alarms(every_stack).items() if name in specs}
     assert set(alarms) == set(specs)
@@ -125,7 +126,7 @@ def test_the_dashboard_draws_every_published_metric_and_the_issues_widgets(every
     body = _body(every_stack)
     widgets = _metric_widgets(body)
     drawn = {line[1] for w in widgets.values() for line in w["metrics"] if isinstance(line[0], str)}
-    published = {m.value for metrics in PUBLISHED.values() for m in metrics}
+    published = {m.value for metrics in registry_published().values() for m in metrics}
     assert published | {OLDEST_MESSAGE_AGE, Metric.ESTIMATED_COST.value, Metric.RPO.value, Metric.RTO.value} <= drawn
     assert widgets["ingest: TextractPages"]["metrics"][0][1] == Metric.TEXTRACT_PAGES.value
     assert widgets["ingest: the night's estimated cost (USD)"]["metrics"][0][1] == Metric.ESTIMATED_COST.value
@@ -137,7 +138,7 @@ def test_the_dashboard_draws_every_published_metric_and_the_issues_widgets(every
     assert "SEARCH(" in codes[0]["expression"] and "Code" in codes[0]["expression"]
     assert body["start"] == "-P30D"
     (states,) = [w for w in body["widgets"] if w["type"] == "alarm"]
-    declared = declared_alarms(0.5, drill_schedule=_settings(every_stack).scheduling.expression("drill"))
+    declared = stack_alarms(0.5, drill_schedule=_settings(every_stack).scheduling.expression("drill"))
     assert len(states["properties"]["alarms"]) == sum(s.deployed for s in declared)
 
 
@@ -189,12 +190,12 @@ def test_every_stack_with_a_scheduled_drill_alarms_when_the_drill_is_overdue(eve
 
 
 def test_every_declared_alarm_has_its_runbook_entry() -> None:
-    specs = declared_alarms(0.5, drill_schedule="cron(0 6 1 1,4,7,10 ? *)")
+    specs = stack_alarms(0.5, drill_schedule="cron(0 6 1 1,4,7,10 ? *)")
     assert {s.runbook for s in specs} <= _runbook_anchors()
 
 
 def test_a_dashboard_without_a_drill_schedule_draws_the_age_without_a_bound() -> None:
-    widgets = _metric_widgets(dashboard_body("dev", "eu-west-1", []))
+    widgets = _metric_widgets(dashboard_body("dev", "eu-west-1", [], stack_alarms(0.5), registry_published()))
     assert "annotations" not in widgets["drill: days since the last drill"]
 
 

@@ -11,17 +11,20 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from jobs.contract.alarms import HEARTBEAT_HOURS, LATE_HOURS, declared_alarms
+from jobs.contract.alarms import HEARTBEAT_HOURS, LATE_HOURS, AlarmInputs
 from jobs.contract.metrics import CODE, SEVERITY, Datum, Job, Metric, RunMetrics
+from jobs.erasure import job as erasure_job
+from jobs.ingest import job as ingest_job
 from jobs.local.standins.alarms import judge
 from jobs.reconcile.chain import ledger as ledgers
 from jobs.reconcile.rules.findings import FINDINGS_SCHEMA
 from jobs.reconcile.run import metrics_of
 from jobs.reconcile.summary import ReconcileSummary
-from jobs.runtime.context import RunContext, as_run_of
+from jobs.runtime.context import RunContext, as_manual_run
 from jobs.settings import JobSettings
+from tests.alarm_specs import stack_alarms
 
-SPECS = {spec.name: spec for spec in declared_alarms(0.5)}
+SPECS = {spec.name: spec for spec in stack_alarms(0.5)}
 
 
 def test_a_heartbeat_alarms_only_when_every_hourly_period_of_its_window_is_empty() -> None:
@@ -64,7 +67,7 @@ def test_the_failed_ratio_is_the_nights_over_summed_counts() -> None:
 
 
 def test_the_failed_ratio_waits_for_every_task_of_the_night() -> None:
-    (spec,) = [s for s in declared_alarms(0.5, ingest_tasks=4) if s.name == "ingest-failed-ratio"]
+    (spec,) = [s for s in stack_alarms(0.5, ingest_tasks=4) if s.name == "ingest-failed-ratio"]
     assert spec.ratio is not None and spec.ratio.ids()["t0"] is Metric.HEARTBEAT
     # The first of four tasks has published: 15 of its 25 FAILED (60 %). Not the night's verdict.
     first = {Metric.FAILED.value: 15.0, Metric.PROCESSED.value: 10.0, Metric.HEARTBEAT.value: 1.0}
@@ -84,18 +87,21 @@ def _run() -> RunMetrics:
 
 
 def test_a_manual_run_publishes_manual_runs_in_place_of_the_heartbeat() -> None:
-    manual = as_run_of(_run(), scheduled=False)
+    manual = as_manual_run(_run())
     assert [d.metric for d in manual.data] == [Metric.FAILED, Metric.MANUAL_RUNS]
-    assert as_run_of(_run(), scheduled=True) == _run()
-    erasure = RunMetrics(job=Job.ERASURE, data=(Datum(metric=Metric.HEARTBEAT, value=1),))
-    assert as_run_of(erasure, scheduled=False) == erasure  # a job only ever run by hand keeps its count
     settings = JobSettings(stage="dev")
-    context = RunContext("ingest", settings)
+    context = RunContext("ingest", settings, scheduled_job=ingest_job.JOB.scheduled)
     context.publish(_run())
-    assert Metric.HEARTBEAT not in {d.metric for d in context.published[0].data}
-    scheduled = RunContext("ingest", settings.changed(scheduled_time=datetime.now(UTC)))
+    assert [d.metric for d in context.published[0].data] == [Metric.FAILED, Metric.MANUAL_RUNS]
+    scheduled = RunContext("ingest", settings.changed(scheduled_time=datetime.now(UTC)), scheduled_job=True)
     scheduled.publish(_run())
-    assert Metric.HEARTBEAT in {d.metric for d in scheduled.published[0].data}
+    assert scheduled.published[0] == _run()
+    # A job only ever run by hand (no task of its declaration has a schedule) keeps its count.
+    assert not erasure_job.JOB.scheduled
+    erasure = RunMetrics(job=Job.ERASURE, data=(Datum(metric=Metric.HEARTBEAT, value=1),))
+    by_hand = RunContext("erase", settings, scheduled_job=erasure_job.JOB.scheduled)
+    by_hand.publish(erasure)
+    assert by_hand.published[0] == erasure
 
 
 def _findings(*documents: str) -> pl.DataFrame:
@@ -128,3 +134,22 @@ def test_new_findings_are_the_ledgers_new_ones_not_every_open_one() -> None:
     third = ledgers.carry(ledgers.with_ids(_findings("old", "new")), second, {}, night + timedelta(days=2), [])
     assert _new(metrics_of(_summary(2), third))[(SEVERITY, "error")] == 1  # the new one behind the old
     assert _new(metrics_of(_summary(2), None))[(SEVERITY, "error")] == 2  # no ledger: all new
+
+
+def test_a_job_gets_its_heartbeat_alarm_from_a_nightly_schedule_only() -> None:
+    quarterly = {s.name for s in stack_alarms(0.5, drill_schedule="cron(0 6 1 1,4,7,10 ? *)")}
+    assert {"ingest-heartbeat", "reconcile-heartbeat", "drill-overdue"} <= quarterly
+    assert "drill-heartbeat" not in quarterly  # no 30-hour window spans a quarter: drill-overdue does
+    assert "drill-heartbeat" in {s.name for s in stack_alarms(0.5, drill_schedule="cron(0 6 * * ? *)")}
+    # The jobs only run by hand have none; neither has a job the stack does not start.
+    assert not {s.name for s in erasure_job.JOB.declared_alarms(AlarmInputs(failed_ratio_threshold=0.5))}
+    alone = ingest_job.JOB.declared_alarms(AlarmInputs(failed_ratio_threshold=0.5, schedules={"reconcile": "x"}))
+    assert "ingest-heartbeat" not in {s.name for s in alone} and "ingest-failed-ratio" in {s.name for s in alone}
+
+
+def test_the_scheduled_jobs_are_those_a_task_of_which_has_a_schedule() -> None:
+    from jobs.registry import JOBS
+
+    assert {spec.publishes for spec in JOBS if spec.scheduled} == {Job.INGEST, Job.RECONCILE, Job.DRILL}
+    assert all(Metric.MANUAL_RUNS in spec.published for spec in JOBS if spec.scheduled)
+    assert not any(Metric.MANUAL_RUNS in spec.published for spec in JOBS if not spec.scheduled)

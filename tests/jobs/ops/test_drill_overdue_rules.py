@@ -9,15 +9,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs.contract.alarms import DRILL_MARGIN_DAYS, HEARTBEAT_HOURS, Missing, declared_alarms, drill_overdue_days
+from jobs.contract.alarms import DRILL_MARGIN_DAYS, HEARTBEAT_HOURS, Missing, drill_overdue_days
 from jobs.contract.cron import longest_gap_days
-from jobs.contract.metrics import LEVELS, PUBLISHED, Job, Metric
+from jobs.contract.metrics import LEVELS, Job, Metric
 from jobs.contract.objects import ObjectInfo
 from jobs.local.standins.alarms import judge
 from jobs.reconcile.chain.drill_age import days_since, drill_age, drill_age_datum, newest
 from jobs.reconcile.report.written import ReconcileSummary
 from jobs.reconcile.run import metrics_of
-from jobs.registry import job
+from jobs.registry import job, published
+from tests.alarm_specs import stack_alarms
 
 QUARTERLY = job("drill").tasks[0].schedule.default  # type: ignore[union-attr]
 T0 = datetime(2026, 4, 1, 6, 40, tzinfo=UTC)
@@ -62,14 +63,14 @@ def test_the_bound_is_the_drill_schedules_period_plus_the_margin() -> None:
 
 
 def test_only_a_stack_with_a_drill_schedule_declares_drill_overdue() -> None:
-    assert "drill-overdue" not in {s.name for s in declared_alarms(0.5)}
-    (spec,) = [s for s in declared_alarms(0.5, drill_schedule=QUARTERLY) if s.name == "drill-overdue"]
+    assert "drill-overdue" not in {s.name for s in stack_alarms(0.5)}
+    (spec,) = [s for s in stack_alarms(0.5, drill_schedule=QUARTERLY) if s.name == "drill-overdue"]
     assert spec.metric == Metric.DAYS_SINCE_DRILL and spec.dimensions == {"Job": "reconcile"}
     assert spec.threshold == 99 and spec.missing is Missing.NOT_BREACHING and spec.deployed
     # Hourly periods over more than a day, one enough: within CloudWatch's 7-day window.
     assert (spec.period, spec.evaluation_periods, spec.datapoints) == (3600, HEARTBEAT_HOURS, 1)
     assert spec.window <= 7 * 86_400 and spec.runbook_url == "docs/operations.md#drill-overdue"
-    assert Metric.DAYS_SINCE_DRILL in PUBLISHED[Job.RECONCILE] and Metric.DAYS_SINCE_DRILL in LEVELS
+    assert Metric.DAYS_SINCE_DRILL in published()[Job.RECONCILE] and Metric.DAYS_SINCE_DRILL in LEVELS
 
 
 def _night(value: float | None, hours_ago: int) -> list[float | None]:
@@ -81,7 +82,7 @@ def _night(value: float | None, hours_ago: int) -> list[float | None]:
 
 
 def test_the_alarm_judges_the_nights_figure_and_keeps_quiet_without_one() -> None:
-    (spec,) = [s for s in declared_alarms(0.5, drill_schedule=QUARTERLY) if s.name == "drill-overdue"]
+    (spec,) = [s for s in stack_alarms(0.5, drill_schedule=QUARTERLY) if s.name == "drill-overdue"]
     assert not judge(spec, _night(12.5, 3))
     assert not judge(spec, _night(99.0, 3))  # at the bound: not yet over it
     assert judge(spec, _night(99.2, 3))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from jobs.contract import layout
-from jobs.contract.alarms import AUDIT_GAP, OLDEST_MESSAGE_AGE, QUEUE_NAME, SQS_NAMESPACE, declared_alarms
+from jobs.contract.alarms import AUDIT_GAP, OLDEST_MESSAGE_AGE, QUEUE_NAME, SQS_NAMESPACE
 from jobs.contract.metrics import JOB, STAGE, Job, Metric, namespace
 from jobs.errors import ExitCode
 from jobs.ingest import cli as ingest_cli
@@ -30,6 +30,7 @@ from jobs.recovery import cli as drill_cli
 from jobs.registry import job as registered
 from jobs.store.clients import cloudwatch_client, sqs_client
 from jobs.store.metrics import MetricsStore
+from tests.alarm_specs import stack_alarms
 from tests.jobs.recovery.recovery_helpers import export
 
 # The smallest age bound a stack accepts (docuflow:arrivalsMaxAgeSeconds): the stand-in's
@@ -80,7 +81,11 @@ def _store(stack) -> MetricsStore:
 
 
 def _alarms_at(stack, at: datetime, oldest_message_seconds: int = STALLED_AFTER) -> list[str]:
-    specs = declared_alarms(stack.settings.ingest.failed_ratio_threshold, oldest_message_seconds, DRILL_SCHEDULE)
+    specs = stack_alarms(
+        stack.settings.ingest.failed_ratio_threshold,
+        oldest_message_seconds=oldest_message_seconds,
+        drill_schedule=DRILL_SCHEDULE,
+    )
     return in_alarm(_store(stack), stack.settings.stage, specs, at)
 
 

@@ -30,7 +30,6 @@ from zoneinfo import ZoneInfo
 import polars as pl
 import pytest
 
-from jobs.contract.alarms import declared_alarms
 from jobs.contract.metrics import Job
 from jobs.contract.status import Status
 from jobs.ingest.summary import RunSummary
@@ -46,6 +45,7 @@ from jobs.runtime.context import RunContext
 from jobs.settings import JobSettings
 from jobs.store.clients import cloudwatch_client
 from jobs.store.metrics import MetricsStore
+from tests.alarm_specs import stack_alarms
 
 ZONE = ZoneInfo("Europe/Berlin")
 INGEST_AT, RECONCILE_AT = time(1, 0), time(5, 0)
@@ -133,7 +133,7 @@ STAMPS: list[datetime] = []  # when each run published: where an alarm's state c
 def _publish(settings: JobSettings, run_job: Job, metrics, at: datetime, scheduled: bool) -> None:
     STAMPS.append(at)
     run_settings = settings.changed(scheduled_time=at if scheduled else None)
-    context = RunContext(run_job.value, run_settings)
+    context = RunContext(run_job.value, run_settings, scheduled_job=True)  # ingest, reconcile, drill
     context.publish(metrics)
     context.flush(at)
 
@@ -232,7 +232,7 @@ def _times(start: datetime, end: datetime, windows: set[int]) -> list[datetime]:
 def test_sixty_nights_each_show_exactly_their_alarms(stack) -> None:
     settings = stack.settings
     nights = _plan()
-    specs = declared_alarms(settings.ingest.failed_ratio_threshold, drill_schedule=DRILL_SCHEDULE, ingest_tasks=TASKS)
+    specs = stack_alarms(settings.ingest.failed_ratio_threshold, drill_schedule=DRILL_SCHEDULE, ingest_tasks=TASKS)
     store = MetricsStore(cloudwatch_client(settings), CallMetrics())
     sent: list[Notification] = []
     evaluations = 0

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from jobs.contract import layout
-from jobs.contract.alarms import declared_alarms
 from jobs.errors import ExitCode
 from jobs.local.standins import inventory as inventory_standin
 from jobs.local.standins.alarms import in_alarm
@@ -27,6 +26,7 @@ from jobs.reconcile.summary import ReconcileSummary
 from jobs.settings import JobSettings
 from jobs.store.clients import cloudwatch_client
 from jobs.store.metrics import MetricsStore
+from tests.alarm_specs import stack_alarms
 
 
 def _night(settings: JobSettings, started_after: timedelta = timedelta(0), plan: Any = None) -> Any:
@@ -69,7 +69,7 @@ def test_before_the_first_delivery_the_night_has_nothing_to_judge_and_stays_quie
     alarms = in_alarm(
         store,
         stack.settings.stage,
-        declared_alarms(stack.settings.ingest.failed_ratio_threshold, 3600),
+        stack_alarms(stack.settings.ingest.failed_ratio_threshold, oldest_message_seconds=3600),
         layout.utc_now() + timedelta(seconds=1),
     )
     assert [a for a in alarms if a.startswith("reconcile")] == [], alarms

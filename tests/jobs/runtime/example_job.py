@@ -22,6 +22,7 @@ import argparse
 
 from jobs.errors import LifecycleRefusedError
 from jobs.runtime.context import Cli, RunContext, run_job
+from jobs.runtime.registry import JobSpec
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,7 +41,7 @@ def _run(context: RunContext, mode: str) -> int:
     return 0
 
 
-CLI = Cli("hello", parser, lambda args: str(args.mode), _run)
+CLI = Cli(JobSpec("hello", "hellojob.cli", "an example job"), parser, lambda args: str(args.mode), _run)
 
 
 def main(argv: list[str]) -> int:

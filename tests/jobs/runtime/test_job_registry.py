@@ -118,8 +118,8 @@ def test_python_m_jobs_help_lists_every_entry() -> None:
 
 
 def test_metrics_come_from_the_contract_and_tasks_have_unique_names() -> None:
-    from jobs.contract.metrics import PUBLISHED
+    from jobs.registry import published
 
-    assert {spec.publishes for spec in JOBS if spec.publishes is not None} == set(PUBLISHED)
+    assert {spec.publishes for spec in JOBS if spec.publishes is not None} == set(published())
     assert len(tasks()) == sum(len(spec.tasks) for spec in JOBS) == len(job_containers.registered_tasks())
     assert {spec.name for spec in JOBS if not spec.in_image} == {"local", "demo"}

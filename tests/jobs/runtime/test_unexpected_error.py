@@ -14,6 +14,7 @@ from jobs.contract import layout
 from jobs.erasure import cli as erasure_cli
 from jobs.errors import ExitCode, ReconcileInputError
 from jobs.ingest import cli as ingest_cli
+from jobs.ingest import job as ingest_job
 from jobs.runtime.context import Cli, RunContext, run_in_context, run_job
 from jobs.settings import JobSettings
 
@@ -86,7 +87,7 @@ def _never(_context: RunContext, _plan: object) -> int:
 
 
 def test_an_option_the_plan_refuses_exits_2_in_one_line_before_any_run(capsys: pytest.CaptureFixture[str]) -> None:
-    cli = Cli("ingest", ingest_cli.parser, ingest_cli.plan_of, _never)
+    cli = Cli(ingest_job.JOB, ingest_cli.parser, ingest_cli.plan_of, _never)
     assert run_job(cli, ["drain", "--max-docs", "0"], settings=JobSettings(stage="t")) == ExitCode.BAD_INPUT
     err = capsys.readouterr().err
     assert err.startswith("usage: python -m jobs ingest")
