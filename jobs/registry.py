@@ -3,10 +3,9 @@ makes in `jobs/<package>/job.py` (jobs.runtime.registry says what a declaration 
 
 Read by `jobs/__main__.py` (the commands and their help), by the Pulumi program
 (components/batch_jobs.py: the task definitions, roles, sizes, schedules; components/operations.py:
-the alarms and the dashboard's metrics), by the alarms' local stand-in, and by the import
-contracts (.importlinter), which place each job package. Three entries are declared here: the dev
-stack's (`demo`, `local`), which production code may not import and the image does not carry,
-and `extract`, a debugging command of the pure extraction package, which sits below the runtime.
+the alarms and the dashboard's metrics), and by the import contracts (.importlinter), which
+place each job package. Two entries are declared here: the dev stack's (`demo`, `local`), which
+production code may not import and the image does not carry.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ JOBS: tuple[JobSpec, ...] = (
     recovery_job.DRILL,
     recovery_job.ROLLBACK,
     recovery_job.UNDELETE,
-    JobSpec("extract", "jobs.extract.cli", "extract and validate local files (debugging)"),
+    ingest_job.EXTRACT,
     documents_job.JOB,
     ingest_job.RESTORE_ARCHIVED,
     review_job.JOB,

@@ -81,6 +81,9 @@ JOB = JobSpec(
     ),
 )
 
+# The ingest's reading of local files, for debugging: no stack, no task.
+EXTRACT = JobSpec("extract", "jobs.ingest.extract_cli", "extract and validate local files (debugging)")
+
 RESTORE_ARCHIVED = JobSpec(
     "restore-archived",
     "jobs.ingest.restore_archived",

@@ -81,6 +81,18 @@ def _tree(root: Path, files: dict[str, str]) -> dict[str, Module]:
     return load(root, ("jobs",))
 
 
+def test_every_command_runs_through_run_job_under_its_own_declaration() -> None:
+    import importlib
+
+    from jobs.registry import JOBS
+    from jobs.runtime.context import Cli
+
+    for spec in JOBS:
+        module = importlib.import_module(spec.module)
+        assert isinstance(module.CLI, Cli) and module.CLI.job is spec, spec.name
+        assert "run_job(CLI, argv)" in Path(module.__file__ or "").read_text(), spec.name
+
+
 def test_a_long_module_is_found(tmp_path: Path) -> None:
     modules = _tree(tmp_path, {"__init__.py": "", "short.py": "x = 1\n", "long.py": "x = 1\n" * 601})
     assert long_modules(modules) == {"jobs.long": 601}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from extract_helpers import EINVOICE, REPO_ROOT, TEXTRACT
 
-from jobs.extract.cli import main
+from jobs.ingest.extract_cli import main
 
 
 def test_json_lines_per_file(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,9 @@
-"""`python -m jobs extract FILE… [--json]`: run the extraction library on local files for debugging."""
+"""`python -m jobs extract FILE… [--json]`: run the extraction library on local files for debugging.
+
+The ingest's reading of one document, without the stack: nothing is stored and nothing published.
+It runs through `run_job` as every command does (argparse's refusal exit 2, a bug 70); a file it
+cannot read is reported on stderr and exits 2 once the others are read.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ from jobs.contract.engines import OcrEngine
 from jobs.contract.invoice import ExtractionOutcome
 from jobs.extract.api import extract_document
 from jobs.extract.settings import ExtractionSettings
+from jobs.ingest.job import EXTRACT
+from jobs.runtime.context import Cli, RunContext, run_job
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,17 +82,14 @@ def _print_human(path: Path, outcome: ExtractionOutcome, out: TextIO) -> None:
         )
 
 
-def main(argv: list[str]) -> int:
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
+def _extract(context: RunContext, args: argparse.Namespace) -> int:
     settings = ExtractionSettings(
         ocr_engine=args.ocr,
         **({"confidence_threshold": args.confidence_threshold} if args.confidence_threshold is not None else {}),
     )
     rc = 0
     for path in args.files:
+        context.stop.check(f"before {path}")
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -98,3 +102,10 @@ def main(argv: list[str]) -> int:
         else:
             _print_human(path, outcome, sys.stdout)
     return rc
+
+
+CLI = Cli(EXTRACT, _parser, lambda args: args, _extract)
+
+
+def main(argv: list[str]) -> int:
+    return run_job(CLI, argv)
