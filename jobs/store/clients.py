@@ -26,12 +26,14 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
     from mypy_boto3_athena import AthenaClient as AthenaClient
     from mypy_boto3_backup import BackupClient as BackupClient
+    from mypy_boto3_cloudwatch import CloudWatchClient as CloudWatchClient
     from mypy_boto3_dynamodb import DynamoDBClient as DynamoDBClient
     from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient as DynamoDBStreamsClient
     from mypy_boto3_kms import KMSClient as KMSClient
     from mypy_boto3_s3 import S3Client as S3Client
     from mypy_boto3_sns import SNSClient as SNSClient
     from mypy_boto3_sqs import SQSClient as SQSClient
+    from mypy_boto3_sts import STSClient as STSClient
     from mypy_boto3_textract import TextractClient as TextractClient
 
 Client = TypeVar("Client", bound="BaseClient")
@@ -103,19 +105,15 @@ def sns_client(settings: JobSettings, **kwargs: Any) -> SNSClient:
     return _built("sns", lambda session: session.client("sns", config=botocore_config(settings), **kwargs))
 
 
-def cloudwatch_client(settings: JobSettings, **kwargs: Any) -> Any:
-    """CloudWatch: the runs' metrics (jobs.store.metrics). Typed by that module's protocol: no
-    mypy-boto3 stubs for CloudWatch are installed.
-    """
+def cloudwatch_client(settings: JobSettings, **kwargs: Any) -> CloudWatchClient:
+    """CloudWatch: the runs' metrics (jobs.store.metrics)."""
     return _built(
         "cloudwatch", lambda session: session.client("cloudwatch", config=botocore_config(settings), **kwargs)
     )
 
 
-def sts_client(settings: JobSettings, **kwargs: Any) -> Any:
-    """STS: who a caller is (jobs.store.identity). Typed by that module's use: no mypy-boto3
-    stubs for STS are installed.
-    """
+def sts_client(settings: JobSettings, **kwargs: Any) -> STSClient:
+    """STS: who a caller is (jobs.store.identity)."""
     return _built("sts", lambda session: session.client("sts", config=botocore_config(settings), **kwargs))
 
 

@@ -5,11 +5,14 @@ caller said they were. GetCallerIdentity needs no permission: any credentials ma
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
 from jobs.store.clients import sts_client
+
+if TYPE_CHECKING:
+    from jobs.store.clients import STSClient
 
 __all__ = ["Caller", "caller_identity", "sts_client"]
 
@@ -20,7 +23,7 @@ class Caller(NamedTuple):
     user_id: str
 
 
-def caller_identity(client: Any, metrics: CallMetrics) -> Caller:
+def caller_identity(client: STSClient, metrics: CallMetrics) -> Caller:
     with metrics.call("sts.GetCallerIdentity"), translated("sts.GetCallerIdentity"):
         response = client.get_caller_identity()
     return Caller(str(response["Arn"]), str(response["Account"]), str(response["UserId"]))

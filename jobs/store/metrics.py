@@ -7,20 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, cast
 
 from jobs.observability import CallMetrics
 from jobs.store._aws import translated
 
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.type_defs import MetricDataQueryTypeDef, MetricDatumTypeDef
+
+    from jobs.store.clients import CloudWatchClient
+
 PUT_MAX = 1000  # MetricData entries PutMetricData takes in one request
-
-
-class CloudWatchClient(Protocol):
-    """What the adapter calls (no mypy-boto3 stubs for CloudWatch are installed)."""
-
-    def put_metric_data(self, **kwargs: Any) -> Any: ...
-
-    def get_metric_data(self, **kwargs: Any) -> Any: ...
 
 
 class MetricsStore:
@@ -32,7 +29,8 @@ class MetricsStore:
         """`data`: MetricData entries without their Timestamp (the run's end, for all); the
         requests made.
         """
-        stamped = [{**datum, "Timestamp": timestamp} for datum in data]
+        # The entries are built by jobs.runtime.run_metrics in PutMetricData's own shape.
+        stamped = cast("list[MetricDatumTypeDef]", [{**datum, "Timestamp": timestamp} for datum in data])
         requests = 0
         for start in range(0, len(stamped), PUT_MAX):
             with self._metrics.call("cloudwatch.PutMetricData"), translated("cloudwatch.PutMetricData"):
@@ -71,10 +69,10 @@ class MetricsStore:
         pairs, periods counted from `start` (periods without data are absent).
         """
         found: dict[str, list[tuple[datetime, float]]] = {k: [] for k in queries}
-        stats = [{"Id": k, "MetricStat": stat} for k, stat in queries.items()]
+        stats = cast("list[MetricDataQueryTypeDef]", [{"Id": k, "MetricStat": stat} for k, stat in queries.items()])
         token: str | None = None
         while True:
-            page = {"NextToken": token} if token else {}
+            page: dict[str, Any] = {"NextToken": token} if token else {}
             with self._metrics.call("cloudwatch.GetMetricData"), translated("cloudwatch.GetMetricData"):
                 response = self._client.get_metric_data(MetricDataQueries=stats, StartTime=start, EndTime=end, **page)
             for result in response.get("MetricDataResults", []):
