@@ -38,7 +38,7 @@ from components.job_containers import SCRATCH_VOLUME, check_reconcile_engine, co
 from components.job_image import JobImage, job_image
 from components.job_schedules import JobNetwork, JobSchedules, Scheduled, ScheduleStack, create_schedules
 from jobs.contract import layout
-from jobs.contract.engines import OcrEngine
+from jobs.contract.engines import OcrEngine, ReconcileEngine
 from jobs.contract.erasure import DataHoldings
 from jobs.contract.iam import CatalogArns, TaskResources
 from jobs.contract.metrics import namespace
@@ -95,7 +95,7 @@ class BatchJobsArgs:
     textract_fallback: bool = False
     # "athena": the reconcile and repair run with `reconcile athena`, and their roles get the audit
     # catalog's grants (JobResources.catalog_grants, required then).
-    reconcile_engine: str = "polars"
+    reconcile_engine: str = ReconcileEngine.POLARS
     # The nightly chain: re-anchor with a full export this many days after the last one; a state
     # older than catch-up days is re-anchored too (JobSettings' reconcile_* settings).
     reanchor_days: int = 30
@@ -111,7 +111,7 @@ def check_args(args: BatchJobsArgs, tasks: Mapping[str, TaskSpec]) -> None:
     if args.ocr_engine not in set(OcrEngine):
         raise ValueError(f"ocr_engine must be one of {', '.join(OcrEngine)}, not {args.ocr_engine!r}")
     check_reconcile_engine(args.reconcile_engine)
-    if (args.reconcile_engine == "athena") != (args.resources.catalog_grants is not None):
+    if (args.reconcile_engine == ReconcileEngine.ATHENA) != (args.resources.catalog_grants is not None):
         raise ValueError("the athena reconcile engine needs the audit catalog's grants, and only it")
     unknown = set(args.sizes) - set(tasks)
     if unknown:
@@ -140,7 +140,9 @@ def task_resources(args: BatchJobsArgs) -> pulumi.Output[TaskResources]:
         "textract": args.ocr_engine == OcrEngine.TEXTRACT,
         "catalog": resources.catalog_grants,
         # The polars nightly checks the change log (--audit-log): it reads it.
-        "audit_log_bucket_arn": buckets.get(layout.AUDIT_LOG) if args.reconcile_engine == "polars" else None,
+        "audit_log_bucket_arn": buckets.get(layout.AUDIT_LOG)
+        if args.reconcile_engine == ReconcileEngine.POLARS
+        else None,
         # The Athena engine's table exports are a drill's restore source too.
         "exports_bucket_arn": buckets.get(layout.AUDIT_DATA),
     }

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jobs import registry
+from jobs.contract.engines import ReconcileEngine
 from jobs.runtime.registry import TaskSpec, TaskStack
 from jobs.settings import JOB_ENV_VARS, env_name
 
@@ -24,7 +25,8 @@ SCRATCH_PATH = "/tmp"
 JOB_USER = "10001:10001"
 STOP_TIMEOUT_SECONDS = 120
 ENTRYPOINT = ["python", "-m", "jobs"]
-RECONCILE_ENGINES = ("polars", "athena")
+# What a stack runs its nightly reconcile on (the files engine's DuckDB is a person's choice).
+RECONCILE_ENGINES = (ReconcileEngine.POLARS, ReconcileEngine.ATHENA)
 ENV_SCHEDULE_TIMEZONE = env_name("schedule_timezone")
 ENV_SCHEDULED_TIME = env_name("scheduled_time")
 # EventBridge Scheduler replaces this keyword in a target's Input with the time the schedule meant
@@ -62,10 +64,12 @@ def scheduled_input() -> str:
 
 def check_reconcile_engine(engine: str) -> None:
     if engine not in RECONCILE_ENGINES:
-        raise ValueError(f"reconcile engine must be one of {RECONCILE_ENGINES}, not {engine!r}")
+        raise ValueError(f"reconcile engine must be one of {', '.join(RECONCILE_ENGINES)}, not {engine!r}")
 
 
-def job_command(job: str, reconcile_engine: str = "polars", drain_minutes: int | None = None) -> list[str]:
+def job_command(
+    job: str, reconcile_engine: str = ReconcileEngine.POLARS, drain_minutes: int | None = None
+) -> list[str]:
     """The command of the registry's task `job` on a stack with this engine and drain bound."""
     check_reconcile_engine(reconcile_engine)
     stack = TaskStack(image="", table_arn="", reconcile_engine=reconcile_engine, drain_minutes=drain_minutes)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from jobs.contract.alarms import AUDIT_GAP, AlarmInputs, AlarmSpec, any_over_zero
+from jobs.contract.engines import ReconcileEngine
 from jobs.contract.metrics import CODE, SEVERITIES, SEVERITY, Job, Metric
 from jobs.reconcile.policy import reconcile_task_policy, repair_task_policy
 from jobs.runtime.registry import JobSpec, Schedule, TaskSize, TaskSpec, TaskStack
@@ -24,7 +25,7 @@ def nightly_command(command: tuple[str, ...], stack: TaskStack) -> tuple[str, ..
     """The nightly chain (jobs/reconcile/nightly.py) on the stack's engine: with polars it checks
     the change log too; with athena it runs over the kept Iceberg table, in the workgroup.
     """
-    if stack.reconcile_engine == "athena":
+    if stack.reconcile_engine == ReconcileEngine.ATHENA:
         return ("reconcile", "athena", "--nightly", *command[2:])
     return (*command, *AUDIT_LOG_ARGS)
 

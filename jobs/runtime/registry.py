@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from jobs.contract.alarms import AlarmInputs, AlarmSpec, heartbeat, nightly
+from jobs.contract.engines import ReconcileEngine
 from jobs.contract.erasure import DataHoldings
 from jobs.contract.iam import Policy, TaskResources
 from jobs.contract.metrics import Metric
@@ -50,7 +51,7 @@ class TaskStack:
 
     image: str  # by digest: `<repository>@sha256:…`
     table_arn: str
-    reconcile_engine: str = "polars"
+    reconcile_engine: str = ReconcileEngine.POLARS
     # The scheduled drain stops taking work after this many minutes; None: until the queue is empty.
     drain_minutes: int | None = None
     ocr_engine: str | None = None

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from pydantic_settings import NoDecode
 
 from jobs.contract import layout
-from jobs.contract.engines import OcrEngine, ReconcileEngine
+from jobs.contract.engines import OcrEngine
 from jobs.contract.erasure import DataHoldings
 from jobs.contract.retention import RetentionPolicy
 from jobs.contract.schema import SQS_MAX_VISIBILITY_SECONDS, TABLE_STATE_DAYS, LifecycleSpec
@@ -198,12 +198,11 @@ class ExtractionSection(Section, ExtractionChoices):
 
 
 class ReconcileSection(Section):
-    """The reconcile: its engine, the Athena catalog, the inventories, the exports and the nightly chain."""
+    """The reconcile: the Athena catalog, the inventories, the exports and the nightly chain. The
+    engine is the command's (`reconcile nightly|athena|files --engine`), chosen for the schedule by
+    the stack setting docuflow:reconcileEngine.
+    """
 
-    # One stack setting turns Athena on.
-    reconcile_engine: ReconcileEngine = Field(
-        default=ReconcileEngine.POLARS, description="The engine the reconcile runs on."
-    )
     # Where the Athena engine finds its catalog, the inventories and the table exports: the names
     # and places components/audit_catalog.py declares, from jobs.contract.layout.
     athena_workgroup: Annotated[str, FromStage(layout.athena_workgroup_name)] = Field(

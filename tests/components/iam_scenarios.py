@@ -35,6 +35,7 @@ from jobs.errors import (
     ReviewRefusedError,
     S3ObjectMissingError,
 )
+from jobs.ingest import job as ingest_job
 from jobs.ingest.cli import redrive_dead_letters
 from jobs.ingest.plans import BackfillPlan, DrainPlan
 from jobs.ingest.run import IngestRun
@@ -76,7 +77,7 @@ def ingest_calls(stack: Any, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> l
     quick = stack.settings.changed(extract_workers=1)
 
     def sweep(**options: Any) -> Any:
-        context = RunContext.of(quick, "ingest")  # publishes its metrics when flushed, as run_job does
+        context = RunContext.of(quick, ingest_job.JOB)  # publishes its metrics when flushed, as run_job does
         try:
             return IngestRun(quick, BackfillPlan(**options), context=context).execute()
         finally:

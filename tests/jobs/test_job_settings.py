@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 
 from jobs import settings as job_settings
 from jobs.contract import layout
-from jobs.contract.engines import OcrEngine, ReconcileEngine
+from jobs.contract.engines import OcrEngine
 from jobs.errors import SettingsError
 from jobs.extract.settings import ExtractionSettings
 from jobs.settings import (
@@ -84,7 +84,6 @@ VARIABLES = [
     "DOCUFLOW_SCHEDULED_TIME",
     "DOCUFLOW_FAILED_RATIO_THRESHOLD",
     "DOCUFLOW_SQS_MOVE_TASKS",
-    "DOCUFLOW_RECONCILE_ENGINE",
     "DOCUFLOW_TABLE_ARN",
     "DOCUFLOW_REPORT_SIGNING_KEY",
     "DOCUFLOW_SCHEDULE_TIMEZONE",
@@ -129,12 +128,12 @@ def test_settings_come_in_small_sections() -> None:
 
 
 def test_a_section_is_read_from_the_environment_alone() -> None:
-    read = ReconcileSection.from_env({"DOCUFLOW_RECONCILE_ENGINE": "athena", "DOCUFLOW_TABLE_STATE_DAYS": "3"})
-    assert read == ReconcileSection(reconcile_engine=ReconcileEngine.ATHENA, table_state_days=3)
+    read = ReconcileSection.from_env({"DOCUFLOW_ATHENA_WORKGROUP": "wg", "DOCUFLOW_TABLE_STATE_DAYS": "3"})
+    assert read == ReconcileSection(athena_workgroup="wg", table_state_days=3)
     ingest = IngestSection.from_env({"SHARD_INDEX": "2", "DOCUFLOW_STAGE": "qa"})  # another section's: not read
     assert ingest == IngestSection(shard_index=2, sqs_move_tasks=True)  # derived: no SQS endpoint given
-    with pytest.raises(SettingsError, match=r"^invalid job settings: DOCUFLOW_RECONCILE_ENGINE='spark': Input"):
-        ReconcileSection.from_env({"DOCUFLOW_RECONCILE_ENGINE": "spark"})
+    with pytest.raises(SettingsError, match=r"^invalid job settings: DOCUFLOW_TABLE_STATE_DAYS='soon': Input"):
+        ReconcileSection.from_env({"DOCUFLOW_TABLE_STATE_DAYS": "soon"})
     assert JobSettings.from_env({"DOCUFLOW_TABLE_STATE_DAYS": "3"}).reconcile.table_state_days == 3
 
 
