@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobs.extract.ocr.labels import Candidate, currency_of, date_order, page_currency
+from jobs.extract.ocr.labels import Candidate, currency_of
 from jobs.extract.ocr.lines import Page, Word
+from jobs.extract.ocr.page_locale import date_order, page_currency
 
 _MONEY_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE", "AMOUNT_PAID", "DISCOUNT"})
 

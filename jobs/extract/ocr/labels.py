@@ -32,7 +32,8 @@ from statistics import median
 from jobs.contract.currencies import is_iso_currency
 from jobs.extract.ocr.lines import Line, Page, Segment, Word
 from jobs.extract.ocr.months import month_name_date
-from jobs.extract.parsing import DATE_IN_TEXT_RE, DateOrder, parse_date, parse_money
+from jobs.extract.ocr.page_locale import CODES as _CODES
+from jobs.extract.parsing import DATE_IN_TEXT_RE, parse_date, parse_money
 
 # A guess (company-suffix line, first prominent line) never reaches the default threshold of 80.
 GUESS_CONFIDENCE_CAP = 60.0
@@ -70,7 +71,6 @@ class _Entry:
 
 _ID_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/\-_.]*")
 _CENTS_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
-_CODES = ("EUR", "USD", "GBP", "CHF", "JPY", "CAD", "AUD", "SEK", "NOK", "DKK", "PLN", "CZK")
 _CODE_RE = re.compile(rf"\b({'|'.join(_CODES)})\b")
 _SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
 
@@ -263,17 +263,28 @@ _BELOW_LINES = 2.2
 _COLUMN_ROWS = 8
 # Money labels whose value may be a column of cells under them (a summary table).
 _COLUMN_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE"})
+# Money types whose values may stack around their label, each kept for the totals check (net,
+# tax) or as a conflict (total): which of the stacked amounts is meant is never guessed.
+_STACKABLE = frozenset({"TOTAL", "SUBTOTAL", "TAX"})
+# A stacked value row's centre sits within this many line heights of its label's.
+_STACK_OFFSET = 0.8
 # A line whose type is this much larger than the page's body text is a title.
 _TITLE_PROMINENCE = 1.3
 # A wrapped heading's second line holds the date alone ("05.03.2018").
 _DATE_ONLY_RE = re.compile(r"^[\w.,/\- ]{6,30}$")
 
+# "Rechnung des Versicherers Nr. …", "Invoice of the Supplier No. …": the issuer named between the
+# type and its number marker, only when a number marker follows (so no "Rechnung des Monats 2026").
+_ISSUER = (
+    r"(?:\s+(?:des|der|von|of\s+the|du|de\s+la|de\s+l')\s*[^\W\d]+"
+    rf"(?=\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)(?:[\s:]|$)))?"
+)
 # "Rechnung Nr. 4711 vom 05.06.2018", "Teilrechnung (326) Nr. 4711.2 vom …", "INVOICE No. X dated D",
 # "Gutschrift (Selbst ausgestellte Rechnung) (389) Nr. 471102 vom 05.03.2018",
 # "Credit Note CN/2026/08 of 12 May 2026", "Facture n° F-17 du 4 février 2026", "Avoir n° A-3 du …".
 _HEADING_RE = re.compile(
     rf"^(?P<label>(?:\w*rechnung(?:s?korrektur)?|gutschrift|(?:tax\s+)?invoice|credit\s+note|debit\s+note|facture|avoir)"
-    rf"(?:\s*\([^()]{{1,40}}\))*\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)?\s*:?)\s*"
+    rf"(?:\s*\([^()]{{1,40}}\))*{_ISSUER}\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)?\s*:?)\s*"
     rf"(?P<number>[A-Za-z0-9][\w/.\-]*)(?:\s+(?P<connector>vom|from|of|dated|du|le)(?:\s+(?P<date>.+))?)?$",
     re.IGNORECASE,
 )
@@ -288,7 +299,9 @@ def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
             below = page.lines[index + 1] if index + 1 < len(page.lines) else None
             prominent = median(w.height for w in line.words) >= _TITLE_PROMINENCE * body
             under = page.lines[index + 1 : index + 1 + _COLUMN_ROWS]
-            for candidate in [*_heading_candidates(line, below, prominent), *_line_candidates(line, under)]:
+            above = page.lines[index - 1] if index else None
+            candidates = [*_heading_candidates(line, below, prominent), *_line_candidates(line, under, above)]
+            for candidate in candidates:
                 _keep(kept, candidate)
     return kept
 
@@ -373,38 +386,69 @@ def _candidate(kind: str, rank: int, label: list[Word], value_words: list[Word],
     )
 
 
-def _line_candidates(line: Line, under: list[Line]) -> list[Candidate]:
-    below = under[0] if under else None
+def _line_candidates(line: Line, under: list[Line], above: Line | None = None) -> list[Candidate]:
     found: list[Candidate] = []
-    segments = line.segments
-    for index, segment in enumerate(segments):
+    for index, segment in enumerate(line.segments):
         text = segment.text
         for entry in VOCABULARY:
             match = entry.pattern.search(text)
-            if match is None:
-                continue
-            # A trailing blank the label pattern took must not pull the value's first word into it.
-            label_words, rest = split_words(segment.words, match.start() + len(match.group(0).rstrip()))
-            following = segments[index + 1].words if index + 1 < len(segments) else []
-            # Last on the row: everything after the label, for a value OCR split into pieces
-            # ("Monday," | "16 March 2026" in a monospaced font).
-            options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
-            # A seller heading alone on its row heads a block (letterhead.py reads it): the line
-            # under it may be a "Nummer: 123" row, not the name.
-            # A header cell may hold the next column's header too ("MwSt-Betrag MwSt-%"): with no
-            # digit after the label, the cells under it are still its column.
-            if entry.type in _COLUMN_TYPES and not any(ch.isdigit() for w in rest for ch in w.text):
-                options.append(_column_value(segment, line, under))
-            elif not rest and entry.type != "VENDOR_NAME" and (cell := _below(segment, line, below)) is not None:
-                options.append(cell.words)
-            for value_words in options:
-                value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
-                if value is not None:
-                    found.append(
-                        _candidate(entry.type, _RANKS[id(entry)], label_words or segment.words[:1], value_words, value)
-                    )
-                    break
+            if match is not None:
+                found += _entry_candidates(entry, match, line, index, under, above)
     return found
+
+
+def _entry_candidates(
+    entry: _Entry, match: re.Match[str], line: Line, index: int, under: list[Line], above: Line | None
+) -> list[Candidate]:
+    """The value a label of `line.segments[index]` pairs with (see the module doc), or its stacked values."""
+    below = under[0] if under else None
+    segments = line.segments
+    segment = segments[index]
+    # A trailing blank the label pattern took must not pull the value's first word into it.
+    label_words, rest = split_words(segment.words, match.start() + len(match.group(0).rstrip()))
+    following = segments[index + 1].words if index + 1 < len(segments) else []
+    # Last on the row: everything after the label, for a value OCR split into pieces
+    # ("Monday," | "16 March 2026" in a monospaced font).
+    options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
+    # A seller heading alone on its row heads a block (letterhead.py reads it): the line
+    # under it may be a "Nummer: 123" row, not the name.
+    # A header cell may hold the next column's header too ("MwSt-Betrag MwSt-%"): with no
+    # digit after the label, the cells under it are still its column.
+    no_digit_after = not any(ch.isdigit() for w in rest for ch in w.text)
+    if entry.type in _COLUMN_TYPES and no_digit_after:
+        options.append(_column_value(segment, line, under))
+    elif not rest and entry.type != "VENDOR_NAME" and (cell := _below(segment, line, below)) is not None:
+        options.append(cell.words)
+    rank = _RANKS[id(entry)]
+    for value_words in options:
+        value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
+        if value is not None:
+            return [_candidate(entry.type, rank, label_words or segment.words[:1], value_words, value)]
+    # The label may run on without its value ("Steuerbetrag in", the currency beside each row).
+    if entry.type not in _STACKABLE or len(segments) != 1 or not no_digit_after:
+        return []
+    return [
+        _candidate(entry.type, rank, label_words, value_words, value)
+        for value_words in _straddling(segment, line, above, below)
+        if (value := entry.value(" ".join(w.text for w in value_words))) is not None
+    ]
+
+
+def _straddling(label: Segment, line: Line, above: Line | None, below: Line | None) -> list[list[Word]]:
+    """The two values of a cell stacked around its label, half a line above and half a line below
+    ("GBP 163,16" / "Steuerbetrag in" / "EUR 183,14": one amount per currency), right of the label.
+    """
+    if above is None or below is None:
+        return []
+    height = max(line.bottom - line.top, 1.0)
+    centre = (line.top + line.bottom) / 2
+    rows = [
+        other.words
+        for other in (above, below)
+        if abs((other.top + other.bottom) / 2 - centre) < _STACK_OFFSET * height
+        and other.segments[0].left > label.right
+    ]
+    return rows if len(rows) == 2 else []
 
 
 def _column_value(label: Segment, line: Line, under: list[Line]) -> list[Word]:
@@ -472,48 +516,3 @@ def _words_for(words: list[Word], value: str) -> list[Word]:
 
 def currency_of(candidates: list[Candidate]) -> str | None:
     return next((c.value_text for c in candidates if c.type == "CURRENCY"), None)
-
-
-# Words that mark a page as German, French, Dutch, Italian or Spanish: their numeric dates are day first.
-_DAY_FIRST_RE = re.compile(
-    rf"\b(?:rechnung\w*|datum|betrag|mwst|ust|summe|netto|brutto|facture|montant|tva|ttc|ht|d{_E}signation|qt{_E}"
-    r"|factuur\w*|bedrag|btw|totaal|fattura|importo|iva|imponibile|totale|factura|importe|fecha)\b",
-    re.IGNORECASE,
-)
-_ENGLISH_RE = re.compile(r"\b(?:invoice|date|amount|subtotal|total|vat|tax|due|description|qty)\b", re.IGNORECASE)
-
-
-def date_order(pages: list[Page]) -> str | None:
-    """DMY when the page is German, French, Dutch, Italian or Spanish (their numeric dates are day
-    first), else unsettled.
-    """
-    text = " ".join(line.text for page in pages for line in page.lines)
-    return DateOrder.DMY if len(_DAY_FIRST_RE.findall(text)) > len(_ENGLISH_RE.findall(text)) else None
-
-
-# Codes and symbols printed beside an amount: "Steuerbetrag in EUR 37,62", "59,50 €", "EUR 49,99".
-_AMOUNT_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
-_PAGE_CODE_RE = re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])")
-_PAGE_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR", "zł": "PLN"}
-# Codes that are no English word in capitals (ISO 4217 also holds ALL, TOP, CUP, MOP, …).
-_PAGE_CODES = frozenset(
-    (*_CODES, "INR", "CNY", "HUF", "RON", "BGN", "BRL", "MXN", "ZAR", "SGD", "HKD", "NZD", "TRY", "ISK")
-)
-
-
-def page_currency(pages: list[Page]) -> str | None:
-    """The one currency the pages print beside their amounts, when no label states it.
-
-    Every ISO code or unambiguous symbol on a row that also prints an amount counts; exactly one
-    distinct currency is evidence enough (the amounts are in it), two or more settle nothing (an
-    invoice in GBP with its tax also in EUR).
-    """
-    found: set[str] = set()
-    for page in pages:
-        for line in page.lines:
-            text = line.text
-            if not _AMOUNT_RE.search(text):
-                continue
-            found.update(code for code in _PAGE_CODE_RE.findall(text) if code in _PAGE_CODES)
-            found.update(code for symbol, code in _PAGE_SYMBOLS.items() if symbol in text)
-    return next(iter(found)) if len(found) == 1 else None

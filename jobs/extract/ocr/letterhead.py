@@ -214,18 +214,84 @@ def _seller_block(pages: list[Page]) -> Candidate | None:
             unnamed = [ln for ln in block if not _KEY_VALUE_RE.match(ln.text)][:1]
             for candidate_line in named or unnamed:
                 label, value_words = _name_value(candidate_line)
+                rest = lines[lines.index(candidate_line) + 1 : index + 1 + _ADDRESS_LOOKAHEAD]
+                wrapped = [] if named else _legal_form_continuation(value_words, rest)
+                value_words = value_words + wrapped
                 value = name_of(" ".join(w.text for w in value_words))
                 if value:
                     confidence = min(w.confidence for w in value_words)
                     # The first name line under the heading is a layout guess unless its legal form
-                    # (GmbH, Ltd, a.G.) says it is a company, or the name is printed again elsewhere.
+                    # (GmbH, Ltd, a.G.) says it is a company, the name is printed again elsewhere, or
+                    # the block under it is the seller's postal address and registration.
                     if not named and not (
                         COMPANY_RE.search(value)
                         or _printed_again(value, pages, {id(s) for s in candidate_line.segments})
+                        or (_is_name(value) and _address_block(rest[1 if wrapped else 0 :]))
                     ):
                         confidence = min(confidence, GUESS_CONFIDENCE_CAP)
                     return Candidate("VENDOR_NAME", _RANK, label, value_words, value, confidence)
     return None
+
+
+# A block's address lines: "Musterstraße 12", "Marktstr. 153"; "DE 12345 Beispielstadt", "75008 Paris".
+_STREET_RE = re.compile(r"^[^\W\d][^\d:]{2,40}\s\d{1,4}\s?[a-zA-Z]?(?:[-/]\d{1,4})?$")
+_POSTCODE_RE = re.compile(r"^(?:[A-Z]{1,2}[-\s]?)?\d{4,5}\s+[^\W\d][^\d:]{1,40}$")
+# How far below the seller heading its address and registration are looked for.
+_ADDRESS_LOOKAHEAD = 9
+
+
+def _address_block(lines: list[Line]) -> bool:
+    """The lines under a seller's name are its postal address and registration, in the order a
+    letter prints them: at most one more name line (a person, a department), a street with its
+    number, a postcode and town, then the seller's VAT id or tax number before another heading.
+    """
+    kinds = [
+        "street" if _STREET_RE.match(text) else "town" if _POSTCODE_RE.match(text) else "other"
+        for text in (line.text.strip() for line in lines)
+    ]
+    try:
+        street = kinds.index("street")
+    except ValueError:
+        return False
+    if street > 1 or kinds[street + 1 : street + 2] != ["town"]:
+        return False
+    after = lines[street + 2 :]
+    for line in after:
+        if _SELLER_HEADING_RE.match(line.text.strip()) or _OTHER_PARTY_RE.match(line.text.strip()):
+            return False
+        if _REGISTRATION_RE.search(line.text):
+            return True
+    return False
+
+
+# The heading of the next party's block ends the seller's.
+_OTHER_PARTY_RE = re.compile(
+    r"^(?:k[aä]ufer|k[aä]ufer/\w+|buyer|customer|kunde|rechnungsempf[aä]nger|acheteur|client|koper|klant"
+    r"|acquirente|cliente|comprador)\b.*:?$",
+    re.IGNORECASE,
+)
+
+
+def _legal_form_continuation(words: list[Word], rest: list[Line]) -> list[Word]:
+    """The second line of a seller's name wrapped before its legal form ("MVM Musterhafter" /
+    "Versicherungsverein Musterstadt a.G."): directly under the first, in its column and type,
+    carrying the legal form the first line lacks, and no digit or key.
+    """
+    if not words or not rest or COMPANY_RE.search(" ".join(w.text for w in words)):
+        return []
+    following = rest[0]
+    text = following.text
+    height = max(median(w.height for w in words), 1.0)
+    if (
+        len(following.segments) == 1
+        and 0 <= following.top - max(w.bottom for w in words) < 0.6 * height
+        and abs(following.segments[0].left - words[0].left) < 0.5 * height
+        and abs(_height(following.segments[0]) - height) < 0.15 * height
+        and COMPANY_RE.search(text)
+        and not any(ch.isdigit() or ch == ":" for ch in text)
+    ):
+        return following.words
+    return []
 
 
 def _name_value(line: Line) -> tuple[list[Word], list[Word]]:

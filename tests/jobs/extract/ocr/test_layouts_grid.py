@@ -16,8 +16,9 @@ from jobs.contract.status import Status
 from jobs.extract import ExtractionSettings, OcrEngine, extract_document
 from jobs.extract.ocr.degrade import header_mismatches
 from jobs.extract.ocr.fields import pair_fields
-from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, date_order
+from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP
 from jobs.extract.ocr.lines import Page, Word, rebuild_lines
+from jobs.extract.ocr.page_locale import date_order
 from jobs.extract.parsing import DateOrder
 
 sys.path.insert(0, str(REPO_ROOT))

@@ -1,0 +1,63 @@
+"""Conventions of a whole page set rather than of one label: the order of numeric dates and the
+currency printed beside the amounts.
+
+Owns the two page-level readings the label pairing leaves open: German, French, Dutch, Italian
+and Spanish pages print numeric dates day first, and an invoice whose labels state no currency is
+in the one currency its amounts are printed with (two settle nothing).
+"""
+
+from __future__ import annotations
+
+import re
+
+from jobs.extract.ocr.lines import Page
+from jobs.extract.parsing import DateOrder
+
+_E = "(?:é|e)"
+# The ISO codes a currency label or an amount cell is read for.
+CODES = ("EUR", "USD", "GBP", "CHF", "JPY", "CAD", "AUD", "SEK", "NOK", "DKK", "PLN", "CZK")
+
+
+# Words that mark a page as German, French, Dutch, Italian or Spanish: their numeric dates are day first.
+_DAY_FIRST_RE = re.compile(
+    rf"\b(?:rechnung\w*|datum|betrag|mwst|ust|summe|netto|brutto|facture|montant|tva|ttc|ht|d{_E}signation|qt{_E}"
+    r"|factuur\w*|bedrag|btw|totaal|fattura|importo|iva|imponibile|totale|factura|importe|fecha)\b",
+    re.IGNORECASE,
+)
+_ENGLISH_RE = re.compile(r"\b(?:invoice|date|amount|subtotal|total|vat|tax|due|description|qty)\b", re.IGNORECASE)
+
+
+def date_order(pages: list[Page]) -> str | None:
+    """DMY when the page is German, French, Dutch, Italian or Spanish (their numeric dates are day
+    first), else unsettled.
+    """
+    text = " ".join(line.text for page in pages for line in page.lines)
+    return DateOrder.DMY if len(_DAY_FIRST_RE.findall(text)) > len(_ENGLISH_RE.findall(text)) else None
+
+
+# Codes and symbols printed beside an amount: "Steuerbetrag in EUR 37,62", "59,50 €", "EUR 49,99".
+_AMOUNT_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
+_PAGE_CODE_RE = re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])")
+_PAGE_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR", "zł": "PLN"}
+# Codes that are no English word in capitals (ISO 4217 also holds ALL, TOP, CUP, MOP, …).
+_PAGE_CODES = frozenset(
+    (*CODES, "INR", "CNY", "HUF", "RON", "BGN", "BRL", "MXN", "ZAR", "SGD", "HKD", "NZD", "TRY", "ISK")
+)
+
+
+def page_currency(pages: list[Page]) -> str | None:
+    """The one currency the pages print beside their amounts, when no label states it.
+
+    Every ISO code or unambiguous symbol on a row that also prints an amount counts; exactly one
+    distinct currency is evidence enough (the amounts are in it), two or more settle nothing (an
+    invoice in GBP with its tax also in EUR).
+    """
+    found: set[str] = set()
+    for page in pages:
+        for line in page.lines:
+            text = line.text
+            if not _AMOUNT_RE.search(text):
+                continue
+            found.update(code for code in _PAGE_CODE_RE.findall(text) if code in _PAGE_CODES)
+            found.update(code for symbol, code in _PAGE_SYMBOLS.items() if symbol in text)
+    return next(iter(found)) if len(found) == 1 else None

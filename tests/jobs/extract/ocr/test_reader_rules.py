@@ -1,0 +1,119 @@
+"""The text-layer reader's rules added for issue 43's second round, one test each, on synthetic pages.
+
+Each rule is a printed convention beyond the producers it was found on; each test also holds the
+case the rule must leave alone (the reading that would be silently wrong).
+"""
+
+from __future__ import annotations
+
+from ocr_helpers import page_of
+
+from jobs.extract.ocr.fields import pair_fields
+from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, Candidate
+from jobs.extract.ocr.lines import Page, Word, rebuild_lines
+
+
+def _page(rows: list[tuple[str, float, float]], height: float = 842.0, size: float = 8.0) -> Page:
+    """A page of rows (text, left, top) in one type size."""
+    words = []
+    for text, left, top in rows:
+        for token in text.split():
+            words.append(Word(token, left, top, left + 0.75 * size * len(token), top + size, 99.0))
+            left += 0.75 * size * len(token) + 3.0
+    return Page(1, 595.0, height, rebuild_lines(words))
+
+
+def _found(page: Page) -> dict[str, list[Candidate]]:
+    found: dict[str, list[Candidate]] = {}
+    for candidate in pair_fields([page]):
+        found.setdefault(candidate.type, []).append(candidate)
+    return found
+
+
+def _heading(text: str, wrapped: str | None = None) -> Page:
+    """A title in large type (15 pt over 8-pt body lines), its date wrapped onto a second line."""
+    body = [("Rechnungswährung : EUR", 50.0, 200.0), ("Bruttosumme 59,50", 50.0, 400.0)]
+    words = [w for line in _page(body).lines for w in line.words]
+    left = 50.0
+    for token in text.split():
+        words.append(Word(token, left, 100.0, left + 8.0 * len(token), 115.0, 99.0))
+        left += 8.0 * len(token) + 4.0
+    if wrapped:
+        words.append(Word(wrapped, 50.0, 117.0, 50.0 + 8.0 * len(wrapped), 132.0, 99.0))
+    return Page(1, 595.0, 842.0, rebuild_lines(words))
+
+
+def test_a_heading_names_its_issuer_between_the_type_and_the_number() -> None:
+    found = _found(_heading("Rechnung des Versicherers Nr. 01.234.567.8-2018-1 vom", "06.12.2018"))
+    assert found["INVOICE_RECEIPT_ID"][0].value_text == "01.234.567.8-2018-1"
+    assert found["INVOICE_RECEIPT_DATE"][0].value_text == "06.12.2018"
+    english = _found(_heading("Invoice of the Supplier No. A-77 dated 5 May 2026"))
+    assert english["INVOICE_RECEIPT_ID"][0].value_text == "A-77"
+    # Without a number marker after it, a genitive is running text: "des Monats 2026" is no number.
+    assert "INVOICE_RECEIPT_ID" not in _found(_heading("Rechnung des Monats 2026"))
+
+
+def _stacked(label: str, upper: str, lower: str) -> Page:
+    """A label on its own row with two amounts set half a line above and below it, to its right."""
+    rows = [
+        ("Rechnungssumme ohne USt.", 282.0, 241.5),
+        ("858,75", 508.0, 241.5),
+        (upper, 448.0, 254.3),
+        (label, 282.0, 260.0),
+        (lower, 448.0, 265.7),
+        ("Bruttosumme", 282.0, 278.5),
+        ("1021,91", 502.0, 278.5),
+    ]
+    return _page(rows, size=10.0)
+
+
+def test_amounts_stacked_around_their_label_are_alternatives_the_totals_check_chooses_from() -> None:
+    found = _found(_stacked("Steuerbetrag in", "GBP 163,16", "EUR 183,14"))
+    # Only the GBP tax adds up with the net to the total: it is the invoice's.
+    assert [c.value_text for c in found["TAX"]] == ["GBP 163,16"]
+    assert [c.value_text for c in found["TOTAL"]] == ["1021,91"]
+
+
+def test_two_totals_stacked_around_their_label_are_a_conflict_never_a_choice() -> None:
+    page = _page([("EUR 100,00", 448.0, 254.3), ("Gesamtbetrag", 282.0, 260.0), ("GBP 90,00", 448.0, 265.7)], size=10.0)
+    assert sorted(c.value_text for c in _found(page)["TOTAL"]) == ["EUR 100,00", "GBP 90,00"]
+    # One amount beside the label's row (not around it) is no stack: nothing is read for it.
+    lone = _page([("EUR 100,00", 448.0, 254.3), ("Gesamtbetrag", 282.0, 260.0)], size=10.0)
+    assert "TOTAL" not in _found(lone)
+
+
+def _seller(*lines: str, heading: str = "Verkäufer:") -> Page:
+    return _page([(text, 50.0, 300.0 + 11.5 * index) for index, text in enumerate((heading, *lines))], size=10.0)
+
+
+def test_a_seller_name_wrapped_before_its_legal_form_is_one_name() -> None:
+    page = _seller("MVM Musterhafter", "Versicherungsverein Musterstadt a.G.", "Musterstr. 12", "DE 12345 Musterstadt")
+    vendor = _found(page)["VENDOR_NAME"][0]
+    assert vendor.value_text == "MVM Musterhafter Versicherungsverein Musterstadt a.G."
+    assert vendor.confidence > GUESS_CONFIDENCE_CAP
+    # A second line without a legal form is not part of the name (a person, a department).
+    plain = _found(_seller("Lieferant GmbH", "Abteilung Vertrieb", "Marktstr. 153"))["VENDOR_NAME"][0]
+    assert plain.value_text == "Lieferant GmbH"
+
+
+def test_a_seller_heading_over_a_postal_address_and_registration_confirms_the_first_line() -> None:
+    lines = ("Physiotherapeutin", "Tanja Tinder", "Musterstraße 12", "DE 12345 Beispielstadt")
+    confirmed = _found(_seller(*lines, "Telefon : 0151196", "USt.-Id.-Nr. : DE136695976"))["VENDOR_NAME"][0]
+    assert (confirmed.value_text, confirmed.confidence) == ("Physiotherapeutin", 99.0)
+    # Without the registration, or with the address out of order, the first line stays a guess.
+    for guess in (
+        _seller(*lines, "Telefon : 0151196"),
+        _seller("Physiotherapeutin", "DE 12345 Beispielstadt", "Musterstraße 12", "USt.-Id.-Nr. : DE136695976"),
+        # The registration under the buyer's heading is the buyer's, not the seller's.
+        _seller(*lines, "Käufer:", "USt.-Id.-Nr. : DE136695976"),
+    ):
+        assert _found(guess)["VENDOR_NAME"][0].confidence <= GUESS_CONFIDENCE_CAP
+    # An identifier line is no name, whatever the block under it holds.
+    gln = _found(_seller("GLN 4333741000005", "Musterstraße 12", "12345 Stadt", "USt-IdNr: DE1"))["VENDOR_NAME"][0]
+    assert gln.confidence <= GUESS_CONFIDENCE_CAP
+
+
+def test_a_lone_page_of_labels_still_reads_as_before() -> None:
+    # The stacked-value rule needs rows both above and below: a value column pairs as it did.
+    found = {c.type: c.value_text for c in pair_fields([page_of(("Steuerbetrag", "37,62"), ("Bruttosumme", "235,62"))])}
+    assert (found["TAX"], found["TOTAL"]) == ("37,62", "235,62")
