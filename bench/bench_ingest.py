@@ -268,7 +268,7 @@ def duplicates(count: int, threads: int) -> dict:
                         Key=layout.raw_key("user-0000", f"copy-{n:04d}", one.filename),
                         Body=bodies,
                     )
-            summary, _ = run_job(endpoints, settings, ["--idle-seconds", str(IDLE_SECONDS)], None)
+            summary, _ = run_job(endpoints, settings, ["drain", "--idle-seconds", str(IDLE_SECONDS)], None)
         measured[name] = {
             "processed": summary["processed"],
             "duplicates": summary.get("duplicateCount", 0),
