@@ -252,6 +252,8 @@ _RANKS = {id(entry): rank for rank, entry in enumerate(VOCABULARY)}
 _FIRST_RANK = {entry.type: _RANKS[id(entry)] for entry in reversed(VOCABULARY)}
 # The bare "Total" entry: it also heads quantity columns and a line table's sum row.
 GENERIC_TOTAL_RANK = max(rank for rank, entry in enumerate(VOCABULARY) if entry.type == "TOTAL")
+# The letter-style title's date ("Beitragsrechnung      24. Januar 2014"), the least specific date.
+_LETTER_DATE_RANK = max(rank for rank, entry in enumerate(VOCABULARY) if entry.type == "INVOICE_RECEIPT_DATE")
 # Types whose disagreeing candidates of one rank must reach the normalizer as a conflict.
 _CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"})
 # Types whose every distinct value of one rank is kept as an alternative, for the totals check
@@ -301,9 +303,56 @@ def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
             under = page.lines[index + 1 : index + 1 + _COLUMN_ROWS]
             above = page.lines[index - 1] if index else None
             candidates = [*_heading_candidates(line, below, prominent), *_line_candidates(line, under, above)]
+            if page.number == 1 and (letter_date := _margin_date(line, page, above)) is not None:
+                candidates.append(letter_date)
             for candidate in candidates:
                 _keep(kept, candidate)
     return kept
+
+
+# A letter's date at the right margin, alone or after its town ("Hamburg, 3. März 2026",
+# "Lyon, le 14 juin 2026"), in the upper part of page 1; the words beside it on its row, if any,
+# name no other date (a delivery date, a period, a due date) and end in no label's colon ("Stand:").
+_TOWN_PREFIX_RE = re.compile(r"^(?:[^\W\d][\w.\- ]{1,30},\s*(?:le|den|am|the)?\s*)?$", re.IGNORECASE)
+_OTHER_DATE_RE = re.compile(
+    r"dat(?:e|um|a)|fecha|liefer|leistung|livr|deliver|period|zeitraum|f[aä]llig|due|[eé]ch[eé]ance|bis|until|vom|from",
+    re.IGNORECASE,
+)
+_MARGIN_DATE_AREA = 0.5  # share of page 1, from the top
+_RIGHT_MARGIN = 0.6  # the date's right edge lies beyond this share of the page width
+
+
+def _margin_date(line: Line, page: Page, above: Line | None) -> Candidate | None:
+    """The letter's date printed at the right margin (see above), at the letter-title date's rank."""
+    if line.top > page.height * _MARGIN_DATE_AREA:
+        return None
+    last = line.segments[-1]
+    if last.right < page.width * _RIGHT_MARGIN or last.left < page.width / 2 or _under_a_cell(last, line, above):
+        return None
+    if any(_OTHER_DATE_RE.search(s.text) or s.text.rstrip().endswith(":") for s in line.segments[:-1]):
+        return None
+    text = last.text
+    found = _date(text)
+    if found is None:
+        return None
+    # A month-name date comes back in ISO form: its town prefix ends before its first digit.
+    cut = text.find(found) if found in text else next((i for i, ch in enumerate(text) if ch.isdigit()), 0)
+    after = text[cut + len(found) :] if found in text else ""
+    if not _TOWN_PREFIX_RE.match(text[:cut].strip()) or after.strip(" ."):
+        return None
+    return _candidate("INVOICE_RECEIPT_DATE", _LETTER_DATE_RANK, [], last.words, found)
+
+
+def _under_a_cell(segment: Segment, line: Line, above: Line | None) -> bool:
+    """Text on the row just above, over the segment or close to its left: the segment is a cell of
+    a grid (a value under its label), not a date standing alone at the margin.
+    """
+    if above is None:
+        return False
+    height = max(line.bottom - line.top, 1.0)
+    if line.top - above.bottom > _BELOW_LINES * height:
+        return False
+    return any(s.right > segment.left - 3 * height and s.left < segment.right for s in above.segments)
 
 
 def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:

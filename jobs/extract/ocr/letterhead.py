@@ -39,7 +39,7 @@ _BLOCK_LOOKAHEAD = 4
 # Legal forms (DE, AT, CH, UK, US, FR, NL, BE, IT, ES, Nordics): a name carrying one is a company's.
 COMPANY_RE = re.compile(
     r"\b(?:GmbH|GMBH|LTD\.?|INC\.?|LIMITED|AG|KG|KGaA|OHG|UG|Ltd\.?|Limited|LLC|LLP|PLC|plc|Inc\.?|Corp\.?|SARL|SAS|SASU|EURL|S\.A\.S?\.?"
-    r"|GbR|e\.K\.|e\.V\.|a\.G\.|B\.V\.|BV|N\.V\.|NV|BVBA|VOF|S\.r\.l\.|SRL|Srl|S\.p\.A\.|SpA|S\.L\.U?\.?|SLU?"
+    r"|GbR|e\.K\.|e\.V\.|a\.G\.|B\.V\.|BV|N\.V\.|NV|BVBA|VOF|S\.r\.l\.|SRL|Srl|S\.p\.A\.|SpA|S\.L\.U?\.?|SLU?|SA"
     r"|Oy|AB|ApS|A/S|ASA)(?=\W|$)"
 )
 # Document titles are printed large at the top too; they are never the seller.
