@@ -29,7 +29,8 @@ from jobs.extract.ocr.lines import Line, Page, Segment, Word
 _A = "(?:ä|a|ae)"
 _SELLER_HEADING_RE = re.compile(
     rf"^(?:verk{_A}ufer|seller|vendor|supplier|lieferant|rechnungs(?:er)?steller|vendeur|fournisseur|from|von"
-    r"|leverancier|verkoper|fornitore|venditore|cedente|proveedor|vendedor|emisor)\s*:?$",
+    r"|leverancier|verkoper|fornitore|venditore|cedente|proveedor|vendedor|emisor|issuer|issued\s+by"
+    r"|bill(?:ed)?\s+from|[ée]metteur|aussteller)\s*:?$",
     re.IGNORECASE,
 )
 # "Nummer : 12345676", "Globale Nummer: 4000001123452 (GLN)" under a seller heading: a key, no name.

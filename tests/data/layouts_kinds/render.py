@@ -1,7 +1,7 @@
 """A fourth generated layout set: layout kinds, one of them held out (issue 43, second round).
 
 Built to test the text-layer reader's printed conventions on layouts none of the other sets has,
-never from the held-out visual corpus. Five kinds in EN, DE and FR, two variants each (font,
+never from the held-out visual corpus. Six kinds in EN, DE and FR, two variants each (font,
 number style, currency mark before or after, date form):
 
 - `headrow`: a row of labels over a row of values (number, date, customer, page) under a large
@@ -16,6 +16,10 @@ number style, currency mark before or after, date form):
   seller in a legal footer beside its VAT id;
 - `fx`: an invoice in GBP, CHF or USD whose tax is also stated in EUR, the two amounts stacked
   around their label ("GBP 12,34" / "Steuerbetrag in" / "EUR 14,20");
+- `titled` (added after the first measurement): the title large at the top right over a bare
+  "No.:" and "Date:", a date qualified by its noun below them ("Date of delivery", "Date
+  d'échéance"), the seller under an "Issuer:" label, the tax as "plus 20 % VAT" and the total as
+  "Invoice amount" / "Endsumme";
 - held out (fixed before any result was seen, never tuned on): `boxed`, a grid of bordered boxes
   each with a small label over its value, the totals in a box at the right with codes after the
   amounts, the letterhead right-aligned and the name again in the footer beside the IBAN.
@@ -49,8 +53,9 @@ from tests.data.layouts_more.render import money  # noqa: E402
 
 WIDTH, HEIGHT = A4
 MARGIN = 50.0
-KINDS = ("headrow", "insurer", "margin", "fx", "boxed")
-SPLITS = {"development": ("headrow", "insurer", "margin", "fx"), "held-out": ("boxed",)}
+# `titled` was added after the first measurement, last so that the other cases stay as they were.
+KINDS = ("headrow", "insurer", "margin", "fx", "boxed", "titled")
+SPLITS = {"development": ("headrow", "insurer", "margin", "fx", "titled"), "held-out": ("boxed",)}
 LANGS = ("en", "de", "fr")
 
 _W: dict[str, dict[str, str]] = {
@@ -80,6 +85,14 @@ _W: dict[str, dict[str, str]] = {
         "due_date": "Due date",
         "regards": "Kind regards",
         "town": "London, {date}",
+        "title": "INVOICE",
+        "bare_no": "No.:",
+        "bare_date": "Date:",
+        "other_date": "Date of delivery:",
+        "issued_by": "Issuer:",
+        "plus_tax": "plus {rate} % VAT",
+        "amount": "Invoice amount",
+        "sub": "Subtotal",
     },
     "de": {
         "number": "Rechnungsnummer",
@@ -107,6 +120,14 @@ _W: dict[str, dict[str, str]] = {
         "due_date": "Fällig am",
         "regards": "Mit freundlichen Grüßen",
         "town": "Hamburg, {date}",
+        "title": "RECHNUNG",
+        "bare_no": "Nr.:",
+        "bare_date": "Datum:",
+        "other_date": "Datum der Lieferung:",
+        "issued_by": "Aussteller:",
+        "plus_tax": "zzgl. {rate} % USt",
+        "amount": "Endsumme",
+        "sub": "Summe netto",
     },
     "fr": {
         "number": "N° de facture",
@@ -134,6 +155,14 @@ _W: dict[str, dict[str, str]] = {
         "due_date": "Échéance",
         "regards": "Cordialement",
         "town": "Lyon, le {date}",
+        "title": "FACTURE",
+        "bare_no": "N° :",
+        "bare_date": "Date :",
+        "other_date": "Date d'échéance :",
+        "issued_by": "Émetteur :",
+        "plus_tax": "+ {rate} % TVA",
+        "amount": "Total TTC",
+        "sub": "Total HT",
     },
 }
 # The "Total" heading a position table's money column, per language.
@@ -399,12 +428,42 @@ def boxed(data: dict[str, Any]) -> bytes:
     return page.done()
 
 
+def titled(data: dict[str, Any]) -> bytes:
+    page, w = _Page(data), _W[data["lang"]]
+    page.text(WIDTH - MARGIN, 50.0, w["title"], size=20.0, bold=True, right=True)
+    x = 380.0
+    for row, (label, value) in enumerate(
+        ((w["bare_no"], data["number"]), (w["bare_date"], data["date_text"]), (w["other_date"], data["due_text"]))
+    ):
+        page.text(x, 82.0 + 12.0 * row, label)
+        page.text(x + 95.0, 82.0 + 12.0 * row, value)
+    top = 150.0
+    page.text(MARGIN, top, w["issued_by"], bold=True)
+    page.text(MARGIN + 60.0, top, data["vendor"])
+    street, town = data["address"]
+    page.text(MARGIN + 60.0, top + 12.0, f"{street}, {town}")
+    top = _recipient(page, data, top + 50.0)
+    top = _positions(page, data, top + 30.0, w["price"])
+    rows = (
+        (w["sub"], data["net"]),
+        (w["plus_tax"].format(rate=data["rate"]), data["tax"]),
+        (w["amount"], data["total"]),
+    )
+    for label, value in rows:
+        page.text(330.0, top, label)
+        page.text(WIDTH - MARGIN, top, _amount(value, data), right=True)
+        top += 14.0
+    _footer(page, data, with_name=False)
+    return page.done()
+
+
 TEMPLATES: dict[str, Callable[[dict[str, Any]], bytes]] = {
     "headrow": headrow,
     "insurer": insurer,
     "margin": margin,
     "fx": fx,
     "boxed": boxed,
+    "titled": titled,
 }
 
 
@@ -470,13 +529,13 @@ def _case(kind: str, lang: str, variant: int) -> dict[str, Any]:
 
 
 def build_cases() -> list[dict[str, Any]]:
-    """Five kinds × three languages × two variants (font, number style, mark before or after, date form)."""
+    """Six kinds × three languages × two variants (font, number style, mark before or after, date form)."""
     return [_case(kind, lang, variant) for kind in KINDS for lang in LANGS for variant in range(2)]
 
 
 def main() -> None:
     about = (
-        "Generated by render.py (python tests/data/layouts_kinds/render.py): five layout kinds in EN, DE"
+        "Generated by render.py (python tests/data/layouts_kinds/render.py): six layout kinds in EN, DE"
         " and FR; `print` is what the page prints, `expected` the five header fields; the kind `boxed` is"
         " held out. All names, numbers and addresses are invented."
     )

@@ -159,3 +159,47 @@ def test_a_date_under_a_cell_of_the_row_above_is_a_grid_value_not_the_letters_da
     # Text far to its left on the row above (the recipient's address) leaves it alone at the margin.
     found = _letter(("12345 Musterstadt", 50.0, 218.0), ("Hamburg, 3. März 2026", 430.0, 230.0))
     assert found["INVOICE_RECEIPT_DATE"] == "3. März 2026"
+
+
+def _rows(*rows: str | tuple[str, ...]) -> dict[str, str]:
+    return {c.type: c.value_text for c in pair_fields([page_of(*rows, confidence=99.0)])}
+
+
+def test_a_date_qualified_by_its_noun_is_never_the_invoice_date() -> None:
+    for label in ("Date d'échéance :", "Date de livraison :", "Date of delivery:", "Datum der Lieferung:"):
+        assert "INVOICE_RECEIPT_DATE" not in _rows((label, "28/03/2026")), label
+    assert _rows(("Date :", "12/03/2026"), ("Date d'échéance :", "28/03/2026"))["INVOICE_RECEIPT_DATE"] == "12/03/2026"
+    assert _rows(("Datum", "05.06.2018"))["INVOICE_RECEIPT_DATE"] == "05.06.2018"
+    assert _rows(("Date of the invoice", "05.06.2018"))["INVOICE_RECEIPT_DATE"] == "05.06.2018"
+
+
+def test_more_spellings_of_the_total_the_tax_and_the_seller_label() -> None:
+    found = _rows(("Summe netto", "520,90"), ("zzgl. 19 % USt", "98,97"), ("Endsumme", "619,87"))
+    assert (found["SUBTOTAL"], found["TAX"], found["TOTAL"]) == ("520,90", "98,97", "619,87")
+    assert _rows(("plus 20 % VAT", "99.98"), ("Invoice amount", "599.88"))["TOTAL"] == "599.88"
+    assert _rows(("+ 20 % TVA", "99,98"))["TAX"] == "99,98"
+    # A bare rate is a line item's tax category, printed on every position: no tax row.
+    assert "TAX" not in _rows(("Kunstrasen 3,33", "19 % VAT (S)", "10,00"))
+    for label in ("Issuer:", "Aussteller:", "Émetteur :", "Bill from:"):
+        assert _rows((label, "Weserland Handel GmbH"))["VENDOR_NAME"] == "Weserland Handel GmbH", label
+
+
+def _titled(title: str, *rows: tuple[str, float, float]) -> dict[str, str]:
+    words = [w for line in _page(list(rows), size=9.0).lines for w in line.words]
+    left = 450.0
+    for token in title.split():
+        words.append(Word(token, left, 50.0, left + 12.0 * len(token), 70.0, 99.0))
+        left += 12.0 * len(token) + 5.0
+    return {c.type: c.value_text for c in pair_fields([Page(1, 595.0, 842.0, rebuild_lines(words))])}
+
+
+def test_a_bare_number_label_under_an_invoice_title_is_the_invoice_number() -> None:
+    assert _titled("FACTURE", ("N° : F-2026-17", 380.0, 80.0))["INVOICE_RECEIPT_ID"] == "F-2026-17"
+    assert _titled("INVOICE", ("No.:", 380.0, 80.0), ("EN-2026-32787", 475.0, 80.0))["INVOICE_RECEIPT_ID"] == (
+        "EN-2026-32787"
+    )
+    # Far below the title, or under a title that is not an invoice's, a bare "No." names nothing.
+    assert "INVOICE_RECEIPT_ID" not in _titled("INVOICE", ("No.: A-1", 380.0, 200.0))
+    assert "INVOICE_RECEIPT_ID" not in _titled("DELIVERY NOTE", ("No.: A-1", 380.0, 80.0))
+    # A qualified number label under the title is someone else's ("Customer No.").
+    assert "INVOICE_RECEIPT_ID" not in _titled("INVOICE", ("Customer No.: C-1", 380.0, 80.0))
