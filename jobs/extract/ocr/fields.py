@@ -20,9 +20,10 @@ from __future__ import annotations
 from decimal import Decimal
 from itertools import combinations
 
-from jobs.extract.ocr.labels import ALTERNATIVES, GENERIC_TOTAL_RANK, Candidate, label_candidates
+from jobs.extract.ocr.labels import ALTERNATIVES, GENERIC_TOTAL_RANK, Candidate
 from jobs.extract.ocr.letterhead import vendor_name
 from jobs.extract.ocr.lines import Page
+from jobs.extract.ocr.page_walk import label_candidates
 from jobs.extract.parsing import parse_money
 
 _TOLERANCE = Decimal("0.01")

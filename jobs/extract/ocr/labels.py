@@ -3,8 +3,9 @@
 Owns which printed label means which AnalyzeExpense field type, and how a value is found for it:
 the rest of the label's segment, else the next segment on the same row (the value column), else
 the rest of the row, else the value printed directly below the label (labels above values, a row
-of columns). A heading line that carries type, number and date together ("Teilrechnung (326)
-Nr. 4711.2 vom 15.06.2026", "Credit Note CN/2026/08 of 12 May 2026") yields the number and the date.
+of columns), or the two values stacked around it. `jobs.extract.ocr.page_walk` walks the lines with
+this pairing and adds what needs the page around a line (headings, the letter's date, a number
+under the title).
 
 The vocabulary is ordered from specific ("Bruttosumme") to generic ("Total"); each field type
 keeps the candidates of its most specific entry only. For the invoice number, the issue date and
@@ -27,10 +28,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from statistics import median
 
 from jobs.contract.currencies import is_iso_currency
-from jobs.extract.ocr.lines import Line, Page, Segment, Word
+from jobs.extract.ocr.lines import Line, Segment, Word
 from jobs.extract.ocr.months import month_name_date
 from jobs.extract.ocr.page_locale import CODES as _CODES
 from jobs.extract.parsing import DATE_IN_TEXT_RE, parse_date, parse_money
@@ -46,7 +46,7 @@ _A_GRAVE = "(?:à|a)"
 # tesseract reads the "u" of "Steuer" as "v" often enough on 150-dpi scans to name it here.
 _STEUER = "ste[uv]er"
 # "N°" as tesseract often reads it: "N’", "N'".
-_NO = "n[°º’']"
+NO_SIGN = "n[°º’']"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ _CODE_RE = re.compile(rf"\b({'|'.join(_CODES)})\b")
 _SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
 
 
-def _identifier(text: str) -> str | None:
+def read_identifier(text: str) -> str | None:
     tokens: list[str] = _ID_TOKEN_RE.findall(text)
     for found in tokens:
         token = found.rstrip(".-/")
@@ -88,7 +88,7 @@ def _identifier(text: str) -> str | None:
 _FIRST_OF_MONTH_RE = re.compile(r"(?<!\w)[lI]er(?=\s)")
 
 
-def _date(text: str) -> str | None:
+def read_date(text: str) -> str | None:
     text = _FIRST_OF_MONTH_RE.sub("1er", text)
     for match in DATE_IN_TEXT_RE.finditer(text):
         try:
@@ -155,6 +155,14 @@ def name_of(text: str) -> str | None:
     return cleaned if sum(ch.isalpha() for ch in cleaned) >= 2 else None
 
 
+# The nouns of the other dates an invoice prints: due, delivery, order, payment, service.
+_OTHER_DATE_NOUN = (
+    rf"(?:{_E}ch{_E}ance|livraison|commande|paiement|r{_E}glement|delivery|order|payment|supply|shipment|dispatch"
+    rf"|due|lieferung|leistung|bestellung|zahlung|f{_A}lligkeit|consegna|scadenza|ordine|pagamento|entrega"
+    r"|vencimiento|pedido|pago|levering|bestelling|betaling)"
+)
+
+
 def _entries(kind: str, value: Callable[[str], str | None], *patterns: str) -> list[_Entry]:
     return [_Entry(kind, re.compile(_spaces_optional(p), re.IGNORECASE), value) for p in patterns]
 
@@ -167,29 +175,32 @@ def _spaces_optional(pattern: str) -> str:
 VOCABULARY: list[_Entry] = [
     *_entries(
         "INVOICE_RECEIPT_ID",
-        _identifier,
+        read_identifier,
         r"^(?:(?:invoice|inv\.?|bill)\s*(?:no\.?|number|num\.?|#|nr\.?|id)"
         r"|rechnungs?[-\s]?(?:nummer|nr\.?|no\.?)|beleg[-\s]?(?:nummer|nr\.?)"
-        rf"|facture\s*(?:{_NO}|no\.?|num{_E}ro)|{_NO}\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
+        rf"|facture\s*(?:{NO_SIGN}|no\.?|num{_E}ro)|{NO_SIGN}\s*(?:de\s+)?facture|num{_E}ro\s+de\s+facture"
         rf"|factuur\s*(?:nummer|nr\.?|no\.?)|n[°º.]\s*(?:de\s+)?factura|fattura\s*(?:n\.?|nr\.?|n[°º]|numero)|(?:numero|n\.|nr\.?)\s+(?:della\s+)?fattura"
         rf"|factura\s*(?:n[°º.]?|no\.?|n{_U}m(?:\.|ero|\u00e9ro)?)|n[u\u00fa]mero\s+de\s+(?:la\s+)?factura"
         r"|(?:credit\s+note|gutschrift|creditnota|nota\s+di\s+credito)\s*(?:no\.?|nr\.?|number|#))\s*:?",
     ),
     *_entries(
         "INVOICE_RECEIPT_DATE",
-        _date,
+        read_date,
         rf"^(?:invoice\s+date|date\s+of\s+(?:invoice|issue)|issue\s+date|date\s+issued|issued(?:\s+on)?"
         rf"|rechnungsdatum|belegdatum|ausstellungsdatum|ausgestellt\s+am|datum\s+der\s+rechnung"
         rf"|date\s+de\s+(?:la\s+)?facture|date\s+d'{_E}mission|{_E}mise?\s+le|date\s+de\s+facturation"
         r"|beleg[-\s]?datum|factuurdatum|datum\s+factuur|data\s+(?:della\s+)?fattura|data\s+(?:di\s+)?emissione"
         r"|fecha\s+(?:de\s+)?(?:la\s+)?factura|fecha\s+de\s+(?:emisi[o\u00f3]n|expedici[o\u00f3]n))\s*:?",
-        r"^(?:date|datum|data|fecha)\s*:?(?=\s|$)",
+        # A bare "Date" qualified by another date's noun ("Date d'échéance", "Date de livraison",
+        # "Date of delivery", "Datum der Lieferung") names that date, never the invoice's.
+        r"^(?:date|datum|data|fecha)\s*:?(?=\s|$)"
+        rf"(?!\s+(?:d['’]|(?:de|du|des|of|der|di|del|della|van|da|for)\s+(?:la\s+|l['’]|the\s+)?){_OTHER_DATE_NOUN})",
         # A letter-style title with the date beside it: "Beitragsrechnung      24. Januar 2014".
         r"^(?:\w*rechnung|invoice|facture|factuur|fattura|factura)$",
     ),
     *_entries(
         "DUE_DATE",
-        _date,
+        read_date,
         rf"^(?:due\s+date|payment\s+due|f{_A}lligkeit(?:sdatum)?|zahlbar\s+bis|date\s+d'{_E}ch{_E}ance|{_E}ch{_E}ance"
         r"|vervaldatum|scadenza|data\s+(?:di\s+)?scadenza|fecha\s+de\s+vencimiento|vencimiento)\s*:?",
     ),
@@ -202,7 +213,8 @@ VOCABULARY: list[_Entry] = [
         r"|total\s+amount|total\s+incl\.?(?:\s+vat)?|montant\s+total(?!\s*(?:ht|hors))"
         r"|totaal\s+(?:bedrag\s+)?(?:incl\.?|inclusief)(?:\s+btw)?|factuurbedrag|totaalbedrag"
         r"|totale\s+(?:fattura|documento|complessivo)|importo\s+totale"
-        r"|importe\s+total|total\s+factura|(?:gross(?:\s+(?:amount|total))?|brutto|ttc)(?!\w))\s*:?",
+        r"|importe\s+total|total\s+factura|endsumme|rechnungsendbetrag|invoice\s+amount"
+        r"|(?:gross(?:\s+(?:amount|total))?|brutto|ttc)(?!\w))\s*:?",
         r"^(?:total|totaal|totale)(?!\s*(?:ht\b|net|excl|hors|tva|vat|tax|mwst|ust|btw|iva|imponibile))\s*:?",
     ),
     *_entries(
@@ -218,7 +230,10 @@ VOCABULARY: list[_Entry] = [
         _money,
         rf"^(?:{_STEUER}betrag|mwst\.?(?:-betrag)?|mehrwert{_STEUER}|ust\.?(?:-betrag)?(?![-\s.]*[il1]d)|total\s+vat"
         rf"|vat(?:\s+amount)?|total\s+tax|tax(?:\s+amount)?|sales\s+tax|montant\s+tva|total\s+tva|tva"
-        r"|btw(?:[-\s]?bedrag)?|totaal\s+btw|iva|totale\s+iva|imposta|cuota\s+iva)\s*:?",
+        r"|btw(?:[-\s]?bedrag)?|totaal\s+btw|iva|totale\s+iva|imposta|cuota\s+iva|summe\s+(?:mwst|ust)\.?"
+        # The rate first after "plus": "zzgl. 19 % USt", "plus 20 % VAT", "+ 20 % TVA" (a bare
+        # "19 % VAT" is a line item's tax category, printed on every position).
+        r"|(?:zzgl\.?\s+|plus\s+|\+\s*)\d{1,2}(?:[.,]\d{1,2})?\s*%\s+(?:mwst|ust|vat|tva|btw|iva|tax)\.?(?![-\s.]*[il1]d))\s*:?",
     ),
     *_entries(
         # "Zahlbetrag" is what is left to pay after prepayments, not the invoice total.
@@ -245,22 +260,21 @@ VOCABULARY: list[_Entry] = [
         "VENDOR_NAME",
         name_of,
         rf"^(?:vendor|seller|supplier|lieferant|verk{_A}ufer|fournisseur|vendeur|leverancier|verkoper"
-        r"|fornitore|venditore|cedente|proveedor|vendedor|emisor)\s*(?:name)?\s*:",
+        r"|fornitore|venditore|cedente|proveedor|vendedor|emisor|issuer|issued\s+by|bill(?:ed)?\s+from"
+        rf"|{_E}metteur|aussteller)\s*(?:name)?\s*:",
     ),
 ]
 _RANKS = {id(entry): rank for rank, entry in enumerate(VOCABULARY)}
-_FIRST_RANK = {entry.type: _RANKS[id(entry)] for entry in reversed(VOCABULARY)}
+FIRST_RANK = {entry.type: _RANKS[id(entry)] for entry in reversed(VOCABULARY)}
 # The bare "Total" entry: it also heads quantity columns and a line table's sum row.
 GENERIC_TOTAL_RANK = max(rank for rank, entry in enumerate(VOCABULARY) if entry.type == "TOTAL")
 # Types whose disagreeing candidates of one rank must reach the normalizer as a conflict.
-_CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"})
+CONFLICTING = frozenset({"INVOICE_RECEIPT_ID", "INVOICE_RECEIPT_DATE", "TOTAL"})
 # Types whose every distinct value of one rank is kept as an alternative, for the totals check
 # to choose from (jobs.extract.ocr.fields): a tax row per rate, a column header's cell.
 ALTERNATIVES = frozenset({"SUBTOTAL", "TAX"})
 # A value printed below its label sits within this many line heights.
-_BELOW_LINES = 2.2
-# A column header's cells are read down this many rows at most.
-_COLUMN_ROWS = 8
+BELOW_LINES = 2.2
 # Money labels whose value may be a column of cells under them (a summary table).
 _COLUMN_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE"})
 # Money types whose values may stack around their label, each kept for the totals check (net,
@@ -268,125 +282,16 @@ _COLUMN_TYPES = frozenset({"TOTAL", "SUBTOTAL", "TAX", "AMOUNT_DUE"})
 _STACKABLE = frozenset({"TOTAL", "SUBTOTAL", "TAX"})
 # A stacked value row's centre sits within this many line heights of its label's.
 _STACK_OFFSET = 0.8
-# A line whose type is this much larger than the page's body text is a title.
-_TITLE_PROMINENCE = 1.3
-# A wrapped heading's second line holds the date alone ("05.03.2018").
-_DATE_ONLY_RE = re.compile(r"^[\w.,/\- ]{6,30}$")
-
-# "Rechnung des Versicherers Nr. …", "Invoice of the Supplier No. …": the issuer named between the
-# type and its number marker, only when a number marker follows (so no "Rechnung des Monats 2026").
-_ISSUER = (
-    r"(?:\s+(?:des|der|von|of\s+the|du|de\s+la|de\s+l')\s*[^\W\d]+"
-    rf"(?=\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)(?:[\s:]|$)))?"
-)
-# "Rechnung Nr. 4711 vom 05.06.2018", "Teilrechnung (326) Nr. 4711.2 vom …", "INVOICE No. X dated D",
-# "Gutschrift (Selbst ausgestellte Rechnung) (389) Nr. 471102 vom 05.03.2018",
-# "Credit Note CN/2026/08 of 12 May 2026", "Facture n° F-17 du 4 février 2026", "Avoir n° A-3 du …".
-_HEADING_RE = re.compile(
-    rf"^(?P<label>(?:\w*rechnung(?:s?korrektur)?|gutschrift|(?:tax\s+)?invoice|credit\s+note|debit\s+note|facture|avoir)"
-    rf"(?:\s*\([^()]{{1,40}}\))*{_ISSUER}\s*(?:nr\.?|nummer|no\.?|number|n[°º]|num{_E}ro|#)?\s*:?)\s*"
-    rf"(?P<number>[A-Za-z0-9][\w/.\-]*)(?:\s+(?P<connector>vom|from|of|dated|du|le)(?:\s+(?P<date>.+))?)?$",
-    re.IGNORECASE,
-)
 
 
-def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
-    """The labelled candidates kept per field type over all pages (see the module doc)."""
-    kept: dict[str, list[Candidate]] = {}
-    for page in pages:
-        body = median(w.height for line in page.lines for w in line.words) if page.lines else 1.0
-        for index, line in enumerate(page.lines):
-            below = page.lines[index + 1] if index + 1 < len(page.lines) else None
-            prominent = median(w.height for w in line.words) >= _TITLE_PROMINENCE * body
-            under = page.lines[index + 1 : index + 1 + _COLUMN_ROWS]
-            above = page.lines[index - 1] if index else None
-            candidates = [*_heading_candidates(line, below, prominent), *_line_candidates(line, under, above)]
-            for candidate in candidates:
-                _keep(kept, candidate)
-    return kept
-
-
-def _keep(kept: dict[str, list[Candidate]], candidate: Candidate) -> None:
-    current = kept.get(candidate.type)
-    if current is None or candidate.rank < current[0].rank:
-        kept[candidate.type] = [candidate]
-    elif (
-        candidate.rank == current[0].rank
-        and (candidate.type in _CONFLICTING or candidate.type in ALTERNATIVES)
-        and all(c.value_text != candidate.value_text for c in current)
-    ):
-        current.append(candidate)
-
-
-def _heading_candidates(line: Line, below: Line | None = None, prominent: bool = False) -> list[Candidate]:
-    """A heading line's number and date; on a title printed large, the heading may follow other
-    words ("Buchungshilfe - KEINE Rechnung Nr. 471102 vom") and its date wrap onto the next line.
-    """
-    words = line.words
-    starts = range(len(words)) if prominent else range(1)
-    for start in starts:
-        found = _heading_at(words[start:], below)
-        if found:
-            return found
-    return []
-
-
-def _heading_at(words: list[Word], below: Line | None) -> list[Candidate]:
-    match = _HEADING_RE.match(" ".join(w.text for w in words))
-    if match is None or not any(ch.isdigit() for ch in match.group("number")):
-        return []
-    number = match.group("number").rstrip(".-/")
-    if DATE_IN_TEXT_RE.fullmatch(number):
-        return []
-    label, rest = split_words(words, len(match.group("label").rstrip()))
-    if not rest:
-        return []
-    found = [_candidate("INVOICE_RECEIPT_ID", _FIRST_RANK["INVOICE_RECEIPT_ID"], label, rest, number)]
-    if not match.group("connector") and (date_text := _connected_date(words, below)) and below is not None:
-        found.append(
-            _candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, below.words, date_text)
-        )
-    elif match.group("date") and (date_text := _date(match.group("date"))):
-        found.append(_candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, rest, date_text))
-    elif match.group("connector") and (date_text := _wrapped_date(words, below)) and below is not None:
-        found.append(
-            _candidate("INVOICE_RECEIPT_DATE", _FIRST_RANK["INVOICE_RECEIPT_DATE"], label, below.words, date_text)
-        )
-    return found
-
-
-_CONNECTED_DATE_RE = re.compile(r"^(?:vom|from|of|dated|du|le)\s+(?P<date>[\w.,/\- ]{6,30})$", re.IGNORECASE)
-
-
-def _connected_date(words: list[Word], below: Line | None) -> str | None:
-    """The date a heading wraps onto the next line with its connector ("… Nr. 47110818" / "vom 31.10.2018")."""
-    if below is None or not _wrapped(words, below) or not (match := _CONNECTED_DATE_RE.match(below.text.strip())):
-        return None
-    return _date(match.group("date"))
-
-
-def _wrapped_date(words: list[Word], below: Line | None) -> str | None:
-    """The date alone on the line a heading ending in "vom"/"of"/"du" wraps onto."""
-    if below is None or not _wrapped(words, below) or not _DATE_ONLY_RE.fullmatch(below.text.strip()):
-        return None
-    return _date(below.text)
-
-
-def _wrapped(words: list[Word], below: Line) -> bool:
-    """The next line continues this one: directly under it, in the same type size."""
-    height = max(median(w.height for w in words), 1.0)
-    top = min(w.top for w in words)
-    return 0 <= below.top - top < 2.2 * height and abs(median(w.height for w in below.words) - height) < 0.2 * height
-
-
-def _candidate(kind: str, rank: int, label: list[Word], value_words: list[Word], value: str) -> Candidate:
+def make_candidate(kind: str, rank: int, label: list[Word], value_words: list[Word], value: str) -> Candidate:
     used = _words_for(value_words, value)
     return Candidate(
         type=kind, rank=rank, label=label, value=used, value_text=value, confidence=min(w.confidence for w in used)
     )
 
 
-def _line_candidates(line: Line, under: list[Line], above: Line | None = None) -> list[Candidate]:
+def line_candidates(line: Line, under: list[Line], above: Line | None = None) -> list[Candidate]:
     found: list[Candidate] = []
     for index, segment in enumerate(line.segments):
         text = segment.text
@@ -423,12 +328,12 @@ def _entry_candidates(
     for value_words in options:
         value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
         if value is not None:
-            return [_candidate(entry.type, rank, label_words or segment.words[:1], value_words, value)]
+            return [make_candidate(entry.type, rank, label_words or segment.words[:1], value_words, value)]
     # The label may run on without its value ("Steuerbetrag in", the currency beside each row).
     if entry.type not in _STACKABLE or len(segments) != 1 or not no_digit_after:
         return []
     return [
-        _candidate(entry.type, rank, label_words, value_words, value)
+        make_candidate(entry.type, rank, label_words, value_words, value)
         for value_words in _straddling(segment, line, above, below)
         if (value := entry.value(" ".join(w.text for w in value_words))) is not None
     ]
@@ -474,7 +379,7 @@ def _below(label: Segment, line: Line, below: Line | None) -> Segment | None:
     if below is None:
         return None
     height = max(line.bottom - line.top, 1.0)
-    if below.top - line.bottom > _BELOW_LINES * height:
+    if below.top - line.bottom > BELOW_LINES * height:
         return None
     near = [s for s in below.segments if s.left < label.right + height and s.right > label.left - height]
     reach = max(label.right - label.left, 3 * height)

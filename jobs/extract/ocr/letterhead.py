@@ -29,7 +29,8 @@ from jobs.extract.ocr.lines import Line, Page, Segment, Word
 _A = "(?:ä|a|ae)"
 _SELLER_HEADING_RE = re.compile(
     rf"^(?:verk{_A}ufer|seller|vendor|supplier|lieferant|rechnungs(?:er)?steller|vendeur|fournisseur|from|von"
-    r"|leverancier|verkoper|fornitore|venditore|cedente|proveedor|vendedor|emisor)\s*:?$",
+    r"|leverancier|verkoper|fornitore|venditore|cedente|proveedor|vendedor|emisor|issuer|issued\s+by"
+    r"|bill(?:ed)?\s+from|[ée]metteur|aussteller)\s*:?$",
     re.IGNORECASE,
 )
 # "Nummer : 12345676", "Globale Nummer: 4000001123452 (GLN)" under a seller heading: a key, no name.
@@ -39,7 +40,7 @@ _BLOCK_LOOKAHEAD = 4
 # Legal forms (DE, AT, CH, UK, US, FR, NL, BE, IT, ES, Nordics): a name carrying one is a company's.
 COMPANY_RE = re.compile(
     r"\b(?:GmbH|GMBH|LTD\.?|INC\.?|LIMITED|AG|KG|KGaA|OHG|UG|Ltd\.?|Limited|LLC|LLP|PLC|plc|Inc\.?|Corp\.?|SARL|SAS|SASU|EURL|S\.A\.S?\.?"
-    r"|GbR|e\.K\.|e\.V\.|a\.G\.|B\.V\.|BV|N\.V\.|NV|BVBA|VOF|S\.r\.l\.|SRL|Srl|S\.p\.A\.|SpA|S\.L\.U?\.?|SLU?"
+    r"|GbR|e\.K\.|e\.V\.|a\.G\.|B\.V\.|BV|N\.V\.|NV|BVBA|VOF|S\.r\.l\.|SRL|Srl|S\.p\.A\.|SpA|S\.L\.U?\.?|SLU?|SA"
     r"|Oy|AB|ApS|A/S|ASA)(?=\W|$)"
 )
 # Document titles are printed large at the top too; they are never the seller.

@@ -117,3 +117,89 @@ def test_a_lone_page_of_labels_still_reads_as_before() -> None:
     # The stacked-value rule needs rows both above and below: a value column pairs as it did.
     found = {c.type: c.value_text for c in pair_fields([page_of(("Steuerbetrag", "37,62"), ("Bruttosumme", "235,62"))])}
     assert (found["TAX"], found["TOTAL"]) == ("37,62", "235,62")
+
+
+def _letter(*rows: tuple[str, float, float]) -> dict[str, str]:
+    return {c.type: c.value_text for c in pair_fields([_page(list(rows))])}
+
+
+def test_the_letters_date_at_the_right_margin_is_the_invoice_date() -> None:
+    found = _letter(("Hamburg, 3. März 2026", 430.0, 230.0), ("Rechnung Nr. 4711", 50.0, 270.0))
+    assert found["INVOICE_RECEIPT_DATE"] == "3. März 2026"
+    assert _letter(("Lyon, le 14 juin 2026", 430.0, 230.0))["INVOICE_RECEIPT_DATE"] == "14 juin 2026"
+    # Beside a title on its row, too ("Sachversicherungsvertrag Nr: 00.123.456.7     18. April 2014").
+    beside = _letter(("Sachversicherungsvertrag Nr: 00.123", 71.0, 290.0), ("18. April 2014", 460.0, 290.0))
+    assert beside["INVOICE_RECEIPT_DATE"] == "18. April 2014"
+    # A labelled date wins over it.
+    labelled = _letter(("Hamburg, 3. März 2026", 430.0, 230.0), ("Rechnungsdatum: 01.03.2026", 50.0, 270.0))
+    assert labelled["INVOICE_RECEIPT_DATE"] == "01.03.2026"
+
+
+def test_a_date_at_the_margin_that_names_another_date_is_not_the_letters() -> None:
+    for rows in (
+        [("Lieferdatum", 50.0, 230.0), ("03.06.2018", 460.0, 230.0)],  # a delivery date
+        [("Stand:", 50.0, 230.0), ("04.03.2014", 460.0, 230.0)],  # a label waiting for its value
+        [("Hamburg, 3. März 2026", 120.0, 230.0)],  # not at the right margin
+        [("Hamburg, 3. März 2026", 430.0, 600.0)],  # below the letter's head
+        [("Ab 3. März 2026 gilt", 430.0, 230.0)],  # running text around the date
+    ):
+        assert "INVOICE_RECEIPT_DATE" not in _letter(*rows), rows
+
+
+def test_sa_is_a_legal_form_that_ends_a_wrapped_seller_name() -> None:
+    vendor = _found(_seller("Mutuelle d'Assurance", "du Rhône SA", "5 quai Perrache", "69002 Lyon"))["VENDOR_NAME"][0]
+    assert (vendor.value_text, vendor.confidence) == ("Mutuelle d'Assurance du Rhône SA", 99.0)
+    # Mixed case "Sa" is Saturday in opening hours, no legal form.
+    hours = _found(_seller("Praxis am Markt", "Mo-Fr 8-18 Uhr, Sa 8-12 Uhr"))["VENDOR_NAME"][0]
+    assert hours.value_text == "Praxis am Markt" and hours.confidence <= GUESS_CONFIDENCE_CAP
+
+
+def test_a_date_under_a_cell_of_the_row_above_is_a_grid_value_not_the_letters_date() -> None:
+    assert "INVOICE_RECEIPT_DATE" not in _letter(("Valid", 430.0, 218.0), ("Hamburg, 3. März 2026", 430.0, 230.0))
+    # Text far to its left on the row above (the recipient's address) leaves it alone at the margin.
+    found = _letter(("12345 Musterstadt", 50.0, 218.0), ("Hamburg, 3. März 2026", 430.0, 230.0))
+    assert found["INVOICE_RECEIPT_DATE"] == "3. März 2026"
+
+
+def _rows(*rows: str | tuple[str, ...]) -> dict[str, str]:
+    return {c.type: c.value_text for c in pair_fields([page_of(*rows, confidence=99.0)])}
+
+
+def test_a_date_qualified_by_its_noun_is_never_the_invoice_date() -> None:
+    for label in ("Date d'échéance :", "Date de livraison :", "Date of delivery:", "Datum der Lieferung:"):
+        assert "INVOICE_RECEIPT_DATE" not in _rows((label, "28/03/2026")), label
+    assert _rows(("Date :", "12/03/2026"), ("Date d'échéance :", "28/03/2026"))["INVOICE_RECEIPT_DATE"] == "12/03/2026"
+    assert _rows(("Datum", "05.06.2018"))["INVOICE_RECEIPT_DATE"] == "05.06.2018"
+    assert _rows(("Date of the invoice", "05.06.2018"))["INVOICE_RECEIPT_DATE"] == "05.06.2018"
+
+
+def test_more_spellings_of_the_total_the_tax_and_the_seller_label() -> None:
+    found = _rows(("Summe netto", "520,90"), ("zzgl. 19 % USt", "98,97"), ("Endsumme", "619,87"))
+    assert (found["SUBTOTAL"], found["TAX"], found["TOTAL"]) == ("520,90", "98,97", "619,87")
+    assert _rows(("plus 20 % VAT", "99.98"), ("Invoice amount", "599.88"))["TOTAL"] == "599.88"
+    assert _rows(("+ 20 % TVA", "99,98"))["TAX"] == "99,98"
+    # A bare rate is a line item's tax category, printed on every position: no tax row.
+    assert "TAX" not in _rows(("Kunstrasen 3,33", "19 % VAT (S)", "10,00"))
+    for label in ("Issuer:", "Aussteller:", "Émetteur :", "Bill from:"):
+        assert _rows((label, "Weserland Handel GmbH"))["VENDOR_NAME"] == "Weserland Handel GmbH", label
+
+
+def _titled(title: str, *rows: tuple[str, float, float]) -> dict[str, str]:
+    words = [w for line in _page(list(rows), size=9.0).lines for w in line.words]
+    left = 450.0
+    for token in title.split():
+        words.append(Word(token, left, 50.0, left + 12.0 * len(token), 70.0, 99.0))
+        left += 12.0 * len(token) + 5.0
+    return {c.type: c.value_text for c in pair_fields([Page(1, 595.0, 842.0, rebuild_lines(words))])}
+
+
+def test_a_bare_number_label_under_an_invoice_title_is_the_invoice_number() -> None:
+    assert _titled("FACTURE", ("N° : F-2026-17", 380.0, 80.0))["INVOICE_RECEIPT_ID"] == "F-2026-17"
+    assert _titled("INVOICE", ("No.:", 380.0, 80.0), ("EN-2026-32787", 475.0, 80.0))["INVOICE_RECEIPT_ID"] == (
+        "EN-2026-32787"
+    )
+    # Far below the title, or under a title that is not an invoice's, a bare "No." names nothing.
+    assert "INVOICE_RECEIPT_ID" not in _titled("INVOICE", ("No.: A-1", 380.0, 200.0))
+    assert "INVOICE_RECEIPT_ID" not in _titled("DELIVERY NOTE", ("No.: A-1", 380.0, 80.0))
+    # A qualified number label under the title is someone else's ("Customer No.").
+    assert "INVOICE_RECEIPT_ID" not in _titled("INVOICE", ("Customer No.: C-1", 380.0, 80.0))
