@@ -12,7 +12,8 @@ kept; when none add up, the first of each stays and the totals check sends the d
 
 A page whose only total label is the bare "Total" (which also heads quantity columns and a line
 table's sum row) or that has none, but whose amount due is exactly a net amount plus its tax, has
-that amount as its total: the sum is the evidence, and a prepayment would break it.
+that amount as its total: the sum is the evidence, and a prepayment would break it. With no total
+label at all, one printed amount that is exactly a labelled net plus its tax is the total too.
 """
 
 from __future__ import annotations
