@@ -22,7 +22,8 @@ against pdfplumber's plain `extract_text` on the same pages in the same run.
 Beside the corpus, the generated vendor layouts of tests/data/layouts_more (telecom, cloud and
 hotel bills in six languages, rendered with their known answers) are scored the same way, per
 language, and so are the label grids of tests/data/layouts_grid, per template and per split (its
-`column` and `letter` templates held out).
+`column` and `letter` templates held out), and the layout kinds of tests/data/layouts_kinds, per
+kind and per split (its `boxed` kind held out).
 """
 
 from __future__ import annotations
@@ -240,6 +241,13 @@ def score_grids() -> dict[str, Tally]:
     return _score_cases([(case, (case.data["template"], f"grid {case.split}")) for case in cases()], render)
 
 
+def score_kinds() -> dict[str, Tally]:
+    """The generated layout kinds (tests/data/layouts_kinds): per kind and per split (`boxed` held out)."""
+    from tests.data.layouts_kinds.render import cases, render
+
+    return _score_cases([(case, (case.kind, f"kinds {case.split}")) for case in cases()], render)
+
+
 def _score_cases(groups: list[tuple[Any, tuple[str, ...]]], render: Any) -> dict[str, Tally]:
     from jobs.extract.ocr.degrade import header_mismatches
 
@@ -352,6 +360,14 @@ def main(argv: list[str] | None = None) -> int:
             "splits": {k: v for k, v in grids.items() if k.startswith("grid ")},
         }
     )
+    kinds = score_kinds()
+    print()
+    print_table(
+        {
+            "producers": {f"layouts_kinds/{k}": v for k, v in kinds.items() if not k.startswith("kinds ")},
+            "splits": {k: v for k, v in kinds.items() if k.startswith("kinds ")},
+        }
+    )
     timing = None if args.no_timing else time_per_page(args.corpus)
     if timing:
         print(
@@ -376,12 +392,18 @@ def main(argv: list[str] | None = None) -> int:
         ],
         "generated": {name: tally.as_dict() for name, tally in generated.items()},
         "grids": {name: tally.as_dict() for name, tally in grids.items()},
+        "kinds": {name: tally.as_dict() for name, tally in kinds.items()},
         "timing": timing,
     }
     write_json(args.out, report)
     wrong = sum(
         tally.fields_wrong
-        for tally in [*result["splits"].values(), generated["generated"], *(grids[f"grid {s}"] for s in GRID_SPLITS)]
+        for tally in [
+            *result["splits"].values(),
+            generated["generated"],
+            *(grids[f"grid {s}"] for s in GRID_SPLITS),
+            *(kinds[f"kinds {s}"] for s in GRID_SPLITS),
+        ]
     )
     return 1 if wrong else 0
 

@@ -12,7 +12,8 @@ kept; when none add up, the first of each stays and the totals check sends the d
 
 A page whose only total label is the bare "Total" (which also heads quantity columns and a line
 table's sum row) or that has none, but whose amount due is exactly a net amount plus its tax, has
-that amount as its total: the sum is the evidence, and a prepayment would break it.
+that amount as its total: the sum is the evidence, and a prepayment would break it. With no total
+label at all, one printed amount that is exactly a labelled net plus its tax is the total too.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from __future__ import annotations
 from decimal import Decimal
 from itertools import combinations
 
-from jobs.extract.ocr.labels import ALTERNATIVES, GENERIC_TOTAL_RANK, Candidate
+from jobs.extract.ocr.labels import ALTERNATIVES, GENERIC_TOTAL_RANK, Candidate, money_in
 from jobs.extract.ocr.letterhead import vendor_name
-from jobs.extract.ocr.lines import Page
+from jobs.extract.ocr.lines import Page, Segment
 from jobs.extract.ocr.page_walk import label_candidates
 from jobs.extract.parsing import parse_money
 
@@ -36,6 +37,8 @@ def pair_fields(pages: list[Page]) -> list[Candidate]:
     kept = label_candidates(pages)
     if "VENDOR_NAME" not in kept and (vendor := vendor_name(pages)):
         kept["VENDOR_NAME"] = [vendor]
+    if "TOTAL" not in kept:
+        _total_printed_as_the_sum(kept, pages)
     _choose_consistent(kept)
     return sorted((c for group in kept.values() for c in group), key=lambda c: c.rank)
 
@@ -98,3 +101,29 @@ def _adding_up(total: Decimal, nets: list[Candidate], taxes: list[Candidate]) ->
 def _summed(first: Candidate, tax: Decimal) -> Candidate:
     """The tax of several rate rows as one candidate (geometry and label of the first row)."""
     return Candidate(first.type, first.rank, first.label, first.value, str(tax), first.confidence, first.currency)
+
+
+def _total_printed_as_the_sum(kept: dict[str, list[Candidate]], pages: list[Page]) -> None:
+    """No label names the total, but a net amount and its tax are labelled and their sum is printed
+    as an amount of its own: that amount is the total (the invoice total is net plus tax by
+    definition; it is printed, so it is not invented). Two different sums printed settle nothing.
+    """
+    nets = kept.get("SUBTOTAL", [])[:_MAX_ALTERNATIVES]
+    taxes = kept.get("TAX", [])[:_MAX_ALTERNATIVES]
+    if not nets or not taxes:
+        return
+    labelled = {id(w) for group in kept.values() for c in group for w in c.value}
+    printed: dict[Decimal, Segment] = {}
+    for page in pages:
+        for line in page.lines:
+            for segment in line.segments:
+                if any(id(w) in labelled for w in segment.words) or (text := money_in(segment.text)) is None:
+                    continue
+                printed.setdefault(parse_money(text).amount, segment)
+    sums = {total for total in printed if _adding_up(total, nets, taxes) is not None}
+    if len(sums) == 1:
+        total = next(iter(sums))
+        segment = printed[total]
+        value = money_in(segment.text) or ""
+        confidence = min(w.confidence for w in segment.words)
+        kept["TOTAL"] = [Candidate("TOTAL", GENERIC_TOTAL_RANK, [], segment.words, value, confidence)]

@@ -124,6 +124,11 @@ def _money(text: str) -> str | None:
     return None
 
 
+def money_in(text: str) -> str | None:
+    """The amount a cell prints, with its currency mark, if it prints one with cents."""
+    return _money(text)
+
+
 def _unsigned_money(text: str) -> str | None:
     # "Erhaltene Anzahlungen -50,00": a paid amount is printed as a deduction.
     found = _money(text)

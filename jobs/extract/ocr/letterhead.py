@@ -3,7 +3,9 @@
 Owns reading the vendor from page layout. In order:
 
 1. A seller block: a heading ("Verkäufer", "Seller", "From", …) alone on its row with a "Name:"
-   line below (confident), or just its first line (a guess).
+   line below (confident), or just its first line, joined to the next when the name wraps before
+   its legal form; a guess unless a legal form, the name printed again, or the seller's postal
+   address and registration under it (street, postcode and town, then a VAT id) confirm it.
 2. The letterhead: the most prominent text at the top of page 1 (word height at least 1.35× the
    page's median), one line or wrapped over two, that is no document title. It is confident when
    something confirms it — the same name printed again elsewhere (the footer, the bank block's

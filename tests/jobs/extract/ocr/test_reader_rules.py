@@ -203,3 +203,12 @@ def test_a_bare_number_label_under_an_invoice_title_is_the_invoice_number() -> N
     assert "INVOICE_RECEIPT_ID" not in _titled("DELIVERY NOTE", ("No.: A-1", 380.0, 80.0))
     # A qualified number label under the title is someone else's ("Customer No.").
     assert "INVOICE_RECEIPT_ID" not in _titled("INVOICE", ("Customer No.: C-1", 380.0, 80.0))
+
+
+def test_an_unlabelled_amount_that_is_net_plus_tax_is_the_total() -> None:
+    rows = (("Summe netto", "520,90"), ("MwSt. 19 %", "98,97"), ("Zu überweisen bis 30.03.", "619,87 €"))
+    assert _rows(*rows)["TOTAL"] == "619,87 €"
+    # Without a printed sum nothing is invented; two sums (two tax readings) settle nothing.
+    assert "TOTAL" not in _rows(("Summe netto", "520,90"), ("MwSt. 19 %", "98,97"), "Vielen Dank")
+    two = (("Summe netto", "100,00"), ("MwSt. 7 %", "7,00"), ("MwSt. 19 %", "19,00"), ("a", "107,00"), ("b", "119,00"))
+    assert "TOTAL" not in _rows(*two)
