@@ -2,8 +2,9 @@
 
 Owns the one combination of the two readers: `labels` pairs printed labels with their values, and
 when no label names the seller `letterhead` reads it from the page layout (a seller block, the
-letterhead, a legal footer, a company-suffix line). Kept apart from both so that neither imports
-the other.
+letterhead, a legal footer, a company-suffix line); `plausibility` then vetoes what the page
+contradicts (a buyer, a bank, a heading word as the seller; a number cut from a longer one).
+Kept apart from both so that neither imports the other.
 
 Also owns the choice among alternative net and tax amounts by consistency: a page prints the tax
 once per rate, and a column header ("USt.") pairs with the cell below it. When one total was read,
@@ -25,6 +26,7 @@ from jobs.extract.ocr.labels import ALTERNATIVES, GENERIC_TOTAL_RANK, Candidate,
 from jobs.extract.ocr.letterhead import vendor_name
 from jobs.extract.ocr.lines import Page, Segment
 from jobs.extract.ocr.page_walk import label_candidates
+from jobs.extract.ocr.plausibility import vetoed
 from jobs.extract.parsing import parse_money
 
 _TOLERANCE = Decimal("0.01")
@@ -34,11 +36,14 @@ _MAX_ALTERNATIVES = 8  # a page with more candidates than this is no summary blo
 
 def pair_fields(pages: list[Page]) -> list[Candidate]:
     """The candidates per field type over all pages, in vocabulary order (see `labels`)."""
-    kept = label_candidates(pages)
+    # A labelled seller that is a party heading is dropped before the layout is asked instead;
+    # the second look vetoes what the layout and the sums added.
+    kept = vetoed(label_candidates(pages), pages)
     if "VENDOR_NAME" not in kept and (vendor := vendor_name(pages)):
         kept["VENDOR_NAME"] = [vendor]
     if "TOTAL" not in kept:
         _total_printed_as_the_sum(kept, pages)
+    kept = vetoed(kept, pages)
     _choose_consistent(kept)
     return sorted((c for group in kept.values() for c in group), key=lambda c: c.rank)
 

@@ -152,7 +152,8 @@ _SENDER_AREA = 0.4
 
 def _sender_line(pages: list[Page]) -> Candidate | None:
     """The small sender line above a window envelope's recipient ("ACME Ltd · 1 Road · City"):
-    a name, then address pieces, in type no larger than the body's, in the top 40 % of page 1.
+    a name, then address pieces, in one column, in type no larger than the body's, in the top 40 % of
+    page 1.
     Confident when a legal form or the name printed elsewhere confirms it, else a guess.
     """
     if not pages or not pages[0].lines:
@@ -162,10 +163,13 @@ def _sender_line(pages: list[Page]) -> Candidate | None:
     for line in page.lines:
         if line.top > page.height * _SENDER_AREA:
             break
-        pieces = _name_pieces(line.words)
+        # One printed column, the row's first: across a gap the words are other blocks' lines
+        # side by side (the seller's town beside the buyer's street), not one sender line.
+        first = line.segments[0]
+        pieces = _name_pieces(first.words)
         if (
             len(pieces) < 3
-            or median(w.height for w in line.words) > body
+            or median(w.height for w in first.words) > body
             or not _is_name(" ".join(w.text for w in pieces[0]))
             or not all(_address_piece(p) for p in pieces[1:])
         ):

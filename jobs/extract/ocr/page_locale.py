@@ -45,10 +45,21 @@ _PAGE_CODES = frozenset(
 )
 
 
+# A sentence stating the amounts' currency, anywhere on a line ("Alle Beträge in CHF", "Tous les
+# montants en CHF"): it counts like a code beside an amount, so a conversion line in EUR beside it
+# leaves two currencies and settles nothing.
+_AMOUNTS_IN_RE = re.compile(
+    r"\b(?:betr(?:ä|ae|a)ge|preise|amounts|prices|figures|montants|prix|bedragen|prijzen|importi|prezzi|importes"
+    r"|precios)\b[^:\d]{0,30}?\b(?:in|en|sind\s+in|are\s+in|exprim[ée]s\s+en|expressed\s+in)\s+(?P<code>(?-i:[A-Z]{3}))\b",
+    re.IGNORECASE,
+)
+
+
 def page_currency(pages: list[Page]) -> str | None:
     """The one currency the pages print beside their amounts, when no label states it.
 
-    Every ISO code or unambiguous symbol on a row that also prints an amount counts; exactly one
+    Every ISO code or unambiguous symbol on a row that also prints an amount counts, and so does the
+    code of a sentence stating the amounts' currency ("Alle Beträge in CHF"); exactly one
     distinct currency is evidence enough (the amounts are in it), two or more settle nothing (an
     invoice in GBP with its tax also in EUR).
     """
@@ -56,6 +67,8 @@ def page_currency(pages: list[Page]) -> str | None:
     for page in pages:
         for line in page.lines:
             text = line.text
+            if (stated := _AMOUNTS_IN_RE.search(text)) and stated.group("code") in _PAGE_CODES:
+                found.add(stated.group("code"))
             if not _AMOUNT_RE.search(text):
                 continue
             found.update(code for code in _PAGE_CODE_RE.findall(text) if code in _PAGE_CODES)
