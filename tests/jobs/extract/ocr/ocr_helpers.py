@@ -3,16 +3,62 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
+from jobs.contract.status import Status
+from jobs.extract import ExtractionSettings, OcrEngine, extract_document
+from jobs.extract.ocr.degrade import header_mismatches
 from jobs.extract.ocr.lines import Page, Word, rebuild_lines
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 CORPUS = REPO_ROOT / "tests" / "data" / "corpus"
 FACTURX = CORPUS / "einvoice" / "facturx-pdf"
 TEXTRACT = CORPUS / "textract"
+
+
+LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
+
+
+class GeneratedCase(Protocol):
+    """A rendered layout case of the generated sets (tests/data/layouts_*/render.py)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def expected(self) -> dict[str, Any]: ...
+
+
+C = TypeVar("C", bound=GeneratedCase)
+
+
+@dataclass
+class Score:
+    """A generated set read as plain PDFs: header fields right, documents PROCESSED, and every
+    PROCESSED document with a wrong header field (id, the mismatches).
+    """
+
+    right: int = 0
+    processed: int = 0
+    wrong: list[tuple[str, dict[str, str | None]]] = field(default_factory=list)
+
+
+def score(cases: Iterable[C], render: Callable[[C], bytes]) -> Score:
+    """Each case rendered and read by the local text-layer reader, scored against its expected headers."""
+    scored = Score()
+    for case in cases:
+        outcome = extract_document(render(case), f"{case.id}.pdf", LOCAL)
+        mismatches = header_mismatches(outcome.invoice, case.expected)
+        scored.right += len(case.expected) - len(mismatches)
+        if outcome.validation.status is Status.PROCESSED:
+            scored.processed += 1
+            if mismatches:
+                scored.wrong.append((case.id, mismatches))
+    return scored
 
 
 @cache

@@ -10,11 +10,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from ocr_helpers import REPO_ROOT
+from ocr_helpers import REPO_ROOT, score
 
-from jobs.contract.status import Status
-from jobs.extract import ExtractionSettings, OcrEngine, extract_document
-from jobs.extract.ocr.degrade import header_mismatches
 from jobs.extract.ocr.fields import pair_fields
 from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP
 from jobs.extract.ocr.lines import Page, Word, rebuild_lines
@@ -24,7 +21,6 @@ from jobs.extract.parsing import DateOrder
 sys.path.insert(0, str(REPO_ROOT))
 from tests.data.layouts_grid.render import SPLITS, build_cases, cases, render
 
-LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 # Measured 3 Dec 2026 (docs/ocr.md): development 240/240 fields, 48/48 PROCESSED (227 and 34
 # before); held out 120/120, 24/24 (114 and 24 with 6 wrong before; see docs/ocr.md for how).
 FLOORS = {"development": {"fields": 240, "processed": 48}, "held-out": {"fields": 120, "processed": 24}}
@@ -37,19 +33,10 @@ def test_cases_json_is_what_render_builds() -> None:
 
 @pytest.mark.parametrize("split", sorted(FLOORS))
 def test_each_split_holds_its_floors_and_nothing_processed_is_wrong(split: str) -> None:
-    right = processed = 0
-    wrong: list[tuple[str, dict[str, str | None]]] = []
-    for case in (c for c in cases() if c.split == split):
-        outcome = extract_document(render(case), f"{case.id}.pdf", LOCAL)
-        mismatches = header_mismatches(outcome.invoice, case.expected)
-        right += len(case.expected) - len(mismatches)
-        if outcome.validation.status is Status.PROCESSED:
-            processed += 1
-            if mismatches:
-                wrong.append((case.id, mismatches))
-    assert wrong == []
-    assert right >= FLOORS[split]["fields"]
-    assert processed >= FLOORS[split]["processed"]
+    scored = score((c for c in cases() if c.split == split), render)
+    assert scored.wrong == []
+    assert scored.right >= FLOORS[split]["fields"]
+    assert scored.processed >= FLOORS[split]["processed"]
 
 
 def _page(rows: list[tuple[str, float, float, float]]) -> Page:

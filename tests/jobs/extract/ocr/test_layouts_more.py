@@ -11,11 +11,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from ocr_helpers import REPO_ROOT, page_of
+from ocr_helpers import REPO_ROOT, page_of, score
 
-from jobs.contract.status import Status
-from jobs.extract import ExtractionSettings, OcrEngine, extract_document
-from jobs.extract.ocr.degrade import header_mismatches
 from jobs.extract.ocr.fields import pair_fields
 from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP
 from jobs.extract.ocr.lines import Page, Word, rebuild_lines
@@ -23,7 +20,6 @@ from jobs.extract.ocr.lines import Page, Word, rebuild_lines
 sys.path.insert(0, str(REPO_ROOT))
 from tests.data.layouts_more.render import build_cases, cases, render
 
-LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 # Measured 3 Dec 2026 (docs/ocr.md): 720/720 fields, 135/144 PROCESSED; the nine others name a
 # seller nothing on the page confirms (no legal form, not printed again) and go to review.
 FLOORS = {"fields": 720, "processed": 135}
@@ -37,19 +33,10 @@ def test_cases_json_is_what_render_builds() -> None:
 
 
 def test_the_set_holds_its_floors_and_nothing_processed_is_wrong() -> None:
-    right = processed = 0
-    wrong: list[tuple[str, dict[str, str | None]]] = []
-    for case in cases():
-        outcome = extract_document(render(case), f"{case.id}.pdf", LOCAL)
-        mismatches = header_mismatches(outcome.invoice, case.expected)
-        right += len(case.expected) - len(mismatches)
-        if outcome.validation.status is Status.PROCESSED:
-            processed += 1
-            if mismatches:
-                wrong.append((case.id, mismatches))
-    assert wrong == []
-    assert right >= FLOORS["fields"]
-    assert processed >= FLOORS["processed"]
+    scored = score(cases(), render)
+    assert scored.wrong == []
+    assert scored.right >= FLOORS["fields"]
+    assert scored.processed >= FLOORS["processed"]
 
 
 def _page(rows: list[tuple[str, float, float, float]]) -> Page:
