@@ -90,7 +90,9 @@ def _total_from_amount_due(
     return chosen
 
 
-def _adding_up(total: Decimal, nets: list[Candidate], taxes: list[Candidate]) -> tuple[Candidate, Candidate] | None:
+def _adding_up(
+    total: Decimal, nets: list[Candidate], taxes: list[Candidate], tolerance: Decimal = _TOLERANCE
+) -> tuple[Candidate, Candidate] | None:
     amounts = [(c, a) for c in taxes if (a := _amount(c)) is not None]
     for net in nets:
         if (net_amount := _amount(net)) is None:
@@ -98,7 +100,7 @@ def _adding_up(total: Decimal, nets: list[Candidate], taxes: list[Candidate]) ->
         for size in range(1, min(_MAX_TAX_ROWS, len(amounts)) + 1):
             for rows in combinations(amounts, size):
                 tax = sum((a for _, a in rows), Decimal(0))
-                if abs(net_amount + tax - total) <= _TOLERANCE:
+                if abs(net_amount + tax - total) <= tolerance:
                     return net, _summed(rows[0][0], tax) if size > 1 else rows[0][0]
     return None
 
@@ -112,10 +114,12 @@ def _total_printed_as_the_sum(kept: dict[str, list[Candidate]], pages: list[Page
     """No label names the total, but a net amount and its tax are labelled and their sum is printed
     as an amount of its own: that amount is the total (the invoice total is net plus tax by
     definition; it is printed, so it is not invented). Two different sums printed settle nothing.
+    The sum must be exact: a table's foot adds rounded line amounts and may be a cent off the
+    invoice's total. A labelled amount due leaves the total to it (`_total_from_amount_due`).
     """
     nets = kept.get("SUBTOTAL", [])[:_MAX_ALTERNATIVES]
     taxes = kept.get("TAX", [])[:_MAX_ALTERNATIVES]
-    if not nets or not taxes:
+    if not nets or not taxes or "AMOUNT_DUE" in kept:
         return
     labelled = {id(w) for group in kept.values() for c in group for w in c.value}
     printed: dict[Decimal, Segment] = {}
@@ -125,7 +129,7 @@ def _total_printed_as_the_sum(kept: dict[str, list[Candidate]], pages: list[Page
                 if any(id(w) in labelled for w in segment.words) or (text := money_in(segment.text)) is None:
                     continue
                 printed.setdefault(parse_money(text).amount, segment)
-    sums = {total for total in printed if _adding_up(total, nets, taxes) is not None}
+    sums = {total for total in printed if _adding_up(total, nets, taxes, tolerance=Decimal(0)) is not None}
     if len(sums) == 1:
         total = next(iter(sums))
         segment = printed[total]

@@ -212,3 +212,12 @@ def test_an_unlabelled_amount_that_is_net_plus_tax_is_the_total() -> None:
     assert "TOTAL" not in _rows(("Summe netto", "520,90"), ("MwSt. 19 %", "98,97"), "Vielen Dank")
     two = (("Summe netto", "100,00"), ("MwSt. 7 %", "7,00"), ("MwSt. 19 %", "19,00"), ("a", "107,00"), ("b", "119,00"))
     assert "TOTAL" not in _rows(*two)
+
+
+def test_a_table_foot_a_cent_off_the_sum_is_not_the_total() -> None:
+    # A table's foot adds rounded line amounts; the amount due printed below it is the invoice's.
+    rows = (("Totaux", "38 325,15"), ("Total HT", "31 937,63"), ("TVA 20 %", "6 387,53"))
+    assert "TOTAL" not in _rows(*rows)
+    found = _rows(*rows, ("Net à payer TTC", "38 325,16"))
+    assert found.get("TOTAL", found.get("AMOUNT_DUE")) == "38 325,16"
+    assert found.get("TOTAL") in (None, "38 325,16")
