@@ -84,7 +84,7 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
         if c is not None
     ]
     confident = [c for c in found if c.confidence > GUESS_CONFIDENCE_CAP]
-    if len({_folded(c.value_text) for c in confident}) > 1:
+    if len({folded(c.value_text) for c in confident}) > 1:
         first = confident[0]
         return Candidate(first.type, first.rank, first.label, first.value, first.value_text, GUESS_CONFIDENCE_CAP)
     chosen = confident or found
@@ -97,14 +97,14 @@ def _in_its_own_case(candidate: Candidate, pages: list[Page]) -> Candidate:
     """
     if not candidate.value_text.isupper():
         return candidate
-    wanted = _folded(candidate.value_text)
+    wanted = folded(candidate.value_text)
     spelled = (
         name
         for page in pages
         for line in page.lines
         for segment in line.segments
         for piece in _PIECES_RE.split(segment.text)
-        if not (name := piece.strip(" :")).isupper() and _folded(name) == wanted
+        if not (name := piece.strip(" :")).isupper() and folded(name) == wanted
     )
     if (mixed := next(spelled, None)) is None:
         return candidate
@@ -365,10 +365,10 @@ def _printed_again(name: str, pages: list[Page], exclude: set[int]) -> bool:
     "Make all checks payable to NAME.", "NAME · street · city" (a part of a longer name, as one
     line of a wrapped one, does not count).
     """
-    wanted = _folded(name)
+    wanted = folded(name)
     return any(
         (
-            wanted in (_folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
+            wanted in (folded(_LABEL_PREFIX_RE.sub("", piece)), _after_holder_label(piece))
             # Small print may lose accents the letterhead kept, never the other way round: a
             # footer with accents the letterhead lacks says the letterhead was misread.
             and _accents(piece) <= _accents(name)
@@ -390,7 +390,7 @@ def _after_holder_label(piece: str) -> str | None:
     """The name after an account-holder label whose colon small print lost under OCR
     ("Kontonnhaber Bauunternehmen Krause"): the label is recognised up to two misread letters.
     """
-    words = _folded(piece).split()
+    words = folded(piece).split()
     for size in (1, 2):
         label = " ".join(words[:size]).rstrip(":")
         if len(words) > size and any(
@@ -405,10 +405,10 @@ def _after_payee_label(piece: str, name: str) -> str | None:
     match = _PAYEE_RE.match(piece.strip())
     if match is None or _accents(match.group("name")) > _accents(name):
         return None
-    return _folded(match.group("name"))
+    return folded(match.group("name"))
 
 
-def _folded(text: str) -> str:
+def folded(text: str) -> str:
     """Case, spacing and accents folded: small print loses accents under OCR more than large print."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split())

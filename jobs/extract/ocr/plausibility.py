@@ -26,10 +26,10 @@ here raises a confidence or sets a value.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import replace
 
 from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, Candidate
+from jobs.extract.ocr.letterhead import folded
 from jobs.extract.ocr.lines import Line, Page, Segment
 from jobs.extract.ocr.months import MONTHS
 from jobs.extract.parsing import DATE_IN_TEXT_RE
@@ -235,5 +235,5 @@ def _cut_from_longer(candidate: Candidate, pages: list[Page]) -> bool:
 
 
 def _folded(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split()).strip(" :,.")
+    """A name as letterhead compares it, without the punctuation a block's line ends with."""
+    return folded(text).strip(" :,.")
