@@ -69,7 +69,9 @@ def test_what_the_jobs_leave_is_clean_for_every_engine(stack, tmp_path: Path) ->
     for n in range(5):
         upload(stack, "u1", f"copy-{n}")  # one document, four duplicates
     upload(stack, "u1", "nov", vendorName=None, invoiceNumber="M-2")  # in review: no seller
-    upload(stack, "u1", "moved")
+    # Its own invoice from the start: were it a copy too, it might hold the copies' markers and
+    # take them along to M-3, leaving the copies' identity held by nobody.
+    upload(stack, "u1", "moved", invoiceNumber="M-0")
     ingest(stack)
     upload(stack, "u1", "moved", invoiceNumber="M-3")  # re-uploaded: its markers move
     ingest(stack)
