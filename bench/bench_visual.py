@@ -23,12 +23,15 @@ Beside the corpus, the generated vendor layouts of tests/data/layouts_more (tele
 hotel bills in six languages, rendered with their known answers) are scored the same way, per
 language, and so are the label grids of tests/data/layouts_grid, per template and per split (its
 `column` and `letter` templates held out), and the layout kinds of tests/data/layouts_kinds, per
-kind and per split (its `boxed` kind held out).
+kind and per split (its `boxed` kind held out). The real vendor invoices of
+tests/data/corpus/vendors (plain PDFs as vendors sent them, answer keys in its expected.json) are
+scored per document and per split.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import sys
 from collections import Counter
@@ -47,6 +50,7 @@ from jobs.extract import ExtractionSettings, OcrEngine, extract_document  # noqa
 from jobs.extract.ocr.degrade import strip_attachments  # noqa: E402
 
 CORPUS = REPO_ROOT / "tests" / "data" / "corpus" / "visual"
+VENDORS = REPO_ROOT / "tests" / "data" / "corpus" / "vendors"
 FIELDS = ("invoiceNumber", "invoiceDate", "totalAmount", "currency", "vendorName")
 # Fixed before any result was seen (issue 43): tune on the development split only.
 SPLITS: dict[str, tuple[str, ...]] = {
@@ -248,6 +252,33 @@ def score_kinds() -> dict[str, Tally]:
     return _score_cases([(case, (case.kind, f"kinds {case.split}")) for case in cases()], render)
 
 
+def score_vendors(folder: Path = VENDORS) -> dict[str, Tally]:
+    """The real vendor invoices: per document ("vendors/<file>") and per split ("vendors <split>")."""
+    keys: dict[str, Any] = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
+    tallies: dict[str, Tally] = {}
+    for name, key in sorted(keys.items()):
+        if name.startswith("_"):
+            continue
+        outcome = extract_document((folder / name).read_bytes(), name, LOCAL)
+        processed = outcome.validation.status is Status.PROCESSED
+        tally = Tally(documents=1, processed=int(processed))
+        for field_name in FIELDS:
+            answers = key[field_name]
+            if answers is None:
+                continue
+            read = _value(outcome.invoice, field_name)
+            tally.scored[field_name] += 1
+            if any(_same(field_name, answer, read) for answer in (answers if isinstance(answers, list) else [answers])):
+                tally.right[field_name] += 1
+            elif processed and read is not None:
+                tally.wrong[field_name] += 1
+            else:
+                tally.missed[field_name] += 1
+        for group in (f"vendors/{name}", f"vendors {key['split']}"):
+            tallies.setdefault(group, Tally()).add(tally)
+    return tallies
+
+
 def _score_cases(groups: list[tuple[Any, tuple[str, ...]]], render: Any) -> dict[str, Tally]:
     from jobs.extract.ocr.degrade import header_mismatches
 
@@ -368,6 +399,14 @@ def main(argv: list[str] | None = None) -> int:
             "splits": {k: v for k, v in kinds.items() if k.startswith("kinds ")},
         }
     )
+    vendors = score_vendors()
+    print()
+    print_table(
+        {
+            "producers": {k: v for k, v in vendors.items() if k.startswith("vendors/")},
+            "splits": {k: v for k, v in vendors.items() if not k.startswith("vendors/")},
+        }
+    )
     timing = None if args.no_timing else time_per_page(args.corpus)
     if timing:
         print(
@@ -393,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         "generated": {name: tally.as_dict() for name, tally in generated.items()},
         "grids": {name: tally.as_dict() for name, tally in grids.items()},
         "kinds": {name: tally.as_dict() for name, tally in kinds.items()},
+        "vendors": {name: tally.as_dict() for name, tally in vendors.items()},
         "timing": timing,
     }
     write_json(args.out, report)
@@ -403,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
             generated["generated"],
             *(grids[f"grid {s}"] for s in GRID_SPLITS),
             *(kinds[f"kinds {s}"] for s in GRID_SPLITS),
+            *(vendors[f"vendors {s}"] for s in GRID_SPLITS),
         ]
     )
     return 1 if wrong else 0
