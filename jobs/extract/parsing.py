@@ -34,8 +34,9 @@ _SYMBOLS: dict[str, str] = {
     "S$": "SGD",
 }
 DOLLAR = "$"
-# Shared symbols are dropped from the number without naming a currency (NOK/SEK/DKK; JPY/CNY).
-_SHARED_SYMBOL_RE = re.compile(r"(?<![A-Za-z])(?:kr\.?|Kr\.?|¥|￥)(?![A-Za-z])")
+# Shared symbols are dropped from the number without naming a currency (NOK/SEK/DKK; JPY/CNY;
+# the rupees of India, Pakistan, Sri Lanka, Nepal: "Rs 1939").
+_SHARED_SYMBOL_RE = re.compile(r"(?<![A-Za-z])(?:kr\.?|Kr\.?|¥|￥|Rs\.?)(?![A-Za-z])")
 _CODE_RE = re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])")
 # Longest symbols first so "US$" wins over "$".
 _SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_SYMBOLS, key=len, reverse=True)))
@@ -211,13 +212,14 @@ _ORDINAL = r"(?:st|nd|rd|th|er|e)?"
 _DAY_MONTH_YEAR_RE = re.compile(
     rf"^{_WEEKDAY}(\d{{1,2}}){_ORDINAL}\.?[\s\-/]*([A-Za-zÀ-ÿ]+)\.?,?[\s\-/.]*(\d{{2}}|\d{{4}})$"
 )
-_MONTH_DAY_YEAR_RE = re.compile(rf"^{_WEEKDAY}([A-Za-zÀ-ÿ]+)\.?[\s\-]*(\d{{1,2}}){_ORDINAL},?[\s\-]+(\d{{4}})$")
+# "August 3 , 2014": some producers set a blank before the comma.
+_MONTH_DAY_YEAR_RE = re.compile(rf"^{_WEEKDAY}([A-Za-zÀ-ÿ]+)\.?[\s\-]*(\d{{1,2}}){_ORDINAL}\s?,?[\s\-]+(\d{{4}})$")
 # Where a date stands in running text (a label's value cell, a heading line): the forms parse_date
 # reads, found by a search, with the month names spelled out so ordinary words never match.
 DATE_IN_TEXT_RE = re.compile(
     rf"(?<![\w.])(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[./-]\d{{1,2}}[./-](?:\d{{4}}|\d{{2}})"
     rf"|\d{{1,2}}{_ORDINAL}\.?[\s\-/]*{_MONTH}\.?,?[\s\-/.]*\d{{4}}"
-    rf"|{_MONTH}\.?[\s\-]*\d{{1,2}}{_ORDINAL},?[\s\-]+\d{{4}})(?![\w])",
+    rf"|{_MONTH}\.?[\s\-]*\d{{1,2}}{_ORDINAL}\s?,?[\s\-]+\d{{4}})(?![\w])",
     re.IGNORECASE,
 )
 _ISO_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.]+)?(?:Z|[+-]\d{2}:?\d{2})?$")

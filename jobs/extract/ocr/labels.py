@@ -71,7 +71,13 @@ class _Entry:
 
 _ID_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/\-_.]*")
 _CENTS_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
-_CODE_RE = re.compile(rf"\b({'|'.join(_CODES)})\b")
+# A whole amount counts when a currency mark stands beside it ("Rs 1939", "$120", "49 EUR"): a
+# bare digit run is an ID, a marked one is money.
+_WHOLE = r"(?:\d{1,3}(?:,\d{3})+|\d{1,7})(?![\d.,]*\d)"
+_MARKED_WHOLE_RE = re.compile(
+    rf"(?:(?<![A-Za-z])(?:Rs\.?|[€£$₹]|{'|'.join(_CODES)}|INR)\s?-?{_WHOLE}"
+    rf"|(?<![\w.,]){_WHOLE}\s?(?:€|{'|'.join(_CODES)}|INR)(?![A-Za-z]))"
+)
 _SYMBOL_CODES = {"€": "EUR", "£": "GBP"}
 
 
@@ -107,14 +113,15 @@ def _money(text: str) -> str | None:
     text = _DEGREE_GROUPING_RE.sub("'", text)
     # Invoice amounts print their cents; a bare digit run next to a money label is an ID or a
     # reference ("USt-IdNr DE136695976" read as "USt ... 136695976"), not an amount.
-    if not _CENTS_RE.search(text):
+    shape = _CENTS_RE if _CENTS_RE.search(text) else _MARKED_WHOLE_RE
+    if not shape.search(text):
         return None
     # The value cell may carry a currency code or symbol on either side: try the widest first.
     tokens = text.split()
     for size in range(min(len(tokens), 3), 0, -1):
         for start in (len(tokens) - size, 0):
             candidate = " ".join(tokens[start : start + size])
-            if not _CENTS_RE.search(candidate):
+            if not shape.search(candidate):
                 continue
             try:
                 parse_money(candidate)
@@ -148,15 +155,9 @@ def _stated_currency(text: str) -> str | None:
     return code if is_iso_currency(code) else _SYMBOL_CODES.get(code)
 
 
-def _currency(text: str) -> str | None:
-    if match := _CODE_RE.search(text.upper()):
-        return match.group(1)
-    return next((code for symbol, code in _SYMBOL_CODES.items() if symbol in text), None)
-
-
 def name_of(text: str) -> str | None:
     """A printed name (a vendor's): the text without edge punctuation, if it has two letters or more."""
-    cleaned = text.strip(" :|-")
+    cleaned = text.strip(" :|-,;")
     return cleaned if sum(ch.isalpha() for ch in cleaned) >= 2 else None
 
 
@@ -265,7 +266,8 @@ VOCABULARY: list[_Entry] = [
         "VENDOR_NAME",
         name_of,
         rf"^(?:vendor|seller|supplier|lieferant|verk{_A}ufer|fournisseur|vendeur|leverancier|verkoper"
-        r"|fornitore|venditore|cedente|proveedor|vendedor|emisor|issuer|issued\s+by|bill(?:ed)?\s+from"
+        r"|fornitore|venditore|cedente|proveedor|vendedor|emisor|issuer|issued\s+by|bill(?:ed)?\s+from|sold\s+by"
+        r"|verkauft\s+von|vendu\s+par|venduto\s+da|vendido\s+por|verkocht\s+door"
         rf"|{_E}metteur|aussteller)\s*(?:name)?\s*:",
     ),
 ]
@@ -315,23 +317,34 @@ def _entry_candidates(
     segments = line.segments
     segment = segments[index]
     # A trailing blank the label pattern took must not pull the value's first word into it.
-    label_words, rest = split_words(segment.words, match.start() + len(match.group(0).rstrip()))
+    label_end = match.start() + len(match.group(0).rstrip())
+    label_words, rest = split_words(segment.words, label_end)
     following = segments[index + 1].words if index + 1 < len(segments) else []
     # Last on the row: everything after the label, for a value OCR split into pieces
     # ("Monday," | "16 March 2026" in a monospaced font).
-    options = [rest, following, [w for other in segments[index + 1 :] for w in other.words]]
+    options: list[tuple[list[Word], str | None]] = [
+        (rest, None),
+        (following, None),
+        ([w for other in segments[index + 1 :] for w in other.words], None),
+    ]
+    # A value glued to its label ("Facture n°562044387") is the rest of the cut word: the next
+    # cell ("du 02 Juillet 2015") must not give the "02".
+    if len(" ".join(w.text for w in label_words)) > label_end:
+        options.insert(0, (label_words[-1:] + rest, segment.text[label_end:]))
     # A seller heading alone on its row heads a block (letterhead.py reads it): the line
     # under it may be a "Nummer: 123" row, not the name.
     # A header cell may hold the next column's header too ("MwSt-Betrag MwSt-%"): with no
     # digit after the label, the cells under it are still its column.
     no_digit_after = not any(ch.isdigit() for w in rest for ch in w.text)
     if entry.type in _COLUMN_TYPES and no_digit_after:
-        options.append(_column_value(segment, line, under))
+        options.append((_column_value(segment, line, under), None))
     elif not rest and entry.type != "VENDOR_NAME" and (cell := _below(segment, line, below)) is not None:
-        options.append(cell.words)
+        options.append((cell.words, None))
     rank = _RANKS[id(entry)]
-    for value_words in options:
-        value = entry.value(" ".join(w.text for w in value_words)) if value_words else None
+    for value_words, text in options:
+        value = (
+            entry.value(text if text is not None else " ".join(w.text for w in value_words)) if value_words else None
+        )
         if value is not None:
             return [make_candidate(entry.type, rank, label_words or segment.words[:1], value_words, value)]
     # The label may run on without its value ("Steuerbetrag in", the currency beside each row).

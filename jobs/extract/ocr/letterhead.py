@@ -50,7 +50,7 @@ _TITLE_RE = re.compile(
     r"\b(?:\w*rechnung|gutschrift|invoice|facture|avoir|credit\s+note|receipt|quittung|re[cç]u|statement)\b",
     re.IGNORECASE,
 )
-_PIECES_RE = re.compile(r"\s*[·|•,;]\s*|\s+[-–—]\s+")
+_PIECES_RE = re.compile(r"\s*[·|•,;]\s*|\s+[-–—−]\s+")
 _LABEL_PREFIX_RE = re.compile(r"^[^:]{1,40}:\s*")
 # Account-holder labels of a bank block, and how alike an OCR reading must be to count.
 _HOLDER_LABELS = ("kontoinhaber", "inhaber", "titulaire", "account holder", "beneficiary", "begunstigter")
@@ -112,7 +112,7 @@ def _in_its_own_case(candidate: Candidate, pages: list[Page]) -> Candidate:
 
 
 # Separators between a name and its address on one line: "ACME Ltd · 1 Road · City", "ACME - Road 1 - City".
-_SEPARATOR_WORDS = frozenset({"·", "•", "|", "-", "–", "—"})
+_SEPARATOR_WORDS = frozenset({"·", "•", "|", "-", "–", "—", "−"})
 
 
 def _name_pieces(words: list[Word]) -> list[list[Word]]:
@@ -187,7 +187,7 @@ def _sender_line(pages: list[Page]) -> Candidate | None:
 # A footer that names the seller beside its registration: VAT id, trade register, bank account.
 _REGISTRATION_RE = re.compile(
     r"\b(?:USt\.?[-\s]?Id|VAT|TVA|BTW|IVA|P\.\s?IVA|CIF|NIF|HRB|HRA|Handelsreg|Amtsgericht|IBAN|KvK|SIRE[NT]|RCS"
-    r"|Registro|Company\s+(?:No|number|registration))",
+    r"|Registro|Company\s+(?:No|number|registration)|GSTIN|CIN|ABN|ACN|EIN)",
     re.IGNORECASE,
 )
 _FOOTER_AREA = 0.8  # the bottom fifth of a page
@@ -195,19 +195,49 @@ _FOOTER_AREA = 0.8  # the bottom fifth of a page
 
 def _legal_footer(pages: list[Page]) -> Candidate | None:
     """The seller in the legal footer: a name with a legal form in the bottom fifth of the first or
-    last page, on a footer that also prints a registration (VAT id, trade register, IBAN).
+    last page (of the page, or of its printed area when it ends higher: a receipt's short page), on
+    a footer that also prints a registration (VAT id, trade register, IBAN, GSTIN).
     """
     for page in pages[:1] + pages[1:][-1:]:
-        footer = [line for line in page.lines if line.top > page.height * _FOOTER_AREA]
+        if not page.lines:
+            continue
+        printed_top, printed_bottom = page.lines[0].top, page.lines[-1].bottom
+        start = min(page.height * _FOOTER_AREA, printed_bottom - (1 - _FOOTER_AREA) * (printed_bottom - printed_top))
+        footer = [line for line in page.lines if line.top > start]
         if not any(_REGISTRATION_RE.search(line.text) for line in footer):
             continue
         for line in footer:
             for segment in line.segments:
-                value = name_of(segment.text)
+                words = _name_with_its_form(segment.words) or segment.words
+                value = name_of(" ".join(w.text for w in words))
                 if value and COMPANY_RE.search(value) and _is_name(value) and not _KEY_VALUE_RE.match(value):
-                    confidence = min(w.confidence for w in segment.words)
-                    return Candidate("VENDOR_NAME", _RANK, [], segment.words, value, confidence)
+                    confidence = min(w.confidence for w in words)
+                    return Candidate("VENDOR_NAME", _RANK, [], words, value, confidence)
     return None
+
+
+_NAME_WORDS = 6
+
+
+def _name_with_its_form(words: list[Word]) -> list[Word]:
+    """The name that opens a footer sentence, up to its legal form: "Free SAS" of "Free SAS au
+    capital de 3.441.812 Euros − B 421 938 861 RCS Paris", "Muster GmbH, Sitz Berlin". The sentence
+    must go on in lower case or after a separator ("Muster GmbH & Co. KG" is one name); nothing when
+    the opening words hold a digit or run longer than a name.
+    """
+    if not words or not words[0].text[:1].isupper():
+        return []
+    for end in range(1, min(len(words), _NAME_WORDS) + 1):
+        text = " ".join(w.text for w in words[:end])
+        if any(ch.isdigit() for ch in text):
+            return []
+        match = COMPANY_RE.search(text.rstrip(",;"))
+        if match is None or match.end() != len(text.rstrip(",;")):
+            continue
+        after = words[end].text if end < len(words) else ""
+        if text.endswith((",", ";")) or not after or after[:1].islower() or after in _SEPARATOR_WORDS:
+            return words[:end]
+    return []
 
 
 def _seller_block(pages: list[Page]) -> Candidate | None:

@@ -3,7 +3,8 @@ currency printed beside the amounts.
 
 Owns the two page-level readings the label pairing leaves open: German, French, Dutch, Italian
 and Spanish pages print numeric dates day first, and an invoice whose labels state no currency is
-in the one currency its amounts are printed with (two settle nothing).
+in the one currency its amounts are printed with (two settle nothing); "Rs" is India's rupee only
+on a page that names India.
 """
 
 from __future__ import annotations
@@ -35,8 +36,14 @@ def date_order(pages: list[Page]) -> str | None:
     return DateOrder.DMY if len(_DAY_FIRST_RE.findall(text)) > len(_ENGLISH_RE.findall(text)) else None
 
 
-# Codes and symbols printed beside an amount: "Steuerbetrag in EUR 37,62", "59,50 €", "EUR 49,99".
-_AMOUNT_RE = re.compile(r"\d[.,]\d{2}(?!\d)")
+# Codes and symbols printed beside an amount: "Steuerbetrag in EUR 37,62", "59,50 €", "EUR 49,99",
+# and a whole amount beside its rupee sign ("Rs 1939").
+_AMOUNT_RE = re.compile(r"\d[.,]\d{2}(?!\d)|(?<![A-Za-z])Rs\.?\s?-?\d")
+# "Rs" is the rupee of India, Pakistan, Sri Lanka, Nepal and more: it is INR only on pages that name
+# India (its GSTIN, its country name) and no other rupee's country.
+_RUPEE_RE = re.compile(r"(?<![A-Za-z])Rs\.?\s?-?\d")
+_INDIA_RE = re.compile(r"\b(?:India|GSTIN)\b")
+_OTHER_RUPEE_RE = re.compile(r"\b(?:Pakistan|Sri\s+Lanka|Nepal|Mauritius|Seychelles|Maldives|Indonesia)\b")
 _PAGE_CODE_RE = re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])")
 _PAGE_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR", "zł": "PLN"}
 # Codes that are no English word in capitals (ISO 4217 also holds ALL, TOP, CUP, MOP, …).
@@ -64,6 +71,7 @@ def page_currency(pages: list[Page]) -> str | None:
     invoice in GBP with its tax also in EUR).
     """
     found: set[str] = set()
+    rupees = False
     for page in pages:
         for line in page.lines:
             text = line.text
@@ -73,4 +81,12 @@ def page_currency(pages: list[Page]) -> str | None:
                 continue
             found.update(code for code in _PAGE_CODE_RE.findall(text) if code in _PAGE_CODES)
             found.update(code for symbol, code in _PAGE_SYMBOLS.items() if symbol in text)
+            rupees = rupees or bool(_RUPEE_RE.search(text))
+    if rupees and _indian(pages):
+        found.add("INR")
     return next(iter(found)) if len(found) == 1 else None
+
+
+def _indian(pages: list[Page]) -> bool:
+    text = " ".join(line.text for page in pages for line in page.lines)
+    return bool(_INDIA_RE.search(text)) and not _OTHER_RUPEE_RE.search(text)

@@ -31,6 +31,7 @@ from jobs.extract.ocr.labels import (
     split_words,
 )
 from jobs.extract.ocr.lines import Line, Page, Segment, Word
+from jobs.extract.ocr.total_row import HEADER_ROWS, row_total
 from jobs.extract.parsing import DATE_IN_TEXT_RE
 
 _E = "(?:é|e)"
@@ -73,7 +74,7 @@ def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
             prominent = median(w.height for w in line.words) >= _TITLE_PROMINENCE * body
             under = page.lines[index + 1 : index + 1 + _COLUMN_ROWS]
             above = page.lines[index - 1] if index else None
-            candidates = [*_heading_candidates(line, below, prominent), *line_candidates(line, under, above)]
+            candidates = [*_heading_candidates(line, below, prominent), *_read_rows(line, under, page.lines[:index])]
             if page.number == 1 and (letter_date := _margin_date(line, page, above)) is not None:
                 candidates.append(letter_date)
             if prominent and _TITLE_ALONE_RE.match(line.text.strip()):
@@ -81,6 +82,18 @@ def label_candidates(pages: list[Page]) -> dict[str, list[Candidate]]:
             for candidate in candidates:
                 _keep(kept, candidate)
     return kept
+
+
+def _read_rows(line: Line, under: list[Line], above: list[Line]) -> list[Candidate]:
+    """The line's labelled candidates, a total read as its table's total row reads (`total_row`)."""
+    found: list[Candidate] = []
+    for candidate in line_candidates(line, under, above[-1] if above else None):
+        if candidate.type == "TOTAL":
+            if (as_row := row_total(candidate, line, above[-HEADER_ROWS:])) is None:
+                continue
+            candidate = as_row
+        found.append(candidate)
+    return found
 
 
 # A letter's date at the right margin, alone or after its town ("Hamburg, 3. März 2026",
