@@ -83,6 +83,8 @@ class Tally:
     missed: Counter[str] = field(default_factory=Counter)
     wrong: Counter[str] = field(default_factory=Counter)
     scored: Counter[str] = field(default_factory=Counter)
+    # Right fields that were the reader's guess for the reviewer (GUESSED:<field>), not a reading.
+    guessed: Counter[str] = field(default_factory=Counter)
 
     def add(self, other: Tally) -> None:
         self.documents += other.documents
@@ -92,6 +94,7 @@ class Tally:
             (self.missed, other.missed),
             (self.wrong, other.wrong),
             (self.scored, other.scored),
+            (self.guessed, other.guessed),
         ):
             mine.update(theirs)
 
@@ -114,12 +117,14 @@ class Tally:
             "fields_right": self.fields_right,
             "fields_scored": self.fields_scored,
             "fields_wrong_on_processed": self.fields_wrong,
+            "fields_right_as_guess": sum(self.guessed.values()),
             "per_field": {
                 name: {
                     "right": self.right[name],
                     "missed": self.missed[name],
                     "wrong": self.wrong[name],
                     "scored": self.scored[name],
+                    "right_as_guess": self.guessed[name],
                 }
                 for name in FIELDS
             },
@@ -194,6 +199,7 @@ def score_document(path: Path, corpus: Path) -> DocumentScore | None:
         tally.scored[name] += 1
         if _same(name, answer, read[name]):
             tally.right[name] += 1
+            tally.guessed[name] += f"GUESSED:{name}" in outcome.validation.reasons
         elif processed and read[name] is not None:
             tally.wrong[name] += 1
         else:
@@ -270,6 +276,7 @@ def score_vendors(folder: Path = VENDORS) -> dict[str, Tally]:
             tally.scored[field_name] += 1
             if any(_same(field_name, answer, read) for answer in (answers if isinstance(answers, list) else [answers])):
                 tally.right[field_name] += 1
+                tally.guessed[field_name] += f"GUESSED:{field_name}" in outcome.validation.reasons
             elif processed and read is not None:
                 tally.wrong[field_name] += 1
             else:
@@ -292,6 +299,7 @@ def _score_cases(groups: list[tuple[Any, tuple[str, ...]]], render: Any) -> dict
             tally.scored[name] += 1
             if name not in mismatches:
                 tally.right[name] += 1
+                tally.guessed[name] += f"GUESSED:{name}" in outcome.validation.reasons
             elif processed:
                 tally.wrong[name] += 1
             else:
@@ -342,7 +350,7 @@ def _share(right: int, total: int) -> str:
 
 def print_table(result: dict[str, Any]) -> None:
     head = f"{'group':<44}{'docs':>5}{'PROCESSED':>11}" + "".join(f"{n[:8]:>13}" for n in FIELDS)
-    print(head + f"{'fields':>15}{'wrong':>7}")
+    print(head + f"{'fields':>15}{'wrong':>7}{'guessed':>9}")
     rows: list[tuple[str, Tally]] = [(name, result["producers"][name]) for name in sorted(result["producers"])]
     rows += [(f"== {name}", tally) for name, tally in sorted(result["splits"].items())]
     for name, tally in rows:
@@ -353,6 +361,7 @@ def print_table(result: dict[str, Any]) -> None:
         print(
             f"{name:<44}{tally.documents:>5}{tally.processed:>11}{cells}"
             f"{_share(tally.fields_right, tally.fields_scored):>15}{tally.fields_wrong:>7}"
+            f"{sum(tally.guessed.values()):>9}"
         )
 
 

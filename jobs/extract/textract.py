@@ -44,6 +44,13 @@ _MONEY_FIELDS: dict[str, tuple[str, ...]] = {
     "prepaidAmount": ("AMOUNT_PAID",),
     "allowanceTotal": ("DISCOUNT",),
 }
+# The Invoice field each AnalyzeExpense type fills, for readers that report on their own fields.
+FIELD_OF_TYPE: dict[str, str] = {
+    kind: name
+    for table in (_TEXT_FIELDS, _DATE_FIELDS, _MONEY_FIELDS)
+    for name, kinds in table.items()
+    for kind in kinds
+}
 # Other dated fields only lend their day/month order to settle an ambiguous invoice date.
 _ORDER_EVIDENCE = ("INVOICE_RECEIPT_DATE", "DUE_DATE", "ORDER_DATE", "DELIVERY_DATE")
 # Two buyer names (a company and an "Attn:" person) are normal; two totals are not.

@@ -21,13 +21,14 @@ from jobs.contract.status import Status
 from jobs.extract.amounts import normalize_amounts
 from jobs.extract.ocr.expense_shape import expense_response
 from jobs.extract.ocr.fields import pair_fields
+from jobs.extract.ocr.guesses import guesses_for
 from jobs.extract.ocr.images import PDF_RENDER_DPI, decode_images, render_pdf_page
 from jobs.extract.ocr.lines import Page
 from jobs.extract.ocr.tesseract import OcrEngineError, ocr_page
 from jobs.extract.ocr.textlayer import PageContentTooLargeError, text_layer_pages
 from jobs.extract.result import DocumentRejectedError, Extraction
 from jobs.extract.settings import ExtractionSettings
-from jobs.extract.textract import extract_textract
+from jobs.extract.textract import FIELD_OF_TYPE, extract_textract
 from jobs.extract.validate import validate
 
 logger = logging.getLogger(__name__)
@@ -158,11 +159,15 @@ def agreed_readings(first: Extraction, second: Extraction) -> Extraction:
     once. Amounts are never carried over: they must add up in the second reading on their own.
     """
     confidence = dict(second.invoice.confidence)
+    settled: set[str] = set()
     for name in AGREEING_FIELDS:
         value = getattr(second.invoice, name)
         if value is not None and value == getattr(first.invoice, name) and name in first.invoice.confidence:
             confidence[name] = max(confidence.get(name, 0.0), first.invoice.confidence[name])
+            if f"GUESSED:{name}" not in first.reasons:
+                settled.add(f"GUESSED:{name}")  # the first reading read it, the second only guessed it
     second.invoice = second.invoice.model_copy(update={"confidence": confidence})
+    second.reasons = [reason for reason in second.reasons if reason not in settled]
     return second
 
 
@@ -182,9 +187,15 @@ def _dpi_of(image: Image.Image) -> float:
 
 
 def normalize_pages(pages: list[Page], engine: str, fmt: DocumentFormat, settings: ExtractionSettings) -> Extraction:
-    response = expense_response(pages, pair_fields(pages), engine)
+    readings = pair_fields(pages)
+    candidates = readings + guesses_for(readings, pages)
+    response = expense_response(pages, candidates, engine)
     inner = extract_textract(response, settings)
     reasons = list(inner.reasons)
+    # A guess or a vetoed reading is for a person to confirm, whatever the confidence threshold.
+    reasons += dict.fromkeys(
+        f"GUESSED:{FIELD_OF_TYPE[c.type]}" for c in candidates if c.guess and c.type in FIELD_OF_TYPE
+    )
     invoice = inner.invoice
     # An OCR misread digit keeps a high word confidence. The total is trusted only when the
     # totals check can run on it (net + tax = total); otherwise a person looks at it.

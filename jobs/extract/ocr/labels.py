@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from jobs.contract.currencies import is_iso_currency
@@ -60,6 +60,14 @@ class Candidate:
     value_text: str
     confidence: float
     currency: str | None = None
+    # A guess or a vetoed reading: the document goes to review whatever the confidence threshold
+    # (jobs.extract.ocr.engine adds GUESSED:<field>).
+    guess: bool = False
+
+
+def as_guess(candidate: Candidate) -> Candidate:
+    """The candidate as a guess: capped below the review threshold and marked, for a person to confirm."""
+    return replace(candidate, confidence=min(candidate.confidence, GUESS_CONFIDENCE_CAP), guess=True)
 
 
 @dataclass(frozen=True, slots=True)

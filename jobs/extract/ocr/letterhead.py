@@ -25,7 +25,7 @@ from dataclasses import replace
 from difflib import SequenceMatcher
 from statistics import median
 
-from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, VOCABULARY, Candidate, name_of, split_words
+from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, VOCABULARY, Candidate, as_guess, name_of, split_words
 from jobs.extract.ocr.lines import Line, Page, Segment, Word
 
 _A = "(?:ä|a|ae)"
@@ -85,10 +85,10 @@ def vendor_name(pages: list[Page]) -> Candidate | None:
     ]
     confident = [c for c in found if c.confidence > GUESS_CONFIDENCE_CAP]
     if len({folded(c.value_text) for c in confident}) > 1:
-        first = confident[0]
-        return Candidate(first.type, first.rank, first.label, first.value, first.value_text, GUESS_CONFIDENCE_CAP)
-    chosen = confident or found
-    return _in_its_own_case(chosen[0], pages) if chosen else None
+        return as_guess(confident[0])
+    if confident:
+        return _in_its_own_case(confident[0], pages)
+    return as_guess(_in_its_own_case(found[0], pages)) if found else None
 
 
 def _in_its_own_case(candidate: Candidate, pages: list[Page]) -> Candidate:

@@ -26,9 +26,8 @@ here raises a confidence or sets a value.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from jobs.extract.ocr.labels import GUESS_CONFIDENCE_CAP, Candidate
+from jobs.extract.ocr.labels import Candidate, as_guess
 from jobs.extract.ocr.letterhead import folded
 from jobs.extract.ocr.lines import Line, Page, Segment
 from jobs.extract.ocr.months import MONTHS
@@ -129,7 +128,7 @@ def vetoed(candidates: dict[str, list[Candidate]], pages: list[Page]) -> dict[st
     if "VENDOR_NAME" in kept:
         buyers = _buyer_names(pages)
         sellers = [
-            _guess(c) if _folded(c.value_text) in buyers or _BANK_RE.search(c.value_text) else c
+            as_guess(c) if _folded(c.value_text) in buyers or _BANK_RE.search(c.value_text) else c
             for c in kept["VENDOR_NAME"]
             if not (is_party_word(c.value_text) or _dated(c.value_text))
         ]
@@ -139,10 +138,10 @@ def vetoed(candidates: dict[str, list[Candidate]], pages: list[Page]) -> dict[st
             del kept["VENDOR_NAME"]
     if _is_reminder(pages):
         for kind in _REMINDED_FIELDS & kept.keys():
-            kept[kind] = [_guess(c) for c in kept[kind]]
+            kept[kind] = [as_guess(c) for c in kept[kind]]
     if "INVOICE_RECEIPT_ID" in kept:
         kept["INVOICE_RECEIPT_ID"] = [
-            _guess(c) if _cut_from_longer(c, pages) else c for c in kept["INVOICE_RECEIPT_ID"]
+            as_guess(c) if _cut_from_longer(c, pages) else c for c in kept["INVOICE_RECEIPT_ID"]
         ]
     return kept
 
@@ -168,10 +167,6 @@ def _is_reminder(pages: list[Page]) -> bool:
 def _dated(text: str) -> bool:
     """A date in the text: numeric ("08.04.2026") or a month's name beside a day ("April 8", "8 avril")."""
     return bool(DATE_IN_TEXT_RE.search(text) or _MONTH_DAY_RE.search(text))
-
-
-def _guess(candidate: Candidate) -> Candidate:
-    return replace(candidate, confidence=min(candidate.confidence, GUESS_CONFIDENCE_CAP))
 
 
 def _buyer_names(pages: list[Page]) -> set[str]:

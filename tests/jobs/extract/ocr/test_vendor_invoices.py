@@ -30,8 +30,9 @@ from bench.bench_visual import score_vendors
 
 LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 # Measured 4 Dec 2026 (docs/ocr.md, "Real vendor invoices"): before these rules development 16/25
-# fields and 1/5 PROCESSED, held out 8/13 and 0/3; after them 24/25, 4/5 and 8/13, 0/3.
-FLOORS = {"development": {"fields": 24, "processed": 4}, "held-out": {"fields": 8, "processed": 0}}
+# fields and 1/5 PROCESSED, held out 8/13 and 0/3; after them 24/25, 4/5 and 8/13, 0/3; with the
+# reviewer's guesses held out 9/13 (one number guessed).
+FLOORS = {"development": {"fields": 24, "processed": 4}, "held-out": {"fields": 9, "processed": 0}}
 
 
 def test_the_vendor_splits_hold_their_floors_and_nothing_processed_is_wrong() -> None:

@@ -35,7 +35,9 @@ LOCAL = ExtractionSettings(ocr_engine=OcrEngine.LOCAL)
 # 101/200 fields, 3/40 PROCESSED, 1 field wrong on a PROCESSED document; held out 46/89, 0/18. After
 # the first round 188/200, 28/40 and 51/89, 1/18; held out lost one date to the rule that a "Date"
 # naming another date (delivery, due) is not the invoice's, which that date had been read from.
-FLOORS = {"development": {"fields": 193, "processed": 32}, "held-out": {"fields": 50, "processed": 1}}
+# Since the reviewer's guesses (jobs.extract.ocr.guesses, measured once on held out): 59/89, of
+# which 17 are guesses a reviewer confirms; development unchanged.
+FLOORS = {"development": {"fields": 193, "processed": 32}, "held-out": {"fields": 59, "processed": 1}}
 
 
 @pytest.fixture(scope="module")
